@@ -1,0 +1,154 @@
+//! Fixed request and response bodies. They are built once per process and
+//! shared as `Bytes`, so cloning one per request is a reference-count bump.
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+const SYSTEM_PROMPT: &str = "You are a careful coding assistant working inside an editor. \
+Answer concisely, prefer small focused diffs, explain trade-offs when they matter, and never \
+invent APIs: when you are unsure whether a function exists, say so and suggest how to check. \
+Use the language and style of the surrounding code.";
+
+const FIRST_QUESTION: &str = "I have a Rust function that reads a config file, parses it as \
+TOML and returns a struct. It currently uses unwrap everywhere. How should I restructure the \
+error handling so that callers get a useful message naming the file and the field that failed?";
+
+const FIRST_ANSWER: &str = "Give the function a dedicated error type with one variant per \
+failure: reading the file (keep the path and the io::Error as source), and parsing (keep the \
+path and the toml error, which already names the line and the key). Return Result<Config, \
+ConfigError> and let the binary print it with {:#} so the whole chain is shown.";
+
+const SECOND_QUESTION: &str = "Thanks. Could you show the enum with thiserror, and the body of \
+load_config using the question-mark operator and map_err where the path has to be attached? \
+Keep it short, I only need the shape of it, not a full module with tests.";
+
+/// Words of the streamed answer, one per `chat.completion.chunk`.
+const STREAM_WORDS: [&str; 20] = [
+    "Here", " is", " the", " shape:", " an", " enum", " ConfigError", " with", " Read", " and",
+    " Parse", " variants,", " each", " holding", " the", " path", " and", " its", " source", ".",
+];
+
+const ID: &str = "chatcmpl-bench-7f3a9c2e";
+const CREATED: u64 = 1_760_000_000;
+const UPSTREAM_MODEL: &str = "grok-4-fast-non-reasoning";
+
+/// Whether a request body asks for a streamed answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Disabled,
+    Enabled,
+}
+
+/// A ~1.5 KB OpenAI-style chat request for the alias `grok`.
+pub(crate) fn chat_request(stream: Stream) -> Bytes {
+    let mut body = json!({
+        "model": "grok",
+        "messages": [
+            { "role": "system", "content": SYSTEM_PROMPT },
+            { "role": "user", "content": FIRST_QUESTION },
+            { "role": "assistant", "content": FIRST_ANSWER },
+            { "role": "user", "content": SECOND_QUESTION },
+        ],
+        "temperature": 0.2,
+        "max_tokens": 512,
+        "user": "bench",
+        "stream": stream == Stream::Enabled,
+    });
+    if stream == Stream::Enabled {
+        body["stream_options"] = json!({ "include_usage": true });
+    }
+    Bytes::from(body.to_string())
+}
+
+fn usage() -> Value {
+    json!({
+        "prompt_tokens": 318,
+        "completion_tokens": 64,
+        "total_tokens": 382,
+        "prompt_tokens_details": { "cached_tokens": 256 },
+        "completion_tokens_details": { "reasoning_tokens": 0 },
+    })
+}
+
+/// A ~600-byte non-streamed `chat.completion`.
+pub(crate) fn chat_completion() -> Bytes {
+    let content = "Use an enum ConfigError with two variants, Read { path: PathBuf, source: \
+io::Error } and Parse { path: PathBuf, source: toml::de::Error }, derive thiserror::Error, and \
+attach the path with map_err in load_config before applying the question mark.";
+    let body = json!({
+        "id": ID,
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": UPSTREAM_MODEL,
+        "choices": [{
+            "index": 0,
+            "message": { "role": "assistant", "content": content, "refusal": null },
+            "logprobs": null,
+            "finish_reason": "stop",
+        }],
+        "usage": usage(),
+        "system_fingerprint": "fp_bench",
+    });
+    Bytes::from(body.to_string())
+}
+
+fn sse(data: &str) -> Bytes {
+    Bytes::from(format!("data: {data}\n\n"))
+}
+
+/// The streamed answer: one SSE event per word, a usage chunk with empty
+/// `choices`, then `data: [DONE]`. Each item becomes one body frame.
+pub(crate) fn chat_stream_events() -> Vec<Bytes> {
+    let last = STREAM_WORDS.len() - 1;
+    let mut events: Vec<Bytes> = STREAM_WORDS
+        .iter()
+        .enumerate()
+        .map(|(index, word)| {
+            let delta = if index == 0 {
+                json!({ "role": "assistant", "content": word })
+            } else {
+                json!({ "content": word })
+            };
+            let finish_reason = if index == last { json!("stop") } else { Value::Null };
+            let chunk = json!({
+                "id": ID,
+                "object": "chat.completion.chunk",
+                "created": CREATED,
+                "model": UPSTREAM_MODEL,
+                "choices": [{ "index": 0, "delta": delta, "finish_reason": finish_reason }],
+            });
+            sse(&chunk.to_string())
+        })
+        .collect();
+    let usage_chunk = json!({
+        "id": ID,
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": UPSTREAM_MODEL,
+        "choices": [],
+        "usage": usage(),
+    });
+    events.push(sse(&usage_chunk.to_string()));
+    events.push(sse("[DONE]"));
+    events
+}
+
+/// True when the JSON body has `"stream": true` (any whitespace around the
+/// colon), without parsing the body: the mock must stay cheap.
+pub(crate) fn wants_stream(body: &[u8]) -> bool {
+    const KEY: &[u8] = b"\"stream\"";
+    let mut rest = body;
+    while let Some(at) = rest.windows(KEY.len()).position(|window| window == KEY) {
+        rest = &rest[at + KEY.len()..];
+        let after_colon = match rest.iter().position(|byte| !byte.is_ascii_whitespace()) {
+            Some(colon) if rest[colon] == b':' => &rest[colon + 1..],
+            _ => continue,
+        };
+        let value = after_colon.trim_ascii_start();
+        return value.starts_with(b"true");
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,19 @@
+//! corvid's configuration: where files live, the `config.toml` schema and its defaults, the
+//! `CORVID_*` / `SUPERGROK_ZED_*` environment overrides, and the secrets file `env`.
+//!
+//! Precedence, highest first: command-line flag > process env > env file > `config.toml` >
+//! built-in default. This crate does no network IO and knows nothing about HTTP.
+
+mod env_file;
+mod error;
+mod load;
+mod paths;
+mod schema;
+mod value;
+
+pub use env_file::EnvFile;
+pub use error::ConfigError;
+pub use load::{Flags, Loaded, load};
+pub use paths::{Paths, resolve_paths};
+pub use schema::{AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel};
+pub use value::is_truthy;

@@ -1,0 +1,388 @@
+//! Resolving the configuration from its layers.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::schema::{AuthMode, CompletionsBackend, Config, LogLevel};
+use crate::value::{is_truthy, parse_bool};
+use crate::{ConfigError, EnvFile, Paths, resolve_paths};
+
+/// Values given on the command line; they beat every other layer.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub upstream: Option<String>,
+    pub default_model: Option<String>,
+    pub log_level: Option<String>,
+    pub auth_mode: Option<String>,
+    pub config_file: Option<PathBuf>,
+    /// `--allow-remote`; when false the environment still decides.
+    pub allow_remote: bool,
+}
+
+/// The result of loading: the checked configuration, where it came from, the secrets file, and
+/// warnings worth showing the user (an unknown key, an invalid `auth_mode`).
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    pub paths: Paths,
+    pub env_file: EnvFile,
+    pub warnings: Vec<String>,
+    process_env: HashMap<String, String>,
+}
+
+impl Loaded {
+    /// A secret (an API key, a token): the process environment first, then the env file. Empty
+    /// values count as absent.
+    pub fn secret(&self, name: &str) -> Option<String> {
+        let non_empty = |value: &str| {
+            let value = value.trim();
+            (!value.is_empty()).then(|| value.to_owned())
+        };
+        self.process_env
+            .get(name)
+            .and_then(|value| non_empty(value))
+            .or_else(|| self.env_file.get(name).and_then(non_empty))
+    }
+
+    /// A plain setting from the process environment or the env file (same order as secrets).
+    pub fn setting(&self, name: &str) -> Option<String> {
+        self.secret(name)
+    }
+}
+
+/// Loads the configuration: flags > process env > env file > `config.toml` > defaults.
+///
+/// `process_env` is passed in (rather than read here) so tests never touch the real
+/// environment.
+pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Loaded, ConfigError> {
+    let mut paths = resolve_paths(|name| process_env.get(name).cloned())?;
+    if let Some(file) = &flags.config_file {
+        paths.config_file = file.clone();
+    }
+    let env_file = EnvFile::read(&paths.env_file)?;
+    let mut warnings = Vec::new();
+    let toml = read_toml(&paths)?;
+
+    let layers = Layers {
+        process_env,
+        env_file: &env_file,
+        env_file_name: paths.env_file.display().to_string(),
+        toml: &toml,
+        toml_name: paths.config_file.display().to_string(),
+    };
+
+    let mut config = Config::default();
+    for key in toml.keys() {
+        if !KNOWN_KEYS.contains(&key.as_str()) {
+            warnings.push(format!(
+                "unknown key `{key}` in {} (ignored)",
+                paths.config_file.display()
+            ));
+        }
+    }
+
+    if let Some(value) = flags.host.clone() {
+        config.host = value;
+    } else if let Some(found) = layers.string("host", "HOST")? {
+        config.host = found.value;
+    }
+    if let Some(port) = flags.port {
+        config.port = port;
+    } else if let Some(found) = layers.string("port", "PORT")? {
+        config.port = found.parse("port", "an integer from 0 to 65535", |v| v.parse().ok())?;
+    }
+    if let Some(value) = flags.default_model.clone() {
+        config.default_model = value;
+    } else if let Some(found) = layers.string("default_model", "DEFAULT_MODEL")? {
+        config.default_model = found.value;
+    }
+    if let Some(value) = flags.upstream.clone() {
+        config.upstream = value;
+    } else if let Some(found) = layers.string("upstream", "UPSTREAM")? {
+        config.upstream = found.value;
+    }
+    config.upstream = config.upstream.trim().trim_end_matches('/').to_owned();
+    if !(config.upstream.starts_with("http://") || config.upstream.starts_with("https://")) {
+        return Err(ConfigError::Invalid {
+            key: "upstream".to_owned(),
+            source_name: "configuration".to_owned(),
+            message: format!(
+                "expected an http:// or https:// URL, got {:?}",
+                config.upstream
+            ),
+        });
+    }
+
+    if let Some(found) = layers.string("request_timeout_s", "REQUEST_TIMEOUT_S")? {
+        config.request_timeout = found.parse(
+            "request_timeout_s",
+            "a positive number of seconds",
+            parse_seconds,
+        )?;
+    }
+    if let Some(found) = layers.string("connect_timeout_s", "CONNECT_TIMEOUT_S")? {
+        config.connect_timeout = found.parse(
+            "connect_timeout_s",
+            "a positive number of seconds",
+            parse_seconds,
+        )?;
+    }
+    if let Some(found) = layers.string("completions_timeout_s", "COMPLETIONS_TIMEOUT_S")? {
+        config.completions_timeout = found.parse(
+            "completions_timeout_s",
+            "a positive number of seconds",
+            parse_seconds,
+        )?;
+    }
+    if let Some(found) = layers.string("shutdown_grace_s", "SHUTDOWN_GRACE_S")? {
+        config.shutdown_grace = found.parse("shutdown_grace_s", "a number of seconds", |v| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(Duration::from_secs_f64)
+        })?;
+    }
+    if let Some(found) = layers.string("max_retries", "MAX_RETRIES")? {
+        config.max_retries = found.parse("max_retries", "an integer from 0 to 10", |v| {
+            v.parse().ok().filter(|n| *n <= 10)
+        })?;
+    }
+    if let Some(found) = layers.string("max_body_mb", "MAX_BODY_MB")? {
+        config.max_body_bytes = found.parse("max_body_mb", "an integer from 1 to 1024", |v| {
+            v.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=1024).contains(n))
+                .map(|n| n * 1024 * 1024)
+        })?;
+    }
+
+    let log_level = match flags.log_level.clone() {
+        Some(value) => Some(Found::flag("log_level", value)),
+        None => layers.string("log_level", "LOG_LEVEL")?,
+    };
+    if let Some(found) = log_level {
+        config.log_level =
+            found.parse("log_level", &one_of(LogLevel::ACCEPTED), LogLevel::parse)?;
+    }
+    if let Some(found) = layers.string("log_prompts", "LOG_PROMPTS")? {
+        config.log_prompts = found.parse_bool("log_prompts")?;
+    }
+
+    let auth_mode = match flags.auth_mode.clone() {
+        Some(value) => Some(Found::flag("auth_mode", value)),
+        None => layers.string("auth_mode", "AUTH_MODE")?,
+    };
+    if let Some(found) = auth_mode {
+        // The seed's rule: an invalid mode falls back to api_key with a warning, not an error.
+        config.auth_mode = AuthMode::parse(&found.value).unwrap_or_else(|| {
+            warnings.push(format!(
+                "invalid value for `auth_mode` (from {}): expected one of {}; got {:?}; using api_key",
+                found.source_name,
+                AuthMode::ACCEPTED,
+                found.value
+            ));
+            AuthMode::ApiKey
+        });
+    }
+    if let Some(found) = layers.string("completions_backend", "COMPLETIONS_BACKEND")? {
+        config.completions_backend = found.parse(
+            "completions_backend",
+            &one_of(CompletionsBackend::ACCEPTED),
+            CompletionsBackend::parse,
+        )?;
+    }
+    if let Some(found) = layers.string("completions_enabled", "COMPLETIONS_ENABLED")? {
+        config.completions_enabled = found.parse_bool("completions_enabled")?;
+    }
+    if let Some(found) = layers.string("xai_auth_url", "XAI_AUTH_URL")? {
+        config.xai_auth_url = found.value.trim_end_matches('/').to_owned();
+    }
+    config.allow_remote = flags.allow_remote
+        || layers
+            .env_only("ALLOW_REMOTE")
+            .is_some_and(|found| is_truthy(&found.value));
+
+    if let Some(table) = toml.get("aliases") {
+        config.aliases = read_aliases(table, &layers.toml_name)?;
+    }
+
+    Ok(Loaded {
+        config,
+        paths,
+        env_file,
+        warnings,
+        process_env: process_env.clone(),
+    })
+}
+
+const KNOWN_KEYS: &[&str] = &[
+    "host",
+    "port",
+    "default_model",
+    "upstream",
+    "request_timeout_s",
+    "connect_timeout_s",
+    "completions_timeout_s",
+    "shutdown_grace_s",
+    "max_retries",
+    "max_body_mb",
+    "log_level",
+    "log_prompts",
+    "auth_mode",
+    "completions_backend",
+    "completions_enabled",
+    "xai_auth_url",
+    "aliases",
+];
+
+fn one_of(accepted: &str) -> String {
+    format!("one of {accepted}")
+}
+
+fn parse_seconds(value: &str) -> Option<Duration> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+fn read_toml(paths: &Paths) -> Result<toml::Table, ConfigError> {
+    let text = match std::fs::read_to_string(&paths.config_file) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(toml::Table::new()),
+        Err(err) => return Err(ConfigError::io("cannot read", &paths.config_file, err)),
+    };
+    text.parse::<toml::Table>()
+        .map_err(|err| ConfigError::Toml {
+            path: paths.config_file.clone(),
+            message: err.to_string().trim().to_owned(),
+        })
+}
+
+fn read_aliases(
+    value: &toml::Value,
+    source: &str,
+) -> Result<BTreeMap<String, String>, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        key: "aliases".to_owned(),
+        source_name: source.to_owned(),
+        message,
+    };
+    let table = value
+        .as_table()
+        .ok_or_else(|| invalid("expected a table of name = \"model\" pairs".to_owned()))?;
+    table
+        .iter()
+        .map(|(alias, target)| match target.as_str() {
+            Some(model) if !model.trim().is_empty() => Ok((alias.clone(), model.trim().to_owned())),
+            _ => Err(invalid(format!(
+                "aliases.{alias} must be a non-empty model name string"
+            ))),
+        })
+        .collect()
+}
+
+/// A raw value and the human name of where it came from.
+struct Found {
+    value: String,
+    source_name: String,
+}
+
+impl Found {
+    fn flag(key: &str, value: String) -> Self {
+        Self {
+            value,
+            source_name: format!("--{}", key.replace('_', "-")),
+        }
+    }
+
+    fn parse<T>(
+        self,
+        key: &str,
+        accepted: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<T, ConfigError> {
+        parse(self.value.trim()).ok_or_else(|| ConfigError::Invalid {
+            key: key.to_owned(),
+            source_name: self.source_name,
+            message: format!("expected {accepted}; got {:?}", self.value),
+        })
+    }
+
+    fn parse_bool(self, key: &str) -> Result<bool, ConfigError> {
+        parse_bool(&self.value).map_err(|message| ConfigError::Invalid {
+            key: key.to_owned(),
+            source_name: self.source_name,
+            message,
+        })
+    }
+}
+
+struct Layers<'a> {
+    process_env: &'a HashMap<String, String>,
+    env_file: &'a EnvFile,
+    env_file_name: String,
+    toml: &'a toml::Table,
+    toml_name: String,
+}
+
+impl Layers<'_> {
+    /// `CORVID_<suffix>` then `SUPERGROK_ZED_<suffix>`, from the process env then the env file.
+    fn env_only(&self, suffix: &str) -> Option<Found> {
+        let names = [
+            format!("CORVID_{suffix}"),
+            format!("SUPERGROK_ZED_{suffix}"),
+        ];
+        for name in &names {
+            if let Some(value) = self.process_env.get(name).filter(|v| !v.trim().is_empty()) {
+                return Some(Found {
+                    value: value.clone(),
+                    source_name: name.clone(),
+                });
+            }
+        }
+        for name in &names {
+            if let Some(value) = self.env_file.get(name).filter(|v| !v.trim().is_empty()) {
+                return Some(Found {
+                    value: value.to_owned(),
+                    source_name: format!("{name} in {}", self.env_file_name),
+                });
+            }
+        }
+        None
+    }
+
+    /// A setting from the environment layers, else from `config.toml` (scalars as text).
+    fn string(&self, key: &str, suffix: &str) -> Result<Option<Found>, ConfigError> {
+        if let Some(found) = self.env_only(suffix) {
+            return Ok(Some(found));
+        }
+        let Some(value) = self.toml.get(key) else {
+            return Ok(None);
+        };
+        let text = match value {
+            toml::Value::String(text) => text.clone(),
+            toml::Value::Integer(number) => number.to_string(),
+            toml::Value::Float(number) => number.to_string(),
+            toml::Value::Boolean(flag) => flag.to_string(),
+            other => {
+                return Err(ConfigError::Invalid {
+                    key: key.to_owned(),
+                    source_name: self.toml_name.clone(),
+                    message: format!("expected a single value, got a {}", other.type_str()),
+                });
+            }
+        };
+        Ok(Some(Found {
+            value: text,
+            source_name: self.toml_name.clone(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests;

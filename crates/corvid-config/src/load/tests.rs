@@ -1,0 +1,326 @@
+use std::collections::HashMap;
+use std::fs;
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn env(home: &Path, pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    let mut env: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    env.entry("CORVID_HOME".to_owned())
+        .or_insert_with(|| home.display().to_string());
+    env
+}
+
+#[test]
+fn defaults_match_the_seed() {
+    let home = tempfile::tempdir().unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    let config = loaded.config;
+    assert_eq!(config.host, "127.0.0.1");
+    assert_eq!(config.port, 8787);
+    assert_eq!(config.default_model, "grok-4.6");
+    assert_eq!(config.upstream, "https://api.x.ai/v1");
+    assert_eq!(config.request_timeout, Duration::from_secs(600));
+    assert_eq!(config.connect_timeout, Duration::from_secs(10));
+    assert_eq!(config.max_retries, 2);
+    assert_eq!(config.log_level, LogLevel::Info);
+    assert!(!config.log_prompts);
+    assert_eq!(config.auth_mode, AuthMode::ApiKey);
+    assert_eq!(config.completions_backend, CompletionsBackend::Responses);
+    assert!(config.completions_enabled);
+    assert!(!config.allow_remote);
+    assert_eq!(config.resolve_model("supergrok"), "grok-4.6");
+    assert_eq!(config.resolve_model("grok"), "grok-4.6");
+    assert_eq!(config.resolve_model("grok-3-mini"), "grok-3-mini");
+    assert_eq!(config.resolve_model(""), "grok-4.6");
+    assert!(loaded.warnings.is_empty());
+}
+
+#[test]
+fn precedence_flag_over_env_over_env_file_over_toml() {
+    let home = tempfile::tempdir().unwrap();
+    fs::write(
+        home.path().join("config.toml"),
+        "port = 1001\nhost = \"127.0.0.2\"\ndefault_model = \"from-toml\"\nupstream = \"http://toml.invalid/v1\"\nlog_level = \"debug\"\n",
+    )
+    .unwrap();
+    fs::write(
+        home.path().join("env"),
+        "CORVID_PORT=1002\nSUPERGROK_ZED_DEFAULT_MODEL=from-env-file\nCORVID_UPSTREAM=http://envfile.invalid/v1\n",
+    )
+    .unwrap();
+    let process = env(
+        home.path(),
+        &[
+            ("CORVID_PORT", "1003"),
+            ("SUPERGROK_ZED_UPSTREAM", "http://process.invalid/v1/"),
+        ],
+    );
+
+    let loaded = load(&Flags::default(), &process).unwrap();
+    assert_eq!(
+        loaded.config.port, 1003,
+        "process env beats env file and toml"
+    );
+    assert_eq!(
+        loaded.config.default_model, "from-env-file",
+        "env file beats toml"
+    );
+    assert_eq!(loaded.config.host, "127.0.0.2", "toml beats default");
+    assert_eq!(
+        loaded.config.upstream, "http://process.invalid/v1",
+        "trailing slash trimmed"
+    );
+    assert_eq!(loaded.config.log_level, LogLevel::Debug);
+
+    let flags = Flags {
+        port: Some(1004),
+        ..Flags::default()
+    };
+    assert_eq!(
+        load(&flags, &process).unwrap().config.port,
+        1004,
+        "flag beats all"
+    );
+}
+
+#[test]
+fn corvid_names_beat_legacy_names() {
+    let home = tempfile::tempdir().unwrap();
+    let process = env(
+        home.path(),
+        &[
+            ("CORVID_DEFAULT_MODEL", "new"),
+            ("SUPERGROK_ZED_DEFAULT_MODEL", "old"),
+        ],
+    );
+    assert_eq!(
+        load(&Flags::default(), &process)
+            .unwrap()
+            .config
+            .default_model,
+        "new"
+    );
+}
+
+#[test]
+fn every_legacy_env_name_is_honoured() {
+    let home = tempfile::tempdir().unwrap();
+    let process = env(
+        home.path(),
+        &[
+            ("SUPERGROK_ZED_HOST", "::1"),
+            ("SUPERGROK_ZED_PORT", "9999"),
+            ("SUPERGROK_ZED_DEFAULT_MODEL", "grok-4.5"),
+            ("SUPERGROK_ZED_UPSTREAM", "http://127.0.0.1:1/v1"),
+            ("SUPERGROK_ZED_LOG_LEVEL", "WARNING"),
+            ("SUPERGROK_ZED_ALLOW_REMOTE", "yes"),
+            ("SUPERGROK_ZED_AUTH_MODE", "oauth"),
+            ("SUPERGROK_ZED_COMPLETIONS_BACKEND", "chat"),
+            ("SUPERGROK_ZED_COMPLETIONS_ENABLED", "false"),
+        ],
+    );
+    let config = load(&Flags::default(), &process).unwrap().config;
+    assert_eq!(config.host, "::1");
+    assert_eq!(config.port, 9999);
+    assert_eq!(config.default_model, "grok-4.5");
+    assert_eq!(config.upstream, "http://127.0.0.1:1/v1");
+    assert_eq!(config.log_level, LogLevel::Warn);
+    assert!(config.allow_remote);
+    assert_eq!(config.auth_mode, AuthMode::OAuth);
+    assert_eq!(config.completions_backend, CompletionsBackend::Chat);
+    assert!(!config.completions_enabled);
+    assert_eq!(config.local_base_url(), "http://[::1]:9999");
+}
+
+#[test]
+fn config_and_env_paths_can_be_pointed_elsewhere() {
+    let home = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    fs::write(other.path().join("custom.toml"), "port = 4242\n").unwrap();
+    fs::write(other.path().join("secrets"), "XAI_API_KEY=from-custom\n").unwrap();
+    let process = env(
+        home.path(),
+        &[
+            (
+                "SUPERGROK_ZED_CONFIG",
+                other.path().join("custom.toml").to_str().unwrap(),
+            ),
+            ("CORVID_ENV", other.path().join("secrets").to_str().unwrap()),
+        ],
+    );
+    let loaded = load(&Flags::default(), &process).unwrap();
+    assert_eq!(loaded.config.port, 4242);
+    assert_eq!(loaded.secret("XAI_API_KEY").as_deref(), Some("from-custom"));
+}
+
+#[test]
+fn secrets_prefer_process_env_and_skip_empty_values() {
+    let home = tempfile::tempdir().unwrap();
+    fs::write(
+        home.path().join("env"),
+        "XAI_API_KEY=file-key\nXAI_ACCESS_TOKEN=file-token\n",
+    )
+    .unwrap();
+    let process = env(
+        home.path(),
+        &[("XAI_API_KEY", "process-key"), ("XAI_ACCESS_TOKEN", "  ")],
+    );
+    let loaded = load(&Flags::default(), &process).unwrap();
+    assert_eq!(loaded.secret("XAI_API_KEY").as_deref(), Some("process-key"));
+    assert_eq!(
+        loaded.secret("XAI_ACCESS_TOKEN").as_deref(),
+        Some("file-token")
+    );
+    assert_eq!(loaded.secret("XAI_REFRESH_TOKEN"), None);
+}
+
+#[test]
+fn invalid_auth_mode_falls_back_with_a_warning() {
+    let home = tempfile::tempdir().unwrap();
+    let process = env(home.path(), &[("CORVID_AUTH_MODE", "password")]);
+    let loaded = load(&Flags::default(), &process).unwrap();
+    assert_eq!(loaded.config.auth_mode, AuthMode::ApiKey);
+    assert_eq!(loaded.warnings.len(), 1);
+    let warning = &loaded.warnings[0];
+    assert!(
+        warning.contains("auth_mode") && warning.contains("api_key, oauth"),
+        "{warning}"
+    );
+    assert!(warning.contains("CORVID_AUTH_MODE"), "{warning}");
+}
+
+#[test]
+fn invalid_values_name_the_key_and_accepted_values() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "CORVID_PORT",
+            "eighty",
+            &["`port`", "CORVID_PORT", "integer"],
+        ),
+        (
+            "CORVID_LOG_LEVEL",
+            "loud",
+            &["`log_level`", "trace, debug, info"],
+        ),
+        (
+            "CORVID_COMPLETIONS_BACKEND",
+            "legacy",
+            &["`completions_backend`", "responses, chat"],
+        ),
+        (
+            "CORVID_COMPLETIONS_ENABLED",
+            "maybe",
+            &["`completions_enabled`", "true"],
+        ),
+        ("CORVID_UPSTREAM", "ftp://x", &["`upstream`", "http"]),
+    ];
+    for (name, value, needles) in cases {
+        let home = tempfile::tempdir().unwrap();
+        let err = load(&Flags::default(), &env(home.path(), &[(name, value)])).unwrap_err();
+        let message = err.to_string();
+        for needle in *needles {
+            assert!(
+                message.contains(needle),
+                "{name}={value}: {message} lacks {needle}"
+            );
+        }
+    }
+}
+
+#[test]
+fn toml_type_errors_name_the_key() {
+    let home = tempfile::tempdir().unwrap();
+    fs::write(home.path().join("config.toml"), "max_retries = \"many\"\n").unwrap();
+    let message = load(&Flags::default(), &env(home.path(), &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("`max_retries`") && message.contains("config.toml"),
+        "{message}"
+    );
+
+    fs::write(home.path().join("config.toml"), "port = [1, 2]\n").unwrap();
+    let message = load(&Flags::default(), &env(home.path(), &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("`port`") && message.contains("array"),
+        "{message}"
+    );
+
+    fs::write(home.path().join("config.toml"), "port = \n").unwrap();
+    let message = load(&Flags::default(), &env(home.path(), &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("could not parse"), "{message}");
+}
+
+#[test]
+fn aliases_table_replaces_defaults_and_unknown_keys_warn() {
+    let home = tempfile::tempdir().unwrap();
+    fs::write(
+        home.path().join("config.toml"),
+        "mystery = 1\n[aliases]\nsupergrok = \"grok-4.5\"\nfast = \"grok-4-fast\"\n",
+    )
+    .unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert_eq!(loaded.config.resolve_model("supergrok"), "grok-4.5");
+    assert_eq!(loaded.config.resolve_model("fast"), "grok-4-fast");
+    assert_eq!(
+        loaded.config.resolve_model("grok"),
+        "grok",
+        "table replaces the defaults"
+    );
+    assert_eq!(loaded.warnings.len(), 1);
+    assert!(loaded.warnings[0].contains("mystery"));
+}
+
+#[test]
+fn legacy_supergrok_zed_directory_is_read_as_is() {
+    let xdg = tempfile::tempdir().unwrap();
+    let legacy = xdg.path().join("supergrok-zed");
+    fs::create_dir_all(&legacy).unwrap();
+    fs::write(
+        legacy.join("config.toml"),
+        "port = 8788\nauth_mode = \"oauth\"\n",
+    )
+    .unwrap();
+    fs::write(legacy.join("env"), "export XAI_ACCESS_TOKEN='tok'\n").unwrap();
+    let process: HashMap<String, String> = [(
+        "XDG_CONFIG_HOME".to_owned(),
+        xdg.path().display().to_string(),
+    )]
+    .into();
+
+    let loaded = load(&Flags::default(), &process).unwrap();
+    assert!(loaded.paths.legacy);
+    assert_eq!(loaded.paths.dir, legacy);
+    assert_eq!(loaded.config.port, 8788);
+    assert_eq!(loaded.config.auth_mode, AuthMode::OAuth);
+    assert_eq!(loaded.secret("XAI_ACCESS_TOKEN").as_deref(), Some("tok"));
+
+    // Once corvid has its own configuration, the legacy directory is no longer used.
+    let own = xdg.path().join("corvid");
+    fs::create_dir_all(&own).unwrap();
+    fs::write(own.join("config.toml"), "port = 9000\n").unwrap();
+    let loaded = load(&Flags::default(), &process).unwrap();
+    assert!(!loaded.paths.legacy);
+    assert_eq!(loaded.config.port, 9000);
+}
+
+#[test]
+fn home_fallback_and_missing_home() {
+    let home = tempfile::tempdir().unwrap();
+    let process: HashMap<String, String> =
+        [("HOME".to_owned(), home.path().display().to_string())].into();
+    let paths = resolve_paths(|name| process.get(name).cloned()).unwrap();
+    assert_eq!(paths.dir, home.path().join(".config").join("corvid"));
+    assert_eq!(paths.env_file, paths.dir.join("env"));
+    assert!(matches!(resolve_paths(|_| None), Err(ConfigError::NoHome)));
+}

@@ -1,0 +1,199 @@
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// The port corvid listens on unless told otherwise (the supergrok-zed port).
+pub const DEFAULT_PORT: u16 = 8787;
+
+/// Which xAI credential is active. Exactly one is used; the other mode's secrets are ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuthMode {
+    /// `XAI_API_KEY`, a pay-per-token developer key.
+    #[default]
+    ApiKey,
+    /// SuperGrok sign-in: `XAI_ACCESS_TOKEN`, refreshed with `XAI_REFRESH_TOKEN`.
+    OAuth,
+}
+
+impl AuthMode {
+    pub(crate) const ACCEPTED: &'static str = "api_key, oauth";
+
+    pub(crate) fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "api_key" | "apikey" | "api-key" => Some(Self::ApiKey),
+            "oauth" => Some(Self::OAuth),
+            _ => None,
+        }
+    }
+
+    /// The name used in `config.toml` and in messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ApiKey => "api_key",
+            Self::OAuth => "oauth",
+        }
+    }
+}
+
+impl fmt::Display for AuthMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which upstream API serves `POST /v1/completions` (edit predictions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompletionsBackend {
+    /// `{upstream}/responses` with `store: false` (the default).
+    #[default]
+    Responses,
+    /// `{upstream}/chat/completions`.
+    Chat,
+}
+
+impl CompletionsBackend {
+    pub(crate) const ACCEPTED: &'static str = "responses, chat";
+
+    pub(crate) fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "responses" => Some(Self::Responses),
+            "chat" => Some(Self::Chat),
+            _ => None,
+        }
+    }
+
+    /// The name used in `config.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Responses => "responses",
+            Self::Chat => "chat",
+        }
+    }
+}
+
+/// How much corvid logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    #[default]
+    Info,
+    Warn,
+    Error,
+}
+
+impl LogLevel {
+    pub(crate) const ACCEPTED: &'static str = "trace, debug, info, warn, warning, error, critical";
+
+    pub(crate) fn parse(value: &str) -> Option<Self> {
+        // The Python connector used Python's level names; accept those too.
+        match value.trim().to_ascii_lowercase().as_str() {
+            "trace" => Some(Self::Trace),
+            "debug" => Some(Self::Debug),
+            "info" => Some(Self::Info),
+            "warn" | "warning" => Some(Self::Warn),
+            "error" | "critical" => Some(Self::Error),
+            _ => None,
+        }
+    }
+
+    /// The `tracing` filter directive for this level.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Trace => "trace",
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Warn => "warn",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// The resolved configuration: every value has been checked, every default applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Address to bind; loopback unless `allow_remote`.
+    pub host: String,
+    pub port: u16,
+    /// Model used when a request names none.
+    pub default_model: String,
+    /// Base URL of the xAI-compatible API, e.g. `https://api.x.ai/v1`.
+    pub upstream: String,
+    pub request_timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Deadline for one edit-prediction (`/v1/completions`) upstream call.
+    pub completions_timeout: Duration,
+    /// Retries after the first attempt, before any byte reached the client.
+    pub max_retries: u32,
+    pub log_level: LogLevel,
+    /// Log prompt text; off by default.
+    pub log_prompts: bool,
+    pub auth_mode: AuthMode,
+    pub completions_backend: CompletionsBackend,
+    pub completions_enabled: bool,
+    /// Public model names rewritten to upstream names (`supergrok` → `grok-4.6`).
+    pub aliases: BTreeMap<String, String>,
+    /// Permit a bind beyond loopback (`CORVID_ALLOW_REMOTE`).
+    pub allow_remote: bool,
+    /// Base URL of xAI's OAuth server (`https://auth.x.ai`), overridable for tests.
+    pub xai_auth_url: String,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// How long in-flight requests may run after a shutdown signal.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let aliases = [("supergrok", "grok-4.6"), ("grok", "grok-4.6")]
+            .into_iter()
+            .map(|(alias, model)| (alias.to_owned(), model.to_owned()))
+            .collect();
+        Self {
+            host: "127.0.0.1".to_owned(),
+            port: DEFAULT_PORT,
+            default_model: "grok-4.6".to_owned(),
+            upstream: "https://api.x.ai/v1".to_owned(),
+            request_timeout: Duration::from_secs(600),
+            connect_timeout: Duration::from_secs(10),
+            completions_timeout: Duration::from_secs(20),
+            max_retries: 2,
+            log_level: LogLevel::Info,
+            log_prompts: false,
+            auth_mode: AuthMode::ApiKey,
+            completions_backend: CompletionsBackend::Responses,
+            completions_enabled: true,
+            aliases,
+            allow_remote: false,
+            xai_auth_url: "https://auth.x.ai".to_owned(),
+            max_body_bytes: 32 * 1024 * 1024,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Config {
+    /// The upstream model name for what a client asked for: aliases rewritten, an empty name
+    /// replaced by `default_model`, anything else passed through unchanged.
+    pub fn resolve_model<'a>(&'a self, requested: &'a str) -> &'a str {
+        let requested = requested.trim();
+        if requested.is_empty() {
+            return self.resolve_model_once(&self.default_model);
+        }
+        self.resolve_model_once(requested)
+    }
+
+    fn resolve_model_once<'a>(&'a self, name: &'a str) -> &'a str {
+        self.aliases.get(name).map(String::as_str).unwrap_or(name)
+    }
+
+    /// The base URL the server listens on, for messages and printed settings.
+    pub fn local_base_url(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        format!("http://{host}:{}", self.port)
+    }
+}
