@@ -24,8 +24,26 @@ Keep it short, I only need the shape of it, not a full module with tests.";
 
 /// Words of the streamed answer, one per `chat.completion.chunk`.
 const STREAM_WORDS: [&str; 20] = [
-    "Here", " is", " the", " shape:", " an", " enum", " ConfigError", " with", " Read", " and",
-    " Parse", " variants,", " each", " holding", " the", " path", " and", " its", " source", ".",
+    "Here",
+    " is",
+    " the",
+    " shape:",
+    " an",
+    " enum",
+    " ConfigError",
+    " with",
+    " Read",
+    " and",
+    " Parse",
+    " variants,",
+    " each",
+    " holding",
+    " the",
+    " path",
+    " and",
+    " its",
+    " source",
+    ".",
 ];
 
 const ID: &str = "chatcmpl-bench-7f3a9c2e";
@@ -109,7 +127,11 @@ pub(crate) fn chat_stream_events() -> Vec<Bytes> {
             } else {
                 json!({ "content": word })
             };
-            let finish_reason = if index == last { json!("stop") } else { Value::Null };
+            let finish_reason = if index == last {
+                json!("stop")
+            } else {
+                Value::Null
+            };
             let chunk = json!({
                 "id": ID,
                 "object": "chat.completion.chunk",

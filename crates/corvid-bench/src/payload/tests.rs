@@ -9,7 +9,10 @@ fn request_is_about_one_and_a_half_kilobytes() {
 #[test]
 fn completion_is_about_six_hundred_bytes() {
     let length = chat_completion().len();
-    assert!((500..=750).contains(&length), "completion is {length} bytes");
+    assert!(
+        (500..=750).contains(&length),
+        "completion is {length} bytes"
+    );
 }
 
 #[test]
@@ -26,6 +29,8 @@ fn detects_stream_flag() {
     assert!(wants_stream(&chat_request(Stream::Enabled)));
     assert!(!wants_stream(&chat_request(Stream::Disabled)));
     assert!(wants_stream(br#"{"model":"m", "stream" : true}"#));
-    assert!(!wants_stream(br#"{"content":"\"stream\" is a word","stream":false}"#));
+    assert!(!wants_stream(
+        br#"{"content":"\"stream\" is a word","stream":false}"#
+    ));
     assert!(!wants_stream(b"{}"));
 }

@@ -25,16 +25,37 @@ fn summary_sorts_and_converts_to_micros() {
     let summary = Summary::of(nanos).unwrap();
     assert_eq!(
         summary,
-        Summary { samples: 200, p50_us: 100.0, p99_us: 198.0, mean_us: 100.5 }
+        Summary {
+            samples: 200,
+            p50_us: 100.0,
+            p99_us: 198.0,
+            mean_us: 100.5
+        }
     );
     assert_eq!(Summary::of(Vec::new()), None);
 }
 
 #[test]
 fn added_is_target_minus_direct() {
-    let direct = Summary { samples: 10, p50_us: 80.0, p99_us: 120.0, mean_us: 85.0 };
-    let floor = Summary { samples: 10, p50_us: 150.0, p99_us: 260.0, mean_us: 155.0 };
-    assert_eq!(Added::over(&floor, &direct), Added { p50_us: 70.0, p99_us: 140.0 });
+    let direct = Summary {
+        samples: 10,
+        p50_us: 80.0,
+        p99_us: 120.0,
+        mean_us: 85.0,
+    };
+    let floor = Summary {
+        samples: 10,
+        p50_us: 150.0,
+        p99_us: 260.0,
+        mean_us: 155.0,
+    };
+    assert_eq!(
+        Added::over(&floor, &direct),
+        Added {
+            p50_us: 70.0,
+            p99_us: 140.0
+        }
+    );
 }
 
 #[test]

@@ -1,0 +1,147 @@
+//! Starting the three servers, each in its own process, and waiting until
+//! each is ready. The mock and the floor are this binary re-executed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use http::{Method, Request, StatusCode, Uri};
+use http_body_util::Full;
+use tokio::time::timeout;
+
+use crate::load::HttpClient;
+use crate::procs::{self, ChildGuard};
+
+const READY_LIMIT: Duration = Duration::from_secs(10);
+
+/// Proxy variables corvid must not see: its upstream is on loopback.
+const PROXY_VARIABLES: [&str; 6] = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+];
+
+/// A server that answered its readiness probe.
+pub(crate) struct Started {
+    pub(crate) guard: ChildGuard,
+    pub(crate) port: u16,
+    pub(crate) ready_after: Duration,
+}
+
+fn helper(subcommand: &str) -> anyhow::Result<Command> {
+    let exe = std::env::current_exe().context("cannot find the bench executable")?;
+    let mut command = Command::new(exe);
+    // A piped stdin that the helper watches: it exits when the bench exits.
+    command.arg(subcommand).stdin(Stdio::piped());
+    Ok(command)
+}
+
+pub(crate) async fn mock(logs: &Path, port: u16) -> anyhow::Result<Started> {
+    let mut command = helper("mock-upstream")?;
+    command.args(["--port", &port.to_string()]);
+    let mut guard = ChildGuard::spawn("mock upstream", &mut command, logs.join("mock.log"))?;
+    let ready_after = guard
+        .wait_until(READY_LIMIT, || procs::accepts_tcp(port))
+        .await?;
+    Ok(Started {
+        guard,
+        port,
+        ready_after,
+    })
+}
+
+pub(crate) async fn floor(logs: &Path, port: u16, upstream_port: u16) -> anyhow::Result<Started> {
+    let mut command = helper("floor-proxy")?;
+    let upstream = format!("http://127.0.0.1:{upstream_port}");
+    command.args(["--port", &port.to_string(), "--upstream", &upstream]);
+    let mut guard = ChildGuard::spawn("floor proxy", &mut command, logs.join("floor.log"))?;
+    let ready_after = guard
+        .wait_until(READY_LIMIT, || procs::accepts_tcp(port))
+        .await?;
+    Ok(Started {
+        guard,
+        port,
+        ready_after,
+    })
+}
+
+/// `--corvid PATH`, or `corvid` next to this executable (the same
+/// `target/<profile>/` directory).
+pub(crate) fn corvid_program(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(path) = explicit {
+        return Ok(path);
+    }
+    let exe = std::env::current_exe().context("cannot find the bench executable")?;
+    let dir = exe
+        .parent()
+        .context("the bench executable has no parent directory")?;
+    Ok(dir.join("corvid"))
+}
+
+pub(crate) struct CorvidSetup<'a> {
+    pub(crate) program: &'a Path,
+    pub(crate) home: &'a Path,
+    pub(crate) logs: &'a Path,
+    pub(crate) port: u16,
+    pub(crate) upstream_port: u16,
+}
+
+pub(crate) async fn corvid(setup: CorvidSetup<'_>, client: &HttpClient) -> anyhow::Result<Started> {
+    let CorvidSetup {
+        program,
+        home,
+        logs,
+        port,
+        upstream_port,
+    } = setup;
+    let mut command = Command::new(program);
+    command
+        .arg("serve")
+        .stdin(Stdio::null())
+        .env("CORVID_HOME", home)
+        .env(
+            "CORVID_UPSTREAM",
+            format!("http://127.0.0.1:{upstream_port}/v1"),
+        )
+        .env("XAI_API_KEY", "bench-key")
+        .env("CORVID_PORT", port.to_string())
+        .env("CORVID_LOG_LEVEL", "warn")
+        .env("NO_PROXY", "127.0.0.1,localhost");
+    for variable in PROXY_VARIABLES {
+        command.env_remove(variable);
+    }
+    let mut guard =
+        ChildGuard::spawn("corvid", &mut command, logs.join("corvid.log")).map_err(|err| {
+            anyhow::anyhow!(
+                "{err:#}\nbuild it with `cargo build --release -p corvid-cli`, or pass --corvid PATH"
+            )
+        })?;
+    let health: Uri = format!("http://127.0.0.1:{port}/healthz").parse()?;
+    let ready_after = guard
+        .wait_until(READY_LIMIT, || healthy(client, &health))
+        .await?;
+    Ok(Started {
+        guard,
+        port,
+        ready_after,
+    })
+}
+
+async fn healthy(client: &HttpClient, uri: &Uri) -> bool {
+    let Ok(request) = Request::builder()
+        .method(Method::GET)
+        .uri(uri.clone())
+        .body(Full::new(Bytes::new()))
+    else {
+        return false;
+    };
+    matches!(
+        timeout(Duration::from_secs(1), client.request(request)).await,
+        Ok(Ok(response)) if response.status() == StatusCode::OK
+    )
+}

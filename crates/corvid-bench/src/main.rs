@@ -1,0 +1,149 @@
+//! corvid-bench: added latency, throughput and time to first byte of corvid
+//! against a direct connection and a minimal forwarding proxy, on loopback.
+//! See README.md for the method. Run it with `scripts/bench`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+mod floor;
+mod launch;
+mod load;
+mod mock;
+mod payload;
+mod procs;
+mod report;
+mod run;
+mod server;
+mod stats;
+
+#[derive(Parser)]
+#[command(
+    name = "corvid-bench",
+    about = "Loopback benchmark: direct vs floor proxy vs corvid"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Internal: the fast mock upstream (spawned by the benchmark).
+    #[command(hide = true)]
+    MockUpstream {
+        #[arg(long)]
+        port: u16,
+    },
+    /// Internal: the minimal forwarding proxy (spawned by the benchmark).
+    #[command(hide = true)]
+    FloorProxy {
+        #[arg(long)]
+        port: u16,
+        /// e.g. http://127.0.0.1:9000
+        #[arg(long)]
+        upstream: String,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Sequential non-streamed requests per target [default: 2000; quick: 300]
+    #[arg(long)]
+    requests: Option<usize>,
+    /// Concurrent connections in the throughput phase [default: 32]
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Seconds of load per target in the throughput phase [default: 5; quick: 1]
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// Sequential streamed requests per target [default: 500; quick: 100]
+    #[arg(long)]
+    stream_requests: Option<usize>,
+    /// The corvid binary [default: `corvid` next to this executable]
+    #[arg(long)]
+    corvid: Option<PathBuf>,
+    /// Small numbers, for a smoke run
+    #[arg(long)]
+    quick: bool,
+    /// Where to write the JSON results [default: <workspace>/bench-results/latest.json]
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+impl RunArgs {
+    fn settings(&self) -> anyhow::Result<run::Settings> {
+        let pick = |explicit: Option<usize>, quick: usize, full: usize| {
+            explicit.unwrap_or(if self.quick { quick } else { full })
+        };
+        let settings = run::Settings {
+            requests: pick(self.requests, 300, 2_000),
+            concurrency: pick(self.concurrency, 32, 32),
+            seconds: self.seconds.unwrap_or(if self.quick { 1.0 } else { 5.0 }),
+            stream_requests: pick(self.stream_requests, 100, 500),
+            rounds: 8,
+            quick: self.quick,
+        };
+        anyhow::ensure!(
+            settings.requests > 0 && settings.stream_requests > 0 && settings.concurrency > 0,
+            "--requests, --stream-requests and --concurrency must be positive"
+        );
+        anyhow::ensure!(
+            settings.seconds.is_finite() && settings.seconds > 0.0,
+            "--seconds must be positive"
+        );
+        Ok(settings)
+    }
+}
+
+fn default_out() -> PathBuf {
+    // This crate sits at <workspace>/crates/corvid-bench.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = manifest.ancestors().nth(2).unwrap_or(manifest);
+    workspace.join("bench-results").join("latest.json")
+}
+
+fn main() -> ExitCode {
+    match dispatch(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("corvid-bench: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Some(Command::MockUpstream { port }) => mock::run(port),
+        Some(Command::FloorProxy { port, upstream }) => floor::run(port, &upstream),
+        None => {
+            let settings = cli.run.settings()?;
+            let corvid = launch::corvid_program(cli.run.corvid)?;
+            let out = cli.run.out.unwrap_or_else(default_out);
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(async {
+                // On Ctrl-C or SIGTERM, dropping the run future drops the
+                // child guards, which kill the servers.
+                tokio::select! {
+                    result = run::run(settings, corvid, out) => result,
+                    signal = interrupted() => Err(anyhow::anyhow!("stopped by {}", signal?)),
+                }
+            })
+        }
+    }
+}
+
+async fn interrupted() -> anyhow::Result<&'static str> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result.map(|()| "Ctrl-C").map_err(Into::into),
+        _ = terminate.recv() => Ok("SIGTERM"),
+    }
+}
