@@ -1,1 +1,11 @@
-//! placeholder
+//! The one place corvid makes upstream HTTP requests: a shared client with connect and idle
+//! timeouts, credential injection, retries with backoff before the first byte, one
+//! refresh-and-retry after a 401, and classified errors.
+
+mod backoff;
+mod error;
+mod upstream;
+
+pub use backoff::{backoff_delay, parse_retry_after};
+pub use error::{ProviderError, Retry};
+pub use upstream::{Upstream, UpstreamRequest, UpstreamResponse, build_http_client};

@@ -1,0 +1,77 @@
+use std::time::Duration;
+
+use bytes::Bytes;
+use corvid_auth::AuthError;
+use http::StatusCode;
+
+/// Why an upstream call failed. Every variant says where it happened and whether a retry is
+/// safe (see [`ProviderError::retry`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// The upstream answered with a non-success status (after any retries).
+    #[error("upstream answered {status}")]
+    Status {
+        status: StatusCode,
+        /// The start of the upstream's error body (capped), for rewrapping in the caller's
+        /// dialect.
+        body: Bytes,
+        retry_after: Option<Duration>,
+    },
+    /// The upstream could not be reached (DNS, refused, TLS).
+    #[error("could not reach the upstream at {url}")]
+    Connect {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The upstream did not answer in time.
+    #[error("the upstream at {url} did not answer in time")]
+    Timeout {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The request could not be sent for another reason.
+    #[error("request to the upstream at {url} failed")]
+    Transport {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The credential holds characters that cannot be sent in an HTTP header.
+    #[error("the configured credential contains characters that cannot be sent in a header")]
+    InvalidCredential,
+    /// No usable credential.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+}
+
+/// Whether a failed call may be tried again at the same URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    No,
+    /// Yes, after the upstream's `Retry-After` if it gave one.
+    After(Option<Duration>),
+}
+
+impl ProviderError {
+    /// The retry decision. Callers also refuse once the first byte has gone downstream.
+    pub fn retry(&self) -> Retry {
+        match self {
+            Self::Status {
+                status,
+                retry_after,
+                ..
+            } if is_retryable_status(*status) => Retry::After(*retry_after),
+            Self::Status { .. } | Self::Transport { .. } | Self::InvalidCredential => Retry::No,
+            Self::Connect { .. } | Self::Timeout { .. } => Retry::After(None),
+            Self::Auth(err) if err.is_retryable() => Retry::After(None),
+            Self::Auth(_) => Retry::No,
+        }
+    }
+}
+
+/// The statuses the seed retries: rate limited, bad gateway, unavailable, gateway timeout.
+pub(crate) fn is_retryable_status(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 429 | 502 | 503 | 504)
+}
