@@ -1,1 +1,55 @@
-//! placeholder
+//! The inbound HTTP APIs: `router(state) -> Router` for `/healthz`, `/v1/models`,
+//! `/v1/chat/completions`, `/v1/responses` and `/v1/completions`, the request guards, the
+//! pass-through relay and the one mapping from failures to HTTP answers.
+
+mod body;
+mod completions;
+mod error;
+mod forward;
+mod guard;
+mod listen;
+mod models;
+mod relay;
+mod rules;
+mod state;
+mod top_level;
+
+pub use error::ApiError;
+pub use listen::{BindError, check_bind_address, serve};
+pub use state::AppState;
+
+use axum::Router;
+use axum::routing::{get, post};
+
+/// The whole gateway as one `Router`, ready for `axum::serve` or `oneshot` in tests.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(health))
+        .route("/v1/models", get(models::list))
+        .route("/v1/chat/completions", post(forward::chat_completions))
+        .route("/v1/responses", post(forward::responses))
+        .route("/v1/completions", post(completions::complete))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::reject_forged,
+        ))
+        .with_state(state)
+}
+
+async fn health() -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({"status": "ok"}))
+}
+
+async fn not_found(uri: http::Uri) -> ApiError {
+    ApiError::not_found(format!("no route for {}", uri.path()))
+}
+
+async fn method_not_allowed(method: http::Method, uri: http::Uri) -> ApiError {
+    ApiError::new(
+        http::StatusCode::METHOD_NOT_ALLOWED,
+        "invalid_request_error",
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}

@@ -1,0 +1,262 @@
+//! The one place failures become HTTP answers, in the OpenAI dialect Zed and the SDKs read:
+//! `{"error":{"message","type","code","param"}}` — `error.message` is always present.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::response::{IntoResponse, Response};
+use corvid_auth::AuthError;
+use corvid_providers::ProviderError;
+use http::{HeaderValue, StatusCode};
+use serde_json::{Value, json};
+
+/// An error answer.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    /// OpenAI's `error.type`: `invalid_request_error`, `auth_error`, `not_found_error`, …
+    pub kind: &'static str,
+    pub message: String,
+    /// The upstream's own code, when it gave one.
+    pub code: Option<Value>,
+    /// The request field at fault, when known.
+    pub param: Option<&'static str>,
+    pub retry_after: Option<Duration>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            kind,
+            message: message.into(),
+            code: None,
+            param: None,
+            retry_after: None,
+        }
+    }
+
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request_error", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found_error", message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "permission_error", message)
+    }
+
+    /// The JSON body (also used for in-stream error events).
+    pub fn body(&self) -> Value {
+        json!({
+            "error": {
+                "message": self.message,
+                "type": self.kind,
+                "code": self.code.clone().unwrap_or(Value::Null),
+                "param": self.param,
+            }
+        })
+    }
+
+    /// Maps an upstream failure. `oauth` says whether the credential is a SuperGrok sign-in,
+    /// which changes what a 403 means.
+    pub fn from_provider(error: &ProviderError, oauth: bool) -> Self {
+        match error {
+            ProviderError::Status {
+                status,
+                body,
+                retry_after,
+            } => {
+                let (message, code) = upstream_message(body, *status);
+                if *status == StatusCode::FORBIDDEN && oauth {
+                    let mut api = Self::forbidden(format!(
+                        "{} (xAI said: {message})",
+                        corvid_auth::plan_lacks_api_access_message()
+                    ));
+                    api.code = code;
+                    return api;
+                }
+                let mut api = Self::new(*status, type_for_status(*status), message);
+                api.code = code;
+                api.retry_after = *retry_after;
+                api
+            }
+            ProviderError::Connect { url, .. } => Self::new(
+                StatusCode::BAD_GATEWAY,
+                "api_error",
+                format!("could not reach the upstream at {url}"),
+            ),
+            ProviderError::Timeout { url, .. } => Self::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "timeout_error",
+                format!("the upstream at {url} did not answer in time"),
+            ),
+            ProviderError::Transport { url, source } => Self::new(
+                StatusCode::BAD_GATEWAY,
+                "api_error",
+                format!("request to the upstream at {url} failed: {source}"),
+            ),
+            ProviderError::InvalidCredential => {
+                Self::new(StatusCode::UNAUTHORIZED, "auth_error", error.to_string())
+            }
+            ProviderError::Auth(auth) => Self::from_auth(auth),
+        }
+    }
+
+    pub fn from_auth(error: &AuthError) -> Self {
+        let status = if error.is_retryable() {
+            StatusCode::BAD_GATEWAY
+        } else {
+            StatusCode::UNAUTHORIZED
+        };
+        let kind = if error.is_retryable() {
+            "api_error"
+        } else {
+            "auth_error"
+        };
+        Self::new(status, kind, error.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, Json(self.body())).into_response();
+        if let Some(wait) = self.retry_after {
+            // Zed parses whole seconds only: round fractions up, never send 0 for a real wait.
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                response
+                    .headers_mut()
+                    .insert(http::header::RETRY_AFTER, value);
+            }
+        }
+        response
+    }
+}
+
+/// OpenAI's error type for a status.
+pub(crate) fn type_for_status(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 | 413 | 422 => "invalid_request_error",
+        401 => "auth_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        408 | 504 => "timeout_error",
+        429 => "rate_limit_error",
+        _ => "api_error",
+    }
+}
+
+/// Pulls the message and code out of an upstream error body: xAI's `{"code","error":"text"}`,
+/// OpenAI's `{"error":{"message","code"}}`, or plain text.
+fn upstream_message(body: &[u8], status: StatusCode) -> (String, Option<Value>) {
+    const LIMIT: usize = 2000;
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        let code = value
+            .get("code")
+            .or_else(|| value.pointer("/error/code"))
+            .filter(|code| !code.is_null())
+            .cloned();
+        let message = value
+            .get("error")
+            .and_then(Value::as_str)
+            .or_else(|| value.pointer("/error/message").and_then(Value::as_str))
+            .or_else(|| value.get("message").and_then(Value::as_str))
+            .or_else(|| value.get("detail").and_then(Value::as_str));
+        if let Some(message) = message {
+            return (truncate(message, LIMIT), code);
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        let reason = status.canonical_reason().unwrap_or("error");
+        return (
+            format!("upstream answered {} {reason}", status.as_u16()),
+            None,
+        );
+    }
+    (truncate(text, LIMIT), None)
+}
+
+fn truncate(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn status(code: u16, body: &str) -> ProviderError {
+        ProviderError::Status {
+            status: StatusCode::from_u16(code).unwrap(),
+            body: Bytes::from(body.to_owned()),
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn rewraps_xai_error_bodies() {
+        let api = ApiError::from_provider(
+            &status(
+                400,
+                r#"{"code":"Client specified an invalid argument","error":"Incorrect API key provided"}"#,
+            ),
+            false,
+        );
+        assert_eq!(
+            api.body(),
+            json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                             "code": "Client specified an invalid argument", "param": null}})
+        );
+    }
+
+    #[test]
+    fn keeps_openai_shaped_bodies_and_handles_text() {
+        let api = ApiError::from_provider(
+            &status(
+                429,
+                r#"{"error":{"message":"slow down","type":"rate_limit","code":"rate_limit_exceeded"}}"#,
+            ),
+            false,
+        );
+        assert_eq!(api.message, "slow down");
+        assert_eq!(api.kind, "rate_limit_error");
+        assert_eq!(api.code, Some(json!("rate_limit_exceeded")));
+
+        let api = ApiError::from_provider(&status(502, "<html>bad gateway</html>"), false);
+        assert_eq!(api.message, "<html>bad gateway</html>");
+        let api = ApiError::from_provider(&status(503, ""), false);
+        assert_eq!(api.message, "upstream answered 503 Service Unavailable");
+    }
+
+    #[test]
+    fn oauth_403_explains_the_plan() {
+        let api = ApiError::from_provider(
+            &status(403, r#"{"code":"permission-denied","error":"nope"}"#),
+            true,
+        );
+        assert_eq!(api.status, StatusCode::FORBIDDEN);
+        assert_eq!(api.kind, "permission_error");
+        assert!(api.message.contains("api_key"), "{}", api.message);
+        assert!(api.message.contains("nope"));
+        let api = ApiError::from_provider(&status(403, r#"{"error":"nope"}"#), false);
+        assert_eq!(api.message, "nope");
+    }
+
+    #[test]
+    fn retry_after_is_whole_seconds() {
+        let mut api = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limit_error", "x");
+        api.retry_after = Some(Duration::from_millis(1200));
+        let response = api.into_response();
+        assert_eq!(response.headers()[http::header::RETRY_AFTER], "2");
+    }
+}

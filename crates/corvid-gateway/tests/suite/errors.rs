@@ -1,0 +1,244 @@
+use std::time::Duration;
+
+use corvid_auth::Credential;
+use corvid_config::AuthMode;
+use corvid_test_support::Reply;
+use http::StatusCode;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::harness::Gateway;
+
+const CHAT: &str = r#"{"model":"grok","messages":[{"role":"user","content":"hi"}]}"#;
+
+async fn error_body(response: reqwest::Response) -> (StatusCode, Value) {
+    let status = response.status();
+    assert_eq!(response.headers()["content-type"], "application/json");
+    (status, response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn health_needs_no_credential_and_no_upstream() {
+    let gateway = Gateway::start_with_credential(
+        |_| {},
+        Credential::Missing {
+            mode: AuthMode::ApiKey,
+        },
+    )
+    .await;
+    let response = gateway
+        .client
+        .get(gateway.url("/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({"status": "ok"})
+    );
+    assert!(gateway.upstream.requests().is_empty());
+}
+
+#[tokio::test]
+async fn missing_credentials_are_a_401_auth_error() {
+    for mode in [AuthMode::ApiKey, AuthMode::OAuth] {
+        let gateway = Gateway::start_with_credential(|_| {}, Credential::Missing { mode }).await;
+        for path in ["/v1/chat/completions", "/v1/responses", "/v1/completions"] {
+            let body = if path == "/v1/completions" {
+                r#"{"model":"grok","prompt":"x"}"#
+            } else {
+                CHAT
+            };
+            let (status, body) = error_body(gateway.post(path, body).await).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}");
+            assert_eq!(body["error"]["type"], "auth_error");
+            assert!(
+                body["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains(mode.as_str()),
+                "{body}"
+            );
+        }
+        assert!(gateway.upstream.requests().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn invalid_json_is_a_400_invalid_request_error() {
+    let gateway = Gateway::start().await;
+    for body in ["{not json", "[1,2]", "", r#"{"model": 42}"#] {
+        let (status, value) = error_body(gateway.post("/v1/chat/completions", body).await).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(value["error"]["type"], "invalid_request_error");
+        assert!(
+            value["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+    }
+    assert!(gateway.upstream.requests().is_empty());
+}
+
+#[tokio::test]
+async fn huge_bodies_are_refused_with_413() {
+    let gateway = Gateway::start_with(|config| config.max_body_bytes = 1024 * 1024).await;
+    let big = format!(
+        r#"{{"model":"grok","messages":[{{"role":"user","content":"{}"}}]}}"#,
+        "x".repeat(2 * 1024 * 1024)
+    );
+    let (status, value) = error_body(gateway.post("/v1/chat/completions", &big).await).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit")
+    );
+}
+
+#[tokio::test]
+async fn unknown_routes_are_404_not_found_error() {
+    let gateway = Gateway::start().await;
+    let (status, value) = error_body(gateway.post("/v1/nothing", "{}").await).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(value["error"]["type"], "not_found_error");
+}
+
+#[tokio::test]
+async fn retries_429_and_503_then_succeeds() {
+    let gateway = Gateway::start().await;
+    let path = "/v1/chat/completions";
+    gateway.upstream.enqueue(
+        path,
+        Reply::status(StatusCode::TOO_MANY_REQUESTS, json!({"error": "slow"}))
+            .with_header("retry-after", "0"),
+    );
+    gateway.upstream.enqueue(
+        path,
+        Reply::status(StatusCode::SERVICE_UNAVAILABLE, json!({"error": "busy"}))
+            .with_header("retry-after", "0"),
+    );
+    let response = gateway.post(path, CHAT).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(gateway.upstream.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn backoff_without_retry_after_still_retries() {
+    let gateway = Gateway::start_with(|config| config.max_retries = 1).await;
+    let path = "/v1/chat/completions";
+    gateway.upstream.enqueue(
+        path,
+        Reply::status(StatusCode::BAD_GATEWAY, json!({"error": "flaky"})),
+    );
+    let response = gateway.post(path, CHAT).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(gateway.upstream.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn retries_exhausted_returns_the_upstream_error_with_retry_after() {
+    let gateway = Gateway::start_with(|config| config.max_retries = 2).await;
+    let path = "/v1/chat/completions";
+    for _ in 0..3 {
+        gateway.upstream.enqueue(
+            path,
+            Reply::status(
+                StatusCode::TOO_MANY_REQUESTS,
+                json!({"code": "rate_limited", "error": "too many requests"}),
+            )
+            .with_header("retry-after", "0.2"),
+        );
+    }
+    let response = gateway.post(path, CHAT).await;
+    assert_eq!(
+        response.headers()["retry-after"],
+        "1",
+        "whole seconds, rounded up"
+    );
+    let (status, value) = error_body(response).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        value,
+        json!({"error": {"message": "too many requests", "type": "rate_limit_error", "code": "rate_limited", "param": null}})
+    );
+    assert_eq!(gateway.upstream.requests().len(), 3, "1 try + max_retries");
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    let gateway = Gateway::start().await;
+    let path = "/v1/chat/completions";
+    gateway.upstream.enqueue(
+        path,
+        Reply::status(
+            StatusCode::BAD_REQUEST,
+            json!({"code": "bad", "error": "Incorrect API key provided"}),
+        ),
+    );
+    let (status, value) = error_body(gateway.post(path, CHAT).await).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(value["error"]["message"], "Incorrect API key provided");
+    assert_eq!(gateway.upstream.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_dead_upstream_is_a_502_after_retries() {
+    let gateway = Gateway::start_with(|config| {
+        config.max_retries = 0;
+        config.upstream = "http://127.0.0.1:9/v1".to_owned();
+    })
+    .await;
+    let (status, value) = error_body(gateway.post("/v1/chat/completions", CHAT).await).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY);
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("could not reach"),
+        "{value}"
+    );
+}
+
+#[tokio::test]
+async fn a_silent_upstream_times_out() {
+    let gateway = Gateway::start_with(|config| {
+        config.max_retries = 0;
+        config.request_timeout = Duration::from_millis(300);
+    })
+    .await;
+    gateway
+        .upstream
+        .enqueue("/v1/chat/completions", Reply::Hang);
+    let (status, value) = error_body(gateway.post("/v1/chat/completions", CHAT).await).await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT);
+    assert_eq!(value["error"]["type"], "timeout_error");
+}
+
+#[tokio::test]
+async fn models_lists_aliases_and_known_models() {
+    let gateway = Gateway::start().await;
+    let value: Value = gateway
+        .client
+        .get(gateway.url("/v1/models"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(value["object"], "list");
+    let ids: Vec<&str> = value["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    for id in ["supergrok", "grok", "grok-4.6", "grok-4.5"] {
+        assert!(ids.contains(&id), "{id} in {ids:?}");
+    }
+    assert_eq!(value["data"][0]["object"], "model");
+    assert!(gateway.upstream.requests().is_empty());
+}
