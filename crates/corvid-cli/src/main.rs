@@ -1,1 +1,179 @@
-fn main() {}
+//! The `corvid` binary: the one composition root. It loads the configuration, builds the
+//! credential and the upstream client, and runs the gateway or one of the account commands.
+
+mod auth_commands;
+mod serve;
+mod zed_config;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use corvid_config::{Flags, Loaded};
+
+/// A local gateway between your editor and the models you pay for.
+#[derive(Debug, Parser)]
+#[command(name = "corvid", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    /// Use this config.toml instead of the one in the configuration directory.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the gateway in the foreground (default 127.0.0.1:8787) until Ctrl-C or SIGTERM.
+    Serve(ServeArgs),
+    /// Sign in to a provider account and store the tokens in the secrets file.
+    Login {
+        #[command(subcommand)]
+        provider: LoginProvider,
+    },
+    /// Remove stored sign-in tokens (xAI) from the secrets file and the keyring.
+    Logout,
+    /// Show the active auth mode, who is signed in and when the token expires (never a secret).
+    Status,
+    /// Print the Zed settings.json keys that point Zed's chat and edit predictions at corvid.
+    ZedConfig(ZedConfigArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address to bind (loopback unless --allow-remote).
+    #[arg(long)]
+    host: Option<String>,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Base URL of the xAI-compatible upstream API.
+    #[arg(long, value_name = "URL")]
+    upstream: Option<String>,
+    /// Model used when a request names none.
+    #[arg(long, value_name = "MODEL")]
+    default_model: Option<String>,
+    /// trace, debug, info, warn or error.
+    #[arg(long, value_name = "LEVEL")]
+    log_level: Option<String>,
+    /// api_key or oauth.
+    #[arg(long, value_name = "MODE")]
+    auth_mode: Option<String>,
+    /// Allow binding a non-loopback address (anyone who can reach it can spend your credits).
+    #[arg(long)]
+    allow_remote: bool,
+    /// Log as JSON lines instead of text.
+    #[arg(long)]
+    json_logs: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum LoginProvider {
+    /// Sign in with a SuperGrok subscription (xAI OAuth).
+    Xai {
+        /// Use the device-code flow (for a machine without a browser).
+        #[arg(long)]
+        device: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct ZedConfigArgs {
+    /// The model name Zed should ask for.
+    #[arg(long, default_value = "supergrok")]
+    model: String,
+    /// FIM prompt format for edit predictions (qwen, star_coder, code_llama, deepseek_coder,
+    /// codestral, glm, code_gemma).
+    #[arg(long, default_value = "qwen")]
+    prompt_format: String,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            if is_broken_pipe(&error) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("corvid: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match cli.command {
+        Command::Serve(args) => {
+            let flags = Flags {
+                host: args.host,
+                port: args.port,
+                upstream: args.upstream,
+                default_model: args.default_model,
+                log_level: args.log_level,
+                auth_mode: args.auth_mode,
+                config_file: cli.config,
+                allow_remote: args.allow_remote,
+            };
+            let loaded = load(&flags)?;
+            runtime.block_on(serve::run(loaded, args.json_logs))
+        }
+        Command::Login {
+            provider: LoginProvider::Xai { device },
+        } => {
+            let loaded = load(&config_only(cli.config))?;
+            runtime.block_on(auth_commands::login_xai(&loaded, device))
+        }
+        Command::Logout => auth_commands::logout(&load(&config_only(cli.config))?),
+        Command::Status => {
+            let text = auth_commands::status(&load(&config_only(cli.config))?)?;
+            print_stdout(&text)
+        }
+        Command::ZedConfig(args) => {
+            let loaded = load(&config_only(cli.config))?;
+            let text = zed_config::render(&loaded.config, &args.model, &args.prompt_format)?;
+            print_stdout(&text)
+        }
+    }
+}
+
+fn config_only(config_file: Option<PathBuf>) -> Flags {
+    Flags {
+        config_file,
+        ..Flags::default()
+    }
+}
+
+fn load(flags: &Flags) -> anyhow::Result<Loaded> {
+    let env: HashMap<String, String> = std::env::vars().collect();
+    let loaded = corvid_config::load(flags, &env)?;
+    for warning in &loaded.warnings {
+        eprintln!("corvid: warning: {warning}");
+    }
+    Ok(loaded)
+}
+
+fn print_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        stdout.write_all(b"\n")?;
+    }
+    stdout.flush()?;
+    Ok(())
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

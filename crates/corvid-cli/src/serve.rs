@@ -1,0 +1,95 @@
+//! `corvid serve`: logging, the credential, the upstream client, the bind policy, and the
+//! server with its signal handling.
+
+use anyhow::Context;
+use corvid_auth::Credential;
+use corvid_config::Loaded;
+use corvid_gateway::{AppState, check_bind_address, router};
+use corvid_providers::{Upstream, build_http_client};
+use tracing_subscriber::EnvFilter;
+
+pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
+    init_logging(loaded.config.log_level.as_str(), json_logs);
+    let config = loaded.config.clone();
+    check_bind_address(&config.host, config.allow_remote)?;
+    if loaded.paths.legacy {
+        tracing::info!(dir = %loaded.paths.dir.display(), "using the supergrok-zed configuration directory as-is");
+    }
+
+    let http = build_http_client(&config).context("cannot build the HTTP client")?;
+    let credential = Credential::from_config(&loaded, http.clone());
+    if matches!(credential, Credential::Missing { .. }) {
+        tracing::warn!(
+            auth_mode = %config.auth_mode,
+            env_file = %loaded.paths.env_file.display(),
+            "no xAI credential: requests will be answered 401 until one is set (XAI_API_KEY, or `corvid login xai` with auth_mode = \"oauth\")"
+        );
+    }
+    let upstream = Upstream::new(http, &config.upstream, credential, config.max_retries);
+    let app = router(AppState::new(config.clone(), upstream));
+
+    let address = format!(
+        "{}:{}",
+        config.host.trim_start_matches('[').trim_end_matches(']'),
+        config.port
+    );
+    let listener = tokio::net::TcpListener::bind(&address).await.with_context(|| {
+        format!(
+            "cannot listen on {address} (is another corvid or the Python supergrok-zed connector running? stop it, or pick --port)"
+        )
+    })?;
+    let bound = listener.local_addr()?;
+    tracing::info!(
+        address = %bound,
+        upstream = %config.upstream,
+        auth_mode = %config.auth_mode,
+        default_model = %config.default_model,
+        "corvid listening on http://{bound}"
+    );
+    corvid_gateway::serve(listener, app, shutdown_signal(), config.shutdown_grace).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn init_logging(level: &str, json: bool) {
+    // RUST_LOG, when set, refines the configured level.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("{level},hyper=warn,reqwest=warn,h2=warn")));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::env::var_os("NO_COLOR").is_none());
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("Ctrl-C received"),
+        () = terminate => tracing::info!("SIGTERM received"),
+    }
+}

@@ -1,0 +1,214 @@
+//! The `corvid` binary as a user runs it.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use corvid_test_support::{MockUpstream, Reply};
+use futures_util::StreamExt;
+
+const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
+
+fn corvid(home: &Path) -> Command {
+    let mut command = Command::new(CORVID);
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home)
+        .env("NO_COLOR", "1");
+    command
+}
+
+fn run(command: &mut Command) -> Output {
+    command.stdin(Stdio::null()).output().unwrap()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn start_server(home: &Path, upstream: &str) -> Server {
+    let port = free_port();
+    let child = corvid(home)
+        .args(["serve", "--port", &port.to_string(), "--upstream", upstream])
+        .env("XAI_API_KEY", "upstream-key")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server { child, port };
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    for _ in 0..200 {
+        if let Ok(response) = client
+            .get(format!("http://127.0.0.1:{port}/healthz"))
+            .send()
+            .await
+        {
+            if response.status() == 200 {
+                return server;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("corvid serve never became healthy");
+}
+
+fn terminate(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn every_command_has_help() {
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &["--help"][..],
+        &["serve", "--help"],
+        &["login", "--help"],
+        &["login", "xai", "--help"],
+        &["logout", "--help"],
+        &["status", "--help"],
+        &["zed-config", "--help"],
+    ] {
+        let output = run(corvid(home.path()).args(args));
+        assert!(output.status.success(), "{args:?}");
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(text.contains("Usage:"), "{args:?}: {text}");
+    }
+}
+
+#[test]
+fn serve_refuses_a_public_bind_without_allow_remote() {
+    let home = tempfile::tempdir().unwrap();
+    for host in ["0.0.0.0", "::"] {
+        let output = run(corvid(home.path()).args(["serve", "--host", host, "--port", "0"]));
+        assert!(!output.status.success(), "{host}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.contains("CORVID_ALLOW_REMOTE"), "{stderr}");
+    }
+}
+
+#[test]
+fn invalid_settings_name_the_key() {
+    let home = tempfile::tempdir().unwrap();
+    let output = run(corvid(home.path())
+        .args(["serve"])
+        .env("SUPERGROK_ZED_PORT", "http"));
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("`port`") && stderr.contains("SUPERGROK_ZED_PORT"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn zed_config_prints_mergeable_settings() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "port = 9123\n").unwrap();
+    let output = run(corvid(home.path()).args(["zed-config", "--prompt-format", "codestral"]));
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    assert_eq!(
+        json["edit_predictions"]["open_ai_compatible_api"]["api_url"],
+        "http://127.0.0.1:9123/v1/completions"
+    );
+    assert_eq!(
+        json["edit_predictions"]["open_ai_compatible_api"]["prompt_format"],
+        "codestral"
+    );
+}
+
+#[test]
+fn status_never_prints_a_secret() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("env"),
+        "XAI_API_KEY=xai-secret-key-value\nXAI_ACCESS_TOKEN=secret-access\nXAI_REFRESH_TOKEN=secret-refresh\n",
+    )
+    .unwrap();
+    for mode in ["api_key", "oauth"] {
+        let output = run(corvid(home.path())
+            .arg("status")
+            .env("CORVID_AUTH_MODE", mode));
+        assert!(output.status.success(), "{mode}");
+        let text =
+            String::from_utf8(output.stdout).unwrap() + &String::from_utf8(output.stderr).unwrap();
+        assert!(text.contains(mode), "{text}");
+        assert!(!text.contains("secret"), "{mode}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn sigterm_stops_accepting_lets_streams_finish_and_frees_the_port() {
+    let upstream = MockUpstream::start().await;
+    let (feed, reply) = Reply::fed();
+    upstream.enqueue("/v1/chat/completions", reply);
+    let home = tempfile::tempdir().unwrap();
+    let mut server = start_server(home.path(), &upstream.base_url()).await;
+    let port = server.port;
+
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let response = client
+        .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
+        .body(r#"{"model":"grok","stream":true,"messages":[]}"#)
+        .send()
+        .await
+        .unwrap();
+    let mut body = response.bytes_stream();
+    feed.event(r#"{"choices":[{"index":0,"delta":{"content":"a"}}]}"#);
+    body.next().await.unwrap().unwrap();
+
+    terminate(&server.child);
+    // New connections are refused once the listener has closed.
+    let mut refused = false;
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(refused, "still accepting after SIGTERM");
+
+    // The stream in flight still completes.
+    feed.event("[DONE]");
+    drop(feed);
+    let mut rest = Vec::new();
+    while let Some(chunk) = body.next().await {
+        rest.extend_from_slice(&chunk.unwrap());
+    }
+    assert_eq!(String::from_utf8(rest).unwrap(), "data: [DONE]\n\n");
+
+    let status = tokio::task::spawn_blocking(move || {
+        let status = server.child.wait().unwrap();
+        (status, server)
+    })
+    .await
+    .unwrap()
+    .0;
+    assert!(status.success(), "{status:?}");
+    TcpListener::bind(("127.0.0.1", port)).expect("the port is free again");
+}
