@@ -35,7 +35,7 @@ pub enum Reply {
     /// A `text/event-stream` response whose pieces the test releases one by one through the
     /// [`StreamFeed`] returned by [`Reply::fed`]; dropping the feed ends the body cleanly.
     Fed(tokio::sync::mpsc::UnboundedReceiver<Bytes>),
-    /// Accept the request and never answer.
+    /// Accept the request and never answer (no status line either).
     Hang,
 }
 
@@ -209,6 +209,10 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
         .get_mut(&path)
         .and_then(VecDeque::pop_front);
     let reply = scripted.unwrap_or_else(|| default_reply(&path, &body));
+    if let Reply::Hang = reply {
+        // Never answer, not even the status line.
+        std::future::pending::<()>().await;
+    }
     render(reply, shared)
 }
 
@@ -319,10 +323,14 @@ fn render(reply: Reply, shared: Arc<Shared>) -> Response {
                             guard.mark_finished();
                             match end {
                                 StreamEnd::Finish => None,
-                                StreamEnd::Abort => Some((
-                                    Err(std::io::Error::other("scripted abort")),
-                                    (chunks, guard, StreamEnd::Finish),
-                                )),
+                                StreamEnd::Abort => {
+                                    // Let the chunks written so far reach the client first.
+                                    tokio::time::sleep(Duration::from_millis(50)).await;
+                                    Some((
+                                        Err(std::io::Error::other("scripted abort")),
+                                        (chunks, guard, StreamEnd::Finish),
+                                    ))
+                                }
                             }
                         }
                     }
@@ -359,10 +367,7 @@ fn render(reply: Reply, shared: Arc<Shared>) -> Response {
             );
             response
         }
-        Reply::Hang => {
-            let stream = futures_util::stream::pending::<Result<Bytes, std::io::Error>>();
-            Response::new(Body::from_stream(stream))
-        }
+        Reply::Hang => Response::new(Body::empty()),
     }
 }
 
