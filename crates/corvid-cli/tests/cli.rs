@@ -1,5 +1,7 @@
 //! The `corvid` binary as a user runs it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -61,10 +63,9 @@ async fn start_server(home: &Path, upstream: &str) -> Server {
             .get(format!("http://127.0.0.1:{port}/healthz"))
             .send()
             .await
+            && response.status() == 200
         {
-            if response.status() == 200 {
-                return server;
-            }
+            return server;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }

@@ -17,15 +17,15 @@ pub(crate) async fn reject_forged(
     next: Next,
 ) -> Response {
     let headers = request.headers();
-    if !state.config().allow_remote {
-        if let Some(host) = headers.get(http::header::HOST) {
-            let host = host.to_str().unwrap_or_default();
-            if !is_loopback_authority(host) {
-                return ApiError::forbidden(format!(
-                    "refused: Host {host:?} is not a loopback name (corvid only answers requests addressed to 127.0.0.1 or localhost)"
-                ))
-                .into_response();
-            }
+    if !state.config().allow_remote
+        && let Some(host) = headers.get(http::header::HOST)
+    {
+        let host = host.to_str().unwrap_or_default();
+        if !is_loopback_authority(host) {
+            return ApiError::forbidden(format!(
+                "refused: Host {host:?} is not a loopback name (corvid only answers requests addressed to 127.0.0.1 or localhost)"
+            ))
+            .into_response();
         }
     }
     if let Some(origin) = headers.get(http::header::ORIGIN) {

@@ -85,6 +85,23 @@ pub(crate) fn relay(upstream: reqwest::Response, kind: StreamKind, log: RequestL
     response
 }
 
+/// The events that end a Responses stream.
+const RESPONSES_TERMINAL: [&[u8]; 4] = [
+    b"\"response.completed\"",
+    b"\"response.incomplete\"",
+    b"\"response.failed\"",
+    b"\"response.done\"",
+];
+
+/// The usage object at `pointer` in one event's JSON, if it is there.
+fn usage_at(payload: &[u8], pointer: &str) -> Option<Value> {
+    let event: Value = serde_json::from_slice(payload).ok()?;
+    event
+        .pointer(pointer)
+        .filter(|usage| usage.is_object())
+        .cloned()
+}
+
 struct Relay {
     upstream: reqwest::Response,
     kind: StreamKind,
@@ -147,27 +164,16 @@ impl Relay {
                 if payload.trim_ascii() == b"[DONE]" {
                     *finished = true;
                 } else if contains(payload, b"\"usage\"") {
-                    if let Ok(event) = serde_json::from_slice::<Value>(payload) {
-                        if event["usage"].is_object() {
-                            *usage = Some(event["usage"].clone());
-                        }
-                    }
+                    *usage = usage_at(payload, "/usage").or(usage.take());
                 }
             }
             StreamKind::Responses => {
-                let terminal = [
-                    &b"\"response.completed\""[..],
-                    b"\"response.incomplete\"",
-                    b"\"response.failed\"",
-                    b"\"response.done\"",
-                ];
-                if terminal.iter().any(|marker| contains(payload, marker)) {
+                if RESPONSES_TERMINAL
+                    .iter()
+                    .any(|marker| contains(payload, marker))
+                {
                     *finished = true;
-                    if let Ok(event) = serde_json::from_slice::<Value>(payload) {
-                        if event["response"]["usage"].is_object() {
-                            *usage = Some(event["response"]["usage"].clone());
-                        }
-                    }
+                    *usage = usage_at(payload, "/response/usage").or(usage.take());
                 }
             }
         });

@@ -1,5 +1,7 @@
 //! Gateway tests: the real router on a loopback socket, against mock upstreams.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
 mod suite {
     mod completions;
     mod errors;
