@@ -6,6 +6,7 @@ mod suite {
     mod completions;
     mod errors;
     mod harness;
+    mod oauth;
     mod security;
     mod streaming;
 }
