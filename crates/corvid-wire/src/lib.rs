@@ -4,4 +4,5 @@
 //! The crate is pure: no IO, no async runtime, no HTTP client, no clock.
 
 pub mod fim;
+pub mod model;
 pub mod sse;
