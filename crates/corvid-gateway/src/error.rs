@@ -101,6 +101,11 @@ impl ApiError {
             ProviderError::InvalidCredential => {
                 Self::new(StatusCode::UNAUTHORIZED, "auth_error", error.to_string())
             }
+            ProviderError::InvalidUrl { .. } => Self::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "api_error",
+                error.to_string(),
+            ),
             ProviderError::Auth(auth) => Self::from_auth(auth),
         }
     }

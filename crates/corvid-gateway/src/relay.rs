@@ -8,13 +8,17 @@
 //! Dropping the response body — which hyper does when the client goes away — drops the
 //! upstream response with it, closing that connection: the upstream request is cancelled.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use corvid_wire::sse::{SseScanner, contains};
+use futures_util::{Stream, StreamExt};
 use http::HeaderValue;
+use http_body::{Frame, SizeHint};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
@@ -49,8 +53,16 @@ pub(crate) fn relay(upstream: reqwest::Response, kind: StreamKind, log: RequestL
         .is_some_and(|value| value.starts_with("text/event-stream"));
     let ttfb_ms = log.started.elapsed().as_millis() as u64;
 
-    let state = Relay {
-        upstream,
+    // A non-streamed body keeps its exact length, so hyper sends a Content-Length of its own
+    // (nothing is copied from upstream) and writes headers and body together.
+    let length = if streaming {
+        None
+    } else {
+        upstream.content_length()
+    };
+    let body = RelayBody {
+        stream: Box::pin(upstream.bytes_stream()),
+        length,
         kind,
         streaming,
         scanner: SseScanner::new(),
@@ -61,12 +73,8 @@ pub(crate) fn relay(upstream: reqwest::Response, kind: StreamKind, log: RequestL
         ttfb_ms,
         bytes: 0,
     };
-    let body = futures_util::stream::unfold(state, |mut relay| async move {
-        let item = relay.next().await?;
-        Some((item, relay))
-    });
 
-    let mut response = Response::new(Body::from_stream(body));
+    let mut response = Response::new(Body::new(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(
@@ -102,8 +110,11 @@ fn usage_at(payload: &[u8], pointer: &str) -> Option<Value> {
         .cloned()
 }
 
-struct Relay {
-    upstream: reqwest::Response,
+/// The relayed body: upstream chunks, passed on as they arrive.
+struct RelayBody {
+    stream: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    /// The exact length of a non-streamed body, when the upstream said.
+    length: Option<u64>,
     kind: StreamKind,
     streaming: bool,
     scanner: SseScanner,
@@ -117,20 +128,49 @@ struct Relay {
     bytes: usize,
 }
 
-impl Relay {
-    async fn next(&mut self) -> Option<Result<Bytes, std::io::Error>> {
-        if self.ended {
-            return None;
+impl http_body::Body for RelayBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let this = self.get_mut();
+        if this.ended {
+            return Poll::Ready(None);
         }
-        match self.upstream.chunk().await {
-            Ok(Some(chunk)) => {
+        let item = match this.stream.poll_next_unpin(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(item) => item,
+        };
+        Poll::Ready(this.next(item).map(|result| result.map(Frame::data)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.length.map(SizeHint::with_exact).unwrap_or_default()
+    }
+}
+
+impl RelayBody {
+    /// What to send for the upstream's next item (`None`: the body is complete).
+    fn next(
+        &mut self,
+        item: Option<reqwest::Result<Bytes>>,
+    ) -> Option<Result<Bytes, std::io::Error>> {
+        match item {
+            Some(Ok(chunk)) => {
                 self.bytes += chunk.len();
                 if self.streaming {
                     self.watch(&chunk);
                 }
                 Some(Ok(chunk))
             }
-            Ok(None) => {
+            None => {
                 self.ended = true;
                 if self.streaming && !self.finished {
                     return Some(Ok(
@@ -140,7 +180,7 @@ impl Relay {
                 self.log_finished("ok");
                 None
             }
-            Err(error) => {
+            Some(Err(error)) => {
                 self.ended = true;
                 let message = if error.is_timeout() {
                     "the upstream stopped sending (idle timeout)".to_owned()

@@ -38,6 +38,9 @@ pub enum ProviderError {
         #[source]
         source: reqwest::Error,
     },
+    /// The configured upstream URL cannot be parsed.
+    #[error("the upstream URL {url} is not valid")]
+    InvalidUrl { url: String },
     /// The credential holds characters that cannot be sent in an HTTP header.
     #[error("the configured credential contains characters that cannot be sent in a header")]
     InvalidCredential,
@@ -63,7 +66,10 @@ impl ProviderError {
                 retry_after,
                 ..
             } if is_retryable_status(*status) => Retry::After(*retry_after),
-            Self::Status { .. } | Self::Transport { .. } | Self::InvalidCredential => Retry::No,
+            Self::Status { .. }
+            | Self::Transport { .. }
+            | Self::InvalidCredential
+            | Self::InvalidUrl { .. } => Retry::No,
             Self::Connect { .. } | Self::Timeout { .. } => Retry::After(None),
             Self::Auth(err) if err.is_retryable() => Retry::After(None),
             Self::Auth(_) => Retry::No,

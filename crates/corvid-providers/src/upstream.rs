@@ -100,12 +100,16 @@ impl Upstream {
         &self,
         request: UpstreamRequest<'_>,
     ) -> Result<UpstreamResponse, ProviderError> {
-        let url = format!("{}/{}", self.base_url, request.path);
+        let url_text = format!("{}/{}", self.base_url, request.path);
+        // Parsed once per call, not once per attempt; reqwest would parse a string each time.
+        let url = reqwest::Url::parse(&url_text).map_err(|_| ProviderError::InvalidUrl {
+            url: url_text.clone(),
+        })?;
         let mut retries = 0u32;
         let mut renewed_after_401 = false;
         let mut bearer = self.credential.bearer().await?;
         loop {
-            let outcome = self.send_once(&url, &request, &bearer).await;
+            let outcome = self.send_once(&url, &url_text, &request, &bearer).await;
             let error = match outcome {
                 Ok(response) if response.status().is_success() => {
                     return Ok(UpstreamResponse {
@@ -152,7 +156,8 @@ impl Upstream {
 
     async fn send_once(
         &self,
-        url: &str,
+        url: &reqwest::Url,
+        url_text: &str,
         request: &UpstreamRequest<'_>,
         bearer: &Secret,
     ) -> Result<reqwest::Response, ProviderError> {
@@ -161,14 +166,17 @@ impl Upstream {
         authorization.set_sensitive(true);
         let mut builder = self
             .http
-            .post(url)
+            .post(url.clone())
             .header(http::header::AUTHORIZATION, authorization)
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(request.body.clone());
         if let Some(deadline) = request.deadline {
             builder = builder.timeout(deadline);
         }
-        builder.send().await.map_err(|source| classify(url, source))
+        builder
+            .send()
+            .await
+            .map_err(|source| classify(url_text, source))
     }
 }
 
