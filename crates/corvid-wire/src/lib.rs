@@ -1,8 +1,13 @@
 //! corvid-wire owns the canonical LLM wire model, the API dialect codecs, SSE framing and FIM
 //! (fill-in-the-middle) prompt handling.
 //!
-//! The crate is pure: no IO, no async runtime, no HTTP client, no clock.
+//! The crate is pure: no IO, no async runtime, no HTTP client, no clock. `CODECS.md` is the
+//! contract every dialect module follows; `LOSSES.md` lists what each dialect cannot carry.
 
+pub mod anthropic;
 pub mod fim;
+pub mod gemini;
 pub mod model;
+pub mod openai_chat;
+pub mod openai_responses;
 pub mod sse;

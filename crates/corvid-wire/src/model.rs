@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod builder;
+mod names;
 mod usage;
 
 pub use builder::ResponseBuilder;
+pub use names::{MAX_TOOL_NAME, NameMap, anthropic_safe_id, synthetic_call_id, wire_name};
 pub use usage::Usage;
 
 /// One request for a model turn, whatever dialect it came in.

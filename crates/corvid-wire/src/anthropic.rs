@@ -1,0 +1,1 @@
+//! The anthropic codec (see CODECS.md).

@@ -1,0 +1,1 @@
+//! The gemini codec (see CODECS.md).

@@ -1,0 +1,1 @@
+//! The openai_responses codec (see CODECS.md).
