@@ -15,5 +15,5 @@ pub use env_file::EnvFile;
 pub use error::ConfigError;
 pub use load::{Flags, Loaded, load};
 pub use paths::{Paths, resolve_paths};
-pub use schema::{AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel};
+pub use schema::{AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price};
 pub use value::is_truthy;

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::schema::{AuthMode, CompletionsBackend, Config, LogLevel};
+use crate::schema::{AuthMode, CompletionsBackend, Config, LogLevel, Price};
 use crate::value::{is_truthy, parse_bool};
 use crate::{ConfigError, EnvFile, Paths, resolve_paths};
 
@@ -208,6 +208,9 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     if let Some(table) = toml.get("aliases") {
         config.aliases = read_aliases(table, &layers.toml_name)?;
     }
+    if let Some(table) = toml.get("prices") {
+        config.prices = read_prices(table, &layers.toml_name)?;
+    }
 
     Ok(Loaded {
         config,
@@ -236,6 +239,7 @@ const KNOWN_KEYS: &[&str] = &[
     "completions_enabled",
     "xai_auth_url",
     "aliases",
+    "prices",
 ];
 
 fn one_of(accepted: &str) -> String {
@@ -284,6 +288,49 @@ fn read_aliases(
             ))),
         })
         .collect()
+}
+
+/// `[prices."model"]` tables: `input`, `output` (required), `cached_input`, `cache_write`, in
+/// US dollars per million tokens.
+fn read_prices(value: &toml::Value, source: &str) -> Result<BTreeMap<String, Price>, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        key: "prices".to_owned(),
+        source_name: source.to_owned(),
+        message,
+    };
+    let table = value.as_table().ok_or_else(|| {
+        invalid("expected tables like [prices.\"grok-4.6\"] input = 3.0, output = 15.0".to_owned())
+    })?;
+    let mut prices = BTreeMap::new();
+    for (model, entry) in table {
+        let entry = entry.as_table().ok_or_else(|| {
+            invalid(format!(
+                "prices.{model} must be a table with input and output"
+            ))
+        })?;
+        let number = |key: &str| -> Result<Option<f64>, ConfigError> {
+            match entry.get(key) {
+                None => Ok(None),
+                Some(toml::Value::Float(value)) if *value >= 0.0 => Ok(Some(*value)),
+                Some(toml::Value::Integer(value)) if *value >= 0 => Ok(Some(*value as f64)),
+                Some(_) => Err(invalid(format!(
+                    "prices.{model}.{key} must be a non-negative number (dollars per million tokens)"
+                ))),
+            }
+        };
+        let required = |key: &str| {
+            number(key)?.ok_or_else(|| invalid(format!("prices.{model}.{key} is required")))
+        };
+        let input = required("input")?;
+        let price = Price {
+            input,
+            output: required("output")?,
+            cached_input: number("cached_input")?.unwrap_or(input),
+            cache_write: number("cache_write")?.unwrap_or(input),
+        };
+        prices.insert(model.clone(), price);
+    }
+    Ok(prices)
 }
 
 /// A raw value and the human name of where it came from.

@@ -13,6 +13,16 @@ pub struct Paths {
     pub env_file: PathBuf,
     /// True when corvid is reading the Python connector's `~/.config/supergrok-zed/` as-is.
     pub legacy: bool,
+    /// corvid's own directory, for the data it writes (the database), even when the
+    /// configuration is read from the legacy directory.
+    pub data_dir: PathBuf,
+}
+
+impl Paths {
+    /// The SQLite database: usage ledger, request log, conversations.
+    pub fn database(&self) -> PathBuf {
+        self.data_dir.join("corvid.db")
+    }
 }
 
 /// Finds the configuration directory and files from the process environment.
@@ -24,8 +34,8 @@ pub struct Paths {
 /// point at the two files directly.
 pub fn resolve_paths(env: impl Fn(&str) -> Option<String>) -> Result<Paths, ConfigError> {
     let non_empty = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    let (dir, legacy) = match non_empty("CORVID_HOME") {
-        Some(home) => (PathBuf::from(home), false),
+    let (dir, legacy, data_dir) = match non_empty("CORVID_HOME") {
+        Some(home) => (PathBuf::from(home.clone()), false, PathBuf::from(home)),
         None => {
             let base = match non_empty("XDG_CONFIG_HOME") {
                 Some(xdg) => PathBuf::from(xdg),
@@ -37,9 +47,9 @@ pub fn resolve_paths(env: impl Fn(&str) -> Option<String>) -> Result<Paths, Conf
             let python = base.join("supergrok-zed");
             let own_is_empty = !own.join("config.toml").exists() && !own.join("env").exists();
             if own_is_empty && python.is_dir() {
-                (python, true)
+                (python, true, own)
             } else {
-                (own, false)
+                (own.clone(), false, own)
             }
         }
     };
@@ -56,5 +66,6 @@ pub fn resolve_paths(env: impl Fn(&str) -> Option<String>) -> Result<Paths, Conf
         config_file,
         env_file,
         legacy,
+        data_dir,
     })
 }

@@ -141,6 +141,21 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// How long in-flight requests may run after a shutdown signal.
     pub shutdown_grace: Duration,
+    /// Prices per model (upstream model name), for `corvid usage` costs.
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// What a model costs, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Price {
+    /// Fresh (uncached) input.
+    pub input: f64,
+    /// Input read from a cache; defaults to `input` when not given.
+    pub cached_input: f64,
+    /// Input written to a cache; defaults to `input` when not given.
+    pub cache_write: f64,
+    /// Output, reasoning included.
+    pub output: f64,
 }
 
 impl Default for Config {
@@ -168,6 +183,7 @@ impl Default for Config {
             xai_auth_url: "https://auth.x.ai".to_owned(),
             max_body_bytes: 32 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(10),
+            prices: BTreeMap::new(),
         }
     }
 }

@@ -301,6 +301,10 @@ fn legacy_supergrok_zed_directory_is_read_as_is() {
     let loaded = load(&Flags::default(), &process).unwrap();
     assert!(loaded.paths.legacy);
     assert_eq!(loaded.paths.dir, legacy);
+    assert_eq!(
+        loaded.paths.database(),
+        xdg.path().join("corvid").join("corvid.db")
+    );
     assert_eq!(loaded.config.port, 8788);
     assert_eq!(loaded.config.auth_mode, AuthMode::OAuth);
     assert_eq!(loaded.secret("XAI_ACCESS_TOKEN").as_deref(), Some("tok"));
@@ -323,4 +327,42 @@ fn home_fallback_and_missing_home() {
     assert_eq!(paths.dir, home.path().join(".config").join("corvid"));
     assert_eq!(paths.env_file, paths.dir.join("env"));
     assert!(matches!(resolve_paths(|_| None), Err(ConfigError::NoHome)));
+}
+
+#[test]
+fn price_tables() {
+    let home = tempfile::tempdir().unwrap();
+    fs::write(
+        home.path().join("config.toml"),
+        "[prices.\"grok-4.6\"]\ninput = 3\noutput = 15.0\ncached_input = 0.75\n",
+    )
+    .unwrap();
+    let price = load(&Flags::default(), &env(home.path(), &[]))
+        .unwrap()
+        .config
+        .prices["grok-4.6"];
+    assert_eq!(
+        price,
+        crate::Price {
+            input: 3.0,
+            output: 15.0,
+            cached_input: 0.75,
+            cache_write: 3.0
+        }
+    );
+
+    fs::write(home.path().join("config.toml"), "[prices.m]\ninput = 1\n").unwrap();
+    let message = load(&Flags::default(), &env(home.path(), &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("prices.m.output is required"), "{message}");
+    fs::write(
+        home.path().join("config.toml"),
+        "[prices.m]\ninput = -1\noutput = 1\n",
+    )
+    .unwrap();
+    let message = load(&Flags::default(), &env(home.path(), &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("non-negative"), "{message}");
 }
