@@ -13,6 +13,11 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use corvid_config::{Flags, Loaded};
 
+// mimalloc: the gateway allocates and frees small buffers on every request across worker
+// threads; glibc's allocator spent ~13% of a loaded gateway's CPU there (measured with perf).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A local gateway between your editor and the models you pay for.
 #[derive(Debug, Parser)]
 #[command(name = "corvid", version, about, long_about = None, propagate_version = true)]

@@ -5,7 +5,7 @@ use anyhow::Context;
 use corvid_auth::Credential;
 use corvid_config::Loaded;
 use corvid_gateway::{AppState, check_bind_address, router};
-use corvid_providers::{Upstream, build_http_client};
+use corvid_providers::{Upstream, build_transport};
 use tracing_subscriber::EnvFilter;
 
 pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
@@ -16,8 +16,13 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
         tracing::info!(dir = %loaded.paths.dir.display(), "using the supergrok-zed configuration directory as-is");
     }
 
-    let http = build_http_client(&config).context("cannot build the HTTP client")?;
-    let credential = Credential::from_config(&loaded, http.clone());
+    let transport = build_transport(&config)
+        .map_err(|error| anyhow::anyhow!("cannot set up the upstream client: {error}"))?;
+    if transport.is_proxied() {
+        tracing::info!("using the system proxy for the upstream");
+    }
+    let oauth_http = corvid_auth::oauth_http_client()?;
+    let credential = Credential::from_config(&loaded, oauth_http);
     if matches!(credential, Credential::Missing { .. }) {
         tracing::warn!(
             auth_mode = %config.auth_mode,
@@ -25,7 +30,7 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
             "no xAI credential: requests will be answered 401 until one is set (XAI_API_KEY, or `corvid login xai` with auth_mode = \"oauth\")"
         );
     }
-    let upstream = Upstream::new(http, &config.upstream, credential, config.max_retries);
+    let upstream = Upstream::new(transport, &config.upstream, credential, config.max_retries);
     let app = router(AppState::new(config.clone(), upstream));
 
     let address = format!(

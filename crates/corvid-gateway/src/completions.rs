@@ -8,9 +8,10 @@ use axum::Json;
 use axum::extract::{Request, State};
 use bytes::BytesMut;
 use corvid_config::CompletionsBackend;
-use corvid_providers::UpstreamRequest;
+use corvid_providers::{UpstreamBody, UpstreamRequest, is_timeout};
 use corvid_wire::fim::{self, CompletionRequest, FimError};
 use http::StatusCode;
+use http_body_util::BodyExt;
 use serde_json::Value;
 
 use crate::body::read_body;
@@ -113,23 +114,27 @@ fn request_error(error: &FimError) -> ApiError {
     api
 }
 
-async fn read_reply(mut response: reqwest::Response) -> Result<BytesMut, ApiError> {
+async fn read_reply(response: http::Response<UpstreamBody>) -> Result<BytesMut, ApiError> {
+    let mut body = response.into_body();
     let mut reply = BytesMut::new();
     loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) if reply.len() + chunk.len() <= REPLY_LIMIT => {
-                reply.extend_from_slice(&chunk)
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                let Ok(chunk) = frame.into_data() else {
+                    continue;
+                };
+                if reply.len() + chunk.len() > REPLY_LIMIT {
+                    return Err(ApiError::new(
+                        StatusCode::BAD_GATEWAY,
+                        "api_error",
+                        "upstream completion reply is too large",
+                    ));
+                }
+                reply.extend_from_slice(&chunk);
             }
-            Ok(Some(_)) => {
-                return Err(ApiError::new(
-                    StatusCode::BAD_GATEWAY,
-                    "api_error",
-                    "upstream completion reply is too large",
-                ));
-            }
-            Ok(None) => return Ok(reply),
-            Err(error) => {
-                let (status, kind) = if error.is_timeout() {
+            None => return Ok(reply),
+            Some(Err(error)) => {
+                let (status, kind) = if is_timeout(error.as_ref()) {
                     (StatusCode::GATEWAY_TIMEOUT, "timeout_error")
                 } else {
                     (StatusCode::BAD_GATEWAY, "api_error")

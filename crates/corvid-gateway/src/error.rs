@@ -88,7 +88,7 @@ impl ApiError {
                 "api_error",
                 format!("could not reach the upstream at {url}"),
             ),
-            ProviderError::Timeout { url, .. } => Self::new(
+            ProviderError::Timeout { url } => Self::new(
                 StatusCode::GATEWAY_TIMEOUT,
                 "timeout_error",
                 format!("the upstream at {url} did not answer in time"),

@@ -15,10 +15,10 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
+use corvid_providers::{BoxError, UpstreamBody, is_timeout};
 use corvid_wire::sse::{SseScanner, contains};
-use futures_util::{Stream, StreamExt};
 use http::HeaderValue;
-use http_body::{Frame, SizeHint};
+use http_body::{Body as _, Frame, SizeHint};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
@@ -43,7 +43,11 @@ pub(crate) struct RequestLog {
 
 /// Builds the client's response from the upstream's: its status and content type, no
 /// hop-by-hop or length headers, and the body relayed as it arrives.
-pub(crate) fn relay(upstream: reqwest::Response, kind: StreamKind, log: RequestLog) -> Response {
+pub(crate) fn relay(
+    upstream: http::Response<UpstreamBody>,
+    kind: StreamKind,
+    log: RequestLog,
+) -> Response {
     let status = upstream.status();
     let content_type = upstream.headers().get(http::header::CONTENT_TYPE).cloned();
     let request_id = upstream.headers().get("x-request-id").cloned();
@@ -58,10 +62,10 @@ pub(crate) fn relay(upstream: reqwest::Response, kind: StreamKind, log: RequestL
     let length = if streaming {
         None
     } else {
-        upstream.content_length()
+        upstream.body().size_hint().exact()
     };
     let body = RelayBody {
-        stream: Box::pin(upstream.bytes_stream()),
+        inner: upstream.into_body(),
         length,
         kind,
         streaming,
@@ -112,7 +116,7 @@ fn usage_at(payload: &[u8], pointer: &str) -> Option<Value> {
 
 /// The relayed body: upstream chunks, passed on as they arrive.
 struct RelayBody {
-    stream: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    inner: UpstreamBody,
     /// The exact length of a non-streamed body, when the upstream said.
     length: Option<u64>,
     kind: StreamKind,
@@ -140,11 +144,19 @@ impl http_body::Body for RelayBody {
         if this.ended {
             return Poll::Ready(None);
         }
-        let item = match this.stream.poll_next_unpin(cx) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(item) => item,
-        };
-        Poll::Ready(this.next(item).map(|result| result.map(Frame::data)))
+        loop {
+            let item = match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => None,
+                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                    Ok(data) => Some(Ok(data)),
+                    // Trailers carry nothing for the client here.
+                    Err(_) => continue,
+                },
+                Poll::Ready(Some(Err(error))) => Some(Err(error)),
+            };
+            return Poll::Ready(this.next(item).map(|result| result.map(Frame::data)));
+        }
     }
 
     fn is_end_stream(&self) -> bool {
@@ -160,7 +172,7 @@ impl RelayBody {
     /// What to send for the upstream's next item (`None`: the body is complete).
     fn next(
         &mut self,
-        item: Option<reqwest::Result<Bytes>>,
+        item: Option<Result<Bytes, BoxError>>,
     ) -> Option<Result<Bytes, std::io::Error>> {
         match item {
             Some(Ok(chunk)) => {
@@ -182,7 +194,7 @@ impl RelayBody {
             }
             Some(Err(error)) => {
                 self.ended = true;
-                let message = if error.is_timeout() {
+                let message = if is_timeout(error.as_ref()) {
                     "the upstream stopped sending (idle timeout)".to_owned()
                 } else {
                     format!("the upstream stream broke: {error}")

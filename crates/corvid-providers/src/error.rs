@@ -2,6 +2,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use corvid_auth::AuthError;
+
+use crate::transport::BoxError;
 use http::StatusCode;
 
 /// Why an upstream call failed. Every variant says where it happened and whether a retry is
@@ -22,21 +24,17 @@ pub enum ProviderError {
     Connect {
         url: String,
         #[source]
-        source: reqwest::Error,
+        source: BoxError,
     },
     /// The upstream did not answer in time.
     #[error("the upstream at {url} did not answer in time")]
-    Timeout {
-        url: String,
-        #[source]
-        source: reqwest::Error,
-    },
+    Timeout { url: String },
     /// The request could not be sent for another reason.
     #[error("request to the upstream at {url} failed")]
     Transport {
         url: String,
         #[source]
-        source: reqwest::Error,
+        source: BoxError,
     },
     /// The configured upstream URL cannot be parsed.
     #[error("the upstream URL {url} is not valid")]

@@ -4,8 +4,10 @@
 
 mod backoff;
 mod error;
+mod transport;
 mod upstream;
 
 pub use backoff::{backoff_delay, parse_retry_after};
 pub use error::{ProviderError, Retry};
-pub use upstream::{Upstream, UpstreamRequest, UpstreamResponse, build_http_client};
+pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};
+pub use upstream::{Upstream, UpstreamRequest, UpstreamResponse, build_transport};

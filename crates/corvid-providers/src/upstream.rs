@@ -4,39 +4,27 @@ use bytes::{Bytes, BytesMut};
 use corvid_auth::{Credential, Secret};
 use corvid_config::Config;
 use http::{HeaderValue, StatusCode};
+use http_body_util::BodyExt;
 
 use crate::backoff::{backoff_delay, parse_retry_after};
 use crate::error::{ProviderError, Retry};
+use crate::transport::{BoxError, SendError, Transport, UpstreamBody};
 
 /// The longest `Retry-After` corvid waits out itself; a longer one goes back to the client.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// How much of an upstream error body is kept for the caller's error message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
-/// Builds the shared HTTP client: connect timeout, and an idle read timeout instead of a total
-/// deadline so long streams are not cut. Loopback upstreams bypass any system proxy.
-pub fn build_http_client(config: &Config) -> Result<reqwest::Client, reqwest::Error> {
-    let mut builder = reqwest::Client::builder()
-        .connect_timeout(config.connect_timeout)
-        .read_timeout(config.request_timeout)
-        .pool_idle_timeout(Duration::from_secs(90))
-        .tcp_nodelay(true)
-        .user_agent(concat!("corvid/", env!("CARGO_PKG_VERSION")));
-    if is_loopback_url(&config.upstream) {
-        builder = builder.no_proxy();
-    }
-    builder.build()
-}
-
-fn is_loopback_url(url: &str) -> bool {
-    url::Url::parse(url)
-        .ok()
-        .and_then(|url| url.host().map(|host| host.to_owned()))
-        .is_some_and(|host| match host {
-            url::Host::Domain(name) => name.eq_ignore_ascii_case("localhost"),
-            url::Host::Ipv4(ip) => ip.is_loopback(),
-            url::Host::Ipv6(ip) => ip.is_loopback(),
-        })
+/// Builds the transport for `config.upstream`: connect timeout, and the request timeout as an
+/// idle timeout (headers, then every gap in the body), never a total deadline. A system proxy
+/// from the process environment is honoured.
+pub fn build_transport(config: &Config) -> Result<Transport, BoxError> {
+    Transport::new(
+        config.connect_timeout,
+        config.request_timeout,
+        &config.upstream,
+        |name| std::env::var(name).ok(),
+    )
 }
 
 /// One POST to the upstream.
@@ -53,7 +41,7 @@ pub struct UpstreamRequest<'a> {
 /// A successful upstream response, its body not yet read.
 #[derive(Debug)]
 pub struct UpstreamResponse {
-    pub response: reqwest::Response,
+    pub response: http::Response<UpstreamBody>,
     /// Attempts made, 1 when the first one succeeded.
     pub attempts: u32,
 }
@@ -61,7 +49,7 @@ pub struct UpstreamResponse {
 /// An OpenAI-compatible upstream (xAI by default) with its credential.
 #[derive(Debug, Clone)]
 pub struct Upstream {
-    http: reqwest::Client,
+    transport: Transport,
     base_url: String,
     credential: Credential,
     max_retries: u32,
@@ -69,13 +57,13 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn new(
-        http: reqwest::Client,
+        transport: Transport,
         base_url: &str,
         credential: Credential,
         max_retries: u32,
     ) -> Self {
         Self {
-            http,
+            transport,
             base_url: base_url.trim_end_matches('/').to_owned(),
             credential,
             max_retries,
@@ -101,10 +89,12 @@ impl Upstream {
         request: UpstreamRequest<'_>,
     ) -> Result<UpstreamResponse, ProviderError> {
         let url_text = format!("{}/{}", self.base_url, request.path);
-        // Parsed once per call, not once per attempt; reqwest would parse a string each time.
-        let url = reqwest::Url::parse(&url_text).map_err(|_| ProviderError::InvalidUrl {
-            url: url_text.clone(),
-        })?;
+        // Parsed once per call, not once per attempt.
+        let url = url_text
+            .parse::<http::Uri>()
+            .map_err(|_| ProviderError::InvalidUrl {
+                url: url_text.clone(),
+            })?;
         let mut retries = 0u32;
         let mut renewed_after_401 = false;
         let mut bearer = self.credential.bearer().await?;
@@ -156,60 +146,63 @@ impl Upstream {
 
     async fn send_once(
         &self,
-        url: &reqwest::Url,
+        url: &http::Uri,
         url_text: &str,
         request: &UpstreamRequest<'_>,
         bearer: &Secret,
-    ) -> Result<reqwest::Response, ProviderError> {
+    ) -> Result<http::Response<UpstreamBody>, ProviderError> {
         let mut authorization = HeaderValue::from_str(&format!("Bearer {}", bearer.expose()))
             .map_err(|_| ProviderError::InvalidCredential)?;
         authorization.set_sensitive(true);
-        let mut builder = self
-            .http
-            .post(url.clone())
+        let outgoing = http::Request::post(url.clone())
             .header(http::header::AUTHORIZATION, authorization)
             .header(http::header::CONTENT_TYPE, "application/json")
-            .body(request.body.clone());
-        if let Some(deadline) = request.deadline {
-            builder = builder.timeout(deadline);
-        }
-        builder
-            .send()
+            .header(http::header::USER_AGENT, USER_AGENT)
+            .body(request.body.clone())
+            .map_err(|error| ProviderError::Transport {
+                url: url_text.to_owned(),
+                source: Box::new(error),
+            })?;
+        self.transport
+            .send(outgoing, request.deadline)
             .await
-            .map_err(|source| classify(url_text, source))
+            .map_err(|error| {
+                let url = url_text.to_owned();
+                match error {
+                    SendError::Connect(source) => ProviderError::Connect { url, source },
+                    SendError::Timeout => ProviderError::Timeout { url },
+                    SendError::Other(source) => ProviderError::Transport { url, source },
+                }
+            })
     }
 }
 
-fn classify(url: &str, source: reqwest::Error) -> ProviderError {
-    let url = url.to_owned();
-    if source.is_timeout() {
-        ProviderError::Timeout { url, source }
-    } else if source.is_connect() {
-        ProviderError::Connect { url, source }
-    } else {
-        ProviderError::Transport { url, source }
-    }
-}
+const USER_AGENT: &str = concat!("corvid/", env!("CARGO_PKG_VERSION"));
 
 /// Reads (the start of) an error response into a `Status` error.
-async fn status_error(mut response: reqwest::Response) -> ProviderError {
+async fn status_error(response: http::Response<UpstreamBody>) -> ProviderError {
     let status = response.status();
     let retry_after = response
         .headers()
         .get(http::header::RETRY_AFTER)
         .and_then(|value| value.to_str().ok())
         .and_then(parse_retry_after);
-    let mut body = BytesMut::new();
-    while body.len() < ERROR_BODY_LIMIT {
-        match response.chunk().await {
-            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-            Ok(None) | Err(_) => break,
+    let mut body = response.into_body();
+    let mut collected = BytesMut::new();
+    while collected.len() < ERROR_BODY_LIMIT {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    collected.extend_from_slice(&data);
+                }
+            }
+            Some(Err(_)) | None => break,
         }
     }
-    body.truncate(ERROR_BODY_LIMIT);
+    collected.truncate(ERROR_BODY_LIMIT);
     ProviderError::Status {
         status,
-        body: Bytes::from(body),
+        body: collected.freeze(),
         retry_after,
     }
 }

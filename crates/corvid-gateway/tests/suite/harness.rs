@@ -4,7 +4,7 @@ use std::time::Duration;
 use corvid_auth::{Credential, Secret};
 use corvid_config::Config;
 use corvid_gateway::{AppState, router};
-use corvid_providers::{Upstream, build_http_client};
+use corvid_providers::{Upstream, build_transport};
 use corvid_test_support::MockUpstream;
 
 /// A running gateway in front of a mock upstream.
@@ -36,7 +36,7 @@ impl Gateway {
             ..Config::default()
         };
         configure(&mut config);
-        let http = build_http_client(&config).unwrap();
+        let http = build_transport(&config).unwrap();
         let provider = Upstream::new(http, &config.upstream, credential, config.max_retries);
         let app = router(AppState::new(config, provider));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -231,3 +231,20 @@ async fn client_disconnect_cancels_the_upstream_request() {
     .await;
     assert_eq!(gateway.upstream.streams_completed(), 0);
 }
+
+#[tokio::test]
+async fn a_stream_that_goes_quiet_ends_with_an_idle_timeout_event() {
+    let gateway =
+        Gateway::start_with(|config| config.request_timeout = Duration::from_millis(300)).await;
+    let (feed, reply) = Reply::fed();
+    gateway.upstream.enqueue("/v1/chat/completions", reply);
+    let response = gateway.post("/v1/chat/completions", CHAT).await;
+    feed.event(r#"{"choices":[{"index":0,"delta":{"content":"a"}}]}"#);
+    // The upstream then says nothing; the relay gives up after the idle timeout.
+    let text = tokio::time::timeout(Duration::from_secs(10), response.text())
+        .await
+        .expect("the stream ends")
+        .unwrap();
+    assert!(text.contains("idle timeout"), "{text}");
+    drop(feed);
+}
