@@ -3,6 +3,7 @@
 
 mod auth_commands;
 mod serve;
+mod usage_command;
 mod zed_config;
 
 use std::collections::HashMap;
@@ -42,6 +43,15 @@ enum Command {
     Logout,
     /// Show the active auth mode, who is signed in and when the token expires (never a secret).
     Status,
+    /// Tokens spent per day and model (and cost, where [prices] are configured).
+    Usage {
+        /// Only the last N days (UTC), today included.
+        #[arg(long, value_name = "N")]
+        days: Option<u32>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the Zed settings.json keys that point Zed's chat and edit predictions at corvid.
     ZedConfig(ZedConfigArgs),
 }
@@ -138,6 +148,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Logout => auth_commands::logout(&load(&config_only(cli.config))?),
         Command::Status => {
             let text = auth_commands::status(&load(&config_only(cli.config))?)?;
+            print_stdout(&text)
+        }
+        Command::Usage { days, json } => {
+            let text = usage_command::usage(&load(&config_only(cli.config))?, days, json)?;
             print_stdout(&text)
         }
         Command::ZedConfig(args) => {

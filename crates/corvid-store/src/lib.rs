@@ -1,0 +1,23 @@
+//! corvid's embedded store: one SQLite file (`<data_dir>/corvid.db`) holding the usage ledger /
+//! request log, and later conversations.
+//!
+//! - [`Store`] opens (and migrates) the database and answers queries. It wraps one
+//!   `rusqlite::Connection`, so it is `Send` but not `Sync`: give each thread its own `Store`
+//!   (WAL mode lets readers run while a writer writes).
+//! - [`UsageRecorder`] is the gateway's hot-path handle: `record` hands a [`UsageRecord`] to one
+//!   background writer thread and never blocks; the thread batches inserts into transactions.
+//! - [`cost`] prices a [`Tokens`] split with a [`corvid_config::Price`].
+//!
+//! The store never decides what to log: a prompt is stored only when the caller puts one in
+//! [`UsageRecord::prompt`].
+
+mod error;
+mod migrations;
+mod recorder;
+mod store;
+mod usage;
+
+pub use error::StoreError;
+pub use recorder::{RecorderOptions, RecorderStats, UsageRecorder};
+pub use store::Store;
+pub use usage::{Outcome, Tokens, UsageRecord, UsageRow, UsageTotals, cost, now_ms};

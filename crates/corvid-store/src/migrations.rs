@@ -1,0 +1,30 @@
+//! The schema, as an ordered list of SQL steps.
+//!
+//! `PRAGMA user_version` holds how many steps a database has applied. Opening a store applies
+//! the missing ones in order, in one transaction. Never edit or reorder a step that has shipped:
+//! add a new one at the end (conversations and messages will be steps 2 and up).
+
+/// Every schema step, oldest first. Step `n` (1-based) brings `user_version` to `n`.
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 1: the usage ledger / request log, one row per gateway request.
+    "CREATE TABLE requests (
+        id          INTEGER PRIMARY KEY,
+        at          INTEGER NOT NULL,            -- Unix milliseconds
+        route       TEXT    NOT NULL,            -- chat_completions, messages, completions, ...
+        inbound     TEXT    NOT NULL,            -- openai-chat, anthropic, gemini, fim, ...
+        provider    TEXT    NOT NULL,
+        model       TEXT    NOT NULL,            -- the upstream model name
+        status      INTEGER NOT NULL,            -- HTTP status, 0 when none was received
+        outcome     TEXT    NOT NULL,            -- ok, error, stream_error, cancelled
+        latency_ms  INTEGER NOT NULL,
+        ttfb_ms     INTEGER,
+        input       INTEGER NOT NULL DEFAULT 0,  -- excludes cache reads and writes
+        cache_read  INTEGER NOT NULL DEFAULT 0,
+        cache_write INTEGER NOT NULL DEFAULT 0,
+        output      INTEGER NOT NULL DEFAULT 0,  -- includes reasoning
+        reasoning   INTEGER NOT NULL DEFAULT 0,
+        attempts    INTEGER NOT NULL DEFAULT 1,
+        prompt      TEXT                         -- only when the caller passed one
+    );
+    CREATE INDEX requests_at ON requests (at);",
+];

@@ -1,0 +1,299 @@
+//! The non-blocking usage writer for the gateway's hot path.
+//!
+//! Concurrency model: every [`UsageRecorder`] clone shares one bounded `std::sync::mpsc`
+//! channel whose only receiver is one background thread that owns a [`Store`]. Request
+//! handlers call [`UsageRecorder::record`], which uses `try_send`: when the channel is full the
+//! record is dropped and counted, so a slow disk can never stall a response. The writer thread
+//! collects records into a batch and writes the batch in one transaction when it reaches
+//! `max_batch` rows, when `max_delay` has passed since the batch's first row, when someone calls
+//! [`UsageRecorder::flush`], or when the last handle is dropped. No async runtime is involved.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::{Store, StoreError, UsageRecord};
+
+/// At most one "records dropped" warning per this period.
+const DROP_WARNING_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Tuning for a [`UsageRecorder`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecorderOptions {
+    /// Records that may wait in the channel; beyond this, `record` drops.
+    pub capacity: usize,
+    /// Rows written per transaction at most.
+    pub max_batch: usize,
+    /// How long a record may wait in a partial batch before the batch is written.
+    pub max_delay: Duration,
+}
+
+impl Default for RecorderOptions {
+    fn default() -> Self {
+        Self {
+            capacity: 4096,
+            max_batch: 256,
+            max_delay: Duration::from_millis(200),
+        }
+    }
+}
+
+/// Counters of a [`UsageRecorder`] since it started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecorderStats {
+    /// Records accepted into the channel.
+    pub queued: u64,
+    /// Records dropped because the channel was full or the writer had stopped.
+    pub dropped: u64,
+    /// Rows committed to the database.
+    pub written: u64,
+    /// Rows lost because their transaction failed.
+    pub failed: u64,
+    /// Transactions committed.
+    pub batches: u64,
+}
+
+/// A cheap, cloneable handle that records usage without blocking.
+///
+/// When the last clone is dropped, the writer thread writes what it still holds and is joined
+/// (a short blocking wait, meant for shutdown).
+#[derive(Debug, Clone)]
+pub struct UsageRecorder {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    /// `None` only while `Drop` runs: dropping the sender is what tells the writer to finish.
+    sender: Option<SyncSender<Message>>,
+    writer: Option<JoinHandle<()>>,
+    counters: Arc<Counters>,
+    /// When the last "dropped" warning was logged; only locked on the drop path, with
+    /// `try_lock`, so `record` still never waits.
+    last_drop_warning: Mutex<Option<Instant>>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    queued: AtomicU64,
+    dropped: AtomicU64,
+    written: AtomicU64,
+    failed: AtomicU64,
+    batches: AtomicU64,
+}
+
+enum Message {
+    Record(Box<UsageRecord>),
+    /// Write the pending batch now and report whether every write since the last flush
+    /// succeeded.
+    Flush(SyncSender<Result<(), StoreError>>),
+}
+
+impl UsageRecorder {
+    /// Starts the writer thread with default options; it owns `store` from now on.
+    pub fn spawn(store: Store) -> Result<UsageRecorder, StoreError> {
+        Self::spawn_with(store, RecorderOptions::default())
+    }
+
+    /// Starts the writer thread with `options`.
+    pub fn spawn_with(store: Store, options: RecorderOptions) -> Result<UsageRecorder, StoreError> {
+        spawn_gated(store, options, None)
+    }
+
+    /// Hands `record` to the writer thread. Never blocks: when the channel is full (or the
+    /// writer has stopped) the record is dropped, counted, and a warning is logged at most
+    /// once a minute.
+    pub fn record(&self, record: UsageRecord) {
+        let Some(sender) = &self.shared.sender else {
+            return;
+        };
+        match sender.try_send(Message::Record(Box::new(record))) {
+            Ok(()) => {
+                self.shared.counters.queued.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => self.note_drop(),
+        }
+    }
+
+    /// Blocks until everything recorded before this call is committed. Returns the first
+    /// write error since the previous flush, if any (those rows are lost).
+    pub fn flush(&self) -> Result<(), StoreError> {
+        let sender = self
+            .shared
+            .sender
+            .as_ref()
+            .ok_or(StoreError::WriterStopped)?;
+        let (reply, answer) = mpsc::sync_channel(1);
+        sender
+            .send(Message::Flush(reply))
+            .map_err(|_| StoreError::WriterStopped)?;
+        answer.recv().map_err(|_| StoreError::WriterStopped)?
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> RecorderStats {
+        let counters = &self.shared.counters;
+        RecorderStats {
+            queued: counters.queued.load(Ordering::Relaxed),
+            dropped: counters.dropped.load(Ordering::Relaxed),
+            written: counters.written.load(Ordering::Relaxed),
+            failed: counters.failed.load(Ordering::Relaxed),
+            batches: counters.batches.load(Ordering::Relaxed),
+        }
+    }
+
+    fn note_drop(&self) {
+        let dropped = self.shared.counters.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+        // Contended means another thread is deciding about the warning right now: skip.
+        let Ok(mut last) = self.shared.last_drop_warning.try_lock() else {
+            return;
+        };
+        let now = Instant::now();
+        if last.is_none_or(|at| now.duration_since(at) >= DROP_WARNING_INTERVAL) {
+            *last = Some(now);
+            tracing::warn!(
+                dropped,
+                "usage writer is behind; usage records are being dropped"
+            );
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Closing the channel makes the writer drain what is queued, write it, and return.
+        drop(self.sender.take());
+        if let Some(writer) = self.writer.take()
+            && writer.join().is_err()
+        {
+            tracing::error!("the usage writer thread panicked");
+        }
+    }
+}
+
+/// Starts the writer; with a `gate`, the thread waits for a message (or the gate's closing)
+/// before it reads anything, which lets tests fill the channel deterministically.
+fn spawn_gated(
+    store: Store,
+    options: RecorderOptions,
+    gate: Option<Receiver<()>>,
+) -> Result<UsageRecorder, StoreError> {
+    let (sender, receiver) = mpsc::sync_channel(options.capacity.max(1));
+    let counters = Arc::new(Counters::default());
+    let writer = Writer {
+        store,
+        receiver,
+        options,
+        counters: Arc::clone(&counters),
+        batch: Vec::with_capacity(options.max_batch.max(1)),
+        error: None,
+    };
+    let handle = std::thread::Builder::new()
+        .name("corvid-usage-writer".to_owned())
+        .spawn(move || {
+            if let Some(gate) = gate {
+                // Either a message or a dropped sender opens the gate.
+                let _ = gate.recv();
+            }
+            writer.run();
+        })
+        .map_err(StoreError::Spawn)?;
+    Ok(UsageRecorder {
+        shared: Arc::new(Shared {
+            sender: Some(sender),
+            writer: Some(handle),
+            counters,
+            last_drop_warning: Mutex::new(None),
+        }),
+    })
+}
+
+struct Writer {
+    store: Store,
+    receiver: Receiver<Message>,
+    options: RecorderOptions,
+    counters: Arc<Counters>,
+    batch: Vec<UsageRecord>,
+    /// The first failed write since the last flush, reported by the next flush.
+    error: Option<StoreError>,
+}
+
+impl Writer {
+    fn run(mut self) {
+        // Set when the batch gets its first row: the batch is written no later than this.
+        let mut deadline: Option<Instant> = None;
+        loop {
+            let message = match deadline {
+                None => self
+                    .receiver
+                    .recv()
+                    .map_err(|_| RecvTimeoutError::Disconnected),
+                Some(deadline) => self
+                    .receiver
+                    .recv_timeout(deadline.saturating_duration_since(Instant::now())),
+            };
+            match message {
+                Ok(Message::Record(record)) => {
+                    self.batch.push(*record);
+                    if self.batch.len() >= self.options.max_batch.max(1) {
+                        self.write();
+                        deadline = None;
+                    } else if deadline.is_none() {
+                        deadline = Some(Instant::now() + self.options.max_delay);
+                    }
+                }
+                Ok(Message::Flush(reply)) => {
+                    self.write();
+                    deadline = None;
+                    // The flusher may have given up waiting; nothing to do then.
+                    let _ = reply.send(self.error.take().map_or(Ok(()), Err));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.write();
+                    deadline = None;
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    // Every handle is gone and the queue is drained (mpsc delivers buffered
+                    // messages before reporting the disconnect).
+                    self.write();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn write(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let rows = self.batch.len() as u64;
+        match self.store.record_all(&self.batch) {
+            Ok(()) => {
+                self.counters.written.fetch_add(rows, Ordering::Relaxed);
+                self.counters.batches.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(error) => {
+                self.counters.failed.fetch_add(rows, Ordering::Relaxed);
+                tracing::warn!(rows, error = %error_chain(&error), "could not write usage records");
+                self.error.get_or_insert(error);
+            }
+        }
+        self.batch.clear();
+    }
+}
+
+fn error_chain(error: &StoreError) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;

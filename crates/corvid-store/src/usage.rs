@@ -1,0 +1,247 @@
+//! The usage ledger / request log: one row per gateway request, and the queries over it.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use corvid_config::Price;
+use rusqlite::{Connection, Row, params};
+
+use crate::{Store, StoreError};
+
+/// Token counts in corvid's canonical split (the same as `corvid_wire::Usage`): `input` excludes
+/// cache reads and writes; `output` includes `reasoning`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    /// Input tokens neither read from nor written to a cache.
+    pub input: u64,
+    /// Input tokens read from a cache.
+    pub cache_read: u64,
+    /// Input tokens written to a cache.
+    pub cache_write: u64,
+    /// All output tokens, reasoning included.
+    pub output: u64,
+    /// The reasoning share of `output`.
+    pub reasoning: u64,
+}
+
+impl Tokens {
+    /// Every input token: fresh, cache read and cache written.
+    pub fn total_input(&self) -> u64 {
+        self.input
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
+    }
+}
+
+/// What it costs in US dollars: each count times its price per million tokens. Reasoning is
+/// part of `output` and is not charged a second time.
+pub fn cost(tokens: &Tokens, price: &Price) -> f64 {
+    // u64 → f64 is exact below 2^53 tokens, far beyond any real count.
+    let dollars = tokens.input as f64 * price.input
+        + tokens.cache_read as f64 * price.cached_input
+        + tokens.cache_write as f64 * price.cache_write
+        + tokens.output as f64 * price.output;
+    dollars / 1e6
+}
+
+/// How a request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Answered in full.
+    Ok,
+    /// Failed before a response started (an error status went to the client).
+    Error,
+    /// Failed after the response started (an in-stream error event went to the client).
+    StreamError,
+    /// The client went away before the answer was complete.
+    Cancelled,
+}
+
+impl Outcome {
+    /// The name stored in the `outcome` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Error => "error",
+            Self::StreamError => "stream_error",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One gateway request, as written to the ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageRecord {
+    /// When the request arrived, in Unix milliseconds (see [`now_ms`]).
+    pub at: i64,
+    /// The inbound endpoint: `chat_completions`, `responses`, `messages`, `completions`, ...
+    pub route: String,
+    /// The caller's dialect: `openai-chat`, `openai-responses`, `anthropic`, `gemini`, `fim`.
+    pub inbound: String,
+    /// The provider that answered, e.g. `xai`.
+    pub provider: String,
+    /// The upstream model name (after aliases), which is what prices are keyed by.
+    pub model: String,
+    /// The upstream HTTP status, or 0 when none was received.
+    pub status: u16,
+    pub outcome: Outcome,
+    /// From arrival to the last byte sent.
+    pub latency_ms: u64,
+    /// From arrival to the first byte sent, when one was sent.
+    pub ttfb_ms: Option<u64>,
+    pub tokens: Tokens,
+    /// Upstream attempts made (1 when the first try answered).
+    pub attempts: u32,
+    /// The prompt text, only when the caller chose to log it (`log_prompts`); the store never
+    /// fills this by itself.
+    pub prompt: Option<String>,
+}
+
+/// The current time in Unix milliseconds, for [`UsageRecord::at`].
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
+/// Usage of one model on one UTC day.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageRow {
+    /// `YYYY-MM-DD`, UTC.
+    pub day: String,
+    /// The upstream model name.
+    pub model: String,
+    pub requests: u64,
+    /// Requests whose outcome was `error` or `stream_error` (cancellations are not errors).
+    pub errors: u64,
+    pub tokens: Tokens,
+}
+
+/// Usage summed over every day and model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UsageTotals {
+    pub requests: u64,
+    /// Requests whose outcome was `error` or `stream_error`.
+    pub errors: u64,
+    pub tokens: Tokens,
+}
+
+const INSERT: &str = "INSERT INTO requests (at, route, inbound, provider, model, status, outcome,
+        latency_ms, ttfb_ms, input, cache_read, cache_write, output, reasoning, attempts, prompt)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+
+/// The aggregate columns shared by both queries, in the order `read_aggregate` expects.
+const AGGREGATES: &str = "COUNT(*),
+    COALESCE(SUM(outcome IN ('error', 'stream_error')), 0),
+    COALESCE(SUM(input), 0), COALESCE(SUM(cache_read), 0), COALESCE(SUM(cache_write), 0),
+    COALESCE(SUM(output), 0), COALESCE(SUM(reasoning), 0)";
+
+impl Store {
+    /// Writes one record. The gateway should use a [`crate::UsageRecorder`] instead, which
+    /// batches writes on a background thread.
+    pub fn record(&mut self, record: &UsageRecord) -> Result<(), StoreError> {
+        self.record_all(std::slice::from_ref(record))
+    }
+
+    /// Writes several records in one transaction (one fsync in WAL mode instead of one each).
+    pub fn record_all(&mut self, records: &[UsageRecord]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        insert(&tx, records)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Usage grouped by UTC day and model, ordered by day then model; only requests at or
+    /// after `since_ms` (Unix milliseconds) when given.
+    pub fn usage_by_day_and_model(
+        &self,
+        since_ms: Option<i64>,
+    ) -> Result<Vec<UsageRow>, StoreError> {
+        let sql = format!(
+            "SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, model, {AGGREGATES}
+             FROM requests WHERE ?1 IS NULL OR at >= ?1
+             GROUP BY day, model ORDER BY day, model"
+        );
+        let mut statement = self.conn.prepare(&sql)?;
+        let rows = statement.query_map([since_ms], |row| {
+            let (requests, errors, tokens) = read_aggregate(row, 2)?;
+            Ok(UsageRow {
+                day: row.get(0)?,
+                model: row.get(1)?,
+                requests,
+                errors,
+                tokens,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Usage summed over everything at or after `since_ms` (all of it when `None`).
+    pub fn totals(&self, since_ms: Option<i64>) -> Result<UsageTotals, StoreError> {
+        let sql = format!("SELECT {AGGREGATES} FROM requests WHERE ?1 IS NULL OR at >= ?1");
+        let totals = self.conn.query_row(&sql, [since_ms], |row| {
+            let (requests, errors, tokens) = read_aggregate(row, 0)?;
+            Ok(UsageTotals {
+                requests,
+                errors,
+                tokens,
+            })
+        })?;
+        Ok(totals)
+    }
+}
+
+/// Inserts `records` with one prepared statement; the caller owns the transaction.
+pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), StoreError> {
+    let mut statement = conn.prepare(INSERT)?;
+    for record in records {
+        statement.execute(params![
+            record.at,
+            record.route,
+            record.inbound,
+            record.provider,
+            record.model,
+            record.status,
+            record.outcome.as_str(),
+            to_sql_int(record.latency_ms),
+            record.ttfb_ms.map(to_sql_int),
+            to_sql_int(record.tokens.input),
+            to_sql_int(record.tokens.cache_read),
+            to_sql_int(record.tokens.cache_write),
+            to_sql_int(record.tokens.output),
+            to_sql_int(record.tokens.reasoning),
+            record.attempts,
+            record.prompt,
+        ])?;
+    }
+    Ok(())
+}
+
+/// SQLite integers are signed 64-bit; counts beyond that are clamped.
+fn to_sql_int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn from_sql_int(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+/// Reads `requests, errors, input, cache_read, cache_write, output, reasoning` from `first` on.
+fn read_aggregate(row: &Row<'_>, first: usize) -> rusqlite::Result<(u64, u64, Tokens)> {
+    let column = |offset: usize| row.get::<_, i64>(first + offset).map(from_sql_int);
+    Ok((
+        column(0)?,
+        column(1)?,
+        Tokens {
+            input: column(2)?,
+            cache_read: column(3)?,
+            cache_write: column(4)?,
+            output: column(5)?,
+            reasoning: column(6)?,
+        },
+    ))
+}
+
+#[cfg(test)]
+pub(crate) mod tests;
