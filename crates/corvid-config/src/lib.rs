@@ -8,6 +8,7 @@ mod env_file;
 mod error;
 mod load;
 mod paths;
+mod providers;
 mod schema;
 mod value;
 
@@ -15,5 +16,6 @@ pub use env_file::EnvFile;
 pub use error::ConfigError;
 pub use load::{Flags, Loaded, load};
 pub use paths::{Paths, resolve_paths};
+pub use providers::{CredentialSource, ModelRule, ProviderConfig, ProviderKind, XAI_MODELS};
 pub use schema::{AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price};
 pub use value::is_truthy;

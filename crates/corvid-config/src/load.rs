@@ -208,6 +208,30 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     if let Some(table) = toml.get("aliases") {
         config.aliases = read_aliases(table, &layers.toml_name)?;
     }
+    config.providers = crate::providers::read_providers(
+        toml.get("providers"),
+        &config.upstream,
+        &layers.toml_name,
+    )?;
+    if let Some(found) = layers.string("default_provider", "DEFAULT_PROVIDER")? {
+        if config.provider(&found.value).is_none() {
+            let names: Vec<&str> = config
+                .providers
+                .iter()
+                .map(|provider| provider.name.as_str())
+                .collect();
+            return Err(ConfigError::Invalid {
+                key: "default_provider".to_owned(),
+                source_name: found.source_name,
+                message: format!(
+                    "expected one of {}; got {:?}",
+                    names.join(", "),
+                    found.value
+                ),
+            });
+        }
+        config.default_provider = found.value;
+    }
     if let Some(table) = toml.get("prices") {
         config.prices = read_prices(table, &layers.toml_name)?;
     }
@@ -240,6 +264,8 @@ const KNOWN_KEYS: &[&str] = &[
     "xai_auth_url",
     "aliases",
     "prices",
+    "providers",
+    "default_provider",
 ];
 
 fn one_of(accepted: &str) -> String {

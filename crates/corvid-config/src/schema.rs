@@ -2,6 +2,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use crate::providers::ProviderConfig;
+
 /// The port corvid listens on unless told otherwise (the supergrok-zed port).
 pub const DEFAULT_PORT: u16 = 8787;
 
@@ -143,6 +145,10 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Prices per model (upstream model name), for `corvid usage` costs.
     pub prices: BTreeMap<String, Price>,
+    /// Every provider: the presets merged with `[providers.*]`.
+    pub providers: Vec<ProviderConfig>,
+    /// Where a bare model name that no provider lists goes (`xai`, the seed's behaviour).
+    pub default_provider: String,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -184,6 +190,8 @@ impl Default for Config {
             max_body_bytes: 32 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(10),
             prices: BTreeMap::new(),
+            providers: crate::providers::presets("https://api.x.ai/v1"),
+            default_provider: "xai".to_owned(),
         }
     }
 }
@@ -201,6 +209,11 @@ impl Config {
 
     fn resolve_model_once<'a>(&'a self, name: &'a str) -> &'a str {
         self.aliases.get(name).map(String::as_str).unwrap_or(name)
+    }
+
+    /// The provider called `name`.
+    pub fn provider(&self, name: &str) -> Option<&ProviderConfig> {
+        self.providers.iter().find(|provider| provider.name == name)
     }
 
     /// The base URL the server listens on, for messages and printed settings.

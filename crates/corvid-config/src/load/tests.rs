@@ -366,3 +366,106 @@ fn price_tables() {
         .to_string();
     assert!(message.contains("non-negative"), "{message}");
 }
+
+#[test]
+fn provider_presets_and_overrides() {
+    let home = tempfile::tempdir().unwrap();
+    let config = load(
+        &Flags::default(),
+        &env(home.path(), &[("CORVID_UPSTREAM", "http://127.0.0.1:9/v1")]),
+    )
+    .unwrap()
+    .config;
+    let names: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["xai", "openai", "anthropic", "gemini", "ollama"]);
+    let xai = config.provider("xai").unwrap();
+    assert_eq!(
+        xai.base_url, "http://127.0.0.1:9/v1",
+        "the seed's upstream is the xai provider"
+    );
+    assert_eq!(xai.credential, crate::CredentialSource::XaiAuth);
+    assert!(!config.provider("ollama").unwrap().explicit);
+    assert_eq!(config.default_provider, "xai");
+
+    fs::write(
+        home.path().join("config.toml"),
+        r#"
+default_provider = "openai"
+[providers.openai]
+base_url = "http://127.0.0.1:10/v1/"
+api_key_env = "MY_OPENAI_KEY"
+headers = { "OpenAI-Organization" = "org-1" }
+[providers.ollama]
+[providers.local]
+kind = "openai-responses"
+base_url = "http://127.0.0.1:11/v1"
+models = ["qwen3"]
+[providers.local.model_rules.qwen3]
+drop = ["temperature"]
+max_output_tokens = 4096
+"#,
+    )
+    .unwrap();
+    let config = load(&Flags::default(), &env(home.path(), &[]))
+        .unwrap()
+        .config;
+    let openai = config.provider("openai").unwrap();
+    assert_eq!(openai.base_url, "http://127.0.0.1:10/v1");
+    assert_eq!(
+        openai.credential,
+        crate::CredentialSource::Env(vec!["MY_OPENAI_KEY".to_owned()])
+    );
+    assert_eq!(
+        openai.headers,
+        [("OpenAI-Organization".to_owned(), "org-1".to_owned())]
+    );
+    assert!(openai.explicit);
+    assert!(
+        config.provider("ollama").unwrap().explicit,
+        "an empty table switches a preset on"
+    );
+    let local = config.provider("local").unwrap();
+    assert_eq!(local.kind, crate::ProviderKind::OpenAiResponses);
+    assert_eq!(local.models, ["qwen3"]);
+    assert_eq!(
+        local.rule("qwen3"),
+        Some(&crate::ModelRule {
+            drop: vec!["temperature".to_owned()],
+            max_output_tokens: Some(4096)
+        })
+    );
+    assert_eq!(config.default_provider, "openai");
+}
+
+#[test]
+fn provider_errors_name_the_key() {
+    let cases = [
+        (
+            "[providers.x]\nbase_url = \"http://a\"\n",
+            "providers.x.kind",
+        ),
+        (
+            "[providers.x]\nkind = \"soap\"\nbase_url = \"http://a\"\n",
+            "openai-chat, openai-responses",
+        ),
+        ("[providers.x]\nkind = \"gemini\"\n", "providers.x.base_url"),
+        ("[providers.openai]\nbase_url = \"ftp://a\"\n", "http://"),
+        (
+            "[providers.openai]\nsecret = \"x\"\n",
+            "providers.openai.secret",
+        ),
+        (
+            "[providers.openai.model_rules.m]\nmax_output_tokens = -1\n",
+            "positive integer",
+        ),
+        ("default_provider = \"nobody\"\n", "`default_provider`"),
+    ];
+    for (text, needle) in cases {
+        let home = tempfile::tempdir().unwrap();
+        fs::write(home.path().join("config.toml"), text).unwrap();
+        let message = load(&Flags::default(), &env(home.path(), &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains(needle), "{text:?}: {message}");
+    }
+}
