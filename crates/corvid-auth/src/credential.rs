@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use corvid_config::{AuthMode, Loaded};
+use corvid_config::{AuthMode, CredentialSource, Loaded, ProviderConfig};
 
 use crate::store::tokens_from_loaded;
 use crate::tokens::API_KEY_VAR;
@@ -18,6 +18,15 @@ pub enum Credential {
     OAuth(Arc<OAuthSession>),
     /// The active mode has no credential; requests get a 401 naming what to set.
     Missing { mode: AuthMode },
+    /// Another provider's API key (OpenAI, Anthropic, Gemini, …), sent as is.
+    Key { provider: String, secret: Secret },
+    /// Another provider whose key variable is not set.
+    MissingKey {
+        provider: String,
+        variables: Vec<String>,
+    },
+    /// A provider that needs no credential (a local server).
+    None,
 }
 
 impl Credential {
@@ -48,21 +57,61 @@ impl Credential {
         }
     }
 
-    /// The active mode.
+    /// The credential for a provider: the xAI one for `XaiAuth`, the first set variable for
+    /// `Env`, nothing for `None`.
+    pub fn for_provider(provider: &ProviderConfig, loaded: &Loaded, http: reqwest::Client) -> Self {
+        match &provider.credential {
+            CredentialSource::XaiAuth => Self::from_config(loaded, http),
+            CredentialSource::Env(variables) => variables
+                .iter()
+                .find_map(|variable| loaded.secret(variable))
+                .map(|secret| Self::Key {
+                    provider: provider.name.clone(),
+                    secret: Secret::from(secret),
+                })
+                .unwrap_or_else(|| Self::MissingKey {
+                    provider: provider.name.clone(),
+                    variables: variables.clone(),
+                }),
+            CredentialSource::None => Self::None,
+        }
+    }
+
+    /// The xAI mode (other providers' keys count as `api_key`).
     pub fn mode(&self) -> AuthMode {
         match self {
-            Self::ApiKey(_) => AuthMode::ApiKey,
+            Self::ApiKey(_) | Self::Key { .. } | Self::MissingKey { .. } | Self::None => {
+                AuthMode::ApiKey
+            }
             Self::OAuth(_) => AuthMode::OAuth,
             Self::Missing { mode } => *mode,
         }
     }
 
+    /// Whether a credential is there to send (or none is needed).
+    pub fn is_available(&self) -> bool {
+        !matches!(self, Self::Missing { .. } | Self::MissingKey { .. })
+    }
+
+    /// Whether requests carry no credential at all.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Self::None)
+    }
+
     /// The bearer token for the next upstream request.
     pub async fn bearer(&self) -> Result<Secret, AuthError> {
         match self {
-            Self::ApiKey(key) => Ok(key.clone()),
+            Self::ApiKey(key) | Self::Key { secret: key, .. } => Ok(key.clone()),
             Self::OAuth(session) => session.access_token().await,
             Self::Missing { mode } => Err(AuthError::NotConfigured { mode: *mode }),
+            Self::MissingKey {
+                provider,
+                variables,
+            } => Err(AuthError::MissingKey {
+                provider: provider.clone(),
+                variables: variables.clone(),
+            }),
+            Self::None => Ok(Secret::new(String::new())),
         }
     }
 
@@ -70,9 +119,16 @@ impl Credential {
     /// when a retry cannot help (an API key is what it is).
     pub async fn after_unauthorized(&self, rejected: &Secret) -> Result<Option<Secret>, AuthError> {
         match self {
-            Self::ApiKey(_) => Ok(None),
+            Self::ApiKey(_) | Self::Key { .. } | Self::None => Ok(None),
             Self::OAuth(session) => session.refresh_after_rejection(rejected).await.map(Some),
             Self::Missing { mode } => Err(AuthError::NotConfigured { mode: *mode }),
+            Self::MissingKey {
+                provider,
+                variables,
+            } => Err(AuthError::MissingKey {
+                provider: provider.clone(),
+                variables: variables.clone(),
+            }),
         }
     }
 }

@@ -10,6 +10,15 @@ pub enum AuthError {
     /// The active mode has no credential at all.
     #[error("{}", not_configured_message(*mode))]
     NotConfigured { mode: AuthMode },
+    /// Another provider's key variable is not set.
+    #[error(
+        "no credential for provider `{provider}`: set {} in corvid's env file (`corvid status` shows where) or the environment, then restart corvid",
+        variables.join(" or ")
+    )]
+    MissingKey {
+        provider: String,
+        variables: Vec<String>,
+    },
     /// The OAuth sign-in is gone: no refresh token, or xAI refused it (the tokens were cleared).
     #[error("xAI sign-in required ({reason}): run `corvid login xai`")]
     SignInRequired { reason: String },
@@ -32,6 +41,7 @@ impl AuthError {
         match self {
             Self::RefreshFailed { .. } => true,
             Self::NotConfigured { .. }
+            | Self::MissingKey { .. }
             | Self::SignInRequired { .. }
             | Self::Storage(_)
             | Self::Login(_) => false,

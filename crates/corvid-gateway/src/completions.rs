@@ -70,6 +70,7 @@ pub(crate) async fn complete(
             path,
             body: upstream_body.to_string().into(),
             deadline: Some(config.completions_timeout),
+            headers: Vec::new(),
         })
         .await
         .map_err(|error| {

@@ -72,6 +72,7 @@ async fn forward(state: AppState, request: Request, route: Route) -> Result<Resp
             path,
             body,
             deadline: None,
+            headers: Vec::new(),
         })
         .await
         .map_err(|error| {

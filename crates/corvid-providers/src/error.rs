@@ -75,7 +75,8 @@ impl ProviderError {
     }
 }
 
-/// The statuses the seed retries: rate limited, bad gateway, unavailable, gateway timeout.
+/// The statuses the seed retries — rate limited, bad gateway, unavailable, gateway timeout —
+/// plus Anthropic's 529 "overloaded" (no other provider uses 529).
 pub(crate) fn is_retryable_status(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 429 | 502 | 503 | 504)
+    matches!(status.as_u16(), 429 | 502 | 503 | 504 | 529)
 }

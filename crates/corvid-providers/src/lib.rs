@@ -4,10 +4,14 @@
 
 mod backoff;
 mod error;
+mod registry;
 mod transport;
 mod upstream;
 
 pub use backoff::{backoff_delay, parse_retry_after};
 pub use error::{ProviderError, Retry};
+pub use registry::{Provider, Registry, Route, RouteError};
 pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};
-pub use upstream::{Upstream, UpstreamRequest, UpstreamResponse, build_transport};
+pub use upstream::{
+    ANTHROPIC_VERSION, AuthStyle, Upstream, UpstreamRequest, UpstreamResponse, build_transport,
+};

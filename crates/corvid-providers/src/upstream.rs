@@ -3,7 +3,10 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use corvid_auth::{Credential, Secret};
 use corvid_config::Config;
-use http::{HeaderValue, StatusCode};
+use std::sync::Arc;
+
+use corvid_config::ProviderKind;
+use http::{HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 
 use crate::backoff::{backoff_delay, parse_retry_after};
@@ -28,7 +31,7 @@ pub fn build_transport(config: &Config) -> Result<Transport, BoxError> {
 }
 
 /// One POST to the upstream.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct UpstreamRequest<'a> {
     /// Path under the base URL, without a leading slash: `chat/completions`, `responses`.
     pub path: &'a str,
@@ -36,7 +39,34 @@ pub struct UpstreamRequest<'a> {
     pub body: Bytes,
     /// A total deadline for this call, when it must be shorter than the idle timeout (FIM).
     pub deadline: Option<Duration>,
+    /// Headers for this request only (e.g. a client's `anthropic-beta` for Anthropic).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
+
+/// How a provider wants its credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthStyle {
+    /// `Authorization: Bearer <key>` (OpenAI, xAI, OpenAI-compatible servers).
+    Bearer,
+    /// `x-api-key: <key>` and `anthropic-version` (Anthropic).
+    AnthropicKey,
+    /// `x-goog-api-key: <key>` (Gemini).
+    GoogleKey,
+}
+
+impl AuthStyle {
+    /// The style each API kind uses.
+    pub fn for_kind(kind: ProviderKind) -> Self {
+        match kind {
+            ProviderKind::OpenAiChat | ProviderKind::OpenAiResponses => Self::Bearer,
+            ProviderKind::Anthropic => Self::AnthropicKey,
+            ProviderKind::Gemini => Self::GoogleKey,
+        }
+    }
+}
+
+/// The `anthropic-version` corvid speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// A successful upstream response, its body not yet read.
 #[derive(Debug)]
@@ -53,6 +83,9 @@ pub struct Upstream {
     base_url: String,
     credential: Credential,
     max_retries: u32,
+    auth: AuthStyle,
+    /// Sent on every request (configured provider headers).
+    headers: Arc<[(HeaderName, HeaderValue)]>,
 }
 
 impl Upstream {
@@ -67,7 +100,21 @@ impl Upstream {
             base_url: base_url.trim_end_matches('/').to_owned(),
             credential,
             max_retries,
+            auth: AuthStyle::Bearer,
+            headers: Arc::from(Vec::new()),
         }
+    }
+
+    /// Uses `auth` to send the credential.
+    pub fn with_auth(mut self, auth: AuthStyle) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Sends these headers on every request.
+    pub fn with_headers(mut self, headers: Vec<(HeaderName, HeaderValue)>) -> Self {
+        self.headers = Arc::from(headers);
+        self
     }
 
     /// The credential this upstream injects.
@@ -88,6 +135,24 @@ impl Upstream {
         &self,
         request: UpstreamRequest<'_>,
     ) -> Result<UpstreamResponse, ProviderError> {
+        self.call(Method::POST, request).await
+    }
+
+    /// A GET (model lists), with the same retries and credential.
+    pub async fn get(&self, path: &str) -> Result<UpstreamResponse, ProviderError> {
+        let request = UpstreamRequest {
+            path,
+            deadline: Some(Duration::from_secs(15)),
+            ..UpstreamRequest::default()
+        };
+        self.call(Method::GET, request).await
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        request: UpstreamRequest<'_>,
+    ) -> Result<UpstreamResponse, ProviderError> {
         let url_text = format!("{}/{}", self.base_url, request.path);
         // Parsed once per call, not once per attempt.
         let url = url_text
@@ -99,7 +164,9 @@ impl Upstream {
         let mut renewed_after_401 = false;
         let mut bearer = self.credential.bearer().await?;
         loop {
-            let outcome = self.send_once(&url, &url_text, &request, &bearer).await;
+            let outcome = self
+                .send_once(&method, &url, &url_text, &request, &bearer)
+                .await;
             let error = match outcome {
                 Ok(response) if response.status().is_success() => {
                     return Ok(UpstreamResponse {
@@ -146,23 +213,57 @@ impl Upstream {
 
     async fn send_once(
         &self,
+        method: &Method,
         url: &http::Uri,
         url_text: &str,
         request: &UpstreamRequest<'_>,
         bearer: &Secret,
     ) -> Result<http::Response<UpstreamBody>, ProviderError> {
-        let mut authorization = HeaderValue::from_str(&format!("Bearer {}", bearer.expose()))
-            .map_err(|_| ProviderError::InvalidCredential)?;
-        authorization.set_sensitive(true);
-        let outgoing = http::Request::post(url.clone())
-            .header(http::header::AUTHORIZATION, authorization)
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .header(http::header::USER_AGENT, USER_AGENT)
-            .body(request.body.clone())
-            .map_err(|error| ProviderError::Transport {
-                url: url_text.to_owned(),
-                source: Box::new(error),
-            })?;
+        let mut builder = http::Request::builder()
+            .method(method.clone())
+            .uri(url.clone())
+            .header(http::header::USER_AGENT, USER_AGENT);
+        if *method == Method::POST {
+            builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        if !self.credential.is_none() {
+            let (name, value) = match self.auth {
+                AuthStyle::Bearer => (
+                    http::header::AUTHORIZATION,
+                    format!("Bearer {}", bearer.expose()),
+                ),
+                AuthStyle::AnthropicKey => (
+                    HeaderName::from_static("x-api-key"),
+                    bearer.expose().to_owned(),
+                ),
+                AuthStyle::GoogleKey => (
+                    HeaderName::from_static("x-goog-api-key"),
+                    bearer.expose().to_owned(),
+                ),
+            };
+            let mut value =
+                HeaderValue::from_str(&value).map_err(|_| ProviderError::InvalidCredential)?;
+            value.set_sensitive(true);
+            builder = builder.header(name, value);
+        }
+        if self.auth == AuthStyle::AnthropicKey
+            && !request
+                .headers
+                .iter()
+                .any(|(name, _)| name == "anthropic-version")
+        {
+            builder = builder.header("anthropic-version", ANTHROPIC_VERSION);
+        }
+        for (name, value) in self.headers.iter().chain(&request.headers) {
+            builder = builder.header(name, value);
+        }
+        let outgoing =
+            builder
+                .body(request.body.clone())
+                .map_err(|error| ProviderError::Transport {
+                    url: url_text.to_owned(),
+                    source: Box::new(error),
+                })?;
         self.transport
             .send(outgoing, request.deadline)
             .await

@@ -162,3 +162,37 @@ fn debug_output_never_shows_a_secret() {
         }
     }
 }
+
+#[tokio::test]
+async fn other_providers_use_their_own_key_variables() {
+    let home = tempfile::tempdir().unwrap();
+    write_env_file(home.path(), "GOOGLE_API_KEY=g-key\nXAI_API_KEY=xai-key\n");
+    let loaded = load_from(home.path(), &[]);
+    let provider = |name: &str| loaded.config.provider(name).unwrap().clone();
+
+    let gemini = Credential::for_provider(&provider("gemini"), &loaded, http());
+    assert_eq!(
+        gemini.bearer().await.unwrap(),
+        Secret::new("g-key"),
+        "the second variable counts"
+    );
+    assert!(gemini.is_available());
+
+    let anthropic = Credential::for_provider(&provider("anthropic"), &loaded, http());
+    assert!(!anthropic.is_available());
+    let message = anthropic.bearer().await.unwrap_err().to_string();
+    assert!(
+        message.contains("`anthropic`") && message.contains("ANTHROPIC_API_KEY"),
+        "{message}"
+    );
+
+    let xai = Credential::for_provider(&provider("xai"), &loaded, http());
+    assert_eq!(xai.bearer().await.unwrap(), Secret::new("xai-key"));
+
+    let ollama = Credential::for_provider(&provider("ollama"), &loaded, http());
+    assert!(ollama.is_none() && ollama.is_available());
+    assert!(
+        !format!("{gemini:?}").contains("g-key"),
+        "Debug never shows a key"
+    );
+}

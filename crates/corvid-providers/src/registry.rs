@@ -1,0 +1,374 @@
+//! Providers by name, and routing a requested model to one of them.
+//!
+//! A model is addressed as `provider/model`, as an alias (which may itself name a provider), or
+//! as a bare name that the catalog resolves: the providers that list it (configured models and
+//! fetched lists); one → that provider; several → an error naming them; none → the provider
+//! whose family the name belongs to (`claude-…` → anthropic), else `default_provider`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use corvid_auth::Credential;
+use corvid_config::{Loaded, ProviderConfig, ProviderKind};
+use http::{HeaderName, HeaderValue};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::transport::{BoxError, Transport};
+use crate::upstream::{AuthStyle, Upstream};
+
+/// How long a fetched model list is trusted.
+const MODEL_LIST_TTL: Duration = Duration::from_secs(600);
+
+/// One configured upstream: its settings, its client, and its cached model list.
+#[derive(Debug)]
+pub struct Provider {
+    config: ProviderConfig,
+    upstream: Upstream,
+    fetched: Mutex<Option<(Instant, Vec<String>)>>,
+}
+
+impl Provider {
+    pub fn new(config: ProviderConfig, upstream: Upstream) -> Self {
+        Self {
+            config,
+            upstream,
+            fetched: Mutex::new(None),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    pub fn kind(&self) -> ProviderKind {
+        self.config.kind
+    }
+
+    pub fn config(&self) -> &ProviderConfig {
+        &self.config
+    }
+
+    pub fn upstream(&self) -> &Upstream {
+        &self.upstream
+    }
+
+    /// Whether requests may be routed here: switched on, and declared in `config.toml` or with
+    /// a credential present. The xai provider is always available (the seed's behaviour: a
+    /// missing key is a 401 naming what to set).
+    pub fn is_available(&self) -> bool {
+        self.config.enabled
+            && (self.config.explicit
+                || self.config.name == "xai"
+                || self.has_own_credential())
+    }
+
+    /// A preset with a key of its own (a keyless preset such as ollama must be declared).
+    fn has_own_credential(&self) -> bool {
+        let credential = self.upstream.credential();
+        credential.is_available() && !credential.is_none()
+    }
+
+    /// Whether this provider lists `model` (configured, or in a fetched list still cached).
+    pub fn lists(&self, model: &str) -> bool {
+        if self.config.models.iter().any(|known| known == model) {
+            return true;
+        }
+        self.fetched
+            .try_lock()
+            .ok()
+            .and_then(|cache| {
+                cache
+                    .as_ref()
+                    .map(|(_, models)| models.iter().any(|known| known == model))
+            })
+            .unwrap_or(false)
+    }
+
+    /// The configured models plus the provider's own list, fetched on demand and cached.
+    pub async fn models(&self) -> Vec<String> {
+        let mut models = self.config.models.clone();
+        let mut cache = self.fetched.lock().await;
+        let fresh = cache
+            .as_ref()
+            .is_some_and(|(at, _)| at.elapsed() < MODEL_LIST_TTL);
+        if !fresh && self.upstream.credential().is_available() {
+            match self.fetch_models().await {
+                Ok(list) => *cache = Some((Instant::now(), list)),
+                Err(error) => {
+                    tracing::debug!(provider = %self.config.name, %error, "could not list models")
+                }
+            }
+        }
+        if let Some((_, fetched)) = cache.as_ref() {
+            for model in fetched {
+                if !models.contains(model) {
+                    models.push(model.clone());
+                }
+            }
+        }
+        models
+    }
+
+    async fn fetch_models(&self) -> Result<Vec<String>, BoxError> {
+        let response = self.upstream.get("models").await?;
+        let body = response.response.into_body().collect().await?.to_bytes();
+        let value: Value = serde_json::from_slice(&body)?;
+        // OpenAI and Anthropic: {"data":[{"id"}]}; Gemini: {"models":[{"name":"models/x"}]}.
+        let ids = value["data"]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|item| item["id"].as_str())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .or_else(|| {
+                value["models"].as_array().map(|items| {
+                    items
+                        .iter()
+                        .filter_map(|item| item["name"].as_str())
+                        .map(|name| name.strip_prefix("models/").unwrap_or(name).to_owned())
+                        .collect()
+                })
+            })
+            .unwrap_or_default();
+        Ok(ids)
+    }
+}
+
+/// Where a request goes.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub provider: Arc<Provider>,
+    /// The model name to send upstream.
+    pub model: String,
+}
+
+/// Why a model could not be routed. Messages list what would work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteError {
+    #[error("unknown provider `{provider}` in model `{model}`; configured providers: {}", available.join(", "))]
+    UnknownProvider {
+        provider: String,
+        model: String,
+        available: Vec<String>,
+    },
+    #[error("provider `{provider}` is not set up: {reason}")]
+    Unavailable { provider: String, reason: String },
+    #[error("model `{model}` is offered by several providers; name one of: {}", candidates.join(", "))]
+    Ambiguous {
+        model: String,
+        candidates: Vec<String>,
+    },
+    #[error("no provider serves model `{model}`; use provider/model with one of: {}", available.join(", "))]
+    UnknownModel {
+        model: String,
+        available: Vec<String>,
+    },
+}
+
+/// Every provider, with the aliases and the default for unknown names.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    providers: Vec<Arc<Provider>>,
+    aliases: std::collections::BTreeMap<String, String>,
+    default_model: String,
+    default_provider: String,
+}
+
+impl Registry {
+    /// Builds every configured provider with its credential and transport. `oauth_http` serves
+    /// SuperGrok token refreshes.
+    pub fn from_config(loaded: &Loaded, oauth_http: reqwest::Client) -> Result<Self, BoxError> {
+        let config = &loaded.config;
+        let mut providers = Vec::with_capacity(config.providers.len());
+        for provider in &config.providers {
+            let transport = Transport::new(
+                config.connect_timeout,
+                config.request_timeout,
+                &provider.base_url,
+                |name| std::env::var(name).ok(),
+            )?;
+            let credential = Credential::for_provider(provider, loaded, oauth_http.clone());
+            let headers = provider
+                .headers
+                .iter()
+                .map(|(name, value)| {
+                    Ok((
+                        HeaderName::from_bytes(name.as_bytes())?,
+                        HeaderValue::from_str(value)?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, BoxError>>()?;
+            let upstream = Upstream::new(
+                transport,
+                &provider.base_url,
+                credential,
+                config.max_retries,
+            )
+            .with_auth(AuthStyle::for_kind(provider.kind))
+            .with_headers(headers);
+            providers.push(Arc::new(Provider::new(provider.clone(), upstream)));
+        }
+        Ok(Self::new(providers, loaded))
+    }
+
+    /// A registry of ready providers (tests build them by hand).
+    pub fn new(providers: Vec<Arc<Provider>>, loaded: &Loaded) -> Self {
+        Self {
+            providers,
+            aliases: loaded.config.aliases.clone(),
+            default_model: loaded.config.default_model.clone(),
+            default_provider: loaded.config.default_provider.clone(),
+        }
+    }
+
+    /// All providers, available or not.
+    pub fn providers(&self) -> &[Arc<Provider>] {
+        &self.providers
+    }
+
+    /// The provider called `name`.
+    pub fn provider(&self, name: &str) -> Option<&Arc<Provider>> {
+        self.providers
+            .iter()
+            .find(|provider| provider.name() == name)
+    }
+
+    /// The aliases (public name → target).
+    pub fn aliases(&self) -> &std::collections::BTreeMap<String, String> {
+        &self.aliases
+    }
+
+    /// Routes `requested` (see the module docs). An empty name means `default_model`.
+    pub fn resolve(&self, requested: &str) -> Result<Route, RouteError> {
+        let requested = requested.trim();
+        let name = if requested.is_empty() {
+            self.default_model.as_str()
+        } else {
+            requested
+        };
+        let name = self.aliases.get(name).map(String::as_str).unwrap_or(name);
+
+        if let Some((prefix, model)) = name.split_once('/')
+            && let Some(provider) = self.provider(prefix)
+        {
+            return self.available(provider, model);
+        }
+
+        let listing: Vec<&Arc<Provider>> = self
+            .providers
+            .iter()
+            .filter(|provider| provider.is_available() && provider.lists(name))
+            .collect();
+        match listing.as_slice() {
+            [only] => {
+                return Ok(Route {
+                    provider: Arc::clone(only),
+                    model: name.to_owned(),
+                });
+            }
+            [] => {}
+            several => {
+                return Err(RouteError::Ambiguous {
+                    model: name.to_owned(),
+                    candidates: several
+                        .iter()
+                        .map(|provider| format!("{}/{name}", provider.name()))
+                        .collect(),
+                });
+            }
+        }
+        if let Some(family) = family_of(name)
+            && let Some(provider) = self.provider(family)
+            && provider.is_available()
+        {
+            return Ok(Route {
+                provider: Arc::clone(provider),
+                model: name.to_owned(),
+            });
+        }
+        if let Some(family) = family_of(name)
+            && let Some(provider) = self.provider(family)
+        {
+            // The family's provider exists but is not set up: say how, rather than sending a
+            // Claude model to xAI.
+            return self.available(provider, name);
+        }
+        if let Some((prefix, _)) = name.split_once('/') {
+            return Err(RouteError::UnknownProvider {
+                provider: prefix.to_owned(),
+                model: name.to_owned(),
+                available: self.available_names(),
+            });
+        }
+        match self.provider(&self.default_provider) {
+            Some(provider) if provider.is_available() => Ok(Route {
+                provider: Arc::clone(provider),
+                model: name.to_owned(),
+            }),
+            _ => Err(RouteError::UnknownModel {
+                model: name.to_owned(),
+                available: self.available_names(),
+            }),
+        }
+    }
+
+    fn available(&self, provider: &Arc<Provider>, model: &str) -> Result<Route, RouteError> {
+        if !provider.config.enabled {
+            return Err(RouteError::Unavailable {
+                provider: provider.name().to_owned(),
+                reason: "it is switched off (enabled = false)".to_owned(),
+            });
+        }
+        if !provider.is_available() {
+            return Err(RouteError::Unavailable {
+                provider: provider.name().to_owned(),
+                reason: match &provider.config.credential {
+                    corvid_config::CredentialSource::Env(variables) => {
+                        format!(
+                            "set {} in corvid's env file or the environment",
+                            variables.join(" or ")
+                        )
+                    }
+                    _ => "declare it under [providers] in config.toml".to_owned(),
+                },
+            });
+        }
+        Ok(Route {
+            provider: Arc::clone(provider),
+            model: model.to_owned(),
+        })
+    }
+
+    fn available_names(&self) -> Vec<String> {
+        self.providers
+            .iter()
+            .filter(|provider| provider.is_available())
+            .map(|provider| provider.name().to_owned())
+            .collect()
+    }
+}
+
+/// The preset provider a model family belongs to.
+fn family_of(model: &str) -> Option<&'static str> {
+    let model = model.to_ascii_lowercase();
+    let starts = |prefixes: &[&str]| prefixes.iter().any(|prefix| model.starts_with(prefix));
+    if starts(&["claude-", "anthropic"]) {
+        Some("anthropic")
+    } else if starts(&["gpt-", "o1", "o3", "o4", "chatgpt-", "codex-"]) {
+        Some("openai")
+    } else if starts(&["gemini-", "gemma-"]) {
+        Some("gemini")
+    } else if starts(&["grok-", "grok"]) {
+        Some("xai")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests;
