@@ -365,7 +365,7 @@ pub struct FimPrompt {
 
 impl FimPrompt {
     /// `prefix`, [`CURSOR_MARKER`], `suffix`.
-    fn with_cursor(&self) -> String {
+    pub fn with_cursor(&self) -> String {
         [self.prefix.as_str(), CURSOR_MARKER, self.suffix.as_str()].concat()
     }
 }
@@ -418,6 +418,14 @@ pub fn responses_request(
     body
 }
 
+/// The user message that frames prefix, cursor and suffix for a chat model.
+pub fn user_message(prompt: &FimPrompt) -> String {
+    format!(
+        "Fill in the code at {CURSOR_MARKER} in this file:\n\n{}",
+        prompt.with_cursor()
+    )
+}
+
 /// The body for `POST {upstream}/chat/completions`: a system message with the FIM instructions
 /// and a user message framing prefix, cursor and suffix.
 pub fn chat_request(
@@ -426,10 +434,7 @@ pub fn chat_request(
     max_tokens: u32,
     sampling: Sampling,
 ) -> Value {
-    let user = format!(
-        "Fill in the code at {CURSOR_MARKER} in this file:\n\n{}",
-        prompt.with_cursor()
-    );
+    let user = user_message(prompt);
     let mut body = json!({
         "model": upstream_model,
         "messages": [

@@ -1,0 +1,109 @@
+//! Errors in Anthropic's shape: `{"type":"error","error":{"type","message"},"request_id"?}`,
+//! statuses by wire-formats.md §6.8.
+
+use serde_json::{Value, json};
+
+use crate::model::{ErrorKind, WireError};
+
+#[cfg(test)]
+mod tests;
+
+/// The longest stretch of a non-JSON error body kept as the message.
+const MAX_RAW_MESSAGE: usize = 2000;
+
+/// Anthropic's error type for billing problems (HTTP 402); canonical `Permission`, with this as
+/// the code so that an Anthropic client gets 402 back.
+const BILLING_ERROR: &str = "billing_error";
+
+/// An upstream error reply → canonical, keeping the upstream's wording. Reads Anthropic's shape,
+/// and the OpenAI-like shapes some Anthropic-compatible servers answer with; the error `type`
+/// decides the kind when it is one of Anthropic's, the status otherwise.
+pub fn decode_error(status: u16, body: &[u8]) -> WireError {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let error = parsed.as_ref().and_then(|body| body.get("error"));
+    let message = match error {
+        Some(Value::String(message)) => Some(message.clone()),
+        Some(error) => error
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        None => parsed
+            .as_ref()
+            .and_then(|body| body.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    };
+    let message = message.unwrap_or_else(|| raw_message(status, body));
+    let code = error
+        .and_then(|error| error.get("type").or_else(|| error.get("code")))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let kind = code
+        .as_deref()
+        .and_then(kind_from_type)
+        .unwrap_or_else(|| ErrorKind::from_status(status));
+    WireError {
+        kind,
+        message,
+        code,
+    }
+}
+
+/// Canonical error → (status, body) for an Anthropic client. 502/503 upstream failures are
+/// already `Overloaded`, which Anthropic clients know as 529 `overloaded_error`.
+pub fn encode_error(error: &WireError) -> (u16, Value) {
+    let (status, _) = status_and_type(error);
+    (status, error_body(error))
+}
+
+/// `{"type":"error","error":{"type","message"}}`: the reply body and the stream `error` event.
+pub(crate) fn error_body(error: &WireError) -> Value {
+    let (_, kind) = status_and_type(error);
+    json!({"type": "error", "error": {"type": kind, "message": error.message}})
+}
+
+fn status_and_type(error: &WireError) -> (u16, &'static str) {
+    match error.kind {
+        ErrorKind::Permission if error.code.as_deref() == Some(BILLING_ERROR) => {
+            (402, BILLING_ERROR)
+        }
+        ErrorKind::InvalidRequest => (400, "invalid_request_error"),
+        ErrorKind::Authentication => (401, "authentication_error"),
+        ErrorKind::Permission => (403, "permission_error"),
+        ErrorKind::NotFound => (404, "not_found_error"),
+        ErrorKind::RequestTooLarge => (413, "request_too_large"),
+        ErrorKind::RateLimited => (429, "rate_limit_error"),
+        ErrorKind::Api => (500, "api_error"),
+        ErrorKind::Timeout => (504, "timeout_error"),
+        ErrorKind::Overloaded => (529, "overloaded_error"),
+    }
+}
+
+/// An Anthropic error type → its kind; `None` for a type that is not Anthropic's.
+pub(crate) fn kind_from_type(kind: &str) -> Option<ErrorKind> {
+    Some(match kind {
+        "invalid_request_error" => ErrorKind::InvalidRequest,
+        "authentication_error" => ErrorKind::Authentication,
+        BILLING_ERROR | "permission_error" => ErrorKind::Permission,
+        "not_found_error" => ErrorKind::NotFound,
+        "request_too_large" => ErrorKind::RequestTooLarge,
+        "rate_limit_error" => ErrorKind::RateLimited,
+        "api_error" => ErrorKind::Api,
+        "overloaded_error" => ErrorKind::Overloaded,
+        "timeout_error" => ErrorKind::Timeout,
+        _ => return None,
+    })
+}
+
+/// A body that is not an error object: its text (bounded), or the status when it is empty.
+fn raw_message(status: u16, body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return format!("upstream answered HTTP {status}");
+    }
+    match text.char_indices().nth(MAX_RAW_MESSAGE) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
