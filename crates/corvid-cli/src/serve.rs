@@ -2,10 +2,10 @@
 //! server with its signal handling.
 
 use anyhow::Context;
-use corvid_auth::Credential;
 use corvid_config::Loaded;
 use corvid_gateway::{AppState, check_bind_address, router};
-use corvid_providers::{Upstream, build_transport};
+use corvid_providers::Registry;
+use corvid_store::{Store, UsageRecorder};
 use tracing_subscriber::EnvFilter;
 
 pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
@@ -16,22 +16,33 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
         tracing::info!(dir = %loaded.paths.dir.display(), "using the supergrok-zed configuration directory as-is");
     }
 
-    let transport = build_transport(&config)
-        .map_err(|error| anyhow::anyhow!("cannot set up the upstream client: {error}"))?;
-    if transport.is_proxied() {
-        tracing::info!("using the system proxy for the upstream");
-    }
     let oauth_http = corvid_auth::oauth_http_client()?;
-    let credential = Credential::from_config(&loaded, oauth_http);
-    if matches!(credential, Credential::Missing { .. }) {
+    let registry = Registry::from_config(&loaded, oauth_http)
+        .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+    if let Some(xai) = registry.provider("xai")
+        && !xai.upstream().credential().is_available()
+    {
         tracing::warn!(
             auth_mode = %config.auth_mode,
             env_file = %loaded.paths.env_file.display(),
-            "no xAI credential: requests will be answered 401 until one is set (XAI_API_KEY, or `corvid login xai` with auth_mode = \"oauth\")"
+            "no xAI credential: xAI requests will be answered 401 until one is set (XAI_API_KEY, or `corvid login xai` with auth_mode = \"oauth\")"
         );
     }
-    let upstream = Upstream::new(transport, &config.upstream, credential, config.max_retries);
-    let app = router(AppState::new(config.clone(), upstream));
+    for provider in registry
+        .providers()
+        .iter()
+        .filter(|provider| provider.is_available())
+    {
+        tracing::info!(provider = provider.name(), kind = provider.kind().as_str(), base_url = %provider.config().base_url, "provider ready");
+    }
+    let mut state = AppState::new(config.clone(), registry);
+    match Store::open(&loaded.paths.database()).and_then(UsageRecorder::spawn) {
+        Ok(recorder) => state = state.with_recorder(recorder),
+        Err(error) => {
+            tracing::warn!(%error, "usage ledger unavailable; requests will not be recorded")
+        }
+    }
+    let app = router(state);
 
     let address = format!(
         "{}:{}",

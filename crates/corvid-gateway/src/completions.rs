@@ -1,25 +1,43 @@
 //! `POST /v1/completions` for edit predictions: a fill-in-the-middle prompt, as Zed's
 //! `open_ai_compatible_api` provider writes it, answered from the Responses API (default) or
-//! chat — never xAI's legacy completions endpoint — as an OpenAI `text_completion`.
+//! chat — never a legacy completions endpoint — as an OpenAI `text_completion`. A model on an
+//! Anthropic or Gemini provider is asked through its own API via the canonical model.
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use axum::Json;
 use axum::extract::{Request, State};
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use corvid_config::CompletionsBackend;
-use corvid_providers::{UpstreamBody, UpstreamRequest, is_timeout};
-use corvid_wire::fim::{self, CompletionRequest, FimError};
+use corvid_providers::{Route, UpstreamBody, UpstreamRequest, is_timeout};
+use corvid_store::Outcome;
+use corvid_wire::fim::{
+    self, CompletionRequest, FimError, FimPrompt, FinishReason, TokenUsage, UpstreamCompletion,
+};
+use corvid_wire::model::{self, ChatRequest, Message, NameMap, Part, Role};
 use http::StatusCode;
 use http_body_util::BodyExt;
 use serde_json::Value;
 
 use crate::body::read_body;
+use crate::codec;
+use crate::dialect::Dialect;
 use crate::error::ApiError;
+use crate::exchange::Exchange;
 use crate::state::AppState;
+use crate::translate::provider_path;
 
 /// FIM replies are small; anything bigger than this is not one.
 const REPLY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// How the upstream is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    Responses,
+    Chat,
+    /// The provider's own API, through the canonical model.
+    Canonical(Dialect),
+}
 
 pub(crate) async fn complete(
     State(state): State<AppState>,
@@ -39,62 +57,73 @@ pub(crate) async fn complete(
             "streaming is not supported on /v1/completions; send \"stream\": false",
         ));
     }
-    let model = config.resolve_model(&request.model).to_owned();
+    let route = state
+        .registry()
+        .resolve(&request.model)
+        .map_err(|error| ApiError::from_route(&error))?;
+    let backend = backend_for(&route, config.completions_backend);
     let prompt = request.fim_prompt();
-    if config.log_prompts {
-        tracing::info!(model = %model, prefix = %prompt.prefix, suffix = %prompt.suffix, "completion prompt");
-    }
-    let (path, upstream_body) = match config.completions_backend {
-        CompletionsBackend::Responses => (
-            "responses",
-            fim::responses_request(
-                &model,
-                &prompt,
-                request.max_output_tokens(),
-                request.sampling(),
-            ),
-        ),
-        CompletionsBackend::Chat => (
-            "chat/completions",
-            fim::chat_request(
-                &model,
-                &prompt,
-                request.max_output_tokens(),
-                request.sampling(),
-            ),
-        ),
+    let (path, upstream_body) = upstream_body(backend, &route, &prompt, &request);
+    let mut exchange = Exchange {
+        state: state.clone(),
+        route: "completions",
+        inbound: Dialect::OpenAiChat,
+        provider: route.provider.name().to_owned(),
+        model: route.model.clone(),
+        started,
+        attempts: 0,
+        prompt: config.log_prompts.then(|| prompt.with_cursor()),
     };
-    let sent = state
+    let sent = route
+        .provider
         .upstream()
         .post(UpstreamRequest {
-            path,
-            body: upstream_body.to_string().into(),
+            path: &path,
+            body: upstream_body,
             deadline: Some(config.completions_timeout),
             headers: Vec::new(),
         })
-        .await
-        .map_err(|error| {
-            tracing::warn!(route = "completions", model = %model, error = %error, "upstream call failed");
-            ApiError::from_provider(&error, state.is_oauth())
-        })?;
-    let reply = read_reply(sent.response).await?;
-    let parsed = match config.completions_backend {
-        CompletionsBackend::Responses => fim::parse_responses_reply(&reply),
-        CompletionsBackend::Chat => fim::parse_chat_reply(&reply),
-    }
-    .map_err(|error| ApiError::new(StatusCode::BAD_GATEWAY, "api_error", error.to_string()))?;
+        .await;
+    let sent = match sent {
+        Ok(sent) => sent,
+        Err(error) => {
+            tracing::warn!(route = "completions", model = %route.model, %error, "upstream call failed");
+            let oauth =
+                route.provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
+            exchange.finish(0, Outcome::Error, None, None);
+            return Err(ApiError::from_provider(&error, oauth));
+        }
+    };
+    exchange.attempts = sent.attempts;
+    let status = sent.response.status().as_u16();
+    let reply = match read_reply(sent.response.into_body()).await {
+        Ok(reply) => reply,
+        Err(error) => {
+            exchange.finish(status, Outcome::StreamError, None, None);
+            return Err(error);
+        }
+    };
+    let parsed = match parse_reply(backend, &reply) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            exchange.finish(status, Outcome::Error, None, None);
+            return Err(ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message));
+        }
+    };
     let usage = parsed.usage;
-    let choice = fim::finish_completion(parsed, &request.stop);
-    tracing::info!(
-        route = "completions",
-        model = %model,
-        backend = config.completions_backend.as_str(),
-        attempts = sent.attempts,
-        duration_ms = started.elapsed().as_millis() as u64,
-        input_tokens = usage.prompt_tokens,
-        output_tokens = usage.completion_tokens,
-        "request finished"
+    exchange.finish(
+        status,
+        Outcome::Ok,
+        Some(started.elapsed().as_millis() as u64),
+        Some(model::Usage::from_openai(
+            usage.prompt_tokens,
+            0,
+            0,
+            usage.completion_tokens,
+            0,
+        )),
     );
+    let choice = fim::finish_completion(parsed, &request.stop);
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|elapsed| elapsed.as_secs())
@@ -109,14 +138,101 @@ pub(crate) async fn complete(
     )))
 }
 
+/// Responses for providers that have it (unless `completions_backend = "chat"`), chat for other
+/// OpenAI-compatible servers, the provider's own API otherwise. Never a failover between them.
+fn backend_for(route: &Route, configured: CompletionsBackend) -> Backend {
+    match Dialect::of(route.provider.kind()) {
+        Dialect::OpenAiResponses => Backend::Responses,
+        Dialect::OpenAiChat => {
+            let has_responses = matches!(route.provider.name(), "xai" | "openai");
+            match configured {
+                CompletionsBackend::Responses if has_responses => Backend::Responses,
+                _ => Backend::Chat,
+            }
+        }
+        other => Backend::Canonical(other),
+    }
+}
+
+fn upstream_body(
+    backend: Backend,
+    route: &Route,
+    prompt: &FimPrompt,
+    request: &CompletionRequest,
+) -> (String, Bytes) {
+    let max = request.max_output_tokens();
+    let sampling = request.sampling();
+    let (path, value) = match backend {
+        Backend::Responses => (
+            "responses".to_owned(),
+            fim::responses_request(&route.model, prompt, max, sampling),
+        ),
+        Backend::Chat => (
+            "chat/completions".to_owned(),
+            fim::chat_request(&route.model, prompt, max, sampling),
+        ),
+        Backend::Canonical(dialect) => {
+            let canonical = ChatRequest {
+                model: route.model.clone(),
+                system: vec![fim::FIM_INSTRUCTIONS.to_owned()],
+                messages: vec![Message::text(Role::User, fim::user_message(prompt))],
+                params: model::Params {
+                    max_output_tokens: Some(max),
+                    temperature: sampling.temperature,
+                    top_p: sampling.top_p,
+                    ..model::Params::default()
+                },
+                ..ChatRequest::default()
+            };
+            (
+                provider_path(dialect, &route.model, false),
+                codec::encode_request(dialect, &canonical),
+            )
+        }
+    };
+    (path, Bytes::from(value.to_string()))
+}
+
+fn parse_reply(backend: Backend, reply: &[u8]) -> Result<UpstreamCompletion, String> {
+    match backend {
+        Backend::Responses => fim::parse_responses_reply(reply).map_err(|error| error.to_string()),
+        Backend::Chat => fim::parse_chat_reply(reply).map_err(|error| error.to_string()),
+        Backend::Canonical(dialect) => {
+            let response = codec::decode_response(dialect, reply, &NameMap::default())
+                .map_err(|error| format!("upstream completion reply is malformed: {error}"))?;
+            let text = response
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    Part::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let finish = match response.finish {
+                model::FinishReason::MaxTokens | model::FinishReason::ContextOverflow => {
+                    FinishReason::Length
+                }
+                _ => FinishReason::Stop,
+            };
+            Ok(UpstreamCompletion {
+                text,
+                finish,
+                usage: TokenUsage {
+                    prompt_tokens: response.usage.total_input(),
+                    completion_tokens: response.usage.output,
+                },
+            })
+        }
+    }
+}
+
 fn request_error(error: &FimError) -> ApiError {
     let mut api = ApiError::invalid_request(error.to_string());
     api.param = error.field();
     api
 }
 
-async fn read_reply(response: http::Response<UpstreamBody>) -> Result<BytesMut, ApiError> {
-    let mut body = response.into_body();
+async fn read_reply(mut body: UpstreamBody) -> Result<BytesMut, ApiError> {
     let mut reply = BytesMut::new();
     loop {
         match body.frame().await {

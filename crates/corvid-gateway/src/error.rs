@@ -1,14 +1,18 @@
-//! The one place failures become HTTP answers, in the OpenAI dialect Zed and the SDKs read:
-//! `{"error":{"message","type","code","param"}}` — `error.message` is always present.
+//! The one place failures become HTTP answers, in the caller's dialect: OpenAI
+//! `{"error":{"message","type","code","param"}}` (Zed reads `error.message`; it is always
+//! there), Anthropic `{"type":"error","error":{"type","message"}}`, Gemini
+//! `{"error":{"code","message","status"}}`.
 
 use std::time::Duration;
 
 use axum::Json;
 use axum::response::{IntoResponse, Response};
 use corvid_auth::AuthError;
-use corvid_providers::ProviderError;
+use corvid_providers::{ProviderError, RouteError};
 use http::{HeaderValue, StatusCode};
 use serde_json::{Value, json};
+
+use crate::dialect::Dialect;
 
 /// An error answer.
 #[derive(Debug, Clone)]
@@ -22,9 +26,26 @@ pub struct ApiError {
     /// The request field at fault, when known.
     pub param: Option<&'static str>,
     pub retry_after: Option<Duration>,
+    /// The dialect the answer is written in.
+    pub dialect: Dialect,
 }
 
 impl ApiError {
+    /// The same error, answered in `dialect`.
+    pub fn in_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
+    }
+
+    /// The status sent: Anthropic clients get 529 `overloaded_error` for an unavailable
+    /// upstream, as Anthropic itself answers.
+    pub fn wire_status(&self) -> StatusCode {
+        match (self.dialect, self.status.as_u16()) {
+            (Dialect::Anthropic, 502 | 503) => StatusCode::from_u16(529).unwrap_or(self.status),
+            _ => self.status,
+        }
+    }
+
     pub fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Self {
         Self {
             status,
@@ -33,6 +54,7 @@ impl ApiError {
             code: None,
             param: None,
             retry_after: None,
+            dialect: Dialect::OpenAiChat,
         }
     }
 
@@ -50,14 +72,27 @@ impl ApiError {
 
     /// The JSON body (also used for in-stream error events).
     pub fn body(&self) -> Value {
-        json!({
-            "error": {
-                "message": self.message,
-                "type": self.kind,
-                "code": self.code.clone().unwrap_or(Value::Null),
-                "param": self.param,
-            }
-        })
+        match self.dialect {
+            Dialect::OpenAiChat | Dialect::OpenAiResponses => json!({
+                "error": {
+                    "message": self.message,
+                    "type": self.kind,
+                    "code": self.code.clone().unwrap_or(Value::Null),
+                    "param": self.param,
+                }
+            }),
+            Dialect::Anthropic => json!({
+                "type": "error",
+                "error": {"type": anthropic_type(self.wire_status()), "message": self.message}
+            }),
+            Dialect::Gemini => json!({
+                "error": {
+                    "code": self.status.as_u16(),
+                    "message": self.message,
+                    "status": google_status(self.status),
+                }
+            }),
+        }
     }
 
     /// Maps an upstream failure. `oauth` says whether the credential is a SuperGrok sign-in,
@@ -110,6 +145,28 @@ impl ApiError {
         }
     }
 
+    /// A model that could not be routed.
+    pub fn from_route(error: &RouteError) -> Self {
+        let message = error.to_string();
+        let mut api = match error {
+            RouteError::UnknownProvider { .. } | RouteError::UnknownModel { .. } => {
+                Self::new(StatusCode::NOT_FOUND, "not_found_error", message)
+            }
+            RouteError::Ambiguous { .. } => Self::invalid_request(message),
+            RouteError::Unavailable { .. } => {
+                Self::new(StatusCode::UNAUTHORIZED, "auth_error", message)
+            }
+        };
+        if matches!(
+            error,
+            RouteError::UnknownProvider { .. } | RouteError::UnknownModel { .. }
+        ) {
+            api.code = Some(Value::from("model_not_found"));
+        }
+        api.param = Some("model");
+        api
+    }
+
     pub fn from_auth(error: &AuthError) -> Self {
         let status = if error.is_retryable() {
             StatusCode::BAD_GATEWAY
@@ -127,7 +184,7 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut response = (self.status, Json(self.body())).into_response();
+        let mut response = (self.wire_status(), Json(self.body())).into_response();
         if let Some(wait) = self.retry_after {
             // Zed parses whole seconds only: round fractions up, never send 0 for a real wait.
             let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
@@ -151,6 +208,38 @@ pub(crate) fn type_for_status(status: StatusCode) -> &'static str {
         408 | 504 => "timeout_error",
         429 => "rate_limit_error",
         _ => "api_error",
+    }
+}
+
+/// Anthropic's error type for a status (`wire-formats.md` §6.8).
+fn anthropic_type(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 | 409 | 422 => "invalid_request_error",
+        401 => "authentication_error",
+        402 => "billing_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        504 | 408 => "timeout_error",
+        529 | 502 | 503 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// Google's canonical status name for a status.
+fn google_status(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 | 413 | 422 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        409 => "ABORTED",
+        429 => "RESOURCE_EXHAUSTED",
+        501 => "UNIMPLEMENTED",
+        503 | 502 | 529 => "UNAVAILABLE",
+        504 | 408 => "DEADLINE_EXCEEDED",
+        _ => "INTERNAL",
     }
 }
 
@@ -255,6 +344,31 @@ mod tests {
         assert!(api.message.contains("nope"));
         let api = ApiError::from_provider(&status(403, r#"{"error":"nope"}"#), false);
         assert_eq!(api.message, "nope");
+    }
+
+    #[test]
+    fn each_dialect_gets_its_own_shape() {
+        let error = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "api_error", "busy");
+        assert_eq!(
+            error
+                .clone()
+                .in_dialect(Dialect::Anthropic)
+                .wire_status()
+                .as_u16(),
+            529
+        );
+        assert_eq!(
+            error.clone().in_dialect(Dialect::Anthropic).body(),
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+        );
+        assert_eq!(
+            error.clone().in_dialect(Dialect::Gemini).body(),
+            json!({"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}})
+        );
+        assert_eq!(error.wire_status().as_u16(), 503);
+        let missing = ApiError::new(StatusCode::UNAUTHORIZED, "auth_error", "no key")
+            .in_dialect(Dialect::Anthropic);
+        assert_eq!(missing.body()["error"]["type"], "authentication_error");
     }
 
     #[test]

@@ -1,19 +1,28 @@
 //! The inbound HTTP APIs: `router(state) -> Router` for `/healthz`, `/v1/models`,
-//! `/v1/chat/completions`, `/v1/responses` and `/v1/completions`, the request guards, the
-//! pass-through relay and the one mapping from failures to HTTP answers.
+//! `/v1/chat/completions`, `/v1/responses`, `/v1/completions` (FIM), `/v1/messages` (+
+//! `count_tokens`) and Gemini's `/v1beta/models/{model}:generateContent`; the request guards;
+//! routing to providers; the byte pass-through for same-dialect requests and the translation
+//! through `corvid-wire` for the rest; and the one mapping from failures to HTTP answers.
 
 mod body;
+mod codec;
 mod completions;
+mod dialect;
 mod error;
-mod forward;
+mod exchange;
 mod guard;
+mod inbound;
 mod listen;
 mod models;
+mod passthrough;
 mod relay;
 mod rules;
 mod state;
 mod top_level;
+mod translate;
+mod usage_scan;
 
+pub use dialect::Dialect;
 pub use error::ApiError;
 pub use listen::{BindError, check_bind_address, serve};
 pub use state::AppState;
@@ -26,9 +35,13 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health))
         .route("/v1/models", get(models::list))
-        .route("/v1/chat/completions", post(forward::chat_completions))
-        .route("/v1/responses", post(forward::responses))
+        .route("/v1/chat/completions", post(inbound::chat_completions))
+        .route("/v1/responses", post(inbound::responses))
         .route("/v1/completions", post(completions::complete))
+        .route("/v1/messages", post(inbound::messages))
+        .route("/v1/messages/count_tokens", post(inbound::count_tokens))
+        .route("/v1beta/models", get(models::list_gemini))
+        .route("/v1beta/models/{target}", post(inbound::gemini))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(

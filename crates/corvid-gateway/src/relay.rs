@@ -1,64 +1,54 @@
-//! Relaying an upstream response to the client as it arrives.
+//! Relaying an upstream response of the caller's own dialect, as it arrives.
 //!
-//! The body is forwarded chunk by chunk, never buffered whole. Streamed (SSE) bodies are also
-//! watched line by line on the side, to notice the end marker and read usage. If the upstream
-//! fails after the 200 went out, the client gets one error event in its own dialect and the
-//! stream closes; a non-streamed body is cut off instead (its status is already sent).
+//! The body is forwarded frame by frame, never buffered whole. Streamed (SSE) bodies are also
+//! watched line by line on the side, to notice the end marker and read usage; a non-streamed
+//! body keeps cheap handles to its chunks (no copy) so usage can be read once it is sent. If
+//! the upstream fails after the 200 went out, a streaming client gets one error event in its
+//! own dialect and the stream closes; a non-streamed body is cut off instead.
 //!
 //! Dropping the response body — which hyper does when the client goes away — drops the
-//! upstream response with it, closing that connection: the upstream request is cancelled.
+//! upstream response with it, closing that connection: the upstream request is cancelled. The
+//! ledger row is written on drop, so a cancelled request is recorded too.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use axum::body::Body;
 use axum::response::Response;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use corvid_providers::{BoxError, UpstreamBody, is_timeout};
+use corvid_store::Outcome;
+use corvid_wire::model::Usage;
 use corvid_wire::sse::{SseScanner, contains};
 use http::HeaderValue;
 use http_body::{Body as _, Frame, SizeHint};
 use serde_json::{Value, json};
 
+use crate::dialect::Dialect;
 use crate::error::ApiError;
+use crate::exchange::Exchange;
+use crate::usage_scan;
 
-/// Which API the stream speaks, for its end marker and its error event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StreamKind {
-    /// OpenAI chat completions: ends with `data: [DONE]`.
-    ChatCompletions,
-    /// OpenAI Responses: ends with a terminal `response.*` event.
-    Responses,
-}
-
-/// What the request log line says about a request.
-#[derive(Debug)]
-pub(crate) struct RequestLog {
-    pub(crate) route: &'static str,
-    pub(crate) model: String,
-    pub(crate) started: Instant,
-    pub(crate) attempts: u32,
-}
+/// Non-streamed bodies larger than this are not kept for usage reading.
+const KEEP_FOR_USAGE: usize = 1024 * 1024;
 
 /// Builds the client's response from the upstream's: its status and content type, no
-/// hop-by-hop or length headers, and the body relayed as it arrives.
-pub(crate) fn relay(
-    upstream: http::Response<UpstreamBody>,
-    kind: StreamKind,
-    log: RequestLog,
-) -> Response {
+/// hop-by-hop or length headers copied, and the body relayed as it arrives.
+pub(crate) fn relay(upstream: http::Response<UpstreamBody>, exchange: Exchange) -> Response {
     let status = upstream.status();
     let content_type = upstream.headers().get(http::header::CONTENT_TYPE).cloned();
-    let request_id = upstream.headers().get("x-request-id").cloned();
+    let request_id = upstream
+        .headers()
+        .get("x-request-id")
+        .or_else(|| upstream.headers().get("request-id"))
+        .cloned();
     let streaming = content_type
         .as_ref()
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.starts_with("text/event-stream"));
-    let ttfb_ms = log.started.elapsed().as_millis() as u64;
-
+    let ttfb_ms = exchange.started.elapsed().as_millis() as u64;
     // A non-streamed body keeps its exact length, so hyper sends a Content-Length of its own
-    // (nothing is copied from upstream) and writes headers and body together.
+    // and writes headers and body together.
     let length = if streaming {
         None
     } else {
@@ -67,15 +57,17 @@ pub(crate) fn relay(
     let body = RelayBody {
         inner: upstream.into_body(),
         length,
-        kind,
         streaming,
         scanner: SseScanner::new(),
         finished: false,
         ended: false,
+        outcome: Outcome::Cancelled,
         usage: None,
-        log,
+        kept: Vec::new(),
+        kept_bytes: 0,
+        status: status.as_u16(),
         ttfb_ms,
-        bytes: 0,
+        exchange,
     };
 
     let mut response = Response::new(Body::new(body));
@@ -97,39 +89,26 @@ pub(crate) fn relay(
     response
 }
 
-/// The events that end a Responses stream.
-const RESPONSES_TERMINAL: [&[u8]; 4] = [
-    b"\"response.completed\"",
-    b"\"response.incomplete\"",
-    b"\"response.failed\"",
-    b"\"response.done\"",
-];
-
-/// The usage object at `pointer` in one event's JSON, if it is there.
-fn usage_at(payload: &[u8], pointer: &str) -> Option<Value> {
-    let event: Value = serde_json::from_slice(payload).ok()?;
-    event
-        .pointer(pointer)
-        .filter(|usage| usage.is_object())
-        .cloned()
-}
-
-/// The relayed body: upstream chunks, passed on as they arrive.
+/// The relayed body: upstream frames, passed on as they arrive.
 struct RelayBody {
     inner: UpstreamBody,
     /// The exact length of a non-streamed body, when the upstream said.
     length: Option<u64>,
-    kind: StreamKind,
     streaming: bool,
     scanner: SseScanner,
-    /// The end marker went by.
+    /// The dialect's end marker went by.
     finished: bool,
     /// Nothing more will be sent.
     ended: bool,
-    usage: Option<Value>,
-    log: RequestLog,
+    /// What the ledger will say; `Cancelled` until the body ends.
+    outcome: Outcome,
+    usage: Option<Usage>,
+    /// A non-streamed body's chunks (shared, not copied), for reading usage at the end.
+    kept: Vec<Bytes>,
+    kept_bytes: usize,
+    status: u16,
     ttfb_ms: u64,
-    bytes: usize,
+    exchange: Exchange,
 }
 
 impl http_body::Body for RelayBody {
@@ -176,9 +155,11 @@ impl RelayBody {
     ) -> Option<Result<Bytes, std::io::Error>> {
         match item {
             Some(Ok(chunk)) => {
-                self.bytes += chunk.len();
                 if self.streaming {
                     self.watch(&chunk);
+                } else if self.kept_bytes + chunk.len() <= KEEP_FOR_USAGE {
+                    self.kept_bytes += chunk.len();
+                    self.kept.push(chunk.clone());
                 }
                 Some(Ok(chunk))
             }
@@ -189,7 +170,7 @@ impl RelayBody {
                         self.error_event("the upstream closed the stream before it finished")
                     ));
                 }
-                self.log_finished("ok");
+                self.outcome = Outcome::Ok;
                 None
             }
             Some(Err(error)) => {
@@ -202,30 +183,67 @@ impl RelayBody {
                 if self.streaming {
                     return Some(Ok(self.error_event(&message)));
                 }
-                self.log_finished("broken");
+                self.outcome = Outcome::StreamError;
                 Some(Err(std::io::Error::other(message)))
             }
         }
     }
 
     fn watch(&mut self, chunk: &[u8]) {
-        let kind = self.kind;
+        let dialect = self.exchange.inbound;
         let (finished, usage) = (&mut self.finished, &mut self.usage);
-        self.scanner.feed(chunk, |payload| match kind {
-            StreamKind::ChatCompletions => {
+        self.scanner.feed(chunk, |payload| match dialect {
+            Dialect::OpenAiChat => {
                 if payload.trim_ascii() == b"[DONE]" {
                     *finished = true;
-                } else if contains(payload, b"\"usage\"") {
-                    *usage = usage_at(payload, "/usage").or(usage.take());
+                } else if contains(payload, b"\"usage\"")
+                    && let Some(found) = json_at(payload, "/usage")
+                {
+                    *usage = Some(usage_scan::from_chat(&found));
                 }
             }
-            StreamKind::Responses => {
+            Dialect::OpenAiResponses => {
                 if RESPONSES_TERMINAL
                     .iter()
                     .any(|marker| contains(payload, marker))
                 {
                     *finished = true;
-                    *usage = usage_at(payload, "/response/usage").or(usage.take());
+                    if let Some(found) = json_at(payload, "/response/usage") {
+                        *usage = Some(usage_scan::from_responses(&found));
+                    }
+                }
+            }
+            Dialect::Anthropic => {
+                if contains(payload, b"\"message_stop\"") {
+                    *finished = true;
+                } else if contains(payload, b"\"message_start\"")
+                    && let Some(found) = json_at(payload, "/message/usage")
+                {
+                    *usage = Some(usage_scan::from_anthropic(&found));
+                } else if contains(payload, b"\"message_delta\"")
+                    && let Some(found) = json_at(payload, "/usage")
+                {
+                    // Cumulative output; input and cache counts stay from message_start
+                    // unless the delta repeats them.
+                    let delta = usage_scan::from_anthropic(&found);
+                    let mut merged = usage.unwrap_or_default();
+                    merged.output = delta.output;
+                    if found.get("input_tokens").is_some() {
+                        merged.input = delta.input;
+                        merged.cache_read = delta.cache_read;
+                        merged.cache_write = delta.cache_write;
+                    }
+                    *usage = Some(merged);
+                }
+            }
+            Dialect::Gemini => {
+                if contains(payload, b"\"finishReason\"") {
+                    *finished = true;
+                }
+                if contains(payload, b"\"usageMetadata\"")
+                    && let Some(found) = json_at(payload, "/usageMetadata")
+                {
+                    *usage = Some(usage_scan::from_gemini(&found));
                 }
             }
         });
@@ -233,40 +251,50 @@ impl RelayBody {
 
     /// One error event in the stream's dialect, after ending any half-written line.
     fn error_event(&mut self, message: &str) -> Bytes {
-        tracing::warn!(route = self.log.route, model = %self.log.model, message, "stream failed after the response started");
-        self.log_finished("stream_error");
+        tracing::warn!(route = self.exchange.route, model = %self.exchange.model, message, "stream failed after the response started");
+        self.outcome = Outcome::StreamError;
         let prefix = if self.scanner.mid_line() { "\n\n" } else { "" };
-        let event = match self.kind {
-            StreamKind::ChatCompletions => {
-                let error = ApiError::new(http::StatusCode::BAD_GATEWAY, "api_error", message);
-                format!("{prefix}data: {}\n\n", error.body())
+        let error = ApiError::new(http::StatusCode::BAD_GATEWAY, "api_error", message)
+            .in_dialect(self.exchange.inbound);
+        let event = match self.exchange.inbound {
+            Dialect::OpenAiChat | Dialect::Gemini => format!("{prefix}data: {}\n\n", error.body()),
+            Dialect::OpenAiResponses => {
+                let body = json!({"type": "error", "code": "upstream_error", "message": message, "param": null});
+                format!("{prefix}event: error\ndata: {body}\n\n")
             }
-            StreamKind::Responses => {
-                let error = json!({"type": "error", "code": "upstream_error", "message": message, "param": null});
-                format!("{prefix}event: error\ndata: {error}\n\n")
-            }
+            Dialect::Anthropic => format!("{prefix}event: error\ndata: {}\n\n", error.body()),
         };
         Bytes::from(event)
     }
+}
 
-    fn log_finished(&self, outcome: &'static str) {
-        let usage = self.usage.as_ref();
-        let tokens = |a: &str, b: &str| {
-            usage
-                .and_then(|usage| usage.get(a).or_else(|| usage.get(b)))
-                .and_then(Value::as_u64)
-        };
-        tracing::info!(
-            route = self.log.route,
-            model = %self.log.model,
-            outcome,
-            attempts = self.log.attempts,
-            ttfb_ms = self.ttfb_ms,
-            duration_ms = self.log.started.elapsed().as_millis() as u64,
-            bytes = self.bytes,
-            input_tokens = tokens("prompt_tokens", "input_tokens"),
-            output_tokens = tokens("completion_tokens", "output_tokens"),
-            "request finished"
-        );
+impl Drop for RelayBody {
+    fn drop(&mut self) {
+        if !self.streaming && self.usage.is_none() && !self.kept.is_empty() {
+            let mut body = BytesMut::with_capacity(self.kept_bytes);
+            self.kept
+                .iter()
+                .for_each(|chunk| body.extend_from_slice(chunk));
+            self.usage = usage_scan::from_body(self.exchange.inbound, &body);
+        }
+        self.exchange
+            .finish(self.status, self.outcome, Some(self.ttfb_ms), self.usage);
     }
+}
+
+/// The events that end a Responses stream.
+const RESPONSES_TERMINAL: [&[u8]; 4] = [
+    b"\"response.completed\"",
+    b"\"response.incomplete\"",
+    b"\"response.failed\"",
+    b"\"response.done\"",
+];
+
+/// The JSON value at `pointer` in one event, if it is an object.
+fn json_at(payload: &[u8], pointer: &str) -> Option<Value> {
+    let event: Value = serde_json::from_slice(payload).ok()?;
+    event
+        .pointer(pointer)
+        .filter(|value| value.is_object())
+        .cloned()
 }

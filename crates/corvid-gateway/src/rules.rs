@@ -3,6 +3,9 @@
 //!
 //! Sources: `shared/reference/zed-and-xai.md` §4.2, §7.1 and §7.2.
 
+use corvid_config::ProviderConfig;
+
+use crate::dialect::Dialect;
 use crate::top_level::{Edit, TopLevel};
 
 /// Which upstream models a rule covers.
@@ -114,6 +117,51 @@ const XAI_RULES: &[Rule] = &[
     },
 ];
 
+/// The edits a provider needs before a same-dialect body is forwarded: xAI's rule table (for
+/// the xai provider), the provider's configured `model_rules` (fields to drop, an output
+/// limit to clamp to).
+pub(crate) fn provider_removals(
+    provider: &ProviderConfig,
+    model: &str,
+    body: &TopLevel<'_>,
+    dialect: Dialect,
+) -> Vec<Edit> {
+    let mut edits = if provider.name == "xai" {
+        xai_removals(model, body)
+    } else {
+        Vec::new()
+    };
+    let Some(rule) = provider.rule(model) else {
+        return edits;
+    };
+    for field in &rule.drop {
+        if body.has(field)
+            && !edits
+                .iter()
+                .any(|edit| matches!(edit, Edit::Remove(name) if name == field))
+        {
+            edits.push(Edit::RemoveOwned(field.clone()));
+        }
+    }
+    if let Some(limit) = rule.max_output_tokens {
+        let fields: &[&'static str] = match dialect {
+            Dialect::OpenAiChat => &["max_completion_tokens", "max_tokens"],
+            Dialect::OpenAiResponses => &["max_output_tokens"],
+            Dialect::Anthropic => &["max_tokens"],
+            Dialect::Gemini => &[],
+        };
+        for field in fields {
+            let asked = body
+                .raw(field)
+                .and_then(|raw| raw.get().parse::<u64>().ok());
+            if asked.is_some_and(|asked| asked > u64::from(limit)) {
+                edits.push(Edit::Set(field, limit.to_string()));
+            }
+        }
+    }
+    edits
+}
+
 /// The fields to remove from `body` before sending it to xAI for `model`.
 pub(crate) fn xai_removals(model: &str, body: &TopLevel<'_>) -> Vec<Edit> {
     let mut edits = Vec::new();
@@ -157,7 +205,7 @@ mod tests {
             .into_iter()
             .map(|edit| match edit {
                 Edit::Remove(field) => field,
-                Edit::Set(field, _) => panic!("unexpected set of {field}"),
+                other => panic!("unexpected {other:?}"),
             })
             .collect()
     }

@@ -1,33 +1,51 @@
 use std::sync::Arc;
 
-use corvid_config::{AuthMode, Config};
-use corvid_providers::Upstream;
+use corvid_config::Config;
+use corvid_providers::Registry;
+use corvid_store::{UsageRecord, UsageRecorder};
 
-/// What every handler shares: the configuration and the upstream client. Cheap to clone.
+/// What every handler shares: the configuration, the providers, and the usage ledger. Cheap
+/// to clone.
 #[derive(Debug, Clone)]
 pub struct AppState(Arc<Inner>);
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Inner {
     config: Config,
-    upstream: Upstream,
+    registry: Registry,
+    recorder: Option<UsageRecorder>,
 }
 
 impl AppState {
-    pub fn new(config: Config, upstream: Upstream) -> Self {
-        Self(Arc::new(Inner { config, upstream }))
+    pub fn new(config: Config, registry: Registry) -> Self {
+        Self(Arc::new(Inner {
+            config,
+            registry,
+            recorder: None,
+        }))
+    }
+
+    /// The same state, recording every request in the usage ledger.
+    pub fn with_recorder(self, recorder: UsageRecorder) -> Self {
+        let inner = Arc::unwrap_or_clone(self.0);
+        Self(Arc::new(Inner {
+            recorder: Some(recorder),
+            ..inner
+        }))
     }
 
     pub fn config(&self) -> &Config {
         &self.0.config
     }
 
-    pub fn upstream(&self) -> &Upstream {
-        &self.0.upstream
+    pub fn registry(&self) -> &Registry {
+        &self.0.registry
     }
 
-    /// Whether the active credential is a SuperGrok sign-in (a 403 then means the plan).
-    pub(crate) fn is_oauth(&self) -> bool {
-        self.0.upstream.credential().mode() == AuthMode::OAuth
+    /// Adds a row to the usage ledger (never blocks; see `UsageRecorder`).
+    pub(crate) fn record(&self, record: UsageRecord) {
+        if let Some(recorder) = &self.0.recorder {
+            recorder.record(record);
+        }
     }
 }

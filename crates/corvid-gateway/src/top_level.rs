@@ -23,6 +23,17 @@ pub(crate) enum Edit {
     Set(&'static str, String),
     /// Remove the field.
     Remove(&'static str),
+    /// Remove a field named at run time (from configuration).
+    RemoveOwned(String),
+}
+
+impl Edit {
+    fn field(&self) -> &str {
+        match self {
+            Self::Set(name, _) | Self::Remove(name) => name,
+            Self::RemoveOwned(name) => name,
+        }
+    }
 }
 
 impl<'a> TopLevel<'a> {
@@ -71,15 +82,16 @@ impl<'a> TopLevel<'a> {
         };
         let mut set_done = vec![false; edits.len()];
         for (key, value) in &self.fields {
-            let edit = edits.iter().enumerate().find(|(_, edit)| match edit {
-                Edit::Set(name, _) | Edit::Remove(name) => name == key,
-            });
+            let edit = edits
+                .iter()
+                .enumerate()
+                .find(|(_, edit)| edit.field() == key);
             match edit {
                 Some((index, Edit::Set(_, replacement))) => {
                     set_done[index] = true;
                     push(&mut out, key, replacement);
                 }
-                Some((_, Edit::Remove(_))) => {}
+                Some((_, Edit::Remove(_) | Edit::RemoveOwned(_))) => {}
                 None => push(&mut out, key, value.get()),
             }
         }

@@ -6,7 +6,9 @@ mod suite {
     mod completions;
     mod errors;
     mod harness;
+    mod ledger;
     mod oauth;
     mod security;
     mod streaming;
+    mod translate;
 }

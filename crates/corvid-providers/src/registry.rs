@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use corvid_auth::Credential;
-use corvid_config::{Loaded, ProviderConfig, ProviderKind};
+use corvid_config::{Config, Loaded, ProviderConfig, ProviderKind};
 use http::{HeaderName, HeaderValue};
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -59,9 +59,7 @@ impl Provider {
     /// missing key is a 401 naming what to set).
     pub fn is_available(&self) -> bool {
         self.config.enabled
-            && (self.config.explicit
-                || self.config.name == "xai"
-                || self.has_own_credential())
+            && (self.config.explicit || self.config.name == "xai" || self.has_own_credential())
     }
 
     /// A preset with a key of its own (a keyless preset such as ollama must be declared).
@@ -183,7 +181,16 @@ impl Registry {
     /// Builds every configured provider with its credential and transport. `oauth_http` serves
     /// SuperGrok token refreshes.
     pub fn from_config(loaded: &Loaded, oauth_http: reqwest::Client) -> Result<Self, BoxError> {
-        let config = &loaded.config;
+        Self::build(&loaded.config, |provider| {
+            Credential::for_provider(provider, loaded, oauth_http.clone())
+        })
+    }
+
+    /// Builds every provider of `config`, asking `credential_for` for each one's credential.
+    pub fn build(
+        config: &Config,
+        credential_for: impl Fn(&ProviderConfig) -> Credential,
+    ) -> Result<Self, BoxError> {
         let mut providers = Vec::with_capacity(config.providers.len());
         for provider in &config.providers {
             let transport = Transport::new(
@@ -192,7 +199,6 @@ impl Registry {
                 &provider.base_url,
                 |name| std::env::var(name).ok(),
             )?;
-            let credential = Credential::for_provider(provider, loaded, oauth_http.clone());
             let headers = provider
                 .headers
                 .iter()
@@ -206,23 +212,23 @@ impl Registry {
             let upstream = Upstream::new(
                 transport,
                 &provider.base_url,
-                credential,
+                credential_for(provider),
                 config.max_retries,
             )
             .with_auth(AuthStyle::for_kind(provider.kind))
             .with_headers(headers);
             providers.push(Arc::new(Provider::new(provider.clone(), upstream)));
         }
-        Ok(Self::new(providers, loaded))
+        Ok(Self::new(providers, config))
     }
 
-    /// A registry of ready providers (tests build them by hand).
-    pub fn new(providers: Vec<Arc<Provider>>, loaded: &Loaded) -> Self {
+    /// A registry of ready providers.
+    pub fn new(providers: Vec<Arc<Provider>>, config: &Config) -> Self {
         Self {
             providers,
-            aliases: loaded.config.aliases.clone(),
-            default_model: loaded.config.default_model.clone(),
-            default_provider: loaded.config.default_provider.clone(),
+            aliases: config.aliases.clone(),
+            default_model: config.default_model.clone(),
+            default_provider: config.default_provider.clone(),
         }
     }
 

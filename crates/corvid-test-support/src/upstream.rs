@@ -406,6 +406,38 @@ fn default_reply(path: &str, body: &[u8]) -> Reply {
             Reply::ok(responses_json(&model, "Hello from the mock."))
         };
     }
+    if path.ends_with("/messages/count_tokens") {
+        return Reply::ok(json!({"input_tokens": 42}));
+    }
+    if path.ends_with("/messages") {
+        return if stream {
+            anthropic_stream(&model, &["Hello", " from", " the mock."])
+        } else {
+            Reply::ok(anthropic_json(&model, "Hello from the mock."))
+        };
+    }
+    if let Some((_, method)) = path.rsplit_once(':') {
+        let gemini_model = path
+            .rsplit_once("/models/")
+            .and_then(|(_, rest)| rest.split_once(':'))
+            .map(|(model, _)| model.to_owned())
+            .unwrap_or_else(|| model.clone());
+        if method.starts_with("streamGenerateContent") {
+            return gemini_stream(&gemini_model, &["Hello", " from", " the mock."]);
+        }
+        if method.starts_with("generateContent") {
+            return Reply::ok(gemini_json(&gemini_model, "Hello from the mock."));
+        }
+    }
+    if path.ends_with("/models") {
+        return Reply::ok(json!({
+            "object": "list",
+            "data": [
+                {"id": "grok-4.6", "object": "model", "created": 0, "owned_by": "mock"},
+                {"id": "mock-extra-model", "object": "model", "created": 0, "owned_by": "mock"}
+            ]
+        }));
+    }
     if path.ends_with("/chat/completions") {
         return if stream {
             chat_stream(&model, &["Hello", " from", " the mock."])
@@ -503,6 +535,83 @@ pub fn responses_stream(model: &str, text: &str) -> Reply {
                 Duration::ZERO,
                 Bytes::from(format!("event: {kind}\ndata: {event}\n\n")),
             )
+        })
+        .collect();
+    Reply::Stream {
+        chunks,
+        end: StreamEnd::Finish,
+    }
+}
+
+/// A non-streamed Anthropic message.
+pub fn anthropic_json(model: &str, text: &str) -> Value {
+    json!({
+        "id": "msg_mock", "type": "message", "role": "assistant", "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn", "stop_sequence": null,
+        "usage": {"input_tokens": 12, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 5}
+    })
+}
+
+/// A streamed Anthropic message: message_start, one text block, message_delta, message_stop.
+pub fn anthropic_stream(model: &str, pieces: &[&str]) -> Reply {
+    let mut events = vec![json!({"type": "message_start", "message": {
+        "id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 12, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 1}}})];
+    events.push(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
+    for piece in pieces {
+        events.push(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}));
+    }
+    events.push(json!({"type": "content_block_stop", "index": 0}));
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 5}}));
+    events.push(json!({"type": "message_stop"}));
+    anthropic_events(&events)
+}
+
+/// Anthropic SSE framing (`event:` equal to the data's type) for these events.
+pub fn anthropic_events(events: &[Value]) -> Reply {
+    let chunks = events
+        .iter()
+        .map(|event| {
+            let kind = event["type"].as_str().unwrap_or_default();
+            (
+                Duration::ZERO,
+                Bytes::from(format!("event: {kind}\ndata: {event}\n\n")),
+            )
+        })
+        .collect();
+    Reply::Stream {
+        chunks,
+        end: StreamEnd::Finish,
+    }
+}
+
+/// A non-streamed Gemini reply.
+pub fn gemini_json(model: &str, text: &str) -> Value {
+    json!({
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 5, "totalTokenCount": 17},
+        "modelVersion": model
+    })
+}
+
+/// A streamed Gemini reply (`alt=sse`): one chunk per piece, the last with the finish and usage.
+pub fn gemini_stream(model: &str, pieces: &[&str]) -> Reply {
+    let last = pieces.len().saturating_sub(1);
+    let chunks = pieces
+        .iter()
+        .enumerate()
+        .map(|(index, piece)| {
+            let mut chunk = json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}],
+                "modelVersion": model
+            });
+            if index == last {
+                chunk["candidates"][0]["finishReason"] = json!("STOP");
+                chunk["usageMetadata"] = json!({"promptTokenCount": 12, "candidatesTokenCount": 5, "totalTokenCount": 17});
+            }
+            (Duration::ZERO, Bytes::from(format!("data: {chunk}\n\n")))
         })
         .collect();
     Reply::Stream {

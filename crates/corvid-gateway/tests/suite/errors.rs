@@ -218,27 +218,64 @@ async fn a_silent_upstream_times_out() {
 }
 
 #[tokio::test]
-async fn models_lists_aliases_and_known_models() {
+async fn models_lists_aliases_known_and_fetched_models_once() {
+    let gateway = Gateway::start().await;
+    let list = || async {
+        let value: Value = gateway
+            .client
+            .get(gateway.url("/v1/models"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(value["object"], "list");
+        assert_eq!(value["data"][0]["object"], "model");
+        value["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let ids = list().await;
+    for id in [
+        "supergrok",
+        "grok",
+        "grok-4.6",
+        "grok-4.5",
+        "mock-extra-model",
+        "xai/grok-4.6",
+        "xai/mock-extra-model",
+    ] {
+        assert!(ids.iter().any(|known| known == id), "{id} in {ids:?}");
+    }
+    assert_eq!(list().await, ids);
+    let paths: Vec<String> = gateway
+        .upstream
+        .requests()
+        .into_iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert_eq!(paths, ["GET /v1/models"], "fetched once, then cached");
+}
+
+#[tokio::test]
+async fn claude_code_gets_anthropics_model_list_shape() {
     let gateway = Gateway::start().await;
     let value: Value = gateway
         .client
-        .get(gateway.url("/v1/models"))
+        .get(gateway.url("/v1/models?limit=1000"))
+        .header("anthropic-version", "2023-06-01")
         .send()
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    assert_eq!(value["object"], "list");
-    let ids: Vec<&str> = value["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap())
-        .collect();
-    for id in ["supergrok", "grok", "grok-4.6", "grok-4.5"] {
-        assert!(ids.contains(&id), "{id} in {ids:?}");
-    }
-    assert_eq!(value["data"][0]["object"], "model");
-    assert!(gateway.upstream.requests().is_empty());
+    assert_eq!(value["has_more"], false);
+    assert_eq!(value["data"][0]["type"], "model");
+    assert!(value["data"][0]["display_name"].is_string());
+    assert_eq!(value["first_id"], value["data"][0]["id"]);
 }

@@ -3,8 +3,9 @@ use std::time::Duration;
 
 use corvid_auth::{Credential, Secret};
 use corvid_config::Config;
+use corvid_config::{CredentialSource, ProviderConfig};
 use corvid_gateway::{AppState, router};
-use corvid_providers::{Upstream, build_transport};
+use corvid_providers::Registry;
 use corvid_test_support::MockUpstream;
 
 /// A running gateway in front of a mock upstream.
@@ -30,15 +31,45 @@ impl Gateway {
         configure: impl FnOnce(&mut Config),
         credential: Credential,
     ) -> Self {
+        Self::start_full(configure, credential, None).await
+    }
+
+    /// A gateway that records every request with `recorder`.
+    pub(crate) async fn start_recording(recorder: corvid_store::UsageRecorder) -> Self {
+        Self::start_full(
+            |config| providers_on_mock(config, &["anthropic"]),
+            Credential::ApiKey(Secret::new(UPSTREAM_KEY)),
+            Some(recorder),
+        )
+        .await
+    }
+
+    async fn start_full(
+        configure: impl FnOnce(&mut Config),
+        credential: Credential,
+        recorder: Option<corvid_store::UsageRecorder>,
+    ) -> Self {
         let upstream = MockUpstream::start().await;
         let mut config = Config {
             upstream: upstream.base_url(),
             ..Config::default()
         };
         configure(&mut config);
-        let http = build_transport(&config).unwrap();
-        let provider = Upstream::new(http, &config.upstream, credential, config.max_retries);
-        let app = router(AppState::new(config, provider));
+        // The seed's upstream is the xai provider.
+        if let Some(xai) = config
+            .providers
+            .iter_mut()
+            .find(|provider| provider.name == "xai")
+        {
+            xai.base_url = config.upstream.clone();
+        }
+        let registry =
+            Registry::build(&config, |provider| credential_for(provider, &credential)).unwrap();
+        let mut state = AppState::new(config, registry);
+        if let Some(recorder) = recorder {
+            state = state.with_recorder(recorder);
+        }
+        let app = router(state);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -76,6 +107,23 @@ impl Gateway {
     }
 }
 
+/// The xai provider gets the given credential; the others their key from `TEST_KEYS`, named
+/// `<provider>-test-key`, when the test declared the provider.
+fn credential_for(provider: &ProviderConfig, xai: &Credential) -> Credential {
+    match &provider.credential {
+        CredentialSource::XaiAuth => xai.clone(),
+        CredentialSource::None => Credential::None,
+        CredentialSource::Env(_) if provider.explicit => Credential::Key {
+            provider: provider.name.clone(),
+            secret: Secret::new(format!("{}-test-key", provider.name)),
+        },
+        CredentialSource::Env(variables) => Credential::MissingKey {
+            provider: provider.name.clone(),
+            variables: variables.clone(),
+        },
+    }
+}
+
 /// Waits (bounded) until `condition` holds; for effects that happen on another task.
 pub(crate) async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     for _ in 0..200 {
@@ -85,4 +133,18 @@ pub(crate) async fn eventually(what: &str, mut condition: impl FnMut() -> bool) 
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     panic!("timed out waiting until {what}");
+}
+
+/// Points these providers at the mock upstream (the configured `upstream`) and switches them on
+/// with a test key.
+pub(crate) fn providers_on_mock(config: &mut Config, names: &[&str]) {
+    let base = config.upstream.clone();
+    for provider in config
+        .providers
+        .iter_mut()
+        .filter(|provider| names.contains(&provider.name.as_str()))
+    {
+        provider.base_url = base.clone();
+        provider.explicit = true;
+    }
 }

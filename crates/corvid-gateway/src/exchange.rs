@@ -1,0 +1,72 @@
+//! One request's bookkeeping: where it went, how long it took, what it cost — for the log line
+//! and the usage ledger. Prompt text is kept only when `log_prompts` is on.
+
+use std::time::Instant;
+
+use corvid_store::{Outcome, Tokens, UsageRecord, now_ms};
+use corvid_wire::model::Usage;
+
+use crate::dialect::Dialect;
+use crate::state::AppState;
+
+#[derive(Debug)]
+pub(crate) struct Exchange {
+    pub(crate) state: AppState,
+    /// The inbound route, e.g. `chat_completions`, `messages`.
+    pub(crate) route: &'static str,
+    pub(crate) inbound: Dialect,
+    pub(crate) provider: String,
+    /// The upstream model.
+    pub(crate) model: String,
+    pub(crate) started: Instant,
+    pub(crate) attempts: u32,
+    pub(crate) prompt: Option<String>,
+}
+
+impl Exchange {
+    /// Logs the outcome and records it in the ledger.
+    pub(crate) fn finish(
+        &self,
+        status: u16,
+        outcome: Outcome,
+        ttfb_ms: Option<u64>,
+        usage: Option<Usage>,
+    ) {
+        let latency_ms = self.started.elapsed().as_millis() as u64;
+        let usage = usage.unwrap_or_default();
+        tracing::info!(
+            route = self.route,
+            inbound = self.inbound.as_str(),
+            provider = %self.provider,
+            model = %self.model,
+            status,
+            outcome = outcome.as_str(),
+            attempts = self.attempts,
+            ttfb_ms,
+            duration_ms = latency_ms,
+            input_tokens = usage.total_input(),
+            output_tokens = usage.output,
+            "request finished"
+        );
+        self.state.record(UsageRecord {
+            at: now_ms() - latency_ms as i64,
+            route: self.route.to_owned(),
+            inbound: self.inbound.as_str().to_owned(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            status,
+            outcome,
+            latency_ms,
+            ttfb_ms,
+            tokens: Tokens {
+                input: usage.input,
+                cache_read: usage.cache_read,
+                cache_write: usage.cache_write,
+                output: usage.output,
+                reasoning: usage.reasoning,
+            },
+            attempts: self.attempts,
+            prompt: self.prompt.clone(),
+        });
+    }
+}

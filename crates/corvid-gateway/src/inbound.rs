@@ -1,0 +1,267 @@
+//! The inbound APIs: each reads the client's body, routes its model, and either passes it
+//! through (the provider speaks the same dialect) or translates it.
+
+use std::time::Instant;
+
+use axum::extract::{Path, Request, State};
+use axum::response::Response;
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::body::read_body;
+use crate::codec;
+use crate::dialect::Dialect;
+use crate::error::ApiError;
+use crate::passthrough::Passthrough;
+use crate::state::AppState;
+use crate::top_level::TopLevel;
+use crate::translate::{Translation, provider_path};
+
+pub(crate) async fn chat_completions(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    handle(&state, request, Dialect::OpenAiChat, "chat_completions").await
+}
+
+pub(crate) async fn responses(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    handle(&state, request, Dialect::OpenAiResponses, "responses").await
+}
+
+pub(crate) async fn messages(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    handle(&state, request, Dialect::Anthropic, "messages").await
+}
+
+/// The request headers an Anthropic provider should see from an Anthropic client.
+const ANTHROPIC_FORWARDED: [&str; 2] = ["anthropic-beta", "anthropic-version"];
+
+async fn handle(
+    state: &AppState,
+    request: Request,
+    inbound: Dialect,
+    route_name: &'static str,
+) -> Result<Response, ApiError> {
+    let started = Instant::now();
+    let headers = request.headers().clone();
+    let original = read_body(request, state.config().max_body_bytes)
+        .await
+        .map_err(|error| error.in_dialect(inbound))?;
+    let top = TopLevel::parse(&original).map_err(|error| {
+        ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
+    })?;
+    let requested = match top.raw("model") {
+        None => String::new(),
+        Some(_) => top
+            .str("model")
+            .ok_or_else(|| {
+                ApiError::invalid_request("`model` must be a string").in_dialect(inbound)
+            })?
+            .into_owned(),
+    };
+    let route = state
+        .registry()
+        .resolve(&requested)
+        .map_err(|error| ApiError::from_route(&error).in_dialect(inbound))?;
+    let outbound = Dialect::of(route.provider.kind());
+    if speaks(&route, inbound) {
+        let forwarded = if inbound == Dialect::Anthropic {
+            forward_headers(&headers, &ANTHROPIC_FORWARDED)
+        } else {
+            Vec::new()
+        };
+        let path = match inbound {
+            Dialect::OpenAiResponses => "responses".to_owned(),
+            _ => provider_path(outbound, &route.model, false),
+        };
+        let passthrough = Passthrough {
+            state,
+            route,
+            inbound,
+            route_name,
+            path,
+            headers: forwarded,
+            started,
+        };
+        return passthrough.send(&original, &top, Some(&requested)).await;
+    }
+    let chat_request = codec::decode_request(inbound, &original, &requested)
+        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+    let include_usage = top.raw("stream_options").is_some_and(|raw| {
+        raw.get()
+            .replace(' ', "")
+            .contains("\"include_usage\":true")
+    });
+    Translation {
+        state,
+        route,
+        inbound,
+        route_name,
+        client_model: requested,
+        request: chat_request,
+        include_usage,
+        started,
+    }
+    .send()
+    .await
+}
+
+/// Whether the route's provider takes `inbound` bodies as they are. xAI and OpenAI serve
+/// `/responses` as well as chat, so Responses clients pass straight through to them.
+fn speaks(route: &corvid_providers::Route, inbound: Dialect) -> bool {
+    let outbound = Dialect::of(route.provider.kind());
+    outbound == inbound
+        || (inbound == Dialect::OpenAiResponses
+            && outbound == Dialect::OpenAiChat
+            && matches!(route.provider.name(), "xai" | "openai"))
+}
+
+fn forward_headers(headers: &HeaderMap, names: &[&'static str]) -> Vec<(HeaderName, HeaderValue)> {
+    names
+        .iter()
+        .filter_map(|name| {
+            let value = headers.get(*name)?;
+            Some((HeaderName::from_static(name), value.clone()))
+        })
+        .collect()
+}
+
+/// `POST /v1/messages/count_tokens`: Anthropic's own count when the model is served by
+/// Anthropic; otherwise corvid's estimate.
+pub(crate) async fn count_tokens(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let started = Instant::now();
+    let inbound = Dialect::Anthropic;
+    let headers = request.headers().clone();
+    let original = read_body(request, state.config().max_body_bytes)
+        .await
+        .map_err(|error| error.in_dialect(inbound))?;
+    let top = TopLevel::parse(&original).map_err(|error| {
+        ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
+    })?;
+    let requested = top
+        .str("model")
+        .map(|model| model.into_owned())
+        .unwrap_or_default();
+    let route = state
+        .registry()
+        .resolve(&requested)
+        .map_err(|error| ApiError::from_route(&error).in_dialect(inbound))?;
+    if route.provider.kind() == corvid_config::ProviderKind::Anthropic {
+        let passthrough = Passthrough {
+            state: &state,
+            route,
+            inbound,
+            route_name: "count_tokens",
+            path: "messages/count_tokens".to_owned(),
+            headers: forward_headers(&headers, &ANTHROPIC_FORWARDED),
+            started,
+        };
+        return passthrough.send(&original, &top, Some(&requested)).await;
+    }
+    let request = corvid_wire::anthropic::decode_request(&original)
+        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+    let tokens = corvid_wire::anthropic::count_tokens_estimate(&request);
+    Ok(axum::response::IntoResponse::into_response(axum::Json(
+        serde_json::json!({ "input_tokens": tokens }),
+    )))
+}
+
+/// `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`.
+pub(crate) async fn gemini(
+    State(state): State<AppState>,
+    Path(target): Path<String>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let started = Instant::now();
+    let inbound = Dialect::Gemini;
+    let Some((model, method)) = target.rsplit_once(':') else {
+        return Err(
+            ApiError::not_found(format!("no route for models/{target}")).in_dialect(inbound)
+        );
+    };
+    let stream = match method {
+        "generateContent" => false,
+        "streamGenerateContent" => true,
+        "countTokens" => return gemini_count_tokens(&state, request, model).await,
+        other => {
+            return Err(
+                ApiError::not_found(format!("unknown method {other:?}")).in_dialect(inbound)
+            );
+        }
+    };
+    let original = read_body(request, state.config().max_body_bytes)
+        .await
+        .map_err(|error| error.in_dialect(inbound))?;
+    let route = state
+        .registry()
+        .resolve(model)
+        .map_err(|error| ApiError::from_route(&error).in_dialect(inbound))?;
+    let route_name = if stream {
+        "stream_generate_content"
+    } else {
+        "generate_content"
+    };
+    if Dialect::of(route.provider.kind()) == Dialect::Gemini {
+        TopLevel::parse(&original).map_err(|error| {
+            ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
+        })?;
+        let path = provider_path(Dialect::Gemini, &route.model, stream);
+        let passthrough = Passthrough {
+            state: &state,
+            route,
+            inbound,
+            route_name,
+            path,
+            headers: Vec::new(),
+            started,
+        };
+        return passthrough.send_body(original).await;
+    }
+    let mut chat_request = codec::decode_request(inbound, &original, model)
+        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+    chat_request.stream = stream;
+    Translation {
+        state: &state,
+        route,
+        inbound,
+        route_name,
+        client_model: model.to_owned(),
+        request: chat_request,
+        include_usage: false,
+        started,
+    }
+    .send()
+    .await
+}
+
+async fn gemini_count_tokens(
+    state: &AppState,
+    request: Request,
+    model: &str,
+) -> Result<Response, ApiError> {
+    let inbound = Dialect::Gemini;
+    let original = read_body(request, state.config().max_body_bytes)
+        .await
+        .map_err(|error| error.in_dialect(inbound))?;
+    let value: serde_json::Value = serde_json::from_slice(&original).map_err(|error| {
+        ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
+    })?;
+    // countTokens wraps the request in `generateContentRequest` or sends `contents` directly.
+    let inner = value
+        .get("generateContentRequest")
+        .cloned()
+        .unwrap_or(value);
+    let request = corvid_wire::gemini::decode_request(inner.to_string().as_bytes(), model)
+        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+    let tokens = corvid_wire::anthropic::count_tokens_estimate(&request);
+    Ok(axum::response::IntoResponse::into_response(axum::Json(
+        serde_json::json!({ "totalTokens": tokens }),
+    )))
+}

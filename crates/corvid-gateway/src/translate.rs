@@ -1,0 +1,377 @@
+//! Different dialects in and out: decode the client's request into the canonical model,
+//! encode it for the provider, and turn the reply back — streamed replies event by event as
+//! they arrive (first-token latency preserved), whole replies at once.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use bytes::{Bytes, BytesMut};
+use corvid_providers::{ProviderError, Route, UpstreamBody, UpstreamRequest, is_timeout};
+use corvid_store::Outcome;
+use corvid_wire::anthropic;
+use corvid_wire::model::{ChatRequest, ErrorKind, NameMap, StreamEvent, Usage, WireError};
+use http::{HeaderValue, StatusCode};
+use http_body::Frame;
+use http_body_util::BodyExt;
+
+use crate::codec::{self, Decoder, Encoder, EncoderSetup};
+use crate::dialect::Dialect;
+use crate::error::ApiError;
+use crate::exchange::Exchange;
+use crate::state::AppState;
+
+/// Whole replies larger than this are refused rather than held in memory.
+const WHOLE_REPLY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// One request to translate.
+pub(crate) struct Translation<'a> {
+    pub(crate) state: &'a AppState,
+    pub(crate) route: Route,
+    pub(crate) inbound: Dialect,
+    pub(crate) route_name: &'static str,
+    /// The model name as the client wrote it (echoed back in replies).
+    pub(crate) client_model: String,
+    pub(crate) request: ChatRequest,
+    /// OpenAI chat clients: whether they asked for a usage chunk.
+    pub(crate) include_usage: bool,
+    pub(crate) started: Instant,
+}
+
+impl Translation<'_> {
+    pub(crate) async fn send(self) -> Result<Response, ApiError> {
+        let Self {
+            state,
+            route,
+            inbound,
+            route_name,
+            client_model,
+            mut request,
+            include_usage,
+            started,
+        } = self;
+        let provider = &route.provider;
+        let outbound = Dialect::of(provider.kind());
+        request.model.clone_from(&route.model);
+        // `extra` holds the client dialect's own fields; another dialect must not see them.
+        request.extra.clear();
+        if outbound == Dialect::OpenAiChat && matches!(provider.name(), "openai" | "xai") {
+            // Their chat APIs take no reasoning back (it rides as `reasoning_content`, which
+            // only DeepSeek-style servers read).
+            for message in &mut request.messages {
+                message
+                    .parts
+                    .retain(|part| !matches!(part, corvid_wire::model::Part::Reasoning(_)));
+            }
+        }
+        if let Some(limit) = provider
+            .config()
+            .rule(&route.model)
+            .and_then(|rule| rule.max_output_tokens)
+        {
+            let asked = request.params.max_output_tokens.unwrap_or(limit);
+            request.params.max_output_tokens = Some(asked.min(limit));
+        }
+        let names = NameMap::new(&request.tools);
+        let stream = request.stream;
+        let input_estimate =
+            (inbound == Dialect::Anthropic).then(|| anthropic::count_tokens_estimate(&request));
+        let body = Bytes::from(codec::encode_request(outbound, &request).to_string());
+        let prompt = state
+            .config()
+            .log_prompts
+            .then(|| String::from_utf8_lossy(&body).into_owned());
+        let path = provider_path(outbound, &route.model, stream);
+        let mut exchange = Exchange {
+            state: state.clone(),
+            route: route_name,
+            inbound,
+            provider: provider.name().to_owned(),
+            model: route.model.clone(),
+            started,
+            attempts: 0,
+            prompt,
+        };
+        let sent = provider
+            .upstream()
+            .post(UpstreamRequest {
+                path: &path,
+                body,
+                deadline: None,
+                headers: Vec::new(),
+            })
+            .await;
+        let upstream = match sent {
+            Ok(upstream) => upstream,
+            Err(error) => {
+                tracing::warn!(route = route_name, provider = %provider.name(), model = %route.model, %error, "upstream call failed");
+                let (status, response) = error_response(
+                    &error,
+                    outbound,
+                    inbound,
+                    provider.upstream().credential().mode(),
+                );
+                exchange.finish(status, Outcome::Error, None, None);
+                return Ok(response);
+            }
+        };
+        exchange.attempts = upstream.attempts;
+        let status = upstream.response.status().as_u16();
+        let setup = EncoderSetup {
+            model: client_model.clone(),
+            id: new_id(inbound),
+            created: unix_now(),
+            include_usage,
+            input_tokens: input_estimate,
+        };
+        if stream {
+            let body = TranslateBody {
+                inner: upstream.response.into_body(),
+                decoder: Decoder::new(outbound, names),
+                encoder: Encoder::new(inbound, setup),
+                events: Vec::new(),
+                ended: false,
+                outcome: Outcome::Cancelled,
+                usage: None,
+                status,
+                ttfb_ms: None,
+                exchange,
+            };
+            let mut response = Response::new(Body::new(body));
+            let headers = response.headers_mut();
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            headers.insert(
+                http::header::CACHE_CONTROL,
+                HeaderValue::from_static("no-cache"),
+            );
+            return Ok(response);
+        }
+        let collected = match collect(upstream.response.into_body()).await {
+            Ok(collected) => collected,
+            Err(message) => {
+                exchange.finish(status, Outcome::StreamError, None, None);
+                return Err(ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message)
+                    .in_dialect(inbound));
+            }
+        };
+        match codec::decode_response(outbound, &collected, &names) {
+            Ok(reply) => {
+                let ttfb = Some(started.elapsed().as_millis() as u64);
+                exchange.finish(status, Outcome::Ok, ttfb, Some(reply.usage));
+                Ok(Json(codec::encode_response(inbound, &reply, &client_model)).into_response())
+            }
+            Err(error) => {
+                exchange.finish(status, Outcome::Error, None, None);
+                Err(ApiError::new(
+                    StatusCode::BAD_GATEWAY,
+                    "api_error",
+                    format!("the upstream reply could not be read: {error}"),
+                )
+                .in_dialect(inbound))
+            }
+        }
+    }
+}
+
+/// Where a request goes under the provider's base URL.
+pub(crate) fn provider_path(outbound: Dialect, model: &str, stream: bool) -> String {
+    match outbound {
+        Dialect::OpenAiChat => "chat/completions".to_owned(),
+        Dialect::OpenAiResponses => "responses".to_owned(),
+        Dialect::Anthropic => "messages".to_owned(),
+        Dialect::Gemini if stream => format!("models/{model}:streamGenerateContent?alt=sse"),
+        Dialect::Gemini => format!("models/{model}:generateContent"),
+    }
+}
+
+/// An upstream failure, answered in the client's dialect with the upstream's wording kept.
+fn error_response(
+    error: &ProviderError,
+    outbound: Dialect,
+    inbound: Dialect,
+    mode: corvid_config::AuthMode,
+) -> (u16, Response) {
+    if let ProviderError::Status {
+        status,
+        body,
+        retry_after,
+    } = error
+        && !(status.as_u16() == 403 && mode == corvid_config::AuthMode::OAuth)
+    {
+        let wire = codec::decode_error(outbound, status.as_u16(), body);
+        let (code, json) = codec::encode_error(inbound, &wire);
+        let mut response =
+            (StatusCode::from_u16(code).unwrap_or(*status), Json(json)).into_response();
+        if let Some(wait) = retry_after {
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                response
+                    .headers_mut()
+                    .insert(http::header::RETRY_AFTER, value);
+            }
+        }
+        return (status.as_u16(), response);
+    }
+    let status = match error {
+        ProviderError::Status { status, .. } => status.as_u16(),
+        _ => 0,
+    };
+    let oauth = mode == corvid_config::AuthMode::OAuth;
+    (
+        status,
+        ApiError::from_provider(error, oauth)
+            .in_dialect(inbound)
+            .into_response(),
+    )
+}
+
+async fn collect(mut body: UpstreamBody) -> Result<BytesMut, String> {
+    let mut collected = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|error| format!("the upstream reply broke off: {error}"))?;
+        if let Ok(data) = frame.into_data() {
+            if collected.len() + data.len() > WHOLE_REPLY_LIMIT {
+                return Err("the upstream reply is too large".to_owned());
+            }
+            collected.extend_from_slice(&data);
+        }
+    }
+    Ok(collected)
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs() as i64)
+        .unwrap_or_default()
+}
+
+fn new_id(dialect: Dialect) -> String {
+    let random = rand::random::<u64>();
+    match dialect {
+        Dialect::OpenAiChat => format!("chatcmpl-{random:016x}"),
+        Dialect::OpenAiResponses => format!("resp_{random:016x}"),
+        Dialect::Anthropic => format!("msg_{random:016x}"),
+        Dialect::Gemini => format!("{random:016x}"),
+    }
+}
+
+/// The translated stream: upstream bytes → decoder → canonical events → encoder → client
+/// bytes, one upstream frame at a time.
+struct TranslateBody {
+    inner: UpstreamBody,
+    decoder: Decoder,
+    encoder: Encoder,
+    events: Vec<StreamEvent>,
+    ended: bool,
+    outcome: Outcome,
+    usage: Option<Usage>,
+    status: u16,
+    ttfb_ms: Option<u64>,
+    exchange: Exchange,
+}
+
+impl http_body::Body for TranslateBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let this = self.get_mut();
+        loop {
+            if this.ended {
+                return Poll::Ready(None);
+            }
+            let mut out = Vec::new();
+            match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Ok(frame))) => {
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    this.decoder.feed(&data, &mut this.events);
+                    this.encode_pending(&mut out);
+                }
+                Poll::Ready(None) => {
+                    this.decoder.finish(&mut this.events);
+                    this.encode_pending(&mut out);
+                    this.finish(&mut out);
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    this.events
+                        .push(StreamEvent::Error(broken_stream(error.as_ref())));
+                    this.encode_pending(&mut out);
+                    this.finish(&mut out);
+                }
+            }
+            if !out.is_empty() {
+                if this.ttfb_ms.is_none() {
+                    this.ttfb_ms = Some(this.exchange.started.elapsed().as_millis() as u64);
+                }
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended
+    }
+}
+
+impl TranslateBody {
+    fn encode_pending(&mut self, out: &mut Vec<u8>) {
+        for event in self.events.drain(..) {
+            match &event {
+                StreamEvent::Usage(usage) => self.usage = Some(*usage),
+                StreamEvent::Error(error) => {
+                    tracing::warn!(route = self.exchange.route, model = %self.exchange.model, message = %error.message, "stream failed after the response started");
+                    self.outcome = Outcome::StreamError;
+                }
+                _ => {}
+            }
+            self.encoder.encode(&event, out);
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        self.encoder.finish(out);
+        self.ended = true;
+        if self.outcome == Outcome::Cancelled {
+            self.outcome = Outcome::Ok;
+        }
+    }
+}
+
+impl Drop for TranslateBody {
+    fn drop(&mut self) {
+        self.exchange
+            .finish(self.status, self.outcome, self.ttfb_ms, self.usage);
+    }
+}
+
+fn broken_stream(error: &(dyn std::error::Error + 'static)) -> WireError {
+    let (kind, message) = if is_timeout(error) {
+        (
+            ErrorKind::Timeout,
+            "the upstream stopped sending (idle timeout)".to_owned(),
+        )
+    } else {
+        (
+            ErrorKind::Api,
+            format!("the upstream stream broke: {error}"),
+        )
+    };
+    WireError {
+        kind,
+        message,
+        code: None,
+    }
+}
