@@ -1,0 +1,321 @@
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use super::response::reasoning_tool_calls_reply;
+use super::{build, decode_stream, encode_stream, options, parse_sse};
+use crate::model::{
+    ErrorKind, FinishReason, NameMap, ResponseBuilder, StreamEvent, Usage, WireError,
+};
+use crate::openai_responses::StreamOptions;
+
+fn text(text: &str) -> StreamEvent {
+    StreamEvent::TextDelta {
+        text: text.to_owned(),
+    }
+}
+
+fn call_start(index: u32, id: &str, name: &str) -> StreamEvent {
+    StreamEvent::ToolCallStart {
+        index,
+        id: id.to_owned(),
+        name: name.to_owned(),
+        signature: None,
+    }
+}
+
+fn args(index: u32, delta: &str) -> StreamEvent {
+    StreamEvent::ToolCallArgs {
+        index,
+        delta: delta.to_owned(),
+    }
+}
+
+fn start() -> StreamEvent {
+    StreamEvent::Start {
+        id: "msg_upstream".to_owned(),
+        model: "upstream-model".to_owned(),
+    }
+}
+
+fn usage() -> StreamEvent {
+    StreamEvent::Usage(Usage {
+        input: 10,
+        cache_read: 90,
+        cache_write: 0,
+        output: 20,
+        reasoning: 5,
+    })
+}
+
+/// Checks what the SDKs' stream helpers check, then returns the parsed events: each
+/// `output_item.added` has one `output_item.done` with the same item type and id; no item is
+/// empty; deltas name an item that is open; the terminal response lists every done item in
+/// `output_index` order.
+pub(super) fn checked(text: &str) -> Vec<Value> {
+    let events = parse_sse(text);
+    let mut open: Vec<(u64, Value)> = Vec::new();
+    let mut done: Vec<(u64, Value)> = Vec::new();
+    for event in &events {
+        let data = &event["data"];
+        let kind = data["type"].as_str().unwrap();
+        let index = data["output_index"].as_u64();
+        match kind {
+            "response.output_item.added" => {
+                assert!(
+                    open.iter().all(|(i, _)| Some(*i) != index),
+                    "one add per index"
+                );
+                open.push((index.unwrap(), data["item"].clone()));
+            }
+            "response.output_item.done" => {
+                let position = open.iter().position(|(i, _)| Some(*i) == index).unwrap();
+                let (index, added) = open.remove(position);
+                let item = &data["item"];
+                assert_eq!(added["type"], item["type"]);
+                assert_eq!(added["id"], item["id"]);
+                let empty = match item["type"].as_str().unwrap() {
+                    "message" => item["content"][0]["text"] == "",
+                    "reasoning" => {
+                        item["summary"] == serde_json::json!([])
+                            && item["encrypted_content"].is_null()
+                    }
+                    _ => item["name"] == "",
+                };
+                assert!(!empty, "no empty item: {item}");
+                done.push((index, item.clone()));
+            }
+            "response.completed" | "response.incomplete" => {
+                assert!(open.is_empty(), "every item closed before {kind}");
+                done.sort_by_key(|(index, _)| *index);
+                let items: Vec<Value> = done.iter().map(|(_, item)| item.clone()).collect();
+                assert_eq!(data["response"]["output"], Value::Array(items));
+            }
+            _ if kind.ends_with(".delta") => {
+                assert!(
+                    open.iter().any(|(i, _)| Some(*i) == index),
+                    "delta of an open item"
+                );
+            }
+            _ => {}
+        }
+    }
+    events
+}
+
+#[test]
+fn text_only() {
+    let events = [
+        start(),
+        text("Hi"),
+        text(" there."),
+        StreamEvent::Finish(FinishReason::EndTurn),
+        usage(),
+    ];
+    insta::assert_json_snapshot!(checked(&encode_stream(&events, options())));
+}
+
+#[test]
+fn reasoning_text_and_tool_calls() {
+    let events = ResponseBuilder::events(&reasoning_tool_calls_reply());
+    insta::assert_json_snapshot!(checked(&encode_stream(&events, options())));
+}
+
+#[test]
+fn parallel_tool_calls_with_interleaved_deltas() {
+    let events = [
+        start(),
+        call_start(0, "call_a", "read_file"),
+        call_start(1, "call_b", "grep"),
+        args(1, "{\"pattern\":"),
+        args(0, "{\"path\":"),
+        args(0, "\"a.rs\"}"),
+        StreamEvent::ToolCallEnd { index: 0 },
+        args(1, "\"x\"}"),
+        StreamEvent::ToolCallEnd { index: 1 },
+        StreamEvent::Finish(FinishReason::ToolCalls),
+    ];
+    insta::assert_json_snapshot!(checked(&encode_stream(&events, options())));
+}
+
+#[test]
+fn output_limit_is_response_incomplete() {
+    let events = [
+        start(),
+        text("Once upon"),
+        usage(),
+        StreamEvent::Finish(FinishReason::MaxTokens),
+    ];
+    let parsed = checked(&encode_stream(&events, options()));
+    let last = &parsed.last().unwrap()["data"];
+    assert_eq!(last["type"], "response.incomplete");
+    assert_eq!(last["response"]["status"], "incomplete");
+    assert_eq!(
+        last["response"]["incomplete_details"]["reason"],
+        "max_output_tokens"
+    );
+}
+
+#[test]
+fn error_mid_stream() {
+    let events = [
+        start(),
+        text("Partial"),
+        StreamEvent::Error(WireError {
+            kind: ErrorKind::Overloaded,
+            message: "Overloaded".to_owned(),
+            code: None,
+        }),
+        text("ignored"),
+        StreamEvent::Finish(FinishReason::EndTurn),
+    ];
+    insta::assert_json_snapshot!(parse_sse(&encode_stream(&events, options())));
+}
+
+#[test]
+fn usage_before_or_after_finish_gives_the_same_stream() {
+    let before = [
+        start(),
+        text("Hi"),
+        usage(),
+        StreamEvent::Finish(FinishReason::EndTurn),
+    ];
+    let after = [
+        start(),
+        text("Hi"),
+        StreamEvent::Finish(FinishReason::EndTurn),
+        usage(),
+    ];
+    assert_eq!(
+        encode_stream(&before, options()),
+        encode_stream(&after, options())
+    );
+}
+
+#[test]
+fn encrypted_reasoning_alone_keeps_the_upstream_item_id() {
+    let events = [
+        start(),
+        StreamEvent::ReasoningEncrypted {
+            data: "enc".to_owned(),
+            id: Some("rs_upstream".to_owned()),
+        },
+        text("Done."),
+    ];
+    let parsed = checked(&encode_stream(&events, options()));
+    let output = &parsed.last().unwrap()["data"]["response"]["output"];
+    assert_eq!(
+        output[0],
+        serde_json::json!({ "type": "reasoning", "id": "rs_upstream", "summary": [], "encrypted_content": "enc" })
+    );
+}
+
+#[test]
+fn a_signature_without_text_is_a_reasoning_item_and_a_call_without_arguments_gets_an_empty_object()
+{
+    let events = [
+        StreamEvent::ReasoningSignature {
+            signature: "sig".to_owned(),
+        },
+        call_start(0, "toolu_1", "now"),
+        StreamEvent::ToolCallEnd { index: 0 },
+    ];
+    let parsed = checked(&encode_stream(&events, options()));
+    let response = &parsed.last().unwrap()["data"]["response"];
+    assert_eq!(
+        response["output"][0],
+        serde_json::json!({ "type": "reasoning", "id": "rs_client1_0", "summary": [],
+                            "encrypted_content": "corvid-anthropic-signature:sig" })
+    );
+    assert_eq!(response["output"][1]["arguments"], "{}");
+    assert_eq!(response["status"], "completed");
+}
+
+#[test]
+fn signed_thinking_then_redacted_thinking_are_two_items() {
+    let events = [
+        StreamEvent::ReasoningDelta {
+            text: "Think.".to_owned(),
+        },
+        StreamEvent::ReasoningSignature {
+            signature: "sig".to_owned(),
+        },
+        StreamEvent::ReasoningEncrypted {
+            data: "redacted".to_owned(),
+            id: None,
+        },
+        StreamEvent::ReasoningDelta {
+            text: "More.".to_owned(),
+        },
+        text("Answer."),
+    ];
+    let parsed = checked(&encode_stream(&events, options()));
+    let output = &parsed.last().unwrap()["data"]["response"]["output"];
+    let items: Vec<(Value, Value)> = output
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| (item["summary"].clone(), item["encrypted_content"].clone()))
+        .collect();
+    assert_eq!(
+        items,
+        vec![
+            (
+                serde_json::json!([{ "type": "summary_text", "text": "Think." }]),
+                serde_json::json!("corvid-anthropic-signature:sig")
+            ),
+            (
+                serde_json::json!([]),
+                serde_json::json!("corvid-anthropic-redacted:redacted")
+            ),
+            (
+                serde_json::json!([{ "type": "summary_text", "text": "More." }]),
+                Value::Null
+            ),
+            (Value::Null, Value::Null),
+        ]
+    );
+}
+
+#[test]
+fn an_empty_stream_still_completes() {
+    let parsed = checked(&encode_stream(&[], options()));
+    let kinds: Vec<&str> = parsed
+        .iter()
+        .map(|event| event["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.completed"
+        ]
+    );
+}
+
+#[test]
+fn ids_and_model_come_from_start_when_the_options_leave_them_out() {
+    let parsed = parse_sse(&encode_stream(
+        &[start(), text("x")],
+        StreamOptions::default(),
+    ));
+    let response = &parsed[0]["data"]["response"];
+    assert_eq!(response["id"], "resp_msg_upstream");
+    assert_eq!(response["model"], "upstream-model");
+}
+
+#[test]
+fn encoded_streams_decode_to_the_same_reply() {
+    let reply = reasoning_tool_calls_reply();
+    let text = encode_stream(&ResponseBuilder::events(&reply), options());
+    let decoded = build(&decode_stream(text.as_bytes(), &NameMap::default()));
+    let mut expected = reply;
+    expected.id = "resp_client1".to_owned();
+    expected.created = 0;
+    // The reasoning item streamed text before its encrypted content, so it keeps the id the
+    // client saw first.
+    if let crate::model::Part::Reasoning(reasoning) = &mut expected.parts[0] {
+        reasoning.id = Some("rs_client1_0".to_owned());
+    }
+    assert_eq!(decoded, expected);
+}
