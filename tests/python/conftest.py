@@ -85,7 +85,16 @@ def _wait_healthy(url: str, process: subprocess.Popen, log_path: Path):
 def corvid(mock_upstream):
     """`corvid serve` on a free port, upstream = the mock, an API key in its env file."""
     with tempfile.TemporaryDirectory() as home:
-        Path(home, "env").write_text("XAI_API_KEY='sk-upstream-test'\n")
+        Path(home, "env").write_text(
+            "XAI_API_KEY='sk-upstream-test'\nANTHROPIC_API_KEY=ant-test\n"
+            "GEMINI_API_KEY=gem-test\nOPENAI_API_KEY=oai-test\n")
+        base = mock_upstream.base_url
+        Path(home, "config.toml").write_text(
+            f'[providers.anthropic]\nbase_url = "{base}"\n'
+            f'[providers.gemini]\nbase_url = "{base}"\n'
+            f'[providers.openai]\nbase_url = "{base}"\n'
+            f'[providers.resp]\nkind = "openai-responses"\nbase_url = "{base}"\napi_key_env = "OPENAI_API_KEY"\n'
+            f'models = ["resp-model"]\n')
         os.chmod(Path(home, "env"), 0o600)
         port = _free_port()
         log_path = Path(home, "corvid.log")

@@ -3,6 +3,7 @@
 
 mod auth_commands;
 mod serve;
+mod setup;
 mod usage_command;
 mod zed_config;
 
@@ -51,6 +52,16 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// List the models corvid can route to, by provider.
+    Models,
+    /// Print what to set so a client uses corvid (Claude Code, Codex, Zed).
+    Setup {
+        #[arg(value_enum)]
+        client: setup::Client,
+        /// The model the client should ask for.
+        #[arg(long)]
+        model: Option<String>,
     },
     /// Print the Zed settings.json keys that point Zed's chat and edit predictions at corvid.
     ZedConfig(ZedConfigArgs),
@@ -149,6 +160,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status => {
             let text = auth_commands::status(&load(&config_only(cli.config))?)?;
             print_stdout(&text)
+        }
+        Command::Models => {
+            let loaded = load(&config_only(cli.config))?;
+            let oauth_http = corvid_auth::oauth_http_client()?;
+            let registry = corvid_providers::Registry::from_config(&loaded, oauth_http)
+                .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+            let text = runtime.block_on(setup::models(&loaded.config, &registry));
+            print_stdout(&text)
+        }
+        Command::Setup { client, model } => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&setup::setup(&loaded.config, client, model.as_deref())?)
         }
         Command::Usage { days, json } => {
             let text = usage_command::usage(&load(&config_only(cli.config))?, days, json)?;

@@ -41,7 +41,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/messages", post(inbound::messages))
         .route("/v1/messages/count_tokens", post(inbound::count_tokens))
         .route("/v1beta/models", get(models::list_gemini))
-        .route("/v1beta/models/{target}", post(inbound::gemini))
+        .route("/v1beta/models/{*target}", post(inbound::gemini))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(

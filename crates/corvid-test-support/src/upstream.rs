@@ -218,7 +218,8 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
 
 /// Scripting over HTTP, for tests in other languages driving the `corvid-mock-upstream`
 /// process: `POST /__mock/enqueue` with `{"path","status","body","headers"?}` queues a JSON
-/// reply; `GET /__mock/requests` lists what was received (headers and JSON bodies).
+/// reply, or with `{"path","sse":[…],"framing"?:"event"}` a stream; `GET /__mock/requests` lists
+/// what was received (headers and JSON bodies).
 fn control(shared: &Shared, command: &str, body: &[u8]) -> Response {
     let json_response = |status: StatusCode, value: Value| {
         let mut response = Response::new(Body::from(value.to_string()));
@@ -251,10 +252,37 @@ fn control(shared: &Shared, command: &str, body: &[u8]) -> Response {
                         .collect()
                 })
                 .unwrap_or_default();
-            let reply = Reply::Json {
-                status,
-                body: script["body"].clone(),
-                headers,
+            let reply = match script["sse"].as_array() {
+                // A stream: each item is an event (object) or a raw data string like "[DONE]";
+                // `"framing": "event"` adds `event: <type>` lines (Anthropic, Responses).
+                Some(events) => {
+                    let with_event_lines = script["framing"] == "event";
+                    let chunks = events
+                        .iter()
+                        .map(|event| {
+                            let data = match event {
+                                Value::String(raw) => raw.clone(),
+                                other => other.to_string(),
+                            };
+                            let text = match event["type"].as_str() {
+                                Some(kind) if with_event_lines => {
+                                    format!("event: {kind}\ndata: {data}\n\n")
+                                }
+                                _ => format!("data: {data}\n\n"),
+                            };
+                            (Duration::ZERO, Bytes::from(text))
+                        })
+                        .collect();
+                    Reply::Stream {
+                        chunks,
+                        end: StreamEnd::Finish,
+                    }
+                }
+                None => Reply::Json {
+                    status,
+                    body: script["body"].clone(),
+                    headers,
+                },
             };
             lock(&shared.queues)
                 .entry(path)

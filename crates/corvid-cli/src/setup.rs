@@ -1,0 +1,129 @@
+//! `corvid models` and `corvid setup <client>`: what a user needs to point a client at corvid.
+
+use corvid_config::Config;
+use corvid_providers::Registry;
+
+/// The catalog as a table: id, provider, whether the provider is set up.
+pub(crate) async fn models(config: &Config, registry: &Registry) -> String {
+    let mut lines = vec![format!("{:<48} {:<12} {}", "MODEL", "PROVIDER", "STATUS")];
+    for (alias, target) in registry.aliases() {
+        lines.push(format!("{:<48} {:<12} alias for {target}", alias, "-"));
+    }
+    for provider in registry.providers() {
+        let status = if !provider.config().enabled {
+            "switched off"
+        } else if !provider.upstream().credential().is_available() {
+            "no credential"
+        } else if !provider.is_available() {
+            "not declared in config.toml"
+        } else {
+            "ready"
+        };
+        let models = if provider.is_available() {
+            provider.models().await
+        } else {
+            provider.config().models.clone()
+        };
+        if models.is_empty() {
+            lines.push(format!(
+                "{:<48} {:<12} {status} (lists no models; use {}/<model>)",
+                format!("{}/*", provider.name()),
+                provider.name(),
+                provider.name()
+            ));
+        }
+        for model in models {
+            lines.push(format!(
+                "{:<48} {:<12} {status}",
+                format!("{}/{model}", provider.name()),
+                provider.name()
+            ));
+        }
+    }
+    lines.push(String::new());
+    lines.push(format!(
+        "A bare model name goes to the provider that lists it, else to its family's provider (claude-… → anthropic), else to `{}`.",
+        config.default_provider
+    ));
+    lines.join("\n")
+}
+
+/// The client a `setup` snippet is for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Client {
+    ClaudeCode,
+    Codex,
+    Zed,
+}
+
+pub(crate) fn setup(
+    config: &Config,
+    client: Client,
+    model: Option<&str>,
+) -> anyhow::Result<String> {
+    let base = config.local_base_url();
+    Ok(match client {
+        Client::ClaudeCode => {
+            let model = model.unwrap_or("grok");
+            format!(
+                "# Claude Code → corvid. Put these in your shell (or in ~/.claude/settings.json under \"env\").\n\
+                 # Claude Code appends /v1/messages itself, so the base URL has no /v1. Any token works:\n\
+                 # corvid never forwards it and answers with the provider's own credential.\n\
+                 export ANTHROPIC_BASE_URL={base}\n\
+                 export ANTHROPIC_AUTH_TOKEN=corvid\n\
+                 # The model Claude Code asks for; any corvid model name works (alias, provider/model, bare).\n\
+                 export ANTHROPIC_MODEL={model}\n\
+                 export ANTHROPIC_DEFAULT_OPUS_MODEL={model}\n\
+                 export ANTHROPIC_DEFAULT_SONNET_MODEL={model}\n\
+                 export ANTHROPIC_DEFAULT_HAIKU_MODEL={model}\n\
+                 # Optional: stop the client sending experimental betas a non-Anthropic model would ignore.\n\
+                 export CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1\n"
+            )
+        }
+        Client::Codex => {
+            let model = model.unwrap_or("grok");
+            format!(
+                "# Codex → corvid: add to ~/.codex/config.toml. Codex speaks the Responses API; corvid\n\
+                 # answers it from any provider. The key variable just has to be set (any value).\n\
+                 model = \"{model}\"\n\
+                 model_provider = \"corvid\"\n\
+                 \n\
+                 [model_providers.corvid]\n\
+                 name = \"corvid\"\n\
+                 base_url = \"{base}/v1\"\n\
+                 env_key = \"CORVID_API_KEY\"\n\
+                 wire_api = \"responses\"\n\
+                 \n\
+                 # then: export CORVID_API_KEY=corvid\n"
+            )
+        }
+        Client::Zed => crate::zed_config::render(config, model.unwrap_or("supergrok"), "qwen")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_point_at_the_configured_address() {
+        let config = Config {
+            port: 9911,
+            ..Config::default()
+        };
+        let claude = setup(&config, Client::ClaudeCode, Some("sonnet")).unwrap();
+        assert!(
+            claude.contains("ANTHROPIC_BASE_URL=http://127.0.0.1:9911\n"),
+            "{claude}"
+        );
+        assert!(claude.contains("ANTHROPIC_MODEL=sonnet"));
+        let codex = setup(&config, Client::Codex, None).unwrap();
+        assert!(
+            codex.contains("base_url = \"http://127.0.0.1:9911/v1\""),
+            "{codex}"
+        );
+        assert!(codex.contains("wire_api = \"responses\""));
+        let zed = setup(&config, Client::Zed, None).unwrap();
+        assert!(zed.contains("http://127.0.0.1:9911/v1/completions"));
+    }
+}

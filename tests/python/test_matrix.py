@@ -1,0 +1,176 @@
+"""The official SDKs — openai (chat and responses), anthropic (messages, streamed, with tool
+use) and google-genai — as clients of `corvid serve`, each against a mock upstream of every
+provider kind (xAI/OpenAI-compatible chat, Anthropic, Gemini, OpenAI Responses)."""
+
+import json
+
+import anthropic
+import openai
+import pytest
+from google import genai
+from google.genai import types
+
+from upstream_scripts import ARGS, PROVIDERS, enqueue_tool_call, upstream_path as path_for
+
+PROVIDER_NAMES = list(PROVIDERS)
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+def model_of(provider):
+    return PROVIDERS[provider][0]
+
+
+def upstream_path(corvid):
+    return corvid["mock"].requests()[-1]["path"]
+
+
+def expected_path(provider, stream, client="chat"):
+    return path_for(provider, client, stream)
+
+
+# ---------- OpenAI chat completions ----------
+
+def openai_client(corvid):
+    return openai.OpenAI(base_url=corvid["url"] + "/v1", api_key="client-key", max_retries=0)
+
+
+@pytest.mark.parametrize("provider", PROVIDER_NAMES)
+def test_openai_chat_text(corvid, provider):
+    reply = openai_client(corvid).chat.completions.create(
+        model=model_of(provider), messages=[{"role": "user", "content": "hello"}])
+    assert reply.choices[0].message.content == "Hello from the mock."
+    assert reply.usage.total_tokens > 0
+    assert upstream_path(corvid) == expected_path(provider, False)
+
+
+@pytest.mark.parametrize("provider", PROVIDER_NAMES)
+def test_openai_chat_streamed_tool_call(corvid, provider):
+    enqueue_tool_call(corvid["mock"], provider, stream=True)
+    stream = openai_client(corvid).chat.completions.create(
+        model=model_of(provider), stream=True, stream_options={"include_usage": True},
+        messages=[{"role": "user", "content": "weather in Paris?"}],
+        tools=[{"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": SCHEMA}}])
+    chunks = list(stream)
+    calls = {}
+    finish = None
+    for chunk in chunks:
+        for choice in chunk.choices:
+            finish = choice.finish_reason or finish
+            for call in choice.delta.tool_calls or []:
+                entry = calls.setdefault(call.index, {"name": None, "arguments": ""})
+                if call.function and call.function.name:
+                    entry["name"] = call.function.name
+                if call.function and call.function.arguments:
+                    entry["arguments"] += call.function.arguments
+    assert finish == "tool_calls"
+    assert calls[0]["name"] == "get_weather"
+    assert json.loads(calls[0]["arguments"]) == ARGS
+    assert chunks[-1].choices == [] and chunks[-1].usage.total_tokens > 0
+    assert upstream_path(corvid) == expected_path(provider, True)
+
+
+# ---------- OpenAI Responses ----------
+
+@pytest.mark.parametrize("provider", PROVIDER_NAMES)
+def test_openai_responses_tool_call(corvid, provider):
+    enqueue_tool_call(corvid["mock"], provider, stream=False, client="responses")
+    reply = openai_client(corvid).responses.create(
+        model=model_of(provider), input="weather in Paris?",
+        tools=[{"type": "function", "name": "get_weather", "description": "Weather", "parameters": SCHEMA}])
+    calls = [item for item in reply.output if item.type == "function_call"]
+    assert calls and calls[0].name == "get_weather"
+    assert json.loads(calls[0].arguments) == ARGS
+    assert upstream_path(corvid) == expected_path(provider, False, client="responses")
+
+
+@pytest.mark.parametrize("provider", PROVIDER_NAMES)
+def test_openai_responses_streamed_text(corvid, provider):
+    events = list(openai_client(corvid).responses.create(model=model_of(provider), input="hi", stream=True))
+    assert events[-1].type == "response.completed"
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert text == "Hello from the mock."
+
+
+# ---------- Anthropic messages ----------
+
+def anthropic_client(corvid):
+    return anthropic.Anthropic(base_url=corvid["url"], api_key="client-key", max_retries=0)
+
+
+@pytest.mark.parametrize("provider", PROVIDER_NAMES)
+def test_anthropic_streamed_tool_use(corvid, provider):
+    enqueue_tool_call(corvid["mock"], provider, stream=True)
+    with anthropic_client(corvid).messages.stream(
+            model=model_of(provider), max_tokens=1024,
+            messages=[{"role": "user", "content": "weather in Paris?"}],
+            tools=[{"name": "get_weather", "description": "Weather", "input_schema": SCHEMA}]) as stream:
+        message = stream.get_final_message()
+    tool_uses = [block for block in message.content if block.type == "tool_use"]
+    assert message.stop_reason == "tool_use"
+    assert tool_uses and tool_uses[0].name == "get_weather"
+    assert tool_uses[0].input == ARGS
+    assert message.usage.output_tokens > 0
+    assert upstream_path(corvid) == expected_path(provider, True)
+
+
+@pytest.mark.parametrize("provider", PROVIDER_NAMES)
+def test_anthropic_text(corvid, provider):
+    message = anthropic_client(corvid).messages.create(
+        model=model_of(provider), max_tokens=256, messages=[{"role": "user", "content": "hi"}])
+    assert message.content[0].text == "Hello from the mock."
+    assert message.stop_reason == "end_turn"
+
+
+def test_anthropic_tool_result_round_trip(corvid):
+    """A second turn carrying the tool result reaches an OpenAI-compatible upstream as a tool message."""
+    anthropic_client(corvid).messages.create(
+        model="grok-4.6", max_tokens=256,
+        tools=[{"name": "get_weather", "input_schema": SCHEMA}],
+        messages=[
+            {"role": "user", "content": "weather in Paris?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": ARGS}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "18C, sunny", "is_error": False}]},
+        ])
+    sent = corvid["mock"].requests()[-1]["body"]
+    tool_messages = [m for m in sent["messages"] if m["role"] == "tool"]
+    assert tool_messages == [{"role": "tool", "tool_call_id": "toolu_1", "content": "18C, sunny"}]
+
+
+# ---------- Google Gemini ----------
+
+def genai_client(corvid):
+    return genai.Client(api_key="client-key", http_options=types.HttpOptions(base_url=corvid["url"]))
+
+
+def weather_tool():
+    return types.Tool(function_declarations=[types.FunctionDeclaration(
+        name="get_weather", description="Weather", parameters_json_schema=SCHEMA)])
+
+
+@pytest.mark.parametrize("provider", PROVIDER_NAMES)
+def test_genai_tool_call(corvid, provider):
+    enqueue_tool_call(corvid["mock"], provider, stream=False)
+    client = genai_client(corvid)  # keep it alive: a dropped Client closes its HTTP connection
+    reply = client.models.generate_content(
+        model=model_of(provider), contents="weather in Paris?",
+        config=types.GenerateContentConfig(
+            tools=[weather_tool()],
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True)))
+    calls = reply.function_calls
+    assert calls and calls[0].name == "get_weather"
+    assert dict(calls[0].args) == ARGS
+    assert reply.usage_metadata.prompt_token_count > 0
+    assert upstream_path(corvid) == expected_path(provider, False)
+
+
+@pytest.mark.parametrize("provider", PROVIDER_NAMES)
+def test_genai_streamed_text(corvid, provider):
+    client = genai_client(corvid)
+    chunks = list(client.models.generate_content_stream(model=model_of(provider), contents="hi"))
+    assert "".join(chunk.text or "" for chunk in chunks) == "Hello from the mock."
+
+
+def test_genai_models_list(corvid):
+    client = genai_client(corvid)
+    names = [model.name for model in client.models.list()]
+    assert any(name.endswith("grok-4.6") for name in names), names
