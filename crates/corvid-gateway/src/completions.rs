@@ -20,12 +20,12 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 
 use crate::body::read_body;
-use crate::codec;
-use crate::dialect::Dialect;
 use crate::error::ApiError;
 use crate::exchange::Exchange;
 use crate::state::AppState;
-use crate::translate::provider_path;
+use corvid_providers::dialect_of;
+use corvid_wire::Dialect;
+use corvid_wire::codec;
 
 /// FIM replies are small; anything bigger than this is not one.
 const REPLY_LIMIT: usize = 4 * 1024 * 1024;
@@ -141,7 +141,7 @@ pub(crate) async fn complete(
 /// Responses for providers that have it (unless `completions_backend = "chat"`), chat for other
 /// OpenAI-compatible servers, the provider's own API otherwise. Never a failover between them.
 fn backend_for(route: &Route, configured: CompletionsBackend) -> Backend {
-    match Dialect::of(route.provider.kind()) {
+    match dialect_of(route.provider.kind()) {
         Dialect::OpenAiResponses => Backend::Responses,
         Dialect::OpenAiChat => {
             let has_responses = matches!(route.provider.name(), "xai" | "openai");
@@ -185,7 +185,7 @@ fn upstream_body(
                 ..ChatRequest::default()
             };
             (
-                provider_path(dialect, &route.model, false),
+                codec::endpoint_path(dialect, &route.model, false),
                 codec::encode_request(dialect, &canonical),
             )
         }

@@ -12,7 +12,7 @@ use corvid_providers::{ProviderError, RouteError};
 use http::{HeaderValue, StatusCode};
 use serde_json::{Value, json};
 
-use crate::dialect::Dialect;
+use corvid_wire::Dialect;
 
 /// An error answer.
 #[derive(Debug, Clone)]

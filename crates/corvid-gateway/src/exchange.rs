@@ -6,8 +6,8 @@ use std::time::Instant;
 use corvid_store::{Outcome, Tokens, UsageRecord, now_ms};
 use corvid_wire::model::Usage;
 
-use crate::dialect::Dialect;
 use crate::state::AppState;
+use corvid_wire::Dialect;
 
 #[derive(Debug)]
 pub(crate) struct Exchange {

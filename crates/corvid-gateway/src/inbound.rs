@@ -8,13 +8,14 @@ use axum::response::Response;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::body::read_body;
-use crate::codec;
-use crate::dialect::Dialect;
 use crate::error::ApiError;
 use crate::passthrough::Passthrough;
 use crate::state::AppState;
 use crate::top_level::TopLevel;
-use crate::translate::{Translation, provider_path};
+use crate::translate::Translation;
+use corvid_providers::dialect_of;
+use corvid_wire::Dialect;
+use corvid_wire::codec;
 
 pub(crate) async fn chat_completions(
     State(state): State<AppState>,
@@ -67,7 +68,7 @@ async fn handle(
         .registry()
         .resolve(&requested)
         .map_err(|error| ApiError::from_route(&error).in_dialect(inbound))?;
-    let outbound = Dialect::of(route.provider.kind());
+    let outbound = dialect_of(route.provider.kind());
     if speaks(&route, inbound) {
         let forwarded = if inbound == Dialect::Anthropic {
             forward_headers(&headers, &ANTHROPIC_FORWARDED)
@@ -76,7 +77,7 @@ async fn handle(
         };
         let path = match inbound {
             Dialect::OpenAiResponses => "responses".to_owned(),
-            _ => provider_path(outbound, &route.model, false),
+            _ => codec::endpoint_path(outbound, &route.model, false),
         };
         let passthrough = Passthrough {
             state,
@@ -113,7 +114,7 @@ async fn handle(
 /// Whether the route's provider takes `inbound` bodies as they are. xAI and OpenAI serve
 /// `/responses` as well as chat, so Responses clients pass straight through to them.
 fn speaks(route: &corvid_providers::Route, inbound: Dialect) -> bool {
-    let outbound = Dialect::of(route.provider.kind());
+    let outbound = dialect_of(route.provider.kind());
     outbound == inbound
         || (inbound == Dialect::OpenAiResponses
             && outbound == Dialect::OpenAiChat
@@ -208,11 +209,11 @@ pub(crate) async fn gemini(
     } else {
         "generate_content"
     };
-    if Dialect::of(route.provider.kind()) == Dialect::Gemini {
+    if dialect_of(route.provider.kind()) == Dialect::Gemini {
         TopLevel::parse(&original).map_err(|error| {
             ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
         })?;
-        let path = provider_path(Dialect::Gemini, &route.model, stream);
+        let path = codec::endpoint_path(Dialect::Gemini, &route.model, stream);
         let passthrough = Passthrough {
             state: &state,
             route,

@@ -5,9 +5,7 @@
 //! through `corvid-wire` for the rest; and the one mapping from failures to HTTP answers.
 
 mod body;
-mod codec;
 mod completions;
-mod dialect;
 mod error;
 mod exchange;
 mod guard;
@@ -22,7 +20,7 @@ mod top_level;
 mod translate;
 mod usage_scan;
 
-pub use dialect::Dialect;
+pub use corvid_wire::Dialect;
 pub use error::ApiError;
 pub use listen::{BindError, check_bind_address, serve};
 pub use state::AppState;

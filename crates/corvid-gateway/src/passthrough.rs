@@ -9,13 +9,13 @@ use bytes::Bytes;
 use corvid_providers::{Route, UpstreamRequest};
 use http::{HeaderName, HeaderValue};
 
-use crate::dialect::Dialect;
 use crate::error::ApiError;
 use crate::exchange::Exchange;
 use crate::relay::relay;
 use crate::rules;
 use crate::state::AppState;
 use crate::top_level::{Edit, TopLevel, json_string};
+use corvid_wire::Dialect;
 
 /// One request to pass through.
 pub(crate) struct Passthrough<'a> {

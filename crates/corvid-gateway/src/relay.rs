@@ -24,10 +24,10 @@ use http::HeaderValue;
 use http_body::{Body as _, Frame, SizeHint};
 use serde_json::{Value, json};
 
-use crate::dialect::Dialect;
 use crate::error::ApiError;
 use crate::exchange::Exchange;
 use crate::usage_scan;
+use corvid_wire::Dialect;
 
 /// Non-streamed bodies larger than this are not kept for usage reading.
 const KEEP_FOR_USAGE: usize = 1024 * 1024;

@@ -5,8 +5,8 @@
 
 use corvid_config::ProviderConfig;
 
-use crate::dialect::Dialect;
 use crate::top_level::{Edit, TopLevel};
+use corvid_wire::Dialect;
 
 /// Which upstream models a rule covers.
 #[derive(Debug, Clone, Copy)]

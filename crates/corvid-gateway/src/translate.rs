@@ -18,11 +18,12 @@ use http::{HeaderValue, StatusCode};
 use http_body::Frame;
 use http_body_util::BodyExt;
 
-use crate::codec::{self, Decoder, Encoder, EncoderSetup};
-use crate::dialect::Dialect;
 use crate::error::ApiError;
 use crate::exchange::Exchange;
 use crate::state::AppState;
+use corvid_providers::dialect_of;
+use corvid_wire::Dialect;
+use corvid_wire::codec::{self, Decoder, Encoder, EncoderSetup};
 
 /// Whole replies larger than this are refused rather than held in memory.
 const WHOLE_REPLY_LIMIT: usize = 64 * 1024 * 1024;
@@ -54,27 +55,8 @@ impl Translation<'_> {
             started,
         } = self;
         let provider = &route.provider;
-        let outbound = Dialect::of(provider.kind());
-        request.model.clone_from(&route.model);
-        // `extra` holds the client dialect's own fields; another dialect must not see them.
-        request.extra.clear();
-        if outbound == Dialect::OpenAiChat && matches!(provider.name(), "openai" | "xai") {
-            // Their chat APIs take no reasoning back (it rides as `reasoning_content`, which
-            // only DeepSeek-style servers read).
-            for message in &mut request.messages {
-                message
-                    .parts
-                    .retain(|part| !matches!(part, corvid_wire::model::Part::Reasoning(_)));
-            }
-        }
-        if let Some(limit) = provider
-            .config()
-            .rule(&route.model)
-            .and_then(|rule| rule.max_output_tokens)
-        {
-            let asked = request.params.max_output_tokens.unwrap_or(limit);
-            request.params.max_output_tokens = Some(asked.min(limit));
-        }
+        let outbound = dialect_of(provider.kind());
+        corvid_providers::prepare_request(provider, &route.model, &mut request);
         let names = NameMap::new(&request.tools);
         let stream = request.stream;
         let input_estimate =
@@ -84,7 +66,7 @@ impl Translation<'_> {
             .config()
             .log_prompts
             .then(|| String::from_utf8_lossy(&body).into_owned());
-        let path = provider_path(outbound, &route.model, stream);
+        let path = codec::endpoint_path(outbound, &route.model, stream);
         let mut exchange = Exchange {
             state: state.clone(),
             route: route_name,
@@ -176,17 +158,6 @@ impl Translation<'_> {
                 .in_dialect(inbound))
             }
         }
-    }
-}
-
-/// Where a request goes under the provider's base URL.
-pub(crate) fn provider_path(outbound: Dialect, model: &str, stream: bool) -> String {
-    match outbound {
-        Dialect::OpenAiChat => "chat/completions".to_owned(),
-        Dialect::OpenAiResponses => "responses".to_owned(),
-        Dialect::Anthropic => "messages".to_owned(),
-        Dialect::Gemini if stream => format!("models/{model}:streamGenerateContent?alt=sse"),
-        Dialect::Gemini => format!("models/{model}:generateContent"),
     }
 }
 

@@ -4,7 +4,7 @@
 use corvid_wire::model::Usage;
 use serde_json::Value;
 
-use crate::dialect::Dialect;
+use corvid_wire::Dialect;
 
 fn count(value: &Value, pointer: &str) -> u64 {
     value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)

@@ -4,13 +4,15 @@
 
 mod backoff;
 mod error;
+mod model_call;
 mod registry;
 mod transport;
 mod upstream;
 
 pub use backoff::{backoff_delay, parse_retry_after};
 pub use error::{ProviderError, Retry};
-pub use registry::{Provider, Registry, Route, RouteError};
+pub use model_call::{FailureClass, ModelFailure, ModelStream, prepare_request};
+pub use registry::{Provider, Registry, Route, RouteError, dialect_of};
 pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};
 pub use upstream::{
     ANTHROPIC_VERSION, AuthStyle, Upstream, UpstreamRequest, UpstreamResponse, build_transport,

@@ -359,6 +359,16 @@ impl Registry {
     }
 }
 
+/// The dialect a provider kind speaks.
+pub fn dialect_of(kind: ProviderKind) -> corvid_wire::Dialect {
+    match kind {
+        ProviderKind::OpenAiChat => corvid_wire::Dialect::OpenAiChat,
+        ProviderKind::OpenAiResponses => corvid_wire::Dialect::OpenAiResponses,
+        ProviderKind::Anthropic => corvid_wire::Dialect::Anthropic,
+        ProviderKind::Gemini => corvid_wire::Dialect::Gemini,
+    }
+}
+
 /// The preset provider a model family belongs to.
 fn family_of(model: &str) -> Option<&'static str> {
     let model = model.to_ascii_lowercase();

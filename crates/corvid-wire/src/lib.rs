@@ -5,9 +5,12 @@
 //! contract every dialect module follows; `LOSSES.md` lists what each dialect cannot carry.
 
 pub mod anthropic;
+pub mod codec;
 pub mod fim;
 pub mod gemini;
 pub mod model;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod sse;
+
+pub use codec::Dialect;

@@ -1,14 +1,50 @@
-//! One entry point per codec operation, dispatching on the dialect. The gateway never reads a
-//! dialect's JSON itself: everything goes through `corvid-wire`.
+//! One entry point per codec operation, dispatching on the dialect, for callers that pick the
+//! dialect at run time (the gateway, the providers' model client).
 
-use corvid_wire::model::{ChatRequest, ChatResponse, DecodeError, NameMap, StreamEvent, WireError};
-use corvid_wire::{anthropic, gemini, openai_chat, openai_responses};
+use crate::model::{ChatRequest, ChatResponse, DecodeError, NameMap, StreamEvent, WireError};
+use crate::{anthropic, gemini, openai_chat, openai_responses};
 use serde_json::Value;
 
-use crate::dialect::Dialect;
+/// The API dialect a client or a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Dialect {
+    /// OpenAI Chat Completions.
+    #[default]
+    OpenAiChat,
+    /// OpenAI Responses.
+    OpenAiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini `generateContent`.
+    Gemini,
+}
+
+impl Dialect {
+    /// A short stable name (`openai-chat`, `openai-responses`, `anthropic`, `gemini`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAiChat => "openai-chat",
+            Self::OpenAiResponses => "openai-responses",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+        }
+    }
+}
+
+/// The endpoint under a provider's base URL for a request in `dialect` (Gemini puts the model
+/// and the streaming choice in the path).
+pub fn endpoint_path(dialect: Dialect, model: &str, stream: bool) -> String {
+    match dialect {
+        Dialect::OpenAiChat => "chat/completions".to_owned(),
+        Dialect::OpenAiResponses => "responses".to_owned(),
+        Dialect::Anthropic => "messages".to_owned(),
+        Dialect::Gemini if stream => format!("models/{model}:streamGenerateContent?alt=sse"),
+        Dialect::Gemini => format!("models/{model}:generateContent"),
+    }
+}
 
 /// A client request in `dialect` (Gemini's model comes from the URL path).
-pub(crate) fn decode_request(
+pub fn decode_request(
     dialect: Dialect,
     body: &[u8],
     path_model: &str,
@@ -22,7 +58,7 @@ pub(crate) fn decode_request(
 }
 
 /// The body for a provider of `dialect`.
-pub(crate) fn encode_request(dialect: Dialect, request: &ChatRequest) -> Value {
+pub fn encode_request(dialect: Dialect, request: &ChatRequest) -> Value {
     match dialect {
         Dialect::OpenAiChat => openai_chat::encode_request(request),
         Dialect::OpenAiResponses => openai_responses::encode_request(request),
@@ -31,7 +67,8 @@ pub(crate) fn encode_request(dialect: Dialect, request: &ChatRequest) -> Value {
     }
 }
 
-pub(crate) fn decode_response(
+/// A whole upstream reply in `dialect`.
+pub fn decode_response(
     dialect: Dialect,
     body: &[u8],
     names: &NameMap,
@@ -44,7 +81,8 @@ pub(crate) fn decode_response(
     }
 }
 
-pub(crate) fn encode_response(dialect: Dialect, response: &ChatResponse, model: &str) -> Value {
+/// A whole reply for a client of `dialect`.
+pub fn encode_response(dialect: Dialect, response: &ChatResponse, model: &str) -> Value {
     match dialect {
         Dialect::OpenAiChat => openai_chat::encode_response(response, model),
         Dialect::OpenAiResponses => openai_responses::encode_response(response, model),
@@ -53,7 +91,8 @@ pub(crate) fn encode_response(dialect: Dialect, response: &ChatResponse, model: 
     }
 }
 
-pub(crate) fn decode_error(dialect: Dialect, status: u16, body: &[u8]) -> WireError {
+/// An upstream error reply in `dialect`.
+pub fn decode_error(dialect: Dialect, status: u16, body: &[u8]) -> WireError {
     match dialect {
         Dialect::OpenAiChat => openai_chat::decode_error(status, body),
         Dialect::OpenAiResponses => openai_responses::decode_error(status, body),
@@ -62,7 +101,8 @@ pub(crate) fn decode_error(dialect: Dialect, status: u16, body: &[u8]) -> WireEr
     }
 }
 
-pub(crate) fn encode_error(dialect: Dialect, error: &WireError) -> (u16, Value) {
+/// An error for a client of `dialect`: status and body.
+pub fn encode_error(dialect: Dialect, error: &WireError) -> (u16, Value) {
     match dialect {
         Dialect::OpenAiChat => openai_chat::encode_error(error),
         Dialect::OpenAiResponses => openai_responses::encode_error(error),
@@ -72,7 +112,7 @@ pub(crate) fn encode_error(dialect: Dialect, error: &WireError) -> (u16, Value) 
 }
 
 /// A provider's stream, bytes in, canonical events out.
-pub(crate) enum Decoder {
+pub enum Decoder {
     Chat(openai_chat::StreamDecoder),
     Responses(openai_responses::StreamDecoder),
     Anthropic(anthropic::StreamDecoder),
@@ -80,7 +120,8 @@ pub(crate) enum Decoder {
 }
 
 impl Decoder {
-    pub(crate) fn new(dialect: Dialect, names: NameMap) -> Self {
+    /// A decoder for a provider stream in `dialect`.
+    pub fn new(dialect: Dialect, names: NameMap) -> Self {
         match dialect {
             Dialect::OpenAiChat => Self::Chat(openai_chat::StreamDecoder::new(names)),
             Dialect::OpenAiResponses => {
@@ -91,7 +132,8 @@ impl Decoder {
         }
     }
 
-    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) {
+    /// Feeds the next chunk of the body.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) {
         match self {
             Self::Chat(decoder) => decoder.feed(chunk, out),
             Self::Responses(decoder) => decoder.feed(chunk, out),
@@ -100,7 +142,8 @@ impl Decoder {
         }
     }
 
-    pub(crate) fn finish(&mut self, out: &mut Vec<StreamEvent>) {
+    /// The body ended.
+    pub fn finish(&mut self, out: &mut Vec<StreamEvent>) {
         match self {
             Self::Chat(decoder) => decoder.finish(out),
             Self::Responses(decoder) => decoder.finish(out),
@@ -112,20 +155,20 @@ impl Decoder {
 
 /// What a client stream encoder needs to know up front.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct EncoderSetup {
+pub struct EncoderSetup {
     /// The model name the client asked for.
-    pub(crate) model: String,
-    pub(crate) id: String,
+    pub model: String,
+    pub id: String,
     /// Unix seconds.
-    pub(crate) created: i64,
+    pub created: i64,
     /// OpenAI chat: the client asked for `stream_options.include_usage`.
-    pub(crate) include_usage: bool,
+    pub include_usage: bool,
     /// Anthropic: the input token count for `message_start`.
-    pub(crate) input_tokens: Option<u64>,
+    pub input_tokens: Option<u64>,
 }
 
 /// Canonical events in, the client's stream bytes out.
-pub(crate) enum Encoder {
+pub enum Encoder {
     Chat(openai_chat::StreamEncoder),
     Responses(openai_responses::StreamEncoder),
     Anthropic(anthropic::StreamEncoder),
@@ -133,7 +176,8 @@ pub(crate) enum Encoder {
 }
 
 impl Encoder {
-    pub(crate) fn new(dialect: Dialect, setup: EncoderSetup) -> Self {
+    /// An encoder for a client stream in `dialect`.
+    pub fn new(dialect: Dialect, setup: EncoderSetup) -> Self {
         match dialect {
             Dialect::OpenAiChat => Self::Chat(openai_chat::StreamEncoder::new(
                 openai_chat::StreamOptions {
@@ -163,7 +207,8 @@ impl Encoder {
         }
     }
 
-    pub(crate) fn encode(&mut self, event: &StreamEvent, out: &mut Vec<u8>) {
+    /// Writes one event.
+    pub fn encode(&mut self, event: &StreamEvent, out: &mut Vec<u8>) {
         match self {
             Self::Chat(encoder) => encoder.encode(event, out),
             Self::Responses(encoder) => encoder.encode(event, out),
@@ -172,7 +217,8 @@ impl Encoder {
         }
     }
 
-    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
+    /// Ends the stream (always call it: some encoders write their last event here).
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
         match self {
             Self::Chat(encoder) => encoder.finish(out),
             Self::Responses(encoder) => encoder.finish(out),

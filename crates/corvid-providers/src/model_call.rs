@@ -1,0 +1,220 @@
+//! The in-process model client: one canonical request to whichever provider serves its model,
+//! as a stream of canonical events. The agent uses this (through its `ModelClient` trait) with
+//! the same routing, aliases and credentials as the gateway.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use corvid_wire::Dialect;
+use corvid_wire::codec::{self, Decoder};
+use corvid_wire::model::{ChatRequest, ErrorKind, NameMap, Part, StreamEvent, WireError};
+use futures_util::Stream;
+use http_body::Body;
+
+use crate::error::ProviderError;
+use crate::registry::{Provider, Registry, RouteError, dialect_of};
+use crate::transport::{UpstreamBody, is_timeout};
+use crate::upstream::UpstreamRequest;
+
+/// What kind of failure stopped a model call, so a caller can say what to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureClass {
+    /// No provider is set up for the model (no key, unknown model or provider).
+    NotConfigured,
+    /// The provider refused the credential (401, 403).
+    AuthenticationRejected,
+    /// Too many requests (429) after the retries.
+    RateLimited,
+    /// The provider failed (5xx, overloaded) after the retries.
+    ServerError,
+    /// The provider could not be reached, or stopped answering.
+    Network,
+    /// The provider answered something corvid cannot use (another 4xx, an unreadable reply).
+    UnexpectedResponse,
+}
+
+/// A failed model call.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ModelFailure {
+    pub class: FailureClass,
+    pub message: String,
+    pub retry_after: Option<Duration>,
+}
+
+impl ModelFailure {
+    fn new(class: FailureClass, message: impl Into<String>) -> Self {
+        Self {
+            class,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    fn from_route(error: &RouteError) -> Self {
+        Self::new(FailureClass::NotConfigured, error.to_string())
+    }
+
+    fn from_provider(error: &ProviderError, dialect: Dialect) -> Self {
+        match error {
+            ProviderError::Status {
+                status,
+                body,
+                retry_after,
+            } => {
+                let wire = codec::decode_error(dialect, status.as_u16(), body);
+                let class = match status.as_u16() {
+                    401 | 403 => FailureClass::AuthenticationRejected,
+                    429 => FailureClass::RateLimited,
+                    500..=599 => FailureClass::ServerError,
+                    _ => FailureClass::UnexpectedResponse,
+                };
+                Self {
+                    class,
+                    message: format!("{} ({})", wire.message, status.as_u16()),
+                    retry_after: *retry_after,
+                }
+            }
+            ProviderError::Connect { .. }
+            | ProviderError::Timeout { .. }
+            | ProviderError::Transport { .. } => {
+                Self::new(FailureClass::Network, error.to_string())
+            }
+            ProviderError::Auth(auth) if auth.is_retryable() => {
+                Self::new(FailureClass::Network, auth.to_string())
+            }
+            ProviderError::Auth(auth) => Self::new(FailureClass::NotConfigured, auth.to_string()),
+            ProviderError::InvalidCredential | ProviderError::InvalidUrl { .. } => {
+                Self::new(FailureClass::NotConfigured, error.to_string())
+            }
+        }
+    }
+}
+
+/// Adjusts a canonical request for the provider it goes to: the provider's model name, no
+/// foreign `extra` fields, no reasoning the provider's chat API would refuse, the output limit
+/// of the model's rule.
+pub fn prepare_request(provider: &Provider, model: &str, request: &mut ChatRequest) {
+    request.model = model.to_owned();
+    request.extra.clear();
+    if dialect_of(provider.kind()) == Dialect::OpenAiChat
+        && matches!(provider.name(), "openai" | "xai")
+    {
+        // Their chat APIs take no reasoning back (it would ride as `reasoning_content`, which
+        // only DeepSeek-style servers read).
+        for message in &mut request.messages {
+            message
+                .parts
+                .retain(|part| !matches!(part, Part::Reasoning(_)));
+        }
+    }
+    if let Some(limit) = provider
+        .config()
+        .rule(model)
+        .and_then(|rule| rule.max_output_tokens)
+    {
+        let asked = request.params.max_output_tokens.unwrap_or(limit);
+        request.params.max_output_tokens = Some(asked.min(limit));
+    }
+}
+
+impl Registry {
+    /// Streams `request` to the provider serving `request.model`. Returns once the provider
+    /// has answered with a success status; failures before that are classified.
+    pub async fn stream(&self, mut request: ChatRequest) -> Result<ModelStream, ModelFailure> {
+        let route = self
+            .resolve(&request.model)
+            .map_err(|error| ModelFailure::from_route(&error))?;
+        let dialect = dialect_of(route.provider.kind());
+        prepare_request(&route.provider, &route.model, &mut request);
+        request.stream = true;
+        let names = NameMap::new(&request.tools);
+        let body = Bytes::from(codec::encode_request(dialect, &request).to_string());
+        let path = codec::endpoint_path(dialect, &route.model, true);
+        let sent = route
+            .provider
+            .upstream()
+            .post(UpstreamRequest {
+                path: &path,
+                body,
+                ..UpstreamRequest::default()
+            })
+            .await
+            .map_err(|error| ModelFailure::from_provider(&error, dialect))?;
+        Ok(ModelStream {
+            body: sent.response.into_body(),
+            decoder: Decoder::new(dialect, names),
+            pending: VecDeque::new(),
+            done: false,
+            provider: route.provider.name().to_owned(),
+        })
+    }
+}
+
+/// A provider's reply as canonical events. A broken or cut stream ends with an `Error` event.
+pub struct ModelStream {
+    body: UpstreamBody,
+    decoder: Decoder,
+    pending: VecDeque<StreamEvent>,
+    done: bool,
+    provider: String,
+}
+
+impl ModelStream {
+    /// The provider answering.
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+}
+
+impl Stream for ModelStream {
+    type Item = StreamEvent;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<StreamEvent>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(event) = this.pending.pop_front() {
+                return Poll::Ready(Some(event));
+            }
+            if this.done {
+                return Poll::Ready(None);
+            }
+            let mut events = Vec::new();
+            match Pin::new(&mut this.body).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Ok(frame))) => {
+                    if let Ok(data) = frame.into_data() {
+                        this.decoder.feed(&data, &mut events);
+                    }
+                }
+                Poll::Ready(None) => {
+                    this.decoder.finish(&mut events);
+                    this.done = true;
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    let (kind, message) = if is_timeout(error.as_ref()) {
+                        (
+                            ErrorKind::Timeout,
+                            "the provider stopped sending (idle timeout)".to_owned(),
+                        )
+                    } else {
+                        (
+                            ErrorKind::Api,
+                            format!("the provider's stream broke: {error}"),
+                        )
+                    };
+                    events.push(StreamEvent::Error(WireError {
+                        kind,
+                        message,
+                        code: None,
+                    }));
+                    this.done = true;
+                }
+            }
+            this.pending.extend(events);
+        }
+    }
+}
