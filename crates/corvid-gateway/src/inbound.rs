@@ -48,7 +48,12 @@ async fn handle(
     route_name: &'static str,
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
-    let headers = request.headers().clone();
+    // Only Anthropic clients have headers worth forwarding; take them before the body.
+    let anthropic_headers = if inbound == Dialect::Anthropic {
+        forward_headers(request.headers(), &ANTHROPIC_FORWARDED)
+    } else {
+        Vec::new()
+    };
     let original = read_body(request, state.config().max_body_bytes)
         .await
         .map_err(|error| error.in_dialect(inbound))?;
@@ -70,11 +75,6 @@ async fn handle(
         .map_err(|error| ApiError::from_route(&error).in_dialect(inbound))?;
     let outbound = dialect_of(route.provider.kind());
     if speaks(&route, inbound) {
-        let forwarded = if inbound == Dialect::Anthropic {
-            forward_headers(&headers, &ANTHROPIC_FORWARDED)
-        } else {
-            Vec::new()
-        };
         let path = match inbound {
             Dialect::OpenAiResponses => "responses".to_owned(),
             _ => codec::endpoint_path(outbound, &route.model, false),
@@ -85,7 +85,7 @@ async fn handle(
             inbound,
             route_name,
             path,
-            headers: forwarded,
+            headers: anthropic_headers,
             started,
         };
         return passthrough.send(&original, &top, Some(&requested)).await;
@@ -139,7 +139,7 @@ pub(crate) async fn count_tokens(
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
     let inbound = Dialect::Anthropic;
-    let headers = request.headers().clone();
+    let forwarded = forward_headers(request.headers(), &ANTHROPIC_FORWARDED);
     let original = read_body(request, state.config().max_body_bytes)
         .await
         .map_err(|error| error.in_dialect(inbound))?;
@@ -161,7 +161,7 @@ pub(crate) async fn count_tokens(
             inbound,
             route_name: "count_tokens",
             path: "messages/count_tokens".to_owned(),
-            headers: forward_headers(&headers, &ANTHROPIC_FORWARDED),
+            headers: forwarded,
             started,
         };
         return passthrough.send(&original, &top, Some(&requested)).await;
