@@ -1,0 +1,234 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+use ApprovalPolicy::{Ask, AutoEdit, FullAuto};
+use GateDecision::{Ask as Asks, Run as Runs};
+
+fn edit(tool: &str) -> ActionKind {
+    ActionKind::Edit {
+        tool: tool.to_owned(),
+        path: "src/lib.rs".to_owned(),
+    }
+}
+
+fn command(command: &str) -> ActionKind {
+    ActionKind::Command {
+        command: command.to_owned(),
+    }
+}
+
+fn other(tool: &str, mutating: bool) -> ActionKind {
+    ActionKind::Other {
+        tool: tool.to_owned(),
+        mutating,
+    }
+}
+
+#[test]
+fn policy_table_without_rules() {
+    // (action, [decision under ask, auto-edit, full-auto])
+    let table = [
+        (ActionKind::Read, [Runs, Runs, Runs]),
+        (other("github_search", false), [Runs, Runs, Runs]),
+        (edit("edit"), [Asks, Runs, Runs]),
+        (edit("write"), [Asks, Runs, Runs]),
+        (command("cargo test"), [Asks, Asks, Runs]),
+        (command("rm -rf target; ls"), [Asks, Asks, Runs]),
+        (other("github_create_issue", true), [Asks, Asks, Runs]),
+    ];
+    for (action, expected) in table {
+        let got = ApprovalPolicy::ALL.map(|policy| decision_for(policy, &[], &action));
+        assert_eq!(got, expected, "{action:?}");
+    }
+}
+
+#[test]
+fn rules_table() {
+    let rules = [
+        ApprovalRule::tool("write"),
+        ApprovalRule::tool("github_create_issue"),
+        ApprovalRule::command_prefix("cargo test"),
+        ApprovalRule::command_prefix("ls"),
+    ];
+    // (action, [decision under ask, auto-edit, full-auto]) with the rules above kept
+    let table = [
+        // A tool rule covers its tool only.
+        (edit("write"), [Runs, Runs, Runs]),
+        (edit("edit"), [Asks, Runs, Runs]),
+        (other("github_create_issue", true), [Runs, Runs, Runs]),
+        (other("github_delete_repo", true), [Asks, Asks, Runs]),
+        // Prefix rules match on word boundaries.
+        (command("cargo test"), [Runs, Runs, Runs]),
+        (command("cargo test -p corvid-protocol"), [Runs, Runs, Runs]),
+        (command("  cargo \t test  --workspace"), [Runs, Runs, Runs]),
+        (command("cargo testx"), [Asks, Asks, Runs]),
+        (command("cargo tes"), [Asks, Asks, Runs]),
+        (command("cargo"), [Asks, Asks, Runs]),
+        (command("cargo build"), [Asks, Asks, Runs]),
+        (command("ls -la src"), [Runs, Runs, Runs]),
+        (command("lsof -i"), [Asks, Asks, Runs]),
+        // Control operators defeat every prefix rule.
+        (command("cargo test; rm -rf ~"), [Asks, Asks, Runs]),
+        (command("cargo test && rm -rf ~"), [Asks, Asks, Runs]),
+        (command("cargo test || rm -rf ~"), [Asks, Asks, Runs]),
+        (command("cargo test | sh"), [Asks, Asks, Runs]),
+        (command("cargo test & rm -rf ~"), [Asks, Asks, Runs]),
+        (command("cargo test `rm -rf ~`"), [Asks, Asks, Runs]),
+        (command("cargo test $(rm -rf ~)"), [Asks, Asks, Runs]),
+        (command("cargo test\nrm -rf ~"), [Asks, Asks, Runs]),
+        (command("cargo test\r\nrm -rf ~"), [Asks, Asks, Runs]),
+        (command("cargo test > ~/.bashrc"), [Asks, Asks, Runs]),
+        (command("cargo test < /etc/passwd"), [Asks, Asks, Runs]),
+        (command("ls \"a;b\""), [Asks, Asks, Runs]),
+        // A tool rule naming the shell tool never covers commands.
+        (command("bash -c 'echo hi'"), [Asks, Asks, Runs]),
+    ];
+    for (action, expected) in table {
+        let got = ApprovalPolicy::ALL.map(|policy| decision_for(policy, &rules, &action));
+        assert_eq!(got, expected, "{action:?}");
+    }
+}
+
+#[test]
+fn a_tool_rule_for_the_shell_does_not_allow_commands() {
+    let rules = [ApprovalRule::tool("bash")];
+    assert_eq!(decision_for(Ask, &rules, &command("ls")), Asks);
+    assert_eq!(decision_for(AutoEdit, &rules, &command("ls")), Asks);
+}
+
+#[test]
+fn an_empty_or_blank_prefix_allows_nothing() {
+    for prefix in ["", "   ", "\t"] {
+        let rules = [ApprovalRule::command_prefix(prefix)];
+        assert_eq!(
+            decision_for(Ask, &rules, &command("ls")),
+            Asks,
+            "{prefix:?}"
+        );
+        assert_eq!(decision_for(Ask, &rules, &command("")), Asks, "{prefix:?}");
+    }
+}
+
+#[test]
+fn a_prefix_rule_does_not_cover_edits_or_other_tools() {
+    let rules = [ApprovalRule::command_prefix("edit")];
+    assert_eq!(decision_for(Ask, &rules, &edit("edit")), Asks);
+    assert_eq!(decision_for(Ask, &rules, &other("edit", true)), Asks);
+}
+
+#[test]
+fn control_operators() {
+    let flagged = [
+        "a; b", "a && b", "a || b", "a | b", "a & b", "a `b`", "a $(b)", "a\nb", "a\rb", "a > f",
+        "a >> f", "a < f", "a 2>&1", "a <(b)",
+    ];
+    for text in flagged {
+        assert!(command_has_control_operators(text), "{text:?}");
+    }
+    let plain = [
+        "cargo test -p x",
+        "git log --oneline -n 5",
+        "echo $HOME",
+        "echo ${HOME}",
+        "grep -rn 'fn main' src",
+        "",
+    ];
+    for text in plain {
+        assert!(!command_has_control_operators(text), "{text:?}");
+    }
+}
+
+#[test]
+fn suggested_rules() {
+    let table = [
+        (ActionKind::Read, None),
+        (edit("edit"), Some(ApprovalRule::tool("edit"))),
+        (
+            other("github_create_issue", true),
+            Some(ApprovalRule::tool("github_create_issue")),
+        ),
+        (
+            command("cargo test -p x"),
+            Some(ApprovalRule::command_prefix("cargo test")),
+        ),
+        (
+            command("git checkout main"),
+            Some(ApprovalRule::command_prefix("git checkout")),
+        ),
+        (
+            command("npm run test:unit"),
+            Some(ApprovalRule::command_prefix("npm run")),
+        ),
+        (command("ls -la"), Some(ApprovalRule::command_prefix("ls"))),
+        (
+            command("python3 script.py"),
+            Some(ApprovalRule::command_prefix("python3")),
+        ),
+        (
+            command("  make  "),
+            Some(ApprovalRule::command_prefix("make")),
+        ),
+        (command("cargo test && ls"), None),
+        (command("RUST_LOG=debug cargo run"), None),
+        (command("   "), None),
+    ];
+    for (action, expected) in table {
+        assert_eq!(ApprovalRule::suggest_for(&action), expected, "{action:?}");
+    }
+}
+
+#[test]
+fn a_suggested_rule_allows_the_action_it_was_suggested_for() {
+    let actions = [
+        edit("write"),
+        other("deploy", true),
+        command("cargo test -p x"),
+        command("git checkout main"),
+        command("ls -la"),
+    ];
+    for action in actions {
+        let rule = ApprovalRule::suggest_for(&action);
+        let rules: Vec<ApprovalRule> = rule.into_iter().collect();
+        assert_eq!(decision_for(Ask, &rules, &action), Runs, "{action:?}");
+    }
+}
+
+#[test]
+fn policy_names_round_trip() {
+    for policy in ApprovalPolicy::ALL {
+        assert_eq!(policy.as_str().parse::<ApprovalPolicy>(), Ok(policy));
+        assert_eq!(policy.to_string(), policy.as_str());
+        let json = serde_json::to_string(&policy).unwrap();
+        assert_eq!(json, format!("\"{}\"", policy.as_str()));
+        assert_eq!(
+            serde_json::from_str::<ApprovalPolicy>(&json).unwrap(),
+            policy
+        );
+    }
+    assert_eq!(
+        ApprovalPolicy::ALL.map(ApprovalPolicy::as_str),
+        ["ask", "auto-edit", "full-auto"]
+    );
+    assert_eq!(ApprovalPolicy::default(), Ask);
+    assert_eq!(FullAuto.as_str(), "full-auto");
+}
+
+#[test]
+fn unknown_policy_names_list_the_accepted_ones() {
+    for given in ["auto_edit", "Ask", "never", "", " ask"] {
+        let error = given.parse::<ApprovalPolicy>().unwrap_err();
+        assert_eq!(error.given(), given);
+        assert_eq!(
+            error.to_string(),
+            format!("unknown approval policy `{given}`: expected one of ask, auto-edit, full-auto")
+        );
+    }
+    let error = serde_json::from_str::<ApprovalPolicy>("\"auto_edit\"").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("expected one of `ask`, `auto-edit`, `full-auto`"),
+        "{error}"
+    );
+}

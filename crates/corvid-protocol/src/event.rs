@@ -1,0 +1,441 @@
+//! Events: what the engine tells the front ends.
+
+use std::ops::{Add, AddAssign};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::approval::{ApprovalPolicy, ApprovalRule};
+
+/// An event, the `msg` of an `Event`.
+///
+/// On the wire: `{"type": "<name>", ...fields}`. A turn is `turn_started`, then any number of
+/// deltas, tool calls, tool results, proposals, todos, subagent events, usage and completed
+/// messages, then exactly one `turn_finished`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventMsg {
+    /// The answer to `hello`: the engine's version and the session's state.
+    Ready(ReadyNotification),
+    /// The model or the approval policy changed (after `set_model` or `set_approval_policy`);
+    /// carries both current values.
+    SettingsChanged {
+        /// The session's model now.
+        model: String,
+        /// The approval policy now.
+        approval_policy: ApprovalPolicy,
+    },
+    /// A turn began (after `send` or `init`).
+    TurnStarted {
+        /// The conversation the turn belongs to.
+        conversation_id: String,
+        /// The model answering this turn.
+        model: String,
+    },
+    /// A piece of the assistant's visible answer, streamed.
+    TextDelta {
+        /// The text to append.
+        delta: String,
+    },
+    /// A piece of the model's reasoning (when the provider shows it), streamed.
+    ReasoningDelta {
+        /// The text to append.
+        delta: String,
+    },
+    /// The model called a tool. Followed, possibly after a proposal, by its `tool_result`.
+    ToolCall(ToolCallNotification),
+    /// A tool finished (or was refused, rejected, interrupted or stopped).
+    ToolResult(ToolResultNotification),
+    /// A tool call waits for the user's approval; the turn is suspended until an `approve`
+    /// answers it, a `send` interrupts it, or a `cancel` stops the turn.
+    Proposal(ProposalNotification),
+    /// A proposal is no longer waiting.
+    ProposalClosed {
+        /// The proposal.
+        proposal_id: String,
+        /// How it was closed.
+        outcome: ProposalOutcome,
+    },
+    /// The agent's task list, whole, after each change.
+    Todos {
+        /// The items, in the agent's order.
+        todos: Vec<TodoItem>,
+    },
+    /// The `task` tool started a subagent; its own events follow at `depth` + 1 with
+    /// `parent_call_id` = `call_id`.
+    SubagentStarted {
+        /// The `task` tool call that started it.
+        call_id: String,
+        /// Which kind of subagent.
+        agent: SubagentKind,
+        /// The short description of its task, as the model wrote it.
+        description: String,
+    },
+    /// A subagent finished; its summary becomes the `task` tool's result.
+    SubagentFinished {
+        /// The `task` tool call that started it.
+        call_id: String,
+        /// Whether it finished its task (false: failed, cancelled or hit its step cap).
+        ok: bool,
+        /// Its final report.
+        summary: String,
+    },
+    /// Token usage after one model step, with the turn's running total.
+    Usage(UsageNotification),
+    /// The assistant's full visible text for one step (the concatenated `text_delta`s), sent
+    /// when the step's stream ended.
+    MessageCompleted {
+        /// The step, counted from 1 within the turn.
+        step: u32,
+        /// The full text.
+        text: String,
+    },
+    /// A classified failure. The session survives it; during a turn, the turn then either goes
+    /// on (a tool failure the model can handle) or finishes as `failed`.
+    Error(ErrorNotification),
+    /// The turn ended; always the turn's last event.
+    TurnFinished(TurnFinishedNotification),
+    /// The answer to `list_conversations`.
+    ConversationList {
+        /// The project's conversations, most recently updated first.
+        conversations: Vec<ConversationSummary>,
+        /// The active conversation, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        current: Option<String>,
+    },
+    /// Another conversation is active (after `new_conversation`, `switch_conversation`, or
+    /// deleting the active one).
+    ConversationSwitched {
+        /// The conversation that is now active.
+        conversation: ConversationSummary,
+        /// Its history, oldest first, for the front end to show.
+        history: Vec<HistoryEntry>,
+    },
+    /// A conversation was deleted.
+    ConversationDeleted {
+        /// The deleted conversation.
+        conversation_id: String,
+    },
+    /// The active conversation's history was emptied.
+    ConversationCleared {
+        /// The cleared conversation.
+        conversation_id: String,
+    },
+    /// Something the user should know that does not stop anything (an invalid skill skipped, an
+    /// `AGENTS.md` cut at the size cap).
+    Warning {
+        /// One or two sentences for the user.
+        message: String,
+    },
+    /// The answer to `shutdown`: the engine saved its state and sends nothing more.
+    ShutdownComplete,
+}
+
+/// The payload of `ready`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReadyNotification {
+    /// The engine's protocol version.
+    pub version: u32,
+    /// The engine's name and version (`corvid 0.1.0`), for logs and bug reports.
+    pub engine: String,
+    /// The project folder, absolute; the paths in events are relative to it.
+    pub cwd: String,
+    /// The active conversation (send `switch_conversation` with it to receive its history).
+    pub conversation_id: String,
+    /// The session's model.
+    pub model: String,
+    /// The session's approval policy.
+    pub approval_policy: ApprovalPolicy,
+}
+
+/// The payload of `tool_call`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallNotification {
+    /// The tool call's id (the model's), shared by its proposal and its result.
+    pub call_id: String,
+    /// The tool's name (`read`, `edit`, `bash`, an MCP tool's `<server>_<tool>`).
+    pub tool: String,
+    /// The arguments the model passed, as JSON.
+    pub arguments: serde_json::Value,
+    /// One line for people: `Read src/main.rs`, `Run cargo test -p corvid-protocol`.
+    pub summary: String,
+}
+
+/// The payload of `tool_result`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolResultNotification {
+    /// The tool call this result answers.
+    pub call_id: String,
+    /// Whether the tool succeeded. A failed, refused, rejected or interrupted call is not ok.
+    pub ok: bool,
+    /// The output the model receives, possibly truncated (see `truncation`).
+    pub output: String,
+    /// Present when `output` is not the whole output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+}
+
+/// How a tool's output was cut.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Truncation {
+    /// The size of the whole output, in bytes.
+    pub total_bytes: u64,
+    /// The number of lines of the whole output.
+    pub total_lines: u64,
+    /// Where the whole output was saved, relative to the project folder, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+/// The payload of `proposal`: a tool call awaiting approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProposalNotification {
+    /// The id to answer with `approve`.
+    pub proposal_id: String,
+    /// The tool call it would run.
+    pub call_id: String,
+    /// What it would do.
+    pub kind: ProposalKind,
+    /// The rule an "always" answer would keep, for front ends that offer "always" without
+    /// letting the user edit the rule. Absent when "always" should not be offered (a command
+    /// with shell control operators can never match a prefix rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub always_scope: Option<ApprovalRule>,
+}
+
+/// What a proposal would do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ProposalKind {
+    /// Change part of an existing file.
+    Edit {
+        /// The file.
+        path: String,
+        /// A unified diff of the change against the file's current text.
+        diff: String,
+    },
+    /// Create a file or replace its whole content.
+    Write {
+        /// The file.
+        path: String,
+        /// A unified diff against the current text, or against an empty file when the file
+        /// does not exist yet.
+        diff: String,
+    },
+    /// Run a shell command.
+    Command {
+        /// The command line, as the shell will receive it.
+        command: String,
+        /// The folder it runs in (`.` is the project folder).
+        cwd: String,
+    },
+    /// Any other tool that changes something (an MCP or custom tool).
+    Other {
+        /// The tool's name.
+        tool: String,
+        /// One line for people saying what it would do.
+        summary: String,
+    },
+}
+
+/// How a proposal stopped waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalOutcome {
+    /// The user approved it (once or always); the tool runs.
+    Approved,
+    /// The user rejected it; the model is told.
+    Rejected,
+    /// A new message or a cancel arrived first; the tool call is closed as interrupted.
+    Interrupted,
+}
+
+/// One item of the agent's task list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TodoItem {
+    /// What to do, one line.
+    pub content: String,
+    /// How far it is.
+    pub status: TodoStatus,
+}
+
+/// The state of a `TodoItem`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// The kind of a subagent started by the `task` tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SubagentKind {
+    /// Read-only: reads and searches, never writes or runs commands.
+    Explore,
+    /// Every tool except `task` and `todowrite`.
+    General,
+}
+
+/// The payload of `usage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UsageNotification {
+    /// The step, counted from 1 within the turn.
+    pub step: u32,
+    /// This step's tokens.
+    pub usage: TokenUsage,
+    /// The turn's tokens so far, this step included.
+    pub turn: TokenUsage,
+}
+
+/// Token counts, split like `corvid-wire`'s `Usage` so every provider's totals can be rebuilt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TokenUsage {
+    /// Input tokens neither read from nor written to a cache.
+    pub input: u64,
+    /// Input tokens read from a cache.
+    pub cache_read: u64,
+    /// Input tokens written to a cache.
+    pub cache_write: u64,
+    /// All output tokens, reasoning included.
+    pub output: u64,
+    /// The reasoning share of `output`.
+    pub reasoning: u64,
+}
+
+impl TokenUsage {
+    /// Every input token: fresh, cache read and cache written.
+    pub fn total_input(&self) -> u64 {
+        self.input
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
+    }
+
+    /// Input plus output.
+    pub fn total(&self) -> u64 {
+        self.total_input().saturating_add(self.output)
+    }
+}
+
+impl Add for TokenUsage {
+    type Output = TokenUsage;
+
+    fn add(mut self, other: TokenUsage) -> TokenUsage {
+        self += other;
+        self
+    }
+}
+
+impl AddAssign for TokenUsage {
+    fn add_assign(&mut self, other: TokenUsage) {
+        self.input = self.input.saturating_add(other.input);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.output = self.output.saturating_add(other.output);
+        self.reasoning = self.reasoning.saturating_add(other.reasoning);
+    }
+}
+
+/// The payload of `error`: a classified failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorNotification {
+    /// What kind of failure.
+    pub class: ErrorClass,
+    /// What went wrong, for people; never contains a secret.
+    pub message: String,
+    /// One sentence saying what the user should do (`Run corvid login xai.`).
+    pub next_action: String,
+    /// Whether sending the same message again may succeed without the user changing anything.
+    pub retryable: bool,
+}
+
+/// The class of a failure, so front ends can react without parsing messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// No provider, credential or model is configured for the request.
+    NotConfigured,
+    /// The provider refused the credential (401/403).
+    AuthenticationRejected,
+    /// The provider is rate limiting (429) or the quota is used up.
+    RateLimited,
+    /// The provider failed (5xx).
+    ServerError,
+    /// The provider could not be reached, or the connection broke or went silent.
+    Network,
+    /// The provider answered something corvid cannot read.
+    UnexpectedResponse,
+    /// A tool failed in a way the turn cannot go on from.
+    Tool,
+    /// The user cancelled.
+    Cancelled,
+    /// The turn reached its step cap.
+    StepLimit,
+    /// The operation cannot be carried out as sent: an incompatible protocol version, an unknown
+    /// conversation or proposal id, a `send` while a turn is running.
+    InvalidRequest,
+    /// A failure inside corvid itself (the conversation store, a bug).
+    Internal,
+}
+
+/// The payload of `turn_finished`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TurnFinishedNotification {
+    /// How the turn ended.
+    pub outcome: TurnOutcome,
+    /// How many model steps it took.
+    pub steps: u32,
+    /// The turn's tokens, all steps together (subagents' included).
+    pub usage: TokenUsage,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model answered without calling a tool.
+    Completed,
+    /// The user cancelled it.
+    Cancelled,
+    /// A failure ended it (an `error` event said which).
+    Failed,
+    /// It reached the step cap; the model was told and gave its last answer.
+    StepLimit,
+}
+
+/// One conversation, as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ConversationSummary {
+    /// The conversation's id.
+    pub id: String,
+    /// Its title (empty until the first message gives it one).
+    pub title: String,
+    /// When it last changed, in Unix seconds.
+    pub updated_at: i64,
+    /// How many messages it holds.
+    pub message_count: u64,
+}
+
+/// One item of a conversation's history, replayed by `conversation_switched`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HistoryEntry {
+    /// A user message.
+    User {
+        /// What the user wrote.
+        text: String,
+    },
+    /// The assistant's visible text for one step.
+    Assistant {
+        /// The text.
+        text: String,
+    },
+    /// A tool call, as it was announced.
+    ToolCall(ToolCallNotification),
+    /// A tool result, as it was announced.
+    ToolResult(ToolResultNotification),
+}

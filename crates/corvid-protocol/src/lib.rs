@@ -1,0 +1,47 @@
+//! corvid-protocol is the contract between corvid's agent engine and its front ends (the
+//! terminal, `corvid exec --json`, the web page, and the Agent Client Protocol adapter).
+//!
+//! The engine and a front end exchange two kinds of frame, each one JSON object:
+//!
+//! - [`Submission`] `{ "id", "op" }`, front end → engine: an [`Op`] such as `send`, `approve` or
+//!   `cancel`, under an id the front end picks.
+//! - [`Event`] `{ "id", "seq", "depth", "at", "msg" }`, engine → front end: an [`EventMsg`] such as
+//!   `text_delta`, `tool_call` or `turn_finished`, carrying the id of the submission it belongs to.
+//!
+//! On a byte stream (stdin/stdout, `corvid exec --json`) each frame is one line of JSON (JSON
+//! lines); on a WebSocket each frame is one text message. A session starts with
+//! [`Op::Hello`] → [`EventMsg::Ready`], which carries both sides' [`PROTOCOL_VERSION`].
+//!
+//! Conventions, the same in every type here:
+//!
+//! - Unions are internally tagged: `{"type": "snake_case_name", ...fields}`.
+//! - Ids are strings; timestamps (`at`, `*_at`) are Unix seconds.
+//! - Paths in events are relative to the project folder (`Ready.cwd`), with `/` separators.
+//! - Unknown fields are ignored (a newer peer may add optional fields); unknown `type` values are
+//!   rejected, which is why adding an operation or event kind bumps [`PROTOCOL_VERSION`].
+//!
+//! The crate also holds the approval policy and the pure gate decision ([`decision_for`]) so that
+//! every front end and the engine agree on what runs without asking, and the JSON Schema of the
+//! frames ([`schema_json`], checked in as `schema/protocol.schema.json`).
+//!
+//! The crate is pure: serde types and functions, no IO, no async runtime, no clock.
+
+mod approval;
+mod envelope;
+mod event;
+mod op;
+mod schema;
+
+pub use approval::{
+    ActionKind, ApprovalPolicy, ApprovalRule, GateDecision, UnknownApprovalPolicy,
+    command_has_control_operators, decision_for,
+};
+pub use envelope::{Event, PROTOCOL_VERSION, Submission, is_compatible};
+pub use event::{
+    ConversationSummary, ErrorClass, ErrorNotification, EventMsg, HistoryEntry, ProposalKind,
+    ProposalNotification, ProposalOutcome, ReadyNotification, SubagentKind, TodoItem, TodoStatus,
+    TokenUsage, ToolCallNotification, ToolResultNotification, Truncation, TurnFinishedNotification,
+    TurnOutcome, UsageNotification,
+};
+pub use op::{ApprovalDecision, ApproveParams, ImageInput, Op, SendParams};
+pub use schema::schema_json;
