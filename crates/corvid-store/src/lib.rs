@@ -1,5 +1,6 @@
 //! corvid's embedded store: one SQLite file (`<data_dir>/corvid.db`) holding the usage ledger /
-//! request log, and later conversations.
+//! request log, and the agent's conversations (several per project, their messages, usage per
+//! step).
 //!
 //! - [`Store`] opens (and migrates) the database and answers queries. It wraps one
 //!   `rusqlite::Connection`, so it is `Send` but not `Sync`: give each thread its own `Store`
@@ -11,12 +12,14 @@
 //! The store never decides what to log: a prompt is stored only when the caller puts one in
 //! [`UsageRecord::prompt`].
 
+mod conversations;
 mod error;
 mod migrations;
 mod recorder;
 mod store;
 mod usage;
 
+pub use conversations::{ConversationSummary, StoredMessage};
 pub use error::StoreError;
 pub use recorder::{RecorderOptions, RecorderStats, UsageRecorder};
 pub use store::Store;

@@ -27,4 +27,40 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         prompt      TEXT                         -- only when the caller passed one
     );
     CREATE INDEX requests_at ON requests (at);",
+    // 2: the agent's conversations, their messages, and usage per step.
+    "CREATE TABLE conversations (
+        id          TEXT    PRIMARY KEY,
+        project     TEXT    NOT NULL,            -- the project folder, canonical
+        title       TEXT    NOT NULL DEFAULT '',
+        model       TEXT,
+        created_at  INTEGER NOT NULL,            -- Unix seconds
+        updated_at  INTEGER NOT NULL
+    );
+    CREATE INDEX conversations_project ON conversations (project, updated_at);
+    CREATE TABLE messages (
+        id              INTEGER PRIMARY KEY,
+        conversation_id TEXT    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        seq             INTEGER NOT NULL,
+        role            TEXT    NOT NULL,
+        content         TEXT    NOT NULL,        -- JSON, owned by the agent
+        created_at      INTEGER NOT NULL,
+        UNIQUE (conversation_id, seq)
+    );
+    CREATE TABLE step_usage (
+        id              INTEGER PRIMARY KEY,
+        conversation_id TEXT    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        turn            INTEGER NOT NULL,
+        step            INTEGER NOT NULL,
+        model           TEXT    NOT NULL,
+        input           INTEGER NOT NULL DEFAULT 0,
+        cache_read      INTEGER NOT NULL DEFAULT 0,
+        cache_write     INTEGER NOT NULL DEFAULT 0,
+        output          INTEGER NOT NULL DEFAULT 0,
+        reasoning       INTEGER NOT NULL DEFAULT 0,
+        at              INTEGER NOT NULL
+    );
+    CREATE TABLE project_state (
+        project              TEXT PRIMARY KEY,
+        current_conversation TEXT REFERENCES conversations (id) ON DELETE SET NULL
+    );",
 ];

@@ -79,14 +79,14 @@ fn later_steps_apply_in_order_on_an_existing_database() {
     store.record(&sample(1_000, "grok-4.6")).unwrap();
 
     let mut steps = MIGRATIONS.to_vec();
-    steps.push("CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT NOT NULL);");
-    steps.push("ALTER TABLE conversations ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;");
+    steps.push("CREATE TABLE later_table (id INTEGER PRIMARY KEY, title TEXT NOT NULL);");
+    steps.push("ALTER TABLE later_table ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;");
     store.migrate(&steps).unwrap();
     assert_eq!(store.schema_version().unwrap(), steps.len() as i64);
     store
         .conn
         .execute(
-            "INSERT INTO conversations (title, created_at) VALUES ('x', 1)",
+            "INSERT INTO later_table (title, created_at) VALUES ('x', 1)",
             [],
         )
         .unwrap();
