@@ -1,13 +1,14 @@
 //! corvid → Gemini: a [`ChatRequest`] as a `generateContent` body.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use super::{SKIP_SIGNATURE, schema};
 use crate::model::{
-    ChatRequest, Image, ImageSource, NameMap, Params, Part, ReasoningConfig, ResponseFormat, Role,
-    ToolChoice, ToolResult, ToolResultContent,
+    ChatRequest, Image, ImageSource, Message, NameMap, Params, Part, ReasoningConfig,
+    ResponseFormat, Role, ToolCall, ToolChoice, ToolResult, ToolResultContent,
 };
 
 /// Gemini accepts at most this many stop sequences (pitfall 17).
@@ -23,7 +24,8 @@ const EXTRA_FIELDS: [&str; 3] = ["safetySettings", "cachedContent", "labels"];
 ///   sit in one `user` turn, one `functionResponse` each (pitfall 12). Each response is named
 ///   after its call, found by id in the history; text results are wrapped as
 ///   `{"result": "…"}` (`{"error": "…"}` when `is_error`), JSON-object results sent as they
-///   are. Images a tool returned follow the responses as `inlineData` parts.
+///   are. Images a tool returned follow the responses as `inlineData` parts. A call the
+///   history never answers gets an `{"error": …}` response, in call order.
 /// - Call and response ids are not sent: Gemini refuses them in requests
 ///   (`Unknown name "id" at 'contents[1].parts[0].function_call'`) and pairs by name.
 /// - Each call's `thoughtSignature` goes back on its `functionCall` part; a turn whose first
@@ -47,7 +49,7 @@ pub fn encode_request(request: &ChatRequest) -> Value {
         .collect();
 
     let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
-    for message in &request.messages {
+    for message in answer_calls(&request.messages).iter() {
         let mut parts = Vec::new();
         let mut after = Vec::new();
         for part in &message.parts {
@@ -98,6 +100,87 @@ pub fn encode_request(request: &ChatRequest) -> Value {
         }
     }
     Value::Object(body)
+}
+
+/// The response sent for a call the conversation never answered.
+const UNANSWERED: &str = "No result was returned for this tool call.";
+
+/// `messages` with every call answered before the conversation goes on: Gemini refuses a
+/// function-call turn that the next turn does not answer call for call, and pairs responses
+/// with calls by name and position. When a call has no result anywhere, the user message
+/// after its turn gets the results of that turn's calls first, in call order, with an error
+/// response for the missing one (a user message of its own when an assistant message follows).
+/// Calls that end the conversation are left as they are.
+fn answer_calls(messages: &[Message]) -> Cow<'_, [Message]> {
+    let answered: HashSet<&str> = messages
+        .iter()
+        .flat_map(|message| &message.parts)
+        .filter_map(|part| match part {
+            Part::ToolResult(result) => Some(result.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let calls = |message: &Message| -> Vec<ToolCall> {
+        match message.role {
+            Role::User => Vec::new(),
+            Role::Assistant => message
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    Part::ToolCall(call) => Some(call.clone()),
+                    _ => None,
+                })
+                .collect(),
+        }
+    };
+    let missing = |call: &ToolCall| {
+        (!answered.contains(call.id.as_str())).then(|| {
+            Part::ToolResult(ToolResult {
+                call_id: call.id.clone(),
+                name: Some(call.name.clone()),
+                content: vec![ToolResultContent::Text {
+                    text: UNANSWERED.to_owned(),
+                }],
+                is_error: true,
+            })
+        })
+    };
+    let all_answered = messages
+        .iter()
+        .flat_map(&calls)
+        .all(|call| answered.contains(call.id.as_str()));
+    if all_answered {
+        return Cow::Borrowed(messages);
+    }
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    let mut open: Vec<ToolCall> = Vec::new();
+    for message in messages {
+        let mut message = message.clone();
+        if message.role == Role::User && !open.is_empty() {
+            let mut rest = std::mem::take(&mut message.parts);
+            for call in open.drain(..) {
+                let result = rest.iter().position(
+                    |part| matches!(part, Part::ToolResult(result) if result.call_id == call.id),
+                );
+                match result {
+                    Some(position) => message.parts.push(rest.remove(position)),
+                    None => message.parts.extend(missing(&call)),
+                }
+            }
+            message.parts.append(&mut rest);
+        } else if message.role == Role::Assistant {
+            let parts: Vec<Part> = open.drain(..).filter_map(|call| missing(&call)).collect();
+            if !parts.is_empty() {
+                out.push(Message {
+                    role: Role::User,
+                    parts,
+                });
+            }
+        }
+        open = calls(&message);
+        out.push(message);
+    }
+    Cow::Owned(out)
 }
 
 /// Appends `part`'s Gemini parts to `parts`; images returned by tools go to `after`, behind the

@@ -1,11 +1,16 @@
 //! corvid → upstream: a [`ChatRequest`] into a Responses body for OpenAI or xAI.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 use crate::model::{
     ChatRequest, Effort, Image, Message, NameMap, Part, Reasoning, ReasoningConfig, ResponseFormat,
     Role, Tool, ToolCall, ToolChoice, ToolResult, ToolResultContent,
 };
+
+/// The output sent for a call the conversation never answered.
+const UNANSWERED: &str = "No result was returned for this tool call.";
 
 /// What makes the upstream send reasoning back in a form it accepts again without state.
 const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
@@ -118,8 +123,18 @@ pub fn encode_request(request: &ChatRequest) -> Value {
 
 /// The conversation as input items, in order. User text and images become `message` items,
 /// tool results `function_call_output` items; assistant text becomes `message` items with
-/// `output_text`, calls `function_call` items and replayable reasoning `reasoning` items.
+/// `output_text`, calls `function_call` items and replayable reasoning `reasoning` items. A
+/// call no result answers gets a placeholder output right after its turn: the upstream refuses
+/// a `function_call` without one.
 fn input_items(messages: &[Message], names: &NameMap) -> Vec<Value> {
+    let answered: HashSet<&str> = messages
+        .iter()
+        .flat_map(|message| &message.parts)
+        .filter_map(|part| match part {
+            Part::ToolResult(result) => Some(result.call_id.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut items = Vec::new();
     for message in messages {
         let mut content = Vec::new();
@@ -152,6 +167,17 @@ fn input_items(messages: &[Message], names: &NameMap) -> Vec<Value> {
             }
         }
         flush_message(&mut items, message.role, &mut content);
+        for part in &message.parts {
+            if let (Role::Assistant, Part::ToolCall(call)) = (message.role, part)
+                && !answered.contains(call.id.as_str())
+            {
+                items.push(json!({
+                    "type": "function_call_output",
+                    "call_id": call.id,
+                    "output": UNANSWERED,
+                }));
+            }
+        }
     }
     items
 }
