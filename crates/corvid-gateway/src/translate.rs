@@ -143,7 +143,10 @@ impl Translation<'_> {
             }
         };
         match codec::decode_response(outbound, &collected, &names) {
-            Ok(reply) => {
+            Ok(mut reply) => {
+                if reply.created == 0 {
+                    reply.created = unix_now();
+                }
                 let ttfb = Some(started.elapsed().as_millis() as u64);
                 exchange.finish(status, Outcome::Ok, ttfb, Some(reply.usage));
                 Ok(Json(codec::encode_response(inbound, &reply, &client_model)).into_response())

@@ -121,6 +121,48 @@ pub fn prepare_request(provider: &Provider, model: &str, request: &mut ChatReque
     }
 }
 
+/// Tool results that answer no call of the assistant message before them (a client that
+/// relied on server-side state, a trimmed history) become text: strict upstreams refuse them.
+fn orphan_results_to_text(messages: &mut [corvid_wire::model::Message]) {
+    use corvid_wire::model::{Role, ToolResultContent};
+    let mut previous_calls: Vec<String> = Vec::new();
+    for message in messages.iter_mut() {
+        match message.role {
+            Role::Assistant => {
+                previous_calls = message
+                    .parts
+                    .iter()
+                    .filter_map(|part| match part {
+                        Part::ToolCall(call) => Some(call.id.clone()),
+                        _ => None,
+                    })
+                    .collect();
+            }
+            Role::User => {
+                for part in &mut message.parts {
+                    if let Part::ToolResult(result) = part
+                        && !previous_calls.contains(&result.call_id)
+                    {
+                        let text: String = result
+                            .content
+                            .iter()
+                            .filter_map(|content| match content {
+                                ToolResultContent::Text { text } => Some(text.as_str()),
+                                ToolResultContent::Image(_) => None,
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n");
+                        *part = Part::Text {
+                            text: format!("[Result of tool call {}]\n{text}", result.call_id),
+                        };
+                    }
+                }
+                previous_calls.clear();
+            }
+        }
+    }
+}
+
 impl Registry {
     /// Streams `request` to the provider serving `request.model`. Returns once the provider
     /// has answered with a success status; failures before that are classified.
@@ -216,5 +258,53 @@ impl Stream for ModelStream {
             }
             this.pending.extend(events);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use corvid_wire::model::{Message, Role, ToolCall, ToolResult, ToolResultContent};
+
+    use super::*;
+
+    #[test]
+    fn orphan_results_become_text_and_answered_ones_stay() {
+        let result = |id: &str| {
+            Part::ToolResult(ToolResult {
+                call_id: id.to_owned(),
+                name: None,
+                content: vec![ToolResultContent::Text {
+                    text: "out".to_owned(),
+                }],
+                is_error: false,
+            })
+        };
+        let mut messages = vec![
+            Message {
+                role: Role::User,
+                parts: vec![result("gone")],
+            },
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolCall(ToolCall {
+                    id: "c1".into(),
+                    name: "x".into(),
+                    arguments: "{}".into(),
+                    signature: None,
+                })],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![result("c1")],
+            },
+        ];
+        orphan_results_to_text(&mut messages);
+        assert_eq!(
+            messages[0].parts[0],
+            Part::Text {
+                text: "[Result of tool call gone]\nout".to_owned()
+            }
+        );
+        assert!(matches!(messages[2].parts[0], Part::ToolResult(_)));
     }
 }
