@@ -1,0 +1,15 @@
+//! corvid-tools through its public API, in temporary directories only.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod suite {
+    mod bash;
+    mod edit;
+    mod paths;
+    mod process;
+    mod read;
+    mod registry;
+    mod search;
+    mod support;
+    mod write;
+}
