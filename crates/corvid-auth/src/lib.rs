@@ -20,6 +20,7 @@ mod status;
 mod store;
 mod token_endpoint;
 mod tokens;
+pub mod zed;
 
 #[cfg(test)]
 mod test_util;

@@ -1,0 +1,415 @@
+//! [`ZedClient`]: the account API (`/client/*`, authorized by the sign-in pair) and the LLM
+//! API (`/models`, `/completions`, authorized by a short-lived LLM token).
+//!
+//! The LLM token (reference §3.4) is shared by every request of the client and kept in memory
+//! only. Minting runs under one async mutex, so concurrent callers share one mint: a caller
+//! whose request was refused for a stale token asks for a refresh *of that token*; if another
+//! caller already replaced it, the new one is returned without a second mint. Each request is
+//! resent at most once.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use corvid_auth::Secret;
+use corvid_auth::zed::ZedCredentials;
+use corvid_wire::model::{ChatRequest, NameMap};
+use http::{HeaderValue, Method, StatusCode};
+use serde::Deserialize;
+
+use super::ZedConfig;
+use super::account::{ZedAccount, ZedPlan};
+use super::completion::ZedCompletion;
+use super::error::{ZedError, error_from_reply};
+use super::models::{ZedModel, ZedModels};
+use super::request::completion_body;
+use super::stream::{ZedFraming, ZedStreamDecoder};
+
+/// How much of an error body is read.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+/// How much of a JSON reply (account, models) is read.
+const JSON_BODY_LIMIT: usize = 8 * 1024 * 1024;
+/// Reply headers that mean "mint a new LLM token and resend once" (presence only).
+const STALE_TOKEN_HEADERS: [&str; 2] = ["x-zed-expired-token", "x-zed-outdated-token"];
+
+/// A client for one signed-in Zed account. Cheap to clone; clones share the LLM token.
+#[derive(Clone, Debug)]
+pub struct ZedClient {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    http: reqwest::Client,
+    config: ZedConfig,
+    credentials: ZedCredentials,
+    /// The LLM token; the mutex also serializes minting.
+    token: tokio::sync::Mutex<Option<Secret>>,
+    /// Tokens minted so far.
+    mints: AtomicU64,
+    /// What `/client/users/me` said last: the organization tokens are minted for, the plan.
+    account: Mutex<AccountCache>,
+}
+
+#[derive(Debug, Default)]
+struct AccountCache {
+    organization: Option<String>,
+    plan: Option<ZedPlan>,
+}
+
+impl ZedClient {
+    /// A client with its own HTTP client (connect and idle timeouts from `config`, the system
+    /// proxy honoured).
+    pub fn new(config: ZedConfig, credentials: ZedCredentials) -> Result<Self, ZedError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.idle_timeout)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|source| ZedError::Transport {
+                url: config.cloud_url.clone(),
+                source,
+            })?;
+        Ok(Self::with_http_client(config, credentials, http))
+    }
+
+    /// A client over an existing HTTP client (tests pass one without proxies).
+    pub fn with_http_client(
+        config: ZedConfig,
+        credentials: ZedCredentials,
+        http: reqwest::Client,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                http,
+                config,
+                credentials,
+                token: tokio::sync::Mutex::new(None),
+                mints: AtomicU64::new(0),
+                account: Mutex::new(AccountCache::default()),
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &ZedConfig {
+        &self.inner.config
+    }
+
+    /// `GET /client/users/me`. A 401 is [`ZedError::SignedOut`]: the stored pair is dead (the
+    /// caller removes it and asks the user to sign in again). Remembers the organization and
+    /// plan; a change of organization drops the LLM token.
+    pub async fn me(&self) -> Result<ZedAccount, ZedError> {
+        let previous = self.lock_account().organization.clone();
+        let account = self.fetch_account().await?;
+        let current = account.organization.as_ref().map(|org| org.id.clone());
+        if previous.is_some() && previous != current {
+            *self.inner.token.lock().await = None;
+        }
+        Ok(account)
+    }
+
+    /// Uses `organization` for LLM tokens from now on (dropping the current token if it
+    /// changes).
+    pub async fn set_organization(&self, organization: &str) {
+        let changed = {
+            let mut account = self.lock_account();
+            let changed = account.organization.as_deref() != Some(organization);
+            account.organization = Some(organization.to_owned());
+            changed
+        };
+        if changed {
+            *self.inner.token.lock().await = None;
+        }
+    }
+
+    /// The plan last read from `/client/users/me`.
+    pub fn plan(&self) -> Option<ZedPlan> {
+        self.lock_account().plan
+    }
+
+    /// The current LLM token, minted when there is none.
+    pub async fn llm_token(&self) -> Result<Secret, ZedError> {
+        let mut slot = self.inner.token.lock().await;
+        if let Some(token) = slot.as_ref() {
+            return Ok(token.clone());
+        }
+        let token = self.mint().await?;
+        *slot = Some(token.clone());
+        Ok(token)
+    }
+
+    /// A new LLM token to replace `stale`, which Zed refused. Single-flight: when another
+    /// caller already replaced `stale`, its token is returned and nothing is minted.
+    pub async fn refresh_llm_token(&self, stale: &Secret) -> Result<Secret, ZedError> {
+        let mut slot = self.inner.token.lock().await;
+        if let Some(current) = slot.as_ref()
+            && current != stale
+        {
+            return Ok(current.clone());
+        }
+        *slot = None;
+        let token = self.mint().await?;
+        *slot = Some(token.clone());
+        Ok(token)
+    }
+
+    /// LLM tokens minted so far. When it grows, the gateway re-reads `/models`.
+    pub fn llm_tokens_minted(&self) -> u64 {
+        self.inner.mints.load(Ordering::SeqCst)
+    }
+
+    /// `GET /models`: the models this account may call.
+    pub async fn models(&self) -> Result<ZedModels, ZedError> {
+        let url = format!("{}/models", self.inner.config.llm_url);
+        let response = self
+            .send_llm(&url, |token| {
+                Ok(self
+                    .llm_request(Method::GET, &url, token)?
+                    .header("x-zed-client-supports-x-ai", "true"))
+            })
+            .await?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        if !status.is_success() {
+            let body = read_body(response, ERROR_BODY_LIMIT).await;
+            return Err(error_from_reply(
+                status.as_u16(),
+                &headers,
+                &body,
+                self.plan(),
+            ));
+        }
+        let body = read_body(response, JSON_BODY_LIMIT).await;
+        ZedModels::parse(&body).map_err(|err| ZedError::Decode {
+            what: "/models",
+            message: err.to_string(),
+        })
+    }
+
+    /// `POST /completions` for `model`, its `provider_request` written by corvid-wire's encoder
+    /// for the model's provider. Resolves when the reply's head arrives: an error status is a
+    /// [`ZedError`] (402 worded with the plan); a success is a stream of canonical events.
+    pub async fn completion(
+        &self,
+        request: &ChatRequest,
+        model: &ZedModel,
+        thread_id: Option<&str>,
+        prompt_id: Option<&str>,
+    ) -> Result<ZedCompletion, ZedError> {
+        let url = format!("{}/completions", self.inner.config.llm_url);
+        let body = Bytes::from(completion_body(request, model, thread_id, prompt_id).to_string());
+        let response = self
+            .send_llm(&url, |token| {
+                let mut builder = self
+                    .llm_request(Method::POST, &url, token)?
+                    .header("x-zed-client-supports-status-messages", "true")
+                    .header(
+                        "x-zed-client-supports-stream-ended-request-completion-status",
+                        "true",
+                    )
+                    .body(body.clone());
+                if !self.inner.config.version.is_empty() {
+                    builder = builder.header("x-zed-version", &self.inner.config.version);
+                }
+                Ok(builder)
+            })
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let body = read_body(response, ERROR_BODY_LIMIT).await;
+            return Err(error_from_reply(
+                status.as_u16(),
+                &headers,
+                &body,
+                self.plan(),
+            ));
+        }
+        let framing = ZedFraming::from_headers(response.headers());
+        let decoder = ZedStreamDecoder::new(model.provider, framing, NameMap::new(&request.tools))
+            .with_plan(self.plan());
+        Ok(ZedCompletion::new(response, decoder))
+    }
+
+    /// Sends an LLM request with the current token; on a stale-token reply, mints once and
+    /// resends once, returning whatever the second attempt gets.
+    async fn send_llm(
+        &self,
+        url: &str,
+        build: impl Fn(&Secret) -> Result<reqwest::RequestBuilder, ZedError>,
+    ) -> Result<reqwest::Response, ZedError> {
+        let token = self.llm_token().await?;
+        let response = self.send(url, build(&token)?).await?;
+        if !token_is_stale(&response) {
+            return Ok(response);
+        }
+        drop(response);
+        tracing::debug!("Zed refused the LLM token as stale; minting a new one");
+        let token = self.refresh_llm_token(&token).await?;
+        self.send(url, build(&token)?).await
+    }
+
+    async fn send(
+        &self,
+        url: &str,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, ZedError> {
+        builder.send().await.map_err(|source| ZedError::Transport {
+            url: url.to_owned(),
+            source,
+        })
+    }
+
+    /// `/client/users/me` without touching the LLM token (minting calls it under the lock).
+    async fn fetch_account(&self) -> Result<ZedAccount, ZedError> {
+        let url = format!("{}/client/users/me", self.inner.config.cloud_url);
+        let response = self
+            .send(&url, self.account_request(Method::GET, &url)?)
+            .await?;
+        let status = response.status();
+        if status == StatusCode::UNAUTHORIZED {
+            return Err(ZedError::SignedOut);
+        }
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let body = read_body(response, ERROR_BODY_LIMIT).await;
+            return Err(error_from_reply(status.as_u16(), &headers, &body, None));
+        }
+        let body = read_body(response, JSON_BODY_LIMIT).await;
+        let account = ZedAccount::parse(&body).map_err(|err| ZedError::Decode {
+            what: "/client/users/me",
+            message: err.to_string(),
+        })?;
+        let mut cache = self.lock_account();
+        cache.organization = account.organization.as_ref().map(|org| org.id.clone());
+        cache.plan = Some(account.plan);
+        Ok(account)
+    }
+
+    /// `POST /client/llm_tokens` for the current organization (read from `/client/users/me`
+    /// first when unknown). Called with the token mutex held.
+    async fn mint(&self) -> Result<Secret, ZedError> {
+        let organization = self.lock_account().organization.clone();
+        let organization = match organization {
+            Some(organization) => organization,
+            None => {
+                self.fetch_account()
+                    .await?
+                    .organization
+                    .ok_or(ZedError::NoOrganization)?
+                    .id
+            }
+        };
+        let url = format!("{}/client/llm_tokens", self.inner.config.cloud_url);
+        let body = serde_json::json!({ "organization_id": organization }).to_string();
+        let response = self
+            .send(&url, self.account_request(Method::POST, &url)?.body(body))
+            .await?;
+        let status = response.status();
+        if status == StatusCode::UNAUTHORIZED {
+            return Err(ZedError::SignedOut);
+        }
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let body = read_body(response, ERROR_BODY_LIMIT).await;
+            return Err(error_from_reply(status.as_u16(), &headers, &body, None));
+        }
+        let body = read_body(response, ERROR_BODY_LIMIT).await;
+        let reply: TokenReply = serde_json::from_slice(&body).map_err(|err| ZedError::Decode {
+            what: "/client/llm_tokens",
+            message: err.to_string(),
+        })?;
+        if reply.token.is_empty() {
+            return Err(ZedError::Decode {
+                what: "/client/llm_tokens",
+                message: "an empty token".to_owned(),
+            });
+        }
+        self.inner.mints.fetch_add(1, Ordering::SeqCst);
+        Ok(Secret::new(reply.token))
+    }
+
+    /// A `/client/*` request: `Authorization: <user_id> <access_token>` (no `Bearer`).
+    fn account_request(
+        &self,
+        method: Method,
+        url: &str,
+    ) -> Result<reqwest::RequestBuilder, ZedError> {
+        let credentials = &self.inner.credentials;
+        let authorization = sensitive(&format!(
+            "{} {}",
+            credentials.user_id,
+            credentials.access_token.expose()
+        ))?;
+        let mut builder = self
+            .inner
+            .http
+            .request(method, url)
+            .timeout(self.inner.config.account_timeout)
+            .header("authorization", authorization)
+            .header("content-type", "application/json")
+            .header("user-agent", &self.inner.config.user_agent);
+        if let Some(system_id) = &credentials.system_id {
+            builder = builder.header("x-zed-system-id", system_id);
+        }
+        Ok(builder)
+    }
+
+    /// An LLM request: `Authorization: Bearer <llm token>`.
+    fn llm_request(
+        &self,
+        method: Method,
+        url: &str,
+        token: &Secret,
+    ) -> Result<reqwest::RequestBuilder, ZedError> {
+        Ok(self
+            .inner
+            .http
+            .request(method, url)
+            .header(
+                "authorization",
+                sensitive(&format!("Bearer {}", token.expose()))?,
+            )
+            .header("content-type", "application/json")
+            .header("user-agent", &self.inner.config.user_agent))
+    }
+
+    fn lock_account(&self) -> std::sync::MutexGuard<'_, AccountCache> {
+        self.inner
+            .account
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenReply {
+    token: String,
+}
+
+/// A 401, or a stale-token header on any status.
+fn token_is_stale(response: &reqwest::Response) -> bool {
+    response.status() == StatusCode::UNAUTHORIZED
+        || STALE_TOKEN_HEADERS
+            .iter()
+            .any(|name| response.headers().contains_key(*name))
+}
+
+fn sensitive(value: &str) -> Result<HeaderValue, ZedError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| ZedError::InvalidCredential)?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// Up to `limit` bytes of the body; a broken body yields what arrived.
+async fn read_body(mut response: reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = limit.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= limit {
+            break;
+        }
+    }
+    body
+}
