@@ -1,6 +1,7 @@
 //! The `corvid` binary: the one composition root. It loads the configuration, builds the
 //! credential and the upstream client, and runs the gateway or one of the account commands.
 
+mod agent_front;
 mod auth_commands;
 mod serve;
 mod setup;
@@ -35,6 +36,18 @@ struct Cli {
 enum Command {
     /// Run the gateway in the foreground (default 127.0.0.1:8787) until Ctrl-C or SIGTERM.
     Serve(ServeArgs),
+    /// Work in this project with a coding agent, interactively.
+    Chat(agent_front::AgentArgs),
+    /// Run one agent turn without a terminal session; exit status 0 when it completed.
+    Exec {
+        /// What to do.
+        prompt: String,
+        /// Print every event as a JSON line on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        agent: agent_front::AgentArgs,
+    },
     /// Sign in to a provider account and store the tokens in the secrets file.
     Login {
         #[command(subcommand)]
@@ -160,6 +173,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status => {
             let text = auth_commands::status(&load(&config_only(cli.config))?)?;
             print_stdout(&text)
+        }
+        Command::Chat(args) => {
+            let loaded = load(&config_only(cli.config))?;
+            runtime.block_on(agent_front::chat(&loaded, &args))
+        }
+        Command::Exec {
+            prompt,
+            json,
+            agent,
+        } => {
+            let loaded = load(&config_only(cli.config))?;
+            let completed = runtime.block_on(agent_front::exec(&loaded, &agent, &prompt, json))?;
+            if !completed {
+                anyhow::bail!("the turn did not complete");
+            }
+            Ok(())
         }
         Command::Models => {
             let loaded = load(&config_only(cli.config))?;

@@ -8,6 +8,7 @@ mod model_call;
 mod registry;
 mod transport;
 mod upstream;
+pub mod zed;
 
 pub use backoff::{backoff_delay, parse_retry_after};
 pub use error::{ProviderError, Retry};

@@ -111,6 +111,7 @@ pub fn prepare_request(provider: &Provider, model: &str, request: &mut ChatReque
                 .retain(|part| !matches!(part, Part::Reasoning(_)));
         }
     }
+    orphan_results_to_text(&mut request.messages);
     if let Some(limit) = provider
         .config()
         .rule(model)

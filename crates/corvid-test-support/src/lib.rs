@@ -2,7 +2,9 @@
 //! on an ephemeral loopback port chosen by the OS and records what it received.
 
 pub mod oauth;
+pub mod scripted;
 pub mod upstream;
+pub mod zed_cloud;
 
 pub use upstream::{MockUpstream, Recorded, Reply, StreamEnd, StreamFeed};
 

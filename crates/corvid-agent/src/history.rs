@@ -1,0 +1,173 @@
+//! The conversation as the model sees it: canonical messages, stored as JSON, repaired before
+//! sending so a provider never sees a history it would reject.
+
+use std::collections::HashSet;
+
+use corvid_protocol::{HistoryEntry, ToolCallNotification, ToolResultNotification};
+use corvid_wire::model::{Message, Part, Role, ToolResult, ToolResultContent};
+
+/// The text a result gets when its call never ran (an interrupted turn, a crash).
+pub(crate) const MISSING_RESULT: &str = "No result: the turn ended before this tool ran.";
+
+/// A history a provider accepts: every tool call answered in the next user message, no result
+/// without its call, no empty messages, roles alternating.
+pub fn repair(messages: &[Message]) -> Vec<Message> {
+    let mut repaired: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut index = 0;
+    while index < messages.len() {
+        let message = &messages[index];
+        match message.role {
+            Role::Assistant => {
+                let calls: Vec<&str> = message
+                    .parts
+                    .iter()
+                    .filter_map(|part| match part {
+                        Part::ToolCall(call) => Some(call.id.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                push_merged(&mut repaired, message.clone());
+                if !calls.is_empty() {
+                    // The answers must come next; keep the ones that match, add the missing.
+                    let next = messages
+                        .get(index + 1)
+                        .filter(|next| next.role == Role::User);
+                    let mut answered = HashSet::new();
+                    let mut results = Vec::new();
+                    let mut rest = Vec::new();
+                    if let Some(next) = next {
+                        for part in &next.parts {
+                            match part {
+                                Part::ToolResult(result)
+                                    if calls.contains(&result.call_id.as_str()) =>
+                                {
+                                    if answered.insert(result.call_id.clone()) {
+                                        results.push(part.clone());
+                                    }
+                                }
+                                Part::ToolResult(_) => {}
+                                other => rest.push(other.clone()),
+                            }
+                        }
+                        index += 1;
+                    }
+                    for call in &calls {
+                        if !answered.contains(*call) {
+                            results.push(Part::ToolResult(ToolResult {
+                                call_id: (*call).to_owned(),
+                                name: None,
+                                content: vec![ToolResultContent::Text {
+                                    text: MISSING_RESULT.to_owned(),
+                                }],
+                                is_error: true,
+                            }));
+                        }
+                    }
+                    results.extend(rest);
+                    repaired.push(Message {
+                        role: Role::User,
+                        parts: results,
+                    });
+                }
+            }
+            Role::User => {
+                // Results here answer no call of the message before: drop them.
+                let parts: Vec<Part> = message
+                    .parts
+                    .iter()
+                    .filter(|part| !matches!(part, Part::ToolResult(_)))
+                    .cloned()
+                    .collect();
+                if !parts.is_empty() {
+                    push_merged(
+                        &mut repaired,
+                        Message {
+                            role: Role::User,
+                            parts,
+                        },
+                    );
+                }
+            }
+        }
+        index += 1;
+    }
+    repaired.retain(|message| !message.parts.is_empty());
+    repaired
+}
+
+/// Appends, merging into the previous message when the role repeats.
+fn push_merged(messages: &mut Vec<Message>, message: Message) {
+    match messages.last_mut() {
+        Some(last) if last.role == message.role && !has_calls(last) => {
+            last.parts.extend(message.parts)
+        }
+        _ => messages.push(message),
+    }
+}
+
+fn has_calls(message: &Message) -> bool {
+    message
+        .parts
+        .iter()
+        .any(|part| matches!(part, Part::ToolCall(_)))
+}
+
+/// The text parts of a message, joined.
+pub(crate) fn text_of(message: &Message) -> String {
+    message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// The history as front ends show it.
+pub(crate) fn entries(messages: &[Message]) -> Vec<HistoryEntry> {
+    let mut entries = Vec::new();
+    for message in messages {
+        let text = text_of(message);
+        match message.role {
+            Role::User if !text.is_empty() => entries.push(HistoryEntry::User { text }),
+            Role::Assistant if !text.is_empty() => entries.push(HistoryEntry::Assistant { text }),
+            _ => {}
+        }
+        for part in &message.parts {
+            match part {
+                Part::ToolCall(call) => {
+                    entries.push(HistoryEntry::ToolCall(ToolCallNotification {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        arguments: serde_json::from_str(&call.arguments)
+                            .unwrap_or(serde_json::Value::Null),
+                        summary: String::new(),
+                    }))
+                }
+                Part::ToolResult(result) => {
+                    entries.push(HistoryEntry::ToolResult(ToolResultNotification {
+                        call_id: result.call_id.clone(),
+                        ok: !result.is_error,
+                        output: result
+                            .content
+                            .iter()
+                            .filter_map(|content| match content {
+                                ToolResultContent::Text { text } => Some(text.as_str()),
+                                ToolResultContent::Image(_) => None,
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                        truncation: None,
+                    }))
+                }
+                _ => {}
+            }
+        }
+    }
+    entries
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,20 @@
+//! The coding agent: one engine, one protocol. Front ends send `corvid_protocol::Op`s and
+//! receive `corvid_protocol::Event`s; the engine runs the loop (context → one streamed model
+//! step → tools through the approval gate → results fed back → repeat), subagents, project
+//! instructions (AGENTS.md) and skills, and keeps conversations in the store.
+
+mod emitter;
+mod engine;
+mod history;
+pub mod init;
+pub mod instructions;
+mod model;
+mod prompt;
+pub mod skills;
+mod skills_tool;
+mod subagent;
+mod turn;
+
+pub use engine::{AgentConfig, AgentError, AgentHandle};
+pub use history::repair as repair_history;
+pub use model::{EventStream, ModelClient, ModelError, StreamFuture, next_action};

@@ -1,0 +1,87 @@
+//! The one seam between the agent and the models: `ModelClient`. The binary implements it
+//! in-process with the gateway's providers (same routing, aliases and credentials); tests
+//! implement it with a scripted model.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use corvid_protocol::ErrorClass;
+use corvid_wire::model::{ChatRequest, StreamEvent};
+use futures_util::Stream;
+
+/// A model's reply as canonical events.
+pub type EventStream = Pin<Box<dyn Stream<Item = StreamEvent> + Send>>;
+
+/// The future `ModelClient::stream` returns.
+pub type StreamFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<EventStream, ModelError>> + Send + 'a>>;
+
+/// Streams one canonical request to a model.
+pub trait ModelClient: Send + Sync {
+    /// Sends `request` (its `model` already chosen); resolves once the reply has started.
+    fn stream(&self, request: ChatRequest) -> StreamFuture<'_>;
+}
+
+/// A model call that failed before its reply started.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ModelError {
+    pub class: ErrorClass,
+    pub message: String,
+    pub retry_after: Option<Duration>,
+}
+
+impl ModelError {
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
+        Self {
+            class,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// What the user should do about it.
+    pub fn next_action(&self) -> String {
+        next_action(self.class, self.retry_after)
+    }
+}
+
+/// The sentence each failure class ends with.
+pub fn next_action(class: ErrorClass, retry_after: Option<Duration>) -> String {
+    match class {
+        ErrorClass::NotConfigured => {
+            "Set the provider's key (see `corvid models`) or pick another model with /model."
+                .to_owned()
+        }
+        ErrorClass::AuthenticationRejected => {
+            "Check the key or sign in again (`corvid login xai`), then resend.".to_owned()
+        }
+        ErrorClass::RateLimited => match retry_after {
+            Some(wait) => format!("Wait about {} s and resend.", wait.as_secs().max(1)),
+            None => "Wait a little and resend.".to_owned(),
+        },
+        ErrorClass::ServerError => {
+            "The provider is having trouble; resend in a moment or try another model.".to_owned()
+        }
+        ErrorClass::Network => "Check the network connection and resend.".to_owned(),
+        ErrorClass::UnexpectedResponse => {
+            "The provider answered something corvid could not use; try again or another model."
+                .to_owned()
+        }
+        ErrorClass::StepLimit => "Send a message to let the agent continue.".to_owned(),
+        ErrorClass::Cancelled => "Send a new message when ready.".to_owned(),
+        ErrorClass::Tool => {
+            "The tool failed; the model was told and can try another way.".to_owned()
+        }
+        _ => "Resend, or report the problem if it persists.".to_owned(),
+    }
+}
+
+/// Whether a failure may pass by itself.
+pub(crate) fn is_retryable(class: ErrorClass) -> bool {
+    matches!(
+        class,
+        ErrorClass::RateLimited | ErrorClass::ServerError | ErrorClass::Network
+    )
+}

@@ -1,0 +1,57 @@
+//! The system prompt for a turn: the agent's preamble, the environment, the project's
+//! instructions (AGENTS.md), the skill index and the current todos.
+
+use corvid_protocol::{TodoItem, TodoStatus};
+
+use crate::engine::{AgentConfig, Shared};
+
+pub(crate) fn system_prompt(shared: &Shared, config: &AgentConfig, todos: &[TodoItem]) -> String {
+    let instructions = crate::instructions::load_instructions(
+        &config.project,
+        &config.cwd,
+        config.instructions_cap,
+    );
+    let todos: Vec<String> = todos
+        .iter()
+        .map(|todo| {
+            let mark = match todo.status {
+                TodoStatus::Pending => "[ ]",
+                TodoStatus::InProgress => "[~]",
+                TodoStatus::Completed => "[x]",
+            };
+            format!("{mark} {}", todo.content)
+        })
+        .collect();
+    let parts = crate::instructions::PromptParts {
+        project_root: config.project.display().to_string(),
+        working_folder: config.cwd.display().to_string(),
+        os: std::env::consts::OS.to_owned(),
+        shell: "bash".to_owned(),
+        date: today(),
+        is_git_repo: config.project.join(".git").exists(),
+        instructions: instructions.text,
+        skill_index: shared.skills.index(),
+        todos: todos.join("\n"),
+    };
+    crate::instructions::system_prompt(&parts)
+}
+
+/// Today's date (UTC), `YYYY-MM-DD`, from the system clock.
+fn today() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs() as i64)
+        .unwrap_or_default();
+    let days = seconds.div_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}

@@ -1,0 +1,598 @@
+//! One turn: context → one streamed model step → tools through the approval gate → results fed
+//! back → repeat, until the model answers without tools, the user cancels, or the step cap.
+
+use std::sync::Arc;
+
+use corvid_protocol::{
+    ActionKind, ApprovalDecision, ErrorClass, ErrorNotification, EventMsg, GateDecision,
+    ProposalKind, ProposalNotification, ProposalOutcome, TokenUsage, ToolCallNotification,
+    ToolResultNotification, TurnOutcome, UsageNotification, decision_for,
+};
+use corvid_tools::{Cancellation, ToolKind, ToolOutput, ToolRegistry};
+use corvid_wire::model::{
+    ChatRequest, Message, Part, ResponseBuilder, Role, StreamEvent, Tool, ToolCall, ToolResult,
+    ToolResultContent, Usage,
+};
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::emitter::Scope;
+use crate::engine::Shared;
+use crate::history;
+use crate::model::{is_retryable, next_action};
+
+/// How many identical calls run before guidance replaces the next one.
+const REPEAT_LIMIT: usize = 3;
+/// The longest tool output put in a `tool_result` event (the model gets all of it).
+const EVENT_OUTPUT_LIMIT: usize = 8 * 1024;
+
+/// A proposal waiting for the user, sent to the engine, which owns the front end's replies.
+#[derive(Debug)]
+pub(crate) struct ProposalRequest {
+    pub(crate) proposal_id: String,
+    pub(crate) reply: oneshot::Sender<Verdict>,
+}
+
+/// The user's answer to a proposal.
+#[derive(Debug, Clone)]
+pub(crate) enum Verdict {
+    Decided(ApprovalDecision),
+    /// A new message arrived while the proposal waited.
+    Interrupted,
+}
+
+/// What one agent (the main one or a subagent) works with during a turn.
+#[derive(Clone)]
+pub(crate) struct TurnSetup {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) scope: Scope,
+    pub(crate) tools: ToolRegistry,
+    /// Whether this agent may start subagents (`task`) and keep todos.
+    pub(crate) is_main: bool,
+    pub(crate) model: String,
+    pub(crate) system: String,
+    pub(crate) cancel: watch::Receiver<bool>,
+    pub(crate) proposals: mpsc::UnboundedSender<ProposalRequest>,
+}
+
+/// How a turn ended, and the messages it added.
+pub(crate) struct TurnResult {
+    pub(crate) outcome: TurnOutcome,
+    pub(crate) steps: u32,
+    pub(crate) usage: TokenUsage,
+    pub(crate) added: Vec<Message>,
+    /// The last assistant text (a subagent's answer).
+    pub(crate) final_text: String,
+}
+
+/// Runs one turn on `history` (which already ends with the user's message).
+pub(crate) async fn run_turn(
+    setup: &TurnSetup,
+    history: &[Message],
+    conversation_id: Option<&str>,
+    turn_number: u32,
+) -> TurnResult {
+    let mut messages: Vec<Message> = history.to_vec();
+    let first_new = messages.len();
+    let mut turn_usage = TokenUsage::default();
+    let mut seen_calls: Vec<(String, String)> = Vec::new();
+    let mut final_text = String::new();
+    let max_steps = setup.shared.settings.max_steps;
+    let mut steps = 0;
+    let outcome = loop {
+        if steps >= max_steps {
+            let note = format!(
+                "Step limit reached ({max_steps} model steps in one turn). Stop here and summarise what is done and what is left."
+            );
+            messages.push(Message::text(Role::User, note));
+            emit_error(
+                setup,
+                ErrorClass::StepLimit,
+                format!("the turn stopped after {max_steps} steps (max_steps)"),
+            );
+            break TurnOutcome::StepLimit;
+        }
+        steps += 1;
+        if *setup.cancel.borrow() {
+            break TurnOutcome::Cancelled;
+        }
+        let request = ChatRequest {
+            model: setup.model.clone(),
+            system: vec![setup.system.clone()],
+            messages: history::repair(&messages),
+            tools: tool_list(setup),
+            stream: true,
+            ..ChatRequest::default()
+        };
+        let step = match model_step(setup, request).await {
+            Ok(step) => step,
+            Err(StepEnd::Cancelled) => break TurnOutcome::Cancelled,
+            Err(StepEnd::Failed) => break TurnOutcome::Failed,
+        };
+        let usage = token_usage(step.usage);
+        turn_usage += usage;
+        setup.shared.emit(
+            &setup.scope,
+            EventMsg::Usage(UsageNotification {
+                step: steps,
+                usage,
+                turn: turn_usage,
+            }),
+        );
+        if let Some(id) = conversation_id {
+            setup
+                .shared
+                .record_step_usage(id, turn_number, steps, &setup.model, step.usage)
+                .await;
+        }
+        let text = history::text_of(&step.message);
+        setup.shared.emit(
+            &setup.scope,
+            EventMsg::MessageCompleted {
+                step: steps,
+                text: text.clone(),
+            },
+        );
+        if !text.is_empty() {
+            final_text = text;
+        }
+        let calls: Vec<ToolCall> = step
+            .message
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::ToolCall(call) => Some(call.clone()),
+                _ => None,
+            })
+            .collect();
+        messages.push(step.message);
+        if calls.is_empty() {
+            break TurnOutcome::Completed;
+        }
+        let mut results = Vec::with_capacity(calls.len());
+        let mut stop = None;
+        for call in &calls {
+            if stop.is_some() {
+                results.push(tool_result(
+                    call,
+                    "Not run: the turn stopped before this call.",
+                    true,
+                ));
+                continue;
+            }
+            let (part, end) = handle_call(setup, call, &mut seen_calls).await;
+            results.push(part);
+            stop = end;
+        }
+        messages.push(Message {
+            role: Role::User,
+            parts: results,
+        });
+        if let Some(outcome) = stop {
+            break outcome;
+        }
+    };
+    TurnResult {
+        outcome,
+        steps,
+        usage: turn_usage,
+        added: messages.split_off(first_new),
+        final_text,
+    }
+}
+
+struct Step {
+    message: Message,
+    usage: Usage,
+}
+
+enum StepEnd {
+    Cancelled,
+    Failed,
+}
+
+/// One streamed model call; deltas go out as they arrive.
+async fn model_step(setup: &TurnSetup, request: ChatRequest) -> Result<Step, StepEnd> {
+    let mut cancel = setup.cancel.clone();
+    let stream = tokio::select! {
+        result = setup.shared.model.stream(request) => result,
+        _ = cancel.wait_for(|cancelled| *cancelled) => return Err(StepEnd::Cancelled),
+    };
+    let mut stream = match stream {
+        Ok(stream) => stream,
+        Err(error) => {
+            let next = error.next_action();
+            setup.shared.emit(
+                &setup.scope,
+                EventMsg::Error(ErrorNotification {
+                    class: error.class,
+                    message: error.message.clone(),
+                    next_action: next,
+                    retryable: is_retryable(error.class),
+                }),
+            );
+            return Err(StepEnd::Failed);
+        }
+    };
+    let mut builder = ResponseBuilder::new();
+    let mut usage = Usage::default();
+    loop {
+        let event = tokio::select! {
+            event = stream.next() => event,
+            _ = cancel.wait_for(|cancelled| *cancelled) => return Err(StepEnd::Cancelled),
+        };
+        let Some(event) = event else { break };
+        match &event {
+            StreamEvent::TextDelta { text } => {
+                setup.shared.emit(
+                    &setup.scope,
+                    EventMsg::TextDelta {
+                        delta: text.clone(),
+                    },
+                );
+            }
+            StreamEvent::ReasoningDelta { text } => {
+                setup.shared.emit(
+                    &setup.scope,
+                    EventMsg::ReasoningDelta {
+                        delta: text.clone(),
+                    },
+                );
+            }
+            StreamEvent::Usage(reported) => usage = *reported,
+            StreamEvent::Error(error) => {
+                emit_error(
+                    setup,
+                    class_of(error.kind),
+                    format!("the model's reply broke off: {}", error.message),
+                );
+                return Err(StepEnd::Failed);
+            }
+            _ => {}
+        }
+        builder.push(&event);
+    }
+    match builder.finish() {
+        Ok(response) => Ok(Step {
+            message: Message {
+                role: Role::Assistant,
+                parts: response.parts,
+            },
+            usage,
+        }),
+        Err(error) => {
+            emit_error(setup, class_of(error.kind), error.message);
+            Err(StepEnd::Failed)
+        }
+    }
+}
+
+fn class_of(kind: corvid_wire::model::ErrorKind) -> ErrorClass {
+    use corvid_wire::model::ErrorKind;
+    match kind {
+        ErrorKind::Authentication | ErrorKind::Permission => ErrorClass::AuthenticationRejected,
+        ErrorKind::RateLimited => ErrorClass::RateLimited,
+        ErrorKind::Overloaded | ErrorKind::Api => ErrorClass::ServerError,
+        ErrorKind::Timeout => ErrorClass::Network,
+        ErrorKind::InvalidRequest | ErrorKind::NotFound | ErrorKind::RequestTooLarge => {
+            ErrorClass::UnexpectedResponse
+        }
+    }
+}
+
+fn emit_error(setup: &TurnSetup, class: ErrorClass, message: String) {
+    setup.shared.emit(
+        &setup.scope,
+        EventMsg::Error(ErrorNotification {
+            class,
+            message,
+            next_action: next_action(class, None),
+            retryable: is_retryable(class),
+        }),
+    );
+}
+
+fn token_usage(usage: Usage) -> TokenUsage {
+    TokenUsage {
+        input: usage.input,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write,
+        output: usage.output,
+        reasoning: usage.reasoning,
+    }
+}
+
+/// The tools this agent offers the model: the registry's, plus `task` and `skill`.
+fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
+    let mut tools: Vec<Tool> = setup
+        .tools
+        .specs()
+        .iter()
+        .filter(|spec| setup.is_main || spec.name != "todowrite")
+        .map(|spec| Tool {
+            name: spec.name.to_owned(),
+            description: Some(spec.description.to_owned()),
+            parameters: spec.parameters.clone(),
+            strict: None,
+        })
+        .collect();
+    if setup.is_main {
+        tools.push(crate::subagent::task_tool());
+    }
+    tools.push(crate::skills_tool::tool(&setup.shared));
+    tools
+}
+
+fn tool_result(call: &ToolCall, text: &str, is_error: bool) -> Part {
+    Part::ToolResult(ToolResult {
+        call_id: call.id.clone(),
+        name: Some(call.name.clone()),
+        content: vec![ToolResultContent::Text {
+            text: text.to_owned(),
+        }],
+        is_error,
+    })
+}
+
+/// Runs one call through the gate; returns its result, and an outcome when the turn must stop.
+async fn handle_call(
+    setup: &TurnSetup,
+    call: &ToolCall,
+    seen: &mut Vec<(String, String)>,
+) -> (Part, Option<TurnOutcome>) {
+    let arguments: serde_json::Value =
+        serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
+    setup.shared.emit(
+        &setup.scope,
+        EventMsg::ToolCall(ToolCallNotification {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: arguments.clone(),
+            summary: summarize(&call.name, &arguments),
+        }),
+    );
+    let signature = (call.name.clone(), normalized(&arguments));
+    let repeats = seen.iter().filter(|earlier| **earlier == signature).count();
+    seen.push(signature);
+    let (output, stop) = if repeats >= REPEAT_LIMIT {
+        (
+            ToolOutput {
+                text: format!(
+                    "Not run: this exact `{}` call was already made {REPEAT_LIMIT} times in this turn with the same arguments. Its result will not change. Use what you have, try a different approach, or ask the user.",
+                    call.name
+                ),
+                is_error: true,
+                detail: None,
+            },
+            None,
+        )
+    } else {
+        run_tool(setup, call, arguments).await
+    };
+    let (shown, total_bytes) = cut(&output.text);
+    setup.shared.emit(
+        &setup.scope,
+        EventMsg::ToolResult(ToolResultNotification {
+            call_id: call.id.clone(),
+            ok: !output.is_error,
+            output: shown,
+            truncation: total_bytes.map(|total| corvid_protocol::Truncation {
+                total_bytes: total as u64,
+                total_lines: output.text.lines().count() as u64,
+                full_output_path: None,
+            }),
+        }),
+    );
+    (tool_result(call, &output.text, output.is_error), stop)
+}
+
+fn cut(text: &str) -> (String, Option<usize>) {
+    if text.len() <= EVENT_OUTPUT_LIMIT {
+        return (text.to_owned(), None);
+    }
+    let mut end = EVENT_OUTPUT_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (format!("{}…", &text[..end]), Some(text.len()))
+}
+
+/// Arguments compared for repeats: key order and whitespace do not matter.
+fn normalized(arguments: &serde_json::Value) -> String {
+    serde_json::to_string(arguments).unwrap_or_default()
+}
+
+/// A one-line description of a call for front ends.
+pub(crate) fn summarize(tool: &str, arguments: &serde_json::Value) -> String {
+    let field = |name: &str| {
+        arguments
+            .get(name)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+    };
+    match tool {
+        "read" | "write" | "edit" => format!("{tool} {}", field("path")),
+        "bash" => format!("$ {}", field("command")),
+        "glob" => format!("glob {}", field("pattern")),
+        "grep" => format!("grep {}", field("pattern")),
+        "task" => format!("task ({}) {}", field("agent"), field("description")),
+        "skill" => format!("skill {}", field("name")),
+        "process" => format!("process {} {}", field("action"), field("id")),
+        other => other.to_owned(),
+    }
+}
+
+async fn run_tool(
+    setup: &TurnSetup,
+    call: &ToolCall,
+    arguments: serde_json::Value,
+) -> (ToolOutput, Option<TurnOutcome>) {
+    let error = |text: String| {
+        (
+            ToolOutput {
+                text,
+                is_error: true,
+                detail: None,
+            },
+            None,
+        )
+    };
+    match call.name.as_str() {
+        "task" if setup.is_main => return crate::subagent::run(setup, call, arguments).await,
+        "skill" => {
+            return match setup.shared.skills.load_tool(arguments) {
+                Ok(body) => (
+                    ToolOutput {
+                        text: body,
+                        is_error: false,
+                        detail: None,
+                    },
+                    None,
+                ),
+                Err(message) => error(message),
+            };
+        }
+        _ => {}
+    }
+    let prepared = match setup.tools.prepare(&call.name, arguments).await {
+        Ok(prepared) => prepared,
+        Err(tool_error) => return error(tool_error.to_string()),
+    };
+    let action = match prepared.kind {
+        ToolKind::Read => ActionKind::Read,
+        ToolKind::Edit => ActionKind::Edit {
+            tool: prepared.tool.to_owned(),
+            path: prepared
+                .proposal
+                .path
+                .as_ref()
+                .map(|path| path.display().to_string())
+                .unwrap_or_default(),
+        },
+        ToolKind::Command => ActionKind::Command {
+            command: prepared.proposal.command.clone().unwrap_or_default(),
+        },
+        ToolKind::Other => ActionKind::Other {
+            tool: prepared.tool.to_owned(),
+            mutating: false,
+        },
+    };
+    let (policy, rules) = setup.shared.gate_state();
+    if decision_for(policy, &rules, &action) == GateDecision::Ask {
+        match ask(setup, call, &prepared.proposal, &action, prepared.tool).await {
+            Verdict::Decided(ApprovalDecision::Approve) => {}
+            Verdict::Decided(ApprovalDecision::ApproveAlways { scope }) => {
+                setup.shared.add_rule(scope)
+            }
+            Verdict::Decided(ApprovalDecision::Reject { feedback }) => {
+                let text = match feedback.filter(|feedback| !feedback.trim().is_empty()) {
+                    Some(feedback) => format!(
+                        "The user rejected this `{}` call. Their feedback: {feedback}",
+                        call.name
+                    ),
+                    None => format!(
+                        "The user rejected this `{}` call. Ask what they want instead, or take another approach.",
+                        call.name
+                    ),
+                };
+                return error(text);
+            }
+            Verdict::Interrupted => {
+                return (
+                    ToolOutput {
+                        text: "Not run: the user sent a new message while this call waited for approval.".to_owned(),
+                        is_error: true,
+                        detail: None,
+                    },
+                    Some(TurnOutcome::Cancelled),
+                );
+            }
+        }
+    }
+    let cancellation = Cancellation::new(setup.cancel.clone());
+    let output = match setup.tools.apply(prepared.plan, cancellation).await {
+        Ok(output) => output,
+        Err(tool_error) => ToolOutput {
+            text: tool_error.to_string(),
+            is_error: true,
+            detail: None,
+        },
+    };
+    if let Some(corvid_tools::ToolDetail::Todos(todos)) = &output.detail {
+        setup.shared.set_todos(&setup.scope, todos);
+    }
+    let stop = setup.cancel.borrow().then_some(TurnOutcome::Cancelled);
+    (output, stop)
+}
+
+/// Shows the proposal and waits for the user (or a cancel).
+async fn ask(
+    setup: &TurnSetup,
+    call: &ToolCall,
+    proposal: &corvid_tools::Proposal,
+    action: &ActionKind,
+    tool: &str,
+) -> Verdict {
+    let proposal_id = format!("p_{}", call.id);
+    let path = proposal
+        .path
+        .as_ref()
+        .map(|path| path.display().to_string())
+        .unwrap_or_default();
+    let kind = match (tool, &proposal.diff, &proposal.command) {
+        ("edit", Some(diff), _) => ProposalKind::Edit {
+            path,
+            diff: diff.clone(),
+        },
+        (_, Some(diff), _) => ProposalKind::Write {
+            path,
+            diff: diff.clone(),
+        },
+        (_, None, Some(command)) => ProposalKind::Command {
+            command: command.clone(),
+            cwd: setup.shared.project_display(),
+        },
+        _ => ProposalKind::Other {
+            tool: tool.to_owned(),
+            summary: proposal.summary.clone(),
+        },
+    };
+    setup.shared.emit(
+        &setup.scope,
+        EventMsg::Proposal(ProposalNotification {
+            proposal_id: proposal_id.clone(),
+            call_id: call.id.clone(),
+            kind,
+            always_scope: corvid_protocol::ApprovalRule::suggest_for(action),
+        }),
+    );
+    let (reply, answer) = oneshot::channel();
+    if setup
+        .proposals
+        .send(ProposalRequest {
+            proposal_id: proposal_id.clone(),
+            reply,
+        })
+        .is_err()
+    {
+        return Verdict::Interrupted;
+    }
+    let mut cancel = setup.cancel.clone();
+    let verdict = tokio::select! {
+        verdict = answer => verdict.unwrap_or(Verdict::Interrupted),
+        _ = cancel.wait_for(|cancelled| *cancelled) => Verdict::Interrupted,
+    };
+    let outcome = match &verdict {
+        Verdict::Decided(ApprovalDecision::Reject { .. }) => ProposalOutcome::Rejected,
+        Verdict::Decided(_) => ProposalOutcome::Approved,
+        Verdict::Interrupted => ProposalOutcome::Interrupted,
+    };
+    setup.shared.emit(
+        &setup.scope,
+        EventMsg::ProposalClosed {
+            proposal_id,
+            outcome,
+        },
+    );
+    verdict
+}

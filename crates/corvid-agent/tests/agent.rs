@@ -1,0 +1,645 @@
+//! Whole turns against a scripted model, through the real engine, tools and store.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, StreamFuture};
+use corvid_protocol::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ErrorClass, Event, EventMsg, Op,
+    ProposalKind, SendParams, TurnOutcome,
+};
+use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
+use corvid_wire::model::{ChatRequest, Part, Role, StreamEvent};
+use tokio::sync::mpsc;
+
+struct Scripted(Arc<ScriptedModel>);
+
+impl ModelClient for Scripted {
+    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
+        let reply = self.0.next(request);
+        Box::pin(async move {
+            match reply {
+                ScriptedReply::Events(events) => {
+                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
+                }
+                ScriptedReply::Fail { status, message } => {
+                    let class = match status {
+                        401 | 403 => ErrorClass::AuthenticationRejected,
+                        429 => ErrorClass::RateLimited,
+                        _ => ErrorClass::ServerError,
+                    };
+                    Err(ModelError::new(class, message))
+                }
+                ScriptedReply::Hang => std::future::pending().await,
+                ScriptedReply::Fed(receiver) => {
+                    Ok(Box::pin(tokio_stream_from(receiver)) as EventStream)
+                }
+            }
+        })
+    }
+}
+
+fn tokio_stream_from(
+    mut receiver: mpsc::UnboundedReceiver<StreamEvent>,
+) -> impl futures_util::Stream<Item = StreamEvent> {
+    futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx))
+}
+
+struct Harness {
+    handle: AgentHandle,
+    events: mpsc::UnboundedReceiver<Event>,
+    model: Arc<ScriptedModel>,
+    seen: Vec<Event>,
+}
+
+impl Harness {
+    fn start(project: &Path, policy: ApprovalPolicy, replies: Vec<ScriptedReply>) -> Self {
+        Self::start_with(project, None, policy, replies)
+    }
+
+    fn start_with(
+        project: &Path,
+        database: Option<&Path>,
+        policy: ApprovalPolicy,
+        replies: Vec<ScriptedReply>,
+    ) -> Self {
+        let model = Arc::new(ScriptedModel::new(replies));
+        let mut config = AgentConfig::new(project.to_owned(), "scripted-model");
+        config.approval = policy;
+        config.database = database.map(Path::to_owned);
+        config.output_dir = project.join(".corvid-test-output");
+        let (handle, events) =
+            AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+        Self {
+            handle,
+            events,
+            model,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn next(&mut self) -> Event {
+        let event = tokio::time::timeout(Duration::from_secs(20), self.events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("the engine is running");
+        self.seen.push(event.clone());
+        event
+    }
+
+    /// Events until one matches, returning it.
+    async fn until(&mut self, matches: impl Fn(&EventMsg) -> bool) -> Event {
+        loop {
+            let event = self.next().await;
+            if matches(&event.msg) {
+                return event;
+            }
+        }
+    }
+
+    async fn turn_finished(&mut self) -> TurnOutcome {
+        match self
+            .until(|msg| matches!(msg, EventMsg::TurnFinished(_)))
+            .await
+            .msg
+        {
+            EventMsg::TurnFinished(finished) => finished.outcome,
+            _ => unreachable!(),
+        }
+    }
+
+    fn send(&self, text: &str) -> String {
+        self.handle.submit(Op::Send(SendParams::text(text)))
+    }
+
+    async fn proposal(&mut self) -> (String, ProposalKind) {
+        match self
+            .until(|msg| matches!(msg, EventMsg::Proposal(_)))
+            .await
+            .msg
+        {
+            EventMsg::Proposal(proposal) => (proposal.proposal_id, proposal.kind),
+            _ => unreachable!(),
+        }
+    }
+
+    fn decide(&self, proposal_id: &str, decision: ApprovalDecision) {
+        self.handle.submit(Op::Approve(ApproveParams {
+            proposal_id: proposal_id.to_owned(),
+            decision,
+        }));
+    }
+
+    /// The tool results the model was sent in its latest request.
+    fn last_results(&self) -> Vec<(String, bool)> {
+        let requests = self.model.requests();
+        let last = requests.last().unwrap();
+        last.messages
+            .last()
+            .unwrap()
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::ToolResult(result) => Some((
+                    result
+                        .content
+                        .iter()
+                        .filter_map(|content| match content {
+                            corvid_wire::model::ToolResultContent::Text { text } => {
+                                Some(text.clone())
+                            }
+                            _ => None,
+                        })
+                        .collect::<String>(),
+                    result.is_error,
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("lib.rs"),
+        "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn read_edit_bash_in_one_turn() {
+    let dir = project();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::FullAuto,
+        vec![
+            ScriptedReply::tool_call("c1", "read", r#"{"path":"lib.rs"}"#),
+            ScriptedReply::tool_call(
+                "c2",
+                "edit",
+                r#"{"path":"lib.rs","old_string":"a - b","new_string":"a + b"}"#,
+            ),
+            ScriptedReply::tool_call("c3", "bash", r#"{"command":"grep -c 'a + b' lib.rs"}"#),
+            ScriptedReply::text("Fixed the sign."),
+        ],
+    );
+    agent.send("fix add");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("lib.rs")).unwrap(),
+        "fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+    );
+    let requests = agent.model.requests();
+    assert_eq!(requests.len(), 4);
+    let read_result = &requests[1].messages.last().unwrap().parts[0];
+    assert!(
+        matches!(read_result, Part::ToolResult(result) if format!("{:?}", result.content).contains("a - b"))
+    );
+    let (output, is_error) = agent.last_results()[0].clone();
+    assert!(!is_error && output.contains('1'), "{output}");
+    let texts: String = agent
+        .seen
+        .iter()
+        .filter_map(|event| match &event.msg {
+            EventMsg::TextDelta { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, "Fixed the sign.");
+    assert!(requests[0].tools.iter().any(|tool| tool.name == "task"));
+    assert!(requests[0].system[0].contains("read"), "a system prompt");
+}
+
+#[tokio::test]
+async fn approve_reject_with_feedback_and_allow_always() {
+    let dir = project();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        vec![
+            ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo one"}"#),
+            ScriptedReply::tool_call("c2", "bash", r#"{"command":"echo two"}"#),
+            ScriptedReply::tool_call("c3", "bash", r#"{"command":"echo three"}"#),
+            ScriptedReply::tool_call("c4", "bash", r#"{"command":"echo four"}"#),
+            ScriptedReply::text("done"),
+        ],
+    );
+    agent.send("run things");
+    let (first, kind) = agent.proposal().await;
+    assert!(matches!(kind, ProposalKind::Command { command, .. } if command == "echo one"));
+    agent.decide(&first, ApprovalDecision::Approve);
+    let (second, _) = agent.proposal().await;
+    assert!(agent.last_results()[0].0.contains("one"));
+    agent.decide(
+        &second,
+        ApprovalDecision::Reject {
+            feedback: Some("use printf instead".to_owned()),
+        },
+    );
+    let (third, _) = agent.proposal().await;
+    let (feedback, is_error) = agent.last_results()[0].clone();
+    assert!(
+        is_error && feedback.contains("use printf instead"),
+        "{feedback}"
+    );
+    agent.decide(
+        &third,
+        ApprovalDecision::ApproveAlways {
+            scope: ApprovalRule::CommandPrefix {
+                prefix: "echo".to_owned(),
+            },
+        },
+    );
+    // "echo four" now runs without asking.
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let proposals = agent
+        .seen
+        .iter()
+        .filter(|event| matches!(event.msg, EventMsg::Proposal(_)))
+        .count();
+    assert_eq!(proposals, 3);
+    assert!(agent.last_results()[0].0.contains("four"));
+}
+
+#[tokio::test]
+async fn an_edit_is_relocated_after_the_file_changed_during_review() {
+    let dir = project();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        vec![
+            ScriptedReply::tool_call(
+                "c1",
+                "edit",
+                r#"{"path":"lib.rs","old_string":"a - b","new_string":"a + b"}"#,
+            ),
+            ScriptedReply::text("ok"),
+        ],
+    );
+    agent.send("fix");
+    let (proposal, kind) = agent.proposal().await;
+    assert!(
+        matches!(&kind, ProposalKind::Edit { diff, .. } if diff.contains("+    a + b")),
+        "{kind:?}"
+    );
+    // The user adds lines above while reviewing.
+    std::fs::write(
+        dir.path().join("lib.rs"),
+        "// new header\n\nfn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+    )
+    .unwrap();
+    agent.decide(&proposal, ApprovalDecision::Approve);
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("lib.rs")).unwrap(),
+        "// new header\n\nfn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+    );
+}
+
+#[tokio::test]
+async fn a_vanished_target_is_refused() {
+    let dir = project();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        vec![
+            ScriptedReply::tool_call(
+                "c1",
+                "edit",
+                r#"{"path":"lib.rs","old_string":"a - b","new_string":"a + b"}"#,
+            ),
+            ScriptedReply::text("ok"),
+        ],
+    );
+    agent.send("fix");
+    let (proposal, _) = agent.proposal().await;
+    std::fs::write(dir.path().join("lib.rs"), "fn add() {}\n").unwrap();
+    agent.decide(&proposal, ApprovalDecision::Approve);
+    agent.turn_finished().await;
+    let (output, is_error) = agent.last_results()[0].clone();
+    assert!(is_error, "{output}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("lib.rs")).unwrap(),
+        "fn add() {}\n"
+    );
+}
+
+#[tokio::test]
+async fn path_escapes_are_refused() {
+    let dir = project();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+    let absolute = outside.path().join("secret.txt").display().to_string();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::FullAuto,
+        vec![
+            ScriptedReply::tool_calls(&[
+                ("c1", "read", r#"{"path":"../secret.txt"}"#),
+                ("c2", "read", &format!(r#"{{"path":"{absolute}"}}"#)),
+                ("c3", "read", r#"{"path":"link/secret.txt"}"#),
+                ("c4", "write", r#"{"path":".git/config","content":"x"}"#),
+            ]),
+            ScriptedReply::text("ok"),
+        ],
+    );
+    agent.send("look around");
+    agent.turn_finished().await;
+    let results = agent.last_results();
+    assert_eq!(results.len(), 4);
+    for (output, is_error) in results {
+        assert!(is_error, "{output}");
+        assert!(
+            !output.contains("secret\n") && output != "secret",
+            "{output}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn cancel_stops_a_long_command() {
+    let dir = project();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::FullAuto,
+        vec![ScriptedReply::tool_call(
+            "c1",
+            "bash",
+            r#"{"command":"sleep 30","timeout_ms":60000}"#,
+        )],
+    );
+    agent.send("wait");
+    agent
+        .until(|msg| matches!(msg, EventMsg::ToolCall(_)))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    agent.handle.submit(Op::Cancel);
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the command was stopped, not waited for"
+    );
+}
+
+#[tokio::test]
+async fn identical_calls_repeated_get_guidance_instead_of_a_fourth_run() {
+    let dir = project();
+    let read = ScriptedReply::tool_call;
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::FullAuto,
+        vec![
+            read("c1", "read", r#"{"path":"lib.rs"}"#),
+            read("c2", "read", r#"{"path":"lib.rs"}"#),
+            read("c3", "read", r#"{"path":"lib.rs"}"#),
+            read("c4", "read", r#"{"path":"lib.rs"}"#),
+            ScriptedReply::text("ok"),
+        ],
+    );
+    agent.send("read it");
+    agent.turn_finished().await;
+    let (guidance, is_error) = agent.last_results()[0].clone();
+    assert!(
+        is_error && guidance.contains("already made 3 times"),
+        "{guidance}"
+    );
+}
+
+#[tokio::test]
+async fn the_step_cap_stops_the_turn_and_says_why() {
+    let dir = project();
+    let replies = (0..60)
+        .map(|n| {
+            ScriptedReply::tool_call(
+                &format!("c{n}"),
+                "glob",
+                &format!(r#"{{"pattern":"*{n}"}}"#),
+            )
+        })
+        .collect();
+    let mut agent = Harness::start(dir.path(), ApprovalPolicy::FullAuto, replies);
+    agent.send("loop");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::StepLimit);
+    assert!(agent.seen.iter().any(
+        |event| matches!(&event.msg, EventMsg::Error(error) if error.class == ErrorClass::StepLimit)
+    ));
+    assert_eq!(agent.model.requests().len(), 50);
+}
+
+#[tokio::test]
+async fn failures_are_classified_and_the_session_goes_on() {
+    let dir = project();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        vec![
+            ScriptedReply::Fail {
+                status: 429,
+                message: "slow down".to_owned(),
+            },
+            ScriptedReply::text("back"),
+        ],
+    );
+    agent.send("hi");
+    let error = agent.until(|msg| matches!(msg, EventMsg::Error(_))).await;
+    let EventMsg::Error(error) = error.msg else {
+        unreachable!()
+    };
+    assert_eq!(error.class, ErrorClass::RateLimited);
+    assert!(error.retryable && !error.next_action.is_empty());
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Failed);
+    agent.send("again");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+}
+
+#[tokio::test]
+async fn subagent_events_come_at_depth_one() {
+    let dir = project();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::FullAuto,
+        vec![
+            ScriptedReply::tool_call(
+                "t1",
+                "task",
+                r#"{"agent":"explore","description":"find add","prompt":"Where is add defined?"}"#,
+            ),
+            ScriptedReply::tool_call("s1", "grep", r#"{"pattern":"fn add"}"#),
+            ScriptedReply::text("add is in lib.rs line 1"),
+            ScriptedReply::text("It is in lib.rs."),
+        ],
+    );
+    agent.send("where is add?");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let grep_call = agent
+        .seen
+        .iter()
+        .find(|event| matches!(&event.msg, EventMsg::ToolCall(call) if call.tool == "grep"))
+        .unwrap();
+    assert_eq!(grep_call.depth, 1);
+    assert_eq!(grep_call.parent_call_id.as_deref(), Some("t1"));
+    assert!(agent.seen.iter().any(|event| matches!(&event.msg, EventMsg::SubagentFinished { ok: true, summary, .. } if summary.contains("line 1"))));
+    let requests = agent.model.requests();
+    assert!(
+        requests[1]
+            .tools
+            .iter()
+            .all(|tool| tool.name != "write" && tool.name != "bash" && tool.name != "task"),
+        "explore is read-only"
+    );
+    assert!(
+        agent.last_results()[0].0.contains("line 1"),
+        "the main agent gets the report"
+    );
+}
+
+#[tokio::test]
+async fn a_conversation_resumes_after_the_engine_restarts_and_broken_history_is_repaired() {
+    let dir = project();
+    let database = dir.path().join(".corvid-test.db");
+    {
+        let mut agent = Harness::start_with(
+            dir.path(),
+            Some(&database),
+            ApprovalPolicy::Ask,
+            vec![ScriptedReply::text("noted")],
+        );
+        agent.send("remember the word kestrel");
+        agent.turn_finished().await;
+        agent.handle.submit(Op::Shutdown);
+        agent
+            .until(|msg| matches!(msg, EventMsg::ShutdownComplete))
+            .await;
+    }
+    // A crash left a tool call without its result in the stored history.
+    {
+        let mut store = corvid_store::Store::open(&database).unwrap();
+        let project = dir.path().canonicalize().unwrap().display().to_string();
+        let conversation = store.current_conversation(&project).unwrap().unwrap();
+        let dangling = corvid_wire::model::Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall(corvid_wire::model::ToolCall {
+                id: "dangling".into(),
+                name: "read".into(),
+                arguments: r#"{"path":"lib.rs"}"#.into(),
+                signature: None,
+            })],
+        };
+        store
+            .append_messages(
+                &conversation,
+                &[("assistant", &serde_json::to_string(&dangling).unwrap())],
+            )
+            .unwrap();
+    }
+    let mut agent = Harness::start_with(
+        dir.path(),
+        Some(&database),
+        ApprovalPolicy::Ask,
+        vec![ScriptedReply::text("kestrel")],
+    );
+    agent.send("what was the word?");
+    agent.turn_finished().await;
+    let request = &agent.model.requests()[0];
+    assert!(
+        format!("{:?}", request.messages[0].parts).contains("kestrel"),
+        "the earlier message came back"
+    );
+    let call_at = request
+        .messages
+        .iter()
+        .position(|m| {
+            m.parts
+                .iter()
+                .any(|p| matches!(p, Part::ToolCall(c) if c.id == "dangling"))
+        })
+        .unwrap();
+    let answered = &request.messages[call_at + 1];
+    assert!(
+        answered
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::ToolResult(r) if r.call_id == "dangling" && r.is_error)),
+        "{:?}",
+        request.messages
+    );
+    assert!(
+        format!("{:?}", answered.parts).contains("what was the word?"),
+        "the new message follows the repaired result"
+    );
+}
+
+#[tokio::test]
+async fn agents_md_and_skills_reach_the_model_and_bad_skills_warn() {
+    let dir = project();
+    std::fs::write(
+        dir.path().join("AGENTS.md"),
+        "Always run `cargo test` after edits.\n",
+    )
+    .unwrap();
+    let good = dir.path().join(".corvid/skills/release");
+    std::fs::create_dir_all(&good).unwrap();
+    std::fs::write(good.join("SKILL.md"), "---\nname: release\ndescription: How to cut a release\n---\nBump the version, tag, push.\n").unwrap();
+    let bad = dir.path().join(".corvid/skills/broken");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("SKILL.md"),
+        "---\nname: broken\n---\nno description\n",
+    )
+    .unwrap();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        vec![
+            ScriptedReply::tool_call("k1", "skill", r#"{"name":"release"}"#),
+            ScriptedReply::text("ok"),
+        ],
+    );
+    let warning = agent
+        .until(|msg| matches!(msg, EventMsg::Warning { .. }))
+        .await;
+    assert!(format!("{:?}", warning.msg).contains("broken"));
+    agent.send("release it");
+    agent.turn_finished().await;
+    let system = &agent.model.requests()[0].system[0];
+    assert!(
+        system.contains("Always run `cargo test` after edits."),
+        "{system}"
+    );
+    assert!(system.contains("release") && system.contains("How to cut a release"));
+    assert!(
+        !system.contains("Bump the version"),
+        "bodies load on demand"
+    );
+    assert!(agent.last_results()[0].0.contains("Bump the version"));
+}
+
+#[tokio::test]
+async fn a_new_message_interrupts_a_waiting_proposal() {
+    let dir = project();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        vec![
+            ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo hi"}"#),
+            ScriptedReply::text("new topic"),
+        ],
+    );
+    agent.send("run it");
+    agent.proposal().await;
+    agent.send("never mind, something else");
+    let closed = agent
+        .until(|msg| matches!(msg, EventMsg::ProposalClosed { .. }))
+        .await;
+    assert!(format!("{:?}", closed.msg).contains("Interrupted"));
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+}

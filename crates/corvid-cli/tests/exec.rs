@@ -1,0 +1,205 @@
+//! `corvid exec --json` end to end: the real binary, the real provider path (xAI-style chat
+//! upstream), a mock that scripts the model's replies.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use corvid_test_support::{MockUpstream, Reply};
+use serde_json::{Value, json};
+
+const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
+
+fn chunk(delta: Value, finish: Value) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    .to_string()
+}
+
+fn script(events: Vec<String>) -> Reply {
+    let mut events = events;
+    events.push(
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
+               "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
+        .to_string(),
+    );
+    events.push("[DONE]".to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    Reply::sse(&refs, Duration::ZERO)
+}
+
+async fn run_exec(
+    upstream: &MockUpstream,
+    project: &std::path::Path,
+    home: &std::path::Path,
+    extra: &[&str],
+) -> (bool, Vec<Value>, String) {
+    let mut command = tokio::process::Command::new(CORVID);
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home)
+        .env("CORVID_UPSTREAM", upstream.base_url())
+        .env("XAI_API_KEY", "upstream-key")
+        .arg("exec")
+        .arg("--json")
+        .arg("--project")
+        .arg(project)
+        .args(extra)
+        .arg("fix the sign in lib.rs")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let output = tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let events = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (
+        output.status.success(),
+        events,
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+fn types(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|event| event["msg"]["type"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn exec_json_reads_edits_and_finishes() {
+    let upstream = MockUpstream::start().await;
+    let path = "/v1/chat/completions";
+    let call = |id: &str, name: &str, arguments: &str| {
+        script(vec![
+            chunk(
+                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!("tool_calls")),
+        ])
+    };
+    upstream.enqueue(path, call("c1", "read", r#"{"path":"lib.rs"}"#));
+    upstream.enqueue(
+        path,
+        call(
+            "c2",
+            "edit",
+            r#"{"path":"lib.rs","old_string":"a - b","new_string":"a + b"}"#,
+        ),
+    );
+    upstream.enqueue(
+        path,
+        script(vec![
+            chunk(json!({"content": "Fixed."}), Value::Null),
+            chunk(json!({}), json!("stop")),
+        ]),
+    );
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("lib.rs"),
+        "fn add(a: i32, b: i32) -> i32 { a - b }\n",
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+
+    let (ok, events, stderr) = run_exec(
+        &upstream,
+        project.path(),
+        home.path(),
+        &["--approval", "auto-edit", "--model", "grok"],
+    )
+    .await;
+    assert!(ok, "{stderr}\n{events:#?}");
+    let kinds = types(&events);
+    for expected in [
+        "ready",
+        "turn_started",
+        "tool_call",
+        "tool_result",
+        "text_delta",
+        "usage",
+        "turn_finished",
+    ] {
+        assert!(
+            kinds.iter().any(|kind| kind == expected),
+            "{expected} missing from {kinds:?}"
+        );
+    }
+    let finished = events
+        .iter()
+        .find(|event| event["msg"]["type"] == "turn_finished")
+        .unwrap();
+    assert_eq!(finished["msg"]["outcome"], "completed");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("lib.rs")).unwrap(),
+        "fn add(a: i32, b: i32) -> i32 { a + b }\n"
+    );
+
+    // The model saw the file, through the real xAI chat path and credential.
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].headers["authorization"], "Bearer upstream-key");
+    let second = requests[1].json();
+    assert_eq!(second["model"], "grok-4.6");
+    let tool_message = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(tool_message["content"].as_str().unwrap().contains("a - b"));
+}
+
+#[tokio::test]
+async fn exec_refuses_commands_it_cannot_ask_about_and_fails_on_errors() {
+    let upstream = MockUpstream::start().await;
+    let path = "/v1/chat/completions";
+    upstream.enqueue(
+        path,
+        script(vec![
+            chunk(json!({"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "bash", "arguments": r#"{"command":"touch marker"}"#}}]}), Value::Null),
+            chunk(json!({}), json!("tool_calls")),
+        ]),
+    );
+    upstream.enqueue(
+        path,
+        script(vec![
+            chunk(json!({"content": "ok"}), Value::Null),
+            chunk(json!({}), json!("stop")),
+        ]),
+    );
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (ok, events, _) = run_exec(&upstream, project.path(), home.path(), &[]).await;
+    assert!(ok);
+    assert!(
+        !project.path().join("marker").exists(),
+        "the command was not run under --approval ask"
+    );
+    let result = events
+        .iter()
+        .find(|event| event["msg"]["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["msg"]["ok"], false);
+
+    upstream.enqueue(
+        path,
+        Reply::status(http::StatusCode::UNAUTHORIZED, json!({"error": "bad key"})),
+    );
+    let (ok, events, _) = run_exec(&upstream, project.path(), home.path(), &[]).await;
+    assert!(!ok, "a failed turn exits non-zero");
+    let error = events
+        .iter()
+        .find(|event| event["msg"]["type"] == "error")
+        .unwrap();
+    assert_eq!(error["msg"]["class"], "authentication_rejected");
+}
