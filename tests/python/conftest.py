@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGET = Path(os.environ.get("CORVID_TARGET_DIR", ROOT / "target" / "debug"))
+TARGET = Path(os.environ.get("CORVID_TARGET_DIR")
+              or Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug")
 
 
 def _free_port() -> int:
