@@ -83,19 +83,49 @@ def _wait_healthy(url: str, process: subprocess.Popen, log_path: Path):
 
 
 @pytest.fixture
+def mock_zed():
+    """The `corvid-mock-zed` process: a mock Zed cloud (account, LLM tokens, models, completions)."""
+    process = subprocess.Popen([str(TARGET / "corvid-mock-zed")], stdout=subprocess.PIPE,
+                               env=_clean_env(), text=True)
+    try:
+        base_url = process.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:"), base_url
+        yield base_url
+    finally:
+        process.kill()
+        process.wait()
+
+
+# The mock Zed cloud's signed-in user (corvid_test_support::zed_cloud::{USER_ID, ACCOUNT_TOKEN}).
+ZED_USER_ID = "42"
+ZED_ACCOUNT_TOKEN = '{"version":1,"id":7,"token":"Zk3vQpL8xN2mRt6yWc1aHs9dJf4gBn7eUi0oKl5zXq3wEr8tYu2iOp6aSd1fGh4j"}'
+
+
+@pytest.fixture
+def corvid_with_zed(mock_upstream, mock_zed):
+    """`corvid serve` signed in to the mock Zed cloud."""
+    yield from _serve(mock_upstream, extra_env=f"ZED_USER_ID={ZED_USER_ID}\nZED_ACCESS_TOKEN='{ZED_ACCOUNT_TOKEN}'\n",
+                      extra_config=f'[providers.zed]\nbase_url = "{mock_zed}"\n')
+
+
+@pytest.fixture
 def corvid(mock_upstream):
     """`corvid serve` on a free port, upstream = the mock, an API key in its env file."""
+    yield from _serve(mock_upstream)
+
+
+def _serve(mock_upstream, extra_env="", extra_config=""):
     with tempfile.TemporaryDirectory() as home:
         Path(home, "env").write_text(
             "XAI_API_KEY='sk-upstream-test'\nANTHROPIC_API_KEY=ant-test\n"
-            "GEMINI_API_KEY=gem-test\nOPENAI_API_KEY=oai-test\n")
+            "GEMINI_API_KEY=gem-test\nOPENAI_API_KEY=oai-test\n" + extra_env)
         base = mock_upstream.base_url
         Path(home, "config.toml").write_text(
             f'[providers.anthropic]\nbase_url = "{base}"\n'
             f'[providers.gemini]\nbase_url = "{base}"\n'
             f'[providers.openai]\nbase_url = "{base}"\n'
             f'[providers.resp]\nkind = "openai-responses"\nbase_url = "{base}"\napi_key_env = "OPENAI_API_KEY"\n'
-            f'models = ["resp-model"]\n')
+            f'models = ["resp-model"]\n' + extra_config)
         os.chmod(Path(home, "env"), 0o600)
         port = _free_port()
         log_path = Path(home, "corvid.log")

@@ -73,7 +73,8 @@ impl Credential {
                     provider: provider.name.clone(),
                     variables: variables.clone(),
                 }),
-            CredentialSource::None => Self::None,
+            // The Zed account signs its own requests (corvid_providers::zed).
+            CredentialSource::None | CredentialSource::ZedAccount => Self::None,
         }
     }
 

@@ -6,6 +6,7 @@ mod auth_commands;
 mod serve;
 mod setup;
 mod usage_command;
+mod zed_commands;
 mod zed_config;
 
 use std::collections::HashMap;
@@ -53,9 +54,12 @@ enum Command {
         #[command(subcommand)]
         provider: LoginProvider,
     },
-    /// Remove stored sign-in tokens (xAI) from the secrets file and the keyring.
-    Logout,
-    /// Show the active auth mode, who is signed in and when the token expires (never a secret).
+    /// Remove a stored sign-in (xAI by default) from the secrets file and the keyring.
+    Logout {
+        #[arg(value_enum, default_value = "xai")]
+        provider: Account,
+    },
+    /// Show the active auth mode, who is signed in (xAI, Zed) and when tokens expire (never a secret).
     Status,
     /// Tokens spent per day and model (and cost, where [prices] are configured).
     Usage {
@@ -116,6 +120,15 @@ enum LoginProvider {
         #[arg(long)]
         device: bool,
     },
+    /// Sign in with a Zed account (Pro, trial, student, business) to use its hosted models.
+    Zed,
+}
+
+/// An account that can be signed out of.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Account {
+    Xai,
+    Zed,
 }
 
 #[derive(Debug, clap::Args)]
@@ -169,10 +182,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let loaded = load(&config_only(cli.config))?;
             runtime.block_on(auth_commands::login_xai(&loaded, device))
         }
-        Command::Logout => auth_commands::logout(&load(&config_only(cli.config))?),
+        Command::Login {
+            provider: LoginProvider::Zed,
+        } => {
+            let loaded = load(&config_only(cli.config))?;
+            runtime.block_on(zed_commands::login(&loaded))
+        }
+        Command::Logout {
+            provider: Account::Xai,
+        } => auth_commands::logout(&load(&config_only(cli.config))?),
+        Command::Logout {
+            provider: Account::Zed,
+        } => zed_commands::logout(&load(&config_only(cli.config))?),
         Command::Status => {
-            let text = auth_commands::status(&load(&config_only(cli.config))?)?;
-            print_stdout(&text)
+            let loaded = load(&config_only(cli.config))?;
+            let text = auth_commands::status(&loaded)?;
+            let zed = runtime.block_on(zed_commands::status(&loaded));
+            print_stdout(&format!("{}\n{zed}", text.trim_end()))
         }
         Command::Chat(args) => {
             let loaded = load(&config_only(cli.config))?;

@@ -28,6 +28,9 @@ pub enum ProviderKind {
     Anthropic,
     /// Google Gemini `generateContent`.
     Gemini,
+    /// A Zed account's hosted models (`corvid login zed`): each model keeps its own provider's
+    /// API, wrapped in Zed's completion endpoint.
+    Zed,
 }
 
 impl ProviderKind {
@@ -39,6 +42,7 @@ impl ProviderKind {
             "openai-responses" | "openai_responses" | "responses" => Some(Self::OpenAiResponses),
             "anthropic" => Some(Self::Anthropic),
             "gemini" | "google" => Some(Self::Gemini),
+            "zed" => Some(Self::Zed),
             _ => None,
         }
     }
@@ -50,6 +54,7 @@ impl ProviderKind {
             Self::OpenAiResponses => "openai-responses",
             Self::Anthropic => "anthropic",
             Self::Gemini => "gemini",
+            Self::Zed => "zed",
         }
     }
 }
@@ -63,6 +68,8 @@ pub enum CredentialSource {
     Env(Vec<String>),
     /// No credential (a local server such as Ollama).
     None,
+    /// The Zed account stored by `corvid login zed`.
+    ZedAccount,
 }
 
 /// Per-model parameter rules for one provider.
@@ -162,6 +169,13 @@ pub(crate) fn presets(xai_base: &str) -> Vec<ProviderConfig> {
             ProviderKind::OpenAiChat,
             "http://127.0.0.1:11434/v1",
             CredentialSource::None,
+            &[],
+        ),
+        preset(
+            "zed",
+            ProviderKind::Zed,
+            "https://zed.dev",
+            CredentialSource::ZedAccount,
             &[],
         ),
     ]

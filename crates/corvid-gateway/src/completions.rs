@@ -61,8 +61,11 @@ pub(crate) async fn complete(
         .registry()
         .resolve(&request.model)
         .map_err(|error| ApiError::from_route(&error))?;
-    let backend = backend_for(&route, config.completions_backend);
     let prompt = request.fim_prompt();
+    if let Some(zed) = route.provider.zed_service() {
+        return zed_fim(&state, zed, &route, &prompt, &request, started).await;
+    }
+    let backend = backend_for(&route, config.completions_backend);
     let (path, upstream_body) = upstream_body(backend, &route, &prompt, &request);
     let mut exchange = Exchange {
         state: state.clone(),
@@ -138,6 +141,121 @@ pub(crate) async fn complete(
     )))
 }
 
+/// Edit predictions from a model on the signed-in Zed account.
+async fn zed_fim(
+    state: &AppState,
+    zed: &corvid_providers::ZedService,
+    route: &Route,
+    prompt: &FimPrompt,
+    request: &CompletionRequest,
+    started: Instant,
+) -> Result<Json<Value>, ApiError> {
+    let model = zed.model(&route.model).await.map_err(ApiError::not_found)?;
+    let canonical = canonical_request(&route.model, prompt, request);
+    let exchange = Exchange {
+        state: state.clone(),
+        route: "completions",
+        inbound: Dialect::OpenAiChat,
+        provider: route.provider.name().to_owned(),
+        model: route.model.clone(),
+        started,
+        attempts: 1,
+        prompt: state.config().log_prompts.then(|| prompt.with_cursor()),
+    };
+    let mut completion = match zed
+        .client()
+        .completion(&canonical, &model, None, None)
+        .await
+    {
+        Ok(completion) => completion,
+        Err(error) => {
+            exchange.finish(error.status(), Outcome::Error, None, None);
+            let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_GATEWAY);
+            return Err(ApiError::new(
+                status,
+                crate::error::type_for_status(status),
+                error.to_string(),
+            ));
+        }
+    };
+    let mut builder = model::ResponseBuilder::new();
+    while let Some(event) = futures_util::StreamExt::next(&mut completion).await {
+        builder.push(&event);
+    }
+    let response = builder.finish().map_err(|error| {
+        exchange.finish(200, Outcome::StreamError, None, None);
+        ApiError::new(StatusCode::BAD_GATEWAY, "api_error", error.message)
+    })?;
+    let parsed = completion_from(response);
+    exchange.finish(
+        200,
+        Outcome::Ok,
+        Some(started.elapsed().as_millis() as u64),
+        Some(model::Usage::from_openai(
+            parsed.usage.prompt_tokens,
+            0,
+            0,
+            parsed.usage.completion_tokens,
+            0,
+        )),
+    );
+    let usage = parsed.usage;
+    let choice = fim::finish_completion(parsed, &request.stop);
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs())
+        .unwrap_or_default();
+    let id = format!("cmpl-{:032x}", rand::random::<u128>());
+    Ok(Json(fim::text_completion_json(
+        &id,
+        created,
+        &request.model,
+        &choice,
+        usage,
+    )))
+}
+
+fn canonical_request(model: &str, prompt: &FimPrompt, request: &CompletionRequest) -> ChatRequest {
+    let sampling = request.sampling();
+    ChatRequest {
+        model: model.to_owned(),
+        system: vec![fim::FIM_INSTRUCTIONS.to_owned()],
+        messages: vec![Message::text(Role::User, fim::user_message(prompt))],
+        params: model::Params {
+            max_output_tokens: Some(request.max_output_tokens()),
+            temperature: sampling.temperature,
+            top_p: sampling.top_p,
+            ..model::Params::default()
+        },
+        ..ChatRequest::default()
+    }
+}
+
+fn completion_from(response: model::ChatResponse) -> UpstreamCompletion {
+    let text = response
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let finish = match response.finish {
+        model::FinishReason::MaxTokens | model::FinishReason::ContextOverflow => {
+            FinishReason::Length
+        }
+        _ => FinishReason::Stop,
+    };
+    UpstreamCompletion {
+        text,
+        finish,
+        usage: TokenUsage {
+            prompt_tokens: response.usage.total_input(),
+            completion_tokens: response.usage.output,
+        },
+    }
+}
+
 /// Responses for providers that have it (unless `completions_backend = "chat"`), chat for other
 /// OpenAI-compatible servers, the provider's own API otherwise. Never a failover between them.
 fn backend_for(route: &Route, configured: CompletionsBackend) -> Backend {
@@ -172,18 +290,7 @@ fn upstream_body(
             fim::chat_request(&route.model, prompt, max, sampling),
         ),
         Backend::Canonical(dialect) => {
-            let canonical = ChatRequest {
-                model: route.model.clone(),
-                system: vec![fim::FIM_INSTRUCTIONS.to_owned()],
-                messages: vec![Message::text(Role::User, fim::user_message(prompt))],
-                params: model::Params {
-                    max_output_tokens: Some(max),
-                    temperature: sampling.temperature,
-                    top_p: sampling.top_p,
-                    ..model::Params::default()
-                },
-                ..ChatRequest::default()
-            };
+            let canonical = canonical_request(&route.model, prompt, request);
             (
                 codec::endpoint_path(dialect, &route.model, false),
                 codec::encode_request(dialect, &canonical),
@@ -197,32 +304,9 @@ fn parse_reply(backend: Backend, reply: &[u8]) -> Result<UpstreamCompletion, Str
     match backend {
         Backend::Responses => fim::parse_responses_reply(reply).map_err(|error| error.to_string()),
         Backend::Chat => fim::parse_chat_reply(reply).map_err(|error| error.to_string()),
-        Backend::Canonical(dialect) => {
-            let response = codec::decode_response(dialect, reply, &NameMap::default())
-                .map_err(|error| format!("upstream completion reply is malformed: {error}"))?;
-            let text = response
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            let finish = match response.finish {
-                model::FinishReason::MaxTokens | model::FinishReason::ContextOverflow => {
-                    FinishReason::Length
-                }
-                _ => FinishReason::Stop,
-            };
-            Ok(UpstreamCompletion {
-                text,
-                finish,
-                usage: TokenUsage {
-                    prompt_tokens: response.usage.total_input(),
-                    completion_tokens: response.usage.output,
-                },
-            })
-        }
+        Backend::Canonical(dialect) => codec::decode_response(dialect, reply, &NameMap::default())
+            .map(completion_from)
+            .map_err(|error| format!("upstream completion reply is malformed: {error}")),
     }
 }
 

@@ -74,7 +74,7 @@ async fn handle(
         .resolve(&requested)
         .map_err(|error| ApiError::from_route(&error).in_dialect(inbound))?;
     let outbound = dialect_of(route.provider.kind());
-    if speaks(&route, inbound) {
+    if route.provider.zed_service().is_none() && speaks(&route, inbound) {
         let path = match inbound {
             Dialect::OpenAiResponses => "responses".to_owned(),
             _ => codec::endpoint_path(outbound, &route.model, false),
@@ -209,7 +209,9 @@ pub(crate) async fn gemini(
     } else {
         "generate_content"
     };
-    if dialect_of(route.provider.kind()) == Dialect::Gemini {
+    if route.provider.zed_service().is_none()
+        && dialect_of(route.provider.kind()) == Dialect::Gemini
+    {
         TopLevel::parse(&original).map_err(|error| {
             ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
         })?;

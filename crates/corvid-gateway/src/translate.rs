@@ -14,6 +14,7 @@ use corvid_providers::{ProviderError, Route, UpstreamBody, UpstreamRequest, is_t
 use corvid_store::Outcome;
 use corvid_wire::anthropic;
 use corvid_wire::model::{ChatRequest, ErrorKind, NameMap, StreamEvent, Usage, WireError};
+use futures_util::Stream;
 use http::{HeaderValue, StatusCode};
 use http_body::Frame;
 use http_body_util::BodyExt;
@@ -57,6 +58,27 @@ impl Translation<'_> {
         let provider = &route.provider;
         let outbound = dialect_of(provider.kind());
         corvid_providers::prepare_request(provider, &route.model, &mut request);
+        if let Some(zed) = provider.zed_service() {
+            let setup = EncoderSetup {
+                model: client_model.clone(),
+                id: new_id(inbound),
+                created: unix_now(),
+                include_usage,
+                input_tokens: (inbound == Dialect::Anthropic)
+                    .then(|| anthropic::count_tokens_estimate(&request)),
+            };
+            let exchange = Exchange {
+                state: state.clone(),
+                route: route_name,
+                inbound,
+                provider: provider.name().to_owned(),
+                model: route.model.clone(),
+                started,
+                attempts: 1,
+                prompt: None,
+            };
+            return zed_completion(zed, &route.model, request, inbound, setup, exchange).await;
+        }
         let names = NameMap::new(&request.tools);
         let stream = request.stream;
         let input_estimate =
@@ -111,8 +133,10 @@ impl Translation<'_> {
         };
         if stream {
             let body = TranslateBody {
-                inner: upstream.response.into_body(),
-                decoder: Decoder::new(outbound, names),
+                source: Source::Bytes {
+                    inner: upstream.response.into_body(),
+                    decoder: Box::new(Decoder::new(outbound, names)),
+                },
                 encoder: Encoder::new(inbound, setup),
                 events: Vec::new(),
                 ended: false,
@@ -160,6 +184,82 @@ impl Translation<'_> {
                 )
                 .in_dialect(inbound))
             }
+        }
+    }
+}
+
+/// A model on the signed-in Zed account: its events come already decoded.
+async fn zed_completion(
+    zed: &corvid_providers::ZedService,
+    model: &str,
+    request: ChatRequest,
+    inbound: Dialect,
+    setup: EncoderSetup,
+    exchange: Exchange,
+) -> Result<Response, ApiError> {
+    let model = zed
+        .model(model)
+        .await
+        .map_err(|message| ApiError::not_found(message).in_dialect(inbound))?;
+    let stream = request.stream;
+    let completion = match zed.client().completion(&request, &model, None, None).await {
+        Ok(completion) => completion,
+        Err(error) => {
+            let status = error.status();
+            exchange.finish(status, Outcome::Error, None, None);
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+            let kind = crate::error::type_for_status(status);
+            return Err(ApiError::new(status, kind, error.to_string()).in_dialect(inbound));
+        }
+    };
+    if stream {
+        let body = TranslateBody {
+            source: Source::Events(Box::pin(completion)),
+            encoder: Encoder::new(inbound, setup),
+            events: Vec::new(),
+            ended: false,
+            outcome: Outcome::Cancelled,
+            usage: None,
+            status: 200,
+            ttfb_ms: None,
+            exchange,
+        };
+        let mut response = Response::new(Body::new(body));
+        let headers = response.headers_mut();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        headers.insert(
+            http::header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
+        );
+        return Ok(response);
+    }
+    let mut builder = corvid_wire::model::ResponseBuilder::new();
+    let mut completion = completion;
+    while let Some(event) = futures_util::StreamExt::next(&mut completion).await {
+        builder.push(&event);
+    }
+    match builder.finish() {
+        Ok(mut reply) => {
+            reply.created = unix_now();
+            exchange.finish(
+                200,
+                Outcome::Ok,
+                Some(exchange.started.elapsed().as_millis() as u64),
+                Some(reply.usage),
+            );
+            Ok(Json(codec::encode_response(inbound, &reply, &setup.model)).into_response())
+        }
+        Err(error) => {
+            exchange.finish(200, Outcome::StreamError, None, None);
+            let status = StatusCode::from_u16(codec::encode_error(inbound, &error).0)
+                .unwrap_or(StatusCode::BAD_GATEWAY);
+            Err(
+                ApiError::new(status, crate::error::type_for_status(status), error.message)
+                    .in_dialect(inbound),
+            )
         }
     }
 }
@@ -236,11 +336,20 @@ fn new_id(dialect: Dialect) -> String {
     }
 }
 
+/// Where a translated stream's events come from: a provider's bytes through its decoder, or a
+/// client that already yields canonical events (a Zed account).
+enum Source {
+    Bytes {
+        inner: UpstreamBody,
+        decoder: Box<Decoder>,
+    },
+    Events(Pin<Box<dyn Stream<Item = StreamEvent> + Send>>),
+}
+
 /// The translated stream: upstream bytes → decoder → canonical events → encoder → client
 /// bytes, one upstream frame at a time.
 struct TranslateBody {
-    inner: UpstreamBody,
-    decoder: Decoder,
+    source: Source,
     encoder: Encoder,
     events: Vec<StreamEvent>,
     ended: bool,
@@ -265,26 +374,39 @@ impl http_body::Body for TranslateBody {
                 return Poll::Ready(None);
             }
             let mut out = Vec::new();
-            match Pin::new(&mut this.inner).poll_frame(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(frame))) => {
-                    let Ok(data) = frame.into_data() else {
-                        continue;
-                    };
-                    this.decoder.feed(&data, &mut this.events);
-                    this.encode_pending(&mut out);
-                }
-                Poll::Ready(None) => {
-                    this.decoder.finish(&mut this.events);
-                    this.encode_pending(&mut out);
-                    this.finish(&mut out);
-                }
-                Poll::Ready(Some(Err(error))) => {
-                    this.events
-                        .push(StreamEvent::Error(broken_stream(error.as_ref())));
-                    this.encode_pending(&mut out);
-                    this.finish(&mut out);
-                }
+            match &mut this.source {
+                Source::Bytes { inner, decoder } => match Pin::new(inner).poll_frame(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(Ok(frame))) => {
+                        let Ok(data) = frame.into_data() else {
+                            continue;
+                        };
+                        decoder.feed(&data, &mut this.events);
+                        this.encode_pending(&mut out);
+                    }
+                    Poll::Ready(None) => {
+                        decoder.finish(&mut this.events);
+                        this.encode_pending(&mut out);
+                        this.finish(&mut out);
+                    }
+                    Poll::Ready(Some(Err(error))) => {
+                        this.events
+                            .push(StreamEvent::Error(broken_stream(error.as_ref())));
+                        this.encode_pending(&mut out);
+                        this.finish(&mut out);
+                    }
+                },
+                Source::Events(events) => match events.as_mut().poll_next(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(event)) => {
+                        this.events.push(event);
+                        this.encode_pending(&mut out);
+                    }
+                    Poll::Ready(None) => {
+                        this.encode_pending(&mut out);
+                        this.finish(&mut out);
+                    }
+                },
             }
             if !out.is_empty() {
                 if this.ttfb_ms.is_none() {

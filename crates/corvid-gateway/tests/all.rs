@@ -11,4 +11,5 @@ mod suite {
     mod security;
     mod streaming;
     mod translate;
+    mod zed;
 }

@@ -174,6 +174,33 @@ impl Registry {
         let dialect = dialect_of(route.provider.kind());
         prepare_request(&route.provider, &route.model, &mut request);
         request.stream = true;
+        if let Some(zed) = route.provider.zed_service() {
+            let model = zed
+                .model(&route.model)
+                .await
+                .map_err(|message| ModelFailure::new(FailureClass::NotConfigured, message))?;
+            let completion = zed
+                .client()
+                .completion(&request, &model, None, None)
+                .await
+                .map_err(|error| {
+                    let class = match error.status() {
+                        401 | 403 => FailureClass::AuthenticationRejected,
+                        402 => FailureClass::NotConfigured,
+                        429 => FailureClass::RateLimited,
+                        500..=599 => FailureClass::ServerError,
+                        0 => FailureClass::Network,
+                        _ => FailureClass::UnexpectedResponse,
+                    };
+                    ModelFailure::new(class, error.to_string())
+                })?;
+            return Ok(ModelStream {
+                source: Source::Events(Box::pin(completion)),
+                pending: VecDeque::new(),
+                done: false,
+                provider: route.provider.name().to_owned(),
+            });
+        }
         let names = NameMap::new(&request.tools);
         let body = Bytes::from(codec::encode_request(dialect, &request).to_string());
         let path = codec::endpoint_path(dialect, &route.model, true);
@@ -188,8 +215,10 @@ impl Registry {
             .await
             .map_err(|error| ModelFailure::from_provider(&error, dialect))?;
         Ok(ModelStream {
-            body: sent.response.into_body(),
-            decoder: Decoder::new(dialect, names),
+            source: Source::Bytes {
+                body: sent.response.into_body(),
+                decoder: Box::new(Decoder::new(dialect, names)),
+            },
             pending: VecDeque::new(),
             done: false,
             provider: route.provider.name().to_owned(),
@@ -199,11 +228,19 @@ impl Registry {
 
 /// A provider's reply as canonical events. A broken or cut stream ends with an `Error` event.
 pub struct ModelStream {
-    body: UpstreamBody,
-    decoder: Decoder,
+    source: Source,
     pending: VecDeque<StreamEvent>,
     done: bool,
     provider: String,
+}
+
+/// Where the events come from: a provider's bytes, or a Zed account's decoded stream.
+enum Source {
+    Bytes {
+        body: UpstreamBody,
+        decoder: Box<Decoder>,
+    },
+    Events(Pin<Box<dyn Stream<Item = StreamEvent> + Send>>),
 }
 
 impl ModelStream {
@@ -226,36 +263,43 @@ impl Stream for ModelStream {
                 return Poll::Ready(None);
             }
             let mut events = Vec::new();
-            match Pin::new(&mut this.body).poll_frame(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(frame))) => {
-                    if let Ok(data) = frame.into_data() {
-                        this.decoder.feed(&data, &mut events);
+            match &mut this.source {
+                Source::Events(stream) => match stream.as_mut().poll_next(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(event)) => events.push(event),
+                    Poll::Ready(None) => this.done = true,
+                },
+                Source::Bytes { body, decoder } => match Pin::new(body).poll_frame(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(Ok(frame))) => {
+                        if let Ok(data) = frame.into_data() {
+                            decoder.feed(&data, &mut events);
+                        }
                     }
-                }
-                Poll::Ready(None) => {
-                    this.decoder.finish(&mut events);
-                    this.done = true;
-                }
-                Poll::Ready(Some(Err(error))) => {
-                    let (kind, message) = if is_timeout(error.as_ref()) {
-                        (
-                            ErrorKind::Timeout,
-                            "the provider stopped sending (idle timeout)".to_owned(),
-                        )
-                    } else {
-                        (
-                            ErrorKind::Api,
-                            format!("the provider's stream broke: {error}"),
-                        )
-                    };
-                    events.push(StreamEvent::Error(WireError {
-                        kind,
-                        message,
-                        code: None,
-                    }));
-                    this.done = true;
-                }
+                    Poll::Ready(None) => {
+                        decoder.finish(&mut events);
+                        this.done = true;
+                    }
+                    Poll::Ready(Some(Err(error))) => {
+                        let (kind, message) = if is_timeout(error.as_ref()) {
+                            (
+                                ErrorKind::Timeout,
+                                "the provider stopped sending (idle timeout)".to_owned(),
+                            )
+                        } else {
+                            (
+                                ErrorKind::Api,
+                                format!("the provider's stream broke: {error}"),
+                            )
+                        };
+                        events.push(StreamEvent::Error(WireError {
+                            kind,
+                            message,
+                            code: None,
+                        }));
+                        this.done = true;
+                    }
+                },
             }
             this.pending.extend(events);
         }

@@ -17,6 +17,7 @@ use tokio::sync::Mutex;
 
 use crate::transport::{BoxError, Transport};
 use crate::upstream::{AuthStyle, Upstream};
+use crate::zed::ZedClient;
 
 /// How long a fetched model list is trusted.
 const MODEL_LIST_TTL: Duration = Duration::from_secs(600);
@@ -27,6 +28,58 @@ pub struct Provider {
     config: ProviderConfig,
     upstream: Upstream,
     fetched: Mutex<Option<(Instant, Vec<String>)>>,
+    /// The signed-in Zed account, for the `zed` provider.
+    zed: Option<ZedService>,
+}
+
+/// A Zed account's client and its model list (kept so each model's own provider is known).
+#[derive(Debug)]
+pub struct ZedService {
+    client: ZedClient,
+    models: Mutex<Option<(Instant, crate::zed::ZedModels)>>,
+}
+
+impl ZedService {
+    pub fn new(client: ZedClient) -> Self {
+        Self {
+            client,
+            models: Mutex::new(None),
+        }
+    }
+
+    pub fn client(&self) -> &ZedClient {
+        &self.client
+    }
+
+    /// The account's models, fetched on demand and cached (renewed when a new LLM token was
+    /// minted, as Zed does).
+    pub async fn models(&self) -> Result<crate::zed::ZedModels, crate::zed::ZedError> {
+        let mut cache = self.models.lock().await;
+        if let Some((at, models)) = cache.as_ref()
+            && at.elapsed() < MODEL_LIST_TTL
+        {
+            return Ok(models.clone());
+        }
+        let models = self.client.models().await?;
+        *cache = Some((Instant::now(), models.clone()));
+        Ok(models)
+    }
+
+    /// The model called `id`; unlisted ids are refused with the list.
+    pub async fn model(&self, id: &str) -> Result<crate::zed::ZedModel, String> {
+        let models = self.models().await.map_err(|error| error.to_string())?;
+        models.get(id).cloned().ok_or_else(|| {
+            let ids: Vec<&str> = models
+                .models
+                .iter()
+                .map(|model| model.id.as_str())
+                .collect();
+            format!(
+                "your Zed account offers no model `{id}`; it offers: {}",
+                ids.join(", ")
+            )
+        })
+    }
 }
 
 impl Provider {
@@ -35,7 +88,21 @@ impl Provider {
             config,
             upstream,
             fetched: Mutex::new(None),
+            zed: None,
         }
+    }
+
+    /// The `zed` provider, backed by a signed-in account.
+    pub fn zed(config: ProviderConfig, upstream: Upstream, service: ZedService) -> Self {
+        Self {
+            zed: Some(service),
+            ..Self::new(config, upstream)
+        }
+    }
+
+    /// The Zed account behind this provider, when it is the `zed` provider and signed in.
+    pub fn zed_service(&self) -> Option<&ZedService> {
+        self.zed.as_ref()
     }
 
     pub fn name(&self) -> &str {
@@ -58,6 +125,10 @@ impl Provider {
     /// a credential present. The xai provider is always available (the seed's behaviour: a
     /// missing key is a 401 naming what to set).
     pub fn is_available(&self) -> bool {
+        if self.config.kind == ProviderKind::Zed {
+            // Only with a signed-in account (and never when corvid listens beyond loopback).
+            return self.config.enabled && self.zed.is_some();
+        }
         self.config.enabled
             && (self.config.explicit || self.config.name == "xai" || self.has_own_credential())
     }
@@ -73,6 +144,18 @@ impl Provider {
         if self.config.models.iter().any(|known| known == model) {
             return true;
         }
+        if let Some(zed) = &self.zed {
+            return zed
+                .models
+                .try_lock()
+                .ok()
+                .and_then(|cache| {
+                    cache
+                        .as_ref()
+                        .map(|(_, models)| models.get(model).is_some())
+                })
+                .unwrap_or(false);
+        }
         self.fetched
             .try_lock()
             .ok()
@@ -86,6 +169,15 @@ impl Provider {
 
     /// The configured models plus the provider's own list, fetched on demand and cached.
     pub async fn models(&self) -> Vec<String> {
+        if let Some(zed) = &self.zed {
+            return match zed.models().await {
+                Ok(models) => models.models.into_iter().map(|model| model.id).collect(),
+                Err(error) => {
+                    tracing::debug!(%error, "could not list the Zed account's models");
+                    Vec::new()
+                }
+            };
+        }
         let mut models = self.config.models.clone();
         let mut cache = self.fetched.lock().await;
         let fresh = cache
@@ -181,9 +273,42 @@ impl Registry {
     /// Builds every configured provider with its credential and transport. `oauth_http` serves
     /// SuperGrok token refreshes.
     pub fn from_config(loaded: &Loaded, oauth_http: reqwest::Client) -> Result<Self, BoxError> {
-        Self::build(&loaded.config, |provider| {
+        let mut registry = Self::build(&loaded.config, |provider| {
             Credential::for_provider(provider, loaded, oauth_http.clone())
-        })
+        })?;
+        // A Zed account acts for the signed-in user only, on this machine: never when corvid
+        // listens beyond loopback.
+        if !loaded.config.allow_remote {
+            let store = corvid_auth::zed::ZedStore::detect(loaded);
+            if let Some((credentials, _)) =
+                corvid_auth::zed::zed_credentials_from_loaded(loaded, &store)
+            {
+                let hosts = zed_hosts(&loaded.config);
+                let client = ZedClient::new(crate::zed::ZedConfig::new(&hosts), credentials)?;
+                registry = registry.with_zed(client);
+            }
+        }
+        Ok(registry)
+    }
+
+    /// The same registry with the `zed` provider backed by `client`.
+    pub fn with_zed(mut self, client: ZedClient) -> Self {
+        self.providers = self
+            .providers
+            .into_iter()
+            .map(|provider| {
+                if provider.config.kind == ProviderKind::Zed {
+                    Arc::new(Provider::zed(
+                        provider.config.clone(),
+                        provider.upstream.clone(),
+                        ZedService::new(client.clone()),
+                    ))
+                } else {
+                    provider
+                }
+            })
+            .collect();
+        self
     }
 
     /// Builds every provider of `config`, asking `credential_for` for each one's credential.
@@ -359,6 +484,16 @@ impl Registry {
     }
 }
 
+/// Zed's hosts for the `zed` provider's `base_url` (`https://zed.dev` by default; a mock in
+/// tests).
+pub fn zed_hosts(config: &Config) -> corvid_auth::zed::ZedHosts {
+    let base = config
+        .provider("zed")
+        .map(|provider| provider.base_url.clone())
+        .unwrap_or_else(|| "https://zed.dev".to_owned());
+    corvid_auth::zed::ZedHosts::from_server_url(&base)
+}
+
 /// The dialect a provider kind speaks.
 pub fn dialect_of(kind: ProviderKind) -> corvid_wire::Dialect {
     match kind {
@@ -366,6 +501,9 @@ pub fn dialect_of(kind: ProviderKind) -> corvid_wire::Dialect {
         ProviderKind::OpenAiResponses => corvid_wire::Dialect::OpenAiResponses,
         ProviderKind::Anthropic => corvid_wire::Dialect::Anthropic,
         ProviderKind::Gemini => corvid_wire::Dialect::Gemini,
+        // A Zed model speaks its own provider's dialect inside Zed's wrapper; callers check
+        // `Provider::zed()` first and never pass a Zed body through.
+        ProviderKind::Zed => corvid_wire::Dialect::OpenAiChat,
     }
 }
 

@@ -58,7 +58,9 @@ impl AuthStyle {
     /// The style each API kind uses.
     pub fn for_kind(kind: ProviderKind) -> Self {
         match kind {
-            ProviderKind::OpenAiChat | ProviderKind::OpenAiResponses => Self::Bearer,
+            ProviderKind::OpenAiChat | ProviderKind::OpenAiResponses | ProviderKind::Zed => {
+                Self::Bearer
+            }
             ProviderKind::Anthropic => Self::AnthropicKey,
             ProviderKind::Gemini => Self::GoogleKey,
         }

@@ -377,7 +377,10 @@ fn provider_presets_and_overrides() {
     .unwrap()
     .config;
     let names: Vec<&str> = config.providers.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["xai", "openai", "anthropic", "gemini", "ollama"]);
+    assert_eq!(
+        names,
+        ["xai", "openai", "anthropic", "gemini", "ollama", "zed"]
+    );
     let xai = config.provider("xai").unwrap();
     assert_eq!(
         xai.base_url, "http://127.0.0.1:9/v1",

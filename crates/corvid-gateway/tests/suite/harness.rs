@@ -44,10 +44,30 @@ impl Gateway {
         .await
     }
 
+    /// A gateway whose `zed` provider is backed by `client`.
+    pub(crate) async fn start_with_zed(client: corvid_providers::zed::ZedClient) -> Self {
+        Self::start_inner(
+            |_| {},
+            Credential::ApiKey(Secret::new(UPSTREAM_KEY)),
+            None,
+            Some(client),
+        )
+        .await
+    }
+
     async fn start_full(
         configure: impl FnOnce(&mut Config),
         credential: Credential,
         recorder: Option<corvid_store::UsageRecorder>,
+    ) -> Self {
+        Self::start_inner(configure, credential, recorder, None).await
+    }
+
+    async fn start_inner(
+        configure: impl FnOnce(&mut Config),
+        credential: Credential,
+        recorder: Option<corvid_store::UsageRecorder>,
+        zed: Option<corvid_providers::zed::ZedClient>,
     ) -> Self {
         let upstream = MockUpstream::start().await;
         let mut config = Config {
@@ -63,8 +83,11 @@ impl Gateway {
         {
             xai.base_url = config.upstream.clone();
         }
-        let registry =
+        let mut registry =
             Registry::build(&config, |provider| credential_for(provider, &credential)).unwrap();
+        if let Some(client) = zed {
+            registry = registry.with_zed(client);
+        }
         let mut state = AppState::new(config, registry);
         if let Some(recorder) = recorder {
             state = state.with_recorder(recorder);
@@ -112,7 +135,7 @@ impl Gateway {
 fn credential_for(provider: &ProviderConfig, xai: &Credential) -> Credential {
     match &provider.credential {
         CredentialSource::XaiAuth => xai.clone(),
-        CredentialSource::None => Credential::None,
+        CredentialSource::None | CredentialSource::ZedAccount => Credential::None,
         CredentialSource::Env(_) if provider.explicit => Credential::Key {
             provider: provider.name.clone(),
             secret: Secret::new(format!("{}-test-key", provider.name)),

@@ -1,0 +1,158 @@
+//! A Zed account's hosted models through every inbound dialect, against the mock Zed cloud.
+
+use corvid_auth::Secret;
+use corvid_auth::zed::{ZedCredentials, ZedHosts};
+use corvid_providers::zed::{ZedClient, ZedConfig};
+use corvid_test_support::zed_cloud::{ACCOUNT_TOKEN, CompletionReply, MockZedCloud, USER_ID};
+use http::StatusCode;
+use serde_json::Value;
+
+use super::harness::Gateway;
+
+async fn gateway_with_zed() -> (Gateway, MockZedCloud) {
+    let cloud = MockZedCloud::start().await;
+    let client = ZedClient::new(
+        ZedConfig::new(&ZedHosts::single(&cloud.base_url())),
+        ZedCredentials {
+            user_id: USER_ID.to_owned(),
+            access_token: Secret::new(ACCOUNT_TOKEN),
+            system_id: Some("00000000-0000-4000-8000-000000000000".to_owned()),
+        },
+    )
+    .unwrap();
+    let gateway = Gateway::start_with_zed(client).await;
+    (gateway, cloud)
+}
+
+fn data_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter(|data| *data != "[DONE]")
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn openai_client_streams_a_tool_call_from_a_zed_anthropic_model() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"zed/claude-sonnet-4-6","stream":true,"messages":[{"role":"user","content":"weather?"}],
+               "tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}"#,
+        )
+        .await;
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(text.trim_end().ends_with("data: [DONE]"), "{text}");
+    let chunks = data_lines(&text);
+    let name = chunks.iter().find_map(|chunk| {
+        chunk["choices"][0]["delta"]["tool_calls"][0]["function"]["name"].as_str()
+    });
+    assert_eq!(name, Some("get_weather"));
+    let arguments: String = chunks
+        .iter()
+        .filter_map(|chunk| {
+            chunk["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str()
+        })
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&arguments).unwrap(),
+        serde_json::json!({"city": "Paris"})
+    );
+    let finish = chunks
+        .iter()
+        .find_map(|chunk| chunk["choices"][0]["finish_reason"].as_str());
+    assert_eq!(finish, Some("tool_calls"));
+    let sent = cloud.requests_to("/completions");
+    let body: Value = serde_json::from_slice(&sent[0].body).unwrap();
+    assert_eq!(body["provider"], "anthropic");
+    assert_eq!(body["model"], "claude-sonnet-4-6");
+    assert_eq!(body["provider_request"]["model"], "claude-sonnet-4-6");
+    assert!(
+        gateway.upstream.requests().is_empty(),
+        "nothing went to the xAI upstream"
+    );
+}
+
+#[tokio::test]
+async fn anthropic_client_streams_a_tool_call_from_a_zed_xai_model() {
+    let (gateway, _cloud) = gateway_with_zed().await;
+    let response = gateway
+        .post(
+            "/v1/messages",
+            r#"{"model":"zed/grok-4","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"weather?"}],
+               "tools":[{"name":"get_weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    assert!(
+        text.contains("event: message_start") && text.contains("event: message_stop"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""type":"tool_use""#) && text.contains("get_weather"),
+        "{text}"
+    );
+    assert!(text.contains(r#""stop_reason":"tool_use""#), "{text}");
+}
+
+#[tokio::test]
+async fn zed_models_are_in_the_catalog_and_unknown_ones_are_refused() {
+    let (gateway, _cloud) = gateway_with_zed().await;
+    let list: Value = gateway
+        .client
+        .get(gateway.url("/v1/models"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"zed/claude-sonnet-4-6") && ids.contains(&"zed/grok-4"),
+        "{ids:?}"
+    );
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"zed/nope","messages":[]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let value: Value = response.json().await.unwrap();
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("claude-sonnet-4-6"),
+        "{value}"
+    );
+}
+
+#[tokio::test]
+async fn payment_required_says_what_to_do() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::payment_required());
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"zed/claude-sonnet-4-6","messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::PAYMENT_REQUIRED);
+    let value: Value = response.json().await.unwrap();
+    let message = value["error"]["message"].as_str().unwrap();
+    assert!(
+        !message.is_empty() && message.to_lowercase().contains("plan"),
+        "{message}"
+    );
+}
