@@ -65,24 +65,29 @@ pub(crate) fn from_gemini(usage: &Value) -> Usage {
     )
 }
 
-/// Usage in a whole non-streamed reply of `dialect`.
+/// Usage in a whole non-streamed reply of `dialect`. Only the usage object is parsed: it is
+/// found by its key (a quoted key can only be a key — quotes inside JSON strings are escaped).
 pub(crate) fn from_body(dialect: Dialect, body: &[u8]) -> Option<Usage> {
-    let value: Value = serde_json::from_slice(body).ok()?;
-    match dialect {
-        Dialect::OpenAiChat => value.get("usage").filter(|u| u.is_object()).map(from_chat),
-        Dialect::OpenAiResponses => value
-            .get("usage")
-            .filter(|u| u.is_object())
-            .map(from_responses),
-        Dialect::Anthropic => value
-            .get("usage")
-            .filter(|u| u.is_object())
-            .map(from_anthropic),
-        Dialect::Gemini => value
-            .get("usageMetadata")
-            .filter(|u| u.is_object())
-            .map(from_gemini),
-    }
+    let key: &[u8] = match dialect {
+        Dialect::Gemini => b"\"usageMetadata\"",
+        _ => b"\"usage\"",
+    };
+    let usage = object_after_last(body, key)?;
+    Some(match dialect {
+        Dialect::OpenAiChat => from_chat(&usage),
+        Dialect::OpenAiResponses => from_responses(&usage),
+        Dialect::Anthropic => from_anthropic(&usage),
+        Dialect::Gemini => from_gemini(&usage),
+    })
+}
+
+/// The JSON object that follows the last occurrence of `key` and its colon.
+fn object_after_last(body: &[u8], key: &[u8]) -> Option<Value> {
+    let position = body.windows(key.len()).rposition(|window| window == key)?;
+    let rest = body[position + key.len()..].trim_ascii_start();
+    let rest = rest.strip_prefix(b":")?.trim_ascii_start();
+    let value = serde_json::Deserializer::from_slice(rest).into_iter::<Value>().next()?.ok()?;
+    value.is_object().then_some(value)
 }
 
 #[cfg(test)]

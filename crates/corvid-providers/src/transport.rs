@@ -123,9 +123,20 @@ impl Transport {
 
 const USER_AGENT: &str = concat!("corvid/", env!("CARGO_PKG_VERSION"));
 
-fn direct_client(connect_timeout: Duration) -> Result<HyperClient, BoxError> {
+/// One TLS configuration for every transport: the platform verifier and its certificate
+/// store are loaded once per process, not once per provider.
+fn tls_config() -> Result<rustls::ClientConfig, BoxError> {
     use rustls_platform_verifier::ConfigVerifierExt;
-    let tls = rustls::ClientConfig::with_platform_verifier()?;
+    static CONFIG: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
+    if let Some(config) = CONFIG.get() {
+        return Ok(config.clone());
+    }
+    let config = rustls::ClientConfig::with_platform_verifier()?;
+    Ok(CONFIG.get_or_init(|| config).clone())
+}
+
+fn direct_client(connect_timeout: Duration) -> Result<HyperClient, BoxError> {
+    let tls = tls_config()?;
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
     http.set_connect_timeout(Some(connect_timeout));

@@ -9,12 +9,15 @@
 //! [`UsageRecorder::flush`], or when the last handle is dropped. No async runtime is involved.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::{Store, StoreError, UsageRecord};
+
+/// How often the batching writer looks up from its sleep.
+const BATCH_TICK: Duration = Duration::from_millis(5);
 
 /// At most one "records dropped" warning per this period.
 const DROP_WARNING_INTERVAL: Duration = Duration::from_secs(60);
@@ -33,9 +36,9 @@ pub struct RecorderOptions {
 impl Default for RecorderOptions {
     fn default() -> Self {
         Self {
-            capacity: 4096,
+            capacity: 16384,
             max_batch: 256,
-            max_delay: Duration::from_millis(200),
+            max_delay: Duration::from_millis(100),
         }
     }
 }
@@ -77,6 +80,10 @@ struct Shared {
 
 #[derive(Debug, Default)]
 struct Counters {
+    /// Flushes waiting: the writer cuts its batching sleep short for them.
+    flushes: AtomicU64,
+    /// The last handle is gone: the writer stops sleeping and drains.
+    closed: std::sync::atomic::AtomicBool,
     queued: AtomicU64,
     dropped: AtomicU64,
     written: AtomicU64,
@@ -126,10 +133,17 @@ impl UsageRecorder {
             .as_ref()
             .ok_or(StoreError::WriterStopped)?;
         let (reply, answer) = mpsc::sync_channel(1);
-        sender
-            .send(Message::Flush(reply))
-            .map_err(|_| StoreError::WriterStopped)?;
-        answer.recv().map_err(|_| StoreError::WriterStopped)?
+        self.shared.counters.flushes.fetch_add(1, Ordering::SeqCst);
+        let sent = sender.send(Message::Flush(reply));
+        let result = match sent {
+            Ok(()) => answer
+                .recv()
+                .map_err(|_| StoreError::WriterStopped)
+                .and_then(|result| result),
+            Err(_) => Err(StoreError::WriterStopped),
+        };
+        self.shared.counters.flushes.fetch_sub(1, Ordering::SeqCst);
+        result
     }
 
     /// The counters so far.
@@ -164,6 +178,7 @@ impl UsageRecorder {
 impl Drop for Shared {
     fn drop(&mut self) {
         // Closing the channel makes the writer drain what is queued, write it, and return.
+        self.counters.closed.store(true, Ordering::SeqCst);
         drop(self.sender.take());
         if let Some(writer) = self.writer.take()
             && writer.join().is_err()
@@ -222,44 +237,62 @@ struct Writer {
 
 impl Writer {
     fn run(mut self) {
-        // Set when the batch gets its first row: the batch is written no later than this.
-        let mut deadline: Option<Instant> = None;
         loop {
-            let message = match deadline {
-                None => self
-                    .receiver
-                    .recv()
-                    .map_err(|_| RecvTimeoutError::Disconnected),
-                Some(deadline) => self
-                    .receiver
-                    .recv_timeout(deadline.saturating_duration_since(Instant::now())),
+            // Wait (parked) for the first message of a batch.
+            let Ok(first) = self.receiver.recv() else {
+                self.write();
+                return;
             };
-            match message {
-                Ok(Message::Record(record)) => {
-                    self.batch.push(*record);
-                    if self.batch.len() >= self.options.max_batch.max(1) {
+            self.take(first);
+            // Then let the batch fill while sleeping: senders do not wake a sleeping thread,
+            // so a busy gateway pays no wake-up per request. A waiting flush, a full batch or
+            // the deadline ends the sleep.
+            let deadline = Instant::now() + self.options.max_delay;
+            while Instant::now() < deadline
+                && self.counters.flushes.load(Ordering::SeqCst) == 0
+                && !self.counters.closed.load(Ordering::SeqCst)
+                && self.batch.len() + self.counters_pending() < self.options.max_batch.max(1)
+            {
+                std::thread::sleep(
+                    BATCH_TICK.min(deadline.saturating_duration_since(Instant::now())),
+                );
+            }
+            loop {
+                match self.receiver.try_recv() {
+                    Ok(message) => self.take(message),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        // Every handle is gone and the queue is drained.
                         self.write();
-                        deadline = None;
-                    } else if deadline.is_none() {
-                        deadline = Some(Instant::now() + self.options.max_delay);
+                        return;
                     }
                 }
-                Ok(Message::Flush(reply)) => {
+            }
+            self.write();
+        }
+    }
+
+    /// Records accepted but not yet taken from the channel.
+    fn counters_pending(&self) -> usize {
+        let queued = self.counters.queued.load(Ordering::Relaxed);
+        let taken = self.counters.written.load(Ordering::Relaxed)
+            + self.counters.failed.load(Ordering::Relaxed)
+            + self.batch.len() as u64;
+        usize::try_from(queued.saturating_sub(taken)).unwrap_or(usize::MAX)
+    }
+
+    fn take(&mut self, message: Message) {
+        match message {
+            Message::Record(record) => {
+                self.batch.push(*record);
+                if self.batch.len() >= self.options.max_batch.max(1) {
                     self.write();
-                    deadline = None;
-                    // The flusher may have given up waiting; nothing to do then.
-                    let _ = reply.send(self.error.take().map_or(Ok(()), Err));
                 }
-                Err(RecvTimeoutError::Timeout) => {
-                    self.write();
-                    deadline = None;
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    // Every handle is gone and the queue is drained (mpsc delivers buffered
-                    // messages before reporting the disconnect).
-                    self.write();
-                    return;
-                }
+            }
+            Message::Flush(reply) => {
+                self.write();
+                // The flusher may have given up waiting; nothing to do then.
+                let _ = reply.send(self.error.take().map_or(Ok(()), Err));
             }
         }
     }
