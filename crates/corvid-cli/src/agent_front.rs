@@ -188,7 +188,10 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
             event = events.recv() => {
                 let Some(event) = event else { break };
                 match &event.msg {
-                    EventMsg::Ready(ready) => writeln!(stdout, "model {} · project {} · approvals {}", ready.model, ready.cwd, ready.approval_policy)?,
+                    EventMsg::Ready(ready) => {
+                        writeln!(stdout, "model {} · project {} · approvals {}", ready.model, ready.cwd, ready.approval_policy)?;
+                        prompt(&mut stdout, busy)?;
+                    }
                     EventMsg::TurnStarted { .. } => busy = true,
                     EventMsg::Proposal(proposal) => {
                         show_proposal(&proposal.kind, &mut stdout)?;
