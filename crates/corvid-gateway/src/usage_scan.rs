@@ -86,7 +86,10 @@ fn object_after_last(body: &[u8], key: &[u8]) -> Option<Value> {
     let position = body.windows(key.len()).rposition(|window| window == key)?;
     let rest = body[position + key.len()..].trim_ascii_start();
     let rest = rest.strip_prefix(b":")?.trim_ascii_start();
-    let value = serde_json::Deserializer::from_slice(rest).into_iter::<Value>().next()?.ok()?;
+    let value = serde_json::Deserializer::from_slice(rest)
+        .into_iter::<Value>()
+        .next()?
+        .ok()?;
     value.is_object().then_some(value)
 }
 
