@@ -83,7 +83,8 @@ impl Translation<'_> {
         let stream = request.stream;
         let input_estimate =
             (inbound == Dialect::Anthropic).then(|| anthropic::count_tokens_estimate(&request));
-        let body = Bytes::from(codec::encode_request(outbound, &request).to_string());
+        let encoded = codec::encode_request(outbound, &request);
+        let body = Bytes::from(encoded.to_string());
         let prompt = state
             .config()
             .log_prompts
@@ -99,15 +100,25 @@ impl Translation<'_> {
             attempts: 0,
             prompt,
         };
-        let sent = provider
-            .upstream()
-            .post(UpstreamRequest {
+        let post = |body: Bytes| {
+            provider.upstream().post(UpstreamRequest {
                 path: &path,
                 body,
                 deadline: None,
                 headers: Vec::new(),
             })
-            .await;
+        };
+        let mut sent = post(body).await;
+        if let Err(error) = &sent
+            && refuses_stream_options(error)
+            && let Some(mut without) = encoded.as_object().cloned()
+            && without.remove("stream_options").is_some()
+        {
+            // Some OpenAI-compatible servers reject `stream_options`: ask once more without
+            // it (usage then comes only if the server sends it anyway).
+            tracing::info!(provider = %provider.name(), "upstream refused stream_options; retrying without it");
+            sent = post(Bytes::from(serde_json::Value::Object(without).to_string())).await;
+        }
         let upstream = match sent {
             Ok(upstream) => upstream,
             Err(error) => {
@@ -262,6 +273,12 @@ async fn zed_completion(
             )
         }
     }
+}
+
+/// A 400 that names `stream_options` (older vLLM, some proxies).
+fn refuses_stream_options(error: &ProviderError) -> bool {
+    matches!(error, ProviderError::Status { status, body, .. }
+        if status.as_u16() == 400 && corvid_wire::sse::contains(body, b"stream_options"))
 }
 
 /// An upstream failure, answered in the client's dialect with the upstream's wording kept.

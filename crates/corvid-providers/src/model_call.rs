@@ -202,18 +202,26 @@ impl Registry {
             });
         }
         let names = NameMap::new(&request.tools);
-        let body = Bytes::from(codec::encode_request(dialect, &request).to_string());
+        let encoded = codec::encode_request(dialect, &request);
         let path = codec::endpoint_path(dialect, &route.model, true);
-        let sent = route
-            .provider
-            .upstream()
-            .post(UpstreamRequest {
+        let post = |body: Bytes| {
+            route.provider.upstream().post(UpstreamRequest {
                 path: &path,
                 body,
                 ..UpstreamRequest::default()
             })
-            .await
-            .map_err(|error| ModelFailure::from_provider(&error, dialect))?;
+        };
+        let mut sent = post(Bytes::from(encoded.to_string())).await;
+        if let Err(ProviderError::Status { status, body, .. }) = &sent
+            && status.as_u16() == 400
+            && corvid_wire::sse::contains(body, b"stream_options")
+            && let Some(mut without) = encoded.as_object().cloned()
+            && without.remove("stream_options").is_some()
+        {
+            // Some OpenAI-compatible servers reject `stream_options`: ask once more without it.
+            sent = post(Bytes::from(serde_json::Value::Object(without).to_string())).await;
+        }
+        let sent = sent.map_err(|error| ModelFailure::from_provider(&error, dialect))?;
         Ok(ModelStream {
             source: Source::Bytes {
                 body: sent.response.into_body(),

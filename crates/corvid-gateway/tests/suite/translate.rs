@@ -437,3 +437,25 @@ async fn a_translated_stream_arrives_event_by_event() {
     }
     drop(feed);
 }
+
+#[tokio::test]
+async fn an_upstream_refusing_stream_options_is_asked_again_without_it() {
+    let gateway = Gateway::start_with(|config| providers_on_mock(config, &["openai"])).await;
+    gateway.upstream.enqueue(
+        "/v1/chat/completions",
+        Reply::status(
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"message": "Unrecognized request argument supplied: stream_options"}}),
+        ),
+    );
+    let response = gateway
+        .post("/v1/messages", r#"{"model":"openai/gpt-5","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}]}"#)
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("Hello"), "{text}");
+    let sent = gateway.upstream.requests();
+    assert_eq!(sent.len(), 2);
+    assert!(sent[0].json().get("stream_options").is_some());
+    assert!(sent[1].json().get("stream_options").is_none());
+}
