@@ -177,8 +177,8 @@ async fn read_callback_request(
     Some((url.query_pairs().into_owned().collect(), stream))
 }
 
-/// The request line and headers, up to the blank line.
-async fn read_head(stream: &mut TcpStream) -> Option<String> {
+/// The request line and headers, up to the blank line (shared by both sign-in listeners).
+pub(crate) async fn read_head(stream: &mut TcpStream) -> Option<String> {
     let mut head = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     while !head.windows(4).any(|window| window == b"\r\n\r\n") {
@@ -195,7 +195,7 @@ async fn read_head(stream: &mut TcpStream) -> Option<String> {
     String::from_utf8(head).ok()
 }
 
-async fn respond(stream: &mut TcpStream, status: &str, body: &str) {
+pub(crate) async fn respond(stream: &mut TcpStream, status: &str, body: &str) {
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
          Cache-Control: no-store\r\nConnection: close\r\n\r\n{body}",

@@ -7,19 +7,17 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 use super::{ZedKeyPair, ZedLoginError};
 use crate::Secret;
-use crate::callback::page;
+use crate::callback::{page, read_head, respond};
 
 /// How long one connection may take to send its request head.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest request head accepted (the token alone is about 350 characters).
-const MAX_HEAD: usize = 16 * 1024;
-
 /// A listener on `127.0.0.1`, bound before the browser opens.
 pub(super) struct CallbackListener {
     listener: TcpListener,
@@ -141,40 +139,12 @@ async fn read_request(mut stream: TcpStream) -> Option<Arrival> {
     None
 }
 
-/// The request line and headers, up to the blank line.
-async fn read_head(stream: &mut TcpStream) -> Option<String> {
-    let mut head = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    while !head.windows(4).any(|window| window == b"\r\n\r\n") {
-        if head.len() > MAX_HEAD {
-            return None;
-        }
-        let read = stream.read(&mut chunk).await.ok()?;
-        if read == 0 {
-            break;
-        }
-        head.extend_from_slice(&chunk[..read]);
-    }
-    String::from_utf8(head).ok()
-}
-
 /// `302 Found` to `location` with an empty body, as Zed answers.
 async fn redirect(stream: &mut TcpStream, location: &str) {
     let response = format!(
         "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n\
          Cache-Control: no-store\r\nConnection: close\r\n\r\n"
     );
-    let _ = stream.write_all(response.as_bytes()).await;
-    let _ = stream.shutdown().await;
-}
-
-async fn respond(stream: &mut TcpStream, status: &str, body: &str) {
-    let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    // The browser may have gone; the sign-in's outcome does not depend on this page.
     let _ = stream.write_all(response.as_bytes()).await;
     let _ = stream.shutdown().await;
 }
