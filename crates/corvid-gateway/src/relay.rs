@@ -270,12 +270,19 @@ impl RelayBody {
 
 impl Drop for RelayBody {
     fn drop(&mut self) {
-        if !self.streaming && self.usage.is_none() && !self.kept.is_empty() {
-            let mut body = BytesMut::with_capacity(self.kept_bytes);
-            self.kept
-                .iter()
-                .for_each(|chunk| body.extend_from_slice(chunk));
-            self.usage = usage_scan::from_body(self.exchange.inbound, &body);
+        if !self.streaming && self.usage.is_none() {
+            self.usage = match self.kept.as_slice() {
+                [] => None,
+                // Most replies arrive in one chunk: read it where it is.
+                [whole] => usage_scan::from_body(self.exchange.inbound, whole),
+                chunks => {
+                    let mut body = BytesMut::with_capacity(self.kept_bytes);
+                    chunks
+                        .iter()
+                        .for_each(|chunk| body.extend_from_slice(chunk));
+                    usage_scan::from_body(self.exchange.inbound, &body)
+                }
+            };
         }
         self.exchange
             .finish(self.status, self.outcome, Some(self.ttfb_ms), self.usage);

@@ -6,8 +6,14 @@ use serde_json::Value;
 
 use corvid_wire::Dialect;
 
-fn count(value: &Value, pointer: &str) -> u64 {
-    value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+/// The count at `path` (`/`-separated keys). Walked with `get` rather than `Value::pointer`,
+/// which allocates per segment to unescape it; these paths have nothing to unescape.
+fn count(value: &Value, path: &str) -> u64 {
+    path.split('/')
+        .filter(|key| !key.is_empty())
+        .try_fold(value, |value, key| value.get(key))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
 }
 
 /// Usage from an OpenAI chat `usage` object (xAI's reasoning-excluded output included).
