@@ -313,15 +313,18 @@ impl Engine {
     async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Submission>) {
         loop {
             tokio::select! {
+                // Proposals first: one is registered before its event goes out, and the
+                // client's answer to that event must not overtake it.
+                biased;
+                Some(request) = self.proposals_rx.recv() => {
+                    if let Some(running) = &mut self.running {
+                        running.pending.insert(request.proposal_id, request.reply);
+                    }
+                }
                 submission = ops.recv() => {
                     let Some(submission) = submission else { break };
                     if !self.handle(submission).await {
                         break;
-                    }
-                }
-                Some(request) = self.proposals_rx.recv() => {
-                    if let Some(running) = &mut self.running {
-                        running.pending.insert(request.proposal_id, request.reply);
                     }
                 }
                 result = wait_turn(&mut self.running) => self.finish_turn(result).await,

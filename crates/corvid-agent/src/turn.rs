@@ -557,15 +557,8 @@ async fn ask(
             summary: proposal.summary.clone(),
         },
     };
-    setup.shared.emit(
-        &setup.scope,
-        EventMsg::Proposal(ProposalNotification {
-            proposal_id: proposal_id.clone(),
-            call_id: call.id.clone(),
-            kind,
-            always_scope: corvid_protocol::ApprovalRule::suggest_for(action),
-        }),
-    );
+    // Registered with the engine before anyone hears of it, so an answer sent the moment the
+    // event arrives always finds it waiting.
     let (reply, answer) = oneshot::channel();
     if setup
         .proposals
@@ -577,6 +570,15 @@ async fn ask(
     {
         return Verdict::Interrupted;
     }
+    setup.shared.emit(
+        &setup.scope,
+        EventMsg::Proposal(ProposalNotification {
+            proposal_id: proposal_id.clone(),
+            call_id: call.id.clone(),
+            kind,
+            always_scope: corvid_protocol::ApprovalRule::suggest_for(action),
+        }),
+    );
     let mut cancel = setup.cancel.clone();
     let verdict = tokio::select! {
         verdict = answer => verdict.unwrap_or(Verdict::Interrupted),

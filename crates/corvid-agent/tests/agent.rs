@@ -643,3 +643,35 @@ async fn a_new_message_interrupts_a_waiting_proposal() {
     assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 }
+
+/// A front end may answer a proposal the instant its event arrives; the answer must always find
+/// the proposal waiting (it once raced the proposal's registration with the engine, which only
+/// shows with the engine and the front end on different threads).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proposal_answered_at_once_is_always_waiting() {
+    const ROUNDS: usize = 40;
+    let dir = project();
+    let mut replies: Vec<ScriptedReply> = (0..ROUNDS)
+        .map(|round| {
+            ScriptedReply::tool_call(
+                &format!("c{round}"),
+                "bash",
+                &format!(r#"{{"command":"echo {round}"}}"#),
+            )
+        })
+        .collect();
+    replies.push(ScriptedReply::text("done"));
+    let mut agent = Harness::start(dir.path(), ApprovalPolicy::Ask, replies);
+    agent.send("run things");
+    for _ in 0..ROUNDS {
+        let (proposal_id, _) = agent.proposal().await;
+        agent.decide(&proposal_id, ApprovalDecision::Reject { feedback: None });
+    }
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let refused: Vec<&Event> = agent
+        .seen
+        .iter()
+        .filter(|event| matches!(event.msg, EventMsg::Error(_)))
+        .collect();
+    assert!(refused.is_empty(), "{refused:?}");
+}
