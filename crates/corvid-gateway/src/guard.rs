@@ -2,42 +2,81 @@
 //! loopback name (DNS rebinding) or an `Origin` that is not a loopback origin (cross-site POST).
 //! Editors and SDKs send loopback hosts and no `Origin`, so they pass.
 
+use std::convert::Infallible;
 use std::net::IpAddr;
+use std::task::{Context, Poll};
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
+use futures_util::future::{Either, Ready, ready};
+use http::HeaderMap;
 
-use crate::AppState;
 use crate::error::ApiError;
 
-pub(crate) async fn reject_forged(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let headers = request.headers();
-    if !state.config().allow_remote
-        && let Some(host) = headers.get(http::header::HOST)
-    {
+/// The guard as a plain tower layer: the check is synchronous, so a passing request goes
+/// straight to the router's own future (no boxing, no `Next`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GuardLayer {
+    /// Configured `allow_remote`: any `Host` is then accepted (Origin is still checked).
+    pub(crate) allow_remote: bool,
+}
+
+impl<S> tower::Layer<S> for GuardLayer {
+    type Service = Guard<S>;
+
+    fn layer(&self, inner: S) -> Guard<S> {
+        Guard {
+            inner,
+            allow_remote: self.allow_remote,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Guard<S> {
+    inner: S,
+    allow_remote: bool,
+}
+
+impl<S> tower::Service<Request> for Guard<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<Ready<Result<Response, Infallible>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match refusal(request.headers(), self.allow_remote) {
+            Some(error) => Either::Left(ready(Ok(error.into_response()))),
+            None => Either::Right(self.inner.call(request)),
+        }
+    }
+}
+
+/// Why a request with these headers is refused, if it is.
+fn refusal(headers: &HeaderMap, allow_remote: bool) -> Option<ApiError> {
+    if !allow_remote && let Some(host) = headers.get(http::header::HOST) {
         let host = host.to_str().unwrap_or_default();
         if !is_loopback_authority(host) {
-            return ApiError::forbidden(format!(
+            return Some(ApiError::forbidden(format!(
                 "refused: Host {host:?} is not a loopback name (corvid only answers requests addressed to 127.0.0.1 or localhost)"
-            ))
-            .into_response();
+            )));
         }
     }
     if let Some(origin) = headers.get(http::header::ORIGIN) {
         let origin = origin.to_str().unwrap_or_default();
         if !is_loopback_origin(origin) {
-            return ApiError::forbidden(format!(
+            return Some(ApiError::forbidden(format!(
                 "refused: cross-site request from Origin {origin:?} (only loopback pages may call corvid)"
-            ))
-            .into_response();
+            )));
         }
     }
-    next.run(request).await
+    None
 }
 
 /// `localhost`, `*.localhost`, `127.x.x.x` or `[::1]`, with an optional port.

@@ -42,10 +42,9 @@ pub fn router(state: AppState) -> Router {
         .route("/v1beta/models/{*target}", post(inbound::gemini))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            guard::reject_forged,
-        ))
+        .layer(guard::GuardLayer {
+            allow_remote: state.config().allow_remote,
+        })
         .with_state(state)
 }
 
