@@ -16,6 +16,7 @@ mod open;
 mod pkce;
 mod secret;
 mod session;
+mod sign_in_store;
 mod status;
 mod store;
 mod token_endpoint;
@@ -38,8 +39,9 @@ pub use keyring::{
 pub use open::open_in_browser;
 pub use secret::{Secret, redact};
 pub use session::{OAuthSession, REFRESH_SKEW_SECS};
+pub use sign_in_store::{SignInKind, SignInStore};
 pub use status::{AuthStatus, describe_duration, describe_expiry, format_utc};
-pub use store::{CredentialStore, TokenSource, persist_login, sign_out};
+pub use store::{CredentialStore, TokenSource, XaiSignIn, persist_login, sign_out};
 pub use tokens::{
     ACCESS_TOKEN_VAR, API_KEY_VAR, EMAIL_VAR, EXPIRES_AT_VAR, OAUTH_VARS, REFRESH_TOKEN_VAR,
     TokenSet,

@@ -4,21 +4,24 @@
 //! The file is the source of truth and is written first; a keyring failure is logged and never
 //! fails a save, so a headless machine works with the file alone.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
 use corvid_config::{EnvFile, Loaded};
 use serde::Deserialize;
 
-use crate::keyring::{KeyringBackend, detect_keyring};
+use crate::sign_in_store::{SignInKind, SignInStore};
 use crate::tokens::{
     ACCESS_TOKEN_VAR, EMAIL_VAR, EXPIRES_AT_VAR, OAUTH_VARS, REFRESH_TOKEN_VAR, jwt_expiry,
 };
 use crate::{AuthError, Secret, TokenSet};
 
-/// The keyring item holding the sign-in (a JSON object of the four values).
-const KEYRING_ACCOUNT: &str = "xai-oauth";
-const KEYRING_LABEL: &str = "corvid xAI sign-in";
+/// The xAI OAuth sign-in; its keyring item is a JSON object of the four values.
+#[derive(Debug, Clone, Copy)]
+pub struct XaiSignIn;
+
+impl SignInKind for XaiSignIn {
+    const KEYRING_ACCOUNT: &'static str = "xai-oauth";
+    const KEYRING_LABEL: &'static str = "corvid xAI sign-in";
+    const NAME: &'static str = "the xAI sign-in";
+}
 
 /// Where a token set was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,41 +45,9 @@ impl TokenSource {
 }
 
 /// Write-through storage for the xAI OAuth sign-in.
-#[derive(Debug, Clone)]
-pub struct CredentialStore {
-    env_file: PathBuf,
-    keyring: Option<Arc<dyn KeyringBackend>>,
-}
+pub type CredentialStore = SignInStore<XaiSignIn>;
 
 impl CredentialStore {
-    /// A store writing `env_file` and, when given, a keyring copy.
-    pub fn new(env_file: PathBuf, keyring: Option<Arc<dyn KeyringBackend>>) -> Self {
-        Self { env_file, keyring }
-    }
-
-    /// The env file alone.
-    pub fn file_only(env_file: PathBuf) -> Self {
-        Self::new(env_file, None)
-    }
-
-    /// The configured env file plus whatever keyring works on this machine (probed once; see
-    /// [`detect_keyring`]).
-    pub fn detect(loaded: &Loaded) -> Self {
-        let env = |name: &str| loaded.setting(name);
-        Self::new(loaded.paths.env_file.clone(), detect_keyring(&env))
-    }
-
-    pub fn env_file(&self) -> &Path {
-        &self.env_file
-    }
-
-    /// The keyring copy's name, or `"env file only"`. The env file is always written.
-    pub fn backend(&self) -> &'static str {
-        self.keyring
-            .as_ref()
-            .map_or("env file only", |keyring| keyring.name())
-    }
-
     /// Writes the sign-in to the env file (other lines kept, 0600, atomic), then the keyring.
     pub fn save(&self, tokens: &TokenSet) -> Result<(), AuthError> {
         let mut file = EnvFile::read(&self.env_file)?;
@@ -100,32 +71,14 @@ impl CredentialStore {
             }
         }
         file.write(&self.env_file)?;
-        if let Some(keyring) = &self.keyring {
-            let item = Secret::new(keyring_json(tokens));
-            if let Err(err) = keyring.store(KEYRING_ACCOUNT, KEYRING_LABEL, &item) {
-                tracing::warn!(%err, "could not copy the xAI sign-in to the keyring; the env file has it");
-            }
-        }
+        self.copy_to_keyring(&Secret::new(keyring_json(tokens)));
         Ok(())
     }
 
     /// Removes the sign-in from the env file (other lines kept) and the keyring; returns the
     /// variables that were in the file.
     pub fn clear(&self) -> Result<Vec<&'static str>, AuthError> {
-        let mut file = EnvFile::read(&self.env_file)?;
-        let removed: Vec<&'static str> = OAUTH_VARS
-            .into_iter()
-            .filter(|name| file.remove(name))
-            .collect();
-        if !removed.is_empty() {
-            file.write(&self.env_file)?;
-        }
-        if let Some(keyring) = &self.keyring
-            && let Err(err) = keyring.delete(KEYRING_ACCOUNT)
-        {
-            tracing::warn!(%err, "could not remove the xAI sign-in from the keyring");
-        }
-        Ok(removed)
+        Ok(self.remove(&OAUTH_VARS)?)
     }
 
     /// Clears the stored sign-in only if it is the one whose refresh token xAI just refused:
@@ -156,13 +109,7 @@ impl CredentialStore {
 
     /// The keyring copy, if there is a readable one.
     pub(crate) fn load_keyring(&self) -> Option<TokenSet> {
-        let item = match self.keyring.as_ref()?.load(KEYRING_ACCOUNT) {
-            Ok(item) => item?,
-            Err(err) => {
-                tracing::warn!(%err, "could not read the xAI sign-in from the keyring");
-                return None;
-            }
-        };
+        let item = self.keyring_copy()?;
         let stored: KeyringItem = serde_json::from_str(item.expose()).ok()?;
         token_set_from(|name| match name {
             ACCESS_TOKEN_VAR => stored.access_token.clone(),

@@ -29,8 +29,8 @@ mod tests;
 pub use error::ZedLoginError;
 pub use key::{KEY_BITS, TokenFormat, ZedKeyPair};
 pub use store::{
-    ZED_ACCESS_TOKEN_VAR, ZED_SIGN_IN_VARS, ZED_SYSTEM_ID_VAR, ZED_USER_ID_VAR, ZedStore,
-    zed_credentials_from, zed_credentials_from_loaded,
+    ZED_ACCESS_TOKEN_VAR, ZED_SIGN_IN_VARS, ZED_SYSTEM_ID_VAR, ZED_USER_ID_VAR, ZedSignIn,
+    ZedStore, zed_credentials_from, zed_credentials_from_loaded,
 };
 
 /// Zed's own server setting (`server_url`, env `ZED_SERVER_URL` in the editor).

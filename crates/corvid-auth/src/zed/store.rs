@@ -4,14 +4,11 @@
 //! `ZED_SYSTEM_ID` is this installation's id, not a secret and not part of the sign-in: signing
 //! out keeps it, so the next sign-in is the same machine to Zed.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
 use corvid_config::{EnvFile, Loaded};
 use serde::Deserialize;
 
 use super::{ZedCredentials, ZedLoginError, new_system_id};
-use crate::keyring::{KeyringBackend, detect_keyring};
+use crate::sign_in_store::{SignInKind, SignInStore};
 use crate::{Secret, TokenSource};
 
 /// The account's numeric user id.
@@ -23,45 +20,20 @@ pub const ZED_SYSTEM_ID_VAR: &str = "ZED_SYSTEM_ID";
 /// The variables a sign-out removes.
 pub const ZED_SIGN_IN_VARS: [&str; 2] = [ZED_USER_ID_VAR, ZED_ACCESS_TOKEN_VAR];
 
-/// The keyring item holding the sign-in (a JSON object).
-const KEYRING_ACCOUNT: &str = "zed-account";
-const KEYRING_LABEL: &str = "corvid Zed sign-in";
+/// The Zed account sign-in; its keyring item is a JSON object.
+#[derive(Debug, Clone, Copy)]
+pub struct ZedSignIn;
 
-/// Write-through storage for the Zed sign-in.
-#[derive(Debug, Clone)]
-pub struct ZedStore {
-    env_file: PathBuf,
-    keyring: Option<Arc<dyn KeyringBackend>>,
+impl SignInKind for ZedSignIn {
+    const KEYRING_ACCOUNT: &'static str = "zed-account";
+    const KEYRING_LABEL: &'static str = "corvid Zed sign-in";
+    const NAME: &'static str = "the Zed sign-in";
 }
 
+/// Write-through storage for the Zed sign-in.
+pub type ZedStore = SignInStore<ZedSignIn>;
+
 impl ZedStore {
-    /// A store writing `env_file` and, when given, a keyring copy.
-    pub fn new(env_file: PathBuf, keyring: Option<Arc<dyn KeyringBackend>>) -> Self {
-        Self { env_file, keyring }
-    }
-
-    /// The env file alone.
-    pub fn file_only(env_file: PathBuf) -> Self {
-        Self::new(env_file, None)
-    }
-
-    /// The configured env file plus whatever keyring works on this machine.
-    pub fn detect(loaded: &Loaded) -> Self {
-        let env = |name: &str| loaded.setting(name);
-        Self::new(loaded.paths.env_file.clone(), detect_keyring(&env))
-    }
-
-    pub fn env_file(&self) -> &Path {
-        &self.env_file
-    }
-
-    /// The keyring copy's name, or `"env file only"`.
-    pub fn backend(&self) -> &'static str {
-        self.keyring
-            .as_ref()
-            .map_or("env file only", |keyring| keyring.name())
-    }
-
     /// Writes the sign-in to the env file (atomic, 0600), then the keyring. A keyring failure
     /// is logged, never fatal.
     pub fn save(&self, credentials: &ZedCredentials) -> Result<(), ZedLoginError> {
@@ -72,19 +44,14 @@ impl ZedStore {
             file.set(ZED_SYSTEM_ID_VAR, system_id);
         }
         file.write(&self.env_file)?;
-        if let Some(keyring) = &self.keyring {
-            let item = Secret::new(
-                serde_json::json!({
-                    "user_id": credentials.user_id,
-                    "access_token": credentials.access_token.expose(),
-                    "system_id": credentials.system_id,
-                })
-                .to_string(),
-            );
-            if let Err(err) = keyring.store(KEYRING_ACCOUNT, KEYRING_LABEL, &item) {
-                tracing::warn!(%err, "could not copy the Zed sign-in to the keyring; the env file has it");
-            }
-        }
+        self.copy_to_keyring(&Secret::new(
+            serde_json::json!({
+                "user_id": credentials.user_id,
+                "access_token": credentials.access_token.expose(),
+                "system_id": credentials.system_id,
+            })
+            .to_string(),
+        ));
         Ok(())
     }
 
@@ -103,20 +70,7 @@ impl ZedStore {
     /// Removes the user id and token from the env file and the keyring (the system id stays);
     /// returns the variables that were in the file.
     pub fn clear(&self) -> Result<Vec<&'static str>, ZedLoginError> {
-        let mut file = EnvFile::read(&self.env_file)?;
-        let removed: Vec<&'static str> = ZED_SIGN_IN_VARS
-            .into_iter()
-            .filter(|name| file.remove(name))
-            .collect();
-        if !removed.is_empty() {
-            file.write(&self.env_file)?;
-        }
-        if let Some(keyring) = &self.keyring
-            && let Err(err) = keyring.delete(KEYRING_ACCOUNT)
-        {
-            tracing::warn!(%err, "could not remove the Zed sign-in from the keyring");
-        }
-        Ok(removed)
+        Ok(self.remove(&ZED_SIGN_IN_VARS)?)
     }
 
     /// Clears the stored sign-in only if it still holds `refused` (the token Zed just answered
@@ -148,13 +102,7 @@ impl ZedStore {
     }
 
     fn load_keyring(&self, system_id: Option<String>) -> Option<ZedCredentials> {
-        let item = match self.keyring.as_ref()?.load(KEYRING_ACCOUNT) {
-            Ok(item) => item?,
-            Err(err) => {
-                tracing::warn!(%err, "could not read the Zed sign-in from the keyring");
-                return None;
-            }
-        };
+        let item = self.keyring_copy()?;
         let stored: KeyringItem = serde_json::from_str(item.expose()).ok()?;
         zed_credentials_from(|name| match name {
             ZED_USER_ID_VAR => stored.user_id.clone(),
