@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use axum::extract::{Path, Request, State};
 use axum::response::Response;
+use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::body::read_body;
@@ -54,12 +55,8 @@ async fn handle(
     } else {
         Vec::new()
     };
-    let original = read_body(request, state.config().max_body_bytes)
-        .await
-        .map_err(|error| error.in_dialect(inbound))?;
-    let top = TopLevel::parse(&original).map_err(|error| {
-        ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
-    })?;
+    let original = body_of(state, request, inbound).await?;
+    let top = top_level(&original, inbound)?;
     let requested = match top.raw("model") {
         None => String::new(),
         Some(_) => top
@@ -92,11 +89,10 @@ async fn handle(
     }
     let chat_request = codec::decode_request(inbound, &original, &requested)
         .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
-    let include_usage = top.raw("stream_options").is_some_and(|raw| {
-        raw.get()
-            .replace(' ', "")
-            .contains("\"include_usage\":true")
-    });
+    let include_usage = top
+        .raw("stream_options")
+        .and_then(|raw| serde_json::from_str::<StreamOptions>(raw.get()).ok())
+        .is_some_and(|options| options.include_usage == Some(true));
     Translation {
         state,
         route,
@@ -109,6 +105,26 @@ async fn handle(
     }
     .send()
     .await
+}
+
+/// The request body, read up to the configured limit; errors in the caller's dialect.
+async fn body_of(state: &AppState, request: Request, inbound: Dialect) -> Result<Bytes, ApiError> {
+    read_body(request, state.config().max_body_bytes)
+        .await
+        .map_err(|error| error.in_dialect(inbound))
+}
+
+/// The body's top level; a body that is not one JSON object is a 400 in the caller's dialect.
+fn top_level(body: &[u8], inbound: Dialect) -> Result<TopLevel<'_>, ApiError> {
+    TopLevel::parse(body).map_err(|error| {
+        ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
+    })
+}
+
+/// The part of an OpenAI `stream_options` value corvid reads.
+#[derive(serde::Deserialize)]
+struct StreamOptions {
+    include_usage: Option<bool>,
 }
 
 /// Whether the route's provider takes `inbound` bodies as they are. xAI and OpenAI serve
@@ -140,12 +156,8 @@ pub(crate) async fn count_tokens(
     let started = Instant::now();
     let inbound = Dialect::Anthropic;
     let forwarded = forward_headers(request.headers(), &ANTHROPIC_FORWARDED);
-    let original = read_body(request, state.config().max_body_bytes)
-        .await
-        .map_err(|error| error.in_dialect(inbound))?;
-    let top = TopLevel::parse(&original).map_err(|error| {
-        ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
-    })?;
+    let original = body_of(&state, request, inbound).await?;
+    let top = top_level(&original, inbound)?;
     let requested = top
         .str("model")
         .map(|model| model.into_owned())
@@ -197,9 +209,7 @@ pub(crate) async fn gemini(
             );
         }
     };
-    let original = read_body(request, state.config().max_body_bytes)
-        .await
-        .map_err(|error| error.in_dialect(inbound))?;
+    let original = body_of(&state, request, inbound).await?;
     let route = state
         .registry()
         .resolve(model)
@@ -212,9 +222,7 @@ pub(crate) async fn gemini(
     if route.provider.zed_service().is_none()
         && dialect_of(route.provider.kind()) == Dialect::Gemini
     {
-        TopLevel::parse(&original).map_err(|error| {
-            ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
-        })?;
+        top_level(&original, inbound)?;
         let path = codec::endpoint_path(Dialect::Gemini, &route.model, stream);
         let passthrough = Passthrough {
             state: &state,
@@ -250,18 +258,13 @@ async fn gemini_count_tokens(
     model: &str,
 ) -> Result<Response, ApiError> {
     let inbound = Dialect::Gemini;
-    let original = read_body(request, state.config().max_body_bytes)
-        .await
-        .map_err(|error| error.in_dialect(inbound))?;
-    let value: serde_json::Value = serde_json::from_slice(&original).map_err(|error| {
-        ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
-    })?;
+    let original = body_of(state, request, inbound).await?;
+    let top = top_level(&original, inbound)?;
     // countTokens wraps the request in `generateContentRequest` or sends `contents` directly.
-    let inner = value
-        .get("generateContentRequest")
-        .cloned()
-        .unwrap_or(value);
-    let request = corvid_wire::gemini::decode_request(inner.to_string().as_bytes(), model)
+    let inner = top
+        .raw("generateContentRequest")
+        .map_or(&original[..], |raw| raw.get().as_bytes());
+    let request = corvid_wire::gemini::decode_request(inner, model)
         .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
     let tokens = corvid_wire::anthropic::count_tokens_estimate(&request);
     Ok(axum::response::IntoResponse::into_response(axum::Json(

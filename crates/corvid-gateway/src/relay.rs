@@ -299,9 +299,9 @@ const RESPONSES_TERMINAL: [&[u8]; 4] = [
 
 /// The JSON value at `pointer` in one event, if it is an object.
 fn json_at(payload: &[u8], pointer: &str) -> Option<Value> {
-    let event: Value = serde_json::from_slice(payload).ok()?;
+    let mut event: Value = serde_json::from_slice(payload).ok()?;
     event
-        .pointer(pointer)
+        .pointer_mut(pointer)
         .filter(|value| value.is_object())
-        .cloned()
+        .map(Value::take)
 }

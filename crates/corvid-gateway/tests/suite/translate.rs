@@ -459,3 +459,41 @@ async fn an_upstream_refusing_stream_options_is_asked_again_without_it() {
     assert!(sent[0].json().get("stream_options").is_some());
     assert!(sent[1].json().get("stream_options").is_none());
 }
+
+#[tokio::test]
+async fn a_pretty_printed_stream_options_still_asks_for_usage() {
+    let gateway = gateway().await;
+    let body = "{\n  \"model\": \"anthropic/claude-sonnet-4-5\",\n  \"stream\": true,\n  \"stream_options\": {\n\"include_usage\":\n\ttrue\n  },\n  \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]\n}";
+    let text = gateway
+        .post("/v1/chat/completions", body)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let chunks = sse_data(&text);
+    assert_eq!(chunks.last().unwrap()["usage"]["completion_tokens"], 5);
+}
+
+#[tokio::test]
+async fn gemini_count_tokens_reads_both_request_shapes() {
+    let gateway = gateway().await;
+    let contents =
+        r#"{"contents":[{"role":"user","parts":[{"text":"hello there, how are you today?"}]}]}"#;
+    let count = |body: String| {
+        let gateway = &gateway;
+        async move {
+            let value: Value = gateway
+                .post("/v1beta/models/gemini-2.5-pro:countTokens", &body)
+                .await
+                .json()
+                .await
+                .unwrap();
+            value["totalTokens"].as_u64().unwrap()
+        }
+    };
+    let direct = count(contents.to_owned()).await;
+    let wrapped = count(format!(r#"{{"generateContentRequest":{contents}}}"#)).await;
+    assert!(direct > 0);
+    assert_eq!(direct, wrapped);
+    assert!(gateway.upstream.requests().is_empty());
+}
