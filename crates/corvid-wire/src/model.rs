@@ -384,6 +384,17 @@ pub struct WireError {
     pub code: Option<String>,
 }
 
+impl WireError {
+    /// A provider-side failure without a code of its own (a broken or truncated stream).
+    pub fn api(message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Api,
+            message: message.into(),
+            code: None,
+        }
+    }
+}
+
 /// Error categories shared by all dialects (reference `wire-formats.md` §6.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

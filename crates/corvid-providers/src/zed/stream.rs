@@ -14,7 +14,7 @@
 //! Chat Completions chunks (xAI, Baseten) carry no `[DONE]` on this path, so the decoder adds
 //! one when the reply is complete.
 
-use corvid_wire::model::{ErrorKind, NameMap, StreamEvent, WireError};
+use corvid_wire::model::{NameMap, StreamEvent, WireError};
 use corvid_wire::{anthropic, gemini, openai_chat, openai_responses};
 use http::HeaderMap;
 use serde::Deserialize;
@@ -219,13 +219,9 @@ impl ZedStreamDecoder {
         match self.framing {
             ZedFraming::Wrapped => {
                 self.state = State::Failed;
-                out.push(StreamEvent::Error(WireError {
-                    kind: ErrorKind::Api,
-                    message: "the Zed stream ended unexpectedly (no `stream_ended`): the reply \
-                              was cut short"
-                        .to_owned(),
-                    code: None,
-                }));
+                out.push(StreamEvent::Error(WireError::api(
+                    "the Zed stream ended unexpectedly (no `stream_ended`): the reply was cut short",
+                )));
             }
             ZedFraming::Bare => {
                 self.state = State::Ended;
@@ -370,11 +366,9 @@ impl ZedStreamDecoder {
             return;
         }
         self.state = State::Failed;
-        out.push(StreamEvent::Error(WireError {
-            kind: ErrorKind::Api,
-            message: format!("the Zed stream sent {what}"),
-            code: None,
-        }));
+        out.push(StreamEvent::Error(WireError::api(format!(
+            "the Zed stream sent {what}"
+        ))));
     }
 }
 

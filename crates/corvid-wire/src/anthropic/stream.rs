@@ -91,11 +91,9 @@ impl StreamDecoder {
         }
         if !self.ended {
             self.ended = true;
-            out.push(StreamEvent::Error(WireError {
-                kind: ErrorKind::Api,
-                message: "the upstream stream ended before message_stop".to_owned(),
-                code: None,
-            }));
+            out.push(StreamEvent::Error(WireError::api(
+                "the upstream stream ended before message_stop",
+            )));
         }
     }
 

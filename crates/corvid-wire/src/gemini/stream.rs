@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::error::{error_body, error_from_object};
 use super::response::{Chunk, Piece, call_part};
 use super::{finish_to_gemini, usage_to_gemini};
-use crate::model::{ErrorKind, FinishReason, NameMap, StreamEvent, Usage, WireError};
+use crate::model::{FinishReason, NameMap, StreamEvent, Usage, WireError};
 use crate::sse::SseScanner;
 
 /// Upstream Gemini stream → canonical events.
@@ -68,11 +68,7 @@ impl StreamDecoder {
             return;
         }
         self.fail(
-            WireError {
-                kind: ErrorKind::Api,
-                message: "the Gemini stream ended before its finishReason".to_owned(),
-                code: None,
-            },
+            WireError::api("the Gemini stream ended before its finishReason"),
             out,
         );
     }
@@ -86,14 +82,7 @@ impl StreamDecoder {
             Ok(value) => value,
             Err(error) => {
                 let message = format!("the Gemini stream sent invalid JSON: {error}");
-                self.fail(
-                    WireError {
-                        kind: ErrorKind::Api,
-                        message,
-                        code: None,
-                    },
-                    out,
-                );
+                self.fail(WireError::api(message), out);
                 return;
             }
         };

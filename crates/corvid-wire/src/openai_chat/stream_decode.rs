@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::error;
 use super::response::{decode_usage, finish, first_choice, reasoning_text};
-use crate::model::{ErrorKind, NameMap, StreamEvent, WireError, synthetic_call_id};
+use crate::model::{NameMap, StreamEvent, WireError, synthetic_call_id};
 use crate::sse::SseScanner;
 
 /// Decodes a Chat Completions stream chunk by chunk (see the module docs of
@@ -87,11 +87,9 @@ impl StreamDecoder {
         }
         if self.state == State::Open {
             self.state = State::Failed;
-            out.push(StreamEvent::Error(WireError {
-                kind: ErrorKind::Api,
-                message: "the upstream stream ended before `data: [DONE]`".to_owned(),
-                code: None,
-            }));
+            out.push(StreamEvent::Error(WireError::api(
+                "the upstream stream ended before `data: [DONE]`",
+            )));
         }
     }
 
@@ -112,11 +110,9 @@ impl StreamDecoder {
             Ok(chunk) => chunk,
             Err(problem) => {
                 return self.fail(
-                    WireError {
-                        kind: ErrorKind::Api,
-                        message: format!("the upstream sent a malformed stream chunk: {problem}"),
-                        code: None,
-                    },
+                    WireError::api(format!(
+                        "the upstream sent a malformed stream chunk: {problem}"
+                    )),
                     out,
                 );
             }

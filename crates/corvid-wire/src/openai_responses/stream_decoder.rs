@@ -17,7 +17,7 @@ use super::error::stream_error;
 use super::{
     Opaque, REASONING_PART_SEPARATOR, content_part_text, finish_from_status, reasoning_item_text,
 };
-use crate::model::{ErrorKind, NameMap, StreamEvent, WireError, synthetic_call_id};
+use crate::model::{NameMap, StreamEvent, WireError, synthetic_call_id};
 use crate::sse::SseScanner;
 
 /// Which stream of an item a text belongs to.
@@ -99,11 +99,9 @@ impl StreamDecoder {
         self.feed(b"\n", out);
         if !self.ended {
             self.ended = true;
-            out.push(StreamEvent::Error(WireError {
-                kind: ErrorKind::Api,
-                message: "the upstream stream ended before the response was complete".to_owned(),
-                code: None,
-            }));
+            out.push(StreamEvent::Error(WireError::api(
+                "the upstream stream ended before the response was complete",
+            )));
         }
     }
 

@@ -4,6 +4,7 @@ use serde_json::Value;
 use super::*;
 use crate::gemini::reply_call_id;
 use crate::gemini::tests::fixture;
+use crate::model::ErrorKind;
 
 /// Decodes `chunks` in order, then ends the body.
 fn run(chunks: &[&[u8]]) -> Vec<StreamEvent> {
