@@ -152,7 +152,7 @@ async fn zed_fim(
 ) -> Result<Json<Value>, ApiError> {
     let model = zed.model(&route.model).await.map_err(ApiError::not_found)?;
     let canonical = canonical_request(&route.model, prompt, request);
-    let exchange = Exchange {
+    let mut exchange = Exchange {
         state: state.clone(),
         route: "completions",
         inbound: Dialect::OpenAiChat,

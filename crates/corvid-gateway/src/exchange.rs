@@ -24,9 +24,10 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
-    /// Logs the outcome and records it in the ledger.
+    /// Logs the outcome and records it in the ledger. Called once per exchange: the names
+    /// move into the ledger row rather than being copied.
     pub(crate) fn finish(
-        &self,
+        &mut self,
         status: u16,
         outcome: Outcome,
         ttfb_ms: Option<u64>,
@@ -52,8 +53,8 @@ impl Exchange {
             at: now_ms() - latency_ms as i64,
             route: self.route.to_owned(),
             inbound: self.inbound.as_str().to_owned(),
-            provider: self.provider.clone(),
-            model: self.model.clone(),
+            provider: std::mem::take(&mut self.provider),
+            model: std::mem::take(&mut self.model),
             status,
             outcome,
             latency_ms,
@@ -66,7 +67,7 @@ impl Exchange {
                 reasoning: usage.reasoning,
             },
             attempts: self.attempts,
-            prompt: self.prompt.clone(),
+            prompt: self.prompt.take(),
         });
     }
 }

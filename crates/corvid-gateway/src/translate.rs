@@ -206,7 +206,7 @@ async fn zed_completion(
     request: ChatRequest,
     inbound: Dialect,
     setup: EncoderSetup,
-    exchange: Exchange,
+    mut exchange: Exchange,
 ) -> Result<Response, ApiError> {
     let model = zed
         .model(model)
