@@ -10,7 +10,7 @@ use axum::Json;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::{Bytes, BytesMut};
-use corvid_providers::{ProviderError, Route, UpstreamBody, UpstreamRequest, is_timeout};
+use corvid_providers::{ProviderError, Route, UpstreamBody, is_timeout};
 use corvid_store::Outcome;
 use corvid_wire::anthropic;
 use corvid_wire::model::{ChatRequest, ErrorKind, NameMap, StreamEvent, Usage, WireError};
@@ -84,11 +84,7 @@ impl Translation<'_> {
         let input_estimate =
             (inbound == Dialect::Anthropic).then(|| anthropic::count_tokens_estimate(&request));
         let encoded = codec::encode_request(outbound, &request);
-        let body = Bytes::from(encoded.to_string());
-        let prompt = state
-            .config()
-            .log_prompts
-            .then(|| String::from_utf8_lossy(&body).into_owned());
+        let prompt = state.config().log_prompts.then(|| encoded.to_string());
         let path = codec::endpoint_path(outbound, &route.model, stream);
         let mut exchange = Exchange {
             state: state.clone(),
@@ -100,25 +96,7 @@ impl Translation<'_> {
             attempts: 0,
             prompt,
         };
-        let post = |body: Bytes| {
-            provider.upstream().post(UpstreamRequest {
-                path: &path,
-                body,
-                deadline: None,
-                headers: Vec::new(),
-            })
-        };
-        let mut sent = post(body).await;
-        if let Err(error) = &sent
-            && refuses_stream_options(error)
-            && let Some(mut without) = encoded.as_object().cloned()
-            && without.remove("stream_options").is_some()
-        {
-            // Some OpenAI-compatible servers reject `stream_options`: ask once more without
-            // it (usage then comes only if the server sends it anyway).
-            tracing::info!(provider = %provider.name(), "upstream refused stream_options; retrying without it");
-            sent = post(Bytes::from(serde_json::Value::Object(without).to_string())).await;
-        }
+        let sent = provider.upstream().post_encoded(&path, &encoded).await;
         let upstream = match sent {
             Ok(upstream) => upstream,
             Err(error) => {
@@ -273,12 +251,6 @@ async fn zed_completion(
             )
         }
     }
-}
-
-/// A 400 that names `stream_options` (older vLLM, some proxies).
-fn refuses_stream_options(error: &ProviderError) -> bool {
-    matches!(error, ProviderError::Status { status, body, .. }
-        if status.as_u16() == 400 && corvid_wire::sse::contains(body, b"stream_options"))
 }
 
 /// An upstream failure, answered in the client's dialect with the upstream's wording kept.

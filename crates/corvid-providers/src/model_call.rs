@@ -7,7 +7,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
 use corvid_wire::Dialect;
 use corvid_wire::codec::{self, Decoder};
 use corvid_wire::model::{ChatRequest, ErrorKind, NameMap, Part, StreamEvent, WireError};
@@ -17,7 +16,6 @@ use http_body::Body;
 use crate::error::ProviderError;
 use crate::registry::{Provider, Registry, RouteError, dialect_of};
 use crate::transport::{UpstreamBody, is_timeout};
-use crate::upstream::UpstreamRequest;
 
 /// What kind of failure stopped a model call, so a caller can say what to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,24 +202,12 @@ impl Registry {
         let names = NameMap::new(&request.tools);
         let encoded = codec::encode_request(dialect, &request);
         let path = codec::endpoint_path(dialect, &route.model, true);
-        let post = |body: Bytes| {
-            route.provider.upstream().post(UpstreamRequest {
-                path: &path,
-                body,
-                ..UpstreamRequest::default()
-            })
-        };
-        let mut sent = post(Bytes::from(encoded.to_string())).await;
-        if let Err(ProviderError::Status { status, body, .. }) = &sent
-            && status.as_u16() == 400
-            && corvid_wire::sse::contains(body, b"stream_options")
-            && let Some(mut without) = encoded.as_object().cloned()
-            && without.remove("stream_options").is_some()
-        {
-            // Some OpenAI-compatible servers reject `stream_options`: ask once more without it.
-            sent = post(Bytes::from(serde_json::Value::Object(without).to_string())).await;
-        }
-        let sent = sent.map_err(|error| ModelFailure::from_provider(&error, dialect))?;
+        let sent = route
+            .provider
+            .upstream()
+            .post_encoded(&path, &encoded)
+            .await
+            .map_err(|error| ModelFailure::from_provider(&error, dialect))?;
         Ok(ModelStream {
             source: Source::Bytes {
                 body: sent.response.into_body(),

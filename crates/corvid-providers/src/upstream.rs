@@ -140,6 +140,33 @@ impl Upstream {
         self.call(Method::POST, request).await
     }
 
+    /// POSTs a request corvid encoded itself (a translation). An upstream that refuses
+    /// `stream_options` — a 400 naming it: older vLLM, some proxies — is asked once more
+    /// without it; usage then comes only if the server sends it anyway.
+    pub async fn post_encoded(
+        &self,
+        path: &str,
+        encoded: &serde_json::Value,
+    ) -> Result<UpstreamResponse, ProviderError> {
+        let post = |body: String| {
+            self.post(UpstreamRequest {
+                path,
+                body: Bytes::from(body),
+                ..UpstreamRequest::default()
+            })
+        };
+        let sent = post(encoded.to_string()).await;
+        if let Err(error) = &sent
+            && refuses_stream_options(error)
+            && let Some(mut without) = encoded.as_object().cloned()
+            && without.remove("stream_options").is_some()
+        {
+            tracing::info!("the upstream refused stream_options; retrying without it");
+            return post(serde_json::Value::Object(without).to_string()).await;
+        }
+        sent
+    }
+
     /// A GET (model lists), with the same retries and credential.
     pub async fn get(&self, path: &str) -> Result<UpstreamResponse, ProviderError> {
         let request = UpstreamRequest {
@@ -281,6 +308,12 @@ impl Upstream {
 }
 
 const USER_AGENT: &str = concat!("corvid/", env!("CARGO_PKG_VERSION"));
+
+/// A 400 that names `stream_options`.
+fn refuses_stream_options(error: &ProviderError) -> bool {
+    matches!(error, ProviderError::Status { status, body, .. }
+        if *status == StatusCode::BAD_REQUEST && corvid_wire::sse::contains(body, b"stream_options"))
+}
 
 /// Reads (the start of) an error response into a `Status` error.
 async fn status_error(response: http::Response<UpstreamBody>) -> ProviderError {

@@ -159,3 +159,22 @@ async fn a_cut_stream_ends_with_an_error_event() {
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn an_upstream_refusing_stream_options_is_asked_again_without_it() {
+    let upstream = MockUpstream::start().await;
+    let registry = registry(&upstream);
+    upstream.enqueue(
+        "/v1/chat/completions",
+        Reply::status(
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"message": "Unrecognized request argument supplied: stream_options"}}),
+        ),
+    );
+    let (text, _) = text_of(&registry, "grok-4.6").await;
+    assert_eq!(text, "Hello from the mock.");
+    let sent = upstream.requests();
+    assert_eq!(sent.len(), 2);
+    assert!(sent[0].json().get("stream_options").is_some());
+    assert!(sent[1].json().get("stream_options").is_none());
+}
