@@ -22,7 +22,7 @@ use corvid_wire::model::Usage;
 use corvid_wire::sse::{SseScanner, contains};
 use http::HeaderValue;
 use http_body::{Body as _, Frame, SizeHint};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::error::ApiError;
 use crate::exchange::Exchange;
@@ -197,9 +197,9 @@ impl RelayBody {
                 if payload.trim_ascii() == b"[DONE]" {
                     *finished = true;
                 } else if contains(payload, b"\"usage\"")
-                    && let Some(found) = json_at(payload, "/usage")
+                    && let Some(found) = usage_scan::chat_event(payload)
                 {
-                    *usage = Some(usage_scan::from_chat(&found));
+                    *usage = Some(found);
                 }
             }
             Dialect::OpenAiResponses => {
@@ -208,8 +208,8 @@ impl RelayBody {
                     .any(|marker| contains(payload, marker))
                 {
                     *finished = true;
-                    if let Some(found) = json_at(payload, "/response/usage") {
-                        *usage = Some(usage_scan::from_responses(&found));
+                    if let Some(found) = usage_scan::responses_event(payload) {
+                        *usage = Some(found);
                     }
                 }
             }
@@ -217,22 +217,12 @@ impl RelayBody {
                 if contains(payload, b"\"message_stop\"") {
                     *finished = true;
                 } else if contains(payload, b"\"message_start\"")
-                    && let Some(found) = json_at(payload, "/message/usage")
+                    && let Some(found) = usage_scan::anthropic_start(payload)
                 {
-                    *usage = Some(usage_scan::from_anthropic(&found));
+                    *usage = Some(found);
                 } else if contains(payload, b"\"message_delta\"")
-                    && let Some(found) = json_at(payload, "/usage")
+                    && let Some(merged) = usage_scan::anthropic_delta(payload, *usage)
                 {
-                    // Cumulative output; input and cache counts stay from message_start
-                    // unless the delta repeats them.
-                    let delta = usage_scan::from_anthropic(&found);
-                    let mut merged = usage.unwrap_or_default();
-                    merged.output = delta.output;
-                    if found.get("input_tokens").is_some() {
-                        merged.input = delta.input;
-                        merged.cache_read = delta.cache_read;
-                        merged.cache_write = delta.cache_write;
-                    }
                     *usage = Some(merged);
                 }
             }
@@ -241,9 +231,9 @@ impl RelayBody {
                     *finished = true;
                 }
                 if contains(payload, b"\"usageMetadata\"")
-                    && let Some(found) = json_at(payload, "/usageMetadata")
+                    && let Some(found) = usage_scan::gemini_event(payload)
                 {
-                    *usage = Some(usage_scan::from_gemini(&found));
+                    *usage = Some(found);
                 }
             }
         });
@@ -296,12 +286,3 @@ const RESPONSES_TERMINAL: [&[u8]; 4] = [
     b"\"response.failed\"",
     b"\"response.done\"",
 ];
-
-/// The JSON value at `pointer` in one event, if it is an object.
-fn json_at(payload: &[u8], pointer: &str) -> Option<Value> {
-    let mut event: Value = serde_json::from_slice(payload).ok()?;
-    event
-        .pointer_mut(pointer)
-        .filter(|value| value.is_object())
-        .map(Value::take)
-}

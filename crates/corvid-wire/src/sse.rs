@@ -79,10 +79,12 @@ fn emit(line: &[u8], on_data: &mut impl FnMut(&[u8])) {
 
 /// Whether `haystack` contains `needle`.
 pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty()
-        && haystack
-            .windows(needle.len())
-            .any(|window| window == needle)
+    !needle.is_empty() && memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// Where the last occurrence of `needle` starts in `haystack`.
+pub fn find_last(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::rfind(haystack, needle)
 }
 
 #[cfg(test)]
