@@ -19,7 +19,7 @@ use bytes::{Bytes, BytesMut};
 use corvid_providers::{BoxError, UpstreamBody, is_timeout};
 use corvid_store::Outcome;
 use corvid_wire::model::Usage;
-use corvid_wire::sse::{SseScanner, contains};
+use corvid_wire::sse::{Marker, SseScanner};
 use http::HeaderValue;
 use http_body::{Body as _, Frame, SizeHint};
 use serde_json::json;
@@ -196,7 +196,7 @@ impl RelayBody {
             Dialect::OpenAiChat => {
                 if payload.trim_ascii() == b"[DONE]" {
                     *finished = true;
-                } else if contains(payload, b"\"usage\"")
+                } else if USAGE.is_in(payload)
                     && let Some(found) = usage_scan::chat_event(payload)
                 {
                     *usage = Some(found);
@@ -205,7 +205,7 @@ impl RelayBody {
             Dialect::OpenAiResponses => {
                 if RESPONSES_TERMINAL
                     .iter()
-                    .any(|marker| contains(payload, marker))
+                    .any(|marker| marker.is_in(payload))
                 {
                     *finished = true;
                     if let Some(found) = usage_scan::responses_event(payload) {
@@ -214,23 +214,23 @@ impl RelayBody {
                 }
             }
             Dialect::Anthropic => {
-                if contains(payload, b"\"message_stop\"") {
+                if MESSAGE_STOP.is_in(payload) {
                     *finished = true;
-                } else if contains(payload, b"\"message_start\"")
+                } else if MESSAGE_START.is_in(payload)
                     && let Some(found) = usage_scan::anthropic_start(payload)
                 {
                     *usage = Some(found);
-                } else if contains(payload, b"\"message_delta\"")
+                } else if MESSAGE_DELTA.is_in(payload)
                     && let Some(merged) = usage_scan::anthropic_delta(payload, *usage)
                 {
                     *usage = Some(merged);
                 }
             }
             Dialect::Gemini => {
-                if contains(payload, b"\"finishReason\"") {
+                if FINISH_REASON.is_in(payload) {
                     *finished = true;
                 }
-                if contains(payload, b"\"usageMetadata\"")
+                if USAGE_METADATA.is_in(payload)
                     && let Some(found) = usage_scan::gemini_event(payload)
                 {
                     *usage = Some(found);
@@ -280,9 +280,15 @@ impl Drop for RelayBody {
 }
 
 /// The events that end a Responses stream.
-const RESPONSES_TERMINAL: [&[u8]; 4] = [
-    b"\"response.completed\"",
-    b"\"response.incomplete\"",
-    b"\"response.failed\"",
-    b"\"response.done\"",
+static RESPONSES_TERMINAL: [Marker; 4] = [
+    Marker::new(b"\"response.completed\""),
+    Marker::new(b"\"response.incomplete\""),
+    Marker::new(b"\"response.failed\""),
+    Marker::new(b"\"response.done\""),
 ];
+static USAGE: Marker = Marker::new(b"\"usage\"");
+static MESSAGE_START: Marker = Marker::new(b"\"message_start\"");
+static MESSAGE_DELTA: Marker = Marker::new(b"\"message_delta\"");
+static MESSAGE_STOP: Marker = Marker::new(b"\"message_stop\"");
+static FINISH_REASON: Marker = Marker::new(b"\"finishReason\"");
+static USAGE_METADATA: Marker = Marker::new(b"\"usageMetadata\"");

@@ -7,6 +7,7 @@ use std::fmt;
 
 use corvid_wire::Dialect;
 use corvid_wire::model::Usage;
+use corvid_wire::sse::Marker;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
@@ -265,12 +266,13 @@ pub(crate) fn gemini_event(payload: &[u8]) -> Option<Usage> {
 /// found by its key, searching from the end where providers put it (a quoted key can only be
 /// a key — quotes inside JSON strings are escaped).
 pub(crate) fn from_body(dialect: Dialect, body: &[u8]) -> Option<Usage> {
-    let key: &[u8] = match dialect {
-        Dialect::Gemini => b"\"usageMetadata\"",
-        _ => b"\"usage\"",
+    static USAGE: Marker = Marker::new(b"\"usage\"");
+    static USAGE_METADATA: Marker = Marker::new(b"\"usageMetadata\"");
+    let key = match dialect {
+        Dialect::Gemini => &USAGE_METADATA,
+        _ => &USAGE,
     };
-    let position = corvid_wire::sse::find_last(body, key)?;
-    let rest = body[position + key.len()..].trim_ascii_start();
+    let rest = body[key.end_of_last(body)?..].trim_ascii_start();
     let object = rest.strip_prefix(b":")?.trim_ascii_start();
     if !object.starts_with(b"{") {
         return None;

@@ -1,6 +1,8 @@
 //! Server-sent events framing: an incremental scanner that watches a byte stream go by and
 //! reports each complete `data:` payload, without holding more than the current line.
 
+use std::sync::OnceLock;
+
 /// The longest line the scanner keeps; a longer one is skipped (its bytes still flow on).
 const MAX_LINE: usize = 8 * 1024 * 1024;
 
@@ -82,9 +84,39 @@ pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && memchr::memmem::find(haystack, needle).is_some()
 }
 
-/// Where the last occurrence of `needle` starts in `haystack`.
-pub fn find_last(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::rfind(haystack, needle)
+/// A byte string looked for in many payloads (an event type, a key). Its searchers are built
+/// on first use and kept, so each search costs only the scan.
+pub struct Marker {
+    needle: &'static [u8],
+    forward: OnceLock<memchr::memmem::Finder<'static>>,
+    backward: OnceLock<memchr::memmem::FinderRev<'static>>,
+}
+
+impl Marker {
+    pub const fn new(needle: &'static [u8]) -> Self {
+        Self {
+            needle,
+            forward: OnceLock::new(),
+            backward: OnceLock::new(),
+        }
+    }
+
+    /// Whether `haystack` contains the marker.
+    pub fn is_in(&self, haystack: &[u8]) -> bool {
+        self.forward
+            .get_or_init(|| memchr::memmem::Finder::new(self.needle))
+            .find(haystack)
+            .is_some()
+    }
+
+    /// Where the marker's last occurrence in `haystack` ends.
+    pub fn end_of_last(&self, haystack: &[u8]) -> Option<usize> {
+        let start = self
+            .backward
+            .get_or_init(|| memchr::memmem::FinderRev::new(self.needle))
+            .rfind(haystack)?;
+        Some(start + self.needle.len())
+    }
 }
 
 #[cfg(test)]
@@ -138,5 +170,19 @@ mod tests {
         assert!(contains(b"abc[DONE]", b"[DONE]"));
         assert!(!contains(b"abc", b"abcd"));
         assert!(!contains(b"abc", b""));
+    }
+
+    #[test]
+    fn a_marker_finds_its_first_and_last_occurrence() {
+        static USAGE: Marker = Marker::new(b"\"usage\"");
+        let long = [b"x".repeat(100), br#""usage":1,"usage":2"#.to_vec()].concat();
+        for _ in 0..2 {
+            // The second round runs on the searchers kept from the first.
+            assert!(USAGE.is_in(&long));
+            assert!(!USAGE.is_in(b"usage without quotes"));
+            assert_eq!(USAGE.end_of_last(&long), Some(long.len() - 2));
+            assert_eq!(USAGE.end_of_last(br#"{"usage":{}}"#), Some(8));
+            assert_eq!(USAGE.end_of_last(b""), None);
+        }
     }
 }
