@@ -65,6 +65,7 @@ pub(crate) fn relay(upstream: http::Response<UpstreamBody>, exchange: Exchange) 
         usage: None,
         kept: Vec::new(),
         kept_bytes: 0,
+        relayed: 0,
         status: status.as_u16(),
         ttfb_ms,
         exchange,
@@ -106,6 +107,8 @@ struct RelayBody {
     /// A non-streamed body's chunks (shared, not copied), for reading usage at the end.
     kept: Vec<Bytes>,
     kept_bytes: usize,
+    /// Bytes passed on so far.
+    relayed: u64,
     status: u16,
     ttfb_ms: u64,
     exchange: Exchange,
@@ -155,11 +158,20 @@ impl RelayBody {
     ) -> Option<Result<Bytes, std::io::Error>> {
         match item {
             Some(Ok(chunk)) => {
+                self.relayed += chunk.len() as u64;
                 if self.streaming {
                     self.watch(&chunk);
-                } else if self.kept_bytes + chunk.len() <= KEEP_FOR_USAGE {
-                    self.kept_bytes += chunk.len();
-                    self.kept.push(chunk.clone());
+                } else {
+                    if self.kept_bytes + chunk.len() <= KEEP_FOR_USAGE {
+                        self.kept_bytes += chunk.len();
+                        self.kept.push(chunk.clone());
+                    }
+                    // With a known length hyper stops polling after the last byte and drops
+                    // the body: the reply is complete here, not at a `None` that never comes.
+                    if self.inner.is_end_stream() || self.length == Some(self.relayed) {
+                        self.ended = true;
+                        self.outcome = Outcome::Ok;
+                    }
                 }
                 Some(Ok(chunk))
             }

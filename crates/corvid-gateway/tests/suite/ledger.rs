@@ -6,6 +6,57 @@ use http::StatusCode;
 
 use super::harness::Gateway;
 
+/// The `outcome` column of every row, oldest first, once `count` rows are there.
+async fn outcomes(recorder: &UsageRecorder, path: &std::path::Path, count: usize) -> Vec<String> {
+    let mut outcomes = Vec::new();
+    for _ in 0..100 {
+        recorder.flush().unwrap();
+        let connection = rusqlite::Connection::open(path).unwrap();
+        let mut statement = connection
+            .prepare("SELECT outcome FROM requests ORDER BY id")
+            .unwrap();
+        outcomes = statement
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        if outcomes.len() >= count {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    outcomes
+}
+
+#[tokio::test]
+async fn a_finished_pass_through_is_recorded_ok_whether_or_not_its_length_was_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("corvid.db");
+    let recorder = UsageRecorder::spawn(Store::open(&path).unwrap()).unwrap();
+    let gateway = Gateway::start_recording(recorder.clone()).await;
+
+    // The mock answers a whole reply with a Content-Length: hyper stops reading at the last
+    // byte, so the relay has to notice the end itself.
+    let whole = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"grok","messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(whole.status(), StatusCode::OK);
+    assert!(whole.headers().contains_key(http::header::CONTENT_LENGTH));
+    let _ = whole.text().await.unwrap();
+    let streamed = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"grok","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    let _ = streamed.text().await.unwrap();
+
+    assert_eq!(outcomes(&recorder, &path, 2).await, ["ok", "ok"]);
+}
+
 #[tokio::test]
 async fn requests_are_recorded_with_their_usage() {
     let dir = tempfile::tempdir().unwrap();
