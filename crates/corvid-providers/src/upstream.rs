@@ -3,7 +3,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use corvid_auth::{Credential, Secret};
 use corvid_config::Config;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use corvid_config::ProviderKind;
 use http::{HeaderName, HeaderValue, Method, StatusCode};
@@ -88,7 +88,20 @@ pub struct Upstream {
     auth: AuthStyle,
     /// Sent on every request (configured provider headers).
     headers: Arc<[(HeaderName, HeaderValue)]>,
+    prepared: Arc<Prepared>,
 }
+
+/// What is the same for almost every request and cost more to build each time than the rest
+/// of preparing one: the parsed URL of each path, and the credential header of the current
+/// secret (an OAuth token changes it; the cached header then follows).
+#[derive(Debug, Default)]
+struct Prepared {
+    urls: Mutex<Vec<(Box<str>, http::Uri)>>,
+    credential: Mutex<Option<(Secret, HeaderValue)>>,
+}
+
+/// Paths are few (Gemini's name the model); past this many, URLs are parsed per request.
+const MAX_PREPARED_URLS: usize = 64;
 
 impl Upstream {
     pub fn new(
@@ -104,12 +117,15 @@ impl Upstream {
             max_retries,
             auth: AuthStyle::Bearer,
             headers: Arc::from(Vec::new()),
+            prepared: Arc::default(),
         }
     }
 
     /// Uses `auth` to send the credential.
     pub fn with_auth(mut self, auth: AuthStyle) -> Self {
         self.auth = auth;
+        // The cached credential header was written in the old style.
+        self.prepared = Arc::default();
         self
     }
 
@@ -182,20 +198,12 @@ impl Upstream {
         method: Method,
         request: UpstreamRequest<'_>,
     ) -> Result<UpstreamResponse, ProviderError> {
-        let url_text = format!("{}/{}", self.base_url, request.path);
-        // Parsed once per call, not once per attempt.
-        let url = url_text
-            .parse::<http::Uri>()
-            .map_err(|_| ProviderError::InvalidUrl {
-                url: url_text.clone(),
-            })?;
+        let url = self.url(request.path)?;
         let mut retries = 0u32;
         let mut renewed_after_401 = false;
         let mut bearer = self.credential.bearer().await?;
         loop {
-            let outcome = self
-                .send_once(&method, &url, &url_text, &request, &bearer)
-                .await;
+            let outcome = self.send_once(&method, &url, &request, &bearer).await;
             let error = match outcome {
                 Ok(response) if response.status().is_success() => {
                     return Ok(UpstreamResponse {
@@ -240,39 +248,84 @@ impl Upstream {
         }
     }
 
+    /// The URL of `path` under the base URL, parsed once per path.
+    fn url(&self, path: &str) -> Result<http::Uri, ProviderError> {
+        let mut urls = self
+            .prepared
+            .urls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, url)) = urls.iter().find(|(known, _)| **known == *path) {
+            return Ok(url.clone());
+        }
+        let text = self.url_text(path);
+        let url = text
+            .parse::<http::Uri>()
+            .map_err(|_| ProviderError::InvalidUrl { url: text })?;
+        if urls.len() < MAX_PREPARED_URLS {
+            urls.push((path.into(), url.clone()));
+        }
+        Ok(url)
+    }
+
+    /// The URL of `path` as text, for error messages.
+    fn url_text(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url, path)
+    }
+
+    /// The header that carries `secret` in this provider's style, built once per secret.
+    fn credential_header(
+        &self,
+        secret: &Secret,
+    ) -> Result<(HeaderName, HeaderValue), ProviderError> {
+        let name = match self.auth {
+            AuthStyle::Bearer => http::header::AUTHORIZATION,
+            AuthStyle::AnthropicKey => HeaderName::from_static("x-api-key"),
+            AuthStyle::GoogleKey => HeaderName::from_static("x-goog-api-key"),
+        };
+        let mut prepared = self
+            .prepared
+            .credential
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((known, value)) = prepared.as_ref()
+            && known == secret
+        {
+            return Ok((name, value.clone()));
+        }
+        let text = match self.auth {
+            AuthStyle::Bearer => format!("Bearer {}", secret.expose()),
+            AuthStyle::AnthropicKey | AuthStyle::GoogleKey => secret.expose().to_owned(),
+        };
+        let mut value =
+            HeaderValue::from_str(&text).map_err(|_| ProviderError::InvalidCredential)?;
+        value.set_sensitive(true);
+        *prepared = Some((secret.clone(), value.clone()));
+        Ok((name, value))
+    }
+
     async fn send_once(
         &self,
         method: &Method,
         url: &http::Uri,
-        url_text: &str,
         request: &UpstreamRequest<'_>,
         bearer: &Secret,
     ) -> Result<http::Response<UpstreamBody>, ProviderError> {
         let mut builder = http::Request::builder()
             .method(method.clone())
             .uri(url.clone())
-            .header(http::header::USER_AGENT, USER_AGENT);
+            .header(
+                http::header::USER_AGENT,
+                HeaderValue::from_static(USER_AGENT),
+            );
         if *method == Method::POST {
-            builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+            builder = builder.header(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
         }
         if !self.credential.is_none() {
-            let (name, value) = match self.auth {
-                AuthStyle::Bearer => (
-                    http::header::AUTHORIZATION,
-                    format!("Bearer {}", bearer.expose()),
-                ),
-                AuthStyle::AnthropicKey => (
-                    HeaderName::from_static("x-api-key"),
-                    bearer.expose().to_owned(),
-                ),
-                AuthStyle::GoogleKey => (
-                    HeaderName::from_static("x-goog-api-key"),
-                    bearer.expose().to_owned(),
-                ),
-            };
-            let mut value =
-                HeaderValue::from_str(&value).map_err(|_| ProviderError::InvalidCredential)?;
-            value.set_sensitive(true);
+            let (name, value) = self.credential_header(bearer)?;
             builder = builder.header(name, value);
         }
         if self.auth == AuthStyle::AnthropicKey
@@ -281,7 +334,10 @@ impl Upstream {
                 .iter()
                 .any(|(name, _)| name == "anthropic-version")
         {
-            builder = builder.header("anthropic-version", ANTHROPIC_VERSION);
+            builder = builder.header(
+                HeaderName::from_static("anthropic-version"),
+                HeaderValue::from_static(ANTHROPIC_VERSION),
+            );
         }
         for (name, value) in self.headers.iter().chain(&request.headers) {
             builder = builder.header(name, value);
@@ -290,14 +346,14 @@ impl Upstream {
             builder
                 .body(request.body.clone())
                 .map_err(|error| ProviderError::Transport {
-                    url: url_text.to_owned(),
+                    url: self.url_text(request.path),
                     source: Box::new(error),
                 })?;
         self.transport
             .send(outgoing, request.deadline)
             .await
             .map_err(|error| {
-                let url = url_text.to_owned();
+                let url = self.url_text(request.path);
                 match error {
                     SendError::Connect(source) => ProviderError::Connect { url, source },
                     SendError::Timeout => ProviderError::Timeout { url },
@@ -340,5 +396,68 @@ async fn status_error(response: http::Response<UpstreamBody>) -> ProviderError {
         status,
         body: collected.freeze(),
         retry_after,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn upstream(auth: AuthStyle) -> Upstream {
+        let transport = Transport::new(
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+            "http://127.0.0.1:9/v1",
+            |_| None,
+        )
+        .unwrap();
+        Upstream::new(
+            transport,
+            "http://127.0.0.1:9/v1/",
+            Credential::ApiKey(Secret::new("k")),
+            0,
+        )
+        .with_auth(auth)
+    }
+
+    #[test]
+    fn the_credential_header_follows_the_secret() {
+        let upstream = upstream(AuthStyle::Bearer);
+        let (name, first) = upstream.credential_header(&Secret::new("one")).unwrap();
+        assert_eq!(name, http::header::AUTHORIZATION);
+        assert_eq!(first, "Bearer one");
+        assert!(first.is_sensitive());
+        let (_, again) = upstream.credential_header(&Secret::new("one")).unwrap();
+        assert_eq!(again, "Bearer one");
+        let (_, renewed) = upstream.credential_header(&Secret::new("two")).unwrap();
+        assert_eq!(renewed, "Bearer two", "a renewed token gets a new header");
+
+        let anthropic = upstream.clone().with_auth(AuthStyle::AnthropicKey);
+        let (name, value) = anthropic.credential_header(&Secret::new("two")).unwrap();
+        assert_eq!(name, "x-api-key");
+        assert_eq!(
+            value, "two",
+            "a clone in another style does not reuse the header"
+        );
+        assert!(matches!(
+            upstream.credential_header(&Secret::new("bad\nkey")),
+            Err(ProviderError::InvalidCredential)
+        ));
+    }
+
+    #[test]
+    fn urls_are_parsed_once_per_path_and_still_refused_when_invalid() {
+        let upstream = upstream(AuthStyle::Bearer);
+        let chat = upstream.url("chat/completions").unwrap();
+        assert_eq!(chat, "http://127.0.0.1:9/v1/chat/completions");
+        assert_eq!(
+            upstream.url("responses").unwrap(),
+            "http://127.0.0.1:9/v1/responses"
+        );
+        assert_eq!(upstream.url("chat/completions").unwrap(), chat);
+        assert!(matches!(
+            upstream.url("bad path"),
+            Err(ProviderError::InvalidUrl { url }) if url == "http://127.0.0.1:9/v1/bad path"
+        ));
     }
 }
