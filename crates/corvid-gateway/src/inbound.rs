@@ -42,7 +42,7 @@ pub(crate) async fn messages(
 /// The request headers an Anthropic provider should see from an Anthropic client.
 const ANTHROPIC_FORWARDED: [&str; 2] = ["anthropic-beta", "anthropic-version"];
 
-async fn handle(
+pub(crate) async fn handle(
     state: &AppState,
     request: Request,
     inbound: Dialect,

@@ -9,6 +9,7 @@ mod completions;
 mod error;
 mod exchange;
 mod guard;
+mod hot_routes;
 mod inbound;
 mod listen;
 mod models;
@@ -27,10 +28,16 @@ pub use state::AppState;
 
 use axum::Router;
 use axum::routing::{get, post};
+use futures_util::future::{BoxFuture, Either, Ready};
+use tower::Layer as _;
 
-/// The whole gateway as one `Router`, ready for `axum::serve` or `oneshot` in tests.
-pub fn router(state: AppState) -> Router {
-    Router::new()
+use guard::{Guard, GuardLayer};
+use hot_routes::HotRoutes;
+
+/// The whole gateway as one service, ready for [`serve`] (or `oneshot` in tests).
+pub fn router(state: AppState) -> App {
+    let allow_remote = state.config().allow_remote;
+    let router = Router::new()
         .route("/healthz", get(health))
         .route("/v1/models", get(models::list))
         .route("/v1/chat/completions", post(inbound::chat_completions))
@@ -42,10 +49,38 @@ pub fn router(state: AppState) -> Router {
         .route("/v1beta/models/{*target}", post(inbound::gemini))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(guard::GuardLayer {
-            allow_remote: state.config().allow_remote,
-        })
-        .with_state(state)
+        .with_state(state.clone());
+    App(GuardLayer { allow_remote }.layer(HotRoutes {
+        inner: router,
+        state,
+    }))
+}
+
+/// The gateway: the Host/Origin guard, then the hot routes, then the router.
+#[derive(Clone)]
+pub struct App(Guard<HotRoutes<Router>>);
+
+impl tower::Service<axum::extract::Request> for App {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = Either<
+        Ready<Result<Self::Response, Self::Error>>,
+        Either<
+            BoxFuture<'static, Result<Self::Response, Self::Error>>,
+            axum::routing::future::RouteFuture<Self::Error>,
+        >,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
+        self.0.call(request)
+    }
 }
 
 async fn health() -> axum::Json<serde_json::Value> {

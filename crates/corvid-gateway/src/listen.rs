@@ -5,7 +5,6 @@ use std::future::Future;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use axum::Router;
 use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
@@ -38,7 +37,7 @@ pub fn check_bind_address(host: &str, allow_remote: bool) -> Result<(), BindErro
 /// requests finish for at most `grace`, and returns (dropping the listener frees the port).
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: crate::App,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> std::io::Result<()> {
@@ -54,10 +53,11 @@ pub async fn serve(
         let _ = signal.send(true);
     });
     let mut graceful_signal = stopped.clone();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        let _ = graceful_signal.wait_for(|stop| *stop).await;
-        tracing::info!("shutting down: no new connections; waiting for in-flight requests");
-    });
+    let server =
+        axum::serve(listener, tower::make::Shared::new(app)).with_graceful_shutdown(async move {
+            let _ = graceful_signal.wait_for(|stop| *stop).await;
+            tracing::info!("shutting down: no new connections; waiting for in-flight requests");
+        });
     let deadline = async move {
         if stopped.wait_for(|stop| *stop).await.is_err() {
             // The sender is gone without a signal: never fire.
