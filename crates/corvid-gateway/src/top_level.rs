@@ -37,9 +37,14 @@ impl Edit {
 }
 
 impl<'a> TopLevel<'a> {
-    /// Parses `body`, which must be one JSON object. The whole body is validated.
+    /// Parses `body`, which must be one JSON object. The whole body is validated. UTF-8 is
+    /// checked once up front: parsing from a `&str`, serde_json then neither re-checks each
+    /// string nor each raw value it keeps.
     pub(crate) fn parse(body: &'a [u8]) -> Result<Self, serde_json::Error> {
-        serde_json::from_slice(body)
+        let text = std::str::from_utf8(body).map_err(|error| {
+            <serde_json::Error as de::Error>::custom(format_args!("the body is not UTF-8: {error}"))
+        })?;
+        serde_json::from_str(text)
     }
 
     /// The raw value of `key` (the last one when a key repeats, as JSON parsers do).

@@ -73,3 +73,18 @@ fn rejects_what_is_not_one_json_object() {
         );
     }
 }
+
+#[test]
+fn a_body_that_is_not_utf8_is_refused_and_one_that_is_keeps_its_raw_fields() {
+    let error = TopLevel::parse(b"{\"model\":\"gr\xffok\"}").unwrap_err();
+    assert!(error.to_string().contains("not UTF-8"), "{error}");
+    let top =
+        TopLevel::parse("{\"model\":\"grök\",\"messages\":[{\"content\":\"é\\n\"}]}".as_bytes())
+            .unwrap();
+    assert_eq!(top.str("model").as_deref(), Some("grök"));
+    assert_eq!(
+        top.raw("messages").unwrap().get(),
+        "[{\"content\":\"é\\n\"}]"
+    );
+    assert!(TopLevel::parse(b"[1]").is_err());
+}
