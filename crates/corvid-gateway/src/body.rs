@@ -1,28 +1,59 @@
 use axum::extract::Request;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::StatusCode;
+use http_body::Body as _;
+use http_body_util::BodyExt as _;
 
 use crate::error::ApiError;
 
 /// Reads a request body up to `limit` bytes; larger bodies get a 413 in the OpenAI shape.
+///
+/// A body with a `Content-Length` is complete at its last byte: reading on to the end-of-body
+/// signal would cost the request another pass through hyper's connection task (which sends
+/// that signal only after the handler has taken the data). One chunk is returned as it came.
 pub(crate) async fn read_body(request: Request, limit: usize) -> Result<Bytes, ApiError> {
-    axum::body::to_bytes(request.into_body(), limit)
-        .await
-        .map_err(|error| {
-            let too_large = std::error::Error::source(&error)
-                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>())
-                || error.to_string().contains("length limit");
-            if too_large {
-                ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "invalid_request_error",
-                    format!(
-                        "request body is larger than the {} MiB limit (max_body_mb)",
-                        limit / (1024 * 1024)
-                    ),
-                )
-            } else {
-                ApiError::invalid_request(format!("could not read the request body: {error}"))
+    let mut body = request.into_body();
+    let expected = body.size_hint().exact();
+    if expected.is_some_and(|length| length > limit as u64) {
+        return Err(too_large(limit));
+    }
+    let mut received: Option<Bytes> = None;
+    let mut joined = BytesMut::new();
+    let mut length = 0u64;
+    while expected != Some(length) {
+        let Some(frame) = body.frame().await else {
+            break;
+        };
+        let frame = frame.map_err(|error| {
+            ApiError::invalid_request(format!("could not read the request body: {error}"))
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        length += data.len() as u64;
+        if length > limit as u64 {
+            return Err(too_large(limit));
+        }
+        match received.take() {
+            None if joined.is_empty() => received = Some(data),
+            first => {
+                if let Some(first) = first {
+                    joined.extend_from_slice(&first);
+                }
+                joined.extend_from_slice(&data);
             }
-        })
+        }
+    }
+    Ok(received.unwrap_or_else(|| joined.freeze()))
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "invalid_request_error",
+        format!(
+            "request body is larger than the {} MiB limit (max_body_mb)",
+            limit / (1024 * 1024)
+        ),
+    )
 }

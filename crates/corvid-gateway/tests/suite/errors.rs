@@ -98,6 +98,53 @@ async fn huge_bodies_are_refused_with_413() {
     );
 }
 
+/// Sends `chunks` as one chunked request (no Content-Length) and returns the raw answer.
+async fn post_chunked(gateway: &Gateway, chunks: &[&str]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(gateway.addr).await.unwrap();
+    let mut request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+         transfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        gateway.addr
+    );
+    for chunk in chunks {
+        request.push_str(&format!("{:x}\r\n{chunk}\r\n", chunk.len()));
+    }
+    request.push_str("0\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    answer
+}
+
+#[tokio::test]
+async fn a_chunked_body_is_read_to_its_end_and_still_limited() {
+    let gateway = Gateway::start().await;
+    let answer = post_chunked(
+        &gateway,
+        &[
+            r#"{"model":"grok","#,
+            r#""messages":[{"role":"user","#,
+            r#""content":"hi"}]}"#,
+        ],
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let sent = gateway.upstream.requests();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].json()["messages"][0]["content"], "hi");
+
+    // Small enough to sit in the socket buffers whole, so the answer is never lost to a reset.
+    let limited = Gateway::start_with(|config| config.max_body_bytes = 8 * 1024).await;
+    let piece = "x".repeat(4 * 1024);
+    let mut chunks = vec![r#"{"model":"grok","messages":[{"role":"user","content":""#];
+    chunks.extend(std::iter::repeat_n(piece.as_str(), 5));
+    chunks.push(r#""}]}"#);
+    let answer = post_chunked(&limited, &chunks).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer:.200}");
+    assert!(limited.upstream.requests().is_empty());
+}
+
 #[tokio::test]
 async fn unknown_routes_are_404_not_found_error() {
     let gateway = Gateway::start().await;
