@@ -110,10 +110,10 @@ impl<'a> TopLevel<'a> {
     }
 }
 
+/// Writes `text` as a JSON string straight into `out` (no temporary `String` per key).
 fn write_json_string(out: &mut BytesMut, text: &str) {
-    // Serialising a &str cannot fail.
-    let quoted = serde_json::to_string(text).unwrap_or_default();
-    out.put_slice(quoted.as_bytes());
+    // Serialising a &str into a growable buffer cannot fail.
+    let _ = serde_json::to_writer(out.writer(), text);
 }
 
 /// A JSON string value, for [`Edit::Set`].
