@@ -42,7 +42,7 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
             tracing::warn!(%error, "usage ledger unavailable; requests will not be recorded")
         }
     }
-    let app = router(state);
+    let app = router(state.clone());
 
     let address = format!(
         "{}:{}",
@@ -63,6 +63,8 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
         "corvid listening on http://{bound}"
     );
     corvid_gateway::serve(listener, app, shutdown_signal(), config.shutdown_grace).await?;
+    // The last responses' ledger rows are written after their bytes went out; let them land.
+    state.settle().await;
     tracing::info!("stopped");
     Ok(())
 }

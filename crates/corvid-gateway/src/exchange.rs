@@ -24,6 +24,21 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
+    /// This exchange, moved out of a body being dropped: the names go with it and `self`
+    /// keeps empty ones.
+    pub(crate) fn take(&mut self) -> Exchange {
+        Exchange {
+            state: self.state.clone(),
+            route: self.route,
+            inbound: self.inbound,
+            provider: std::mem::take(&mut self.provider),
+            model: std::mem::take(&mut self.model),
+            started: self.started,
+            attempts: self.attempts,
+            prompt: self.prompt.take(),
+        }
+    }
+
     /// Logs the outcome and records it in the ledger. Called once per exchange: the names
     /// move into the ledger row rather than being copied.
     pub(crate) fn finish(

@@ -5,6 +5,7 @@
 //! through `corvid-wire` for the rest; and the one mapping from failures to HTTP answers.
 
 mod body;
+mod bookkeeping;
 mod completions;
 mod error;
 mod exchange;

@@ -271,23 +271,44 @@ impl RelayBody {
 }
 
 impl Drop for RelayBody {
+    /// hyper drops the body before it flushes the last bytes, so the ledger's share — usage
+    /// out of a whole reply, the log line, the row — is handed to the bookkeeping task and
+    /// done once the client has its answer.
     fn drop(&mut self) {
-        if !self.streaming && self.usage.is_none() {
-            self.usage = match self.kept.as_slice() {
-                [] => None,
-                // Most replies arrive in one chunk: read it where it is.
-                [whole] => usage_scan::from_body(self.exchange.inbound, whole),
-                chunks => {
-                    let mut body = BytesMut::with_capacity(self.kept_bytes);
-                    chunks
-                        .iter()
-                        .for_each(|chunk| body.extend_from_slice(chunk));
-                    usage_scan::from_body(self.exchange.inbound, &body)
-                }
+        let mut exchange = self.exchange.take();
+        let kept = std::mem::take(&mut self.kept);
+        let kept_bytes = self.kept_bytes;
+        let (streaming, status, outcome, ttfb_ms, usage) = (
+            self.streaming,
+            self.status,
+            self.outcome,
+            self.ttfb_ms,
+            self.usage,
+        );
+        let state = exchange.state.clone();
+        state.later(move || {
+            let usage = match usage {
+                None if !streaming => usage_of_whole(exchange.inbound, &kept, kept_bytes),
+                usage => usage,
             };
+            exchange.finish(status, outcome, Some(ttfb_ms), usage);
+        });
+    }
+}
+
+/// Usage out of a whole non-streamed reply, kept as the chunks it arrived in.
+fn usage_of_whole(dialect: Dialect, kept: &[Bytes], kept_bytes: usize) -> Option<Usage> {
+    match kept {
+        [] => None,
+        // Most replies arrive in one chunk: read it where it is.
+        [whole] => usage_scan::from_body(dialect, whole),
+        chunks => {
+            let mut body = BytesMut::with_capacity(kept_bytes);
+            chunks
+                .iter()
+                .for_each(|chunk| body.extend_from_slice(chunk));
+            usage_scan::from_body(dialect, &body)
         }
-        self.exchange
-            .finish(self.status, self.outcome, Some(self.ttfb_ms), self.usage);
     }
 }
 

@@ -4,6 +4,8 @@ use corvid_config::Config;
 use corvid_providers::Registry;
 use corvid_store::{UsageRecord, UsageRecorder};
 
+use crate::bookkeeping::Bookkeeper;
+
 /// What every handler shares: the configuration, the providers, and the usage ledger. Cheap
 /// to clone.
 #[derive(Debug, Clone)]
@@ -14,14 +16,18 @@ struct Inner {
     config: Config,
     registry: Registry,
     recorder: Option<UsageRecorder>,
+    bookkeeper: Bookkeeper,
 }
 
 impl AppState {
+    /// Made inside a runtime, the state runs each response's bookkeeping on a task of that
+    /// runtime (see `bookkeeping`); outside one, in place.
     pub fn new(config: Config, registry: Registry) -> Self {
         Self(Arc::new(Inner {
             config,
             registry,
             recorder: None,
+            bookkeeper: Bookkeeper::start(),
         }))
     }
 
@@ -40,6 +46,16 @@ impl AppState {
 
     pub fn registry(&self) -> &Registry {
         &self.0.registry
+    }
+
+    /// Runs `job` after the current task yields: after a response's last bytes are flushed.
+    pub(crate) fn later(&self, job: impl FnOnce() + Send + 'static) {
+        self.0.bookkeeper.later(job);
+    }
+
+    /// Resolves once the bookkeeping handed in so far has run (their ledger rows are queued).
+    pub async fn settle(&self) {
+        self.0.bookkeeper.settle().await;
     }
 
     /// Adds a row to the usage ledger (never blocks; see `UsageRecorder`).
