@@ -28,7 +28,7 @@ struct Target {
     authority: Authority,
 }
 
-pub(crate) fn run(port: u16, upstream: &str) -> anyhow::Result<()> {
+pub(crate) fn run(port: u16, upstream: &str, one_thread: bool) -> anyhow::Result<()> {
     crate::procs::exit_when_parent_exits();
     let upstream: Uri = upstream
         .parse()
@@ -40,10 +40,17 @@ pub(crate) fn run(port: u16, upstream: &str) -> anyhow::Result<()> {
             .cloned()
             .context("upstream needs host:port")?,
     });
-    // Same runtime shape as a typical gateway: one worker per core.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    // By default the shape of a typical gateway, one worker per core; with `one_thread` the
+    // shape of `corvid serve`.
+    let runtime = if one_thread {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+    };
     runtime.block_on(async move {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let mut connector = HttpConnector::new();

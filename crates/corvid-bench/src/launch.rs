@@ -55,10 +55,18 @@ pub(crate) async fn mock(logs: &Path, port: u16) -> anyhow::Result<Started> {
     })
 }
 
-pub(crate) async fn floor(logs: &Path, port: u16, upstream_port: u16) -> anyhow::Result<Started> {
+pub(crate) async fn floor(
+    logs: &Path,
+    port: u16,
+    upstream_port: u16,
+    one_thread: bool,
+) -> anyhow::Result<Started> {
     let mut command = helper("floor-proxy")?;
     let upstream = format!("http://127.0.0.1:{upstream_port}");
     command.args(["--port", &port.to_string(), "--upstream", &upstream]);
+    if one_thread {
+        command.arg("--one-thread");
+    }
     let mut guard = ChildGuard::spawn("floor proxy", &mut command, logs.join("floor.log"))?;
     let ready_after = guard
         .wait_until(READY_LIMIT, || procs::accepts_tcp(port))

@@ -46,6 +46,9 @@ enum Command {
         /// e.g. http://127.0.0.1:9000
         #[arg(long)]
         upstream: String,
+        /// A current-thread runtime instead of a worker per core.
+        #[arg(long)]
+        one_thread: bool,
     },
 }
 
@@ -72,6 +75,9 @@ struct RunArgs {
     /// Where to write the JSON results [default: <workspace>/bench-results/latest.json]
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Run the floor proxy on one thread, as `corvid serve` runs, instead of a worker per core
+    #[arg(long)]
+    floor_one_thread: bool,
 }
 
 impl RunArgs {
@@ -86,6 +92,7 @@ impl RunArgs {
             stream_requests: pick(self.stream_requests, 100, 500),
             rounds: 8,
             quick: self.quick,
+            floor_one_thread: self.floor_one_thread,
         };
         anyhow::ensure!(
             settings.requests > 0 && settings.stream_requests > 0 && settings.concurrency > 0,
@@ -119,7 +126,11 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::MockUpstream { port }) => mock::run(port),
-        Some(Command::FloorProxy { port, upstream }) => floor::run(port, &upstream),
+        Some(Command::FloorProxy {
+            port,
+            upstream,
+            one_thread,
+        }) => floor::run(port, &upstream, one_thread),
         None => {
             let settings = cli.run.settings()?;
             let corvid = launch::corvid_program(cli.run.corvid)?;

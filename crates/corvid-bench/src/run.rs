@@ -26,6 +26,8 @@ pub(crate) struct Settings {
     pub(crate) stream_requests: usize,
     pub(crate) rounds: usize,
     pub(crate) quick: bool,
+    /// The floor proxy runs on one thread (as `corvid serve` does) instead of a worker per core.
+    pub(crate) floor_one_thread: bool,
 }
 
 impl Settings {
@@ -100,7 +102,13 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
     let client = load::client();
 
     let mock = launch::mock(logs.path(), mock_port).await?;
-    let floor = launch::floor(logs.path(), floor_port, mock.port).await?;
+    let floor = launch::floor(
+        logs.path(),
+        floor_port,
+        mock.port,
+        settings.floor_one_thread,
+    )
+    .await?;
     let setup = CorvidSetup {
         program: &corvid,
         home: home.path(),

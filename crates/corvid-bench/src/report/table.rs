@@ -18,6 +18,12 @@ pub(super) fn print(report: &Report) {
         }
     }
     println!("  corvid binary: {}", report.corvid_program);
+    let floor_shape = if settings.floor_one_thread {
+        "one thread (--floor-one-thread)"
+    } else {
+        "a worker per core"
+    };
+    println!("  floor runtime: {floor_shape}");
 
     println!(
         "\nNon-streamed latency (concurrency 1, {} requests per target)",

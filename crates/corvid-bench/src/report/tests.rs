@@ -30,6 +30,7 @@ fn settings() -> Settings {
         stream_requests: 10,
         rounds: 1,
         quick: true,
+        floor_one_thread: false,
     }
 }
 
