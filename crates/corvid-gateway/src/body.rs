@@ -17,8 +17,7 @@ pub(crate) async fn read_body(request: Request, limit: usize) -> Result<Bytes, A
     if expected.is_some_and(|length| length > limit as u64) {
         return Err(too_large(limit));
     }
-    let mut received: Option<Bytes> = None;
-    let mut joined = BytesMut::new();
+    let mut chunks = Vec::new();
     let mut length = 0u64;
     while expected != Some(length) {
         let Some(frame) = body.frame().await else {
@@ -34,17 +33,21 @@ pub(crate) async fn read_body(request: Request, limit: usize) -> Result<Bytes, A
         if length > limit as u64 {
             return Err(too_large(limit));
         }
-        match received.take() {
-            None if joined.is_empty() => received = Some(data),
-            first => {
-                if let Some(first) = first {
-                    joined.extend_from_slice(&first);
-                }
-                joined.extend_from_slice(&data);
-            }
-        }
+        chunks.push(data);
     }
-    Ok(received.unwrap_or_else(|| joined.freeze()))
+    Ok(join(chunks))
+}
+
+/// The chunks of one body as one buffer: a single chunk as it came, several copied together.
+pub(crate) fn join(mut chunks: Vec<Bytes>) -> Bytes {
+    if chunks.len() <= 1 {
+        return chunks.pop().unwrap_or_default();
+    }
+    let mut joined = BytesMut::with_capacity(chunks.iter().map(Bytes::len).sum());
+    chunks
+        .iter()
+        .for_each(|chunk| joined.extend_from_slice(chunk));
+    joined.freeze()
 }
 
 fn too_large(limit: usize) -> ApiError {

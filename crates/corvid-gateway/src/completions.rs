@@ -67,16 +67,7 @@ pub(crate) async fn complete(
     }
     let backend = backend_for(&route, config.completions_backend);
     let (path, upstream_body) = upstream_body(backend, &route, &prompt, &request);
-    let mut exchange = Exchange {
-        state: state.clone(),
-        route: "completions",
-        inbound: Dialect::OpenAiChat,
-        provider: route.provider.name().to_owned(),
-        model: route.model.clone(),
-        started,
-        attempts: 0,
-        prompt: config.log_prompts.then(|| prompt.with_cursor()),
-    };
+    let mut exchange = exchange_for(&state, &route, &prompt, started);
     let sent = route
         .provider
         .upstream()
@@ -113,11 +104,35 @@ pub(crate) async fn complete(
             return Err(ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message));
         }
     };
+    Ok(answer(&mut exchange, status, parsed, &request))
+}
+
+/// The ledger's view of one edit prediction.
+fn exchange_for(state: &AppState, route: &Route, prompt: &FimPrompt, started: Instant) -> Exchange {
+    Exchange {
+        state: state.clone(),
+        route: "completions",
+        inbound: Dialect::OpenAiChat,
+        provider: route.provider.name().to_owned(),
+        model: route.model.clone(),
+        started,
+        attempts: 0,
+        prompt: state.config().log_prompts.then(|| prompt.with_cursor()),
+    }
+}
+
+/// Records a finished prediction and answers it as a `text_completion`.
+fn answer(
+    exchange: &mut Exchange,
+    status: u16,
+    parsed: UpstreamCompletion,
+    request: &CompletionRequest,
+) -> Json<Value> {
     let usage = parsed.usage;
     exchange.finish(
         status,
         Outcome::Ok,
-        Some(started.elapsed().as_millis() as u64),
+        Some(exchange.started.elapsed().as_millis() as u64),
         Some(model::Usage::from_openai(
             usage.prompt_tokens,
             0,
@@ -132,13 +147,13 @@ pub(crate) async fn complete(
         .map(|elapsed| elapsed.as_secs())
         .unwrap_or_default();
     let id = format!("cmpl-{:032x}", rand::random::<u128>());
-    Ok(Json(fim::text_completion_json(
+    Json(fim::text_completion_json(
         &id,
         created,
         &request.model,
         &choice,
         usage,
-    )))
+    ))
 }
 
 /// Edit predictions from a model on the signed-in Zed account.
@@ -152,16 +167,8 @@ async fn zed_fim(
 ) -> Result<Json<Value>, ApiError> {
     let model = zed.model(&route.model).await.map_err(ApiError::not_found)?;
     let canonical = canonical_request(&route.model, prompt, request);
-    let mut exchange = Exchange {
-        state: state.clone(),
-        route: "completions",
-        inbound: Dialect::OpenAiChat,
-        provider: route.provider.name().to_owned(),
-        model: route.model.clone(),
-        started,
-        attempts: 1,
-        prompt: state.config().log_prompts.then(|| prompt.with_cursor()),
-    };
+    let mut exchange = exchange_for(state, route, prompt, started);
+    exchange.attempts = 1;
     let mut completion = match zed
         .client()
         .completion(&canonical, &model, None, None)
@@ -186,33 +193,12 @@ async fn zed_fim(
         exchange.finish(200, Outcome::StreamError, None, None);
         ApiError::new(StatusCode::BAD_GATEWAY, "api_error", error.message)
     })?;
-    let parsed = completion_from(response);
-    exchange.finish(
+    Ok(answer(
+        &mut exchange,
         200,
-        Outcome::Ok,
-        Some(started.elapsed().as_millis() as u64),
-        Some(model::Usage::from_openai(
-            parsed.usage.prompt_tokens,
-            0,
-            0,
-            parsed.usage.completion_tokens,
-            0,
-        )),
-    );
-    let usage = parsed.usage;
-    let choice = fim::finish_completion(parsed, &request.stop);
-    let created = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs())
-        .unwrap_or_default();
-    let id = format!("cmpl-{:032x}", rand::random::<u128>());
-    Ok(Json(fim::text_completion_json(
-        &id,
-        created,
-        &request.model,
-        &choice,
-        usage,
-    )))
+        completion_from(response),
+        request,
+    ))
 }
 
 fn canonical_request(model: &str, prompt: &FimPrompt, request: &CompletionRequest) -> ChatRequest {

@@ -12,21 +12,19 @@ use axum::response::{IntoResponse, Response};
 use futures_util::future::{BoxFuture, Either};
 use http::Method;
 
-use crate::inbound;
+use crate::inbound::{self, GENERATION_ROUTES};
 use crate::state::AppState;
 use corvid_wire::Dialect;
 
-/// The handler a hot path goes to: its dialect and its name in the ledger.
+/// The generation route a request is for: only a POST to one of the exact paths.
 fn hot_route(method: &Method, path: &str) -> Option<(Dialect, &'static str)> {
     if method != Method::POST {
         return None;
     }
-    match path {
-        "/v1/chat/completions" => Some((Dialect::OpenAiChat, "chat_completions")),
-        "/v1/responses" => Some((Dialect::OpenAiResponses, "responses")),
-        "/v1/messages" => Some((Dialect::Anthropic, "messages")),
-        _ => None,
-    }
+    GENERATION_ROUTES
+        .iter()
+        .find(|(known, _, _)| *known == path)
+        .map(|&(_, dialect, name)| (dialect, name))
 }
 
 #[derive(Clone)]

@@ -18,26 +18,16 @@ use corvid_providers::dialect_of;
 use corvid_wire::Dialect;
 use corvid_wire::codec;
 
-pub(crate) async fn chat_completions(
-    State(state): State<AppState>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    handle(&state, request, Dialect::OpenAiChat, "chat_completions").await
-}
-
-pub(crate) async fn responses(
-    State(state): State<AppState>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    handle(&state, request, Dialect::OpenAiResponses, "responses").await
-}
-
-pub(crate) async fn messages(
-    State(state): State<AppState>,
-    request: Request,
-) -> Result<Response, ApiError> {
-    handle(&state, request, Dialect::Anthropic, "messages").await
-}
+/// The generation routes whose body goes through `handle`: path, dialect, name in the ledger.
+pub(crate) const GENERATION_ROUTES: [(&str, Dialect, &str); 3] = [
+    (
+        "/v1/chat/completions",
+        Dialect::OpenAiChat,
+        "chat_completions",
+    ),
+    ("/v1/responses", Dialect::OpenAiResponses, "responses"),
+    ("/v1/messages", Dialect::Anthropic, "messages"),
+];
 
 /// The request headers an Anthropic provider should see from an Anthropic client.
 const ANTHROPIC_FORWARDED: [&str; 2] = ["anthropic-beta", "anthropic-version"];

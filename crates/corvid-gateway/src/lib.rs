@@ -28,6 +28,7 @@ pub use listen::{BindError, check_bind_address, serve};
 pub use state::AppState;
 
 use axum::Router;
+use axum::extract::{Request, State};
 use axum::routing::{get, post};
 use futures_util::future::{BoxFuture, Either, Ready};
 use tower::Layer as _;
@@ -38,16 +39,27 @@ use hot_routes::HotRoutes;
 /// The whole gateway as one service, ready for [`serve`] (or `oneshot` in tests).
 pub fn router(state: AppState) -> App {
     let allow_remote = state.config().allow_remote;
-    let router = Router::new()
+    let mut router = Router::new()
         .route("/healthz", get(health))
         .route("/v1/models", get(models::list))
-        .route("/v1/chat/completions", post(inbound::chat_completions))
-        .route("/v1/responses", post(inbound::responses))
         .route("/v1/completions", post(completions::complete))
-        .route("/v1/messages", post(inbound::messages))
         .route("/v1/messages/count_tokens", post(inbound::count_tokens))
         .route("/v1beta/models", get(models::list_gemini))
-        .route("/v1beta/models/{*target}", post(inbound::gemini))
+        .route("/v1beta/models/{*target}", post(inbound::gemini));
+    // `HotRoutes` answers POSTs to these before the router sees them; the router declares them
+    // too, with the same handler, so that other methods on these paths get 405, not 404.
+    for (path, dialect, name) in inbound::GENERATION_ROUTES {
+        router = router.route(
+            path,
+            post(
+                move |State(state): State<AppState>, request: Request| async move {
+                    inbound::handle(&state, request, dialect, name).await
+                },
+            ),
+        );
+    }
+    // After every route: the 405 fallback is set on the routes registered before it.
+    let router = router
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state.clone());

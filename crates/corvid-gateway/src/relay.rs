@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::response::Response;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use corvid_providers::{BoxError, UpstreamBody, is_timeout};
 use corvid_store::Outcome;
 use corvid_wire::model::Usage;
@@ -24,6 +24,7 @@ use http::HeaderValue;
 use http_body::{Body as _, Frame, SizeHint};
 use serde_json::json;
 
+use crate::body;
 use crate::error::ApiError;
 use crate::exchange::Exchange;
 use crate::usage_scan;
@@ -277,7 +278,6 @@ impl Drop for RelayBody {
     fn drop(&mut self) {
         let mut exchange = self.exchange.take();
         let kept = std::mem::take(&mut self.kept);
-        let kept_bytes = self.kept_bytes;
         let (streaming, status, outcome, ttfb_ms, usage) = (
             self.streaming,
             self.status,
@@ -288,27 +288,13 @@ impl Drop for RelayBody {
         let state = exchange.state.clone();
         state.later(move || {
             let usage = match usage {
-                None if !streaming => usage_of_whole(exchange.inbound, &kept, kept_bytes),
+                None if !streaming && !kept.is_empty() => {
+                    usage_scan::from_body(exchange.inbound, &body::join(kept))
+                }
                 usage => usage,
             };
             exchange.finish(status, outcome, Some(ttfb_ms), usage);
         });
-    }
-}
-
-/// Usage out of a whole non-streamed reply, kept as the chunks it arrived in.
-fn usage_of_whole(dialect: Dialect, kept: &[Bytes], kept_bytes: usize) -> Option<Usage> {
-    match kept {
-        [] => None,
-        // Most replies arrive in one chunk: read it where it is.
-        [whole] => usage_scan::from_body(dialect, whole),
-        chunks => {
-            let mut body = BytesMut::with_capacity(kept_bytes);
-            chunks
-                .iter()
-                .for_each(|chunk| body.extend_from_slice(chunk));
-            usage_scan::from_body(dialect, &body)
-        }
     }
 }
 

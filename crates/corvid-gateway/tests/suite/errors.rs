@@ -146,6 +146,20 @@ async fn a_chunked_body_is_read_to_its_end_and_still_limited() {
 }
 
 #[tokio::test]
+async fn the_generation_paths_answer_other_methods_and_near_misses_like_any_route() {
+    let gateway = Gateway::start().await;
+    for path in ["/v1/chat/completions", "/v1/responses", "/v1/messages"] {
+        let response = gateway.client.get(gateway.url(path)).send().await.unwrap();
+        let (status, value) = error_body(response).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{path}");
+        assert!(value["error"]["message"].as_str().unwrap().contains("GET"));
+    }
+    let (status, _) = error_body(gateway.post("/v1/chat/completions/", "{}").await).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(gateway.upstream.requests().is_empty());
+}
+
+#[tokio::test]
 async fn unknown_routes_are_404_not_found_error() {
     let gateway = Gateway::start().await;
     let (status, value) = error_body(gateway.post("/v1/nothing", "{}").await).await;
