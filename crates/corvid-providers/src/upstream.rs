@@ -365,10 +365,12 @@ impl Upstream {
 
 const USER_AGENT: &str = concat!("corvid/", env!("CARGO_PKG_VERSION"));
 
+static STREAM_OPTIONS: corvid_wire::sse::Marker = corvid_wire::sse::Marker::new(b"stream_options");
+
 /// A 400 that names `stream_options`.
 fn refuses_stream_options(error: &ProviderError) -> bool {
     matches!(error, ProviderError::Status { status, body, .. }
-        if *status == StatusCode::BAD_REQUEST && corvid_wire::sse::contains(body, b"stream_options"))
+        if *status == StatusCode::BAD_REQUEST && STREAM_OPTIONS.is_in(body))
 }
 
 /// Reads (the start of) an error response into a `Status` error.

@@ -79,11 +79,6 @@ fn emit(line: &[u8], on_data: &mut impl FnMut(&[u8])) {
     }
 }
 
-/// Whether `haystack` contains `needle`.
-pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && memchr::memmem::find(haystack, needle).is_some()
-}
-
 /// A byte string looked for in many payloads (an event type, a key). Its searchers are built
 /// on first use and kept, so each search costs only the scan.
 pub struct Marker {
@@ -163,13 +158,6 @@ mod tests {
         assert!(scanner.mid_line());
         scanner.feed(b"tial\":1}\n", |_| {});
         assert!(!scanner.mid_line());
-    }
-
-    #[test]
-    fn contains_finds_needles() {
-        assert!(contains(b"abc[DONE]", b"[DONE]"));
-        assert!(!contains(b"abc", b"abcd"));
-        assert!(!contains(b"abc", b""));
     }
 
     #[test]
