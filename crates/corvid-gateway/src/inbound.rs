@@ -81,7 +81,7 @@ pub(crate) async fn handle(
         .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
     let include_usage = top
         .raw("stream_options")
-        .and_then(|raw| serde_json::from_str::<StreamOptions>(raw.get()).ok())
+        .and_then(|raw| serde_json::from_slice::<StreamOptions>(raw).ok())
         .is_some_and(|options| options.include_usage == Some(true));
     Translation {
         state,
@@ -251,9 +251,7 @@ async fn gemini_count_tokens(
     let original = body_of(state, request, inbound).await?;
     let top = top_level(&original, inbound)?;
     // countTokens wraps the request in `generateContentRequest` or sends `contents` directly.
-    let inner = top
-        .raw("generateContentRequest")
-        .map_or(&original[..], |raw| raw.get().as_bytes());
+    let inner = top.raw("generateContentRequest").unwrap_or(&original[..]);
     let request = corvid_wire::gemini::decode_request(inner, model)
         .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
     let tokens = corvid_wire::anthropic::count_tokens_estimate(&request);

@@ -153,7 +153,7 @@ pub(crate) fn provider_removals(
         for field in fields {
             let asked = body
                 .raw(field)
-                .and_then(|raw| raw.get().parse::<u64>().ok());
+                .and_then(|raw| std::str::from_utf8(raw).ok()?.parse::<u64>().ok());
             if asked.is_some_and(|asked| asked > u64::from(limit)) {
                 edits.push(Edit::Set(field, limit.to_string()));
             }

@@ -3,17 +3,27 @@
 //! by splicing — without re-serialising the messages, tools or images it never looks at.
 
 use std::borrow::Cow;
-use std::fmt;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use serde::Deserialize;
-use serde::de::{self, MapAccess, Visitor};
-use serde_json::value::RawValue;
 
-/// The top-level fields of a JSON object body, in order, values unparsed.
+mod scan;
+
+pub(crate) use scan::ScanError;
+
+/// The top-level fields of a JSON object body, in order, values unparsed: each is the raw
+/// JSON text of the value, a slice of the body (valid UTF-8, as the whole body is).
 #[derive(Debug)]
 pub(crate) struct TopLevel<'a> {
-    fields: Vec<(Cow<'a, str>, &'a RawValue)>,
+    fields: Vec<Field<'a>>,
+}
+
+#[derive(Debug)]
+struct Field<'a> {
+    /// The decoded key.
+    name: Cow<'a, str>,
+    /// The key as written, quotes included.
+    raw_name: &'a [u8],
+    value: &'a [u8],
 }
 
 /// A change to make to one top-level field.
@@ -37,29 +47,64 @@ impl Edit {
 }
 
 impl<'a> TopLevel<'a> {
-    /// Parses `body`, which must be one JSON object. The whole body is validated. UTF-8 is
-    /// checked once up front: parsing from a `&str`, serde_json then neither re-checks each
-    /// string nor each raw value it keeps.
-    pub(crate) fn parse(body: &'a [u8]) -> Result<Self, serde_json::Error> {
-        let text = std::str::from_utf8(body).map_err(|error| {
-            <serde_json::Error as de::Error>::custom(format_args!("the body is not UTF-8: {error}"))
+    /// Parses `body`, which must be one JSON object in UTF-8. The whole body is validated in
+    /// one pass that keeps only where each top-level field lies.
+    pub(crate) fn parse(body: &'a [u8]) -> Result<Self, ScanError> {
+        let mut fields = Vec::with_capacity(16);
+        let mut bad_key = None;
+        scan::object_fields(body, |span| {
+            let (key_start, key_end) = span.key;
+            let raw_name = &body[key_start - 1..key_end + 1];
+            let name = if span.key_escaped {
+                serde_json::from_slice::<String>(raw_name).map(Cow::Owned)
+            } else {
+                // Validated already; checking a key again costs a few instructions.
+                std::str::from_utf8(&body[key_start..key_end])
+                    .map(Cow::Borrowed)
+                    .map_err(serde::de::Error::custom)
+            };
+            let name = name.unwrap_or_else(|_| {
+                // A key whose `\u` escapes name a lone surrogate: valid when skipped, not
+                // as a name.
+                bad_key.get_or_insert(key_start);
+                Cow::Borrowed("")
+            });
+            fields.push(Field {
+                name,
+                raw_name,
+                value: &body[span.value.0..span.value.1],
+            });
         })?;
-        serde_json::from_str(text)
+        if let Some(at) = bad_key {
+            return Err(ScanError::at(body, at, "invalid unicode escape in a key"));
+        }
+        Ok(Self { fields })
     }
 
-    /// The raw value of `key` (the last one when a key repeats, as JSON parsers do).
-    pub(crate) fn raw(&self, key: &str) -> Option<&'a RawValue> {
+    /// The raw JSON text of `key`'s value (the last one when a key repeats, as JSON parsers
+    /// do).
+    pub(crate) fn raw(&self, key: &str) -> Option<&'a [u8]> {
         self.fields
             .iter()
             .rev()
-            .find(|(name, _)| name == key)
-            .map(|(_, value)| *value)
+            .find(|field| field.name == key)
+            .map(|field| field.value)
     }
 
     /// `key` as a string, or `None` when absent or not a string.
     pub(crate) fn str(&self, key: &str) -> Option<Cow<'a, str>> {
         let raw = self.raw(key)?;
-        serde_json::from_str::<Cow<'a, str>>(raw.get()).ok()
+        match raw
+            .strip_prefix(b"\"")
+            .and_then(|inner| inner.strip_suffix(b"\""))
+        {
+            // Valid, so without a backslash nothing in it needs decoding.
+            Some(plain) if !plain.contains(&b'\\') => {
+                std::str::from_utf8(plain).ok().map(Cow::Borrowed)
+            }
+            Some(_) => serde_json::from_slice::<String>(raw).ok().map(Cow::Owned),
+            None => None,
+        }
     }
 
     /// Whether `key` is present (with any value, `null` included).
@@ -76,33 +121,42 @@ impl<'a> TopLevel<'a> {
         let mut out = BytesMut::with_capacity(original.len() + 64);
         out.put_u8(b'{');
         let mut first = true;
-        let mut push = |out: &mut BytesMut, key: &str, value: &str| {
+        // Keys are written as they came (already valid JSON); a new one is serialised.
+        let mut push = |out: &mut BytesMut, raw_key: Option<&[u8]>, key: &str, value: &[u8]| {
             if !first {
                 out.put_u8(b',');
             }
             first = false;
-            write_json_string(out, key);
+            match raw_key {
+                Some(raw_key) => out.put_slice(raw_key),
+                None => write_json_string(out, key),
+            }
             out.put_u8(b':');
-            out.put_slice(value.as_bytes());
+            out.put_slice(value);
         };
         let mut set_done = vec![false; edits.len()];
-        for (key, value) in &self.fields {
+        for field in &self.fields {
             let edit = edits
                 .iter()
                 .enumerate()
-                .find(|(_, edit)| edit.field() == key);
+                .find(|(_, edit)| edit.field() == field.name);
             match edit {
                 Some((index, Edit::Set(_, replacement))) => {
                     set_done[index] = true;
-                    push(&mut out, key, replacement);
+                    push(
+                        &mut out,
+                        Some(field.raw_name),
+                        &field.name,
+                        replacement.as_bytes(),
+                    );
                 }
                 Some((_, Edit::Remove(_) | Edit::RemoveOwned(_))) => {}
-                None => push(&mut out, key, value.get()),
+                None => push(&mut out, Some(field.raw_name), &field.name, field.value),
             }
         }
         for (index, edit) in edits.iter().enumerate() {
             if let (Edit::Set(name, value), false) = (edit, set_done[index]) {
-                push(&mut out, name, value);
+                push(&mut out, None, name, value.as_bytes());
             }
         }
         out.put_u8(b'}');
@@ -119,58 +173,6 @@ fn write_json_string(out: &mut BytesMut, text: &str) {
 /// A JSON string value, for [`Edit::Set`].
 pub(crate) fn json_string(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_default()
-}
-
-impl<'de> Deserialize<'de> for TopLevel<'de> {
-    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ObjectVisitor;
-
-        impl<'de> Visitor<'de> for ObjectVisitor {
-            type Value = TopLevel<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(Key(key)) = map.next_key()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    fields.push((key, value));
-                }
-                Ok(TopLevel { fields })
-            }
-        }
-
-        deserializer.deserialize_map(ObjectVisitor)
-    }
-}
-
-/// An object key, borrowed from the body unless it had escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string key")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(value)))
-            }
-
-            fn visit_str<E: de::Error>(self, value: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(value.to_owned())))
-            }
-        }
-
-        deserializer.deserialize_str(KeyVisitor)
-    }
 }
 
 #[cfg(test)]
