@@ -103,6 +103,10 @@ pub struct ProviderConfig {
 impl ProviderConfig {
     /// The rule for `model`, when one is configured.
     pub fn rule(&self, model: &str) -> Option<&ModelRule> {
+        // Most providers have no rules: skip hashing the name on every request.
+        if self.model_rules.is_empty() {
+            return None;
+        }
         self.model_rules.get(model)
     }
 }

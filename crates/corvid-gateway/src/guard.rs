@@ -105,8 +105,13 @@ fn is_port(text: &str) -> bool {
 }
 
 fn is_loopback_host(host: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    if host == "localhost" || host.ends_with(".localhost") {
+    const SUFFIX: &[u8] = b".localhost";
+    let host = host.trim_end_matches('.');
+    let bytes = host.as_bytes();
+    if bytes.eq_ignore_ascii_case(b"localhost")
+        || (bytes.len() > SUFFIX.len()
+            && bytes[bytes.len() - SUFFIX.len()..].eq_ignore_ascii_case(SUFFIX))
+    {
         return true;
     }
     host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())

@@ -162,18 +162,29 @@ pub(crate) fn provider_removals(
     edits
 }
 
+/// The fields `XAI_RULES` covers, in the table's order: a body is checked for these few
+/// names only, and most bodies have none of them.
+const XAI_FIELDS: [&str; 5] = [
+    "prompt_cache_key",
+    "search_parameters",
+    "reasoning_effort",
+    "presence_penalty",
+    "frequency_penalty",
+];
+
 /// The fields to remove from `body` before sending it to xAI for `model`.
 pub(crate) fn xai_removals(model: &str, body: &TopLevel<'_>) -> Vec<Edit> {
     let mut edits = Vec::new();
-    let mut decided: Vec<&str> = Vec::new();
-    for rule in XAI_RULES {
-        if decided.contains(&rule.field) || !rule.models.matches(model) {
+    for field in XAI_FIELDS {
+        if !body.has(field) {
             continue;
         }
-        decided.push(rule.field);
-        if !body.has(rule.field) {
+        let Some(rule) = XAI_RULES
+            .iter()
+            .find(|rule| rule.field == field && rule.models.matches(model))
+        else {
             continue;
-        }
+        };
         let rejected = match rule.rejects {
             Rejects::Always => true,
             Rejects::ValuesOtherThan(accepted) => body
@@ -208,6 +219,17 @@ mod tests {
                 other => panic!("unexpected {other:?}"),
             })
             .collect()
+    }
+
+    #[test]
+    fn the_field_list_is_the_tables_fields_in_order() {
+        let mut fields: Vec<&str> = Vec::new();
+        for rule in XAI_RULES {
+            if !fields.contains(&rule.field) {
+                fields.push(rule.field);
+            }
+        }
+        assert_eq!(fields, XAI_FIELDS);
     }
 
     #[test]
