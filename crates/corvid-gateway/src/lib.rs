@@ -4,6 +4,7 @@
 //! routing to providers; the byte pass-through for same-dialect requests and the translation
 //! through `corvid-wire` for the rest; and the one mapping from failures to HTTP answers.
 
+mod anchor;
 mod body;
 mod bookkeeping;
 mod completions;

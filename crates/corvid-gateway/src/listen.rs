@@ -65,13 +65,16 @@ pub async fn serve(
         }
         tokio::time::sleep(grace).await;
     };
-    tokio::select! {
+    let anchor = tokio::spawn(crate::anchor::hold());
+    let result = tokio::select! {
         result = server => result,
         () = deadline => {
             tracing::warn!(grace_s = grace.as_secs_f64(), "in-flight requests did not finish in time; closing them");
             Ok(())
         }
-    }
+    };
+    anchor.abort();
+    result
 }
 
 #[cfg(test)]
