@@ -12,6 +12,7 @@ mod launch;
 mod load;
 mod mock;
 mod payload;
+mod pin;
 mod procs;
 mod report;
 mod run;
@@ -78,6 +79,9 @@ struct RunArgs {
     /// Run the floor proxy on one thread, as `corvid serve` runs, instead of a worker per core
     #[arg(long)]
     floor_one_thread: bool,
+    /// Let the sequential phases' processes float across CPUs instead of pinning them to one
+    #[arg(long)]
+    no_pin: bool,
 }
 
 impl RunArgs {
@@ -93,6 +97,7 @@ impl RunArgs {
             rounds: 8,
             quick: self.quick,
             floor_one_thread: self.floor_one_thread,
+            pin: !self.no_pin,
         };
         anyhow::ensure!(
             settings.requests > 0 && settings.stream_requests > 0 && settings.concurrency > 0,

@@ -102,6 +102,8 @@ pub(crate) struct Report {
     pub(crate) cpus: usize,
     pub(crate) settings: Settings,
     pub(crate) corvid_program: String,
+    /// The CPU the sequential phases ran on, when they were pinned (see `pin`).
+    pub(crate) pinned_cpu: Option<u32>,
     pub(crate) targets: Vec<TargetReport>,
     pub(crate) corvid_to_floor: Ratios,
     pub(crate) checks: Vec<Check>,
@@ -144,6 +146,7 @@ impl Report {
                 .unwrap_or(0),
             settings,
             corvid_program: corvid_program.display().to_string(),
+            pinned_cpu: None,
             targets,
             corvid_to_floor: ratios,
             checks,

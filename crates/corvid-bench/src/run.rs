@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::launch::{self, CorvidSetup, Started};
 use crate::load::{self, Endpoint, HttpClient, Measure};
 use crate::payload::{self, Stream};
+use crate::pin::Pinned;
 use crate::procs::{self, Memory};
 use crate::report::{self, MemoryTrace, TargetReport};
 use crate::stats::Summary;
@@ -28,6 +29,8 @@ pub(crate) struct Settings {
     pub(crate) quick: bool,
     /// The floor proxy runs on one thread (as `corvid serve` does) instead of a worker per core.
     pub(crate) floor_one_thread: bool,
+    /// The sequential phases run with every process pinned to one CPU (see `pin`).
+    pub(crate) pin: bool,
 }
 
 impl Settings {
@@ -137,12 +140,18 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
     for target in &mut targets {
         target.sample_memory(|trace, memory| trace.idle = memory);
     }
+    let servers: Vec<u32> = [Some(&mock), Some(&floor), corvid_server.as_ref().ok()]
+        .into_iter()
+        .flatten()
+        .map(|started| started.guard.pid())
+        .collect();
 
     eprintln!(
         "corvid-bench: non-streamed latency, {} requests per target",
         settings.requests
     );
-    sequential_phase(&client, &settings, &mut targets, Measure::Latency).await;
+    let latency_cpu =
+        pinned_phase(&client, &settings, &mut targets, Measure::Latency, &servers).await;
     for target in &mut targets {
         target.sample_memory(|trace, memory| trace.after_latency = memory);
     }
@@ -160,7 +169,14 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
         "corvid-bench: streamed time to first byte, {} requests per target",
         settings.stream_requests
     );
-    sequential_phase(&client, &settings, &mut targets, Measure::FirstByte).await;
+    let ttfb_cpu = pinned_phase(
+        &client,
+        &settings,
+        &mut targets,
+        Measure::FirstByte,
+        &servers,
+    )
+    .await;
 
     tokio::time::sleep(SETTLE).await;
     for target in &mut targets {
@@ -177,11 +193,12 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
                 .map(|err| format!("{}: {err}", target.report.name))
         })
         .collect();
-    let report = report::Report::new(
+    let mut report = report::Report::new(
         settings,
         &corvid,
         targets.into_iter().map(|target| target.report).collect(),
     );
+    report.pinned_cpu = latency_cpu.filter(|_| ttfb_cpu.is_some());
     report.print();
     report.write_json(&out)?;
     println!("\nJSON: {}", out.display());
@@ -192,6 +209,28 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
         bail!("the reference targets failed: {}", crashed.join("; "));
     }
     Ok(())
+}
+
+/// A sequential phase with every process pinned to one CPU, when the settings ask for it and
+/// pinning works; returns that CPU.
+async fn pinned_phase(
+    client: &HttpClient,
+    settings: &Settings,
+    targets: &mut [Target],
+    measure: Measure,
+    servers: &[u32],
+) -> Option<u32> {
+    let pinned = if settings.pin {
+        Pinned::pin(servers)
+    } else {
+        None
+    };
+    let cpu = pinned.as_ref().map(Pinned::cpu);
+    sequential_phase(client, settings, targets, measure).await;
+    if let Some(pinned) = pinned {
+        pinned.release();
+    }
+    cpu
 }
 
 async fn sequential_phase(

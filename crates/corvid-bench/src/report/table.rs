@@ -24,6 +24,13 @@ pub(super) fn print(report: &Report) {
         "a worker per core"
     };
     println!("  floor runtime: {floor_shape}");
+    match (report.pinned_cpu, settings.pin) {
+        (Some(cpu), _) => println!(
+            "  sequential phases: every process pinned to CPU {cpu} (--no-pin to let them float)"
+        ),
+        (None, true) => println!("  sequential phases: not pinned (taskset failed; see above)"),
+        (None, false) => println!("  sequential phases: not pinned (--no-pin)"),
+    }
 
     println!(
         "\nNon-streamed latency (concurrency 1, {} requests per target)",

@@ -31,6 +31,7 @@ fn settings() -> Settings {
         rounds: 1,
         quick: true,
         floor_one_thread: false,
+        pin: true,
     }
 }
 
