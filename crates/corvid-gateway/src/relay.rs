@@ -20,7 +20,7 @@ use corvid_providers::{BoxError, UpstreamBody, is_timeout};
 use corvid_store::Outcome;
 use corvid_wire::model::Usage;
 use corvid_wire::sse::{Marker, SseScanner};
-use http::HeaderValue;
+use http::{HeaderName, HeaderValue};
 use http_body::{Body as _, Frame, SizeHint};
 use serde_json::json;
 
@@ -35,13 +35,17 @@ const KEEP_FOR_USAGE: usize = 1024 * 1024;
 
 /// Builds the client's response from the upstream's: its status and content type, no
 /// hop-by-hop or length headers copied, and the body relayed as it arrives.
+/// Named once: a header name given as `&str` is parsed again on every lookup.
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+const REQUEST_ID: HeaderName = HeaderName::from_static("request-id");
+
 pub(crate) fn relay(upstream: http::Response<UpstreamBody>, exchange: Exchange) -> Response {
     let status = upstream.status();
     let content_type = upstream.headers().get(http::header::CONTENT_TYPE).cloned();
     let request_id = upstream
         .headers()
-        .get("x-request-id")
-        .or_else(|| upstream.headers().get("request-id"))
+        .get(&X_REQUEST_ID)
+        .or_else(|| upstream.headers().get(&REQUEST_ID))
         .cloned();
     let streaming = content_type
         .as_ref()
@@ -86,7 +90,7 @@ pub(crate) fn relay(upstream: http::Response<UpstreamBody>, exchange: Exchange) 
         );
     }
     if let Some(id) = request_id {
-        headers.insert("x-request-id", id);
+        headers.insert(X_REQUEST_ID, id);
     }
     response
 }

@@ -285,9 +285,15 @@ pub(crate) fn from_body(dialect: Dialect, body: &[u8]) -> Option<Usage> {
     })
 }
 
-/// The first JSON value in `bytes`, ignoring whatever follows it.
+/// The first JSON value in `bytes`, ignoring whatever follows it. Read from a `&str`, checked
+/// for UTF-8 once, so the parser does not check each key again.
 fn first_value<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
-    serde_json::Deserializer::from_slice(bytes)
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        // Whatever follows the value may be cut or broken; the value itself must not be.
+        Err(error) => std::str::from_utf8(&bytes[..error.valid_up_to()]).ok()?,
+    };
+    serde_json::Deserializer::from_str(text)
         .into_iter::<T>()
         .next()?
         .ok()
@@ -433,6 +439,22 @@ mod tests {
             from_body(Dialect::OpenAiChat, br#"{"usage":{"prompt_tokens":4"#),
             None,
             "cut off"
+        );
+        assert_eq!(
+            from_body(
+                Dialect::OpenAiChat,
+                b"{\"usage\":{\"prompt_tokens\":4},\"x\":\"\xff\"}"
+            ),
+            Some(usage(4, 0, 0, 0, 0)),
+            "bytes that are not UTF-8 after the usage object do not lose it"
+        );
+        assert_eq!(
+            from_body(
+                Dialect::OpenAiChat,
+                b"{\"usage\":{\"prompt_tokens\":4,\"k\":\"\xff\"}}"
+            ),
+            None,
+            "inside it they do"
         );
     }
 }

@@ -311,22 +311,26 @@ impl Upstream {
         request: &UpstreamRequest<'_>,
         bearer: &Secret,
     ) -> Result<http::Response<UpstreamBody>, ProviderError> {
-        let mut builder = http::Request::builder()
-            .method(method.clone())
-            .uri(url.clone())
-            .header(
-                http::header::USER_AGENT,
-                HeaderValue::from_static(USER_AGENT),
-            );
+        // Built in place: the typed names and values need none of the builder's conversions,
+        // and the map is sized once.
+        let mut outgoing = http::Request::new(request.body.clone());
+        *outgoing.method_mut() = method.clone();
+        *outgoing.uri_mut() = url.clone();
+        let headers = outgoing.headers_mut();
+        headers.reserve(4 + self.headers.len() + request.headers.len());
+        headers.append(
+            http::header::USER_AGENT,
+            HeaderValue::from_static(USER_AGENT),
+        );
         if *method == Method::POST {
-            builder = builder.header(
+            headers.append(
                 http::header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             );
         }
         if !self.credential.is_none() {
             let (name, value) = self.credential_header(bearer)?;
-            builder = builder.header(name, value);
+            headers.append(name, value);
         }
         if self.auth == AuthStyle::AnthropicKey
             && !request
@@ -334,21 +338,14 @@ impl Upstream {
                 .iter()
                 .any(|(name, _)| name == "anthropic-version")
         {
-            builder = builder.header(
+            headers.append(
                 HeaderName::from_static("anthropic-version"),
                 HeaderValue::from_static(ANTHROPIC_VERSION),
             );
         }
         for (name, value) in self.headers.iter().chain(&request.headers) {
-            builder = builder.header(name, value);
+            headers.append(name.clone(), value.clone());
         }
-        let outgoing =
-            builder
-                .body(request.body.clone())
-                .map_err(|error| ProviderError::Transport {
-                    url: self.url_text(request.path),
-                    source: Box::new(error),
-                })?;
         self.transport
             .send(outgoing, request.deadline)
             .await
