@@ -1,44 +1,57 @@
 //! Work a finished response leaves behind — reading usage out of a whole reply, the log line,
-//! the ledger row — done after the client has its bytes instead of before.
+//! the ledger row — done on a thread of its own, in batches, instead of on the thread that
+//! serves requests.
 //!
 //! hyper drops a response body before it flushes the body's last bytes, so whatever the body
-//! does when dropped sits between the upstream's reply and the client's. The relay hands that
-//! work to one task per server instead, which runs once the connection task yields. (A task
-//! spawned per response measured no better than doing the work in place.)
+//! does when dropped sits between the upstream's reply and the client's; and anything the
+//! serving thread does after that sits in front of the next request. Jobs therefore go to a
+//! bookkeeping thread. While requests keep coming it wakes every `TICK` and runs what has
+//! queued up, so handing a job over costs no system call; when the queue runs dry it blocks
+//! until the next job. Measured with every bench process on one core (where this work costs
+//! the same CPU wherever it runs): corvid's added p50 minus the floor's went from 5.4-7.1 µs
+//! to 3.9-4.4 µs when the work was left out, and batching it recovers that for all but the
+//! requests that meet a batch.
 
-use tokio::sync::{mpsc, oneshot};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
 
 type Job = Box<dyn FnOnce() + Send>;
 
+/// How long jobs wait for company while requests keep coming.
+const TICK: Duration = Duration::from_millis(2);
+
 #[derive(Debug, Clone)]
 pub(crate) struct Bookkeeper {
-    /// `None` outside a runtime: jobs then run where they are handed in.
-    jobs: Option<mpsc::UnboundedSender<Job>>,
+    /// `None` when the thread could not be started: jobs then run where they are handed in.
+    jobs: Option<mpsc::Sender<Job>>,
 }
 
 impl Bookkeeper {
-    /// Starts the bookkeeping task on the current runtime, if there is one. The task ends
-    /// when the last `Bookkeeper` is dropped, after the jobs already handed in.
+    /// Starts the bookkeeping thread. It ends when the last `Bookkeeper` is dropped, after
+    /// the jobs already handed in.
     pub(crate) fn start() -> Self {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return Self { jobs: None };
-        };
-        let (jobs, mut queue) = mpsc::unbounded_channel::<Job>();
-        runtime.spawn(async move {
-            while let Some(job) = queue.recv().await {
-                job();
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let started = std::thread::Builder::new()
+            .name("corvid-bookkeeping".to_owned())
+            .spawn(move || run(&queue));
+        match started {
+            Ok(_) => Self { jobs: Some(jobs) },
+            Err(error) => {
+                tracing::warn!(%error, "no bookkeeping thread; ledger work runs inline");
+                Self { jobs: None }
             }
-        });
-        Self { jobs: Some(jobs) }
+        }
     }
 
-    /// Runs `job` soon, after the current task yields.
+    /// Runs `job` soon, on the bookkeeping thread.
     pub(crate) fn later(&self, job: impl FnOnce() + Send + 'static) {
         let Some(jobs) = &self.jobs else {
             return job();
         };
-        // The task is gone only when its runtime is shutting down: do the job here.
-        if let Err(mpsc::error::SendError(job)) = jobs.send(Box::new(job)) {
+        // The thread is gone only if a job panicked: do the work here rather than lose it.
+        if let Err(mpsc::SendError(job)) = jobs.send(Box::new(job)) {
             job();
         }
     }
@@ -53,6 +66,31 @@ impl Bookkeeper {
     }
 }
 
+/// The thread: block for a job; then, while more keep coming, sleep a tick and run what
+/// queued up meanwhile. A sender wakes the thread only when it is blocked, not asleep.
+fn run(queue: &Receiver<Job>) {
+    while let Ok(job) = queue.recv() {
+        job();
+        loop {
+            std::thread::sleep(TICK);
+            let mut ran = false;
+            loop {
+                match queue.try_recv() {
+                    Ok(job) => {
+                        job();
+                        ran = true;
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            }
+            if !ran {
+                break;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
@@ -60,27 +98,43 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn jobs_run_in_order_after_the_caller_yields_and_settle_waits_for_them() {
+    async fn jobs_run_in_order_off_the_callers_thread_and_settle_waits_for_them() {
         let bookkeeper = Bookkeeper::start();
         let done = Arc::new(Mutex::new(Vec::new()));
-        for index in 0..3 {
+        let caller = std::thread::current().id();
+        for index in 0..100 {
             let done = Arc::clone(&done);
-            bookkeeper.later(move || done.lock().unwrap().push(index));
+            bookkeeper.later(move || {
+                done.lock()
+                    .unwrap()
+                    .push((index, std::thread::current().id()))
+            });
         }
-        assert!(
-            done.lock().unwrap().is_empty(),
-            "nothing runs before a yield"
-        );
         bookkeeper.settle().await;
-        assert_eq!(*done.lock().unwrap(), [0, 1, 2]);
+        let done = done.lock().unwrap();
+        assert_eq!(
+            done.iter().map(|(index, _)| *index).collect::<Vec<_>>(),
+            (0..100).collect::<Vec<_>>()
+        );
+        assert!(done.iter().all(|(_, thread)| *thread != caller));
     }
 
     #[test]
-    fn outside_a_runtime_jobs_run_at_once() {
+    fn the_thread_ends_with_the_last_handle_after_the_queued_jobs() {
         let bookkeeper = Bookkeeper::start();
-        let done = Arc::new(Mutex::new(false));
-        let flag = Arc::clone(&done);
-        bookkeeper.later(move || *flag.lock().unwrap() = true);
-        assert!(*done.lock().unwrap());
+        let done = Arc::new(Mutex::new(0));
+        for _ in 0..10 {
+            let done = Arc::clone(&done);
+            bookkeeper.later(move || *done.lock().unwrap() += 1);
+        }
+        drop(bookkeeper);
+        // The jobs hold the only other references; once all ran, only ours is left.
+        for _ in 0..500 {
+            if Arc::strong_count(&done) == 1 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(*done.lock().unwrap(), 10);
     }
 }

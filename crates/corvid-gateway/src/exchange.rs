@@ -48,7 +48,21 @@ impl Exchange {
         ttfb_ms: Option<u64>,
         usage: Option<Usage>,
     ) {
-        let latency_ms = self.started.elapsed().as_millis() as u64;
+        self.finish_at(Instant::now(), status, outcome, ttfb_ms, usage);
+    }
+
+    /// `finish` for an exchange that ended at `ended`, earlier than now (its bookkeeping ran
+    /// later, on the bookkeeping thread).
+    pub(crate) fn finish_at(
+        &mut self,
+        ended: Instant,
+        status: u16,
+        outcome: Outcome,
+        ttfb_ms: Option<u64>,
+        usage: Option<Usage>,
+    ) {
+        let latency_ms = ended.saturating_duration_since(self.started).as_millis() as u64;
+        let started_ms_ago = self.started.elapsed().as_millis() as i64;
         let usage = usage.unwrap_or_default();
         tracing::info!(
             route = self.route,
@@ -65,7 +79,7 @@ impl Exchange {
             "request finished"
         );
         self.state.record(UsageRecord {
-            at: now_ms() - latency_ms as i64,
+            at: now_ms() - started_ms_ago,
             route: self.route.to_owned(),
             inbound: self.inbound.as_str().to_owned(),
             provider: std::mem::take(&mut self.provider),

@@ -12,6 +12,7 @@
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -277,8 +278,8 @@ impl RelayBody {
 
 impl Drop for RelayBody {
     /// hyper drops the body before it flushes the last bytes, so the ledger's share — usage
-    /// out of a whole reply, the log line, the row — is handed to the bookkeeping task and
-    /// done once the client has its answer.
+    /// out of a whole reply, the log line, the row — is handed to the bookkeeping thread,
+    /// with the time the exchange ended.
     fn drop(&mut self) {
         let mut exchange = self.exchange.take();
         let kept = std::mem::take(&mut self.kept);
@@ -290,6 +291,7 @@ impl Drop for RelayBody {
             self.usage,
         );
         let state = exchange.state.clone();
+        let ended = Instant::now();
         state.later(move || {
             let usage = match usage {
                 None if !streaming && !kept.is_empty() => {
@@ -297,7 +299,7 @@ impl Drop for RelayBody {
                 }
                 usage => usage,
             };
-            exchange.finish(status, outcome, Some(ttfb_ms), usage);
+            exchange.finish_at(ended, status, outcome, Some(ttfb_ms), usage);
         });
     }
 }

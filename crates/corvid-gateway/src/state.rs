@@ -20,8 +20,7 @@ struct Inner {
 }
 
 impl AppState {
-    /// Made inside a runtime, the state runs each response's bookkeeping on a task of that
-    /// runtime (see `bookkeeping`); outside one, in place.
+    /// Each response's bookkeeping runs on a thread of the state's own (see `bookkeeping`).
     pub fn new(config: Config, registry: Registry) -> Self {
         Self(Arc::new(Inner {
             config,
@@ -48,7 +47,7 @@ impl AppState {
         &self.0.registry
     }
 
-    /// Runs `job` after the current task yields: after a response's last bytes are flushed.
+    /// Runs `job` on the bookkeeping thread, off the thread that serves requests.
     pub(crate) fn later(&self, job: impl FnOnce() + Send + 'static) {
         self.0.bookkeeper.later(job);
     }
