@@ -213,3 +213,56 @@ async fn sigterm_stops_accepting_lets_streams_finish_and_frees_the_port() {
     assert!(status.success(), "{status:?}");
     TcpListener::bind(("127.0.0.1", port)).expect("the port is free again");
 }
+
+#[tokio::test]
+async fn every_answer_given_before_sigterm_is_in_the_ledger() {
+    const REQUESTS: usize = 20;
+    let upstream = MockUpstream::start().await;
+    for _ in 0..REQUESTS {
+        upstream.enqueue(
+            "/v1/chat/completions",
+            Reply::ok(serde_json::json!({
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+            })),
+        );
+    }
+    let home = tempfile::tempdir().unwrap();
+    let mut server = start_server(home.path(), &upstream.base_url()).await;
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    for _ in 0..REQUESTS {
+        let response = client
+            .post(format!(
+                "http://127.0.0.1:{}/v1/chat/completions",
+                server.port
+            ))
+            .body(r#"{"model":"grok","messages":[{"role":"user","content":"hi"}]}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        response.bytes().await.unwrap();
+    }
+
+    // Stop right after the last answer: its row is written off the serving thread, after the
+    // bytes went out, and must still land before the process exits.
+    terminate(&server.child);
+    let status = tokio::task::spawn_blocking(move || {
+        let status = server.child.wait().unwrap();
+        (status, server)
+    })
+    .await
+    .unwrap()
+    .0;
+    assert!(status.success(), "{status:?}");
+
+    let usage = run(corvid(home.path()).args(["usage", "--json"]));
+    assert!(usage.status.success(), "{usage:?}");
+    let rows: serde_json::Value = serde_json::from_slice(&usage.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let total = |key: &str| -> u64 { rows.iter().map(|row| row[key].as_u64().unwrap()).sum() };
+    assert_eq!(total("requests"), REQUESTS as u64, "{rows:?}");
+    assert_eq!(total("input"), 7 * REQUESTS as u64);
+    assert_eq!(total("output"), 3 * REQUESTS as u64);
+}
