@@ -56,16 +56,19 @@ impl<'a> TopLevel<'a> {
             let (key_start, key_end) = span.key;
             let raw_name = &body[key_start - 1..key_end + 1];
             let name = if span.key_escaped {
-                serde_json::from_slice::<String>(raw_name).map(Cow::Owned)
+                // Refused when its `\u` escapes name a lone surrogate: valid JSON to skip,
+                // not a name.
+                serde_json::from_slice::<String>(raw_name)
+                    .ok()
+                    .map(Cow::Owned)
             } else {
-                // Validated already; checking a key again costs a few instructions.
+                // Validated already; checking a short key again is cheap and needs no
+                // `unsafe`.
                 std::str::from_utf8(&body[key_start..key_end])
+                    .ok()
                     .map(Cow::Borrowed)
-                    .map_err(serde::de::Error::custom)
             };
-            let name = name.unwrap_or_else(|_| {
-                // A key whose `\u` escapes name a lone surrogate: valid when skipped, not
-                // as a name.
+            let name = name.unwrap_or_else(|| {
                 bad_key.get_or_insert(key_start);
                 Cow::Borrowed("")
             });
