@@ -72,6 +72,18 @@ async fn start_server(home: &Path, upstream: &str) -> Server {
     panic!("corvid serve never became healthy");
 }
 
+/// Waits, off the runtime, for the server to exit, and expects a clean exit.
+async fn exits_cleanly(mut server: Server) {
+    let status = tokio::task::spawn_blocking(move || {
+        let status = server.child.wait().unwrap();
+        (status, server)
+    })
+    .await
+    .unwrap()
+    .0;
+    assert!(status.success(), "{status:?}");
+}
+
 fn terminate(child: &Child) {
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -168,7 +180,7 @@ async fn sigterm_stops_accepting_lets_streams_finish_and_frees_the_port() {
     let (feed, reply) = Reply::fed();
     upstream.enqueue("/v1/chat/completions", reply);
     let home = tempfile::tempdir().unwrap();
-    let mut server = start_server(home.path(), &upstream.base_url()).await;
+    let server = start_server(home.path(), &upstream.base_url()).await;
     let port = server.port;
 
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
@@ -203,14 +215,7 @@ async fn sigterm_stops_accepting_lets_streams_finish_and_frees_the_port() {
     }
     assert_eq!(String::from_utf8(rest).unwrap(), "data: [DONE]\n\n");
 
-    let status = tokio::task::spawn_blocking(move || {
-        let status = server.child.wait().unwrap();
-        (status, server)
-    })
-    .await
-    .unwrap()
-    .0;
-    assert!(status.success(), "{status:?}");
+    exits_cleanly(server).await;
     TcpListener::bind(("127.0.0.1", port)).expect("the port is free again");
 }
 
@@ -229,7 +234,7 @@ async fn every_answer_given_before_sigterm_is_in_the_ledger() {
         );
     }
     let home = tempfile::tempdir().unwrap();
-    let mut server = start_server(home.path(), &upstream.base_url()).await;
+    let server = start_server(home.path(), &upstream.base_url()).await;
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     for _ in 0..REQUESTS {
         let response = client
@@ -248,14 +253,7 @@ async fn every_answer_given_before_sigterm_is_in_the_ledger() {
     // Stop right after the last answer: its row is written off the serving thread, after the
     // bytes went out, and must still land before the process exits.
     terminate(&server.child);
-    let status = tokio::task::spawn_blocking(move || {
-        let status = server.child.wait().unwrap();
-        (status, server)
-    })
-    .await
-    .unwrap()
-    .0;
-    assert!(status.success(), "{status:?}");
+    exits_cleanly(server).await;
 
     let usage = run(corvid(home.path()).args(["usage", "--json"]));
     assert!(usage.status.success(), "{usage:?}");
