@@ -34,12 +34,12 @@ use corvid_wire::Dialect;
 /// Non-streamed bodies larger than this are not kept for usage reading.
 const KEEP_FOR_USAGE: usize = 1024 * 1024;
 
-/// Builds the client's response from the upstream's: its status and content type, no
-/// hop-by-hop or length headers copied, and the body relayed as it arrives.
 /// Named once: a header name given as `&str` is parsed again on every lookup.
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 const REQUEST_ID: HeaderName = HeaderName::from_static("request-id");
 
+/// Builds the client's response from the upstream's: its status and content type, no
+/// hop-by-hop or length headers copied, and the body relayed as it arrives.
 pub(crate) fn relay(upstream: http::Response<UpstreamBody>, exchange: Exchange) -> Response {
     let status = upstream.status();
     let content_type = upstream.headers().get(http::header::CONTENT_TYPE).cloned();
