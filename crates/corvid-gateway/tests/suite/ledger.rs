@@ -6,34 +6,65 @@ use http::StatusCode;
 
 use super::harness::Gateway;
 
-/// The `outcome` column of every row, oldest first, once `count` rows are there.
-async fn outcomes(recorder: &UsageRecorder, path: &std::path::Path, count: usize) -> Vec<String> {
-    let mut outcomes = Vec::new();
-    for _ in 0..100 {
-        recorder.flush().unwrap();
-        let connection = rusqlite::Connection::open(path).unwrap();
-        let mut statement = connection
-            .prepare("SELECT outcome FROM requests ORDER BY id")
-            .unwrap();
-        outcomes = statement
-            .query_map([], |row| row.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        if outcomes.len() >= count {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+/// A usage ledger in a temporary directory, and a gateway recording into it.
+struct Ledger {
+    dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    recorder: UsageRecorder,
+}
+
+impl Ledger {
+    async fn start() -> (Self, Gateway) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("corvid.db");
+        let recorder = UsageRecorder::spawn(Store::open(&path).unwrap()).unwrap();
+        let gateway = Gateway::start_recording(recorder.clone()).await;
+        (
+            Self {
+                dir,
+                path,
+                recorder,
+            },
+            gateway,
+        )
     }
-    outcomes
+
+    /// `read` of the committed rows, once `done` says it is complete (or after ~2 s): rows
+    /// are written after the response's bytes, off the serving thread.
+    async fn once<T>(&self, read: impl Fn(&std::path::Path) -> T, done: impl Fn(&T) -> bool) -> T {
+        let mut found = None;
+        for _ in 0..100 {
+            self.recorder.flush().unwrap();
+            let rows = read(&self.path);
+            if done(&rows) {
+                return rows;
+            }
+            found = Some(rows);
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        found.unwrap()
+    }
+
+    /// The `outcome` column of every row, oldest first, once `count` rows are there.
+    async fn outcomes(&self, count: usize) -> Vec<String> {
+        let read = |path: &std::path::Path| -> Vec<String> {
+            let connection = rusqlite::Connection::open(path).unwrap();
+            let mut statement = connection
+                .prepare("SELECT outcome FROM requests ORDER BY id")
+                .unwrap();
+            statement
+                .query_map([], |row| row.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        self.once(read, |outcomes| outcomes.len() >= count).await
+    }
 }
 
 #[tokio::test]
 async fn a_finished_pass_through_is_recorded_ok_whether_or_not_its_length_was_known() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("corvid.db");
-    let recorder = UsageRecorder::spawn(Store::open(&path).unwrap()).unwrap();
-    let gateway = Gateway::start_recording(recorder.clone()).await;
+    let (ledger, gateway) = Ledger::start().await;
 
     // The mock answers a whole reply with a Content-Length: hyper stops reading at the last
     // byte, so the relay has to notice the end itself.
@@ -54,15 +85,12 @@ async fn a_finished_pass_through_is_recorded_ok_whether_or_not_its_length_was_kn
         .await;
     let _ = streamed.text().await.unwrap();
 
-    assert_eq!(outcomes(&recorder, &path, 2).await, ["ok", "ok"]);
+    assert_eq!(ledger.outcomes(2).await, ["ok", "ok"]);
 }
 
 #[tokio::test]
 async fn requests_are_recorded_with_their_usage() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("corvid.db");
-    let recorder = UsageRecorder::spawn(Store::open(&path).unwrap()).unwrap();
-    let gateway = Gateway::start_recording(recorder.clone()).await;
+    let (ledger, gateway) = Ledger::start().await;
 
     let streamed = gateway
         .post("/v1/chat/completions", r#"{"model":"grok","stream":true,"messages":[{"role":"user","content":"secret prompt"}]}"#)
@@ -86,18 +114,17 @@ async fn requests_are_recorded_with_their_usage() {
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
 
     // The ledger row is written once the body is done; wait for both.
-    let mut rows = Vec::new();
-    for _ in 0..100 {
-        recorder.flush().unwrap();
-        rows = Store::open(&path)
-            .unwrap()
-            .usage_by_day_and_model(None)
-            .unwrap();
-        if rows.iter().map(|row| row.requests).sum::<u64>() >= 2 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let rows = ledger
+        .once(
+            |path| {
+                Store::open(path)
+                    .unwrap()
+                    .usage_by_day_and_model(None)
+                    .unwrap()
+            },
+            |rows| rows.iter().map(|row| row.requests).sum::<u64>() >= 2,
+        )
+        .await;
     let grok = rows
         .iter()
         .find(|row| row.model == "grok-4.6")
@@ -117,7 +144,7 @@ async fn requests_are_recorded_with_their_usage() {
         "an unroutable request reaches no provider: {rows:?}"
     );
 
-    for entry in std::fs::read_dir(dir.path()).unwrap() {
+    for entry in std::fs::read_dir(ledger.dir.path()).unwrap() {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
         assert!(
             !String::from_utf8_lossy(&bytes).contains("secret prompt"),
