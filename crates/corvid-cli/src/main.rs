@@ -163,8 +163,8 @@ fn main() -> ExitCode {
 /// reads the request body, tokio answers a task that woke itself by waking an idle worker, and
 /// the request and the upstream connection then hop between threads. On one thread none of
 /// that happens (`scripts/bench` on a 2-core machine: added p50 +98 → +38 µs, 33.6k → 43.2k
-/// requests/s). CPU-heavy or blocking work — SQLite, key generation, the keyring, file
-/// search — already runs on threads of its own.
+/// requests/s). CPU-heavy or blocking work — SQLite, each response's ledger bookkeeping, key
+/// generation, the keyring, file search — runs on threads of its own.
 fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     match command {
         Command::Serve(_) => tokio::runtime::Builder::new_current_thread()
