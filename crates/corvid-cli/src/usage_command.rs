@@ -1,4 +1,5 @@
-//! `corvid usage [--days N] [--json]`: requests, tokens and costs per UTC day and model, read
+//! `corvid usage [--days N] [--json]`: requests, tokens and costs per UTC day, model and front
+//! end (`gateway` for the HTTP APIs; `chat`, `exec`, … for the agent's own model calls), read
 //! from the usage ledger in `<data_dir>/corvid.db`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,6 +57,7 @@ fn render_json(rows: &[UsageRow], prices: &BTreeMap<String, Price>) -> anyhow::R
             serde_json::json!({
                 "day": row.day,
                 "model": row.model,
+                "front_end": row.front_end,
                 "requests": row.requests,
                 "errors": row.errors,
                 "input": row.tokens.input,
@@ -72,9 +74,12 @@ fn render_json(rows: &[UsageRow], prices: &BTreeMap<String, Price>) -> anyhow::R
     Ok(text)
 }
 
-const HEADER: [&str; 7] = [
+const COLUMNS: usize = 8;
+
+const HEADER: [&str; COLUMNS] = [
     "day",
     "model",
+    "front end",
     "requests",
     "errors",
     "input (cached)",
@@ -82,11 +87,11 @@ const HEADER: [&str; 7] = [
     "cost",
 ];
 
-/// Day and model are left-aligned; the numbers are right-aligned.
-const LEFT_ALIGNED: usize = 2;
+/// Day, model and front end are left-aligned; the numbers are right-aligned.
+const LEFT_ALIGNED: usize = 3;
 
 fn render_table(rows: &[UsageRow], prices: &BTreeMap<String, Price>, config_file: &Path) -> String {
-    let mut cells: Vec<[String; 7]> = vec![HEADER.map(str::to_owned)];
+    let mut cells: Vec<[String; COLUMNS]> = vec![HEADER.map(str::to_owned)];
     let mut total = Total::default();
     let mut unpriced = BTreeSet::new();
     for row in rows {
@@ -100,8 +105,7 @@ fn render_table(rows: &[UsageRow], prices: &BTreeMap<String, Price>, config_file
         }
         total.add(row);
         cells.push(line(
-            &row.day,
-            &row.model,
+            [&row.day, &row.model, &row.front_end],
             row.requests,
             row.errors,
             &row.tokens,
@@ -109,15 +113,14 @@ fn render_table(rows: &[UsageRow], prices: &BTreeMap<String, Price>, config_file
         ));
     }
     cells.push(line(
-        "total",
-        "",
+        ["total", "", ""],
         total.requests,
         total.errors,
         &total.tokens,
         total.cost,
     ));
 
-    let mut widths = [0; 7];
+    let mut widths = [0; COLUMNS];
     for line in &cells {
         for (width, cell) in widths.iter_mut().zip(line) {
             *width = (*width).max(cell.chars().count());
@@ -176,16 +179,16 @@ impl Total {
 }
 
 fn line(
-    day: &str,
-    model: &str,
+    [day, model, front_end]: [&str; 3],
     requests: u64,
     errors: u64,
     tokens: &Tokens,
     dollars: Option<f64>,
-) -> [String; 7] {
+) -> [String; COLUMNS] {
     [
         day.to_owned(),
         model.to_owned(),
+        front_end.to_owned(),
         thousands(requests),
         thousands(errors),
         format!(
@@ -243,6 +246,7 @@ mod tests {
     fn record(at: i64, model: &str, outcome: Outcome, tokens: Tokens) -> UsageRecord {
         UsageRecord {
             at,
+            front_end: "gateway".to_owned(),
             route: "chat_completions".to_owned(),
             inbound: "openai-chat".to_owned(),
             provider: "xai".to_owned(),
@@ -305,6 +309,18 @@ output = 15.0
                     Outcome::StreamError,
                     tokens(10, 0, 0, 5, 2),
                 ),
+                // An agent turn in `corvid exec`: its own row beside the gateway's.
+                UsageRecord {
+                    front_end: "exec".to_owned(),
+                    route: "agent".to_owned(),
+                    inbound: "canonical".to_owned(),
+                    ..record(
+                        JAN_1 + 3,
+                        "grok-4.6",
+                        Outcome::Ok,
+                        tokens(1_000, 0, 0, 100, 0),
+                    )
+                },
             ])
             .unwrap();
         loaded
@@ -318,11 +334,12 @@ output = 15.0
         let config = loaded.paths.config_file.display();
         let expected = format!(
             "\
-day         model              requests  errors         input (cached)  output (reasoning)     cost
-2024-12-31  grok-4.6                  2       1  3,000,000 (2,000,000)    100,000 (60,000)  $6.0000
-2025-01-01  claude-sonnet-4.5         1       0            2,400 (800)             300 (0)        —
-2025-01-01  grok-4.6                  1       1                 10 (0)               5 (2)  $0.0001
-total                                 4       2  3,002,410 (2,000,800)    100,305 (60,002)  $6.0001
+day         model              front end  requests  errors         input (cached)  output (reasoning)     cost
+2024-12-31  grok-4.6           gateway           2       1  3,000,000 (2,000,000)    100,000 (60,000)  $6.0000
+2025-01-01  claude-sonnet-4.5  gateway           1       0            2,400 (800)             300 (0)        —
+2025-01-01  grok-4.6           exec              1       0              1,000 (0)             100 (0)  $0.0045
+2025-01-01  grok-4.6           gateway           1       1                 10 (0)               5 (2)  $0.0001
+total                                            5       2  3,003,410 (2,000,800)    100,405 (60,002)  $6.0046
 no price for claude-sonnet-4.5: add [prices.\"<model>\"] input = …, output = … ($ per million tokens) to {config}
 "
         );
@@ -335,31 +352,43 @@ no price for claude-sonnet-4.5: add [prices.\"<model>\"] input = …, output = �
         let loaded = seeded(home.path());
         let text = usage(&loaded, None, true).unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let row = |day: &str, model: &str, counts: [u64; 7], cost: serde_json::Value| {
-            serde_json::json!({
-                "day": day, "model": model, "requests": counts[0], "errors": counts[1],
-                "input": counts[2], "cache_read": counts[3], "cache_write": counts[4],
-                "output": counts[5], "reasoning": counts[6], "cost_usd": cost,
-            })
-        };
+        let row =
+            |day: &str, model: &str, front_end: &str, counts: [u64; 7], cost: serde_json::Value| {
+                serde_json::json!({
+                    "day": day, "model": model, "front_end": front_end,
+                    "requests": counts[0], "errors": counts[1],
+                    "input": counts[2], "cache_read": counts[3], "cache_write": counts[4],
+                    "output": counts[5], "reasoning": counts[6], "cost_usd": cost,
+                })
+            };
         assert_eq!(
             value,
             serde_json::json!([
                 row(
                     "2024-12-31",
                     "grok-4.6",
+                    "gateway",
                     [2, 1, 1_000_000, 2_000_000, 0, 100_000, 60_000],
                     serde_json::json!(6.0)
                 ),
                 row(
                     "2025-01-01",
                     "claude-sonnet-4.5",
+                    "gateway",
                     [1, 0, 1_200, 800, 400, 300, 0],
                     serde_json::Value::Null
                 ),
                 row(
                     "2025-01-01",
                     "grok-4.6",
+                    "exec",
+                    [1, 0, 1_000, 0, 0, 100, 0],
+                    serde_json::json!((1_000.0 * 3.0 + 100.0 * 15.0) / 1e6)
+                ),
+                row(
+                    "2025-01-01",
+                    "grok-4.6",
+                    "gateway",
                     [1, 1, 10, 0, 0, 5, 2],
                     serde_json::json!((10.0 * 3.0 + 5.0 * 15.0) / 1e6)
                 ),

@@ -80,6 +80,7 @@ impl Exchange {
         );
         self.state.record(UsageRecord {
             at: now_ms() - started_ms_ago,
+            front_end: corvid_store::FRONT_END_GATEWAY.to_owned(),
             route: self.route.to_owned(),
             inbound: self.inbound.as_str().to_owned(),
             provider: std::mem::take(&mut self.provider),

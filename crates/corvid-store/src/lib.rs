@@ -23,4 +23,7 @@ pub use conversations::{ConversationSummary, StoredMessage};
 pub use error::StoreError;
 pub use recorder::{RecorderOptions, RecorderStats, UsageRecorder};
 pub use store::Store;
-pub use usage::{Outcome, Tokens, UsageRecord, UsageRow, UsageTotals, cost, now_ms};
+pub use usage::{
+    FRONT_END_GATEWAY, Outcome, ROUTE_AGENT, Tokens, UsageRecord, UsageRow, UsageTotals, cost,
+    now_ms,
+};

@@ -2,7 +2,7 @@
 //!
 //! `PRAGMA user_version` holds how many steps a database has applied. Opening a store applies
 //! the missing ones in order, in one transaction. Never edit or reorder a step that has shipped:
-//! add a new one at the end (conversations and messages will be steps 2 and up).
+//! add a new one at the end.
 
 /// Every schema step, oldest first. Step `n` (1-based) brings `user_version` to `n`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -63,4 +63,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         project              TEXT PRIMARY KEY,
         current_conversation TEXT REFERENCES conversations (id) ON DELETE SET NULL
     );",
+    // 3: which front end made each request: `gateway` for the HTTP APIs, `chat`, `exec`, `web`,
+    // `acp` for the agent's model calls. Every row before this step came from the gateway.
+    "ALTER TABLE requests ADD COLUMN front_end TEXT NOT NULL DEFAULT 'gateway';",
 ];

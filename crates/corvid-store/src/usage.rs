@@ -1,4 +1,5 @@
-//! The usage ledger / request log: one row per gateway request, and the queries over it.
+//! The usage ledger / request log: one row per model request — each gateway request and each
+//! model call the agent makes — tagged with the front end that made it, and the queries over it.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -68,14 +69,26 @@ impl Outcome {
     }
 }
 
-/// One gateway request, as written to the ledger.
+/// The front end of every gateway request.
+pub const FRONT_END_GATEWAY: &str = "gateway";
+
+/// The `route` of an agent's model call (the gateway's rows name their endpoint instead).
+pub const ROUTE_AGENT: &str = "agent";
+
+/// One model request, as written to the ledger: a gateway request, or one model call of the
+/// agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageRecord {
     /// When the request arrived, in Unix milliseconds (see [`now_ms`]).
     pub at: i64,
-    /// The inbound endpoint: `chat_completions`, `responses`, `messages`, `completions`, ...
+    /// Who made it: [`FRONT_END_GATEWAY`] for the HTTP APIs; `chat`, `exec`, `web`, `acp` for
+    /// the agent's front ends.
+    pub front_end: String,
+    /// The inbound endpoint: `chat_completions`, `responses`, `messages`, `completions`, ...;
+    /// [`ROUTE_AGENT`] for the agent's calls.
     pub route: String,
-    /// The caller's dialect: `openai-chat`, `openai-responses`, `anthropic`, `gemini`, `fim`.
+    /// The caller's dialect: `openai-chat`, `openai-responses`, `anthropic`, `gemini`, `fim`;
+    /// `canonical` for the agent, which speaks corvid's own model.
     pub inbound: String,
     /// The provider that answered, e.g. `xai`.
     pub provider: String,
@@ -105,13 +118,15 @@ pub fn now_ms() -> i64 {
         })
 }
 
-/// Usage of one model on one UTC day.
+/// Usage of one model from one front end on one UTC day.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageRow {
     /// `YYYY-MM-DD`, UTC.
     pub day: String,
     /// The upstream model name.
     pub model: String,
+    /// The front end that made the requests (see [`UsageRecord::front_end`]).
+    pub front_end: String,
     pub requests: u64,
     /// Requests whose outcome was `error` or `stream_error` (cancellations are not errors).
     pub errors: u64,
@@ -128,8 +143,9 @@ pub struct UsageTotals {
 }
 
 const INSERT: &str = "INSERT INTO requests (at, route, inbound, provider, model, status, outcome,
-        latency_ms, ttfb_ms, input, cache_read, cache_write, output, reasoning, attempts, prompt)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+        latency_ms, ttfb_ms, input, cache_read, cache_write, output, reasoning, attempts, prompt,
+        front_end)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
 
 /// The aggregate columns shared by both queries, in the order `read_aggregate` expects.
 const AGGREGATES: &str = "COUNT(*),
@@ -152,23 +168,25 @@ impl Store {
         Ok(())
     }
 
-    /// Usage grouped by UTC day and model, ordered by day then model; only requests at or
-    /// after `since_ms` (Unix milliseconds) when given.
+    /// Usage grouped by UTC day, model and front end, ordered by day, model, front end; only
+    /// requests at or after `since_ms` (Unix milliseconds) when given.
     pub fn usage_by_day_and_model(
         &self,
         since_ms: Option<i64>,
     ) -> Result<Vec<UsageRow>, StoreError> {
         let sql = format!(
-            "SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, model, {AGGREGATES}
+            "SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, model, front_end,
+                    {AGGREGATES}
              FROM requests WHERE ?1 IS NULL OR at >= ?1
-             GROUP BY day, model ORDER BY day, model"
+             GROUP BY day, model, front_end ORDER BY day, model, front_end"
         );
         let mut statement = self.conn.prepare(&sql)?;
         let rows = statement.query_map([since_ms], |row| {
-            let (requests, errors, tokens) = read_aggregate(row, 2)?;
+            let (requests, errors, tokens) = read_aggregate(row, 3)?;
             Ok(UsageRow {
                 day: row.get(0)?,
                 model: row.get(1)?,
+                front_end: row.get(2)?,
                 requests,
                 errors,
                 tokens,
@@ -213,6 +231,7 @@ pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), S
             to_sql_int(record.tokens.reasoning),
             record.attempts,
             record.prompt,
+            record.front_end,
         ])?;
     }
     Ok(())

@@ -38,6 +38,33 @@ fn opening_twice_applies_migrations_once_and_keeps_data() {
     assert_eq!(count(&store), 1);
 }
 
+/// A ledger written before the front-end column existed keeps its rows, each counted as the
+/// gateway's (the only writer then).
+#[test]
+fn rows_from_before_the_front_end_column_are_the_gateways() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("corvid.db");
+    {
+        let mut store = Store {
+            conn: rusqlite::Connection::open(&path).unwrap(),
+        };
+        store.migrate(&MIGRATIONS[..2]).unwrap();
+        store
+            .conn
+            .execute(
+                "INSERT INTO requests (at, route, inbound, provider, model, status, outcome, latency_ms)
+                 VALUES (1000, 'chat_completions', 'openai-chat', 'xai', 'grok-4.6', 200, 'ok', 5)",
+                [],
+            )
+            .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
+    let rows = store.usage_by_day_and_model(None).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].front_end, "gateway");
+}
+
 #[test]
 fn a_file_database_uses_wal_normal_sync_and_foreign_keys() {
     let dir = tempfile::tempdir().unwrap();

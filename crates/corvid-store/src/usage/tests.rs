@@ -9,6 +9,7 @@ pub(crate) const NOV_29: i64 = 1_795_910_400_000;
 pub(crate) fn sample(at: i64, model: &str) -> UsageRecord {
     UsageRecord {
         at,
+        front_end: FRONT_END_GATEWAY.to_owned(),
         route: "chat_completions".to_owned(),
         inbound: "openai-chat".to_owned(),
         provider: "xai".to_owned(),
@@ -80,6 +81,7 @@ fn usage_is_grouped_by_utc_day_and_model_in_order() {
     let row = |day: &str, model: &str, requests, errors, times| UsageRow {
         day: day.to_owned(),
         model: model.to_owned(),
+        front_end: FRONT_END_GATEWAY.to_owned(),
         requests,
         errors,
         tokens: tokens(times),
@@ -94,6 +96,40 @@ fn usage_is_grouped_by_utc_day_and_model_in_order() {
             row("2026-11-29", "grok-4.6", 3, 2, 2),
         ]
     );
+}
+
+#[test]
+fn each_front_end_gets_its_own_row_per_day_and_model() {
+    let mut store = Store::open_in_memory().unwrap();
+    let agent = |at, front_end: &str| UsageRecord {
+        front_end: front_end.to_owned(),
+        route: ROUTE_AGENT.to_owned(),
+        inbound: "canonical".to_owned(),
+        ..sample(at, "grok-4.6")
+    };
+    store
+        .record_all(&[
+            sample(NOV_29, "grok-4.6"),
+            agent(NOV_29 + 1, "exec"),
+            agent(NOV_29 + 2, "chat"),
+            agent(NOV_29 + 3, "exec"),
+        ])
+        .unwrap();
+    let rows: Vec<_> = store
+        .usage_by_day_and_model(None)
+        .unwrap()
+        .into_iter()
+        .map(|row| (row.model, row.front_end, row.requests))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("grok-4.6".to_owned(), "chat".to_owned(), 1),
+            ("grok-4.6".to_owned(), "exec".to_owned(), 2),
+            ("grok-4.6".to_owned(), "gateway".to_owned(), 1),
+        ]
+    );
+    assert_eq!(store.totals(None).unwrap().requests, 4);
 }
 
 #[test]
@@ -145,6 +181,7 @@ fn an_empty_ledger_has_zero_totals_and_no_rows() {
 fn every_field_round_trips() {
     let mut store = Store::open_in_memory().unwrap();
     let record = UsageRecord {
+        front_end: "acp".to_owned(),
         route: "messages".to_owned(),
         inbound: "anthropic".to_owned(),
         provider: "anthropic".to_owned(),
@@ -160,7 +197,7 @@ fn every_field_round_trips() {
         .conn
         .query_row(
             "SELECT at, route, inbound, provider, model, status, outcome, latency_ms, ttfb_ms,
-                    input, cache_read, cache_write, output, reasoning, attempts
+                    input, cache_read, cache_write, output, reasoning, attempts, front_end
              FROM requests",
             [],
             |row| {
@@ -183,6 +220,7 @@ fn every_field_round_trips() {
                         row.get::<_, i64>(12)?,
                         row.get::<_, i64>(13)?,
                         row.get::<_, u32>(14)?,
+                        row.get::<_, String>(15)?,
                     ),
                 ))
             },
@@ -202,7 +240,7 @@ fn every_field_round_trips() {
                 77,
                 None,
             ),
-            (100, 20, 10, 50, 5, 2),
+            (100, 20, 10, 50, 5, 2, "acp".to_owned()),
         )
     );
 }
