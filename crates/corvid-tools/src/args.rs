@@ -1,12 +1,27 @@
 //! Argument parsing that forgives the small slips models make: numbers and booleans sent as
 //! strings, arguments sent as a JSON-encoded string, and the field names of other agents
 //! (`file_path`, `filePath`, `oldString`, …, declared as serde aliases on each tool's struct).
+//! Text that is not JSON at all (a reply cut off mid-call) is refused as such, before any tool
+//! sees it, so the model learns what to fix instead of hearing about a missing field.
 
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde_json::Value;
 
 use crate::error::ToolError;
+
+/// Reads a tool call's raw argument text as JSON. Blank text is an empty object (models send it
+/// for tools without parameters); anything else must parse.
+pub fn parse_call_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(text).map_err(|error| not_json(&error))
+}
+
+fn not_json(error: &serde_json::Error) -> String {
+    format!("the arguments were not valid JSON: {error}")
+}
 
 /// Parses a tool's arguments.
 pub(crate) fn parse<T: DeserializeOwned>(
@@ -15,9 +30,8 @@ pub(crate) fn parse<T: DeserializeOwned>(
 ) -> Result<T, ToolError> {
     let arguments = match arguments {
         // Some models double-encode: `"{\"path\": \"a\"}"`.
-        Value::String(text) => serde_json::from_str::<Value>(&text).map_err(|error| {
-            ToolError::invalid(tool, format!("arguments are not a JSON object: {error}"))
-        })?,
+        Value::String(text) => serde_json::from_str::<Value>(&text)
+            .map_err(|error| ToolError::invalid(tool, not_json(&error)))?,
         Value::Null => Value::Object(serde_json::Map::new()),
         other => other,
     };
@@ -70,3 +84,6 @@ pub(crate) fn opt_bool<'de, D: Deserializer<'de>>(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests;

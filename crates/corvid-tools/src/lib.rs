@@ -28,6 +28,7 @@ mod tool;
 mod workspace;
 mod write;
 
+pub use args::parse_call_arguments;
 pub use error::ToolError;
 pub use process::ProcessTable;
 pub use registry::{ToolContext, ToolLimits, ToolRegistry, builtin_tools};
