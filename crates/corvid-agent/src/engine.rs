@@ -39,6 +39,9 @@ pub struct AgentConfig {
     pub output_dir: PathBuf,
     /// The most bytes of AGENTS.md text put in the prompt.
     pub instructions_cap: usize,
+    /// The front end this agent serves (`chat`, `exec`, `web`, `acp`): the usage ledger tags
+    /// each model call with it.
+    pub front_end: String,
 }
 
 impl AgentConfig {
@@ -53,6 +56,7 @@ impl AgentConfig {
             max_steps: 50,
             database: None,
             instructions_cap: 64 * 1024,
+            front_end: "agent".to_owned(),
         }
     }
 }
@@ -121,6 +125,10 @@ pub(crate) struct Shared {
 pub(crate) struct Settings {
     pub(crate) max_steps: u32,
     pub(crate) project: PathBuf,
+    /// The working folder (AGENTS.md is read from the project root down to it).
+    pub(crate) cwd: PathBuf,
+    pub(crate) instructions_cap: usize,
+    pub(crate) front_end: String,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -170,16 +178,12 @@ impl Shared {
         self.emit(scope, EventMsg::Todos { todos: items });
     }
 
-    pub(crate) fn project_display(&self) -> String {
-        self.settings.project.display().to_string()
-    }
-
     fn todos(&self) -> Vec<TodoItem> {
         lock(&self.todos).clone()
     }
 
     /// Runs store work off the async threads.
-    async fn with_store<T: Send + 'static>(
+    pub(crate) async fn with_store<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
     ) -> Result<T, corvid_store::StoreError> {
@@ -272,7 +276,7 @@ impl Engine {
             None => store.create_conversation(&project_key, Some(&config.model))?,
         };
         let mut warnings = Vec::new();
-        let history = load_history(&store, &conversation, &mut warnings)?;
+        let history = crate::persist::load(&mut store, &conversation, &mut warnings)?;
         let skill_set = crate::skills::load_skills(&project);
         warnings.extend(skill_set.warnings.iter().cloned());
         let (proposals, proposals_rx) = mpsc::unbounded_channel();
@@ -282,6 +286,9 @@ impl Engine {
             settings: Settings {
                 max_steps: config.max_steps.max(1),
                 project: project.clone(),
+                cwd: config.cwd.clone(),
+                instructions_cap: config.instructions_cap,
+                front_end: config.front_end.clone(),
             },
             gate: Mutex::new((config.approval, Vec::new())),
             todos: Mutex::new(Vec::new()),
@@ -496,8 +503,14 @@ impl Engine {
         }
         let scope = Self::scope(&id);
         let user = user_message(&params);
-        self.history.push(user.clone());
-        self.persist(vec![user]).await;
+        // Saved before the turn starts, so a crash in its first step keeps what was asked.
+        crate::persist::save(
+            &self.shared,
+            &self.conversation,
+            std::slice::from_ref(&user),
+        )
+        .await;
+        self.history.push(user);
         self.turns += 1;
         self.shared.emit(
             &scope,
@@ -551,6 +564,8 @@ impl Engine {
                         retryable: true,
                     }),
                 );
+                // Its completed steps were saved as they finished: take them from the store.
+                self.reload_history(&scope).await;
                 TurnResult {
                     outcome: TurnOutcome::Failed,
                     steps: 0,
@@ -571,8 +586,8 @@ impl Engine {
                 }),
             );
         }
-        self.history.extend(result.added.iter().cloned());
-        self.persist(result.added).await;
+        // Each step was saved as it completed (`crate::persist`); only memory catches up here.
+        self.history.extend(result.added);
         self.name_conversation().await;
         self.shared.emit(
             &scope,
@@ -587,36 +602,23 @@ impl Engine {
         }
     }
 
-    /// Writes messages to the store (off the async threads, awaited so writes stay in order).
-    async fn persist(&self, messages: Vec<Message>) {
-        if messages.is_empty() {
-            return;
-        }
-        let encoded: Vec<(String, String)> = messages
-            .iter()
-            .filter_map(|message| {
-                let role = match message.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                serde_json::to_string(message)
-                    .ok()
-                    .map(|json| (role.to_owned(), json))
-            })
-            .collect();
-        let conversation = self.conversation.clone();
-        let saved = self
+    async fn reload_history(&mut self, scope: &Scope) {
+        let id = self.conversation.clone();
+        let loaded = self
             .shared
             .with_store(move |store| {
-                let pairs: Vec<(&str, &str)> = encoded
-                    .iter()
-                    .map(|(role, json)| (role.as_str(), json.as_str()))
-                    .collect();
-                store.append_messages(&conversation, &pairs)
+                let mut warnings = Vec::new();
+                crate::persist::load(store, &id, &mut warnings).map(|history| (history, warnings))
             })
             .await;
-        if let Err(error) = saved {
-            tracing::warn!(%error, "could not save messages");
+        match loaded {
+            Ok((history, warnings)) => {
+                self.history = history;
+                for message in warnings {
+                    self.shared.emit(scope, EventMsg::Warning { message });
+                }
+            }
+            Err(error) => self.internal(scope, error),
         }
     }
 
@@ -695,19 +697,15 @@ impl Engine {
                     );
                     return Ok(());
                 }
-                let store = Arc::clone(&self.shared.store);
                 let id = conversation_id.clone();
-                let mut warnings = Vec::new();
-                let history = tokio::task::spawn_blocking(move || {
-                    load_history(&lock(&store), &id, &mut warnings)
-                        .map(|history| (history, warnings))
-                })
-                .await
-                .unwrap_or_else(|join| {
-                    Err(corvid_store::StoreError::Spawn(std::io::Error::other(
-                        join.to_string(),
-                    )))
-                })?;
+                let history = self
+                    .shared
+                    .with_store(move |store| {
+                        let mut warnings = Vec::new();
+                        crate::persist::load(store, &id, &mut warnings)
+                            .map(|history| (history, warnings))
+                    })
+                    .await?;
                 for message in history.1 {
                     self.shared.emit(scope, EventMsg::Warning { message });
                 }
@@ -792,7 +790,8 @@ impl Engine {
     }
 
     fn system_prompt(&self) -> String {
-        crate::prompt::system_prompt(&self.shared, &self.config, &self.shared.todos())
+        let tools = crate::turn::offered_tools(&self.shared, &self.tools, true);
+        crate::prompt::system_prompt(&self.shared, &tools, &self.shared.todos())
     }
 }
 
@@ -833,22 +832,4 @@ fn user_message(params: &SendParams) -> Message {
         role: Role::User,
         parts,
     }
-}
-
-fn load_history(
-    store: &Store,
-    conversation: &str,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<Message>, corvid_store::StoreError> {
-    let mut history = Vec::new();
-    for stored in store.messages(conversation)? {
-        match serde_json::from_str::<Message>(&stored.content) {
-            Ok(message) => history.push(message),
-            Err(error) => warnings.push(format!(
-                "skipped an unreadable stored message #{}: {error}",
-                stored.seq
-            )),
-        }
-    }
-    Ok(history)
 }

@@ -380,23 +380,62 @@ pub struct PromptParts {
     pub skill_index: String,
     /// The current todo list, one item a line (`[ ] …`, `[~] …`, `[x] …`); empty when there is none.
     pub todos: String,
+    /// The names of the tools this agent is offered: the prompt describes these and no others
+    /// (a subagent has fewer than the main agent).
+    pub tools: Vec<String>,
 }
 
-const PREAMBLE: &str = "\
+const INTRODUCTION: &str = "\
 You are corvid, a coding agent. You work in the user's project through tools: you read and search \
 the code, make changes, run commands, and report back. Be concise and direct; the user reads your \
-replies in a terminal.
+replies in a terminal.";
 
-# Tools
-- `read` shows a file with line numbers; use offset and limit for long files. Read a file before you edit it.
-- `glob` finds files by name pattern and `grep` searches their contents; both skip ignored files. Search instead of guessing paths or names.
-- `edit` replaces an exact passage of a file: copy it from what you read, with enough surrounding lines to make it unique, and keep each edit small. `write` creates a file or replaces a whole file.
-- `bash` runs a command in the project folder, with a timeout. Start servers and watchers with `background: true`, then use `process` to read their output or stop them.
-- `todowrite` keeps a task list for work with several steps: one item in progress at a time, each marked done as you finish it.
-- `task` gives a self-contained job to a subagent (`explore` to research the code read-only, `general` for a separate piece of work). It sees none of this conversation and returns only a summary, so tell it everything it needs.
-- `skill` loads a skill's full instructions by name (see Skills below, when there are any).
-Paths are relative to the project root; nothing outside it can be read or written. Some tools may be unavailable to you: use only those you are given.
+/// How to use each built-in tool, in the order the prompt lists them. A line is shown only when
+/// its tool is offered; tools from elsewhere (MCP, custom) are described by their own specs.
+const TOOL_LINES: &[(&str, &str)] = &[
+    (
+        "read",
+        "- `read` shows a file with line numbers; use offset and limit for long files. Read a file before you edit it.",
+    ),
+    (
+        "glob",
+        "- `glob` finds files by name pattern; it skips ignored files. Search instead of guessing paths.",
+    ),
+    (
+        "grep",
+        "- `grep` searches file contents; it skips ignored files. Search instead of guessing names.",
+    ),
+    (
+        "edit",
+        "- `edit` replaces an exact passage of a file: copy it from what you read, with enough surrounding lines to make it unique, and keep each edit small.",
+    ),
+    (
+        "write",
+        "- `write` creates a file or replaces a whole file.",
+    ),
+    (
+        "bash",
+        "- `bash` runs a command in the project folder, with a timeout. Start servers and watchers with `background: true`.",
+    ),
+    (
+        "process",
+        "- `process` reads the output of a background command or stops it.",
+    ),
+    (
+        "todowrite",
+        "- `todowrite` keeps a task list for work with several steps: one item in progress at a time, each marked done as you finish it.",
+    ),
+    (
+        "task",
+        "- `task` gives a self-contained job to a subagent (`explore` to research the code read-only, `general` for a separate piece of work). It sees none of this conversation and returns only a summary, so tell it everything it needs.",
+    ),
+    (
+        "skill",
+        "- `skill` loads a skill's full instructions by name (see Skills below, when there are any).",
+    ),
+];
 
+const GUIDANCE: &str = "\
 # How to work
 - Understand first: read the relevant code and follow the project's instructions, style, libraries and patterns.
 - Make the smallest change that does the job. Do not reformat, rename or rewrite code you were not asked to touch.
@@ -409,10 +448,22 @@ Paths are relative to the project root; nothing outside it can be read or writte
 The user may be asked to approve edits and commands before they run. A rejected call comes back \
 with the user's feedback: follow it, and do not repeat the same call unchanged.";
 
-/// The system prompt: the preamble (tools, how to work, approvals), the environment, then the
-/// project's instructions, the skill index and the todos, each only when there is something.
+/// The system prompt: the introduction, the offered tools, how to work and approvals, the
+/// environment, then the project's instructions, the skill index and the todos, each only when
+/// there is something.
 pub fn system_prompt(parts: &PromptParts) -> String {
-    let mut prompt = String::from(PREAMBLE);
+    let mut prompt = String::from(INTRODUCTION);
+    prompt.push_str("\n\n# Tools\n");
+    for (tool, line) in TOOL_LINES {
+        if parts.tools.iter().any(|offered| offered == tool) {
+            prompt.push_str(line);
+            prompt.push('\n');
+        }
+    }
+    prompt.push_str(
+        "Paths are relative to the project root; nothing outside it can be read or written. Use only the tools you are given.\n\n",
+    );
+    prompt.push_str(GUIDANCE);
 
     prompt.push_str("\n\n# Environment\n");
     prompt.push_str(&format!("- Project root: {}\n", parts.project_root));

@@ -21,6 +21,21 @@ pub type StreamFuture<'a> =
 pub trait ModelClient: Send + Sync {
     /// Sends `request` (its `model` already chosen); resolves once the reply has started.
     fn stream(&self, request: ChatRequest) -> StreamFuture<'_>;
+
+    /// Where `model` leads (provider, upstream model name), for the usage ledger; `None` when
+    /// the client cannot tell (the ledger then names no provider and keeps the requested name).
+    fn route(&self, model: &str) -> Option<ModelRoute> {
+        let _ = model;
+        None
+    }
+}
+
+/// The provider and the upstream model name a requested model resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRoute {
+    pub provider: String,
+    /// The name prices are keyed by (after aliases).
+    pub model: String,
 }
 
 /// A model call that failed before its reply started.

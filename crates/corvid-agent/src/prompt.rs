@@ -2,14 +2,17 @@
 //! instructions (AGENTS.md), the skill index and the current todos.
 
 use corvid_protocol::{TodoItem, TodoStatus};
+use corvid_wire::model::Tool;
 
-use crate::engine::{AgentConfig, Shared};
+use crate::engine::Shared;
 
-pub(crate) fn system_prompt(shared: &Shared, config: &AgentConfig, todos: &[TodoItem]) -> String {
+/// The prompt of an agent offered `tools` (the main agent's, or a subagent's fewer).
+pub(crate) fn system_prompt(shared: &Shared, tools: &[Tool], todos: &[TodoItem]) -> String {
+    let settings = &shared.settings;
     let instructions = crate::instructions::load_instructions(
-        &config.project,
-        &config.cwd,
-        config.instructions_cap,
+        &settings.project,
+        &settings.cwd,
+        settings.instructions_cap,
     );
     let todos: Vec<String> = todos
         .iter()
@@ -23,15 +26,16 @@ pub(crate) fn system_prompt(shared: &Shared, config: &AgentConfig, todos: &[Todo
         })
         .collect();
     let parts = crate::instructions::PromptParts {
-        project_root: config.project.display().to_string(),
-        working_folder: config.cwd.display().to_string(),
+        project_root: settings.project.display().to_string(),
+        working_folder: settings.cwd.display().to_string(),
         os: std::env::consts::OS.to_owned(),
         shell: "bash".to_owned(),
         date: today(),
-        is_git_repo: config.project.join(".git").exists(),
+        is_git_repo: settings.project.join(".git").exists(),
         instructions: instructions.text,
         skill_index: shared.skills.index(),
         todos: todos.join("\n"),
+        tools: tools.iter().map(|tool| tool.name.clone()).collect(),
     };
     crate::instructions::system_prompt(&parts)
 }

@@ -75,6 +75,15 @@ pub(crate) async fn run(
         SubagentKind::Explore => setup.tools.retain(|spec| spec.kind == ToolKind::Read),
         SubagentKind::General => setup.tools.retain(|spec| spec.name != "todowrite"),
     };
+    // Its own prompt: it lists the tools this subagent has, not the main agent's.
+    let system = format!(
+        "{}\nYou are a {agent} subagent working for the main agent. Do the job below and end with a concise report of what you found or did; that report is all the main agent will see.",
+        crate::prompt::system_prompt(
+            &setup.shared,
+            &crate::turn::offered_tools(&setup.shared, &tools, false),
+            &[],
+        )
+    );
     let child = TurnSetup {
         shared: setup.shared.clone(),
         scope: Scope {
@@ -85,10 +94,7 @@ pub(crate) async fn run(
         tools,
         is_main: false,
         model: setup.model.clone(),
-        system: format!(
-            "{}\n\nYou are a {agent} subagent working for the main agent. Do the job below and end with a concise report of what you found or did; that report is all the main agent will see.",
-            setup.system
-        ),
+        system,
         cancel: setup.cancel.clone(),
         proposals: setup.proposals.clone(),
     };

@@ -1,6 +1,7 @@
 //! One turn: context → one streamed model step → tools through the approval gate → results fed
 //! back → repeat, until the model answers without tools, the user cancels, or the step cap.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use corvid_protocol::{
@@ -10,8 +11,8 @@ use corvid_protocol::{
 };
 use corvid_tools::{Cancellation, ToolKind, ToolOutput, ToolRegistry};
 use corvid_wire::model::{
-    ChatRequest, Message, Part, ResponseBuilder, Role, StreamEvent, Tool, ToolCall, ToolResult,
-    ToolResultContent, Usage,
+    ChatRequest, Message, Part, ResponseBuilder, Role, StreamEvent, Tool, ToolCall, ToolChoice,
+    ToolResult, ToolResultContent, Usage,
 };
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -19,6 +20,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::emitter::Scope;
 use crate::engine::Shared;
 use crate::history;
+use crate::ledger::{CallEnd, CallMeter};
 use crate::model::{is_retryable, next_action};
 
 /// How many identical calls run before guidance replaces the next one.
@@ -65,7 +67,8 @@ pub(crate) struct TurnResult {
     pub(crate) final_text: String,
 }
 
-/// Runs one turn on `history` (which already ends with the user's message).
+/// Runs one turn on `history` (which already ends with the user's message). With a
+/// conversation, each step is saved as it completes (see `crate::persist`).
 pub(crate) async fn run_turn(
     setup: &TurnSetup,
     history: &[Message],
@@ -80,29 +83,32 @@ pub(crate) async fn run_turn(
     let max_steps = setup.shared.settings.max_steps;
     let mut steps = 0;
     let outcome = loop {
-        if steps >= max_steps {
-            let note = format!(
-                "Step limit reached ({max_steps} model steps in one turn). Stop here and summarise what is done and what is left."
-            );
-            messages.push(Message::text(Role::User, note));
-            emit_error(
-                setup,
-                ErrorClass::StepLimit,
-                format!("the turn stopped after {max_steps} steps (max_steps)"),
-            );
-            break TurnOutcome::StepLimit;
-        }
+        // Past the cap, one last call that may not use tools (see `crate::step_cap`).
+        let last_call = steps >= max_steps;
         steps += 1;
         if *setup.cancel.borrow() {
             break TurnOutcome::Cancelled;
         }
-        let request = ChatRequest {
-            model: setup.model.clone(),
-            system: vec![setup.system.clone()],
-            messages: history::repair(&messages),
-            tools: tool_list(setup),
-            stream: true,
-            ..ChatRequest::default()
+        let tools = tool_list(setup);
+        let request = if last_call {
+            ChatRequest {
+                model: setup.model.clone(),
+                system: vec![setup.system.clone()],
+                messages: crate::step_cap::last_messages(&messages, max_steps),
+                tools,
+                tool_choice: Some(ToolChoice::None),
+                stream: true,
+                ..ChatRequest::default()
+            }
+        } else {
+            ChatRequest {
+                model: setup.model.clone(),
+                system: vec![setup.system.clone()],
+                messages: history::repair(&messages),
+                tools,
+                stream: true,
+                ..ChatRequest::default()
+            }
         };
         let step = match model_step(setup, request).await {
             Ok(step) => step,
@@ -136,6 +142,20 @@ pub(crate) async fn run_turn(
         if !text.is_empty() {
             final_text = text;
         }
+        let step_start = messages.len();
+        if last_call {
+            let answer = crate::step_cap::without_calls(step.message);
+            if !answer.parts.is_empty() {
+                messages.push(answer);
+            }
+            save_step(setup, conversation_id, &messages[step_start..]).await;
+            emit_error(
+                setup,
+                ErrorClass::StepLimit,
+                format!("the turn stopped after {max_steps} steps with tools (max_steps)"),
+            );
+            break TurnOutcome::StepLimit;
+        }
         let calls: Vec<ToolCall> = step
             .message
             .parts
@@ -147,6 +167,7 @@ pub(crate) async fn run_turn(
             .collect();
         messages.push(step.message);
         if calls.is_empty() {
+            save_step(setup, conversation_id, &messages[step_start..]).await;
             break TurnOutcome::Completed;
         }
         let mut results = Vec::with_capacity(calls.len());
@@ -168,6 +189,8 @@ pub(crate) async fn run_turn(
             role: Role::User,
             parts: results,
         });
+        // The assistant's message and its results: one step, saved in one transaction.
+        save_step(setup, conversation_id, &messages[step_start..]).await;
         if let Some(outcome) = stop {
             break outcome;
         }
@@ -181,6 +204,13 @@ pub(crate) async fn run_turn(
     }
 }
 
+/// Saves a completed step when the turn belongs to a conversation (a subagent's does not).
+async fn save_step(setup: &TurnSetup, conversation_id: Option<&str>, step: &[Message]) {
+    if let Some(id) = conversation_id {
+        crate::persist::save(&setup.shared, id, step).await;
+    }
+}
+
 struct Step {
     message: Message,
     usage: Usage,
@@ -191,8 +221,25 @@ enum StepEnd {
     Failed,
 }
 
-/// One streamed model call; deltas go out as they arrive.
+/// One streamed model call, recorded in the usage ledger however it ends.
 async fn model_step(setup: &TurnSetup, request: ChatRequest) -> Result<Step, StepEnd> {
+    let mut meter = CallMeter::start(&request.model);
+    let result = stream_step(setup, request, &mut meter).await;
+    let end = match &result {
+        Ok(_) => CallEnd::Answered,
+        Err(StepEnd::Cancelled) => CallEnd::Cancelled,
+        Err(StepEnd::Failed) => CallEnd::Failed,
+    };
+    meter.finish(&setup.shared, end).await;
+    result
+}
+
+/// The call itself; deltas go out as they arrive.
+async fn stream_step(
+    setup: &TurnSetup,
+    request: ChatRequest,
+    meter: &mut CallMeter,
+) -> Result<Step, StepEnd> {
     let mut cancel = setup.cancel.clone();
     let stream = tokio::select! {
         result = setup.shared.model.stream(request) => result,
@@ -214,6 +261,7 @@ async fn model_step(setup: &TurnSetup, request: ChatRequest) -> Result<Step, Ste
             return Err(StepEnd::Failed);
         }
     };
+    meter.replied();
     let mut builder = ResponseBuilder::new();
     let mut usage = Usage::default();
     loop {
@@ -222,6 +270,7 @@ async fn model_step(setup: &TurnSetup, request: ChatRequest) -> Result<Step, Ste
             _ = cancel.wait_for(|cancelled| *cancelled) => return Err(StepEnd::Cancelled),
         };
         let Some(event) = event else { break };
+        meter.saw(&event);
         match &event {
             StreamEvent::TextDelta { text } => {
                 setup.shared.emit(
@@ -302,13 +351,18 @@ fn token_usage(usage: Usage) -> TokenUsage {
     }
 }
 
-/// The tools this agent offers the model: the registry's, plus `task` and `skill`.
+/// The tools this agent offers the model.
 fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
-    let mut tools: Vec<Tool> = setup
-        .tools
+    offered_tools(&setup.shared, &setup.tools, setup.is_main)
+}
+
+/// The tools an agent with `registry` offers: the registry's, plus `task` (the main agent only)
+/// and `skill`. The system prompt describes exactly these.
+pub(crate) fn offered_tools(shared: &Shared, registry: &ToolRegistry, is_main: bool) -> Vec<Tool> {
+    let mut tools: Vec<Tool> = registry
         .specs()
         .iter()
-        .filter(|spec| setup.is_main || spec.name != "todowrite")
+        .filter(|spec| is_main || spec.name != "todowrite")
         .map(|spec| Tool {
             name: spec.name.to_owned(),
             description: Some(spec.description.to_owned()),
@@ -316,10 +370,10 @@ fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
             strict: None,
         })
         .collect();
-    if setup.is_main {
+    if is_main {
         tools.push(crate::subagent::task_tool());
     }
-    tools.push(crate::skills_tool::tool(&setup.shared));
+    tools.push(crate::skills_tool::tool(shared));
     tools
 }
 
@@ -340,21 +394,37 @@ async fn handle_call(
     call: &ToolCall,
     seen: &mut Vec<(String, String)>,
 ) -> (Part, Option<TurnOutcome>) {
-    let arguments: serde_json::Value =
-        serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
+    // Text that is not JSON (a reply cut off mid-call) is answered as such: no tool runs.
+    let parsed = corvid_tools::parse_call_arguments(&call.arguments);
+    let arguments = parsed
+        .clone()
+        .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
+    let project = &setup.shared.settings.project;
     setup.shared.emit(
         &setup.scope,
         EventMsg::ToolCall(ToolCallNotification {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: arguments.clone(),
-            summary: summarize(&call.name, &arguments),
+            summary: summarize(project, &call.name, &arguments),
         }),
     );
     let signature = (call.name.clone(), normalized(&arguments));
     let repeats = seen.iter().filter(|earlier| **earlier == signature).count();
     seen.push(signature);
-    let (output, stop) = if repeats >= REPEAT_LIMIT {
+    let (output, stop) = if let Err(message) = parsed {
+        (
+            ToolOutput {
+                text: format!(
+                    "Not run: {message}. Send the `{}` call again with its arguments as one complete JSON object.",
+                    call.name
+                ),
+                is_error: true,
+                detail: None,
+            },
+            None,
+        )
+    } else if repeats >= REPEAT_LIMIT {
         (
             ToolOutput {
                 text: format!(
@@ -402,8 +472,8 @@ fn normalized(arguments: &serde_json::Value) -> String {
     serde_json::to_string(arguments).unwrap_or_default()
 }
 
-/// A one-line description of a call for front ends.
-pub(crate) fn summarize(tool: &str, arguments: &serde_json::Value) -> String {
+/// A one-line description of a call for front ends; a path in it is relative to the project.
+pub(crate) fn summarize(project: &Path, tool: &str, arguments: &serde_json::Value) -> String {
     let field = |name: &str| {
         arguments
             .get(name)
@@ -411,7 +481,9 @@ pub(crate) fn summarize(tool: &str, arguments: &serde_json::Value) -> String {
             .unwrap_or("")
     };
     match tool {
-        "read" | "write" | "edit" => format!("{tool} {}", field("path")),
+        "read" | "write" | "edit" => {
+            format!("{tool} {}", crate::paths::shown(project, field("path")))
+        }
         "bash" => format!("$ {}", field("command")),
         "glob" => format!("glob {}", field("pattern")),
         "grep" => format!("grep {}", field("pattern")),
@@ -550,7 +622,8 @@ async fn ask(
         },
         (_, None, Some(command)) => ProposalKind::Command {
             command: command.clone(),
-            cwd: setup.shared.project_display(),
+            // Commands run in the project root; event paths are relative to it.
+            cwd: ".".to_owned(),
         },
         _ => ProposalKind::Other {
             tool: tool.to_owned(),

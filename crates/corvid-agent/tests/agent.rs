@@ -12,7 +12,7 @@ use corvid_protocol::{
     ProposalKind, SendParams, TurnOutcome,
 };
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
-use corvid_wire::model::{ChatRequest, Part, Role, StreamEvent};
+use corvid_wire::model::{ChatRequest, Part, Role, StreamEvent, ToolChoice};
 use tokio::sync::mpsc;
 
 struct Scripted(Arc<ScriptedModel>);
@@ -232,7 +232,11 @@ async fn approve_reject_with_feedback_and_allow_always() {
     );
     agent.send("run things");
     let (first, kind) = agent.proposal().await;
-    assert!(matches!(kind, ProposalKind::Command { command, .. } if command == "echo one"));
+    // Paths in events are relative to the project: the command runs in its root, `.`.
+    assert!(
+        matches!(&kind, ProposalKind::Command { command, cwd } if command == "echo one" && cwd == "."),
+        "{kind:?}"
+    );
     agent.decide(&first, ApprovalDecision::Approve);
     let (second, _) = agent.proposal().await;
     assert!(agent.last_results()[0].0.contains("one"));
@@ -416,7 +420,7 @@ async fn identical_calls_repeated_get_guidance_instead_of_a_fourth_run() {
 #[tokio::test]
 async fn the_step_cap_stops_the_turn_and_says_why() {
     let dir = project();
-    let replies = (0..60)
+    let replies = (0..50)
         .map(|n| {
             ScriptedReply::tool_call(
                 &format!("c{n}"),
@@ -426,12 +430,51 @@ async fn the_step_cap_stops_the_turn_and_says_why() {
         })
         .collect();
     let mut agent = Harness::start(dir.path(), ApprovalPolicy::FullAuto, replies);
+    agent
+        .model
+        .push(ScriptedReply::text("Listed 50 patterns; nothing matched."));
     agent.send("loop");
     assert_eq!(agent.turn_finished().await, TurnOutcome::StepLimit);
     assert!(agent.seen.iter().any(
         |event| matches!(&event.msg, EventMsg::Error(error) if error.class == ErrorClass::StepLimit)
     ));
-    assert_eq!(agent.model.requests().len(), 50);
+    // 50 steps with tools, then one last call in which no tool may be called.
+    let requests = agent.model.requests();
+    assert_eq!(requests.len(), 51);
+    assert!(
+        requests[..50]
+            .iter()
+            .all(|request| request.tool_choice.is_none())
+    );
+    let last = &requests[50];
+    assert_eq!(last.tool_choice, Some(ToolChoice::None));
+    assert!(
+        format!("{:?}", last.messages.last().unwrap()).contains("Step limit reached"),
+        "the last call says why"
+    );
+    assert!(
+        agent.seen.iter().any(|event| matches!(&event.msg,
+        EventMsg::MessageCompleted { text, .. } if text == "Listed 50 patterns; nothing matched."))
+    );
+
+    // The note was for that call only: the next message reaches the model as the user wrote it.
+    agent.model.push(ScriptedReply::text("ok"));
+    agent.send("thanks, now stop");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let next = agent.model.requests().last().unwrap().clone();
+    let history = format!("{:?}", next.messages);
+    assert!(!history.contains("Step limit reached"), "{history}");
+    let asked = next.messages.last().unwrap();
+    assert_eq!(asked.role, Role::User);
+    assert_eq!(
+        format!("{:?}", asked.parts),
+        format!(
+            "{:?}",
+            vec![Part::Text {
+                text: "thanks, now stop".to_owned()
+            }]
+        )
+    );
 }
 
 #[tokio::test]
@@ -494,6 +537,25 @@ async fn subagent_events_come_at_depth_one() {
             .iter()
             .all(|tool| tool.name != "write" && tool.name != "bash" && tool.name != "task"),
         "explore is read-only"
+    );
+    let explore_prompt = &requests[1].system[0];
+    assert!(explore_prompt.contains("`grep`"), "{explore_prompt}");
+    for tool in [
+        "`bash`",
+        "`write`",
+        "`edit`",
+        "`task`",
+        "`todowrite`",
+        "`process`",
+    ] {
+        assert!(
+            !explore_prompt.contains(tool),
+            "explore's prompt offers {tool}:\n{explore_prompt}"
+        );
+    }
+    assert!(
+        requests[0].system[0].contains("`task`"),
+        "the main agent's does"
     );
     assert!(
         agent.last_results()[0].0.contains("line 1"),
@@ -674,4 +736,143 @@ async fn a_proposal_answered_at_once_is_always_waiting() {
         .filter(|event| matches!(event.msg, EventMsg::Error(_)))
         .collect();
     assert!(refused.is_empty(), "{refused:?}");
+}
+
+#[tokio::test]
+async fn arguments_that_are_not_json_are_named_as_such() {
+    let dir = project();
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::FullAuto,
+        vec![
+            ScriptedReply::tool_call("c1", "read", r#"{"path": "lib.r"#),
+            ScriptedReply::text("ok"),
+        ],
+    );
+    agent.send("read it");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let (output, is_error) = agent.last_results()[0].clone();
+    assert!(is_error, "{output}");
+    assert!(
+        output.contains("the arguments were not valid JSON: "),
+        "{output}"
+    );
+    assert!(!output.contains("missing field"), "{output}");
+}
+
+#[tokio::test]
+async fn an_absolute_path_in_a_call_is_shown_relative_to_the_project() {
+    let dir = project();
+    let absolute = dir.path().canonicalize().unwrap().join("lib.rs");
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::FullAuto,
+        vec![
+            ScriptedReply::tool_call(
+                "c1",
+                "read",
+                &format!(r#"{{"path":"{}"}}"#, absolute.display()),
+            ),
+            ScriptedReply::text("ok"),
+        ],
+    );
+    agent.send("read it");
+    agent.turn_finished().await;
+    let summary = agent
+        .seen
+        .iter()
+        .find_map(|event| match &event.msg {
+            EventMsg::ToolCall(call) => Some(call.summary.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(summary, "read lib.rs");
+}
+
+fn stored_messages(database: &Path, project: &Path) -> Vec<corvid_wire::model::Message> {
+    let store = corvid_store::Store::open(database).unwrap();
+    let key = project.canonicalize().unwrap().display().to_string();
+    let conversation = store.current_conversation(&key).unwrap().unwrap();
+    store
+        .messages(&conversation)
+        .unwrap()
+        .iter()
+        .map(|stored| serde_json::from_str(&stored.content).unwrap())
+        .collect()
+}
+
+/// Each step is in the store as soon as it completes, not at the end of the turn.
+#[tokio::test]
+async fn a_completed_step_is_saved_while_the_next_one_runs() {
+    let dir = project();
+    let database = dir.path().join(".corvid-test.db");
+    let mut agent = Harness::start_with(
+        dir.path(),
+        Some(&database),
+        ApprovalPolicy::FullAuto,
+        vec![
+            ScriptedReply::tool_call("c1", "read", r#"{"path":"lib.rs"}"#),
+            ScriptedReply::Hang,
+        ],
+    );
+    agent.send("look at lib.rs");
+    agent
+        .until(|msg| matches!(msg, EventMsg::ToolResult(_)))
+        .await;
+    // Step 2 hangs; step 1 must already be on disk.
+    let mut stored = Vec::new();
+    for _ in 0..100 {
+        stored = stored_messages(&database, dir.path());
+        if stored.len() == 3 && agent.model.requests().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(stored.len(), 3, "{stored:?}");
+    assert_eq!(stored[0].role, Role::User);
+    assert!(matches!(&stored[1].parts[0], Part::ToolCall(call) if call.id == "c1"));
+    assert!(
+        matches!(&stored[2].parts[0], Part::ToolResult(result) if result.call_id == "c1" && format!("{:?}", result.content).contains("a - b"))
+    );
+    assert_eq!(agent.model.requests().len(), 2);
+    agent.handle.submit(Op::Cancel);
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
+    // Cancelling adds nothing twice: the store still holds the one step.
+    assert_eq!(stored_messages(&database, dir.path()).len(), 3);
+}
+
+/// Every model call — the main agent's and a subagent's — is a row of the usage ledger, tagged
+/// with the front end.
+#[tokio::test]
+async fn every_model_call_is_in_the_usage_ledger_with_its_front_end() {
+    let dir = project();
+    let database = dir.path().join(".corvid-test.db");
+    let mut agent = Harness::start_with(
+        dir.path(),
+        Some(&database),
+        ApprovalPolicy::FullAuto,
+        vec![
+            ScriptedReply::tool_call(
+                "t1",
+                "task",
+                r#"{"agent":"explore","description":"look","prompt":"What is in lib.rs?"}"#,
+            ),
+            ScriptedReply::text("an add function"),
+            ScriptedReply::Fail {
+                status: 500,
+                message: "boom".to_owned(),
+            },
+        ],
+    );
+    agent.send("what is there?");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Failed);
+    let store = corvid_store::Store::open(&database).unwrap();
+    let rows = store.usage_by_day_and_model(None).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    assert_eq!(row.front_end, "agent");
+    assert_eq!(row.model, "scripted-model");
+    assert_eq!((row.requests, row.errors), (3, 1));
+    // The scripted replies report 100 input and 10 output tokens each; the failure none.
+    assert_eq!((row.tokens.input, row.tokens.output), (200, 20));
 }

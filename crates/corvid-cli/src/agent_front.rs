@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, StreamFuture};
+use corvid_agent::{
+    AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, ModelRoute, StreamFuture,
+};
 use corvid_config::Loaded;
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ErrorClass, Event, EventMsg, Op,
@@ -41,6 +43,14 @@ impl ModelClient for InProcessModel {
             }
         })
     }
+
+    fn route(&self, model: &str) -> Option<ModelRoute> {
+        let route = self.0.resolve(model).ok()?;
+        Some(ModelRoute {
+            provider: route.provider.name().to_owned(),
+            model: route.model,
+        })
+    }
 }
 
 /// Options shared by `exec` and `chat`.
@@ -52,7 +62,8 @@ pub(crate) struct AgentArgs {
     /// ask (reads run; writes and commands ask), auto-edit (edits run; commands ask), full-auto.
     #[arg(long, value_name = "POLICY", default_value = "ask")]
     approval: ApprovalPolicy,
-    /// The project folder (default: the current directory).
+    /// The project folder (default: the nearest folder above the current one holding `.git`,
+    /// else the current directory).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
     /// Model steps allowed in one turn.
@@ -63,11 +74,10 @@ pub(crate) struct AgentArgs {
 fn start(
     loaded: &Loaded,
     args: &AgentArgs,
+    front_end: &str,
 ) -> anyhow::Result<(AgentHandle, mpsc::UnboundedReceiver<Event>)> {
-    let project = match &args.project {
-        Some(project) => project.clone(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
+    let here = std::env::current_dir().context("cannot read the current directory")?;
+    let folders = corvid_agent::project_folders(&here, args.project.as_deref());
     let oauth_http = corvid_auth::oauth_http_client()?;
     let registry = Registry::from_config(loaded, oauth_http)
         .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
@@ -75,7 +85,9 @@ fn start(
         .model
         .clone()
         .unwrap_or_else(|| loaded.config.default_model.clone());
-    let mut config = AgentConfig::new(project, model);
+    let mut config = AgentConfig::new(folders.root, model);
+    config.cwd = folders.cwd;
+    config.front_end = front_end.to_owned();
     config.approval = args.approval;
     config.max_steps = args.max_steps;
     config.database = Some(loaded.paths.database());
@@ -95,7 +107,7 @@ pub(crate) async fn exec(
     prompt: &str,
     json: bool,
 ) -> anyhow::Result<bool> {
-    let (handle, mut events) = start(loaded, args)?;
+    let (handle, mut events) = start(loaded, args, "exec")?;
     handle.submit(Op::Send(SendParams::text(prompt)));
     let mut stdout = std::io::stdout();
     let mut outcome = None;
@@ -172,7 +184,7 @@ fn print_human(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
 
 /// `corvid chat`: an interactive session in the terminal.
 pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()> {
-    let (handle, mut events) = start(loaded, args)?;
+    let (handle, mut events) = start(loaded, args, "chat")?;
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdout = std::io::stdout();
     let mut busy = false;

@@ -352,6 +352,20 @@ fn parts() -> PromptParts {
             .to_owned(),
         skill_index: "- code-review: Review a change.".to_owned(),
         todos: "[x] read the code\n[~] fix the bug".to_owned(),
+        tools: [
+            "read",
+            "write",
+            "edit",
+            "glob",
+            "grep",
+            "bash",
+            "process",
+            "todowrite",
+            "task",
+            "skill",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
     }
 }
 
@@ -416,6 +430,32 @@ fn empty_parts_are_left_out_of_the_system_prompt() {
     assert!(prompt.ends_with("- Git repository: no\n"));
     for heading in ["# Project instructions", "# Skills", "# Current todos"] {
         assert!(!prompt.contains(heading), "{heading}");
+    }
+}
+
+#[test]
+fn the_system_prompt_describes_only_the_tools_offered() {
+    let prompt = system_prompt(&PromptParts {
+        tools: ["read", "glob", "grep", "skill"]
+            .map(str::to_owned)
+            .to_vec(),
+        ..parts()
+    });
+    for tool in ["`read`", "`glob`", "`grep`", "`skill`"] {
+        assert!(prompt.contains(tool), "{tool} missing");
+    }
+    for tool in [
+        "`write`",
+        "`edit`",
+        "`bash`",
+        "`process`",
+        "`todowrite`",
+        "`task`",
+    ] {
+        assert!(
+            !prompt.contains(tool),
+            "{tool} listed but not offered:\n{prompt}"
+        );
     }
 }
 
