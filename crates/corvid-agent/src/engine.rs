@@ -31,7 +31,8 @@ pub struct AgentConfig {
     pub cwd: PathBuf,
     pub model: String,
     pub approval: ApprovalPolicy,
-    /// Model steps allowed in one turn.
+    /// Model steps that may call tools in one turn; past them, one last call without tools
+    /// gives the model's final answer.
     pub max_steps: u32,
     /// The SQLite file for conversations; `None` keeps them in memory.
     pub database: Option<PathBuf>,
@@ -783,7 +784,7 @@ impl Engine {
             scope,
             EventMsg::ConversationSwitched {
                 conversation,
-                history: history::entries(&self.history),
+                history: history::entries(&self.history, &self.config.project),
             },
         );
         Ok(())

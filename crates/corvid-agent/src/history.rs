@@ -125,8 +125,8 @@ pub(crate) fn text_of(message: &Message) -> String {
         .join("")
 }
 
-/// The history as front ends show it.
-pub(crate) fn entries(messages: &[Message]) -> Vec<HistoryEntry> {
+/// The history as front ends show it (call summaries with paths relative to `project`).
+pub(crate) fn entries(messages: &[Message], project: &std::path::Path) -> Vec<HistoryEntry> {
     let mut entries = Vec::new();
     for message in messages {
         let text = text_of(message);
@@ -138,12 +138,12 @@ pub(crate) fn entries(messages: &[Message]) -> Vec<HistoryEntry> {
         for part in &message.parts {
             match part {
                 Part::ToolCall(call) => {
+                    let arguments = crate::turn::shown_arguments(&call.arguments);
                     entries.push(HistoryEntry::ToolCall(ToolCallNotification {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
-                        arguments: serde_json::from_str(&call.arguments)
-                            .unwrap_or(serde_json::Value::Null),
-                        summary: String::new(),
+                        summary: crate::turn::summarize(project, &call.name, &arguments),
+                        arguments,
                     }))
                 }
                 Part::ToolResult(result) => {

@@ -396,9 +396,7 @@ async fn handle_call(
 ) -> (Part, Option<TurnOutcome>) {
     // Text that is not JSON (a reply cut off mid-call) is answered as such: no tool runs.
     let parsed = corvid_tools::parse_call_arguments(&call.arguments);
-    let arguments = parsed
-        .clone()
-        .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
+    let arguments = shown_arguments(&call.arguments);
     let project = &setup.shared.settings.project;
     setup.shared.emit(
         &setup.scope,
@@ -470,6 +468,12 @@ fn cut(text: &str) -> (String, Option<usize>) {
 /// Arguments compared for repeats: key order and whitespace do not matter.
 fn normalized(arguments: &serde_json::Value) -> String {
     serde_json::to_string(arguments).unwrap_or_default()
+}
+
+/// A call's arguments as events show them: the JSON, or the raw text when it is not JSON.
+pub(crate) fn shown_arguments(text: &str) -> serde_json::Value {
+    corvid_tools::parse_call_arguments(text)
+        .unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
 }
 
 /// A one-line description of a call for front ends; a path in it is relative to the project.

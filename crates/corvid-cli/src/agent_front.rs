@@ -66,7 +66,7 @@ pub(crate) struct AgentArgs {
     /// else the current directory).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
-    /// Model steps allowed in one turn.
+    /// Model steps that may call tools in one turn (then one last step answers without tools).
     #[arg(long, default_value_t = 50)]
     max_steps: u32,
 }
