@@ -3,6 +3,10 @@
 //! folder, or the file a git worktree or submodule has); with none, the start folder itself.
 //! An explicit `--project` skips the search. The start folder stays the working folder, so the
 //! AGENTS.md files from the root down to it are all read.
+//!
+//! The search never climbs to the home folder or above it: a home folder kept in git (dotfiles)
+//! or a stray `/.git` must not widen a session in `~/code/scratch` to everything the user owns,
+//! secrets included. Only `--project ~` can do that, on purpose.
 
 use std::path::{Path, PathBuf};
 
@@ -15,10 +19,22 @@ pub struct ProjectFolders {
     pub cwd: PathBuf,
 }
 
-/// The nearest folder at or above `start` that holds `.git`, else `start`.
+/// The nearest folder at or above `start`, below the home folder (`$HOME`), that holds `.git`;
+/// else `start`.
 pub fn find_project_root(start: &Path) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    root_below(start, home.as_deref())
+}
+
+fn root_below(start: &Path, home: Option<&Path>) -> PathBuf {
+    let home = home.map(|home| home.canonicalize().unwrap_or_else(|_| home.to_path_buf()));
     start
         .ancestors()
+        // A folder the home folder lies in (or the home folder itself) is never a project.
+        .take_while(|folder| {
+            folder.parent().is_some()
+                && home.as_deref().is_none_or(|home| !home.starts_with(folder))
+        })
         .find(|folder| folder.join(".git").exists())
         .unwrap_or(start)
         .to_path_buf()

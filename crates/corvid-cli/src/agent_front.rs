@@ -62,8 +62,8 @@ pub(crate) struct AgentArgs {
     /// ask (reads run; writes and commands ask), auto-edit (edits run; commands ask), full-auto.
     #[arg(long, value_name = "POLICY", default_value = "ask")]
     approval: ApprovalPolicy,
-    /// The project folder (default: the nearest folder above the current one holding `.git`,
-    /// else the current directory).
+    /// The project folder (default: the nearest folder at or above the current one, below the
+    /// home folder, holding `.git`; else the current directory).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
     /// Model steps that may call tools in one turn (then one last step answers without tools).

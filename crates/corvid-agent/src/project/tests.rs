@@ -28,6 +28,21 @@ fn a_git_file_counts_as_a_worktree_root() {
 }
 
 #[test]
+fn the_search_stops_below_the_home_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().canonicalize().unwrap();
+    // A home folder kept in git must not make every folder under it one project.
+    std::fs::create_dir_all(home.join(".git")).unwrap();
+    let scratch = home.join("code/scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    assert_eq!(root_below(&scratch, Some(&home)), scratch);
+    assert_eq!(root_below(&home, Some(&home)), home);
+    // A repository under the home folder is still found.
+    std::fs::create_dir_all(home.join("code/.git")).unwrap();
+    assert_eq!(root_below(&scratch, Some(&home)), home.join("code"));
+}
+
+#[test]
 fn without_git_the_start_folder_is_the_root() {
     let dir = tempfile::tempdir().unwrap();
     let start = dir.path().canonicalize().unwrap().join("plain");
