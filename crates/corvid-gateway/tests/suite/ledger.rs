@@ -130,6 +130,7 @@ async fn requests_are_recorded_with_their_usage() {
         .find(|row| row.model == "grok-4.6")
         .expect("grok row");
     assert_eq!(grok.requests, 1);
+    assert_eq!(grok.front_end, "gateway");
     assert_eq!(grok.tokens.input, 12);
     assert_eq!(grok.tokens.output, 5);
     let claude = rows
