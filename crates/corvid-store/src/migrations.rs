@@ -63,4 +63,16 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         project              TEXT PRIMARY KEY,
         current_conversation TEXT REFERENCES conversations (id) ON DELETE SET NULL
     );",
+    // 3: the agent's checkpoints: the project's tree before and after each turn that changed
+    // files (ids in the agent's shadow repository), for `/undo` and `/diff`.
+    "CREATE TABLE checkpoints (
+        id              INTEGER PRIMARY KEY,
+        conversation_id TEXT    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        turn            INTEGER NOT NULL,
+        before_tree     TEXT    NOT NULL,
+        after_tree      TEXT    NOT NULL,
+        undone_at       INTEGER,                 -- Unix seconds; NULL while the change stands
+        created_at      INTEGER NOT NULL,
+        UNIQUE (conversation_id, turn)
+    );",
 ];
