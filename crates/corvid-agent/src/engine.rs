@@ -39,6 +39,11 @@ pub struct AgentConfig {
     pub output_dir: PathBuf,
     /// The most bytes of AGENTS.md text put in the prompt.
     pub instructions_cap: usize,
+    /// Where the shadow repositories of checkpoints live (one per project); `None` turns
+    /// checkpoints, `/undo` and `/diff` off.
+    pub checkpoint_dir: Option<PathBuf>,
+    /// The model's context window in tokens; `None` uses the default (128,000).
+    pub context_window: Option<u64>,
 }
 
 impl AgentConfig {
@@ -53,6 +58,8 @@ impl AgentConfig {
             max_steps: 50,
             database: None,
             instructions_cap: 64 * 1024,
+            checkpoint_dir: None,
+            context_window: None,
         }
     }
 }
@@ -116,11 +123,15 @@ pub(crate) struct Shared {
     todos: Mutex<Vec<TodoItem>>,
     pub(crate) skills: crate::skills::SkillSet,
     store: Arc<Mutex<Store>>,
+    pub(crate) checkpoints: crate::checkpoint::Checkpoints,
+    /// A history compacted during the running turn, for the engine to adopt and save.
+    compacted: Mutex<Option<Vec<Message>>>,
 }
 
 pub(crate) struct Settings {
     pub(crate) max_steps: u32,
     pub(crate) project: PathBuf,
+    pub(crate) context_window: u64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -178,8 +189,16 @@ impl Shared {
         lock(&self.todos).clone()
     }
 
+    pub(crate) fn keep_compacted(&self, history: Vec<Message>) {
+        *lock(&self.compacted) = Some(history);
+    }
+
+    fn take_compacted(&self) -> Option<Vec<Message>> {
+        lock(&self.compacted).take()
+    }
+
     /// Runs store work off the async threads.
-    async fn with_store<T: Send + 'static>(
+    pub(crate) async fn with_store<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
     ) -> Result<T, corvid_store::StoreError> {
@@ -273,6 +292,7 @@ impl Engine {
         };
         let mut warnings = Vec::new();
         let history = load_history(&store, &conversation, &mut warnings)?;
+        let turns = store.last_turn(&conversation)?;
         let skill_set = crate::skills::load_skills(&project);
         warnings.extend(skill_set.warnings.iter().cloned());
         let (proposals, proposals_rx) = mpsc::unbounded_channel();
@@ -282,18 +302,27 @@ impl Engine {
             settings: Settings {
                 max_steps: config.max_steps.max(1),
                 project: project.clone(),
+                context_window: config
+                    .context_window
+                    .unwrap_or(crate::compaction::DEFAULT_CONTEXT_WINDOW)
+                    .max(1),
             },
             gate: Mutex::new((config.approval, Vec::new())),
             todos: Mutex::new(Vec::new()),
             skills: skill_set,
             store: Arc::new(Mutex::new(store)),
+            checkpoints: crate::checkpoint::Checkpoints::new(
+                config.checkpoint_dir.as_deref(),
+                &project,
+            ),
+            compacted: Mutex::new(None),
         });
         let engine = Self {
             model: config.model.clone(),
             config: AgentConfig { project, ..config },
             project_key,
             conversation,
-            turns: 0,
+            turns,
             history,
             running: None,
             proposals,
@@ -446,6 +475,21 @@ impl Engine {
                 self.shared.emit(&scope, EventMsg::ShutdownComplete);
                 return false;
             }
+            Op::Undo { .. } | Op::Diff { .. } | Op::Compact if self.running.is_some() => {
+                self.refuse(&scope, "a turn is running");
+            }
+            Op::Undo { turn } => self.shared.undo(&scope, &self.conversation, turn).await,
+            Op::Diff { turn } => self.shared.diff(&scope, &self.conversation, turn).await,
+            Op::Compact => {
+                let compacted = self
+                    .shared
+                    .compact_now(&scope, &self.model, &self.system_prompt(), &self.history)
+                    .await;
+                if let Some(history) = compacted {
+                    self.history = history;
+                    self.save_all().await;
+                }
+            }
             op @ (Op::ListConversations
             | Op::NewConversation
             | Op::SwitchConversation { .. }
@@ -495,10 +539,14 @@ impl Engine {
             self.model = model;
         }
         let scope = Self::scope(&id);
-        let user = user_message(&params);
+        let mut user = user_message(&params);
+        if let Some(note) = self.shared.checkpoints.take_note() {
+            user.parts.insert(0, Part::Text { text: note });
+        }
         self.history.push(user.clone());
         self.persist(vec![user]).await;
         self.turns += 1;
+        self.shared.checkpoints.begin(self.turns).await;
         self.shared.emit(
             &scope,
             EventMsg::TurnStarted {
@@ -571,8 +619,19 @@ impl Engine {
                 }),
             );
         }
+        let compacted = self.shared.take_compacted();
+        if let Some(history) = &compacted {
+            self.history = history.clone();
+        }
         self.history.extend(result.added.iter().cloned());
-        self.persist(result.added).await;
+        if compacted.is_some() {
+            self.save_all().await;
+        } else {
+            self.persist(result.added).await;
+        }
+        self.shared
+            .finish_checkpoint(&scope, &self.conversation)
+            .await;
         self.name_conversation().await;
         self.shared.emit(
             &scope,
@@ -592,18 +651,7 @@ impl Engine {
         if messages.is_empty() {
             return;
         }
-        let encoded: Vec<(String, String)> = messages
-            .iter()
-            .filter_map(|message| {
-                let role = match message.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                serde_json::to_string(message)
-                    .ok()
-                    .map(|json| (role.to_owned(), json))
-            })
-            .collect();
+        let encoded: Vec<(String, String)> = messages.iter().filter_map(encode).collect();
         let conversation = self.conversation.clone();
         let saved = self
             .shared
@@ -617,6 +665,25 @@ impl Engine {
             .await;
         if let Err(error) = saved {
             tracing::warn!(%error, "could not save messages");
+        }
+    }
+
+    /// Replaces the stored messages with the whole history (after a compaction).
+    async fn save_all(&self) {
+        let encoded: Vec<(String, String)> = self.history.iter().filter_map(encode).collect();
+        let conversation = self.conversation.clone();
+        let saved = self
+            .shared
+            .with_store(move |store| {
+                let pairs: Vec<(&str, &str)> = encoded
+                    .iter()
+                    .map(|(role, json)| (role.as_str(), json.as_str()))
+                    .collect();
+                store.replace_messages(&conversation, &pairs)
+            })
+            .await;
+        if let Err(error) = saved {
+            tracing::warn!(%error, "could not save the compacted history");
         }
     }
 
@@ -767,6 +834,11 @@ impl Engine {
     ) -> Result<(), corvid_store::StoreError> {
         self.conversation = id.clone();
         self.history = history;
+        let turns_of = id.clone();
+        self.turns = self
+            .shared
+            .with_store(move |store| store.last_turn(&turns_of))
+            .await?;
         let project = self.project_key.clone();
         let found = self
             .shared
@@ -801,6 +873,17 @@ async fn wait_turn(running: &mut Option<Running>) -> Result<TurnResult, tokio::t
         Some(running) => (&mut running.handle).await,
         None => std::future::pending().await,
     }
+}
+
+/// A message as the store keeps it: its role and its JSON.
+fn encode(message: &Message) -> Option<(String, String)> {
+    let role = match message.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    serde_json::to_string(message)
+        .ok()
+        .map(|json| (role.to_owned(), json))
 }
 
 fn summary(summary: corvid_store::ConversationSummary) -> corvid_protocol::ConversationSummary {

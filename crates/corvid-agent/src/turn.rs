@@ -73,7 +73,7 @@ pub(crate) async fn run_turn(
     turn_number: u32,
 ) -> TurnResult {
     let mut messages: Vec<Message> = history.to_vec();
-    let first_new = messages.len();
+    let mut first_new = messages.len();
     let mut turn_usage = TokenUsage::default();
     let mut seen_calls: Vec<(String, String)> = Vec::new();
     let mut final_text = String::new();
@@ -96,11 +96,27 @@ pub(crate) async fn run_turn(
         if *setup.cancel.borrow() {
             break TurnOutcome::Cancelled;
         }
+        let system = vec![setup.system.clone()];
+        let tools = tool_list(setup);
+        if setup.is_main {
+            setup
+                .shared
+                .fit_context(
+                    &setup.scope,
+                    &setup.model,
+                    &system,
+                    &tools,
+                    &mut messages,
+                    &mut first_new,
+                    setup.cancel.clone(),
+                )
+                .await;
+        }
         let request = ChatRequest {
             model: setup.model.clone(),
-            system: vec![setup.system.clone()],
+            system,
             messages: history::repair(&messages),
-            tools: tool_list(setup),
+            tools,
             stream: true,
             ..ChatRequest::default()
         };
@@ -508,6 +524,9 @@ async fn run_tool(
                 );
             }
         }
+    }
+    if matches!(prepared.kind, ToolKind::Edit | ToolKind::Command) {
+        setup.shared.before_change(&setup.scope).await;
     }
     let cancellation = Cancellation::new(setup.cancel.clone());
     let output = match setup.tools.apply(prepared.plan, cancellation).await {
