@@ -207,9 +207,9 @@ fn transcript(messages: &[Message]) -> Vec<String> {
                     let text: String = result
                         .content
                         .iter()
-                        .filter_map(|content| match content {
-                            ToolResultContent::Text { text } => Some(text.as_str()),
-                            ToolResultContent::Image(_) => Some("[image]"),
+                        .map(|content| match content {
+                            ToolResultContent::Text { text } => text.as_str(),
+                            ToolResultContent::Image(_) => "[image]",
                         })
                         .collect::<Vec<_>>()
                         .join("\n");
