@@ -18,6 +18,8 @@ use tokio::io::AsyncWriteExt;
 
 /// Files above this size are not snapshotted (and so cannot be undone).
 pub(crate) const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+/// An index lock older than this was left by a git that died.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Why a checkpoint operation failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -89,6 +91,7 @@ impl ShadowRepo {
     /// Snapshots the project now; returns the tree's id.
     pub(crate) async fn snapshot(&self) -> Result<String, ShadowError> {
         self.ensure().await?;
+        self.clear_stale_lock().await;
         let large = self.exclude_large_files().await?;
         if !large.is_empty() {
             // Excludes only keep untracked files out; these may be in the index from an
@@ -224,6 +227,28 @@ impl ShadowRepo {
         Ok(changed)
     }
 
+    /// Removes an index lock left by a git that was killed (kill -9, power loss): one older
+    /// than [`STALE_LOCK`] belongs to no running snapshot, which takes seconds at most.
+    async fn clear_stale_lock(&self) {
+        let lock = self.git_dir.join("index.lock");
+        let stale = blocking(move || {
+            let old = std::fs::metadata(&lock)
+                .and_then(|metadata| metadata.modified())
+                .ok()
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age > STALE_LOCK);
+            if old {
+                tracing::warn!(path = %lock.display(), "removing a stale checkpoint index lock");
+                std::fs::remove_file(&lock).map_err(|error| ShadowError::Io(error.to_string()))?;
+            }
+            Ok(old)
+        })
+        .await;
+        if let Err(error) = stale {
+            tracing::warn!(%error, "could not remove a stale checkpoint index lock");
+        }
+    }
+
     /// Creates the shadow repository when it does not exist yet.
     async fn ensure(&self) -> Result<(), ShadowError> {
         if self.git_dir.join("HEAD").is_file() {
@@ -320,8 +345,12 @@ impl ShadowRepo {
                 Stdio::null()
             })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
+        // Its own process group: a Ctrl-C meant for corvid (which cancels the turn) must not
+        // interrupt a snapshot half-way. Git is not killed when its future is dropped either,
+        // so it never leaves a half-written index behind.
+        #[cfg(unix)]
+        command.process_group(0);
         let mut child = command.spawn().map_err(|error| {
             if error.kind() == std::io::ErrorKind::NotFound {
                 ShadowError::GitMissing

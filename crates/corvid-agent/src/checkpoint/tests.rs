@@ -197,3 +197,31 @@ async fn two_projects_get_two_shadow_repositories() {
     assert_ne!(one, two);
     assert_eq!(std::fs::read_dir(data.path()).unwrap().count(), 2);
 }
+
+#[tokio::test]
+async fn a_stale_index_lock_is_cleared_and_a_fresh_one_respected() {
+    let data = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(project.path(), "f.txt", "1\n");
+    let repo = ShadowRepo::new(data.path(), project.path());
+    repo.snapshot().await.unwrap();
+    let shadow = std::fs::read_dir(data.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let lock = shadow.join("index.lock");
+    std::fs::write(&lock, "").unwrap();
+    assert!(
+        matches!(repo.snapshot().await, Err(ShadowError::Git { .. })),
+        "a running snapshot's lock is not taken away"
+    );
+    let file = std::fs::File::options().write(true).open(&lock).unwrap();
+    file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3_600))
+        .unwrap();
+    drop(file);
+    write(project.path(), "f.txt", "2\n");
+    repo.snapshot().await.unwrap();
+    assert!(!lock.exists());
+}
