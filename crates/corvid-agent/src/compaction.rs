@@ -333,6 +333,12 @@ fn changed_files(messages: &[Message]) -> BTreeSet<String> {
     files
 }
 
+/// `tokens` × `numerator` / `denominator`, without overflow.
+fn scale(tokens: u64, numerator: u64, denominator: u64) -> u64 {
+    let scaled = u128::from(tokens) * u128::from(numerator) / u128::from(denominator.max(1));
+    u64::try_from(scaled).unwrap_or(u64::MAX)
+}
+
 fn cut(text: &str, limit: usize) -> String {
     if text.len() <= limit {
         return text.to_owned();
@@ -347,8 +353,10 @@ fn cut(text: &str, limit: usize) -> String {
 impl Shared {
     /// Before a model step of the main agent: compacts `messages` when the request would near
     /// the window. `messages[first_new..]` are the running turn's own messages (after the user's
-    /// message, which stays too); `first_new` moves with the compaction. The compacted history
-    /// before the turn is kept for the engine to save.
+    /// message, which stays too); `first_new` moves with the compaction. `reported` is the
+    /// provider's count for the previous step of this turn (0 for the first), used when it is
+    /// higher than the estimate; a compaction resets it, as it counted the old history. The
+    /// compacted history before the turn is kept for the engine to save.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn fit_context(
         &self,
@@ -358,20 +366,30 @@ impl Shared {
         tools: &[Tool],
         messages: &mut Vec<Message>,
         first_new: &mut usize,
+        reported: &mut u64,
         cancel: watch::Receiver<bool>,
     ) {
         let window = self.settings.context_window;
-        let before = estimate_tokens(system, messages, tools);
+        let estimate = estimate_tokens(system, messages, tools).max(1);
+        let before = estimate.max(*reported);
         if !needs_compaction(before, window) {
             return;
         }
         let protected = first_new.saturating_sub(1);
         // The recent turns kept verbatim share what the fixed part (system prompt, tools) and
-        // the running turn leave below the trigger, so the result lands well under it.
-        let fixed = estimate_tokens(system, &[], tools)
-            + estimate_tokens(&[], &messages[protected.min(messages.len())..], &[]);
+        // the running turn leave below the trigger, so the result lands well under it. Budgets
+        // are in the provider's tokens (`before`), then scaled to the estimate the cut uses.
+        let to_real = |tokens: u64| scale(tokens, before, estimate);
+        let fixed = to_real(
+            estimate_tokens(system, &[], tools)
+                + estimate_tokens(&[], &messages[protected.min(messages.len())..], &[]),
+        );
         let room = (window.saturating_mul(TRIGGER_PERCENT) / 100).saturating_sub(fixed);
-        let keep = (room / 2).min(window.saturating_mul(RECENT_PERCENT) / 100);
+        let keep = scale(
+            (room / 2).min(window.saturating_mul(RECENT_PERCENT) / 100),
+            estimate,
+            before,
+        );
         let compacted = compact(
             self.model.as_ref(),
             model,
@@ -384,6 +402,7 @@ impl Shared {
         .await;
         match compacted {
             Ok(compacted) => {
+                *reported = 0;
                 let tail = messages.len() - *first_new;
                 *messages = compacted.history;
                 *first_new = messages.len() - tail;

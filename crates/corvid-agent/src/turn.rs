@@ -79,6 +79,8 @@ pub(crate) async fn run_turn(
     let mut final_text = String::new();
     let max_steps = setup.shared.settings.max_steps;
     let mut steps = 0;
+    // The provider's own count for the last step (input + output), a floor for the estimate.
+    let mut reported = 0;
     let outcome = loop {
         if steps >= max_steps {
             let note = format!(
@@ -108,6 +110,7 @@ pub(crate) async fn run_turn(
                     &tools,
                     &mut messages,
                     &mut first_new,
+                    &mut reported,
                     setup.cancel.clone(),
                 )
                 .await;
@@ -126,6 +129,7 @@ pub(crate) async fn run_turn(
             Err(StepEnd::Failed) => break TurnOutcome::Failed,
         };
         let usage = token_usage(step.usage);
+        reported = usage.total();
         turn_usage += usage;
         setup.shared.emit(
             &setup.scope,

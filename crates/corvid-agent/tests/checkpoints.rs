@@ -642,3 +642,74 @@ async fn compact_on_demand_keeps_the_latest_turn() {
     assert!(texts[2].contains("and the second"));
     assert!(texts[3].contains("second answer"));
 }
+
+/// A tool call whose step the provider reports as `input` tokens.
+fn heavy_tool_call(id: &str, input: u64) -> ScriptedReply {
+    use corvid_wire::model::{FinishReason, StreamEvent, Usage};
+    ScriptedReply::Events(vec![
+        StreamEvent::Start {
+            id: "heavy".to_owned(),
+            model: "scripted-model".to_owned(),
+        },
+        StreamEvent::ToolCallStart {
+            index: 0,
+            id: id.to_owned(),
+            name: "read".to_owned(),
+            signature: None,
+        },
+        StreamEvent::ToolCallArgs {
+            index: 0,
+            delta: r#"{"path":"lib.rs"}"#.to_owned(),
+        },
+        StreamEvent::ToolCallEnd { index: 0 },
+        StreamEvent::Usage(Usage {
+            input,
+            output: 10,
+            ..Usage::default()
+        }),
+        StreamEvent::Finish(FinishReason::ToolCalls),
+    ])
+}
+
+#[tokio::test]
+async fn the_providers_count_triggers_compaction_when_it_is_higher_than_the_estimate() {
+    let (project, data) = dirs();
+    let window = 200_000;
+    let setup = Setup {
+        project: project.path(),
+        data: data.path(),
+        window: Some(window),
+    };
+    let mut session = Session::start(
+        &setup,
+        vec![
+            ScriptedReply::text("first answer"),
+            // The provider counts far more than the bytes suggest (a dense tokenizer).
+            heavy_tool_call("r1", window - 1_000),
+            ScriptedReply::tool_call("r2", "read", r#"{"path":"old.txt"}"#),
+            ScriptedReply::text("second answer"),
+        ],
+    );
+    session
+        .summarizer
+        .push(ScriptedReply::text("SUMMARY: first turn."));
+    assert_eq!(session.turn(TASK).await, TurnOutcome::Completed);
+    assert_eq!(session.turn("read twice").await, TurnOutcome::Completed);
+    let compactions: Vec<u64> = session
+        .seen
+        .iter()
+        .filter_map(|event| match event.msg {
+            EventMsg::Compacted { tokens_before, .. } => Some(tokens_before),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        compactions.len(),
+        1,
+        "once: the count is reset by the compaction"
+    );
+    assert!(compactions[0] >= window - 1_000, "{compactions:?}");
+    let requests = session.main.requests();
+    let last = serde_json::to_string(requests.last().unwrap()).unwrap();
+    assert!(last.contains("SUMMARY: first turn."), "{last}");
+}
