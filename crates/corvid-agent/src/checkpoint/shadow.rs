@@ -18,6 +18,9 @@ use tokio::io::AsyncWriteExt;
 
 /// Files above this size are not snapshotted (and so cannot be undone).
 pub(crate) const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+/// Projects with more files than this (outside `.gitignore`) are not snapshotted: copying
+/// them all on every turn would cost more than undo is worth (an unignored `node_modules`).
+pub(crate) const MAX_FILES: usize = 50_000;
 /// An index lock older than this was left by a git that died.
 const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(600);
 
@@ -28,6 +31,10 @@ pub(crate) enum ShadowError {
     GitMissing,
     #[error("`git {command}` failed: {message}")]
     Git { command: String, message: String },
+    #[error(
+        "the project has more than {0} files outside .gitignore, too many to snapshot on every turn; add the generated folders to .gitignore"
+    )]
+    TooManyFiles(usize),
     #[error("{0}")]
     Io(String),
 }
@@ -69,6 +76,8 @@ pub(crate) struct ShadowRepo {
     work_tree: PathBuf,
     /// The git program (`git`, found on PATH).
     program: PathBuf,
+    /// The most files a snapshot takes ([`MAX_FILES`]).
+    max_files: usize,
 }
 
 impl ShadowRepo {
@@ -78,6 +87,7 @@ impl ShadowRepo {
             git_dir: root.join(folder_name(project)),
             work_tree: project.to_owned(),
             program: PathBuf::from("git"),
+            max_files: MAX_FILES,
         }
     }
 
@@ -85,6 +95,13 @@ impl ShadowRepo {
     #[cfg(test)]
     pub(crate) fn with_program(mut self, program: &Path) -> Self {
         self.program = program.to_owned();
+        self
+    }
+
+    /// The same repository with another file limit.
+    #[cfg(test)]
+    pub(crate) fn with_max_files(mut self, max_files: usize) -> Self {
+        self.max_files = max_files;
         self
     }
 
@@ -275,9 +292,10 @@ impl ShadowRepo {
     /// Writes the shadow's exclude file: the project's own excludes, then every file over the
     /// size limit; returns those files (relative, `/`-separated).
     async fn exclude_large_files(&self) -> Result<Vec<String>, ShadowError> {
-        let (project, git_dir) = (self.work_tree.clone(), self.git_dir.clone());
+        let (project, git_dir, max_files) =
+            (self.work_tree.clone(), self.git_dir.clone(), self.max_files);
         blocking(move || {
-            let large = large_files(&project);
+            let large = large_files(&project, max_files)?;
             let mut exclude = String::from("# written by corvid before each snapshot\n");
             if let Ok(own) = std::fs::read_to_string(project.join(".git/info/exclude")) {
                 exclude.push_str(&own);
@@ -407,8 +425,9 @@ fn folder_name(project: &Path) -> String {
     format!("{base}-{hash:016x}")
 }
 
-/// Files git would consider that are over the size limit, relative to the project.
-fn large_files(project: &Path) -> Vec<String> {
+/// Files git would consider that are over the size limit, relative to the project; fails
+/// when there are more than `max_files` files to consider.
+fn large_files(project: &Path, max_files: usize) -> Result<Vec<String>, ShadowError> {
     let walk = ignore::WalkBuilder::new(project)
         .hidden(false)
         .parents(false)
@@ -417,24 +436,30 @@ fn large_files(project: &Path) -> Vec<String> {
         .require_git(false)
         .filter_entry(|entry| entry.file_name() != ".git")
         .build();
-    walk.filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
-        .filter(|entry| {
-            entry
-                .metadata()
-                .is_ok_and(|metadata| metadata.len() > MAX_FILE_BYTES)
-        })
-        .filter_map(|entry| {
-            let relative = entry.path().strip_prefix(project).ok()?;
-            Some(
+    let mut count = 0;
+    let mut large = Vec::new();
+    for entry in walk.filter_map(Result::ok) {
+        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+            continue;
+        }
+        count += 1;
+        if count > max_files {
+            return Err(ShadowError::TooManyFiles(max_files));
+        }
+        let too_big = entry
+            .metadata()
+            .is_ok_and(|metadata| metadata.len() > MAX_FILE_BYTES);
+        if let (true, Ok(relative)) = (too_big, entry.path().strip_prefix(project)) {
+            large.push(
                 relative
                     .components()
                     .map(|part| part.as_os_str().to_string_lossy().into_owned())
                     .collect::<Vec<_>>()
                     .join("/"),
-            )
-        })
-        .collect()
+            );
+        }
+    }
+    Ok(large)
 }
 
 /// A path as a literal gitignore pattern.

@@ -225,3 +225,19 @@ async fn a_stale_index_lock_is_cleared_and_a_fresh_one_respected() {
     repo.snapshot().await.unwrap();
     assert!(!lock.exists());
 }
+
+#[tokio::test]
+async fn a_project_with_too_many_files_is_not_snapshotted() {
+    let data = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    for index in 0..6 {
+        write(project.path(), &format!("deps/{index}.js"), "x\n");
+    }
+    let repo = ShadowRepo::new(data.path(), project.path()).with_max_files(5);
+    let error = repo.snapshot().await.unwrap_err();
+    assert!(matches!(error, ShadowError::TooManyFiles(5)), "{error:?}");
+    assert!(error.to_string().contains(".gitignore"), "{error}");
+    // Ignored, they do not count.
+    write(project.path(), ".gitignore", "deps/\n");
+    repo.snapshot().await.unwrap();
+}
