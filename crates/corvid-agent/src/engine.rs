@@ -43,6 +43,11 @@ pub struct AgentConfig {
     /// The front end this agent serves (`chat`, `exec`, `web`, `acp`): the usage ledger tags
     /// each model call with it.
     pub front_end: String,
+    /// Where the shadow repositories of checkpoints live (one per project); `None` turns
+    /// checkpoints, `/undo` and `/diff` off.
+    pub checkpoint_dir: Option<PathBuf>,
+    /// The model's context window in tokens; `None` uses the default (128,000).
+    pub context_window: Option<u64>,
 }
 
 impl AgentConfig {
@@ -58,6 +63,8 @@ impl AgentConfig {
             database: None,
             instructions_cap: 64 * 1024,
             front_end: "agent".to_owned(),
+            checkpoint_dir: None,
+            context_window: None,
         }
     }
 }
@@ -121,6 +128,9 @@ pub(crate) struct Shared {
     todos: Mutex<Vec<TodoItem>>,
     pub(crate) skills: crate::skills::SkillSet,
     store: Arc<Mutex<Store>>,
+    pub(crate) checkpoints: crate::checkpoint::Checkpoints,
+    /// A history compacted during the running turn, for the engine to adopt and save.
+    compacted: Mutex<Option<Vec<Message>>>,
 }
 
 pub(crate) struct Settings {
@@ -130,6 +140,7 @@ pub(crate) struct Settings {
     pub(crate) cwd: PathBuf,
     pub(crate) instructions_cap: usize,
     pub(crate) front_end: String,
+    pub(crate) context_window: u64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -181,6 +192,14 @@ impl Shared {
 
     fn todos(&self) -> Vec<TodoItem> {
         lock(&self.todos).clone()
+    }
+
+    pub(crate) fn keep_compacted(&self, history: Vec<Message>) {
+        *lock(&self.compacted) = Some(history);
+    }
+
+    fn take_compacted(&self) -> Option<Vec<Message>> {
+        lock(&self.compacted).take()
     }
 
     /// Runs store work off the async threads.
@@ -278,6 +297,7 @@ impl Engine {
         };
         let mut warnings = Vec::new();
         let history = crate::persist::load(&mut store, &conversation, &mut warnings)?;
+        let turns = store.last_turn(&conversation)?;
         let skill_set = crate::skills::load_skills(&project);
         warnings.extend(skill_set.warnings.iter().cloned());
         let (proposals, proposals_rx) = mpsc::unbounded_channel();
@@ -290,18 +310,27 @@ impl Engine {
                 cwd: config.cwd.clone(),
                 instructions_cap: config.instructions_cap,
                 front_end: config.front_end.clone(),
+                context_window: config
+                    .context_window
+                    .unwrap_or(crate::compaction::DEFAULT_CONTEXT_WINDOW)
+                    .max(1),
             },
             gate: Mutex::new((config.approval, Vec::new())),
             todos: Mutex::new(Vec::new()),
             skills: skill_set,
             store: Arc::new(Mutex::new(store)),
+            checkpoints: crate::checkpoint::Checkpoints::new(
+                config.checkpoint_dir.as_deref(),
+                &project,
+            ),
+            compacted: Mutex::new(None),
         });
         let engine = Self {
             model: config.model.clone(),
             config: AgentConfig { project, ..config },
             project_key,
             conversation,
-            turns: 0,
+            turns,
             history,
             running: None,
             proposals,
@@ -454,6 +483,22 @@ impl Engine {
                 self.shared.emit(&scope, EventMsg::ShutdownComplete);
                 return false;
             }
+            Op::Undo { .. } | Op::Diff { .. } | Op::Compact if self.running.is_some() => {
+                self.refuse(&scope, "a turn is running");
+            }
+            Op::Undo { turn } => self.shared.undo(&scope, &self.conversation, turn).await,
+            Op::Diff { turn } => self.shared.diff(&scope, &self.conversation, turn).await,
+            Op::Compact => {
+                let compacted = self
+                    .shared
+                    .compact_now(&scope, &self.model, &self.system_prompt(), &self.history)
+                    .await;
+                if let Some(history) = compacted {
+                    self.history = history;
+                    crate::persist::replace_all(&self.shared, &self.conversation, &self.history)
+                        .await;
+                }
+            }
             op @ (Op::ListConversations
             | Op::NewConversation
             | Op::SwitchConversation { .. }
@@ -503,7 +548,10 @@ impl Engine {
             self.model = model;
         }
         let scope = Self::scope(&id);
-        let user = user_message(&params);
+        let mut user = user_message(&params);
+        if let Some(note) = self.shared.checkpoints.take_note() {
+            user.parts.insert(0, Part::Text { text: note });
+        }
         // Saved before the turn starts, so a crash in its first step keeps what was asked.
         crate::persist::save(
             &self.shared,
@@ -513,6 +561,7 @@ impl Engine {
         .await;
         self.history.push(user);
         self.turns += 1;
+        self.shared.checkpoints.begin(self.turns).await;
         self.shared.emit(
             &scope,
             EventMsg::TurnStarted {
@@ -587,8 +636,19 @@ impl Engine {
                 }),
             );
         }
-        // Each step was saved as it completed (`crate::persist`); only memory catches up here.
-        self.history.extend(result.added);
+        // Each step was saved as it completed (`crate::persist`); only memory catches up here,
+        // unless the turn compacted the history: then the store gets the compacted one whole.
+        let compacted = self.shared.take_compacted();
+        if let Some(history) = compacted {
+            self.history = history;
+            self.history.extend(result.added);
+            crate::persist::replace_all(&self.shared, &self.conversation, &self.history).await;
+        } else {
+            self.history.extend(result.added);
+        }
+        self.shared
+            .finish_checkpoint(&scope, &self.conversation)
+            .await;
         self.name_conversation().await;
         self.shared.emit(
             &scope,
@@ -766,6 +826,11 @@ impl Engine {
     ) -> Result<(), corvid_store::StoreError> {
         self.conversation = id.clone();
         self.history = history;
+        let turns_of = id.clone();
+        self.turns = self
+            .shared
+            .with_store(move |store| store.last_turn(&turns_of))
+            .await?;
         let project = self.project_key.clone();
         let found = self
             .shared

@@ -3,6 +3,8 @@
 //! step → tools through the approval gate → results fed back → repeat), subagents, project
 //! instructions (AGENTS.md) and skills, and keeps conversations in the store.
 
+mod checkpoint;
+mod compaction;
 mod emitter;
 mod engine;
 mod history;
@@ -20,6 +22,7 @@ mod step_cap;
 mod subagent;
 mod turn;
 
+pub use compaction::DEFAULT_CONTEXT_WINDOW;
 pub use engine::{AgentConfig, AgentError, AgentHandle};
 pub use history::repair as repair_history;
 pub use model::{EventStream, ModelClient, ModelError, ModelRoute, StreamFuture, next_action};

@@ -30,6 +30,24 @@ pub(crate) async fn save(shared: &Shared, conversation: &str, messages: &[Messag
     }
 }
 
+/// Replaces the stored messages with `history` whole (after a compaction), in one transaction.
+pub(crate) async fn replace_all(shared: &Shared, conversation: &str, history: &[Message]) {
+    let encoded = encode(history);
+    let conversation = conversation.to_owned();
+    let saved = shared
+        .with_store(move |store| {
+            let pairs: Vec<(&str, &str)> = encoded
+                .iter()
+                .map(|(role, json)| (*role, json.as_str()))
+                .collect();
+            store.replace_messages(&conversation, &pairs)
+        })
+        .await;
+    if let Err(error) = saved {
+        tracing::warn!(%error, "could not save the compacted history");
+    }
+}
+
 fn encode(messages: &[Message]) -> Vec<(&'static str, String)> {
     messages
         .iter()

@@ -76,12 +76,14 @@ pub(crate) async fn run_turn(
     turn_number: u32,
 ) -> TurnResult {
     let mut messages: Vec<Message> = history.to_vec();
-    let first_new = messages.len();
+    let mut first_new = messages.len();
     let mut turn_usage = TokenUsage::default();
     let mut seen_calls: Vec<(String, String)> = Vec::new();
     let mut final_text = String::new();
     let max_steps = setup.shared.settings.max_steps;
     let mut steps = 0;
+    // The provider's own count for the last step (input + output), a floor for the estimate.
+    let mut reported = 0;
     let outcome = loop {
         // Past the cap, one last call that may not use tools (see `crate::step_cap`).
         let last_call = steps >= max_steps;
@@ -89,11 +91,27 @@ pub(crate) async fn run_turn(
         if *setup.cancel.borrow() {
             break TurnOutcome::Cancelled;
         }
+        let system = vec![setup.system.clone()];
         let tools = tool_list(setup);
+        if setup.is_main && !last_call {
+            setup
+                .shared
+                .fit_context(
+                    &setup.scope,
+                    &setup.model,
+                    &system,
+                    &tools,
+                    &mut messages,
+                    &mut first_new,
+                    &mut reported,
+                    setup.cancel.clone(),
+                )
+                .await;
+        }
         let request = if last_call {
             ChatRequest {
                 model: setup.model.clone(),
-                system: vec![setup.system.clone()],
+                system,
                 messages: crate::step_cap::last_messages(&messages, max_steps),
                 tools,
                 tool_choice: Some(ToolChoice::None),
@@ -103,7 +121,7 @@ pub(crate) async fn run_turn(
         } else {
             ChatRequest {
                 model: setup.model.clone(),
-                system: vec![setup.system.clone()],
+                system,
                 messages: history::repair(&messages),
                 tools,
                 stream: true,
@@ -116,6 +134,7 @@ pub(crate) async fn run_turn(
             Err(StepEnd::Failed) => break TurnOutcome::Failed,
         };
         let usage = token_usage(step.usage);
+        reported = usage.total();
         turn_usage += usage;
         setup.shared.emit(
             &setup.scope,
@@ -584,6 +603,9 @@ async fn run_tool(
                 );
             }
         }
+    }
+    if matches!(prepared.kind, ToolKind::Edit | ToolKind::Command) {
+        setup.shared.before_change(&setup.scope).await;
     }
     let cancellation = Cancellation::new(setup.cancel.clone());
     let output = match setup.tools.apply(prepared.plan, cancellation).await {

@@ -11,8 +11,8 @@ use corvid_agent::{
 };
 use corvid_config::Loaded;
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ErrorClass, Event, EventMsg, Op,
-    ProposalKind, SendParams, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, ErrorClass, Event,
+    EventMsg, Op, ProposalKind, SendParams, TurnOutcome,
 };
 use corvid_providers::{FailureClass, Registry};
 use corvid_wire::model::ChatRequest;
@@ -69,6 +69,10 @@ pub(crate) struct AgentArgs {
     /// Model steps that may call tools in one turn (then one last step answers without tools).
     #[arg(long, default_value_t = 50)]
     max_steps: u32,
+    /// The model's context window in tokens; older turns are summarised near it
+    /// (default: 128000).
+    #[arg(long, value_name = "TOKENS")]
+    context_window: Option<u64>,
 }
 
 fn start(
@@ -92,6 +96,8 @@ fn start(
     config.max_steps = args.max_steps;
     config.database = Some(loaded.paths.database());
     config.output_dir = loaded.paths.data_dir.join("output");
+    config.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
+    config.context_window = args.context_window;
     Ok(AgentHandle::spawn(
         config,
         Arc::new(InProcessModel(registry)),
@@ -165,6 +171,30 @@ fn print_human(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
             error.class, error.message, error.next_action
         )?,
         EventMsg::Warning { message } => writeln!(out, "warning: {message}")?,
+        EventMsg::Compacted {
+            tokens_before,
+            tokens_after,
+            context_window,
+            messages_summarized,
+        } => writeln!(
+            out,
+            "\n{indent}[compacted: {messages_summarized} older messages summarised · about {tokens_before} → {tokens_after} tokens of {context_window}]"
+        )?,
+        EventMsg::Undone { turn, files } => {
+            writeln!(out, "undid turn {turn}:")?;
+            for file in files {
+                writeln!(out, "  {} {}", change_mark(file.change), file.path)?;
+            }
+        }
+        EventMsg::Diff { turns } if turns.is_empty() => {
+            writeln!(out, "no changes by the agent in this conversation")?
+        }
+        EventMsg::Diff { turns } => {
+            for turn in turns {
+                writeln!(out, "── turn {} ──", turn.turn)?;
+                write!(out, "{}", turn.diff)?;
+            }
+        }
         EventMsg::TurnFinished(finished) if event.depth == 0 => {
             let usage = finished.usage;
             writeln!(
@@ -227,6 +257,16 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
                         writeln!(stdout, "model {model} · approvals {approval_policy}")?;
                         prompt(&mut stdout, busy)?;
                     }
+                    EventMsg::Undone { .. } | EventMsg::Diff { .. } => {
+                        print_human(&event, &mut stdout)?;
+                        prompt(&mut stdout, busy)?;
+                        continue;
+                    }
+                    EventMsg::Compacted { .. } | EventMsg::Warning { .. } | EventMsg::Error(_) if !busy => {
+                        print_human(&event, &mut stdout)?;
+                        prompt(&mut stdout, busy)?;
+                        continue;
+                    }
                     EventMsg::ShutdownComplete => break,
                     _ => {}
                 }
@@ -287,6 +327,8 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
 const HELP: &str = "/new  start a conversation      /list  list conversations\n\
 /switch <id>  switch conversation  /clear  empty this conversation\n\
 /init  write or improve AGENTS.md  /model <name>  change the model\n\
+/undo [turn]  put back what the last (or that) turn changed\n\
+/diff [turn]  show what the agent changed  /compact  summarise older turns\n\
 /approval <ask|auto-edit|full-auto>  /quit  exit";
 
 enum Command {
@@ -314,6 +356,21 @@ fn command(line: &str) -> Option<Command> {
         "model" => Command::Op(Op::SetModel {
             model: argument.to_owned(),
         }),
+        "undo" | "diff" => {
+            let turn = match argument {
+                "" => None,
+                number => match number.parse() {
+                    Ok(turn) => Some(turn),
+                    Err(_) => return Some(Command::Unknown(format!("{name} {argument}"))),
+                },
+            };
+            Command::Op(if name == "undo" {
+                Op::Undo { turn }
+            } else {
+                Op::Diff { turn }
+            })
+        }
+        "compact" => Command::Op(Op::Compact),
         "approval" => match argument.parse() {
             Ok(policy) => Command::Op(Op::SetApprovalPolicy { policy }),
             Err(_) => Command::Unknown(format!("approval {argument}")),
@@ -329,6 +386,14 @@ fn show_proposal(kind: &ProposalKind, out: &mut impl Write) -> std::io::Result<(
         }
         ProposalKind::Command { command, cwd } => writeln!(out, "\n— run in {cwd}:\n  $ {command}"),
         ProposalKind::Other { tool, summary } => writeln!(out, "\n— {tool}: {summary}"),
+    }
+}
+
+fn change_mark(change: ChangeKind) -> &'static str {
+    match change {
+        ChangeKind::Added => "removed (the turn had created it)",
+        ChangeKind::Modified => "restored",
+        ChangeKind::Deleted => "brought back (the turn had deleted it)",
     }
 }
 
@@ -356,6 +421,23 @@ mod tests {
             }))
         ));
         assert!(matches!(command("/bogus"), Some(Command::Unknown(_))));
+        assert!(matches!(
+            command("/undo"),
+            Some(Command::Op(Op::Undo { turn: None }))
+        ));
+        assert!(matches!(
+            command("/undo 3"),
+            Some(Command::Op(Op::Undo { turn: Some(3) }))
+        ));
+        assert!(matches!(
+            command("/diff 2"),
+            Some(Command::Op(Op::Diff { turn: Some(2) }))
+        ));
+        assert!(matches!(command("/undo two"), Some(Command::Unknown(_))));
+        assert!(matches!(
+            command("/compact"),
+            Some(Command::Op(Op::Compact))
+        ));
         assert!(command("not a command").is_none());
     }
 }

@@ -127,8 +127,65 @@ pub enum EventMsg {
         /// One or two sentences for the user.
         message: String,
     },
+    /// The answer to `undo`: these files are back as they were before `turn`.
+    Undone {
+        /// The turn that was undone.
+        turn: u32,
+        /// The files put back, with what the turn had done to each.
+        files: Vec<FileChange>,
+    },
+    /// The answer to `diff`: what the agent changed, turn by turn, oldest first.
+    Diff {
+        /// One entry per turn that changed files and was not undone (empty: no changes).
+        turns: Vec<TurnChanges>,
+    },
+    /// Older turns of the conversation were replaced by a summary (after `compact`, or by
+    /// itself near the model's context window); the recent turns stay as they were.
+    Compacted {
+        /// The estimated size of the model's context before, in tokens.
+        tokens_before: u64,
+        /// The estimated size after.
+        tokens_after: u64,
+        /// The model's context window the engine works with, in tokens.
+        context_window: u64,
+        /// How many messages the summary replaced.
+        messages_summarized: u32,
+    },
     /// The answer to `shutdown`: the engine saved its state and sends nothing more.
     ShutdownComplete,
+}
+
+/// One file a turn changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileChange {
+    /// The file, relative to the project folder.
+    pub path: String,
+    /// What the turn did to it.
+    pub change: ChangeKind,
+}
+
+/// What a turn did to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// The turn created it.
+    Added,
+    /// The turn changed its content or mode.
+    Modified,
+    /// The turn deleted it.
+    Deleted,
+}
+
+/// What one turn changed, in `diff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TurnChanges {
+    /// The turn, counted from 1 within the conversation.
+    pub turn: u32,
+    /// The files it changed.
+    pub files: Vec<FileChange>,
+    /// A unified diff (`git diff` format, paths under `a/` and `b/`) from the project before the
+    /// turn to the project after it.
+    pub diff: String,
 }
 
 /// The payload of `ready`.

@@ -38,10 +38,10 @@ pub use approval::{
 };
 pub use envelope::{Event, PROTOCOL_VERSION, Submission, is_compatible};
 pub use event::{
-    ConversationSummary, ErrorClass, ErrorNotification, EventMsg, HistoryEntry, ProposalKind,
-    ProposalNotification, ProposalOutcome, ReadyNotification, SubagentKind, TodoItem, TodoStatus,
-    TokenUsage, ToolCallNotification, ToolResultNotification, Truncation, TurnFinishedNotification,
-    TurnOutcome, UsageNotification,
+    ChangeKind, ConversationSummary, ErrorClass, ErrorNotification, EventMsg, FileChange,
+    HistoryEntry, ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification,
+    SubagentKind, TodoItem, TodoStatus, TokenUsage, ToolCallNotification, ToolResultNotification,
+    Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
 pub use op::{ApprovalDecision, ApproveParams, ImageInput, Op, SendParams};
 pub use schema::schema_json;

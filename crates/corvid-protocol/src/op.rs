@@ -63,6 +63,27 @@ pub enum Op {
         /// The new policy.
         policy: ApprovalPolicy,
     },
+    /// Put back the files one turn of the active conversation changed, as they were before that
+    /// turn (the `/undo` command); answered by `undone`, or by an `error` that names the files
+    /// when the user changed one of them after the agent did (then nothing is restored). Only the
+    /// files that turn changed are touched; the conversation's messages stay.
+    Undo {
+        /// The turn to undo, as numbered in `diff`'s answer; the latest turn not yet undone when
+        /// absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<u32>,
+    },
+    /// Show what the agent changed in the active conversation, turn by turn (the `/diff`
+    /// command); answered by `diff`.
+    Diff {
+        /// Only this turn; every turn that changed files (and was not undone) when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<u32>,
+    },
+    /// Summarise the older part of the active conversation now, as happens by itself near the
+    /// model's context window (the `/compact` command); answered by `compacted`, or by a
+    /// `warning` when there is nothing old enough to summarise.
+    Compact,
     /// Cancel any running turn, save, and end the session; answered by `shutdown_complete`.
     Shutdown,
 }

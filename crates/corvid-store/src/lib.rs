@@ -12,6 +12,7 @@
 //! The store never decides what to log: a prompt is stored only when the caller puts one in
 //! [`UsageRecord::prompt`].
 
+mod checkpoints;
 mod conversations;
 mod error;
 mod migrations;
@@ -19,6 +20,7 @@ mod recorder;
 mod store;
 mod usage;
 
+pub use checkpoints::CheckpointRecord;
 pub use conversations::{ConversationSummary, StoredMessage};
 pub use error::StoreError;
 pub use recorder::{RecorderOptions, RecorderStats, UsageRecorder};

@@ -66,4 +66,16 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 3: which front end made each request: `gateway` for the HTTP APIs, `chat`, `exec`, `web`,
     // `acp` for the agent's model calls. Every row before this step came from the gateway.
     "ALTER TABLE requests ADD COLUMN front_end TEXT NOT NULL DEFAULT 'gateway';",
+    // 4: the agent's checkpoints: the project's tree before and after each turn that changed
+    // files (ids in the agent's shadow repository), for `/undo` and `/diff`.
+    "CREATE TABLE checkpoints (
+        id              INTEGER PRIMARY KEY,
+        conversation_id TEXT    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        turn            INTEGER NOT NULL,
+        before_tree     TEXT    NOT NULL,
+        after_tree      TEXT    NOT NULL,
+        undone_at       INTEGER,                 -- Unix seconds; NULL while the change stands
+        created_at      INTEGER NOT NULL,
+        UNIQUE (conversation_id, turn)
+    );",
 ];

@@ -1,8 +1,11 @@
 //! A scripted model for agent tests: a queue of replies (streamed events, failures, hangs, or
-//! a stream the test feeds), recording every request it was sent.
+//! a stream the test feeds), recording every request it was sent. Given a context window, it
+//! refuses a request larger than the window as a real provider does, so a test of compaction
+//! can fail.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use corvid_wire::model::{ChatRequest, FinishReason, StreamEvent, Usage};
 use tokio::sync::mpsc;
@@ -87,6 +90,14 @@ fn usage() -> Usage {
 pub struct ScriptedModel {
     replies: Mutex<VecDeque<ScriptedReply>>,
     requests: Mutex<Vec<ChatRequest>>,
+    /// The context window in tokens; 0 when the model has none.
+    window: AtomicU64,
+}
+
+/// A request's size in tokens as this model counts it: its JSON bytes / 4 (a common rule of
+/// thumb, and independent of how the agent estimates).
+pub fn request_tokens(request: &ChatRequest) -> u64 {
+    serde_json::to_vec(request).map_or(0, |json| json.len() as u64 / 4)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -100,7 +111,21 @@ impl ScriptedModel {
         Self {
             replies: Mutex::new(replies.into_iter().collect()),
             requests: Mutex::new(Vec::new()),
+            window: AtomicU64::new(0),
         }
+    }
+
+    /// A model that fails (HTTP 400, "context length exceeded") every request larger than
+    /// `tokens` (see [`request_tokens`]) without taking a reply from the queue.
+    pub fn with_window(replies: impl IntoIterator<Item = ScriptedReply>, tokens: u64) -> Self {
+        let model = Self::new(replies);
+        model.set_window(tokens);
+        model
+    }
+
+    /// Sets the context window (0: none) for the requests from now on.
+    pub fn set_window(&self, tokens: u64) {
+        self.window.store(tokens, Ordering::SeqCst);
     }
 
     /// Adds a reply at the end of the queue.
@@ -110,7 +135,17 @@ impl ScriptedModel {
 
     /// Records `request` and gives the next reply.
     pub fn next(&self, request: ChatRequest) -> ScriptedReply {
+        let size = request_tokens(&request);
         lock(&self.requests).push(request);
+        let window = self.window.load(Ordering::SeqCst);
+        if window > 0 && size > window {
+            return ScriptedReply::Fail {
+                status: 400,
+                message: format!(
+                    "context length exceeded: the request has about {size} tokens, the window is {window}"
+                ),
+            };
+        }
         lock(&self.replies)
             .pop_front()
             .unwrap_or_else(|| ScriptedReply::text("(no more scripted replies)"))

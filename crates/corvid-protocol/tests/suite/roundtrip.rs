@@ -3,11 +3,12 @@
 use std::collections::BTreeSet;
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ConversationSummary, ErrorClass,
-    ErrorNotification, Event, EventMsg, HistoryEntry, ImageInput, Op, ProposalKind,
-    ProposalNotification, ProposalOutcome, ReadyNotification, SendParams, SubagentKind, Submission,
-    TodoItem, TodoStatus, TokenUsage, ToolCallNotification, ToolResultNotification, Truncation,
-    TurnFinishedNotification, TurnOutcome, UsageNotification, schema_json,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, ConversationSummary,
+    ErrorClass, ErrorNotification, Event, EventMsg, FileChange, HistoryEntry, ImageInput, Op,
+    ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification, SendParams,
+    SubagentKind, Submission, TodoItem, TodoStatus, TokenUsage, ToolCallNotification,
+    ToolResultNotification, Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome,
+    UsageNotification, schema_json,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -180,6 +181,17 @@ fn ops() -> Vec<(Op, Value)> {
             },
             json!({"type": "set_approval_policy", "policy": "auto-edit"}),
         ),
+        (Op::Undo { turn: None }, json!({"type": "undo"})),
+        (
+            Op::Undo { turn: Some(3) },
+            json!({"type": "undo", "turn": 3}),
+        ),
+        (Op::Diff { turn: None }, json!({"type": "diff"})),
+        (
+            Op::Diff { turn: Some(2) },
+            json!({"type": "diff", "turn": 2}),
+        ),
+        (Op::Compact, json!({"type": "compact"})),
         (Op::Shutdown, json!({"type": "shutdown"})),
     ]
 }
@@ -618,6 +630,43 @@ fn events() -> Vec<(EventMsg, Value)> {
                 "type": "warning",
                 "message": "Skipped skill `deploy`: its frontmatter has no description."
             }),
+        ),
+        (
+            EventMsg::Undone {
+                turn: 2,
+                files: vec![
+                    FileChange { path: "src/lib.rs".into(), change: ChangeKind::Modified },
+                    FileChange { path: "notes.md".into(), change: ChangeKind::Added },
+                ],
+            },
+            json!({"type": "undone", "turn": 2, "files": [
+                {"path": "src/lib.rs", "change": "modified"},
+                {"path": "notes.md", "change": "added"}
+            ]}),
+        ),
+        (
+            EventMsg::Diff {
+                turns: vec![TurnChanges {
+                    turn: 1,
+                    files: vec![FileChange { path: "old.txt".into(), change: ChangeKind::Deleted }],
+                    diff: "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n".into(),
+                }],
+            },
+            json!({"type": "diff", "turns": [{
+                "turn": 1,
+                "files": [{"path": "old.txt", "change": "deleted"}],
+                "diff": "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n"
+            }]}),
+        ),
+        (
+            EventMsg::Compacted {
+                tokens_before: 9_000,
+                tokens_after: 2_500,
+                context_window: 10_000,
+                messages_summarized: 14,
+            },
+            json!({"type": "compacted", "tokens_before": 9_000, "tokens_after": 2_500,
+                "context_window": 10_000, "messages_summarized": 14}),
         ),
         (EventMsg::ShutdownComplete, json!({"type": "shutdown_complete"})),
     ]);

@@ -1,0 +1,322 @@
+//! Checkpoints and undo: before a turn first changes the project (an edit, a write, a command),
+//! the project is snapshotted in a shadow repository outside it ([`shadow`]); when the turn ends
+//! it is snapshotted again, and the pair is kept in the store under the turn's number. `/undo`
+//! puts back the files one turn changed, `/diff` shows each turn's changes.
+//!
+//! Undo is all or nothing: when a file the turn changed is no longer as the turn left it (the
+//! user edited it, or a later turn did), the undo is refused and names the files, so nobody's
+//! later work is overwritten. After an undo, the model is told at the start of the next message.
+
+mod shadow;
+
+use std::path::Path;
+
+use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, TurnChanges};
+use corvid_store::CheckpointRecord;
+
+use crate::emitter::Scope;
+use crate::engine::Shared;
+use shadow::{RestoreError, ShadowError, ShadowRepo};
+
+/// The checkpoint state of a session: its shadow repository (absent when checkpoints are off)
+/// and the running turn's snapshot.
+#[derive(Debug)]
+pub(crate) struct Checkpoints {
+    repo: Option<ShadowRepo>,
+    turn: tokio::sync::Mutex<TurnCheckpoint>,
+    /// A note for the model about an undo, put before the next user message.
+    note: std::sync::Mutex<Option<String>>,
+}
+
+#[derive(Debug, Default)]
+struct TurnCheckpoint {
+    turn: Option<u32>,
+    before: Option<String>,
+    /// The snapshot was tried and failed this turn (warned once, not retried).
+    failed: bool,
+}
+
+impl Checkpoints {
+    /// Checkpoints for `project` kept under `root`; `None` turns them off.
+    pub(crate) fn new(root: Option<&Path>, project: &Path) -> Self {
+        Self {
+            repo: root.map(|root| ShadowRepo::new(root, project)),
+            turn: tokio::sync::Mutex::new(TurnCheckpoint::default()),
+            note: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// A turn begins: its first change will be preceded by a snapshot.
+    pub(crate) async fn begin(&self, turn: u32) {
+        *self.turn.lock().await = TurnCheckpoint {
+            turn: Some(turn),
+            ..TurnCheckpoint::default()
+        };
+    }
+
+    /// The note about an undo for the model, once.
+    pub(crate) fn take_note(&self) -> Option<String> {
+        self.note
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    fn add_note(&self, note: String) {
+        let mut slot = self
+            .note
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *slot = Some(match slot.take() {
+            Some(earlier) => format!("{earlier}\n{note}"),
+            None => note,
+        });
+    }
+}
+
+impl Shared {
+    /// Called before a tool that may change files runs: snapshots the project the first time in
+    /// a turn. A failure is a warning (the tool still runs; that turn cannot be undone).
+    pub(crate) async fn before_change(&self, scope: &Scope) {
+        let Some(repo) = &self.checkpoints.repo else {
+            return;
+        };
+        let mut state = self.checkpoints.turn.lock().await;
+        if state.turn.is_none() || state.before.is_some() || state.failed {
+            return;
+        }
+        match repo.snapshot().await {
+            Ok(tree) => state.before = Some(tree),
+            Err(error) => {
+                state.failed = true;
+                self.emit(
+                    scope,
+                    EventMsg::Warning {
+                        message: format!(
+                            "No checkpoint for this turn, so /undo cannot undo it: {error}."
+                        ),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Called when a turn has ended: snapshots the project again and keeps the pair when the
+    /// turn changed something.
+    pub(crate) async fn finish_checkpoint(&self, scope: &Scope, conversation: &str) {
+        let Some(repo) = &self.checkpoints.repo else {
+            return;
+        };
+        let taken = std::mem::take(&mut *self.checkpoints.turn.lock().await);
+        let (Some(turn), Some(before)) = (taken.turn, taken.before) else {
+            return;
+        };
+        let after = match repo.snapshot().await {
+            Ok(after) => after,
+            Err(error) => {
+                self.emit(
+                    scope,
+                    EventMsg::Warning {
+                        message: format!(
+                            "No checkpoint after this turn, so /undo cannot undo it: {error}."
+                        ),
+                    },
+                );
+                return;
+            }
+        };
+        if after == before {
+            return;
+        }
+        let conversation = conversation.to_owned();
+        if let Err(error) = self
+            .with_store(move |store| store.record_checkpoint(&conversation, turn, &before, &after))
+            .await
+        {
+            tracing::warn!(%error, "could not save the turn's checkpoint");
+        }
+    }
+
+    /// `/undo`: puts back the files of `turn` (the latest turn not undone when `None`).
+    pub(crate) async fn undo(&self, scope: &Scope, conversation: &str, turn: Option<u32>) {
+        let Some(repo) = self.checkpoints_repo(scope) else {
+            return;
+        };
+        let Some(records) = self.checkpoint_records(scope, conversation).await else {
+            return;
+        };
+        let target = match turn {
+            Some(number) => records.iter().find(|record| record.turn == number),
+            None => records
+                .iter()
+                .rev()
+                .find(|record| record.undone_at.is_none()),
+        };
+        let record = match (target, turn) {
+            (Some(record), _) if record.undone_at.is_some() => {
+                return self.refuse_undo(
+                    scope,
+                    format!("turn {} was undone already", record.turn),
+                    "Use /diff to see the turns that can still be undone.",
+                );
+            }
+            (Some(record), _) => record,
+            (None, Some(number)) => {
+                return self.refuse_undo(
+                    scope,
+                    format!("turn {number} changed no files in this conversation"),
+                    "Use /diff to see which turns changed files.",
+                );
+            }
+            (None, None) => {
+                return self.refuse_undo(
+                    scope,
+                    "nothing to undo: no turn of this conversation changed files (or all were undone)".to_owned(),
+                    "Nothing to do.",
+                );
+            }
+        };
+        match repo.restore(&record.before, &record.after).await {
+            Ok(files) => {
+                let number = record.turn;
+                let id = conversation.to_owned();
+                if let Err(error) = self
+                    .with_store(move |store| store.mark_undone(&id, number))
+                    .await
+                {
+                    tracing::warn!(%error, "could not mark the turn undone");
+                }
+                let files: Vec<_> = files.iter().map(|file| file.to_protocol()).collect();
+                let names: Vec<&str> = files.iter().map(|file| file.path.as_str()).collect();
+                self.checkpoints.add_note(format!(
+                    "[The user undid turn {number}: these files are back as they were before it: {}. Read them again before relying on what that turn did.]",
+                    names.join(", ")
+                ));
+                self.emit(
+                    scope,
+                    EventMsg::Undone {
+                        turn: number,
+                        files,
+                    },
+                );
+            }
+            Err(RestoreError::Conflicts(paths)) => self.refuse_undo(
+                scope,
+                format!(
+                    "undo of turn {} refused, nothing was restored: these files changed after that turn (by you or a later turn): {}",
+                    record.turn,
+                    paths.join(", ")
+                ),
+                "Undo the later turns first, or put the files back by hand (/diff shows what the turn changed).",
+            ),
+            Err(RestoreError::Failed(error)) => self.checkpoint_failed(scope, &error),
+        }
+    }
+
+    /// `/diff`: each turn's changes (only `turn` when given), oldest first.
+    pub(crate) async fn diff(&self, scope: &Scope, conversation: &str, turn: Option<u32>) {
+        let Some(repo) = self.checkpoints_repo(scope) else {
+            return;
+        };
+        let Some(records) = self.checkpoint_records(scope, conversation).await else {
+            return;
+        };
+        let mut turns = Vec::new();
+        for record in records
+            .iter()
+            .filter(|record| record.undone_at.is_none())
+            .filter(|record| turn.is_none_or(|number| record.turn == number))
+        {
+            let changes = match repo.changes(&record.before, &record.after).await {
+                Ok(changes) => changes,
+                Err(error) => return self.checkpoint_failed(scope, &error),
+            };
+            let diff = match repo.diff(&record.before, &record.after).await {
+                Ok(diff) => diff,
+                Err(error) => return self.checkpoint_failed(scope, &error),
+            };
+            turns.push(TurnChanges {
+                turn: record.turn,
+                files: changes.iter().map(|change| change.to_protocol()).collect(),
+                diff,
+            });
+        }
+        self.emit(scope, EventMsg::Diff { turns });
+    }
+
+    fn checkpoints_repo(&self, scope: &Scope) -> Option<&ShadowRepo> {
+        if self.checkpoints.repo.is_none() {
+            self.emit(
+                scope,
+                EventMsg::Error(ErrorNotification {
+                    class: ErrorClass::NotConfigured,
+                    message: "checkpoints are off in this session, so there is nothing to undo or show".to_owned(),
+                    next_action: "Start the agent with a checkpoint folder (corvid chat keeps them in its data folder).".to_owned(),
+                    retryable: false,
+                }),
+            );
+        }
+        self.checkpoints.repo.as_ref()
+    }
+
+    async fn checkpoint_records(
+        &self,
+        scope: &Scope,
+        conversation: &str,
+    ) -> Option<Vec<CheckpointRecord>> {
+        let id = conversation.to_owned();
+        match self.with_store(move |store| store.checkpoints(&id)).await {
+            Ok(records) => Some(records),
+            Err(error) => {
+                self.emit(
+                    scope,
+                    EventMsg::Error(ErrorNotification {
+                        class: ErrorClass::Internal,
+                        message: format!("the conversation store failed: {error}"),
+                        next_action: "Try again; if it persists, check the disk and corvid.db."
+                            .to_owned(),
+                        retryable: true,
+                    }),
+                );
+                None
+            }
+        }
+    }
+
+    fn refuse_undo(&self, scope: &Scope, message: String, next_action: &str) {
+        self.emit(
+            scope,
+            EventMsg::Error(ErrorNotification {
+                class: ErrorClass::InvalidRequest,
+                message,
+                next_action: next_action.to_owned(),
+                retryable: false,
+            }),
+        );
+    }
+
+    fn checkpoint_failed(&self, scope: &Scope, error: &ShadowError) {
+        let (class, next_action) = match error {
+            ShadowError::GitMissing => (
+                ErrorClass::NotConfigured,
+                "Install git (any recent version) and start corvid again.",
+            ),
+            _ => (
+                ErrorClass::Internal,
+                "Try again; if it persists, report it with the message.",
+            ),
+        };
+        self.emit(
+            scope,
+            EventMsg::Error(ErrorNotification {
+                class,
+                message: error.to_string(),
+                next_action: next_action.to_owned(),
+                retryable: false,
+            }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;
