@@ -264,6 +264,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                 conversation_id: "c-1".into(),
                 model: "grok-4".into(),
                 approval_policy: ApprovalPolicy::Ask,
+                missed: None,
             }),
             json!({
                 "type": "ready",
@@ -286,8 +287,9 @@ fn events() -> Vec<(EventMsg, Value)> {
             EventMsg::TurnStarted {
                 conversation_id: "c-1".into(),
                 model: "grok-4".into(),
+                prompt: Some("fix the failing test".into()),
             },
-            json!({"type": "turn_started", "conversation_id": "c-1", "model": "grok-4"}),
+            json!({"type": "turn_started", "conversation_id": "c-1", "model": "grok-4", "prompt": "fix the failing test"}),
         ),
         (
             EventMsg::TextDelta {
@@ -709,6 +711,7 @@ fn every_event_round_trips_inside_an_event() {
             depth: 0,
             parent_call_id: None,
             at: 1_767_225_600,
+            replay: false,
             msg,
         };
         let frame =
@@ -731,6 +734,7 @@ fn subagent_events_carry_depth_and_parent_call() {
         depth: 1,
         parent_call_id: Some("call-9".into()),
         at: 1_767_225_601,
+        replay: false,
         msg: EventMsg::TextDelta {
             delta: "Searching".into(),
         },
