@@ -169,14 +169,18 @@ impl Engine {
         let _ = stopped.send(true);
     }
 
-    /// Answers every proposal "session closed", cancels the running turn and waits for it (its
-    /// completed steps are saved as they finish).
+    /// Answers every proposal "session closed", cancels the running turn and finishes it as
+    /// any cancelled turn finishes (its steps saved, `turn_finished` said); a message queued
+    /// behind it is dropped.
     async fn stop_turn(&mut self) {
         self.shared.approvals.close();
-        if let Some(running) = self.running.take() {
-            let _ = running.cancel.send(true);
-            let _ = running.handle.await;
-        }
+        let Some(running) = &mut self.running else {
+            return;
+        };
+        running.queued = None;
+        let _ = running.cancel.send(true);
+        let result = wait_turn(&mut self.running).await;
+        self.finish_turn(result).await;
     }
 
     pub(crate) fn scope(id: &str) -> Scope {

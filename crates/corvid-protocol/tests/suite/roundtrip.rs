@@ -806,3 +806,35 @@ fn token_usage_adds_up() {
     };
     assert_eq!((huge + huge).input, u64::MAX);
 }
+
+#[test]
+fn replayed_events_say_so_and_live_ones_stay_as_they_were() {
+    let event = Event {
+        id: String::new(),
+        seq: 7,
+        depth: 0,
+        parent_call_id: None,
+        at: 1_767_225_600,
+        replay: true,
+        msg: EventMsg::Ready(ReadyNotification {
+            version: 2,
+            engine: "corvid 0.1.0".into(),
+            cwd: "/p".into(),
+            conversation_id: "c-1".into(),
+            model: "m".into(),
+            approval_policy: ApprovalPolicy::Ask,
+            missed: Some(12),
+        }),
+    };
+    assert_round_trip(
+        &event,
+        &json!({"id": "", "seq": 7, "depth": 0, "at": 1_767_225_600, "replay": true,
+            "msg": {"type": "ready", "version": 2, "engine": "corvid 0.1.0", "cwd": "/p",
+                "conversation_id": "c-1", "model": "m", "approval_policy": "ask", "missed": 12}}),
+    );
+    // A frame from an engine before `replay` existed is live.
+    let old: Event = serde_json::from_value(json!({"id": "s-1", "seq": 1, "depth": 0, "at": 0,
+        "msg": {"type": "turn_started", "conversation_id": "c-1", "model": "m"}}))
+    .unwrap();
+    assert!(!old.replay);
+}
