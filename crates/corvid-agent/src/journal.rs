@@ -315,6 +315,7 @@ pub struct Subscription {
 
 impl Subscription {
     /// The next event; `None` once the session has ended and everything before was read.
+    /// Cancel-safe (usable in `tokio::select!`): a cancelled call loses no event.
     pub async fn recv(&mut self) -> Option<Event> {
         loop {
             if let Some(event) = self.replay.pop_front() {

@@ -3,6 +3,7 @@
 
 mod agent_front;
 mod auth_commands;
+mod compose;
 mod serve;
 mod setup;
 mod usage_command;
