@@ -557,3 +557,75 @@ async fn many_sessions_run_at_once_on_different_projects() {
     agents.close_all().await;
     assert!(sessions.iter().all(Session::is_closed));
 }
+
+#[tokio::test]
+async fn a_conversation_open_in_another_session_is_not_taken_over() {
+    let dir = project();
+    let (agents, _) = service(Vec::new());
+    let first = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    let second = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    assert_ne!(first.id(), second.id());
+    assert_ne!(first.conversation_id(), second.conversation_id());
+    let mut listener = second.subscribe();
+    replay(&mut listener).await;
+    for op in [
+        Op::SwitchConversation {
+            conversation_id: first.conversation_id(),
+        },
+        Op::DeleteConversation {
+            conversation_id: first.conversation_id(),
+        },
+    ] {
+        let id = second.submit(op);
+        let answer = until(&mut listener, |event| event.id == id).await;
+        match &answer.last().unwrap().msg {
+            EventMsg::Error(error) => {
+                assert_eq!(error.class, ErrorClass::InvalidRequest);
+                assert!(
+                    error.message.contains("open in another session"),
+                    "{}",
+                    error.message
+                );
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    assert_eq!(agents.sessions().len(), 2);
+    assert_eq!(
+        agents.session_for(&first.conversation_id()).unwrap().id(),
+        first.id()
+    );
+    // Once the first session is closed, the conversation is free to switch to.
+    agents.close(first.id()).await;
+    let id = second.submit(Op::SwitchConversation {
+        conversation_id: first.conversation_id(),
+    });
+    let answer = until(&mut listener, |event| event.id == id).await;
+    assert!(matches!(
+        &answer.last().unwrap().msg,
+        EventMsg::ConversationSwitched { conversation, .. } if conversation.id == first.conversation_id()
+    ));
+    assert_eq!(second.conversation_id(), first.conversation_id());
+    // Deleting it through the service closes the session holding it and removes it from the
+    // store.
+    assert!(
+        agents
+            .delete_conversation(dir.path(), &first.conversation_id())
+            .await
+            .unwrap()
+    );
+    assert!(second.is_closed());
+    assert_eq!(agents.conversations(dir.path()).await.unwrap().len(), 1);
+}
