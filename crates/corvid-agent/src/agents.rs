@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use corvid_protocol::ConversationSummary;
+use corvid_protocol::{ConversationSummary, HistoryEntry};
+use corvid_wire::model::Message;
 
 use crate::config::{AgentConfig, AgentError};
 use crate::conversation::OpenConversation;
@@ -32,6 +33,18 @@ struct Inner {
     /// Opens run one at a time, so two opens of one conversation find one session.
     opening: tokio::sync::Mutex<()>,
     next: AtomicU64,
+}
+
+/// One stored conversation with its history, for a front end that shows it before (or without)
+/// subscribing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationDetail {
+    pub summary: ConversationSummary,
+    /// Oldest first; for an open session, its completed turns (a running turn's events come
+    /// only to its listeners).
+    pub history: Vec<HistoryEntry>,
+    /// The open session holding it, if any.
+    pub session: Option<String>,
 }
 
 /// One open session, as listed.
@@ -177,6 +190,53 @@ impl Agents {
         let store = Arc::clone(&self.inner.store);
         let list = blocking(move || lock(&store).list_conversations(&key)).await??;
         Ok(list.into_iter().map(crate::conversation::summary).collect())
+    }
+
+    /// One stored conversation of the project with its history; `None` when there is none.
+    /// Read only: a conversation left broken by a crash is repaired when a session opens it.
+    pub async fn conversation(
+        &self,
+        project: &Path,
+        conversation_id: &str,
+    ) -> Result<Option<ConversationDetail>, AgentError> {
+        let folder = canonical(project).await?;
+        if let Some(session) = self.session_for(conversation_id)
+            && session.project() == folder
+            && let Some((summary, history)) = session.conversation()
+            && summary.id == conversation_id
+        {
+            return Ok(Some(ConversationDetail {
+                summary,
+                history,
+                session: Some(session.id().to_owned()),
+            }));
+        }
+        let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
+        let key = folder.display().to_string();
+        let found = blocking(move || {
+            let store = lock(&store);
+            let Some(summary) = store.conversation(&key, &id)? else {
+                return Ok(None);
+            };
+            let messages: Vec<Message> = store
+                .messages(&id)?
+                .iter()
+                .filter_map(|stored| serde_json::from_str(&stored.content).ok())
+                .collect();
+            Ok::<_, corvid_store::StoreError>(Some((summary, messages)))
+        })
+        .await??;
+        Ok(found.map(|(summary, messages)| ConversationDetail {
+            summary: crate::conversation::summary(summary),
+            history: crate::history::entries(&messages, &folder),
+            session: None,
+        }))
+    }
+
+    /// The service's store (the usage ledger and conversations live there), for front ends that
+    /// report on it.
+    pub fn store(&self) -> SharedStore {
+        Arc::clone(&self.inner.store)
     }
 
     /// Deletes a stored conversation (closing its session first when one is open); false when

@@ -147,6 +147,16 @@ impl Session {
         *self.inner.stopped.borrow()
     }
 
+    /// The active conversation and its completed turns' history.
+    pub(crate) fn conversation(
+        &self,
+    ) -> Option<(
+        corvid_protocol::ConversationSummary,
+        Vec<corvid_protocol::HistoryEntry>,
+    )> {
+        self.inner.journal.conversation()
+    }
+
     /// Live listeners now.
     pub fn listeners(&self) -> usize {
         self.inner.journal.listeners()

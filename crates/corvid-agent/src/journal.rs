@@ -122,6 +122,13 @@ impl Journal {
             .unwrap_or_default()
     }
 
+    /// The active conversation and its history (completed turns), as replays show them.
+    pub(crate) fn conversation(&self) -> Option<(ConversationSummary, Vec<HistoryEntry>)> {
+        let state = self.lock();
+        let summary = state.conversation.clone()?;
+        Some((summary, state.history.clone()))
+    }
+
     pub(crate) fn listeners(&self) -> usize {
         self.lock()
             .live

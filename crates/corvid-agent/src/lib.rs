@@ -28,7 +28,7 @@ mod step_cap;
 mod subagent;
 mod turn;
 
-pub use agents::{Agents, SessionInfo};
+pub use agents::{Agents, ConversationDetail, SessionInfo};
 pub use compaction::DEFAULT_CONTEXT_WINDOW;
 pub use config::{AgentConfig, AgentError};
 pub use conversation::OpenConversation;

@@ -545,6 +545,31 @@ async fn many_sessions_run_at_once_on_different_projects() {
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].id, session.conversation_id());
     }
+    // A conversation can be read with its history, open or not.
+    let detail = agents
+        .conversation(projects[1].path(), &sessions[1].conversation_id())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.session.as_deref(), Some(sessions[1].id()));
+    assert_eq!(
+        detail.history,
+        vec![
+            HistoryEntry::User {
+                text: "job 1".into()
+            },
+            HistoryEntry::Assistant {
+                text: "done".into()
+            },
+        ]
+    );
+    assert!(
+        agents
+            .conversation(projects[1].path(), "c_nope")
+            .await
+            .unwrap()
+            .is_none()
+    );
     // Opening a project's current conversation again finds its open session.
     let again = agents
         .open(
@@ -556,6 +581,12 @@ async fn many_sessions_run_at_once_on_different_projects() {
     assert_eq!(again.id(), sessions[0].id());
     agents.close_all().await;
     assert!(sessions.iter().all(Session::is_closed));
+    let stored = agents
+        .conversation(projects[1].path(), &sessions[1].conversation_id())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((stored.session, stored.history), (None, detail.history));
 }
 
 #[tokio::test]

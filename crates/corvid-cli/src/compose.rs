@@ -21,9 +21,7 @@ pub(crate) struct Composition {
 
 impl Composition {
     pub(crate) fn build(loaded: &Loaded) -> anyhow::Result<Self> {
-        let oauth_http = corvid_auth::oauth_http_client()?;
-        let registry = Registry::from_config(loaded, oauth_http)
-            .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+        let registry = registry(loaded)?;
         let store = Store::open(&loaded.paths.database()).map_err(|error| {
             anyhow::anyhow!(
                 "cannot open the conversation store {}: {error}",
@@ -36,6 +34,13 @@ impl Composition {
         );
         Ok(Self { agents })
     }
+}
+
+/// The provider registry; a process builds one and clones it (clones share sign-in sessions).
+pub(crate) fn registry(loaded: &Loaded) -> anyhow::Result<Registry> {
+    let oauth_http = corvid_auth::oauth_http_client()?;
+    Registry::from_config(loaded, oauth_http)
+        .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))
 }
 
 /// The in-process model client: the gateway's providers, routing and credentials.
