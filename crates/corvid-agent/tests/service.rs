@@ -660,3 +660,51 @@ async fn a_conversation_open_in_another_session_is_not_taken_over() {
     assert!(second.is_closed());
     assert_eq!(agents.conversations(dir.path()).await.unwrap().len(), 1);
 }
+
+/// A web server keeps the service in its shared state and awaits it in request handlers: the
+/// handles and the futures must cross threads.
+#[test]
+fn the_service_and_its_futures_can_cross_threads() {
+    fn shared<T: Send + Sync + Clone + 'static>() {}
+    fn sent<T: Send>(_: &T) {}
+    shared::<Agents>();
+    shared::<Session>();
+    fn movable<T: Send + 'static>() {}
+    movable::<Subscription>();
+    let (agents, _) = service(Vec::new());
+    let dir = project();
+    let open = agents.open(
+        config(dir.path(), ApprovalPolicy::Ask),
+        OpenConversation::New,
+    );
+    sent(&open);
+    let close = agents.close("a1");
+    sent(&close);
+    let conversations = agents.conversations(dir.path());
+    sent(&conversations);
+    let detail = agents.conversation(dir.path(), "c1");
+    sent(&detail);
+    let delete = agents.delete_conversation(dir.path(), "c1");
+    sent(&delete);
+    drop((open, close, conversations, detail, delete));
+}
+
+#[tokio::test]
+async fn a_subscription_receives_across_threads() {
+    let dir = project();
+    let (agents, _) = service(vec![ScriptedReply::text("hi")]);
+    let session = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    let mut listener = session.subscribe();
+    let reader = tokio::spawn(async move {
+        replay(&mut listener).await;
+        until(&mut listener, turn_finished).await.len()
+    });
+    session.submit(Op::Send(SendParams::text("hello")));
+    assert!(timeout(PATIENCE, reader).await.unwrap().unwrap() > 1);
+}
