@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use corvid_agent::{AgentConfig, OpenConversation, Session, Subscription};
+use corvid_agent::{OpenConversation, Session, Subscription};
 use corvid_config::Loaded;
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, Event, EventMsg, Op,
@@ -51,13 +51,9 @@ async fn start(
         .model
         .clone()
         .unwrap_or_else(|| loaded.config.default_model.clone());
-    let mut config = AgentConfig::new(folders.root, model);
-    config.cwd = folders.cwd;
-    config.front_end = front_end.to_owned();
+    let mut config = crate::compose::agent_config(loaded, folders, model, front_end);
     config.approval = args.approval;
     config.max_steps = args.max_steps;
-    config.output_dir = loaded.paths.data_dir.join("output");
-    config.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
     config.context_window = args.context_window;
     Ok(composition
         .agents

@@ -6,7 +6,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use corvid_agent::{Agents, EventStream, ModelClient, ModelError, ModelRoute, StreamFuture};
+use corvid_agent::{
+    AgentConfig, Agents, EventStream, ModelClient, ModelError, ModelRoute, ProjectFolders,
+    StreamFuture,
+};
 use corvid_config::Loaded;
 use corvid_protocol::ErrorClass;
 use corvid_providers::{FailureClass, Registry};
@@ -34,6 +37,23 @@ impl Composition {
         );
         Ok(Self { agents })
     }
+}
+
+/// A session's settings from the configuration: the project, the model, the front end that the
+/// usage ledger names, and corvid's data folders for spilled output and checkpoints (every front
+/// end the same, so `/undo` in the page undoes a turn made in the terminal).
+pub(crate) fn agent_config(
+    loaded: &Loaded,
+    folders: ProjectFolders,
+    model: String,
+    front_end: &str,
+) -> AgentConfig {
+    let mut config = AgentConfig::new(folders.root, model);
+    config.cwd = folders.cwd;
+    config.front_end = front_end.to_owned();
+    config.output_dir = loaded.paths.data_dir.join("output");
+    config.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
+    config
 }
 
 /// The provider registry; a process builds one and clones it (clones share sign-in sessions).
