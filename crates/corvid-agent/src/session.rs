@@ -263,7 +263,7 @@ impl Approvals {
         match state.waiting.remove(id) {
             Some(reply) => {
                 state.remember(id.to_owned(), verdict.word());
-                // The turn stopped waiting only if it was cancelled; `withdraw` then recorded it.
+                // Sent under the lock: a turn that withdraws after this finds the answer waiting.
                 let _ = reply.send(verdict);
                 Ok(())
             }
@@ -274,12 +274,15 @@ impl Approvals {
         }
     }
 
-    /// The turn stopped waiting on its own (it was cancelled): forget the proposal.
-    pub(crate) fn withdraw(&self, id: &str, verdict: &Verdict) {
+    /// The turn stopped waiting on its own (it was cancelled): forget the proposal. False when
+    /// it was answered first: the answer was sent under this lock, so it is in the reply.
+    pub(crate) fn withdraw(&self, id: &str, verdict: &Verdict) -> bool {
         let mut state = lock(&self.state);
-        if state.waiting.remove(id).is_some() {
+        let waiting = state.waiting.remove(id).is_some();
+        if waiting {
             state.remember(id.to_owned(), verdict.word());
         }
+        waiting
     }
 
     /// Answers every waiting proposal with `verdict`; returns how many there were.

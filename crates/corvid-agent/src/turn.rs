@@ -649,7 +649,7 @@ async fn ask(
     };
     // Registered before anyone hears of it, so an answer sent the moment the event arrives
     // always finds it waiting; whoever answers first wins (`crate::session::Approvals`).
-    let answer = match setup.shared.approvals.register(&proposal_id) {
+    let mut answer = match setup.shared.approvals.register(&proposal_id) {
         Ok(answer) => answer,
         Err(closed) => return closed,
     };
@@ -665,10 +665,16 @@ async fn ask(
     let mut cancel = setup.cancel.clone();
     let verdict = tokio::select! {
         // A dropped reply means the map itself is gone: the session ended.
-        verdict = answer => verdict.unwrap_or(Verdict::SessionClosed),
+        verdict = &mut answer => verdict.unwrap_or(Verdict::SessionClosed),
         _ = cancel.wait_for(|cancelled| *cancelled) => {
-            setup.shared.approvals.withdraw(&proposal_id, &Verdict::Cancelled);
-            Verdict::Cancelled
+            // An answer given before the cancel was seen wins (closing the session answers
+            // "session closed" first, then cancels): when the proposal is no longer waiting,
+            // its answer was sent under the map's lock and is already here.
+            if setup.shared.approvals.withdraw(&proposal_id, &Verdict::Cancelled) {
+                Verdict::Cancelled
+            } else {
+                answer.try_recv().unwrap_or(Verdict::Cancelled)
+            }
         }
     };
     let outcome = match &verdict {

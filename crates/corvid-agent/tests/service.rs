@@ -168,7 +168,8 @@ async fn two_listeners_see_the_same_events() {
     assert_eq!(session.listeners(), 2);
 }
 
-#[tokio::test]
+// On two threads, as a server runs it: answers and events race for real.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_subscriber_gets_the_replay_of_finished_and_running_turns() {
     let dir = project();
     let (agents, _) = service(vec![
@@ -313,7 +314,8 @@ async fn a_listener_that_never_reads_stalls_nothing_and_stays_bounded() {
     assert_eq!(messages(&rebuilt), messages(&fresh_replay[1..]));
 }
 
-#[tokio::test]
+// On two threads, as a server runs it: answers and events race for real.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_is_answered_from_either_listener_and_a_second_answer_is_refused() {
     let dir = project();
     let (agents, _) = service(vec![
@@ -388,7 +390,8 @@ async fn an_approval_is_answered_from_either_listener_and_a_second_answer_is_ref
     );
 }
 
-#[tokio::test]
+// On two threads, as a server runs it: answers and events race for real.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
     let dir = project();
     let database = tempfile::tempdir().unwrap();
@@ -471,7 +474,8 @@ async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
     assert_eq!(reopened.conversation_id(), conversation);
 }
 
-#[tokio::test]
+// On two threads, as a server runs it: answers and events race for real.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_sessions_run_at_once_on_different_projects() {
     const SESSIONS: usize = 3;
     let mut feeds = Vec::new();

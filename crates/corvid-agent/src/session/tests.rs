@@ -52,3 +52,22 @@ fn a_conversation_is_held_by_one_session() {
     claims.release("c1", "a1");
     claims.claim("c1", "a2").unwrap();
 }
+
+/// Closing answers "session closed" and then cancels: a turn that sees the cancel first must
+/// still take the answer that came before it (this raced on two threads).
+#[tokio::test]
+async fn an_answer_given_before_a_withdrawal_is_kept() {
+    let approvals = Approvals::default();
+    let mut answer = approvals.register("p1").unwrap();
+    approvals.close();
+    assert!(!approvals.withdraw("p1", &Verdict::Cancelled));
+    assert!(matches!(answer.try_recv(), Ok(Verdict::SessionClosed)));
+    let _unanswered = approvals.register("p2");
+    let open = Approvals::default();
+    let _waiting = open.register("p3").unwrap();
+    assert!(open.withdraw("p3", &Verdict::Cancelled));
+    assert_eq!(
+        open.answer("p3", Verdict::Interrupted),
+        Err(Refusal::AlreadyAnswered("p3".into(), "cancelled"))
+    );
+}
