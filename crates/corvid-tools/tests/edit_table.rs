@@ -166,341 +166,892 @@ fn two_resets() -> String {
 fn cases() -> Vec<Case> {
     vec![
         // --- whitespace ---
-        edit(WHITESPACE, "trailing spaces in the file that the model dropped",
-            l(&["a = 1   ", "b = 2  ", "c = 3"]), s(&["a = 1", "b = 2"]), s(&["a = 10", "b = 20"]))
-            .applied(l(&["a = 10", "b = 20", "c = 3"])),
-        edit(WHITESPACE, "trailing spaces the model added",
-            l(&["one", "two", "three"]), l(&["one  ", "two "]), l(&["uno", "dos"]))
-            .applied(l(&["uno", "dos", "three"])),
-        edit(WHITESPACE, "unchanged lines keep the file's trailing whitespace",
-            l(&["first  ", "second", "third"]), s(&["first", "second"]), s(&["first", "2nd"]))
-            .applied(l(&["first  ", "2nd", "third"])),
-        edit(WHITESPACE, "inner whitespace differs; the file's spacing is kept on the changed line",
-            l(&["let  total =   a + b;", "print(total)"]), s(&["let total = a + b;", "print(total)"]),
-            s(&["let total = a - b;", "print(total)"]))
-            .applied(l(&["let  total =   a - b;", "print(total)"])),
-        edit(WHITESPACE, "a leading newline the model added",
-            l(&["x = 1", "foo()"]), "\nfoo()", "\nbar()")
-            .applied(l(&["x = 1", "bar()"])),
-        edit(WHITESPACE, "old_string ends with a newline the file's last line lacks",
-            "a\nb", "b\n", "c\n")
-            .applied("a\nc"),
-        edit(WHITESPACE, "a blank line with spaces in the file, empty in old_string",
+        edit(
+            WHITESPACE,
+            "trailing spaces in the file that the model dropped",
+            l(&["a = 1   ", "b = 2  ", "c = 3"]),
+            s(&["a = 1", "b = 2"]),
+            s(&["a = 10", "b = 20"]),
+        )
+        .applied(l(&["a = 10", "b = 20", "c = 3"])),
+        edit(
+            WHITESPACE,
+            "trailing spaces the model added",
+            l(&["one", "two", "three"]),
+            l(&["one  ", "two "]),
+            l(&["uno", "dos"]),
+        )
+        .applied(l(&["uno", "dos", "three"])),
+        edit(
+            WHITESPACE,
+            "unchanged lines keep the file's trailing whitespace",
+            l(&["first  ", "second", "third"]),
+            s(&["first", "second"]),
+            s(&["first", "2nd"]),
+        )
+        .applied(l(&["first  ", "2nd", "third"])),
+        edit(
+            WHITESPACE,
+            "inner whitespace differs; the file's spacing is kept on the changed line",
+            l(&["let  total =   a + b;", "print(total)"]),
+            s(&["let total = a + b;", "print(total)"]),
+            s(&["let total = a - b;", "print(total)"]),
+        )
+        .applied(l(&["let  total =   a - b;", "print(total)"])),
+        edit(
+            WHITESPACE,
+            "a leading newline the model added",
+            l(&["x = 1", "foo()"]),
+            "\nfoo()",
+            "\nbar()",
+        )
+        .applied(l(&["x = 1", "bar()"])),
+        edit(
+            WHITESPACE,
+            "old_string ends with a newline the file's last line lacks",
+            "a\nb",
+            "b\n",
+            "c\n",
+        )
+        .applied("a\nc"),
+        edit(
+            WHITESPACE,
+            "a blank line with spaces in the file, empty in old_string",
             l(&["fn a() {", "    one();", "    ", "    two();", "}"]),
-            s(&["    one();", "", "    two();"]), s(&["    one();", "", "    three();"]))
-            .applied(l(&["fn a() {", "    one();", "    ", "    three();", "}"])),
-        edit(WHITESPACE, "a blank line of the file left out of old_string",
-            l(&["a();", "", "b();", "c();"]), s(&["a();", "b();"]), s(&["a();", "B();"]))
-            .refused("line"),
-        edit(WHITESPACE, "a blank line in old_string that the file does not have",
-            l(&["a();", "b();", "c();"]), s(&["a();", "", "b();"]), s(&["a();", "", "B();"]))
-            .refused("line"),
+            s(&["    one();", "", "    two();"]),
+            s(&["    one();", "", "    three();"]),
+        )
+        .applied(l(&["fn a() {", "    one();", "    ", "    three();", "}"])),
+        edit(
+            WHITESPACE,
+            "a blank line of the file left out of old_string",
+            l(&["a();", "", "b();", "c();"]),
+            s(&["a();", "b();"]),
+            s(&["a();", "B();"]),
+        )
+        .refused("line"),
+        edit(
+            WHITESPACE,
+            "a blank line in old_string that the file does not have",
+            l(&["a();", "b();", "c();"]),
+            s(&["a();", "", "b();"]),
+            s(&["a();", "", "B();"]),
+        )
+        .refused("line"),
         // --- tabs ---
-        edit(TABS, "tabs in the file, spaces from the model",
+        edit(
+            TABS,
+            "tabs in the file, spaces from the model",
             l(&["func main() {", "\tif ok {", "\t\trun()", "\t}", "}"]),
             s(&["    if ok {", "        run()", "    }"]),
-            s(&["    if ok {", "        run()", "        done()", "    }"]))
-            .applied(l(&["func main() {", "\tif ok {", "\t\trun()", "\t\tdone()", "\t}", "}"])),
-        edit(TABS, "spaces in the file, tabs from the model",
+            s(&["    if ok {", "        run()", "        done()", "    }"]),
+        )
+        .applied(l(&[
+            "func main() {",
+            "\tif ok {",
+            "\t\trun()",
+            "\t\tdone()",
+            "\t}",
+            "}",
+        ])),
+        edit(
+            TABS,
+            "spaces in the file, tabs from the model",
             l(&["fn main() {", "    let a = 1;", "    let b = 2;", "}"]),
-            s(&["\tlet a = 1;", "\tlet b = 2;"]), s(&["\tlet a = 1;", "\tlet c = 3;"]))
-            .applied(l(&["fn main() {", "    let a = 1;", "    let c = 3;", "}"])),
-        edit(TABS, "a tab-indented Go block quoted with two-space indentation",
-            go_block(), s(&["  y := 2", "  z := 3"]), s(&["  y := 20", "  z := 30"]))
-            .applied(l(&["func a() {", "\tx := 1", "\ty := 20", "\tz := 30", "\treturn", "}"])),
+            s(&["\tlet a = 1;", "\tlet b = 2;"]),
+            s(&["\tlet a = 1;", "\tlet c = 3;"]),
+        )
+        .applied(l(&["fn main() {", "    let a = 1;", "    let c = 3;", "}"])),
+        edit(
+            TABS,
+            "a tab-indented Go block quoted with two-space indentation",
+            go_block(),
+            s(&["  y := 2", "  z := 3"]),
+            s(&["  y := 20", "  z := 30"]),
+        )
+        .applied(l(&[
+            "func a() {",
+            "\tx := 1",
+            "\ty := 20",
+            "\tz := 30",
+            "\treturn",
+            "}",
+        ])),
         // --- indentation ---
-        edit(INDENT, "a method quoted without its impl indentation",
-            l(&["impl A {", "    fn a(&self) {", "        if x {", "            go();", "        }", "    }", "}"]),
+        edit(
+            INDENT,
+            "a method quoted without its impl indentation",
+            l(&[
+                "impl A {",
+                "    fn a(&self) {",
+                "        if x {",
+                "            go();",
+                "        }",
+                "    }",
+                "}",
+            ]),
             s(&["fn a(&self) {", "    if x {", "        go();", "    }", "}"]),
-            s(&["fn a(&self) {", "    if x {", "        go();", "        again();", "    }", "}"]))
-            .applied(l(&["impl A {", "    fn a(&self) {", "        if x {", "            go();", "            again();", "        }", "    }", "}"])),
-        edit(INDENT, "a python block indented too far",
+            s(&[
+                "fn a(&self) {",
+                "    if x {",
+                "        go();",
+                "        again();",
+                "    }",
+                "}",
+            ]),
+        )
+        .applied(l(&[
+            "impl A {",
+            "    fn a(&self) {",
+            "        if x {",
+            "            go();",
+            "            again();",
+            "        }",
+            "    }",
+            "}",
+        ])),
+        edit(
+            INDENT,
+            "a python block indented too far",
             l(&["def f():", "    if x:", "        return 1", "    return 2"]),
-            s(&["        if x:", "            return 1"]), s(&["        if x:", "            return 3"]))
-            .applied(l(&["def f():", "    if x:", "        return 3", "    return 2"])),
-        edit(INDENT, "inconsistent indentation is not guessed",
+            s(&["        if x:", "            return 1"]),
+            s(&["        if x:", "            return 3"]),
+        )
+        .applied(l(&[
+            "def f():",
+            "    if x:",
+            "        return 3",
+            "    return 2",
+        ])),
+        edit(
+            INDENT,
+            "inconsistent indentation is not guessed",
             l(&["if a:", "    go()", "if b:", "        go()"]),
-            s(&["if a:", "  go()", "  stop()"]), s(&["if a:", "  go()"]))
-            .refused("closest"),
-        edit(INDENT, "two-space nesting quoted as four-space nesting",
-            l(&["a:", "  b:", "    c: 1"]), s(&["a:", "    b:", "        c: 1"]), s(&["a:", "    b:", "        c: 2"]))
-            .refused("closest"),
+            s(&["if a:", "  go()", "  stop()"]),
+            s(&["if a:", "  go()"]),
+        )
+        .refused("closest"),
+        edit(
+            INDENT,
+            "two-space nesting quoted as four-space nesting",
+            l(&["a:", "  b:", "    c: 1"]),
+            s(&["a:", "    b:", "        c: 1"]),
+            s(&["a:", "    b:", "        c: 2"]),
+        )
+        .refused("closest"),
         // --- CRLF ---
-        edit(CRLF, "CRLF file edited with LF old_string",
-            "line one\r\nline two\r\nline three\r\n", s(&["line one", "line two"]), s(&["first", "second"]))
-            .applied("first\r\nsecond\r\nline three\r\n"),
-        edit(CRLF, "CRLF file, trailing spaces and LF old_string",
-            "alpha  \r\nbeta\r\ngamma\r\n", s(&["alpha", "beta"]), s(&["ALPHA", "BETA"]))
-            .applied("ALPHA\r\nBETA\r\ngamma\r\n"),
-        edit(CRLF, "CRLF old_string for an LF file",
-            l(&["a", "b", "c"]), "a\r\nb", "A\r\nB")
-            .applied(l(&["A", "B", "c"])),
-        edit(CRLF, "lines added to a CRLF file get CRLF",
-            "one\r\ntwo\r\n", "one\n", "one\nhalf\n")
-            .applied("one\r\nhalf\r\ntwo\r\n"),
-        edit(CRLF, "byte order mark and CRLF kept",
-            "\u{feff}one\r\ntwo\r\nthree\r\n", "two\nthree\n", "2\n3")
-            .applied("\u{feff}one\r\n2\r\n3\r\n"),
+        edit(
+            CRLF,
+            "CRLF file edited with LF old_string",
+            "line one\r\nline two\r\nline three\r\n",
+            s(&["line one", "line two"]),
+            s(&["first", "second"]),
+        )
+        .applied("first\r\nsecond\r\nline three\r\n"),
+        edit(
+            CRLF,
+            "CRLF file, trailing spaces and LF old_string",
+            "alpha  \r\nbeta\r\ngamma\r\n",
+            s(&["alpha", "beta"]),
+            s(&["ALPHA", "BETA"]),
+        )
+        .applied("ALPHA\r\nBETA\r\ngamma\r\n"),
+        edit(
+            CRLF,
+            "CRLF old_string for an LF file",
+            l(&["a", "b", "c"]),
+            "a\r\nb",
+            "A\r\nB",
+        )
+        .applied(l(&["A", "B", "c"])),
+        edit(
+            CRLF,
+            "lines added to a CRLF file get CRLF",
+            "one\r\ntwo\r\n",
+            "one\n",
+            "one\nhalf\n",
+        )
+        .applied("one\r\nhalf\r\ntwo\r\n"),
+        edit(
+            CRLF,
+            "byte order mark and CRLF kept",
+            "\u{feff}one\r\ntwo\r\nthree\r\n",
+            "two\nthree\n",
+            "2\n3",
+        )
+        .applied("\u{feff}one\r\n2\r\n3\r\n"),
         // --- quotes ---
-        edit(QUOTES, "curly quotes from the model are not written into code",
+        edit(
+            QUOTES,
+            "curly quotes from the model are not written into code",
             l(&["fn greet() {", "    let msg = \"hello\";", "}"]),
-            "let msg = \u{201c}hello\u{201d};", "let msg = \u{201c}goodbye\u{201d};")
-            .applied(l(&["fn greet() {", "    let msg = \"goodbye\";", "}"])),
-        edit(QUOTES, "curly quotes on a whole new line the model added",
+            "let msg = \u{201c}hello\u{201d};",
+            "let msg = \u{201c}goodbye\u{201d};",
+        )
+        .applied(l(&["fn greet() {", "    let msg = \"goodbye\";", "}"])),
+        edit(
+            QUOTES,
+            "curly quotes on a whole new line the model added",
             l(&["const a = \"x\";", "export { a };"]),
-            "const a = \u{201c}x\u{201d};", s(&["const a = \u{201c}x\u{201d};", "const b = \u{201c}y\u{201d};"]))
-            .applied(l(&["const a = \"x\";", "const b = \"y\";", "export { a };"])),
-        edit(QUOTES, "the file's curly apostrophe is kept when the model straightened it",
+            "const a = \u{201c}x\u{201d};",
+            s(&[
+                "const a = \u{201c}x\u{201d};",
+                "const b = \u{201c}y\u{201d};",
+            ]),
+        )
+        .applied(l(&[
+            "const a = \"x\";",
+            "const b = \"y\";",
+            "export { a };",
+        ])),
+        edit(
+            QUOTES,
+            "the file's curly apostrophe is kept when the model straightened it",
             l(&["title = \"Tourner l\u{2019}image vers la gauche\""]),
-            "Tourner l'image vers la gauche", "Tourner l'image vers la droite")
-            .applied(l(&["title = \"Tourner l\u{2019}image vers la droite\""])),
-        edit(QUOTES, "a curly apostrophe in a string literal, new straight code beside it",
-            l(&["print(\"it\u{2019}s\")"]), "print(\"it's\")", "print(\"it's\", 'x')")
-            .applied(l(&["print(\"it\u{2019}s\", 'x')"])),
-        edit(QUOTES, "an en dash from the model, an ASCII hyphen in the file",
-            l(&["# range 1-5", "x = 1"]), "# range 1\u{2013}5", "# range 1\u{2013}10")
-            .applied(l(&["# range 1-10", "x = 1"])),
-        edit(QUOTES, "straight to curly on purpose, matched exactly",
-            l(&["fmt = '%s'"]), "'%s'", "\u{2018}%s\u{2019}")
-            .applied(l(&["fmt = \u{2018}%s\u{2019}"])),
-        edit(QUOTES, "the change is only the quote style the matcher folds away",
-            l(&["s = \"it\u{2019}s\""]), "s = \"it's\"  ", "s = \"it\u{2019}s\"")
-            .refused("nothing would change"),
-        edit(QUOTES, "curly quotes in a multi-line block of code",
+            "Tourner l'image vers la gauche",
+            "Tourner l'image vers la droite",
+        )
+        .applied(l(&["title = \"Tourner l\u{2019}image vers la droite\""])),
+        edit(
+            QUOTES,
+            "a curly apostrophe in a string literal, new straight code beside it",
+            l(&["print(\"it\u{2019}s\")"]),
+            "print(\"it's\")",
+            "print(\"it's\", 'x')",
+        )
+        .applied(l(&["print(\"it\u{2019}s\", 'x')"])),
+        edit(
+            QUOTES,
+            "an en dash from the model, an ASCII hyphen in the file",
+            l(&["# range 1-5", "x = 1"]),
+            "# range 1\u{2013}5",
+            "# range 1\u{2013}10",
+        )
+        .applied(l(&["# range 1-10", "x = 1"])),
+        edit(
+            QUOTES,
+            "straight to curly on purpose, matched exactly",
+            l(&["fmt = '%s'"]),
+            "'%s'",
+            "\u{2018}%s\u{2019}",
+        )
+        .applied(l(&["fmt = \u{2018}%s\u{2019}"])),
+        edit(
+            QUOTES,
+            "the change is only the quote style the matcher folds away",
+            l(&["s = \"it\u{2019}s\""]),
+            "s = \"it's\"  ",
+            "s = \"it\u{2019}s\"",
+        )
+        .refused("nothing would change"),
+        edit(
+            QUOTES,
+            "curly quotes in a multi-line block of code",
             l(&["if x {", "    log(\"a\");", "    log(\"b\");", "}"]),
             s(&["    log(\u{201c}a\u{201d});", "    log(\u{201c}b\u{201d});"]),
-            s(&["    log(\u{201c}a\u{201d});", "    log(\u{201c}c\u{201d});"]))
-            .applied(l(&["if x {", "    log(\"a\");", "    log(\"c\");", "}"])),
+            s(&["    log(\u{201c}a\u{201d});", "    log(\u{201c}c\u{201d});"]),
+        )
+        .applied(l(&["if x {", "    log(\"a\");", "    log(\"c\");", "}"])),
         // --- invisible characters ---
-        edit(INVISIBLE, "a no-break space in the file, a space from the model",
-            l(&["price:\u{a0}10", "tax: 2"]), "price: 10", "price: 20")
-            .applied(l(&["price:\u{a0}20", "tax: 2"])),
-        edit(INVISIBLE, "a zero-width space in the file is kept",
-            l(&["let na\u{200b}me = 1;"]), "let name = 1;", "let name = 2;")
-            .applied(l(&["let na\u{200b}me = 2;"])),
-        edit(INVISIBLE, "a zero-width space from the model is not written",
-            l(&["let name = 1;"]), "let na\u{200b}me = 1;", "let na\u{200b}me = 2;")
-            .applied(l(&["let name = 2;"])),
-        edit(INVISIBLE, "a no-break space from the model inside a block",
-            l(&["a = 1", "b = 2"]), s(&["a\u{a0}= 1", "b = 2"]), s(&["a\u{a0}= 1", "b = 3"]))
-            .applied(l(&["a = 1", "b = 3"])),
+        edit(
+            INVISIBLE,
+            "a no-break space in the file, a space from the model",
+            l(&["price:\u{a0}10", "tax: 2"]),
+            "price: 10",
+            "price: 20",
+        )
+        .applied(l(&["price:\u{a0}20", "tax: 2"])),
+        edit(
+            INVISIBLE,
+            "a zero-width space in the file is kept",
+            l(&["let na\u{200b}me = 1;"]),
+            "let name = 1;",
+            "let name = 2;",
+        )
+        .applied(l(&["let na\u{200b}me = 2;"])),
+        edit(
+            INVISIBLE,
+            "a zero-width space from the model is not written",
+            l(&["let name = 1;"]),
+            "let na\u{200b}me = 1;",
+            "let na\u{200b}me = 2;",
+        )
+        .applied(l(&["let name = 2;"])),
+        edit(
+            INVISIBLE,
+            "a no-break space from the model inside a block",
+            l(&["a = 1", "b = 2"]),
+            s(&["a\u{a0}= 1", "b = 2"]),
+            s(&["a\u{a0}= 1", "b = 3"]),
+        )
+        .applied(l(&["a = 1", "b = 3"])),
         // --- words ---
-        edit(WORDS, "count = 0 exists only inside account = 0",
-            l(&["let account = 0;", "let total = 1;"]), "count = 0", "count = 5")
-            .refused("inside a longer word"),
-        edit(WORDS, "count = 0 is found on its own line, not inside account = 0",
-            l(&["let account = 0;", "let count = 0;"]), "count = 0", "count = 5")
-            .applied(l(&["let account = 0;", "let count = 5;"])),
-        edit(WORDS, "replace_all renames whole identifiers only",
-            l(&["let count = 0;", "count += 1;", "let account = count;"]), "count", "total")
-            .all()
-            .applied(l(&["let total = 0;", "total += 1;", "let account = total;"])),
-        edit(WORDS, "old_string ends inside an identifier",
-            l(&["let total = 1;"]), "let tot", "let sum")
-            .refused("inside a longer word"),
-        edit(WORDS, "old_string starts with punctuation inside a line",
-            rust_main(), "(1)", "(2)")
-            .applied(rust_main().replace("(1)", "(2)")),
-        edit(WORDS, "a suffix of an identifier",
-            l(&["let userName = 1;"]), "Name", "Id")
-            .refused("inside a longer word"),
+        edit(
+            WORDS,
+            "count = 0 exists only inside account = 0",
+            l(&["let account = 0;", "let total = 1;"]),
+            "count = 0",
+            "count = 5",
+        )
+        .refused("inside a longer word"),
+        edit(
+            WORDS,
+            "count = 0 is found on its own line, not inside account = 0",
+            l(&["let account = 0;", "let count = 0;"]),
+            "count = 0",
+            "count = 5",
+        )
+        .applied(l(&["let account = 0;", "let count = 5;"])),
+        edit(
+            WORDS,
+            "replace_all renames whole identifiers only",
+            l(&["let count = 0;", "count += 1;", "let account = count;"]),
+            "count",
+            "total",
+        )
+        .all()
+        .applied(l(&[
+            "let total = 0;",
+            "total += 1;",
+            "let account = total;",
+        ])),
+        edit(
+            WORDS,
+            "old_string ends inside an identifier",
+            l(&["let total = 1;"]),
+            "let tot",
+            "let sum",
+        )
+        .refused("inside a longer word"),
+        edit(
+            WORDS,
+            "old_string starts with punctuation inside a line",
+            rust_main(),
+            "(1)",
+            "(2)",
+        )
+        .applied(rust_main().replace("(1)", "(2)")),
+        edit(
+            WORDS,
+            "a suffix of an identifier",
+            l(&["let userName = 1;"]),
+            "Name",
+            "Id",
+        )
+        .refused("inside a longer word"),
         // --- omitted or extra lines ---
-        edit(LINES, "a middle line omitted: it is not deleted",
-            go_block(), s(&["func a() {", "\tx := 1", "\tz := 3", "\treturn", "}"]),
-            s(&["func a() {", "\treturn", "}"]))
-            .refused("line 3"),
-        edit(LINES, "an interior line drifted (y := 99 quoted, y := 2 in the file)",
-            go_block(), s(&["func a() {", "\tx := 1", "\ty := 99", "\tz := 3", "\treturn", "}"]),
-            s(&["func a() {", "\tx := 1", "\ty := 99", "\tz := 4", "\treturn", "}"]))
-            .refused("line 3"),
-        edit(LINES, "old_string stitched from two distant places",
-            l(&[".a {", "  outline-offset: 3px;", "}", "", ".b { color: red; }", ".c { color: blue; }", "", "/* 27. MOBILE */", ".d {}"]),
-            s(&["  outline-offset: 3px;", "}", "", "/* 27. MOBILE */"]), "  outline-offset: 2px;")
-            .refused("closest"),
-        edit(LINES, "the first line misremembered; the rest matches another function",
+        edit(
+            LINES,
+            "a middle line omitted: it is not deleted",
+            go_block(),
+            s(&["func a() {", "\tx := 1", "\tz := 3", "\treturn", "}"]),
+            s(&["func a() {", "\treturn", "}"]),
+        )
+        .refused("line 3"),
+        edit(
+            LINES,
+            "an interior line drifted (y := 99 quoted, y := 2 in the file)",
+            go_block(),
+            s(&[
+                "func a() {",
+                "\tx := 1",
+                "\ty := 99",
+                "\tz := 3",
+                "\treturn",
+                "}",
+            ]),
+            s(&[
+                "func a() {",
+                "\tx := 1",
+                "\ty := 99",
+                "\tz := 4",
+                "\treturn",
+                "}",
+            ]),
+        )
+        .refused("line 3"),
+        edit(
+            LINES,
+            "old_string stitched from two distant places",
+            l(&[
+                ".a {",
+                "  outline-offset: 3px;",
+                "}",
+                "",
+                ".b { color: red; }",
+                ".c { color: blue; }",
+                "",
+                "/* 27. MOBILE */",
+                ".d {}",
+            ]),
+            s(&["  outline-offset: 3px;", "}", "", "/* 27. MOBILE */"]),
+            "  outline-offset: 2px;",
+        )
+        .refused("closest"),
+        edit(
+            LINES,
+            "the first line misremembered; the rest matches another function",
             two_resets(),
-            s(&["fn reset_b(state: &mut State) -> bool {", "    state.count = 0;", "    state.dirty = true;", "}"]),
-            s(&["fn reset_b(state: &mut State) -> bool {", "    state.count = 1;", "    state.dirty = true;", "}"]))
-            .refused("closest"),
-        edit(LINES, "an invented line in the middle",
-            l(&["def f():", "    a = 1", "    b = 2"]), s(&["def f():", "    a = 1", "    log()", "    b = 2"]),
-            s(&["def f():", "    a = 1", "    b = 3"]))
-            .refused("closest"),
-        edit(LINES, "an extra leading context line that is not in the file",
+            s(&[
+                "fn reset_b(state: &mut State) -> bool {",
+                "    state.count = 0;",
+                "    state.dirty = true;",
+                "}",
+            ]),
+            s(&[
+                "fn reset_b(state: &mut State) -> bool {",
+                "    state.count = 1;",
+                "    state.dirty = true;",
+                "}",
+            ]),
+        )
+        .refused("closest"),
+        edit(
+            LINES,
+            "an invented line in the middle",
+            l(&["def f():", "    a = 1", "    b = 2"]),
+            s(&["def f():", "    a = 1", "    log()", "    b = 2"]),
+            s(&["def f():", "    a = 1", "    b = 3"]),
+        )
+        .refused("closest"),
+        edit(
+            LINES,
+            "an extra leading context line that is not in the file",
             l(&["// header", "fn compute() -> u32 {", "    41", "}"]),
             s(&["use std::fmt;", "fn compute() -> u32 {", "    41", "}"]),
-            s(&["use std::fmt;", "fn compute() -> u32 {", "    42", "}"]))
-            .refused("closest"),
-        edit(LINES, "an extra trailing context line that is not in the file",
+            s(&["use std::fmt;", "fn compute() -> u32 {", "    42", "}"]),
+        )
+        .refused("closest"),
+        edit(
+            LINES,
+            "an extra trailing context line that is not in the file",
             l(&["fn compute() -> u32 {", "    41", "}", "", "fn other() {}"]),
             s(&["fn compute() -> u32 {", "    41", "}", "fn next() {}"]),
-            s(&["fn compute() -> u32 {", "    42", "}", "fn next() {}"]))
-            .refused("closest"),
-        edit(LINES, "a context line missing at the edge still matches exactly",
-            l(&["a();", "b();", "c();", "d();"]), s(&["b();", "c();"]), s(&["b();", "C();"]))
-            .applied(l(&["a();", "b();", "C();", "d();"])),
+            s(&["fn compute() -> u32 {", "    42", "}", "fn next() {}"]),
+        )
+        .refused("closest"),
+        edit(
+            LINES,
+            "a context line missing at the edge still matches exactly",
+            l(&["a();", "b();", "c();", "d();"]),
+            s(&["b();", "c();"]),
+            s(&["b();", "C();"]),
+        )
+        .applied(l(&["a();", "b();", "C();", "d();"])),
         // --- elision ---
-        edit(ELISION, "// ... existing code ... between quoted lines",
-            l(&["fn run() {", "    setup();", "    work();", "    teardown();", "}"]),
-            s(&["fn run() {", "    // ... existing code ...", "    teardown();", "}"]),
-            s(&["fn run() {", "    // ... existing code ...", "    cleanup();", "}"]))
-            .refused("existing code"),
-        edit(ELISION, "a bare ... line standing for a function body",
+        edit(
+            ELISION,
+            "// ... existing code ... between quoted lines",
+            l(&[
+                "fn run() {",
+                "    setup();",
+                "    work();",
+                "    teardown();",
+                "}",
+            ]),
+            s(&[
+                "fn run() {",
+                "    // ... existing code ...",
+                "    teardown();",
+                "}",
+            ]),
+            s(&[
+                "fn run() {",
+                "    // ... existing code ...",
+                "    cleanup();",
+                "}",
+            ]),
+        )
+        .refused("existing code"),
+        edit(
+            ELISION,
+            "a bare ... line standing for a function body",
             l(&["def f():", "    a = 1", "    b = 2", "    return a + b"]),
-            s(&["def f():", "    ...", "    return a + b"]), s(&["def f():", "    return 0"]))
-            .refused("..."),
-        edit(ELISION, "# rest of the file unchanged",
+            s(&["def f():", "    ...", "    return a + b"]),
+            s(&["def f():", "    return 0"]),
+        )
+        .refused("..."),
+        edit(
+            ELISION,
+            "# rest of the file unchanged",
             l(&["import os", "import sys", "print(os.name)"]),
-            s(&["import os", "# rest of the file unchanged"]), s(&["import os", "import re", "# rest of the file unchanged"]))
-            .refused("rest of the file"),
+            s(&["import os", "# rest of the file unchanged"]),
+            s(&["import os", "import re", "# rest of the file unchanged"]),
+        )
+        .refused("rest of the file"),
         // --- line numbers ---
-        edit(NUMBERS, "Claude Code style `  12→` prefixes on old_string",
-            rust_main(), s(&["     2→    let total = compute(1);", "     3→    println!(\"{total}\");"]),
-            s(&["    let total = compute(2);", "    println!(\"{total}\");"]))
-            .applied(rust_main().replace("compute(1)", "compute(2)")),
-        edit(NUMBERS, "cat -n prefixes (this tool's read) on both strings",
-            rust_main(), s(&["     2\t    let total = compute(1);", "     3\t    println!(\"{total}\");"]),
-            s(&["     2\t    let total = compute(3);", "     3\t    println!(\"{total}\");"]))
-            .applied(rust_main().replace("compute(1)", "compute(3)")),
-        edit(NUMBERS, "bare `2\\t` prefixes",
-            rust_main(), s(&["2\t    let total = compute(1);", "3\t    println!(\"{total}\");"]),
-            s(&["    let total = compute(4);", "    println!(\"{total}\");"]))
-            .applied(rust_main().replace("compute(1)", "compute(4)")),
-        edit(NUMBERS, "prefixes that are not consecutive are not read as line numbers",
-            rust_main(), s(&["2\t    let total = compute(1);", "9\t    println!(\"{total}\");"]),
-            s(&["    let total = compute(4);", "    println!(\"{total}\");"]))
-            .refused("closest"),
-        edit(NUMBERS, "a file whose lines really start with numbers and tabs",
-            l(&["1\tapple", "2\tpear", "3\tplum"]), s(&["1\tapple", "2\tpear"]), s(&["1\tapple", "2\tquince"]))
-            .applied(l(&["1\tapple", "2\tquince", "3\tplum"])),
+        edit(
+            NUMBERS,
+            "Claude Code style `  12→` prefixes on old_string",
+            rust_main(),
+            s(&[
+                "     2→    let total = compute(1);",
+                "     3→    println!(\"{total}\");",
+            ]),
+            s(&["    let total = compute(2);", "    println!(\"{total}\");"]),
+        )
+        .applied(rust_main().replace("compute(1)", "compute(2)")),
+        edit(
+            NUMBERS,
+            "cat -n prefixes (this tool's read) on both strings",
+            rust_main(),
+            s(&[
+                "     2\t    let total = compute(1);",
+                "     3\t    println!(\"{total}\");",
+            ]),
+            s(&[
+                "     2\t    let total = compute(3);",
+                "     3\t    println!(\"{total}\");",
+            ]),
+        )
+        .applied(rust_main().replace("compute(1)", "compute(3)")),
+        edit(
+            NUMBERS,
+            "bare `2\\t` prefixes",
+            rust_main(),
+            s(&[
+                "2\t    let total = compute(1);",
+                "3\t    println!(\"{total}\");",
+            ]),
+            s(&["    let total = compute(4);", "    println!(\"{total}\");"]),
+        )
+        .applied(rust_main().replace("compute(1)", "compute(4)")),
+        edit(
+            NUMBERS,
+            "prefixes that are not consecutive are not read as line numbers",
+            rust_main(),
+            s(&[
+                "2\t    let total = compute(1);",
+                "9\t    println!(\"{total}\");",
+            ]),
+            s(&["    let total = compute(4);", "    println!(\"{total}\");"]),
+        )
+        .refused("closest"),
+        edit(
+            NUMBERS,
+            "a file whose lines really start with numbers and tabs",
+            l(&["1\tapple", "2\tpear", "3\tplum"]),
+            s(&["1\tapple", "2\tpear"]),
+            s(&["1\tapple", "2\tquince"]),
+        )
+        .applied(l(&["1\tapple", "2\tquince", "3\tplum"])),
         // --- fences ---
-        edit(FENCES, "old_string and new_string wrapped in a rust fence",
-            rust_main(), "```rust\n    let total = compute(1);\n```", "```rust\n    let total = compute(5);\n```")
-            .applied(rust_main().replace("compute(1)", "compute(5)")),
-        edit(FENCES, "only old_string fenced",
-            rust_main(), "```\n    let total = compute(1);\n```", "    let total = compute(6);")
-            .applied(rust_main().replace("compute(1)", "compute(6)")),
+        edit(
+            FENCES,
+            "old_string and new_string wrapped in a rust fence",
+            rust_main(),
+            "```rust\n    let total = compute(1);\n```",
+            "```rust\n    let total = compute(5);\n```",
+        )
+        .applied(rust_main().replace("compute(1)", "compute(5)")),
+        edit(
+            FENCES,
+            "only old_string fenced",
+            rust_main(),
+            "```\n    let total = compute(1);\n```",
+            "    let total = compute(6);",
+        )
+        .applied(rust_main().replace("compute(1)", "compute(6)")),
         // --- escapes ---
-        edit(ESCAPES, "newlines sent as backslash-n",
-            rust_main(), "    let total = compute(1);\\n    println!(\"{total}\");",
-            "    let total = compute(7);\\n    println!(\"{total}\");")
-            .applied(rust_main().replace("compute(1)", "compute(7)")),
-        edit(ESCAPES, "a real backslash-n in a string literal matches exactly",
-            l(&["println!(\"a\\nb\");"]), "\"a\\nb\"", "\"a\\tb\"")
-            .applied(l(&["println!(\"a\\tb\");"])),
+        edit(
+            ESCAPES,
+            "newlines sent as backslash-n",
+            rust_main(),
+            "    let total = compute(1);\\n    println!(\"{total}\");",
+            "    let total = compute(7);\\n    println!(\"{total}\");",
+        )
+        .applied(rust_main().replace("compute(1)", "compute(7)")),
+        edit(
+            ESCAPES,
+            "a real backslash-n in a string literal matches exactly",
+            l(&["println!(\"a\\nb\");"]),
+            "\"a\\nb\"",
+            "\"a\\tb\"",
+        )
+        .applied(l(&["println!(\"a\\tb\");"])),
         // --- repeats ---
-        edit(REPEATS, "two identical lines without replace_all",
-            l(&["x = 1", "y = 2", "x = 1"]), "x = 1", "x = 3")
-            .refused("lines 1, 3"),
-        edit(REPEATS, "two identical lines with replace_all",
-            l(&["x = 1", "y = x", "x = 1"]), "x = 1", "x = 2")
-            .all()
-            .applied(l(&["x = 2", "y = x", "x = 2"])),
-        edit(REPEATS, "replace_all with whitespace differences",
-            l(&["call(a)", "other", "call(a)"]), "call(a)  \n", "call(b)\n")
-            .all()
-            .applied(l(&["call(b)", "other", "call(b)"])),
-        edit(REPEATS, "a bare closing brace",
-            rust_main() + &l(&["fn b() {", "}"]), "}", "}\n")
-            .refused("matches 3 places"),
-        edit(REPEATS, "the same block at two depths, quoted at neither",
-            l(&["  foo()", "  bar()", "    foo()", "    bar()"]), s(&["foo()", "bar()"]), "baz()")
-            .refused("lines 1, 3"),
+        edit(
+            REPEATS,
+            "two identical lines without replace_all",
+            l(&["x = 1", "y = 2", "x = 1"]),
+            "x = 1",
+            "x = 3",
+        )
+        .refused("lines 1, 3"),
+        edit(
+            REPEATS,
+            "two identical lines with replace_all",
+            l(&["x = 1", "y = x", "x = 1"]),
+            "x = 1",
+            "x = 2",
+        )
+        .all()
+        .applied(l(&["x = 2", "y = x", "x = 2"])),
+        edit(
+            REPEATS,
+            "replace_all with whitespace differences",
+            l(&["call(a)", "other", "call(a)"]),
+            "call(a)  \n",
+            "call(b)\n",
+        )
+        .all()
+        .applied(l(&["call(b)", "other", "call(b)"])),
+        edit(
+            REPEATS,
+            "a bare closing brace",
+            rust_main() + &l(&["fn b() {", "}"]),
+            "}",
+            "}\n",
+        )
+        .refused("matches 3 places"),
+        edit(
+            REPEATS,
+            "the same block at two depths, quoted at neither",
+            l(&["  foo()", "  bar()", "    foo()", "    bar()"]),
+            s(&["foo()", "bar()"]),
+            "baz()",
+        )
+        .refused("lines 1, 3"),
         // --- degenerate ---
-        edit(DEGENERATE, "old_string equals new_string",
-            rust_main(), "compute(1)", "compute(1)")
-            .refused("nothing would change"),
-        edit(DEGENERATE, "empty old_string on a file with content",
-            rust_main(), "", "fn main() {}\n")
-            .refused("already has content"),
-        edit(DEGENERATE, "empty old_string creates a missing file",
-            "", "", "hello\n")
-            .missing()
-            .applied("hello\n"),
-        edit(DEGENERATE, "empty old_string fills a whitespace-only file",
-            "\n\n", "", "filled\n")
-            .applied("filled\n"),
-        edit(DEGENERATE, "old_string of blank lines only",
-            l(&["a", "", "", "b"]), "  \n \n", "x")
-            .refused("not found"),
-        edit(DEGENERATE, "old_string from another file entirely",
-            l(&["aaaa", "bbbb"]), "zzzz qqqq", "x")
-            .refused("Nothing in the file is similar"),
+        edit(
+            DEGENERATE,
+            "old_string equals new_string",
+            rust_main(),
+            "compute(1)",
+            "compute(1)",
+        )
+        .refused("nothing would change"),
+        edit(
+            DEGENERATE,
+            "empty old_string on a file with content",
+            rust_main(),
+            "",
+            "fn main() {}\n",
+        )
+        .refused("already has content"),
+        edit(
+            DEGENERATE,
+            "empty old_string creates a missing file",
+            "",
+            "",
+            "hello\n",
+        )
+        .missing()
+        .applied("hello\n"),
+        edit(
+            DEGENERATE,
+            "empty old_string fills a whitespace-only file",
+            "\n\n",
+            "",
+            "filled\n",
+        )
+        .applied("filled\n"),
+        edit(
+            DEGENERATE,
+            "old_string of blank lines only",
+            l(&["a", "", "", "b"]),
+            "  \n \n",
+            "x",
+        )
+        .refused("not found"),
+        edit(
+            DEGENERATE,
+            "old_string from another file entirely",
+            l(&["aaaa", "bbbb"]),
+            "zzzz qqqq",
+            "x",
+        )
+        .refused("Nothing in the file is similar"),
         // --- stale ---
-        edit(STALE, "the user changed a middle line; the model's old text is not written back",
-            l(&["[server]", "host = \"0.0.0.0\"", "timeout = 45", "retries = 3", "log = true"]),
-            s(&["[server]", "host = \"0.0.0.0\"", "timeout = 30", "retries = 3", "log = true"]),
-            s(&["[server]", "host = \"127.0.0.1\"", "timeout = 30", "retries = 3", "log = true"]))
-            .refused("line 3"),
-        edit(STALE, "a misspelt identifier in old_string",
-            rust_main(), s(&["let totl = compute(1);", "println!(\"{totl}\");"]), "x")
-            .refused("lines 2-3"),
-        edit(STALE, "a renamed function",
+        edit(
+            STALE,
+            "the user changed a middle line; the model's old text is not written back",
+            l(&[
+                "[server]",
+                "host = \"0.0.0.0\"",
+                "timeout = 45",
+                "retries = 3",
+                "log = true",
+            ]),
+            s(&[
+                "[server]",
+                "host = \"0.0.0.0\"",
+                "timeout = 30",
+                "retries = 3",
+                "log = true",
+            ]),
+            s(&[
+                "[server]",
+                "host = \"127.0.0.1\"",
+                "timeout = 30",
+                "retries = 3",
+                "log = true",
+            ]),
+        )
+        .refused("line 3"),
+        edit(
+            STALE,
+            "a misspelt identifier in old_string",
+            rust_main(),
+            s(&["let totl = compute(1);", "println!(\"{totl}\");"]),
+            "x",
+        )
+        .refused("lines 2-3"),
+        edit(
+            STALE,
+            "a renamed function",
             l(&["fn start() {", "    boot();", "    serve();", "}"]),
-            s(&["fn begin() {", "    boot();", "    serve();", "}"]), s(&["fn begin() {", "    boot();", "}"]))
-            .refused("line 1"),
+            s(&["fn begin() {", "    boot();", "    serve();", "}"]),
+            s(&["fn begin() {", "    boot();", "}"]),
+        )
+        .refused("line 1"),
         // --- while waiting for approval ---
-        edit(WAITING, "lines added above while waiting: applied where the text moved",
-            rust_main(), "compute(1)", "compute(2)")
-            .meanwhile(format!("use std::fmt;\n\n{}", rust_main()))
-            .applied(format!("use std::fmt;\n\n{}", rust_main().replace("compute(1)", "compute(2)"))),
-        edit(WAITING, "an unrelated change elsewhere; the matched line is also a substring of another line",
-            l(&["go();", "if x {", "    go();", "}"]), "go();  ", "stop();")
-            .meanwhile(l(&["go();", "if x {", "    go();", "}", "// reviewed"]))
-            .applied(l(&["stop();", "if x {", "    go();", "}", "// reviewed"])),
-        edit(WAITING, "a whole-word match, the file changed elsewhere",
-            l(&["let account = 0;", "let count = 0;"]), "count = 0", "count = 5")
-            .meanwhile(l(&["let account = 0;", "let count = 0;", "let other = 1;"]))
-            .applied(l(&["let account = 0;", "let count = 5;", "let other = 1;"])),
-        edit(WAITING, "a tolerant match, the file changed elsewhere",
-            rust_main(), s(&["let total = compute(1);", "println!(\"{total}\");"]),
-            s(&["let total = compute(1) * 2;", "println!(\"{total}\");"]))
-            .meanwhile(format!("// top\n{}", rust_main()))
-            .applied(format!("// top\n{}", rust_main().replace("compute(1);", "compute(1) * 2;"))),
-        edit(WAITING, "the matched line itself changed",
-            rust_main(), "compute(1)", "compute(2)")
-            .meanwhile(rust_main().replace("compute(1)", "compute(7)"))
-            .refused("changed while the edit waited"),
-        edit(WAITING, "the matched region's spacing changed",
-            l(&["a = 1  ", "b = 2"]), s(&["a = 1", "b = 2"]), s(&["a = 1", "b = 3"]))
-            .meanwhile(l(&["a = 1", "b = 2"]))
-            .refused("changed while the edit waited"),
-        edit(WAITING, "a second copy appeared",
-            rust_main(), "compute(1)", "compute(2)")
-            .meanwhile(format!("{}// compute(1) again\n", rust_main()))
-            .refused("lines 2, 5"),
-        edit(WAITING, "replace_all approved for two, three now",
-            l(&["x x"]), "x", "y")
-            .all()
-            .meanwhile(l(&["x x x"]))
-            .refused("approved for 2"),
-        edit(WAITING, "a CRLF file changed elsewhere",
-            "a\r\nb\r\nc\r\n", "b\n", "B\n")
-            .meanwhile("a\r\nb\r\nc\r\nd\r\n")
-            .applied("a\r\nB\r\nc\r\nd\r\n"),
+        edit(
+            WAITING,
+            "lines added above while waiting: applied where the text moved",
+            rust_main(),
+            "compute(1)",
+            "compute(2)",
+        )
+        .meanwhile(format!("use std::fmt;\n\n{}", rust_main()))
+        .applied(format!(
+            "use std::fmt;\n\n{}",
+            rust_main().replace("compute(1)", "compute(2)")
+        )),
+        edit(
+            WAITING,
+            "an unrelated change elsewhere; the matched line is also a substring of another line",
+            l(&["go();", "if x {", "    go();", "}"]),
+            "go();  ",
+            "stop();",
+        )
+        .meanwhile(l(&["go();", "if x {", "    go();", "}", "// reviewed"]))
+        .applied(l(&["stop();", "if x {", "    go();", "}", "// reviewed"])),
+        edit(
+            WAITING,
+            "a whole-word match, the file changed elsewhere",
+            l(&["let account = 0;", "let count = 0;"]),
+            "count = 0",
+            "count = 5",
+        )
+        .meanwhile(l(&["let account = 0;", "let count = 0;", "let other = 1;"]))
+        .applied(l(&["let account = 0;", "let count = 5;", "let other = 1;"])),
+        edit(
+            WAITING,
+            "a tolerant match, the file changed elsewhere",
+            rust_main(),
+            s(&["let total = compute(1);", "println!(\"{total}\");"]),
+            s(&["let total = compute(1) * 2;", "println!(\"{total}\");"]),
+        )
+        .meanwhile(format!("// top\n{}", rust_main()))
+        .applied(format!(
+            "// top\n{}",
+            rust_main().replace("compute(1);", "compute(1) * 2;")
+        )),
+        edit(
+            WAITING,
+            "the matched line itself changed",
+            rust_main(),
+            "compute(1)",
+            "compute(2)",
+        )
+        .meanwhile(rust_main().replace("compute(1)", "compute(7)"))
+        .refused("changed while the edit waited"),
+        edit(
+            WAITING,
+            "the matched region's spacing changed",
+            l(&["a = 1  ", "b = 2"]),
+            s(&["a = 1", "b = 2"]),
+            s(&["a = 1", "b = 3"]),
+        )
+        .meanwhile(l(&["a = 1", "b = 2"]))
+        .refused("changed while the edit waited"),
+        edit(
+            WAITING,
+            "a second copy appeared",
+            rust_main(),
+            "compute(1)",
+            "compute(2)",
+        )
+        .meanwhile(format!("{}// compute(1) again\n", rust_main()))
+        .refused("lines 2, 5"),
+        edit(
+            WAITING,
+            "replace_all approved for two, three now",
+            l(&["x x"]),
+            "x",
+            "y",
+        )
+        .all()
+        .meanwhile(l(&["x x x"]))
+        .refused("approved for 2"),
+        edit(
+            WAITING,
+            "a CRLF file changed elsewhere",
+            "a\r\nb\r\nc\r\n",
+            "b\n",
+            "B\n",
+        )
+        .meanwhile("a\r\nb\r\nc\r\nd\r\n")
+        .applied("a\r\nB\r\nc\r\nd\r\n"),
         // --- unicode ---
-        edit(UNICODE, "non-ASCII text, exact",
-            l(&["let s = \"héllo wörld\";", "let t = \"日本語\";"]), "\"日本語\"", "\"中文\"")
-            .applied(l(&["let s = \"héllo wörld\";", "let t = \"中文\";"])),
-        edit(UNICODE, "non-ASCII text with trailing whitespace",
-            l(&["título = 'año'  ", "x = 1"]), "título = 'año'", "título = 'mes'")
-            .applied(l(&["título = 'mes'  ", "x = 1"])),
-        edit(UNICODE, "NFD in the file, NFC from the model is not guessed",
-            l(&["name = \"cafe\u{301}\""]), "name = \"caf\u{e9}\"", "name = \"bar\"")
-            .refused("closest"),
+        edit(
+            UNICODE,
+            "non-ASCII text, exact",
+            l(&["let s = \"héllo wörld\";", "let t = \"日本語\";"]),
+            "\"日本語\"",
+            "\"中文\"",
+        )
+        .applied(l(&["let s = \"héllo wörld\";", "let t = \"中文\";"])),
+        edit(
+            UNICODE,
+            "non-ASCII text with trailing whitespace",
+            l(&["título = 'año'  ", "x = 1"]),
+            "título = 'año'",
+            "título = 'mes'",
+        )
+        .applied(l(&["título = 'mes'  ", "x = 1"])),
+        edit(
+            UNICODE,
+            "NFD in the file, NFC from the model is not guessed",
+            l(&["name = \"cafe\u{301}\""]),
+            "name = \"caf\u{e9}\"",
+            "name = \"bar\"",
+        )
+        .refused("closest"),
         // --- deletions ---
-        edit(DELETION, "a whole line with its newline",
-            l(&["keep", "drop me", "keep too"]), "drop me\n", "")
-            .applied(l(&["keep", "keep too"])),
-        edit(DELETION, "a line with trailing spaces, deleted with whitespace slack",
-            l(&["keep", "drop me  ", "keep too"]), "drop me\n", "")
-            .applied(l(&["keep", "keep too"])),
-        edit(DELETION, "the last line of a file without a final newline",
-            "a\nb\nc", "c", "")
-            .applied("a\nb\n"),
-        edit(DELETION, "a fragment inside a line",
-            l(&["call(a, b, c)"]), ", b", "")
-            .applied(l(&["call(a, c)"])),
+        edit(
+            DELETION,
+            "a whole line with its newline",
+            l(&["keep", "drop me", "keep too"]),
+            "drop me\n",
+            "",
+        )
+        .applied(l(&["keep", "keep too"])),
+        edit(
+            DELETION,
+            "a line with trailing spaces, deleted with whitespace slack",
+            l(&["keep", "drop me  ", "keep too"]),
+            "drop me\n",
+            "",
+        )
+        .applied(l(&["keep", "keep too"])),
+        edit(
+            DELETION,
+            "the last line of a file without a final newline",
+            "a\nb\nc",
+            "c",
+            "",
+        )
+        .applied("a\nb\n"),
+        edit(
+            DELETION,
+            "a fragment inside a line",
+            l(&["call(a, b, c)"]),
+            ", b",
+            "",
+        )
+        .applied(l(&["call(a, c)"])),
     ]
 }
 
@@ -511,6 +1062,11 @@ enum Verdict {
     WrongPlace(String),
     RefusedWrongly(String),
     RefusedRightly,
+}
+
+/// `EDIT_TABLE_VERBOSE=1` prints every result and refusal, to review what the model is told.
+fn verbose() -> bool {
+    std::env::var_os("EDIT_TABLE_VERBOSE").is_some()
 }
 
 async fn run(case: &Case) -> (Verdict, Option<String>) {
@@ -545,6 +1101,12 @@ async fn run(case: &Case) -> (Verdict, Option<String>) {
         Err(error) => Err(error),
     };
     let now = std::fs::read_to_string(&path).ok();
+    if verbose() {
+        match &result {
+            Ok(text) => println!("--- {} [{}]\napplied: {text}", case.name, case.class),
+            Err(error) => println!("--- {} [{}]\nrefused: {error}", case.name, case.class),
+        }
+    }
     match (&case.expect, result) {
         (Expect::Applied(expected), Ok(_)) if now.as_deref() == Some(expected.as_str()) => {
             (Verdict::AppliedRight, None)
@@ -553,7 +1115,10 @@ async fn run(case: &Case) -> (Verdict, Option<String>) {
         (expect, Err(error)) => {
             let message = error.to_string();
             if now != before {
-                return (Verdict::WrongPlace(format!("refused but wrote {now:?}")), None);
+                return (
+                    Verdict::WrongPlace(format!("refused but wrote {now:?}")),
+                    None,
+                );
             }
             match expect {
                 Expect::Applied(_) => (Verdict::RefusedWrongly(message), None),
