@@ -994,6 +994,67 @@ fn cases() -> Vec<Case> {
         )
         .meanwhile("a\r\nb\r\nc\r\nd\r\n")
         .applied("a\r\nB\r\nc\r\nd\r\n"),
+        edit(
+            WAITING,
+            "the same text appeared inside a longer word elsewhere",
+            l(&["let count = 0;"]),
+            "count = 0",
+            "count = 1",
+        )
+        .meanwhile(l(&["let account = 0;", "let count = 0;"]))
+        .applied(l(&["let account = 0;", "let count = 1;"])),
+        edit(
+            WAITING,
+            "a folded match, the file changed elsewhere",
+            l(&["say(\"hi\")", "next()"]),
+            "say(\u{201c}hi\u{201d})",
+            "say(\u{201c}bye\u{201d})",
+        )
+        .meanwhile(l(&["first()", "say(\"hi\")", "next()"]))
+        .applied(l(&["first()", "say(\"bye\")", "next()"])),
+        // --- more quotes ---
+        edit(
+            QUOTES,
+            "straight in one place, curly in another: the model's curly quotes find the straight one",
+            l(&["a = \"x\"", "b = \u{201c}x\u{201d}"]),
+            "a = \u{201c}x\u{201d}",
+            "a = \u{201c}y\u{201d}",
+        )
+        .applied(l(&["a = \"y\"", "b = \u{201c}x\u{201d}"])),
+        edit(
+            QUOTES,
+            "a folded match in two places is ambiguous",
+            l(&["say(\"hi\")", "say(\u{201c}hi\u{201d})"]),
+            "say(\u{201e}hi\u{201d})",
+            "say(\"yo\")",
+        )
+        .refused("lines 1, 2"),
+        edit(
+            QUOTES,
+            "replace_all through folded quotes",
+            l(&["f(\"a\") + f(\"a\")"]),
+            "\u{201c}a\u{201d}",
+            "\u{201c}b\u{201d}",
+        )
+        .all()
+        .applied(l(&["f(\"b\") + f(\"b\")"])),
+        edit(
+            QUOTES,
+            "curly quotes from the model in a CRLF file",
+            "say(\"hi\")\r\nnext()\r\n",
+            s(&["say(\u{201c}hi\u{201d})", "next()"]),
+            s(&["say(\u{201c}hi\u{201d})", "then()", "next()"]),
+        )
+        .applied("say(\"hi\")\r\nthen()\r\nnext()\r\n"),
+        edit(
+            WORDS,
+            "replace_all leaves longer identifiers with underscores alone",
+            l(&["count = count_total + count"]),
+            "count",
+            "n",
+        )
+        .all()
+        .applied(l(&["n = count_total + n"])),
         // --- unicode ---
         edit(
             UNICODE,

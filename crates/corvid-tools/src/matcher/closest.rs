@@ -29,6 +29,7 @@ const NOTE_WIDTH: usize = 80;
 pub(crate) struct Closest {
     pub(crate) first_line: usize,
     pub(crate) last_line: usize,
+    /// 0 to 1: the root of the mean squared line similarity.
     pub(crate) similarity: f64,
     /// The region's lines, numbered like `read` shows them (the best candidate only).
     pub(crate) excerpt: String,
@@ -131,7 +132,8 @@ pub(super) fn candidates(file: &FileLines<'_>, needle: &[&str]) -> Vec<Closest> 
             Closest {
                 first_line: first + 1,
                 last_line: first + tall,
-                similarity: score,
+                // Shown on the scale of the per-line similarity (the score sums squares).
+                similarity: score.sqrt(),
                 excerpt,
                 notes,
             }
