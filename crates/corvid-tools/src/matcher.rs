@@ -16,7 +16,8 @@
 //!    characters are folded on both sides (`fold`).
 //! 3. **Whitespace**: whole lines equal once trailing and inner whitespace are also ignored,
 //!    at the same indentation width (tabs vs spaces at the same width included) (`lines`).
-//! 4. **Indentation**: as 3, every line shifted by the same number of columns.
+//! 4. **Indentation**: as 3, every line shifted by the same number of columns. Stages 3 and 4
+//!    look together: a place at the quoted depth and another shifted one are two places.
 //! 5. **Repaired**: artifacts of how `old_string` was produced — line-number prefixes copied
 //!    from `read`, a markdown fence, `\n` sent as two characters — are removed (from
 //!    `new_string` too when it carries them) and 1–4 run again (`repair`).

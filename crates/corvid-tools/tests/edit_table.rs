@@ -921,12 +921,20 @@ fn cases() -> Vec<Case> {
         edit(
             WAITING,
             "an unrelated change elsewhere; the matched line is also a substring of another line",
+            l(&["x = 1", "xx = 1"]),
+            "x = 1  ",
+            "x = 2",
+        )
+        .meanwhile(l(&["x = 1", "xx = 1", "// reviewed"]))
+        .applied(l(&["x = 2", "xx = 1", "// reviewed"])),
+        edit(
+            REPEATS,
+            "a tolerant match at the quoted depth and one deeper is ambiguous",
             l(&["go();", "if x {", "    go();", "}"]),
             "go();  ",
             "stop();",
         )
-        .meanwhile(l(&["go();", "if x {", "    go();", "}", "// reviewed"]))
-        .applied(l(&["stop();", "if x {", "    go();", "}", "// reviewed"])),
+        .refused("lines 1, 3"),
         edit(
             WAITING,
             "a whole-word match, the file changed elsewhere",

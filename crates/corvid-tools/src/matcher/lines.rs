@@ -165,16 +165,14 @@ impl<'a> FileLines<'a> {
     }
 
     /// Normalised lines equal one for one; indentation equal (whitespace stage) or
-    /// consistently shifted (indentation stage). The stricter stage decides when it finds
-    /// anything.
+    /// consistently shifted (indentation stage).
     pub(super) fn line_stages(&self, needle: &[&str], replacement: &[&str]) -> Option<Outcome> {
         let (count, total) = (needle.len(), self.lines.len());
         if count == 0 || count > total || needle.iter().all(|line| line.trim().is_empty()) {
             return None;
         }
         let wanted: Vec<String> = needle.iter().map(|line| normalize(line)).collect();
-        let mut same = Vec::new();
-        let mut shifted = Vec::new();
+        let mut windows = Vec::new();
         for first in 0..=total - count {
             if !(0..count).all(|index| self.normalized[first + index] == wanted[index]) {
                 continue;
@@ -183,24 +181,24 @@ impl<'a> FileLines<'a> {
             let Some(shift) = consistent_shift(region, needle) else {
                 continue;
             };
-            let window = Window {
+            windows.push(Window {
                 first,
                 last: first + count - 1,
                 shift,
-            };
-            if shift.delta == 0 {
-                same.push(window);
-            } else {
-                shifted.push(window);
-            }
+            });
         }
-        [
-            (Strategy::Whitespace, same),
-            (Strategy::Indentation, shifted),
-        ]
-        .into_iter()
-        .find(|(_, windows)| !windows.is_empty())
-        .map(|(strategy, windows)| self.decide(strategy, windows, needle, replacement))
+        if windows.is_empty() {
+            return None;
+        }
+        // Every window counts for uniqueness, at the quoted depth or not: a single line quoted
+        // exactly is found inside a deeper-indented copy too, and a tolerant stage is never
+        // bolder than the exact one.
+        let strategy = if windows.iter().all(|window| window.shift.delta == 0) {
+            Strategy::Whitespace
+        } else {
+            Strategy::Indentation
+        };
+        Some(self.decide(strategy, windows, needle, replacement))
     }
 
     /// Uniqueness, or every non-overlapping window with `replace_all`.
