@@ -707,6 +707,14 @@ fn cases() -> Vec<Case> {
         .applied(rust_main().replace("compute(1)", "compute(3)")),
         edit(
             NUMBERS,
+            "numbered new_string with an added line the model did not number",
+            rust_main(),
+            s(&["     2\t    let total = compute(1);", "     3\t    println!(\"{total}\");"]),
+            s(&["     2\t    let total = compute(1);", "    let twice = total * 2;", "     3\t    println!(\"{total}\");"]),
+        )
+        .applied(rust_main().replace("compute(1);\n", "compute(1);\n    let twice = total * 2;\n")),
+        edit(
+            NUMBERS,
             "bare `2\\t` prefixes",
             rust_main(),
             s(&[

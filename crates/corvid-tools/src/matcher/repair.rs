@@ -28,7 +28,7 @@ impl Repair {
 pub(super) fn candidates(old: &str, new: &str) -> Vec<(Repair, String, String)> {
     let mut out = Vec::new();
     if let Some(repaired) = strip_line_numbers(old) {
-        let new = strip_line_numbers(new).unwrap_or_else(|| new.to_owned());
+        let new = strip_some_line_numbers(new);
         out.push((Repair::LineNumbers, repaired, new));
     }
     if let Some(repaired) = strip_fence(old) {
@@ -87,6 +87,25 @@ fn strip_line_numbers(text: &str) -> Option<String> {
         joined.push('\n');
     }
     Some(joined)
+}
+
+/// `new_string` after numbered `old_string`: the model may have numbered only the lines it
+/// kept, so prefixes are removed line by line when most lines carry one.
+fn strip_some_line_numbers(text: &str) -> String {
+    let (lines, final_newline) = body_lines(text);
+    let numbered_count = lines.iter().filter(|line| numbered(line).is_some()).count();
+    if numbered_count * 2 <= lines.len() {
+        return text.to_owned();
+    }
+    let mut joined = lines
+        .iter()
+        .map(|line| numbered(line).map_or(*line, |(_, body)| body))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if final_newline {
+        joined.push('\n');
+    }
+    joined
 }
 
 /// "```lang" first and "```" last: the lines between.
