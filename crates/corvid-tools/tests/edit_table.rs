@@ -1071,6 +1071,47 @@ fn cases() -> Vec<Case> {
         )
         .all()
         .applied(l(&["n = count_total + n"])),
+        // --- reported regressions of tolerant matchers ---
+        edit(
+            INDENT,
+            "a whole line quoted too deep keeps the next line's indentation (Gitlawb/openclaude#1561)",
+            l(&["if ok:", "  foo()", "  bar()"]),
+            "    foo()\n",
+            "    baz()\n",
+        )
+        .applied(l(&["if ok:", "  baz()", "  bar()"])),
+        edit(
+            WHITESPACE,
+            "a tolerant match does not eat the next newline (BaseIntelligence/bounty-challenge#9959)",
+            l(&["a  ", "b"]),
+            "a\n",
+            "c",
+        )
+        .applied(l(&["c", "b"])),
+        edit(
+            UNICODE,
+            "the rest of the matched line is not rewritten (openclaw/openclaw#116459)",
+            l(&["export const RETRY MAX = 3; // \u{518d}\u{8a66}\u{884c}\u{ff08}\u{6700}\u{5927}\u{ff13}\u{56de}\u{ff09}"]),
+            "export const RETRY MAX = 3;",
+            "export const RETRY_MAX = 5;",
+        )
+        .applied(l(&["export const RETRY_MAX = 5; // \u{518d}\u{8a66}\u{884c}\u{ff08}\u{6700}\u{5927}\u{ff13}\u{56de}\u{ff09}"])),
+        edit(
+            STALE,
+            "a second edit quoting text the first edit already changed (can1357/oh-my-pi#10454)",
+            l(&["async function handleExport() {", "  const rows = await fetchRows();", "  await saveXlsx(rows);", "}"]),
+            s(&["async function handleExport() {", "  const rows = fetchRows();", "  saveXlsx(rows);", "}"]),
+            s(&["async function handleExport() {", "  const rows = fetchRows();", "  saveCsv(rows);", "}"]),
+        )
+        .refused("line 2"),
+        edit(
+            STALE,
+            "old_string ends mid-line with a spacing slip",
+            l(&["let total =  compute(1);", "done();"]),
+            "let total = compute(",
+            "let total = compute_all(",
+        )
+        .refused("closest"),
         // --- unicode ---
         edit(
             UNICODE,
