@@ -250,6 +250,7 @@ fn a_match_always_accounts_for_every_quoted_line() {
         "    }",
     ];
     let mut seen = std::collections::BTreeMap::new();
+    let mut straightened = 0;
     for seed in 1..3000u64 {
         let mut dice = Dice(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let height = 3 + dice.below(12);
@@ -290,7 +291,19 @@ fn a_match_always_accounts_for_every_quoted_line() {
         if old.trim().is_empty() {
             continue;
         }
-        let Outcome::Found(located) = locate(&file, &old, "CHANGED", false) else {
+        // The model's new_string: a word changed, a line added in the model's quote style.
+        let mut new_lines = quoted.clone();
+        if let Some(line) = new_lines.iter_mut().find(|line| line.contains("count")) {
+            *line = line.replace("count", "total");
+        }
+        let curly = quoted.iter().any(|line| line.contains('\u{201d}'));
+        new_lines.push(if curly {
+            "    say(\u{201d}added\u{201d});".to_owned()
+        } else {
+            "    say(\"added\");".to_owned()
+        });
+        let new = new_lines.join("\n");
+        let Outcome::Found(located) = locate(&file, &old, &new, false) else {
             continue;
         };
         assert_eq!(located.replacements.len(), 1, "seed {seed}");
@@ -312,8 +325,21 @@ fn a_match_always_accounts_for_every_quoted_line() {
                 assert_eq!(have, want, "seed {seed}: {file:?} / {old:?}");
             }
         }
+        // What is written is new_string up to what the matcher ignores, and never the
+        // model's curly quotes where the file had straight ones.
+        let written = &located.replacements[0].text;
+        if located.strategy != Strategy::Exact {
+            let have: Vec<String> = written.split('\n').map(normalize).collect();
+            let want: Vec<String> = new.split('\n').map(normalize).collect();
+            assert_eq!(have, want, "seed {seed}: {file:?} / {old:?} -> {written:?}");
+            if curly && !region.contains('\u{201d}') {
+                assert!(!written.contains('\u{201d}'), "seed {seed}: {written:?}");
+                straightened += 1;
+            }
+        }
     }
     // Not vacuous: every stage was exercised.
     assert_eq!(seen.len(), 4, "{seen:?}");
     assert!(seen.values().all(|count| *count >= 20), "{seen:?}");
+    assert!(straightened >= 20, "{straightened}");
 }
