@@ -341,11 +341,17 @@ fn miss_advice(body: &str, miss: Miss) -> String {
             places.join(", ")
         ));
     }
-    if let Some((line, text)) = &miss.elision {
-        advice.push_str(&format!(
-            " Line {line} of old_string (`{}`) stands for lines it does not quote; an edit replaces only text quoted in full. Quote every line of the region, or make one edit per changed place.",
-            text.trim()
-        ));
+    if let Some(elided) = &miss.elision {
+        let (line, text) = (elided.line, elided.text.trim());
+        if elided.repeated {
+            advice.push_str(&format!(
+                " Line {line} of old_string (`{text}`) stands for lines kept as they are, but the quoted pieces around it are not each found once, in this order."
+            ));
+        } else {
+            advice.push_str(&format!(
+                " Line {line} of old_string (`{text}`) stands for lines it does not quote, and new_string does not repeat it at the same place, so those lines would be replaced unseen. Quote every line of the region, repeat that line unchanged in new_string to keep the lines it stands for, or make one edit per changed place."
+            ));
+        }
     }
     let mut candidates = miss.candidates.into_iter();
     match candidates.next() {

@@ -27,14 +27,17 @@
 //! spacing and invisible characters where the model only folded them, and indentation follows
 //! the file's style.
 //!
-//! Elided lines (`// ... existing code ...`) stand for text the model did not quote; they are
-//! never matched loosely, and the refusal says so (`repair::is_elision`).
+//! Elided lines (`// ... existing code ...`) stand for text the model did not quote. Repeated at
+//! the same place in `new_string` they mean "keep these lines": the quoted pieces around them
+//! are each located by the cascade (once each, in order) and the text between is left as it is
+//! (`elision`). An elision `new_string` does not repeat is refused, and the refusal says why.
 //!
 //! [`relocate`] runs the same cascade on the text current when an approved edit is applied,
 //! and applies only if the place it finds holds exactly the bytes that were approved: a change
 //! elsewhere in the file is fine, a change inside the matched region is refused.
 
 mod closest;
+mod elision;
 mod fold;
 mod lines;
 mod render;
@@ -49,8 +52,8 @@ use crate::text;
 use fold::Folded;
 use lines::{FileLines, needle_lines};
 
-/// Which stage of the cascade matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which stage of the cascade matched, strictest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Strategy {
     Exact,
     Folded,
@@ -127,8 +130,18 @@ pub(crate) struct Miss {
     pub(crate) candidates: Vec<Closest>,
     /// Lines where `old_string` occurs, but only inside longer words.
     pub(crate) inside_words: Vec<(usize, String)>,
-    /// A line of `old_string` (1-based) that elides text, and the line.
-    pub(crate) elision: Option<(usize, String)>,
+    /// A line of `old_string` (1-based) that elides text.
+    pub(crate) elision: Option<Elided>,
+}
+
+/// An elision line of `old_string`, for the refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Elided {
+    /// Its line in `old_string`, 1-based.
+    pub(crate) line: usize,
+    pub(crate) text: String,
+    /// `new_string` repeats the elisions (so the pieces around them were not found in order).
+    pub(crate) repeated: bool,
 }
 
 /// Finds `old` in `text` (which has no BOM) and what replaces it. `old` must not be empty.
@@ -151,7 +164,43 @@ pub(crate) fn locate(text: &str, old: &str, new: &str, replace_all: bool) -> Out
             None => {}
         }
     }
-    Outcome::NotFound(miss(text, &file, old))
+    let pieces = elision::pieces(&text::to_lf(old), &text::to_lf(new), &file);
+    if !replace_all
+        && let Some(pieces) = &pieces
+        && let Some(outcome) = elided(text, &file, pieces)
+    {
+        return outcome;
+    }
+    Outcome::NotFound(miss(text, &file, old, pieces.is_some()))
+}
+
+/// Each quoted piece found on its own, once, in order; the elided text between them stays.
+fn elided(text: &str, file: &FileLines<'_>, pieces: &[(String, String)]) -> Option<Outcome> {
+    let mut replacements: Vec<Replacement> = Vec::new();
+    let mut strategy = Strategy::Exact;
+    for (old, new) in pieces {
+        match cascade(text, file, old, new)? {
+            Outcome::Found(located) => {
+                strategy = strategy.max(located.strategy);
+                let [replacement] = <[Replacement; 1]>::try_from(located.replacements).ok()?;
+                if replacements
+                    .last()
+                    .is_some_and(|previous| previous.range.end > replacement.range.start)
+                {
+                    return None;
+                }
+                replacements.push(replacement);
+            }
+            other => return Some(other),
+        }
+    }
+    // Pieces the model kept as they were only anchor the others.
+    replacements.retain(|replacement| text[replacement.range.clone()] != replacement.text);
+    Some(Outcome::Found(Located {
+        strategy,
+        repair: Some(Repair::Elision),
+        replacements,
+    }))
 }
 
 /// Stages 1–4 on one pair of strings; `None` when none finds anything.
@@ -288,7 +337,7 @@ fn folded(text: &str, file: &FileLines<'_>, needle: &str, new_lf: &str) -> Optio
 }
 
 /// What to tell the model when nothing matched.
-fn miss(text: &str, file: &FileLines<'_>, old: &str) -> Miss {
+fn miss(text: &str, file: &FileLines<'_>, old: &str, repeated: bool) -> Miss {
     let old_lf = text::to_lf(old);
     let needle = text::with_line_ending(&old_lf, file.eol);
     let mut inside_words = Vec::new();
@@ -316,7 +365,11 @@ fn miss(text: &str, file: &FileLines<'_>, old: &str) -> Miss {
                     .iter()
                     .any(|have| *have == fold::normalize(line))
         })
-        .map(|(index, line)| (index + 1, (*line).to_owned()));
+        .map(|(index, line)| Elided {
+            line: index + 1,
+            text: (*line).to_owned(),
+            repeated,
+        });
     let candidates = if needle_lines.iter().all(|line| line.trim().is_empty()) {
         Vec::new()
     } else {

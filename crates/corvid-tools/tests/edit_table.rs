@@ -662,7 +662,45 @@ fn cases() -> Vec<Case> {
                 "}",
             ]),
         )
+        .applied(l(&[
+            "fn run() {",
+            "    setup();",
+            "    work();",
+            "    cleanup();",
+            "}",
+        ])),
+        edit(
+            ELISION,
+            "an elision new_string does not repeat: the lines it stands for are not deleted",
+            l(&["fn run() {", "    setup();", "    work();", "    teardown();", "}"]),
+            s(&["fn run() {", "    // ... existing code ...", "    teardown();", "}"]),
+            s(&["fn run() {", "    cleanup();", "}"]),
+        )
         .refused("existing code"),
+        edit(
+            ELISION,
+            "an elision between pieces that are not unique",
+            l(&["a();", "b();", "x();", "a();", "b();", "y();"]),
+            s(&["a();", "// ...", "y();"]),
+            s(&["a();", "// ...", "z();"]),
+        )
+        .refused("lines 1, 4"),
+        edit(
+            ELISION,
+            "an elision whose pieces come in the wrong order",
+            l(&["second();", "middle();", "first();"]),
+            s(&["first();", "// ... existing code ...", "second();"]),
+            s(&["first();", "// ... existing code ...", "third();"]),
+        )
+        .refused("not each found once, in this order"),
+        edit(
+            ELISION,
+            "two elisions, each repeated, with whitespace slips in the pieces",
+            l(&["class A:", "    def f(self):", "        return 1", "    def g(self):", "        return 2", "    def h(self):", "        return 3"]),
+            s(&["class A:", "    # ...", "    def g(self):  ", "        return 2", "    # ...", "        return 3"]),
+            s(&["class A:", "    # ...", "    def g(self):", "        return 20", "    # ...", "        return 30"]),
+        )
+        .applied(l(&["class A:", "    def f(self):", "        return 1", "    def g(self):", "        return 20", "    def h(self):", "        return 30"])),
         edit(
             ELISION,
             "a bare ... line standing for a function body",
@@ -677,6 +715,14 @@ fn cases() -> Vec<Case> {
             l(&["import os", "import sys", "print(os.name)"]),
             s(&["import os", "# rest of the file unchanged"]),
             s(&["import os", "import re", "# rest of the file unchanged"]),
+        )
+        .applied(l(&["import os", "import re", "import sys", "print(os.name)"])),
+        edit(
+            ELISION,
+            "# rest of the file unchanged, not repeated in new_string",
+            l(&["import os", "import sys", "print(os.name)"]),
+            s(&["import os", "# rest of the file unchanged"]),
+            s(&["import os", "import re"]),
         )
         .refused("rest of the file"),
         // --- line numbers ---
@@ -1028,6 +1074,15 @@ fn cases() -> Vec<Case> {
         )
         .meanwhile(l(&["first()", "say(\"hi\")", "next()"]))
         .applied(l(&["first()", "say(\"bye\")", "next()"])),
+        edit(
+            WAITING,
+            "the user changed an elided line while the edit waited: kept, the edit applies",
+            l(&["fn run() {", "    setup();", "    work();", "    teardown();", "}"]),
+            s(&["fn run() {", "    // ... existing code ...", "    teardown();", "}"]),
+            s(&["fn run() {", "    // ... existing code ...", "    cleanup();", "}"]),
+        )
+        .meanwhile(l(&["fn run() {", "    setup();", "    work_harder();", "    teardown();", "}"]))
+        .applied(l(&["fn run() {", "    setup();", "    work_harder();", "    cleanup();", "}"])),
         // --- more quotes ---
         edit(
             QUOTES,

@@ -12,6 +12,8 @@ pub(crate) enum Repair {
     LineNumbers,
     Fence,
     Escapes,
+    /// Not removed but kept: elided lines repeated in `new_string` (see `elision`).
+    Elision,
 }
 
 impl Repair {
@@ -20,6 +22,7 @@ impl Repair {
             Self::LineNumbers => "line-number prefixes copied from read output removed",
             Self::Fence => "markdown fence around the text removed",
             Self::Escapes => "\\n written as two characters read as newlines",
+            Self::Elision => "the elided lines kept as they are",
         }
     }
 }

@@ -110,7 +110,14 @@ fn elisions_are_named() {
     ) else {
         panic!("expected a miss");
     };
-    assert_eq!(miss.elision, Some((2, "    // ...".to_owned())));
+    assert_eq!(
+        miss.elision,
+        Some(super::Elided {
+            line: 2,
+            text: "    // ...".to_owned(),
+            repeated: false
+        })
+    );
 }
 
 #[test]
