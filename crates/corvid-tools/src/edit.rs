@@ -31,8 +31,9 @@ pub(crate) fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
         description: "Replace text in a file. old_string must match one place in the file: copy it from `read` output \
-            without the line-number prefix, every line in full (no `...` for skipped lines), whole words, with enough \
-            surrounding lines to be unique. Small whitespace, indentation and quote slips are forgiven (what is \
+            without the line-number prefix, every line in full, whole words, with enough surrounding lines to be \
+            unique (a `// ... existing code ...` line is allowed only when new_string repeats it at the same place: \
+            the lines it stands for are kept). Small whitespace, indentation and quote slips are forgiven (what is \
             written keeps the file's style); an ambiguous match is refused with the candidate line numbers, and a \
             miss shows the closest region and the lines that differ. Set replace_all to change every occurrence. \
             An empty old_string creates a file that does not exist yet. The user may be asked to approve the diff.",
