@@ -81,7 +81,7 @@ pub(crate) async fn complete(
     let sent = match sent {
         Ok(sent) => sent,
         Err(error) => {
-            tracing::warn!(route = "completions", model = %route.model, %error, "upstream call failed");
+            tracing::warn!(route = "completions", model = %route.model, error = %corvid_providers::error_chain(&error), "upstream call failed");
             let oauth =
                 route.provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
             exchange.finish(0, Outcome::Error, None, None);

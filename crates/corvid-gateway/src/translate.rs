@@ -100,7 +100,7 @@ impl Translation<'_> {
         let upstream = match sent {
             Ok(upstream) => upstream,
             Err(error) => {
-                tracing::warn!(route = route_name, provider = %provider.name(), model = %route.model, %error, "upstream call failed");
+                tracing::warn!(route = route_name, provider = %provider.name(), model = %route.model, error = %corvid_providers::error_chain(&error), "upstream call failed");
                 let (status, response) = error_response(
                     &error,
                     outbound,
@@ -191,14 +191,24 @@ async fn zed_completion(
         .await
         .map_err(|message| ApiError::not_found(message).in_dialect(inbound))?;
     let stream = request.stream;
-    let completion = match zed.client().completion(&request, &model, None, None).await {
+    // Retried before any output as every provider is (5xx, 429, …, `max_retries`).
+    let (completion, attempts) = zed.completion(&request, &model).await;
+    exchange.attempts = attempts;
+    let completion = match completion {
         Ok(completion) => completion,
         Err(error) => {
             let status = error.status();
+            let message = corvid_providers::error_chain(&error);
+            tracing::warn!(route = exchange.route, provider = "zed", model = %exchange.model, error = %message, "Zed call failed");
             exchange.finish(status, Outcome::Error, None, None);
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
             let kind = crate::error::type_for_status(status);
-            return Err(ApiError::new(status, kind, error.to_string()).in_dialect(inbound));
+            let mut api = ApiError::new(status, kind, message);
+            if let corvid_providers::zed::ZedError::Status { retry_after, .. } = &error {
+                // Zed's `retry_after` reaches the client as `Retry-After`.
+                api.retry_after = *retry_after;
+            }
+            return Err(api.in_dialect(inbound));
         }
     };
     if stream {

@@ -3,7 +3,9 @@
 use corvid_auth::Secret;
 use corvid_auth::zed::{ZedCredentials, ZedHosts};
 use corvid_providers::zed::{ZedClient, ZedConfig};
-use corvid_test_support::zed_cloud::{ACCOUNT_TOKEN, CompletionReply, MockZedCloud, USER_ID};
+use corvid_test_support::zed_cloud::{
+    ACCOUNT_TOKEN, CompletionReply, MockZedCloud, USER_ID, fixtures,
+};
 use http::StatusCode;
 use serde_json::Value;
 
@@ -155,4 +157,81 @@ async fn payment_required_says_what_to_do() {
         !message.is_empty() && message.to_lowercase().contains("plan"),
         "{message}"
     );
+}
+
+/// Issue 10, item 19: a Zed reply cut before `stream_ended` reaches an Anthropic client as an
+/// error event, never as a `message_stop` success.
+#[tokio::test]
+async fn a_reply_without_stream_ended_is_an_error_for_an_anthropic_client() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::without_stream_ended(
+        fixtures::provider_events("anthropic", "claude-sonnet-4-6"),
+    ));
+    let response = gateway
+        .post(
+            "/v1/messages",
+            r#"{"model":"zed/claude-sonnet-4-6","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"weather?"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("event: error"), "{text}");
+    assert!(text.contains("stream_ended"), "{text}");
+    assert!(!text.contains("event: message_stop"), "{text}");
+    assert!(
+        text.trim_end()
+            .lines()
+            .rev()
+            .find(|line| line.starts_with("event: "))
+            == Some("event: error"),
+        "{text}"
+    );
+}
+
+/// Issue 10, item 20: a Zed 5xx before any output is retried like any provider's.
+#[tokio::test]
+async fn a_zed_server_error_before_output_is_retried() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::status(
+        500,
+        serde_json::json!({"code": "upstream_http_error", "message": "overloaded", "upstream_status": 503}),
+    ));
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"zed/grok-4","messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(cloud.requests_to("/completions").len(), 2);
+}
+
+/// Issue 10, item 20: a Zed 429's `retry_after` reaches the client as `Retry-After` (whole
+/// seconds, rounded up); one longer than corvid waits itself is not waited out.
+#[tokio::test]
+async fn a_zed_rate_limit_reaches_the_client_with_retry_after() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::status(
+        429,
+        serde_json::json!({"code": "upstream_http_429", "message": "rate limited", "retry_after": 30.5}),
+    ));
+    let response = gateway
+        .post(
+            "/v1/messages",
+            r#"{"model":"zed/claude-sonnet-4-6","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        response
+            .headers()
+            .get("retry-after")
+            .and_then(|value| value.to_str().ok()),
+        Some("31")
+    );
+    let value: Value = response.json().await.unwrap();
+    assert_eq!(value["type"], "error", "{value}");
+    assert_eq!(cloud.requests_to("/completions").len(), 1);
 }

@@ -253,7 +253,11 @@ pub(crate) fn error_from_reply(
         return payment_required(plan, &message);
     }
     let mut mapped = status;
-    let mut retry_after = None;
+    // Zed's body `retry_after` wins; an HTTP `Retry-After` counts too.
+    let mut retry_after = headers
+        .get(http::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(crate::parse_retry_after);
     if let Some(code) = code
         .as_deref()
         .filter(|code| code.starts_with("upstream_http_"))
@@ -270,10 +274,13 @@ pub(crate) fn error_from_reply(
                 .parse()
                 .unwrap_or(status),
         };
-        retry_after = json
+        if let Some(after) = json
             .as_ref()
             .and_then(|json| json["retry_after"].as_f64())
-            .and_then(seconds);
+            .and_then(seconds)
+        {
+            retry_after = Some(after);
+        }
     }
     let kind = if is_prompt_too_long(&message) {
         ErrorKind::RequestTooLarge
