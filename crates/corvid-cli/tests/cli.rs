@@ -423,3 +423,38 @@ fn models_say_how_to_set_up_zed() {
     assert!(zed.contains("corvid login zed"), "{zed}");
     assert!(!text.contains("not declared in config.toml"), "{text}");
 }
+
+/// Issue 10, seen as a new user: every flag of every command is documented in the README.
+#[test]
+fn every_flag_is_in_the_readme() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for command in [
+        &["serve"][..],
+        &["chat"],
+        &["exec"],
+        &["usage"],
+        &["setup"],
+        &["zed-config"],
+        &["login", "xai"],
+    ] {
+        let output = run(corvid(home.path()).args(command).arg("--help"));
+        let text = String::from_utf8(output.stdout).unwrap();
+        for flag in text
+            .split_whitespace()
+            .filter(|word| word.starts_with("--"))
+            .map(|word| word.trim_end_matches(|c: char| !c.is_ascii_alphanumeric()))
+            .filter(|flag| !matches!(*flag, "--help" | "--version"))
+        {
+            let documented = readme.match_indices(flag).any(|(at, _)| {
+                readme[at + flag.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|next| !next.is_ascii_alphanumeric() && next != '-')
+            });
+            assert!(documented, "{command:?} {flag} is not in README.md");
+        }
+    }
+}

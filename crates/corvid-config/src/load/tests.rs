@@ -512,3 +512,27 @@ fn a_world_readable_env_file_is_warned_about() {
         loaded.warnings
     );
 }
+
+/// Issue 10, seen as a new user: every `config.toml` key, and the environment override of
+/// every scalar one, is documented in the top-level README.
+#[test]
+fn every_setting_is_in_the_readme() {
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    for key in KNOWN_KEYS {
+        assert!(
+            readme.contains(&format!("{key} =")) || readme.contains(&format!("[{key}")),
+            "config.toml key `{key}` is not in README.md"
+        );
+        if !matches!(*key, "aliases" | "prices" | "providers") {
+            let name = format!("`{}`", key.to_ascii_uppercase());
+            assert!(
+                readme.contains(&name),
+                "override {name} is not in README.md"
+            );
+        }
+    }
+    for name in ["`ALLOW_REMOTE`", "`CONFIG`", "`ENV`", "`CORVID_HOME`"] {
+        assert!(readme.contains(name), "{name} is not in README.md");
+    }
+}
