@@ -107,7 +107,9 @@ impl ZedService {
     /// `POST /completions`, retried before any output by the gateway's rules: what Zed's
     /// failure says may be retried (5xx, 408, 425, 429, a `retry_after`), with the usual
     /// backoff or Zed's `retry_after` (a longer one goes back to the client), at most
-    /// `max_retries` times. Returns the attempts made with the outcome.
+    /// `max_retries` times. A `failed` status before the reply's first output counts as a
+    /// failed call (an error status for the client, with `Retry-After`), not as a stream.
+    /// Returns the attempts made with the outcome.
     pub async fn completion(
         &self,
         request: &corvid_wire::model::ChatRequest,
@@ -116,7 +118,11 @@ impl ZedService {
         let mut retries = 0u32;
         loop {
             let error = match self.client.completion(request, model, None, None).await {
-                Ok(completion) => return (Ok(completion), retries + 1),
+                Ok(mut completion) => match completion.failure_before_output().await {
+                    // A `failed` status before any output is a failed call, not a stream.
+                    Some(failure) => failure.into_error(self.client.plan()),
+                    None => return (Ok(completion), retries + 1),
+                },
                 Err(error) => error,
             };
             let delay = match error.retry() {

@@ -235,3 +235,64 @@ async fn a_zed_rate_limit_reaches_the_client_with_retry_after() {
     assert_eq!(value["type"], "error", "{value}");
     assert_eq!(cloud.requests_to("/completions").len(), 1);
 }
+
+const REQUEST_ID: &str = "2f6e1c9a-3b7d-4c1e-9a55-0d7c2b8e4f10";
+
+/// Issue 10, item 20: a `failed` status before any output (after `queued`/`started`) is a
+/// failed call like a 5xx: retried, and the retry's answer reaches the client.
+#[tokio::test]
+async fn a_failure_before_any_output_is_retried() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::lines(vec![
+        fixtures::queued(1),
+        fixtures::started(),
+        fixtures::failed("upstream_http_503", "overloaded", REQUEST_ID, None),
+    ]));
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"zed/grok-4","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    assert!(
+        text.contains("Hello") && !text.contains("overloaded"),
+        "{text}"
+    );
+    assert_eq!(cloud.requests_to("/completions").len(), 2);
+}
+
+/// Issue 10, item 20: a rate-limit failure before any output, with a `retry_after` longer than
+/// corvid waits itself, is answered 429 with `Retry-After`, not as a 200 stream.
+#[tokio::test]
+async fn a_rate_limit_before_any_output_is_a_429_with_retry_after() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::lines(vec![
+        fixtures::started(),
+        fixtures::failed("upstream_http_429", "rate limited", REQUEST_ID, Some(45.0)),
+    ]));
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"zed/grok-4","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        response
+            .headers()
+            .get("retry-after")
+            .and_then(|value| value.to_str().ok()),
+        Some("45")
+    );
+    let value: Value = response.json().await.unwrap();
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("rate limited"),
+        "{value}"
+    );
+    assert_eq!(cloud.requests_to("/completions").len(), 1);
+}

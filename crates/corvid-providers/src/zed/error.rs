@@ -132,6 +132,21 @@ pub struct ZedFailure {
 }
 
 impl ZedFailure {
+    /// The failure as the error of a call that produced no output: its status (502 when the
+    /// code names none), kind, code and `retry_after`; a payment failure keeps its wording.
+    pub fn into_error(self, plan: Option<ZedPlan>) -> ZedError {
+        if self.payment_required {
+            return payment_required(plan, &self.message);
+        }
+        ZedError::Status {
+            status: self.status.unwrap_or(502),
+            kind: self.kind,
+            message: format!("{} ({})", self.message, self.code),
+            code: Some(self.code),
+            retry_after: self.retry_after,
+        }
+    }
+
     /// Whether the request may be sent again (only before any output reached the client).
     pub fn retry(&self) -> Retry {
         if self.payment_required {
