@@ -28,7 +28,10 @@ pub(crate) async fn login(loaded: &Loaded) -> anyhow::Result<()> {
     let client = ZedClient::new(ZedConfig::new(&hosts), credentials).context("cannot reach Zed")?;
     match tokio::time::timeout(Duration::from_secs(20), client.me()).await {
         Ok(Ok(account)) => eprintln!("Signed in to Zed: {}.", account.summary()),
-        Ok(Err(error)) => eprintln!("Signed in, but the account could not be read: {error}"),
+        Ok(Err(error)) => eprintln!(
+            "Signed in, but the account could not be read: {}",
+            corvid_providers::error_chain(&error)
+        ),
         Err(_) => eprintln!("Signed in; Zed did not answer the account check in time."),
     }
     eprintln!("Zed models are now addressed as zed/<model>; `corvid models` lists them.");
@@ -68,7 +71,7 @@ pub(crate) async fn status(loaded: &Loaded) -> String {
                         removed it; run `corvid login zed`"
                     .to_owned();
             }
-            Ok(Err(error)) => format!("user {user} ({error})"),
+            Ok(Err(error)) => format!("user {user} ({})", corvid_providers::error_chain(&error)),
             Err(_) => format!("user {user} (Zed did not answer in time)"),
         },
         Err(error) => format!("user {user} ({error})"),
