@@ -199,10 +199,12 @@ impl Registry {
         prepare_request(&route.provider, &route.model, &mut request);
         request.stream = true;
         if let Some(zed) = route.provider.zed_service() {
-            let model = zed
-                .model(&route.model)
-                .await
-                .map_err(|message| ModelFailure::new(FailureClass::NotConfigured, message))?;
+            let model = zed.model(&route.model).await.map_err(|error| match error {
+                crate::ZedModelError::Zed(error) => ModelFailure::from_zed(&error),
+                unlisted @ crate::ZedModelError::Unlisted { .. } => {
+                    ModelFailure::new(FailureClass::NotConfigured, unlisted.to_string())
+                }
+            })?;
             let (completion, _attempts) = zed.completion(&request, &model).await;
             let completion = completion.map_err(|error| ModelFailure::from_zed(&error))?;
             return Ok(ModelStream {

@@ -49,6 +49,17 @@ struct CachedZedModels {
     models: crate::zed::ZedModels,
 }
 
+/// Why a Zed model could not be looked up.
+#[derive(Debug, thiserror::Error)]
+pub enum ZedModelError {
+    /// `/models` could not be read.
+    #[error(transparent)]
+    Zed(#[from] crate::zed::ZedError),
+    /// The account does not offer this model.
+    #[error("your Zed account offers no model `{id}`; it offers: {}", offered.join(", "))]
+    Unlisted { id: String, offered: Vec<String> },
+}
+
 impl ZedService {
     pub fn new(client: ZedClient) -> Self {
         Self::with_retries(client, 0)
@@ -88,20 +99,17 @@ impl ZedService {
         Ok(models)
     }
 
-    /// The model called `id`; unlisted ids are refused with the list.
-    pub async fn model(&self, id: &str) -> Result<crate::zed::ZedModel, String> {
-        let models = self.models().await.map_err(|error| error.to_string())?;
-        models.get(id).cloned().ok_or_else(|| {
-            let ids: Vec<&str> = models
-                .models
-                .iter()
-                .map(|model| model.id.as_str())
-                .collect();
-            format!(
-                "your Zed account offers no model `{id}`; it offers: {}",
-                ids.join(", ")
-            )
-        })
+    /// The model called `id`: Zed's failure when the list cannot be read (a refused sign-in, a
+    /// 5xx), or the list when `id` is not on it.
+    pub async fn model(&self, id: &str) -> Result<crate::zed::ZedModel, ZedModelError> {
+        let models = self.models().await?;
+        models
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ZedModelError::Unlisted {
+                id: id.to_owned(),
+                offered: models.models.iter().map(|model| model.id.clone()).collect(),
+            })
     }
 
     /// `POST /completions`, retried before any output by the gateway's rules: what Zed's

@@ -296,3 +296,26 @@ async fn a_rate_limit_before_any_output_is_a_429_with_retry_after() {
     );
     assert_eq!(cloud.requests_to("/completions").len(), 1);
 }
+
+/// Issue 10, item 21: when Zed refuses the sign-in, the client is told to sign in again (a
+/// 401, not a 404 about the model), and so is every later `zed/` request.
+#[tokio::test]
+async fn a_refused_sign_in_tells_the_client_to_sign_in_again() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.revoke_account();
+    for attempt in 0..2 {
+        let response = gateway
+            .post(
+                "/v1/chat/completions",
+                r#"{"model":"zed/claude-sonnet-4-6","messages":[{"role":"user","content":"hi"}]}"#,
+            )
+            .await;
+        let status = response.status();
+        let value: Value = response.json().await.unwrap();
+        let message = value["error"]["message"].as_str().unwrap();
+        assert!(message.contains("corvid login zed"), "{attempt}: {message}");
+        if attempt == 0 {
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{value}");
+        }
+    }
+}
