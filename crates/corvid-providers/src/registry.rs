@@ -253,7 +253,7 @@ impl Provider {
             return match zed.models().await {
                 Ok(models) => models.models.into_iter().map(|model| model.id).collect(),
                 Err(error) => {
-                    tracing::debug!(%error, "could not list the Zed account's models");
+                    tracing::debug!(error = %crate::error_chain(&error), "could not list the Zed account's models");
                     Vec::new()
                 }
             };
@@ -267,7 +267,7 @@ impl Provider {
             match self.fetch_models().await {
                 Ok(list) => *cache = Some((Instant::now(), list)),
                 Err(error) => {
-                    tracing::debug!(provider = %self.config.name, %error, "could not list models")
+                    tracing::debug!(provider = %self.config.name, error = %crate::error_chain(&*error), "could not list models")
                 }
             }
         }
