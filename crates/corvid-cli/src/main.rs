@@ -22,9 +22,12 @@ use corvid_config::{Flags, Loaded};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// A local gateway between your editor and the models you pay for.
+/// A local gateway between your editor and the models you pay for, and a coding agent.
+///
+/// (The doc comment is the help's first line; a bare `about` would show the package
+/// description instead.)
 #[derive(Debug, Parser)]
-#[command(name = "corvid", version, about, long_about = None, propagate_version = true)]
+#[command(name = "corvid", version, long_about = None, propagate_version = true)]
 struct Cli {
     /// Use this config.toml instead of the one in the configuration directory.
     #[arg(long, global = true, value_name = "FILE")]
@@ -215,7 +218,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let loaded = load(&config_only(cli.config))?;
             let text = auth_commands::status(&loaded)?;
             let zed = runtime.block_on(zed_commands::status(&loaded));
-            print_stdout(&format!("{}\n{zed}", text.trim_end()))
+            let gateway_and_keys = auth_commands::gateway_and_keys(&loaded);
+            print_stdout(&format!("{}\n{zed}\n{gateway_and_keys}", text.trim_end()))
         }
         Command::Chat(args) => {
             let loaded = load(&config_only(cli.config))?;

@@ -10,14 +10,15 @@ pub(crate) async fn models(config: &Config, registry: &Registry) -> String {
         lines.push(format!("{:<48} {:<12} alias for {target}", alias, "-"));
     }
     for provider in registry.providers() {
+        // What to do, in the routing's own words (`corvid login zed`, the key to set, …).
         let status = if !provider.config().enabled {
-            "switched off"
+            "switched off".to_owned()
+        } else if let Some(reason) = registry.unavailable_reason(provider) {
+            reason
         } else if !provider.upstream().credential().is_available() {
-            "no credential"
-        } else if !provider.is_available() {
-            "not declared in config.toml"
+            "no credential".to_owned()
         } else {
-            "ready"
+            "ready".to_owned()
         };
         let models = if provider.is_available() {
             provider.models().await

@@ -64,6 +64,9 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     }
     let env_file = EnvFile::read(&paths.env_file)?;
     let mut warnings = Vec::new();
+    if let Some(warning) = readable_by_others(&paths.env_file) {
+        warnings.push(warning);
+    }
     let toml = read_toml(&paths)?;
 
     let layers = Layers {
@@ -267,6 +270,26 @@ const KNOWN_KEYS: &[&str] = &[
     "providers",
     "default_provider",
 ];
+
+/// The secrets file is readable by other users (group or world bits set): it is still used, but
+/// the user is told, with the command that fixes it. corvid itself always writes it 0600.
+#[cfg(unix)]
+fn readable_by_others(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "{} holds your keys and tokens but other users can read it (mode {mode:04o}); run `chmod 600 {}`",
+            path.display(),
+            path.display()
+        )
+    })
+}
+
+#[cfg(not(unix))]
+fn readable_by_others(_path: &std::path::Path) -> Option<String> {
+    None
+}
 
 fn one_of(accepted: &str) -> String {
     format!("one of {accepted}")

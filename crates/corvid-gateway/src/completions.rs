@@ -81,7 +81,7 @@ pub(crate) async fn complete(
     let sent = match sent {
         Ok(sent) => sent,
         Err(error) => {
-            tracing::warn!(route = "completions", model = %route.model, %error, "upstream call failed");
+            tracing::warn!(route = "completions", model = %route.model, error = %corvid_providers::error_chain(&error), "upstream call failed");
             let oauth =
                 route.provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
             exchange.finish(0, Outcome::Error, None, None);
@@ -165,24 +165,20 @@ async fn zed_fim(
     request: &CompletionRequest,
     started: Instant,
 ) -> Result<Json<Value>, ApiError> {
-    let model = zed.model(&route.model).await.map_err(ApiError::not_found)?;
+    let model = zed
+        .model(&route.model)
+        .await
+        .map_err(crate::translate::zed_model_error)?;
     let canonical = canonical_request(&route.model, prompt, request);
     let mut exchange = exchange_for(state, route, prompt, started);
-    exchange.attempts = 1;
-    let mut completion = match zed
-        .client()
-        .completion(&canonical, &model, None, None)
-        .await
-    {
+    // Retried before any output, as every provider is.
+    let (completion, attempts) = zed.completion(&canonical, &model).await;
+    exchange.attempts = attempts;
+    let mut completion = match completion {
         Ok(completion) => completion,
         Err(error) => {
             exchange.finish(error.status(), Outcome::Error, None, None);
-            let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-            return Err(ApiError::new(
-                status,
-                crate::error::type_for_status(status),
-                error.to_string(),
-            ));
+            return Err(crate::translate::zed_error(&error));
         }
     };
     let mut builder = model::ResponseBuilder::new();

@@ -118,20 +118,21 @@ impl ApiError {
                 api.retry_after = *retry_after;
                 api
             }
-            ProviderError::Connect { url, .. } => Self::new(
+            // The causes say why (DNS, refused, TLS); the top line alone never does.
+            ProviderError::Connect { .. } => Self::new(
                 StatusCode::BAD_GATEWAY,
                 "api_error",
-                format!("could not reach the upstream at {url}"),
+                corvid_providers::error_chain(error),
             ),
             ProviderError::Timeout { url } => Self::new(
                 StatusCode::GATEWAY_TIMEOUT,
                 "timeout_error",
                 format!("the upstream at {url} did not answer in time"),
             ),
-            ProviderError::Transport { url, source } => Self::new(
+            ProviderError::Transport { .. } => Self::new(
                 StatusCode::BAD_GATEWAY,
                 "api_error",
-                format!("request to the upstream at {url} failed: {source}"),
+                corvid_providers::error_chain(error),
             ),
             ProviderError::InvalidCredential => {
                 Self::new(StatusCode::UNAUTHORIZED, "auth_error", error.to_string())

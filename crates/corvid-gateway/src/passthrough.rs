@@ -82,7 +82,7 @@ impl Passthrough<'_> {
                 Ok(relay(upstream.response, exchange))
             }
             Err(error) => {
-                tracing::warn!(route = self.route_name, provider = %provider.name(), model = %self.route.model, %error, "upstream call failed");
+                tracing::warn!(route = self.route_name, provider = %provider.name(), model = %self.route.model, error = %corvid_providers::error_chain(&error), "upstream call failed");
                 let oauth =
                     provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
                 let api = ApiError::from_provider(&error, oauth).in_dialect(self.inbound);

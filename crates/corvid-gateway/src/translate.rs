@@ -100,7 +100,7 @@ impl Translation<'_> {
         let upstream = match sent {
             Ok(upstream) => upstream,
             Err(error) => {
-                tracing::warn!(route = route_name, provider = %provider.name(), model = %route.model, %error, "upstream call failed");
+                tracing::warn!(route = route_name, provider = %provider.name(), model = %route.model, error = %corvid_providers::error_chain(&error), "upstream call failed");
                 let (status, response) = error_response(
                     &error,
                     outbound,
@@ -189,16 +189,17 @@ async fn zed_completion(
     let model = zed
         .model(model)
         .await
-        .map_err(|message| ApiError::not_found(message).in_dialect(inbound))?;
+        .map_err(|error| zed_model_error(error).in_dialect(inbound))?;
     let stream = request.stream;
-    let completion = match zed.client().completion(&request, &model, None, None).await {
+    // Retried before any output as every provider is (5xx, 429, …, `max_retries`).
+    let (completion, attempts) = zed.completion(&request, &model).await;
+    exchange.attempts = attempts;
+    let completion = match completion {
         Ok(completion) => completion,
         Err(error) => {
-            let status = error.status();
-            exchange.finish(status, Outcome::Error, None, None);
-            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-            let kind = crate::error::type_for_status(status);
-            return Err(ApiError::new(status, kind, error.to_string()).in_dialect(inbound));
+            tracing::warn!(route = exchange.route, provider = "zed", model = %exchange.model, error = %corvid_providers::error_chain(&error), "Zed call failed");
+            exchange.finish(error.status(), Outcome::Error, None, None);
+            return Err(zed_error(&error).in_dialect(inbound));
         }
     };
     if stream {
@@ -249,6 +250,32 @@ async fn zed_completion(
                 ApiError::new(status, crate::error::type_for_status(status), error.message)
                     .in_dialect(inbound),
             )
+        }
+    }
+}
+
+/// A Zed failure before any output: its status, its causes, and its `retry_after` as the
+/// client's `Retry-After`.
+pub(crate) fn zed_error(error: &corvid_providers::zed::ZedError) -> ApiError {
+    let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut api = ApiError::new(
+        status,
+        crate::error::type_for_status(status),
+        corvid_providers::error_chain(error),
+    );
+    if let corvid_providers::zed::ZedError::Status { retry_after, .. } = error {
+        api.retry_after = *retry_after;
+    }
+    api
+}
+
+/// A Zed model that could not be looked up: Zed's own failure (a refused sign-in is a 401
+/// saying to run `corvid login zed`), or a 404 listing what the account offers.
+pub(crate) fn zed_model_error(error: corvid_providers::ZedModelError) -> ApiError {
+    match error {
+        corvid_providers::ZedModelError::Zed(error) => zed_error(&error),
+        unlisted @ corvid_providers::ZedModelError::Unlisted { .. } => {
+            ApiError::not_found(unlisted.to_string())
         }
     }
 }

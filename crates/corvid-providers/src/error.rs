@@ -80,3 +80,21 @@ impl ProviderError {
 pub(crate) fn is_retryable_status(status: StatusCode) -> bool {
     matches!(status.as_u16(), 429 | 502 | 503 | 504 | 529)
 }
+
+/// An error and its causes, outermost first (`could not reach …: dns error: …`), for logs and
+/// client messages: the top line alone never says why a connection failed. A cause whose text
+/// the one above it already ends with is left out (hyper and reqwest repeat themselves).
+/// corvid's errors carry no secret in their text, and neither do the transport's causes.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let line = cause.to_string();
+        if !line.is_empty() && !text.ends_with(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -9,12 +9,10 @@ use corvid_config::ProviderKind;
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 
-use crate::backoff::{backoff_delay, parse_retry_after};
+use crate::backoff::{MAX_RETRY_AFTER, backoff_delay, parse_retry_after};
 use crate::error::{ProviderError, Retry};
 use crate::transport::{BoxError, SendError, Transport, UpstreamBody};
 
-/// The longest `Retry-After` corvid waits out itself; a longer one goes back to the client.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// How much of an upstream error body is kept for the caller's error message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
@@ -237,7 +235,7 @@ impl Upstream {
                 Retry::No => return Err(error),
             };
             tracing::warn!(
-                error = %error,
+                error = %crate::error_chain(&error),
                 retry = retries + 1,
                 of = self.max_retries,
                 delay_ms = delay.as_millis() as u64,

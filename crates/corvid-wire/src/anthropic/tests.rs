@@ -416,7 +416,7 @@ fn pitfall_07_usage_placement() {
 }
 
 /// Like [`check_framing`] for a stream still in progress: frames and event lines only.
-fn check_framing_prefix(bytes: &[u8]) -> Vec<Value> {
+pub(super) fn check_framing_prefix(bytes: &[u8]) -> Vec<Value> {
     let text = std::str::from_utf8(bytes).unwrap();
     text.split_terminator("\n\n")
         .map(|frame| {
