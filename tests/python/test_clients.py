@@ -67,7 +67,9 @@ def gateway(model):
             f"port = {port}\n"
             f'[providers.anthropic]\nbase_url = "{base}"\n'
             f'[providers.resp]\nkind = "openai-responses"\nbase_url = "{base}"\napi_key_env = "OPENAI_API_KEY"\n'
-            'models = ["resp-model"]\n')
+            'models = ["resp-model"]\n'
+            # An OpenAI-compatible chat server (Ollama, vLLM…): Codex's Responses are translated.
+            f'[providers.local]\nkind = "openai-chat"\nbase_url = "{base}"\nmodels = ["qwen3-coder"]\n')
         env = _clean_env(CORVID_HOME=home, CORVID_UPSTREAM=base, CORVID_LOG_LEVEL="debug", NO_COLOR="1")
         log_path = Path(home, "corvid.log")
         with open(log_path, "w") as log:
@@ -196,7 +198,9 @@ class Codex:
 
 @pytest.mark.parametrize("model_name,path", [
     pytest.param("resp/resp-model", "/responses", id="pass-through"),
+    pytest.param("grok", "/responses", id="pass-through-xai"),
     pytest.param("claude-sonnet-4-5", "/messages", id="translated"),
+    pytest.param("local/qwen3-coder", "/chat/completions", id="translated-chat"),
 ])
 def test_codex_plain_answer_and_tool_round_trip(gateway, model, model_name, path):
     codex = Codex(gateway, model_name)
@@ -231,6 +235,20 @@ def test_codex_session_with_reasoning_moves_from_claude_to_responses(gateway, mo
     thinking = [r for r in model.generations("/messages")[before:] if r["body"].get("thinking")]
     assert thinking, "reasoning effort never reached Claude as thinking"
     out = codex.exec("And now?", effort, resume=True, model_name="resp/resp-model")
+    assert MOCK_REPLY in out
+
+
+def test_codex_session_with_reasoning_moves_from_responses_to_claude(gateway, model):
+    """The other way: the Responses provider's `encrypted_content` must not reach Claude as a
+    thinking signature (Claude would refuse it)."""
+    effort = 'model_reasoning_effort="high"'
+    codex = Codex(gateway, "resp/resp-model")
+    codex.exec("RUN_TOOL cxback please.", effort)
+    before = len(model.generations("/messages"))
+    out = codex.exec("And now?", effort, resume=True, model_name="claude-sonnet-4-5")
+    moved = model.generations("/messages")[before:]
+    assert tool_result_reached(moved, "cxback"), "the Responses turn's history did not move with the session"
+    assert "mock-responses-encrypted" not in json.dumps([r["body"] for r in moved])
     assert MOCK_REPLY in out
 
 
