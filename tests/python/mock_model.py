@@ -7,6 +7,7 @@ by what a request contains rather than from a queue, because a client sends side
   request offers a shell tool → the reply is one call of that tool, printing `<word>-done`
   (the word never appears as `<word>-done` in the command, so it can only come back as the
   tool's output).
+- The latest user text contains `REFUSE_THIS` → a 400 in the provider's own shape, `REFUSAL`.
 - Otherwise the reply is text: `Saw tool result: …` after a tool result, else `MOCK_REPLY`.
 
 Like the real providers, it refuses what only they could have minted: an Anthropic thinking
@@ -101,10 +102,15 @@ def shell_arguments(tool: str, word: str) -> dict:
     return {"command": ["bash", "-lc", script]}
 
 
+REFUSAL = "mock refusal: the request names an unsupported parameter"
+
+
 def decide(dialect: str, body: dict):
-    """`("tool", name, arguments)` or `("text", text)`."""
+    """`("tool", name, arguments)`, `("text", text)` or `("refuse", message)`."""
     conversation = turns(dialect, body)
     last_user = max((i for i, (kind, _) in enumerate(conversation) if kind == "user"), default=-1)
+    if last_user >= 0 and "REFUSE_THIS" in conversation[last_user][1]:
+        return ("refuse", REFUSAL)
     results_after = [text for kind, text in conversation[last_user + 1:] if kind == "tool_result"]
     if results_after:
         return ("text", "Saw tool result: " + results_after[-1].strip()[:200])
@@ -209,6 +215,9 @@ class MockModel:
                         "type": "invalid_request_error",
                         "message": f"messages.{index}.content.{block_index}: Invalid `signature` in `thinking` block"}})
         decision = decide("anthropic", body)
+        if decision[0] == "refuse":
+            return handler._json(400, {"type": "error", "error": {
+                "type": "invalid_request_error", "message": decision[1]}, "request_id": "req_mock"})
         model = body.get("model", "claude-mock")
         message_id = "msg_" + uuid.uuid4().hex[:16]
         blocks = []
@@ -260,6 +269,9 @@ class MockModel:
 
     def _chat(self, handler, body):
         decision = decide("chat", body)
+        if decision[0] == "refuse":
+            return handler._json(400, {"error": {"message": decision[1], "type": "invalid_request_error",
+                                                 "param": None, "code": "unsupported_parameter"}})
         model = body.get("model", "grok-mock")
         message = {"role": "assistant", "content": None}
         if self.reasoning:
@@ -304,6 +316,9 @@ class MockModel:
                     "message": "The encrypted content for item " + str(item.get("id")) + " could not be verified.",
                     "type": "invalid_request_error", "param": None, "code": "invalid_encrypted_content"}})
         decision = decide("responses", body)
+        if decision[0] == "refuse":
+            return handler._json(400, {"error": {"message": decision[1], "type": "invalid_request_error",
+                                                 "param": None, "code": "unsupported_parameter"}})
         model = body.get("model", "resp-mock")
         response_id = "resp_" + uuid.uuid4().hex[:16]
         output = []

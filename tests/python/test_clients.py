@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TARGET, _clean_env, _free_port, _wait_healthy
-from mock_model import MOCK_REPLY, MockModel
+from mock_model import MOCK_REPLY, REFUSAL, MockModel
 
 CLIENTS_BIN = os.environ.get("CORVID_CLIENTS_BIN")
 pytestmark = pytest.mark.skipif(not CLIENTS_BIN, reason="CORVID_CLIENTS_BIN not set (scripts/test sets it)")
@@ -93,9 +93,11 @@ def corvid_setup(gateway, client: str, model_name: str) -> str:
                           check=True, capture_output=True, text=True).stdout
 
 
-def run(command, env, cwd, gateway):
+def run(command, env, cwd, gateway, check=True):
     started = time.monotonic()
     done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=CLIENT_TIMEOUT)
+    if not check:
+        return done
     if done.returncode != 0:
         log = Path(gateway["log"]).read_text()[-4000:]
         raise AssertionError(f"{command[0]} exited {done.returncode} after {time.monotonic() - started:.1f}s\n"
@@ -260,3 +262,29 @@ def test_codex_namespace_tools_reach_a_translated_model(gateway, model):
     names = [tool.get("name", "") for request in model.generations("/messages")[before:]
              for tool in request["body"].get("tools") or []]
     assert any("multi_agent_v1" in name for name in names), names
+
+
+# ---------- Refusals ----------
+
+@pytest.mark.parametrize("model_name", [
+    pytest.param("resp/resp-model", id="pass-through"),
+    pytest.param("claude-sonnet-4-5", id="translated"),
+    pytest.param("local/qwen3-coder", id="translated-chat"),
+])
+def test_codex_shows_the_providers_refusal(gateway, model, model_name):
+    codex = Codex(gateway, model_name)
+    command = [str(Path(CLIENTS_BIN) / "codex"), "exec", "--skip-git-repo-check",
+               "--dangerously-bypass-approvals-and-sandbox", "REFUSE_THIS please."]
+    started = time.monotonic()
+    done = run(command, codex.env, codex.project, gateway, check=False)
+    assert done.returncode != 0
+    assert REFUSAL in done.stdout + done.stderr, (done.stdout[-2000:], done.stderr[-2000:])
+    assert time.monotonic() - started < 30, "a 400 is final: no retrying"
+
+
+def test_claude_code_shows_the_providers_refusal(gateway, model):
+    claude = Claude(gateway, "claude-sonnet-4-5")
+    command = [str(Path(CLIENTS_BIN) / "claude"), "-p", "REFUSE_THIS please.", "--output-format", "json"]
+    done = run(command, claude.env, claude.project, gateway, check=False)
+    result = json.loads(done.stdout)
+    assert result["is_error"] and REFUSAL in result["result"], result
