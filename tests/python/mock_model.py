@@ -10,6 +10,9 @@ by what a request contains rather than from a queue, because a client sends side
 - The latest user text contains `REFUSE_THIS` → a 400 in the provider's own shape, `REFUSAL`.
 - Otherwise the reply is text: `Saw tool result: …` after a tool result, else `MOCK_REPLY`.
 
+It also speaks Gemini's generateContent (streamed with `alt=sse`), and checks function
+parameters the way Gemini does: a schema keyword outside Gemini's OpenAPI subset is a 400.
+
 Like the real providers, it refuses what only they could have minted: an Anthropic thinking
 block whose signature it did not sign, a Responses reasoning item whose `encrypted_content` it
 did not encrypt (400, in the provider's own wording). With `reasoning=True` its chat replies
@@ -24,7 +27,38 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MOCK_REPLY = "Hello from the mock model."
 ANTHROPIC_SIGNATURE = "mock-anthropic-signature:"
 RESPONSES_ENCRYPTED = "mock-responses-encrypted:"
+GEMINI_SIGNATURE = "bW9jay1nZW1pbmktc2lnbmF0dXJl"  # base64, as Gemini's are
 SHELL_TOOLS = ("Bash", "exec_command", "shell_command", "shell")
+# The schema fields Gemini's `parameters` (an OpenAPI 3.0 subset) accepts.
+GEMINI_SCHEMA_FIELDS = {"type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
+                        "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
+                        "pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum",
+                        "maximum"}
+
+
+def gemini_schema_fault(schema, where: str):
+    """The first field Gemini would refuse in a `parameters` schema, with its location."""
+    if isinstance(schema, list):
+        for index, item in enumerate(schema):
+            fault = gemini_schema_fault(item, f"{where}[{index}]")
+            if fault:
+                return fault
+        return None
+    if not isinstance(schema, dict):
+        return None
+    for key, value in schema.items():
+        if key not in GEMINI_SCHEMA_FIELDS:
+            return f"Unknown name \"{key}\" at '{where}': Cannot find field."
+        if key == "properties" and isinstance(value, dict):
+            for name, sub in value.items():
+                fault = gemini_schema_fault(sub, f"{where}.properties[{name}].value")
+                if fault:
+                    return fault
+        elif key in ("items", "anyOf"):
+            fault = gemini_schema_fault(value, f"{where}.{key}")
+            if fault:
+                return fault
+    return None
 
 
 def _text_of(content) -> str:
@@ -66,6 +100,13 @@ def turns(dialect: str, body: dict) -> list:
                 out.append(("user", _text_of(message.get("content"))))
             elif role == "assistant":
                 out.append(("assistant", _text_of(message.get("content"))))
+    elif dialect == "gemini":
+        for content in body.get("contents", []):
+            for part in content.get("parts", []):
+                if "functionResponse" in part:
+                    out.append(("tool_result", json.dumps(part["functionResponse"].get("response"))))
+                elif "text" in part and not part.get("thought"):
+                    out.append(("user" if content.get("role") != "model" else "assistant", part["text"]))
     else:
         items = body.get("input", [])
         if isinstance(items, str):
@@ -84,7 +125,9 @@ def turns(dialect: str, body: dict) -> list:
 def tool_names(dialect: str, body: dict) -> list:
     names = []
     for tool in body.get("tools") or []:
-        if dialect == "chat":
+        if dialect == "gemini":
+            names += [declaration.get("name") for declaration in tool.get("functionDeclarations", [])]
+        elif dialect == "chat":
             names.append((tool.get("function") or {}).get("name"))
         else:
             names.append(tool.get("name"))
@@ -162,6 +205,8 @@ class MockModel:
                     return mock._chat(self, body)
                 if path.endswith("/responses"):
                     return mock._responses(self, body)
+                if path.endswith((":generateContent", ":streamGenerateContent")):
+                    return mock._gemini(self, path, body)
                 self._json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
 
             def _json(self, status, value):
@@ -355,3 +400,29 @@ class MockModel:
                            "output_index": index, "item": item})
         events.append({"type": "response.completed", "sequence_number": next(sequence), "response": response})
         handler._sse(events, named=True)
+
+    # ---------- Gemini generateContent ----------
+
+    def _gemini(self, handler, path, body):
+        for tool_index, tool in enumerate(body.get("tools") or []):
+            for index, declaration in enumerate(tool.get("functionDeclarations", [])):
+                fault = gemini_schema_fault(declaration.get("parameters"),
+                                            f"tools[{tool_index}].function_declarations[{index}].parameters")
+                if fault:
+                    return handler._json(400, {"error": {"code": 400, "message": "Invalid JSON payload received. "
+                                                         + fault, "status": "INVALID_ARGUMENT"}})
+        decision = decide("gemini", body)
+        if decision[0] == "refuse":
+            return handler._json(400, {"error": {"code": 400, "message": decision[1], "status": "INVALID_ARGUMENT"}})
+        model = path.rsplit("/", 1)[-1].split(":")[0]
+        if decision[0] == "tool":
+            part = {"functionCall": {"name": decision[1], "args": decision[2]},
+                    "thoughtSignature": GEMINI_SIGNATURE}
+        else:
+            part = {"text": decision[1]}
+        reply = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+                 "usageMetadata": {"promptTokenCount": 30, "candidatesTokenCount": 12, "totalTokenCount": 42},
+                 "modelVersion": model, "responseId": uuid.uuid4().hex[:16]}
+        if path.endswith(":generateContent"):
+            return handler._json(200, reply)
+        handler._sse([reply], named=False)

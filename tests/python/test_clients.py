@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TARGET, _clean_env, _free_port, _wait_healthy
-from mock_model import ANTHROPIC_SIGNATURE, MOCK_REPLY, REFUSAL, MockModel
+from mock_model import ANTHROPIC_SIGNATURE, GEMINI_SIGNATURE, MOCK_REPLY, REFUSAL, MockModel
 
 CLIENTS_BIN = os.environ.get("CORVID_CLIENTS_BIN")
 pytestmark = pytest.mark.skipif(not CLIENTS_BIN, reason="CORVID_CLIENTS_BIN not set (scripts/test sets it)")
@@ -60,19 +60,21 @@ def gateway(model):
     Responses provider `resp`."""
     with tempfile.TemporaryDirectory() as home:
         port = _free_port()
-        Path(home, "env").write_text("XAI_API_KEY='sk-upstream-test'\nANTHROPIC_API_KEY=ant-test\nOPENAI_API_KEY=oai-test\n")
+        Path(home, "env").write_text("XAI_API_KEY='sk-upstream-test'\nANTHROPIC_API_KEY=ant-test\n"
+                                     "OPENAI_API_KEY=oai-test\nGEMINI_API_KEY=gem-test\n")
         os.chmod(Path(home, "env"), 0o600)
         base = model.base_url
         Path(home, "config.toml").write_text(
             f"port = {port}\n"
             f'[providers.anthropic]\nbase_url = "{base}"\n'
+            f'[providers.gemini]\nbase_url = "{base}"\n'
             f'[providers.resp]\nkind = "openai-responses"\nbase_url = "{base}"\napi_key_env = "OPENAI_API_KEY"\n'
             'models = ["resp-model"]\n'
             # An OpenAI-compatible chat server (Ollama, vLLM…): Codex's Responses are translated.
             f'[providers.local]\nkind = "openai-chat"\nbase_url = "{base}"\nmodels = ["qwen3-coder"]\n'
             # A Claude name Claude Code knows, served by Grok: the translated path without the
             # system turns Claude Code sends for names it does not know.
-            '[aliases]\nclaude-opus-4-1 = "xai/grok-4.6"\n')
+            '[aliases]\nclaude-opus-4-1 = "xai/grok-4.6"\nclaude-opus-4-0 = "gemini/gemini-2.5-pro"\n')
         env = _clean_env(CORVID_HOME=home, CORVID_UPSTREAM=base, CORVID_LOG_LEVEL="debug", NO_COLOR="1")
         log_path = Path(home, "corvid.log")
         with open(log_path, "w") as log:
@@ -186,6 +188,35 @@ def test_claude_code_on_grok_under_a_claude_name(gateway, model):
     assert result["result"].startswith("Saw tool result: ccalias-done"), result
 
 
+def test_claude_code_on_gemini_under_a_claude_name(gateway, model):
+    claude = Claude(gateway, "claude-opus-4-0")
+    before = len(model.generations(":streamGenerateContent"))
+    assert claude.ask("Say hello.")["result"] == MOCK_REPLY
+    result = claude.ask("RUN_TOOL ccgem please.")
+    requests = model.generations(":streamGenerateContent")[before:]
+    assert tool_result_reached(requests, "ccgem"), "the Bash output never came back to the model"
+    assert result["result"].startswith("Saw tool result:") and "ccgem-done" in result["result"], result
+
+
+def replayed_gemini_signatures(requests) -> list:
+    """The thoughtSignature on each functionCall part sent back to Gemini."""
+    return [part.get("thoughtSignature") for request in requests for content in request["body"].get("contents", [])
+            for part in content.get("parts", []) if "functionCall" in part]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10 item 10: Gemini's thought signature is replaced by "
+                                       "skip_thought_signature_validator on the next turn")
+@pytest.mark.parametrize("client", ["claude-code", "codex"])
+def test_gemini_thought_signatures_come_back_intact(gateway, model, client):
+    before = len(model.generations(":streamGenerateContent"))
+    if client == "codex":
+        Codex(gateway, "gemini-2.5-pro").exec("RUN_TOOL gsig please.")
+    else:
+        Claude(gateway, "claude-opus-4-0").ask("RUN_TOOL gsig please.")
+    replayed = replayed_gemini_signatures(model.generations(":streamGenerateContent")[before:])
+    assert replayed and all(signature == GEMINI_SIGNATURE for signature in replayed), replayed
+
+
 @pytest.mark.xfail(strict=True, reason="issue 10 item 4: the billing header reaches Grok's system prompt")
 def test_claude_code_billing_header_stays_with_anthropic(gateway, model):
     claude = Claude(gateway, GROK_UNDER_A_CLAUDE_NAME)
@@ -257,6 +288,7 @@ class Codex:
     pytest.param("grok", "/responses", id="pass-through-xai"),
     pytest.param("claude-sonnet-4-5", "/messages", id="translated"),
     pytest.param("local/qwen3-coder", "/chat/completions", id="translated-chat"),
+    pytest.param("gemini-2.5-pro", ":streamGenerateContent", id="translated-gemini"),
 ])
 def test_codex_plain_answer_and_tool_round_trip(gateway, model, model_name, path):
     codex = Codex(gateway, model_name)
