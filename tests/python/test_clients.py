@@ -91,6 +91,8 @@ def gateway(model):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            if os.environ.get("CORVID_MOCK_DUMP"):
+                Path(os.environ["CORVID_MOCK_DUMP"] + ".corvid.log").write_text(log_path.read_text())
 
 
 def corvid_setup(gateway, client: str, model_name: str) -> str:
