@@ -214,3 +214,15 @@ def test_genai_unknown_method_is_answered_in_googles_shape(corvid):
         client.models.embed_content(model="gemini-2.5-pro", contents="hi")
     assert caught.value.code == 404
     assert caught.value.status == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("api_version", API_VERSIONS)
+def test_genai_models_get(corvid, api_version):
+    client = genai_client(corvid, api_version)
+    assert client.models.get(model="grok-4.6").name == "models/grok-4.6"
+
+
+def test_openai_models_retrieve(corvid):
+    assert openai_client(corvid).models.retrieve("grok-4.6").id == "grok-4.6"
+    with pytest.raises(openai.NotFoundError):
+        openai_client(corvid).models.retrieve("no-such-model")

@@ -15,6 +15,7 @@ mod guard;
 mod hot_routes;
 mod inbound;
 mod listen;
+mod model_get;
 mod models;
 mod passthrough;
 mod path_dialect;
@@ -48,8 +49,14 @@ pub fn router(state: AppState) -> App {
         .route("/v1/completions", post(completions::complete))
         .route("/v1/messages/count_tokens", post(inbound::count_tokens))
         .route("/v1beta/models", get(models::list_gemini))
-        .route("/v1beta/models/{*target}", post(inbound::gemini))
-        .route("/v1/models/{*target}", post(inbound::gemini));
+        .route(
+            "/v1beta/models/{*target}",
+            post(inbound::gemini).get(model_get::get_v1beta),
+        )
+        .route(
+            "/v1/models/{*target}",
+            post(inbound::gemini).get(model_get::get_v1),
+        );
     // `HotRoutes` answers POSTs to these before the router sees them; the router declares them
     // too, with the same handler, so that other methods on these paths get 405, not 404.
     for (path, dialect, name) in inbound::GENERATION_ROUTES {

@@ -73,6 +73,54 @@ async fn gemini_routes_answer_under_v1_as_under_v1beta() {
 }
 
 #[tokio::test]
+async fn one_model_is_retrievable_in_each_dialect_under_both_versions() {
+    let gateway = gateway().await;
+    let get = |path: &str, header: Option<(&'static str, &'static str)>| {
+        let mut request = gateway.client.get(gateway.url(path));
+        if let Some((name, value)) = header {
+            request = request.header(name, value);
+        }
+        request.send()
+    };
+    for path in ["/v1beta/models/grok-4.6", "/v1/models/grok-4.6"] {
+        let model: Value = get(path, Some(("x-goog-api-key", "any")))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(model["name"], "models/grok-4.6", "{path}: {model}");
+    }
+    let openai: Value = get("/v1/models/grok-4.6", None)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(openai["id"], "grok-4.6");
+    assert_eq!(openai["object"], "model");
+    let anthropic: Value = get(
+        "/v1/models/grok-4.6",
+        Some(("anthropic-version", "2023-06-01")),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(anthropic["type"], "model");
+
+    let missing = get("/v1beta/models/no-such-model", None).await.unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    let body: Value = missing.json().await.unwrap();
+    assert_eq!(body["error"]["status"], "NOT_FOUND", "{body}");
+    let missing = get("/v1/models/no-such-model", None).await.unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    let body: Value = missing.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "model_not_found", "{body}");
+}
+
+#[tokio::test]
 async fn unknown_routes_answer_in_the_dialect_their_path_implies() {
     let gateway = gateway().await;
     let cases = [
@@ -100,7 +148,7 @@ async fn unknown_routes_answer_in_the_dialect_their_path_implies() {
     // A wrong method, too.
     let response = gateway
         .client
-        .get(gateway.url("/v1/models/gemini-2.5-pro:generateContent"))
+        .put(gateway.url("/v1/models/gemini-2.5-pro:generateContent"))
         .send()
         .await
         .unwrap();
