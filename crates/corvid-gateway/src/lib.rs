@@ -1,6 +1,7 @@
 //! The inbound HTTP APIs: `router(state) -> Router` for `/healthz`, `/v1/models`,
 //! `/v1/chat/completions`, `/v1/responses`, `/v1/completions` (FIM), `/v1/messages` (+
-//! `count_tokens`) and Gemini's `/v1beta/models/{model}:generateContent`; the request guards;
+//! `count_tokens`) and Gemini's `/v1beta/models/{model}:generateContent` (also under `/v1`,
+//! google-genai's default from its version 3 on); the request guards;
 //! routing to providers; the byte pass-through for same-dialect requests and the translation
 //! through `corvid-wire` for the rest; and the one mapping from failures to HTTP answers.
 
@@ -14,8 +15,10 @@ mod guard;
 mod hot_routes;
 mod inbound;
 mod listen;
+mod model_get;
 mod models;
 mod passthrough;
+mod path_dialect;
 mod relay;
 mod rules;
 mod state;
@@ -42,11 +45,18 @@ pub fn router(state: AppState) -> App {
     let allow_remote = state.config().allow_remote;
     let mut router = Router::new()
         .route("/healthz", get(health))
-        .route("/v1/models", get(models::list))
+        .route("/v1/models", get(list_models))
         .route("/v1/completions", post(completions::complete))
         .route("/v1/messages/count_tokens", post(inbound::count_tokens))
         .route("/v1beta/models", get(models::list_gemini))
-        .route("/v1beta/models/{*target}", post(inbound::gemini));
+        .route(
+            "/v1beta/models/{*target}",
+            post(inbound::gemini).get(model_get::get_v1beta),
+        )
+        .route(
+            "/v1/models/{*target}",
+            post(inbound::gemini).get(model_get::get_v1),
+        );
     // `HotRoutes` answers POSTs to these before the router sees them; the router declares them
     // too, with the same handler, so that other methods on these paths get 405, not 404.
     for (path, dialect, name) in inbound::GENERATION_ROUTES {
@@ -101,8 +111,22 @@ async fn health() -> axum::Json<serde_json::Value> {
     axum::Json(serde_json::json!({"status": "ok"}))
 }
 
+/// `GET /v1/models`: Gemini's list for a Google client (google-genai 3 lists under `/v1`),
+/// otherwise OpenAI's (or Anthropic's, for Claude Code).
+async fn list_models(
+    state: State<AppState>,
+    headers: http::HeaderMap,
+    uri: http::Uri,
+) -> axum::Json<serde_json::Value> {
+    if path_dialect::is_google_client(&headers, uri.query()) {
+        return models::list_gemini(state).await;
+    }
+    models::list(state, headers).await
+}
+
 async fn not_found(uri: http::Uri) -> ApiError {
     ApiError::not_found(format!("no route for {}", uri.path()))
+        .in_dialect(path_dialect::of_path(uri.path()))
 }
 
 async fn method_not_allowed(method: http::Method, uri: http::Uri) -> ApiError {
@@ -111,4 +135,5 @@ async fn method_not_allowed(method: http::Method, uri: http::Uri) -> ApiError {
         "invalid_request_error",
         format!("{method} is not allowed on {}", uri.path()),
     )
+    .in_dialect(path_dialect::of_path(uri.path()))
 }

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use corvid_providers::{Route, UpstreamRequest};
 use http::{HeaderName, HeaderValue};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, relayed_upstream_error};
 use crate::exchange::Exchange;
 use crate::relay::relay;
 use crate::rules;
@@ -85,13 +85,19 @@ impl Passthrough<'_> {
                 tracing::warn!(route = self.route_name, provider = %provider.name(), model = %self.route.model, error = %corvid_providers::error_chain(&error), "upstream call failed");
                 let oauth =
                     provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
-                let api = ApiError::from_provider(&error, oauth).in_dialect(self.inbound);
                 let status = match &error {
                     corvid_providers::ProviderError::Status { status, .. } => status.as_u16(),
                     _ => 0,
                 };
                 exchange.finish(status, corvid_store::Outcome::Error, None, None);
-                Err(api)
+                // A SuperGrok 403 gets corvid's explanation; any other error already in the
+                // caller's dialect goes back as the provider wrote it.
+                if !(oauth && status == 403)
+                    && let Some(response) = relayed_upstream_error(&error, self.inbound)
+                {
+                    return Ok(response);
+                }
+                Err(ApiError::from_provider(&error, oauth).in_dialect(self.inbound))
             }
         }
     }

@@ -8,6 +8,7 @@ mod suite {
     mod harness;
     mod ledger;
     mod oauth;
+    mod routes;
     mod security;
     mod streaming;
     mod translate;

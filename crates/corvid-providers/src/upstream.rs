@@ -389,6 +389,9 @@ async fn status_error(response: http::Response<UpstreamBody>) -> ProviderError {
         }
     }
     collected.truncate(ERROR_BODY_LIMIT);
+    // Gemini sends no `Retry-After`: its hint is a `google.rpc.RetryInfo` in the body.
+    let retry_after = retry_after
+        .or_else(|| corvid_wire::gemini::retry_after_seconds(&collected).map(Duration::from_secs));
     ProviderError::Status {
         status,
         body: collected.freeze(),
