@@ -16,6 +16,7 @@ use crate::rules;
 use crate::state::AppState;
 use crate::top_level::{Edit, TopLevel, json_string};
 use corvid_wire::Dialect;
+use corvid_wire::minted;
 
 /// One request to pass through.
 pub(crate) struct Passthrough<'a> {
@@ -46,6 +47,7 @@ impl Passthrough<'_> {
         {
             edits.push(Edit::Set("model", json_string(&self.route.model)));
         }
+        settle_minted(self.inbound, provider.name(), original, top, &mut edits);
         let body = top.rewrite(original, &edits);
         self.send_body(body).await
     }
@@ -94,5 +96,32 @@ impl Passthrough<'_> {
                 Err(api)
             }
         }
+    }
+}
+
+/// What corvid minted for a client of another provider (a thinking block from Grok, Anthropic
+/// reasoning inside `encrypted_content`, a Gemini signature in a call id) must not reach this
+/// provider as it is: the conversation field is rewritten only when a byte search finds a
+/// minted token, so the common case stays a byte pass-through.
+fn settle_minted(
+    inbound: Dialect,
+    provider: &str,
+    original: &[u8],
+    top: &TopLevel<'_>,
+    edits: &mut Vec<Edit>,
+) {
+    if !minted::may_hold_minted(inbound, original) {
+        return;
+    }
+    let field = minted::conversation_field(inbound);
+    let Some(stripped) = top
+        .raw(field)
+        .and_then(|raw| minted::strip(inbound, provider, raw))
+    else {
+        return;
+    };
+    edits.push(Edit::Set(field, stripped.conversation));
+    if !stripped.thinking_allowed && top.has("thinking") {
+        edits.push(Edit::Remove("thinking"));
     }
 }

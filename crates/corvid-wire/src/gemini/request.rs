@@ -219,18 +219,30 @@ impl Conversation {
     }
 }
 
-/// A function response's `response` object as text. `{"result": "<text>"}` and
-/// `{"error": …}` (what [`encode_request`](super::encode_request) sends) are unwrapped;
-/// anything else is kept as its JSON text.
+/// A function response's `response` object as text. The SDK's documented `{"output": …}`
+/// and `{"error": …}` keys, and `{"result": …}` (what [`encode_request`](super::encode_request)
+/// sends), are unwrapped — a string as it is, other values as their JSON text; an error wins
+/// over an output. Anything else is kept as its JSON text.
 fn result_content(response: Option<&Value>) -> (Vec<ToolResultContent>, bool) {
     let text = |text: String| vec![ToolResultContent::Text { text }];
+    let inner = |value: &Value| match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
     match response {
         None | Some(Value::Null) => (Vec::new(), false),
-        Some(Value::Object(object)) if object.len() == 1 => {
-            match (object.get("result"), object.get("error")) {
-                (Some(Value::String(result)), _) => (text(result.clone()), false),
-                (_, Some(Value::String(error))) => (text(error.clone()), true),
-                (_, Some(error)) => (text(error.to_string()), true),
+        Some(Value::Object(object))
+            if !object.is_empty()
+                && object
+                    .keys()
+                    .all(|key| matches!(key.as_str(), "output" | "result" | "error")) =>
+        {
+            match (
+                object.get("error"),
+                object.get("output").or(object.get("result")),
+            ) {
+                (Some(error), _) if !error.is_null() => (text(inner(error)), true),
+                (_, Some(output)) => (text(inner(output)), false),
                 _ => (text(Value::Object(object.clone()).to_string()), false),
             }
         }

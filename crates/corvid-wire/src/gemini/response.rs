@@ -235,7 +235,7 @@ fn client_part(part: &Part) -> Option<Value> {
             }
             ImageSource::Url { url } => json!({ "fileData": { "fileUri": url } }),
         }),
-        Part::Text { .. } | Part::Reasoning(_) | Part::ToolResult(_) => None,
+        Part::Text { .. } | Part::Reasoning(_) | Part::ToolResult(_) | Part::System { .. } => None,
     }
 }
 

@@ -224,9 +224,19 @@ fn user(message: &Message, calls: &mut Vec<String>, out: &mut Vec<Value>) {
         match part {
             Part::Text { text } => content.push(json!({"type": "text", "text": text})),
             Part::Image(image) => content.push(image_part(image)),
+            // A system turn keeps its place: the user content before it goes out first.
+            Part::System { text } => {
+                push_user(out, std::mem::take(&mut content));
+                out.push(json!({"role": "system", "content": text}));
+            }
             Part::ToolResult(_) | Part::ToolCall(_) | Part::Reasoning(_) => {}
         }
     }
+    push_user(out, content);
+}
+
+/// A `user` message with `content` (a plain string for one text part), unless it is empty.
+fn push_user(out: &mut Vec<Value>, content: Vec<Value>) {
     match content.as_slice() {
         [] => {}
         [single] if single["type"] == "text" => {
@@ -267,7 +277,7 @@ fn assistant(message: &Message, names: &NameMap) -> Value {
                     "function": {"name": names.wire(&call.name), "arguments": arguments},
                 }));
             }
-            Part::Reasoning(_) | Part::Image(_) | Part::ToolResult(_) => {}
+            Part::Reasoning(_) | Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => {}
         }
     }
     let mut out = Map::new();

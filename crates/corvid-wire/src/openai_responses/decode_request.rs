@@ -155,7 +155,13 @@ impl Conversation {
                         _ => None,
                     })
                     .collect();
-                self.push_system(text.join("\n"));
+                let text = text.join("\n");
+                if self.messages.is_empty() {
+                    self.push_system(text);
+                } else if !text.is_empty() {
+                    // In mid-conversation a system turn keeps its position.
+                    crate::model::push_system_turn(&mut self.messages, vec![Part::System { text }]);
+                }
             }
             "user" if !parts.is_empty() => self.messages.push(Message {
                 role: Role::User,
