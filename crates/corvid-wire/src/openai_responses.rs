@@ -227,6 +227,25 @@ impl Opaque {
     }
 }
 
+/// Codex's namespaced tools (`{"type": "namespace", "name": "collaboration", "tools": […]}`)
+/// live in the canonical model as one tool per function, named `<namespace>.<tool>`: a dot
+/// cannot occur in a Responses function name, so the split back is unambiguous. Dialects
+/// without namespaces get the name through [`wire_name`](crate::model::wire_name)
+/// (`collaboration__spawn_agent`), and replies restore it through `NameMap`.
+pub(crate) fn namespaced(namespace: &str, name: &str) -> String {
+    format!("{namespace}.{name}")
+}
+
+/// A canonical tool name as a Responses client knows it: the namespace, if any, and the name.
+pub(crate) fn split_namespace(name: &str) -> (Option<&str>, &str) {
+    match name.split_once('.') {
+        Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() => {
+            (Some(namespace), name)
+        }
+        _ => (None, name),
+    }
+}
+
 /// What goes between two summary parts when they become one canonical reasoning text.
 pub(crate) const REASONING_PART_SEPARATOR: &str = "\n\n";
 

@@ -212,3 +212,96 @@ fn gemini_function_outputs_are_unwrapped() {
         (text(r#"{"content":"x"}"#), false)
     );
 }
+
+/// Issue 10.3: Codex's namespaced tools reach providers without namespaces flattened, and
+/// come back to Codex with their namespace, whole and streamed.
+#[test]
+fn codex_namespaced_tools_flatten_and_come_back() {
+    use crate::model::{NameMap, ResponseBuilder};
+    let body = json!({
+        "model": "claude-sonnet-4-5",
+        "input": [
+            {"role": "user", "content": "spawn one"},
+            {"type": "function_call", "call_id": "call_0", "name": "spawn_agent",
+             "namespace": "collaboration", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_0", "output": "spawned"},
+        ],
+        "tools": [
+            {"type": "namespace", "name": "collaboration", "description": "Agents.", "tools": [
+                {"type": "function", "name": "spawn_agent", "parameters": {"type": "object"}},
+                {"type": "function", "name": "send_message", "parameters": {"type": "object"}}]},
+            {"type": "function", "name": "shell", "parameters": {"type": "object"}},
+        ],
+    });
+    let request = openai_responses::decode_request(body.to_string().as_bytes()).unwrap();
+    let names: Vec<&str> = request
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "collaboration.spawn_agent",
+            "collaboration.send_message",
+            "shell"
+        ]
+    );
+
+    let upstream = anthropic::encode_request(&request);
+    let sent: Vec<&str> = upstream["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            "collaboration__spawn_agent",
+            "collaboration__send_message",
+            "shell"
+        ]
+    );
+    assert_eq!(
+        upstream["messages"][1]["content"][0]["name"],
+        "collaboration__spawn_agent"
+    );
+    let chat = openai_chat::encode_request(&request);
+    assert_eq!(
+        chat["tools"][1]["function"]["name"],
+        "collaboration__send_message"
+    );
+
+    let reply = json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "collaboration__send_message",
+                     "input": {"to": "a"}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1},
+    });
+    let names = NameMap::new(&request.tools);
+    let reply = anthropic::decode_response(reply.to_string().as_bytes(), &names).unwrap();
+    let whole = openai_responses::encode_response(&reply, "claude-sonnet-4-5");
+    assert_eq!(whole["output"][0]["name"], "send_message");
+    assert_eq!(whole["output"][0]["namespace"], "collaboration");
+
+    let mut encoder = openai_responses::StreamEncoder::new(openai_responses::StreamOptions {
+        model: "claude-sonnet-4-5".to_owned(),
+        id: "resp_1".to_owned(),
+        created_at: 1,
+    });
+    let mut out = Vec::new();
+    for event in ResponseBuilder::events(&reply) {
+        encoder.encode(&event, &mut out);
+    }
+    encoder.finish(&mut out);
+    let text = String::from_utf8(out).unwrap();
+    let added = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str::<Value>(data).unwrap())
+        .find(|event| event["type"] == "response.output_item.added")
+        .unwrap();
+    assert_eq!(added["item"]["name"], "send_message");
+    assert_eq!(added["item"]["namespace"], "collaboration");
+}
