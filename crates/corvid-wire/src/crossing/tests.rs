@@ -305,3 +305,37 @@ fn codex_namespaced_tools_flatten_and_come_back() {
     assert_eq!(added["item"]["name"], "send_message");
     assert_eq!(added["item"]["namespace"], "collaboration");
 }
+
+/// A system turn Claude Code puts between a call and its result must not split them for Chat,
+/// whose `tool` messages follow the calls directly.
+#[test]
+fn a_system_turn_inside_a_tool_round_follows_the_results_in_chat() {
+    let body = json!({
+        "model": "grok-4.6", "max_tokens": 100,
+        "messages": [
+            {"role": "user", "content": "read a"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"path": "a"}}]},
+            {"role": "system", "content": "The file may be large."},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "text"}]},
+        ],
+    });
+    let request = anthropic::decode_request(body.to_string().as_bytes()).unwrap();
+    let chat = openai_chat::encode_request(&request);
+    let roles: Vec<&str> = chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "system"]);
+    assert_eq!(chat["messages"][2]["content"], "text");
+    // Anthropic keeps the result first in its user turn.
+    let upstream = anthropic::encode_request(&request);
+    assert_eq!(upstream["messages"][2]["content"][0]["type"], "tool_result");
+    assert_eq!(
+        upstream["messages"][2]["content"][1]["text"],
+        "The file may be large."
+    );
+}

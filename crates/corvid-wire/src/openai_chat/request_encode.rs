@@ -140,10 +140,33 @@ fn messages(request: &ChatRequest, names: &NameMap) -> Vec<Value> {
     }
     // The ids of the previous assistant message's calls, in order, while they await results.
     let mut calls: Vec<String> = Vec::new();
+    // System turns that came between calls and their results: Chat wants the `tool` messages
+    // right after the calls, so these follow the results.
+    let mut deferred: Vec<&str> = Vec::new();
+    let flush = |out: &mut Vec<Value>, deferred: &mut Vec<&str>| {
+        for text in deferred.drain(..) {
+            out.push(json!({"role": "system", "content": text}));
+        }
+    };
     for message in &request.messages {
+        let system_only = message
+            .parts
+            .iter()
+            .all(|part| matches!(part, Part::System { .. }));
         match message.role {
+            Role::User if system_only && !calls.is_empty() => {
+                deferred.extend(message.parts.iter().filter_map(|part| match part {
+                    Part::System { text } => Some(text.as_str()),
+                    _ => None,
+                }));
+            }
+            Role::User => {
+                user(message, &mut calls, &mut out);
+                flush(&mut out, &mut deferred);
+            }
             Role::Assistant => {
                 answer_calls(&mut out, &mut calls, &[]);
+                flush(&mut out, &mut deferred);
                 out.push(assistant(message, names));
                 calls = message
                     .parts
@@ -154,10 +177,10 @@ fn messages(request: &ChatRequest, names: &NameMap) -> Vec<Value> {
                     })
                     .collect();
             }
-            Role::User => user(message, &mut calls, &mut out),
         }
     }
     answer_calls(&mut out, &mut calls, &[]);
+    flush(&mut out, &mut deferred);
     out
 }
 
