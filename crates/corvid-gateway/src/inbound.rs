@@ -223,7 +223,7 @@ pub(crate) async fn gemini(
     if route.provider.zed_service().is_none()
         && dialect_of(route.provider.kind()) == Dialect::Gemini
     {
-        top_level(&original, inbound)?;
+        let top = top_level(&original, inbound)?;
         let path = codec::endpoint_path(Dialect::Gemini, &route.model, stream);
         let passthrough = Passthrough {
             state: &state,
@@ -234,7 +234,7 @@ pub(crate) async fn gemini(
             headers: Vec::new(),
             started,
         };
-        return passthrough.send_body(original).await;
+        return passthrough.send_settled(&original, &top).await;
     }
     let mut chat_request = codec::decode_request(inbound, &original, model)
         .map_err(|error| decode_refusal(inbound, &error))?;

@@ -52,7 +52,26 @@ impl Passthrough<'_> {
         self.send_body(body).await
     }
 
-    /// Sends `body` unchanged (Gemini: the model is in the path).
+    /// Sends `original` with only what corvid minted settled (Gemini: the model is in the
+    /// path, so nothing else changes).
+    pub(crate) async fn send_settled(
+        self,
+        original: &Bytes,
+        top: &TopLevel<'_>,
+    ) -> Result<Response, ApiError> {
+        let mut edits = Vec::new();
+        settle_minted(
+            self.inbound,
+            self.route.provider.name(),
+            original,
+            top,
+            &mut edits,
+        );
+        let body = top.rewrite(original, &edits);
+        self.send_body(body).await
+    }
+
+    /// Sends `body` unchanged.
     pub(crate) async fn send_body(self, body: Bytes) -> Result<Response, ApiError> {
         let config = self.state.config();
         let prompt = config

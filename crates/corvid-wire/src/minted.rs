@@ -313,9 +313,7 @@ pub fn may_hold_minted(dialect: Dialect, body: &[u8]) -> bool {
     match dialect {
         Dialect::Anthropic => has(MARKER) || has(EMPTY_SIGNATURE),
         Dialect::OpenAiResponses => has(MARKER) || has(LEGACY_PREFIX),
-        Dialect::OpenAiChat => has(MARKER),
-        // corvid gives Gemini clients nothing minted.
-        Dialect::Gemini => false,
+        Dialect::OpenAiChat | Dialect::Gemini => has(MARKER),
     }
 }
 
@@ -352,7 +350,7 @@ pub fn strip(dialect: Dialect, target: &str, conversation: &[u8]) -> Option<Stri
         Dialect::Anthropic => strip_anthropic(items, &target),
         Dialect::OpenAiResponses => strip_responses(items, &target),
         Dialect::OpenAiChat => strip_chat(items),
-        Dialect::Gemini => false,
+        Dialect::Gemini => strip_gemini(items),
     };
     if !changed {
         return None;
@@ -515,6 +513,38 @@ fn strip_chat(messages: &mut [serde_json::Value]) -> bool {
                 changed |= replace_id(call, "id", false);
             }
         }
+    }
+    changed
+}
+
+/// A Gemini provider never made what corvid minted for a Gemini client (those come from other
+/// providers): minted thought signatures go, and thought parts left empty with them.
+fn strip_gemini(contents: &mut [serde_json::Value]) -> bool {
+    use serde_json::Value;
+    let mut changed = false;
+    for content in contents {
+        let Some(parts) = content.get_mut("parts").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        parts.retain_mut(|part| {
+            let minted = part
+                .get("thoughtSignature")
+                .and_then(Value::as_str)
+                .is_some_and(is_minted);
+            if !minted {
+                return true;
+            }
+            changed = true;
+            if let Some(object) = part.as_object_mut() {
+                object.remove("thoughtSignature");
+            }
+            let empty_thought = part.get("thought") == Some(&Value::Bool(true))
+                && part
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty);
+            !empty_thought
+        });
     }
     changed
 }

@@ -247,3 +247,33 @@ async fn a_codex_session_keeps_anthropic_reasoning_for_anthropic_only() {
         json!({"type": "thinking", "thinking": "Need the file.", "signature": "EpcBsigned"})
     );
 }
+
+/// A Gemini client's session that ran on Claude (Anthropic's signature minted into a thought
+/// part's `thoughtSignature`) moves to a Gemini model: the pass-through drops the token and
+/// nothing else; a body without one goes byte for byte.
+#[tokio::test]
+async fn a_gemini_session_moved_to_gemini_drops_anthropic_tokens() {
+    let gateway = gateway().await;
+    let token = minted::mint("anthropic", Kind::Signature, "EpcBsigned");
+    let body = json!({"contents": [
+        {"role": "user", "parts": [{"text": "hi"}]},
+        {"role": "model", "parts": [
+            {"text": "Think.", "thought": true, "thoughtSignature": token},
+            {"text": "Hello."}]},
+        {"role": "user", "parts": [{"text": "again"}]},
+    ]})
+    .to_string();
+    let path = "/v1beta/models/gemini-2.5-flash:generateContent";
+    let response = gateway.post(path, &body).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let sent = gateway.upstream.requests()[0].json();
+    assert_eq!(
+        sent["contents"][1]["parts"],
+        json!([{"text": "Think.", "thought": true}, {"text": "Hello."}])
+    );
+
+    let plain = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).to_string();
+    let response = gateway.post(path, &plain).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(gateway.upstream.requests()[1].body, plain.as_bytes());
+}

@@ -163,9 +163,15 @@ impl Conversation {
             }));
         } else if let Some(text) = field(part, "text").and_then(Value::as_str) {
             if field(part, "thought") == Some(&Value::Bool(true)) {
-                if !text.is_empty() {
+                // A token corvid minted for another provider stays whole until
+                // `minted::settle`; Gemini's own signatures on thoughts are not kept.
+                let token = non_empty(field(part, "thoughtSignature"))
+                    .filter(|token| crate::minted::is_minted(token))
+                    .map(str::to_owned);
+                if !text.is_empty() || token.is_some() {
                     out.push(Part::Reasoning(Reasoning {
                         text: text.to_owned(),
+                        signature: token,
                         ..Reasoning::default()
                     }));
                 }

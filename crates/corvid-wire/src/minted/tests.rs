@@ -336,5 +336,66 @@ fn nothing_minted_means_nothing_rewritten() {
     let plain = json!([{"role": "assistant", "content": [
         {"type": "thinking", "thinking": "a", "signature": "EpcBreal"}]}]);
     assert!(!may_hold_minted(Dialect::Anthropic, &bytes(&plain)));
-    assert!(!may_hold_minted(Dialect::Gemini, MARKER.as_bytes()));
+    let gemini =
+        json!([{"role": "model", "parts": [{"text": "hi", "thoughtSignature": "Cq0native"}]}]);
+    assert!(!may_hold_minted(Dialect::Gemini, &bytes(&gemini)));
+    assert_eq!(strip_json(Dialect::Gemini, "gemini", &gemini), None);
+}
+
+/// A Gemini client has a field for opaque reasoning — the thought part's `thoughtSignature` —
+/// so Anthropic's signature rides there, comes back to Anthropic, and never reaches Gemini.
+#[test]
+fn anthropic_signatures_ride_through_a_gemini_client() {
+    let mut response = reply(vec![
+        Part::Reasoning(Reasoning {
+            text: "Think.".to_owned(),
+            signature: Some("EpcBsig".to_owned()),
+            ..Reasoning::default()
+        }),
+        call("toolu_1", None),
+    ]);
+    Minter::new("anthropic", Dialect::Gemini).response(&mut response);
+    let body = gemini::encode_response(&response, "claude-sonnet-4-5");
+    let parts = body["candidates"][0]["content"]["parts"].clone();
+    let token = mint("anthropic", Kind::Signature, "EpcBsig");
+    assert_eq!(
+        parts[0],
+        json!({"text": "Think.", "thought": true, "thoughtSignature": token})
+    );
+
+    // Streamed: a thought part that carries the token.
+    let mut encoder = gemini::StreamEncoder::new(gemini::StreamOptions {
+        model: "claude-sonnet-4-5".to_owned(),
+    });
+    let mut out = Vec::new();
+    let mut signature = StreamEvent::ReasoningSignature {
+        signature: "EpcBsig".to_owned(),
+    };
+    Minter::new("anthropic", Dialect::Gemini).event(&mut signature);
+    encoder.encode(&signature, &mut out);
+    assert!(String::from_utf8(out).unwrap().contains(&token));
+
+    let next = json!({"contents": [
+        {"role": "user", "parts": [{"text": "read a"}]},
+        {"role": "model", "parts": parts},
+        {"role": "user", "parts": [{"functionResponse": {"name": "read", "response": {"output": "x"}}}]},
+    ]});
+    let request = gemini::decode_request(&bytes(&next), "claude-sonnet-4-5").unwrap();
+    let mut same = request.clone();
+    settle(&mut same, "anthropic");
+    let encoded = anthropic::encode_request(&same);
+    assert_eq!(
+        encoded["messages"][1]["content"][0],
+        json!({"type": "thinking", "thinking": "Think.", "signature": "EpcBsig"})
+    );
+
+    // Moved to a Gemini model: a pass-through, which drops the token.
+    let contents = next["contents"].clone();
+    assert!(may_hold_minted(Dialect::Gemini, &bytes(&contents)));
+    let (stripped, _) = strip_json(Dialect::Gemini, "gemini", &contents).unwrap();
+    assert_eq!(
+        stripped[1]["parts"][0],
+        json!({"text": "Think.", "thought": true})
+    );
+    assert!(!stripped.to_string().contains(MARKER));
 }
