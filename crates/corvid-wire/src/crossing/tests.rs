@@ -339,3 +339,30 @@ fn a_system_turn_inside_a_tool_round_follows_the_results_in_chat() {
         "The file may be large."
     );
 }
+
+/// The shape Claude Code 2.1.197 sends for a model name it does not know (captured against a
+/// local mock; texts replaced): the conversation ends with a system turn after the user's.
+#[test]
+fn claude_code_2_1_on_an_unknown_model() {
+    let path = format!(
+        "{}/tests/fixtures/anthropic/claude_code_unknown_model.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut request = anthropic::decode_request(&std::fs::read(path).unwrap()).unwrap();
+    prepare(&mut request, "xai", Dialect::OpenAiChat);
+    let chat = openai_chat::encode_request(&request);
+    let messages = chat["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "system"]);
+    assert_eq!(
+        messages[0]["content"],
+        "You are a coding agent.\n\nHelp with software engineering tasks."
+    );
+    assert_eq!(
+        messages[2]["content"],
+        "Agent types available to the Agent tool: general, explore."
+    );
+}
