@@ -118,10 +118,12 @@ impl Passthrough<'_> {
     }
 }
 
-/// What corvid minted for a client of another provider (a thinking block from Grok, Anthropic
-/// reasoning inside `encrypted_content`, a Gemini signature in a call id) must not reach this
-/// provider as it is: the conversation field is rewritten only when a byte search finds a
-/// minted token, so the common case stays a byte pass-through.
+/// What only corvid's clients write must not reach the provider as it is: Claude Code's
+/// system turns inside `messages` (for names it does not know) are folded for Anthropic, and
+/// what corvid minted for another provider (a thinking block from Grok, Anthropic reasoning
+/// inside `encrypted_content`, a Gemini signature in a call id) is settled. The conversation
+/// field is rewritten only when a byte search finds one of them, so the common case stays a
+/// byte pass-through.
 fn settle_minted(
     inbound: Dialect,
     provider: &str,
@@ -129,18 +131,34 @@ fn settle_minted(
     top: &TopLevel<'_>,
     edits: &mut Vec<Edit>,
 ) {
-    if !minted::may_hold_minted(inbound, original) {
-        return;
-    }
     let field = minted::conversation_field(inbound);
-    let Some(stripped) = top
-        .raw(field)
-        .and_then(|raw| minted::strip(inbound, provider, raw))
-    else {
-        return;
-    };
-    edits.push(Edit::Set(field, stripped.conversation));
-    if !stripped.thinking_allowed && top.has("thinking") {
-        edits.push(Edit::Remove("thinking"));
+    let mut conversation: Option<String> = None;
+    if inbound == Dialect::Anthropic
+        && [&br#""role":"system""#[..], br#""role": "system""#]
+            .iter()
+            .any(|needle| memchr::memmem::find(original, needle).is_some())
+        && let Some(folded) = top
+            .raw(field)
+            .and_then(|raw| corvid_wire::anthropic::fold_system_turns(raw, top.raw("system")))
+    {
+        if let Some(system) = folded.system {
+            edits.push(Edit::Set("system", system));
+        }
+        conversation = Some(folded.messages);
+    }
+    if minted::may_hold_minted(inbound, original)
+        && let Some(stripped) = conversation
+            .as_deref()
+            .map(str::as_bytes)
+            .or_else(|| top.raw(field))
+            .and_then(|raw| minted::strip(inbound, provider, raw))
+    {
+        if !stripped.thinking_allowed && top.has("thinking") {
+            edits.push(Edit::Remove("thinking"));
+        }
+        conversation = Some(stripped.conversation);
+    }
+    if let Some(conversation) = conversation {
+        edits.push(Edit::Set(field, conversation));
     }
 }

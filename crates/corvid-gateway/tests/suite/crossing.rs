@@ -277,3 +277,29 @@ async fn a_gemini_session_moved_to_gemini_drops_anthropic_tokens() {
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(gateway.upstream.requests()[1].body, plain.as_bytes());
 }
+
+/// Claude Code sends system turns for any name it does not know, `anthropic/claude-…`
+/// included; that name passes through to Anthropic, which has no system role in `messages`.
+#[tokio::test]
+async fn claude_code_system_turns_are_folded_for_anthropic_itself() {
+    let gateway = gateway().await;
+    let body = json!({
+        "model": "anthropic/claude-sonnet-4-5", "max_tokens": 1000,
+        "system": [{"type": "text", "text": "You are Claude Code."}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "say hi"}]},
+            {"role": "system", "content": "Agents: general."},
+        ],
+    });
+    let response = claude_code(&gateway, &body).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let sent = gateway.upstream.requests()[0].json();
+    assert_eq!(sent["model"], "claude-sonnet-4-5");
+    assert_eq!(
+        sent["messages"],
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "say hi"},
+            {"type": "text", "text": "Agents: general."}]}])
+    );
+    assert_eq!(sent["system"], body["system"]);
+}
