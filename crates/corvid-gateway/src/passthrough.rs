@@ -16,7 +16,7 @@ use crate::rules;
 use crate::state::AppState;
 use crate::top_level::{Edit, TopLevel, json_string};
 use corvid_wire::Dialect;
-use corvid_wire::minted;
+use corvid_wire::{anthropic, minted};
 
 /// One request to pass through.
 pub(crate) struct Passthrough<'a> {
@@ -47,7 +47,7 @@ impl Passthrough<'_> {
         {
             edits.push(Edit::Set("model", json_string(&self.route.model)));
         }
-        settle_minted(self.inbound, provider.name(), original, top, &mut edits);
+        settle_minted(self.inbound, provider.name(), top, &mut edits);
         let body = top.rewrite(original, &edits);
         self.send_body(body).await
     }
@@ -60,13 +60,7 @@ impl Passthrough<'_> {
         top: &TopLevel<'_>,
     ) -> Result<Response, ApiError> {
         let mut edits = Vec::new();
-        settle_minted(
-            self.inbound,
-            self.route.provider.name(),
-            original,
-            top,
-            &mut edits,
-        );
+        settle_minted(self.inbound, self.route.provider.name(), top, &mut edits);
         let body = top.rewrite(original, &edits);
         self.send_body(body).await
     }
@@ -124,34 +118,28 @@ impl Passthrough<'_> {
 /// inside `encrypted_content`, a Gemini signature in a call id) is settled. The conversation
 /// field is rewritten only when a byte search finds one of them, so the common case stays a
 /// byte pass-through.
-fn settle_minted(
-    inbound: Dialect,
-    provider: &str,
-    original: &[u8],
-    top: &TopLevel<'_>,
-    edits: &mut Vec<Edit>,
-) {
+fn settle_minted(inbound: Dialect, provider: &str, top: &TopLevel<'_>, edits: &mut Vec<Edit>) {
     let field = minted::conversation_field(inbound);
+    // Only the conversation is searched: the system prompt and tools can be as large.
+    let Some(raw) = top.raw(field) else {
+        return;
+    };
     let mut conversation: Option<String> = None;
     if inbound == Dialect::Anthropic
-        && [&br#""role":"system""#[..], br#""role": "system""#]
-            .iter()
-            .any(|needle| memchr::memmem::find(original, needle).is_some())
-        && let Some(folded) = top
-            .raw(field)
-            .and_then(|raw| corvid_wire::anthropic::fold_system_turns(raw, top.raw("system")))
+        && anthropic::may_hold_system_turns(raw)
+        && let Some(folded) = anthropic::fold_system_turns(raw, top.raw("system"))
     {
         if let Some(system) = folded.system {
             edits.push(Edit::Set("system", system));
         }
         conversation = Some(folded.messages);
     }
-    if minted::may_hold_minted(inbound, original)
-        && let Some(stripped) = conversation
-            .as_deref()
-            .map(str::as_bytes)
-            .or_else(|| top.raw(field))
-            .and_then(|raw| minted::strip(inbound, provider, raw))
+    if minted::may_hold_minted(inbound, raw)
+        && let Some(stripped) = minted::strip(
+            inbound,
+            provider,
+            conversation.as_deref().map_or(raw, str::as_bytes),
+        )
     {
         if !stripped.thinking_allowed && top.has("thinking") {
             edits.push(Edit::Remove("thinking"));

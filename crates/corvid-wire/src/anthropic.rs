@@ -26,7 +26,7 @@ pub use request::decode_request;
 pub use response::{decode_response, encode_response};
 pub use stream::StreamDecoder;
 pub use stream_encoder::{StreamEncoder, StreamOptions};
-pub use system_turns::{Folded, fold_system_turns};
+pub use system_turns::{Folded, fold_system_turns, may_hold_system_turns};
 
 /// What [`count_tokens_estimate`] charges for one image, whatever its size (Anthropic bills
 /// about `width × height / 750`, capped near this for a 1.15 megapixel image).

@@ -14,8 +14,11 @@
 //! signature>`, only `[A-Za-z0-9_-]`, so Anthropic's id rule holds. `origin` is the provider's
 //! name reduced to `[a-z0-9]`.
 
+use std::sync::LazyLock;
+
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use memchr::memmem::{self, Finder};
 
 use crate::Dialect;
 use crate::model::{ChatRequest, ChatResponse, Part, Reasoning, StreamEvent, ToolCall, ToolResult};
@@ -306,15 +309,23 @@ const LEGACY_PREFIX: &str = "corvid-anthropic-";
 /// Anthropic refuses it ("Invalid signature in thinking block").
 const EMPTY_SIGNATURE: &str = r#""signature":"""#;
 
-/// Whether a request `body` in `dialect` may hold something corvid minted: one byte search or
-/// two, so the pass-through path stays as fast as it was when nothing is there.
-pub fn may_hold_minted(dialect: Dialect, body: &[u8]) -> bool {
-    let has = |needle: &str| memchr::memmem::find(body, needle.as_bytes()).is_some();
-    match dialect {
-        Dialect::Anthropic => has(MARKER) || has(EMPTY_SIGNATURE),
-        Dialect::OpenAiResponses => has(MARKER) || has(LEGACY_PREFIX),
-        Dialect::OpenAiChat | Dialect::Gemini => has(MARKER),
-    }
+/// Whether a request's conversation field (see [`conversation_field`]; the whole body works
+/// too) in `dialect` may hold something corvid minted: one byte search or two (SIMD, about
+/// 7 GB/s each), so the pass-through path stays as fast as it was when nothing is there.
+pub fn may_hold_minted(dialect: Dialect, conversation: &[u8]) -> bool {
+    static MARKER_FINDER: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(MARKER.as_bytes()));
+    static EMPTY_SIGNATURE_FINDER: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(EMPTY_SIGNATURE.as_bytes()));
+    let minted = MARKER_FINDER.find(conversation).is_some();
+    minted
+        || match dialect {
+            Dialect::Anthropic => EMPTY_SIGNATURE_FINDER.find(conversation).is_some(),
+            Dialect::OpenAiResponses => {
+                memmem::find(conversation, LEGACY_PREFIX.as_bytes()).is_some()
+            }
+            Dialect::OpenAiChat | Dialect::Gemini => false,
+        }
 }
 
 /// The top-level field that holds a `dialect` request's conversation.

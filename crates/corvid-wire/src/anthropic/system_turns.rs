@@ -4,6 +4,9 @@
 //! system role. Leading ones join the top-level `system`; later ones become user text where
 //! they were (after the tool results of the turn they land in, which must come first).
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde_json::{Map, Value, json};
 
 /// What the rewrite produced: the new JSON text of `messages`, and of `system` when leading
@@ -12,6 +15,13 @@ use serde_json::{Map, Value, json};
 pub struct Folded {
     pub messages: String,
     pub system: Option<String>,
+}
+
+/// Whether raw `messages` may hold a system turn: one byte search for a compact
+/// `"role":"system"` (what Claude Code writes; a top-level `"system":` key does not match).
+pub fn may_hold_system_turns(messages: &[u8]) -> bool {
+    static FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#":"system""#));
+    FINDER.find(messages).is_some()
 }
 
 /// The raw `messages` (and `system`, if any) of a Messages request with its system turns
@@ -197,6 +207,16 @@ mod tests {
                 {"type": "text", "text": "go on"}]})
         );
         assert_eq!(messages.as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn one_byte_search_finds_a_system_turn() {
+        assert!(may_hold_system_turns(
+            br#"[{"role":"user","content":"hi"},{"role":"system","content":"x"}]"#
+        ));
+        assert!(!may_hold_system_turns(
+            br#"[{"role":"user","content":"the \"system\": prompt"}]"#
+        ));
     }
 
     #[test]
