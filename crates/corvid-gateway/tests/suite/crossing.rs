@@ -303,3 +303,50 @@ async fn claude_code_system_turns_are_folded_for_anthropic_itself() {
     );
     assert_eq!(sent["system"], body["system"]);
 }
+
+/// A Chat client (Zed) on a Gemini model: the call's thought signature has no Chat field, so
+/// it rides in the call id, and the next turn gives Gemini the real signature, not the
+/// validator sentinel.
+#[tokio::test]
+async fn a_chat_client_gives_gemini_its_own_thought_signature_back() {
+    let gateway = gateway().await;
+    gateway.upstream.enqueue(
+        "/v1/models/gemini-2.5-pro:generateContent",
+        Reply::ok(json!({
+            "candidates": [{"content": {"role": "model", "parts": [
+                {"functionCall": {"name": "read_file", "args": {"path": "a.rs"}},
+                 "thoughtSignature": "Cq0CAb+/sig=="}]},
+                "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 3, "totalTokenCount": 8},
+        })),
+    );
+    let tools = json!([{"type": "function", "function": {"name": "read_file",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]);
+    let first = json!({"model": "gemini-2.5-pro", "tools": tools,
+        "messages": [{"role": "user", "content": "read a.rs"}]});
+    let reply: Value = gateway
+        .post("/v1/chat/completions", &first.to_string())
+        .await
+        .json()
+        .await
+        .unwrap();
+    let message = reply["choices"][0]["message"].clone();
+    let id = message["tool_calls"][0]["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with(minted::MARKER), "{id}");
+
+    let next = json!({"model": "gemini-2.5-pro", "tools": tools, "messages": [
+        {"role": "user", "content": "read a.rs"},
+        message,
+        {"role": "tool", "tool_call_id": id, "content": "fn main() {}"},
+    ]});
+    let response = gateway
+        .post("/v1/chat/completions", &next.to_string())
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let sent = gateway.upstream.requests()[1].json();
+    assert_eq!(
+        sent["contents"][1]["parts"][0]["thoughtSignature"],
+        "Cq0CAb+/sig=="
+    );
+    assert!(!sent.to_string().contains(minted::MARKER));
+}
