@@ -52,7 +52,10 @@ pub(crate) async fn handle(
         Some(_) => top
             .str("model")
             .ok_or_else(|| {
-                ApiError::invalid_request("`model` must be a string").in_dialect(inbound)
+                decode_refusal(
+                    inbound,
+                    &corvid_wire::model::DecodeError::field("model", "must be a string"),
+                )
             })?
             .into_owned(),
     };
@@ -78,7 +81,7 @@ pub(crate) async fn handle(
         return passthrough.send(&original, &top, Some(&requested)).await;
     }
     let chat_request = codec::decode_request(inbound, &original, &requested)
-        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+        .map_err(|error| decode_refusal(inbound, &error))?;
     let include_usage = top
         .raw("stream_options")
         .and_then(|raw| serde_json::from_slice::<StreamOptions>(raw).ok())
@@ -107,8 +110,16 @@ async fn body_of(state: &AppState, request: Request, inbound: Dialect) -> Result
 /// The body's top level; a body that is not one JSON object is a 400 in the caller's dialect.
 fn top_level(body: &[u8], inbound: Dialect) -> Result<TopLevel<'_>, ApiError> {
     TopLevel::parse(body).map_err(|error| {
-        ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
+        decode_refusal(
+            inbound,
+            &corvid_wire::model::DecodeError::Json(error.to_string()),
+        )
     })
+}
+
+/// A 400 for a body that could not be decoded, worded as the caller's own API words it.
+fn decode_refusal(inbound: Dialect, error: &corvid_wire::model::DecodeError) -> ApiError {
+    ApiError::invalid_request(codec::request_error_message(inbound, error)).in_dialect(inbound)
 }
 
 /// The part of an OpenAI `stream_options` value corvid reads.
@@ -169,7 +180,7 @@ pub(crate) async fn count_tokens(
         return passthrough.send(&original, &top, Some(&requested)).await;
     }
     let request = corvid_wire::anthropic::decode_request(&original)
-        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+        .map_err(|error| decode_refusal(inbound, &error))?;
     let tokens = corvid_wire::anthropic::count_tokens_estimate(&request);
     Ok(axum::response::IntoResponse::into_response(axum::Json(
         serde_json::json!({ "input_tokens": tokens }),
@@ -212,7 +223,7 @@ pub(crate) async fn gemini(
     if route.provider.zed_service().is_none()
         && dialect_of(route.provider.kind()) == Dialect::Gemini
     {
-        top_level(&original, inbound)?;
+        let top = top_level(&original, inbound)?;
         let path = codec::endpoint_path(Dialect::Gemini, &route.model, stream);
         let passthrough = Passthrough {
             state: &state,
@@ -223,10 +234,10 @@ pub(crate) async fn gemini(
             headers: Vec::new(),
             started,
         };
-        return passthrough.send_body(original).await;
+        return passthrough.send_settled(&original, &top).await;
     }
     let mut chat_request = codec::decode_request(inbound, &original, model)
-        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+        .map_err(|error| decode_refusal(inbound, &error))?;
     chat_request.stream = stream;
     Translation {
         state: &state,
@@ -253,7 +264,7 @@ async fn gemini_count_tokens(
     // countTokens wraps the request in `generateContentRequest` or sends `contents` directly.
     let inner = top.raw("generateContentRequest").unwrap_or(&original[..]);
     let request = corvid_wire::gemini::decode_request(inner, model)
-        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+        .map_err(|error| decode_refusal(inbound, &error))?;
     let tokens = corvid_wire::anthropic::count_tokens_estimate(&request);
     Ok(axum::response::IntoResponse::into_response(axum::Json(
         serde_json::json!({ "totalTokens": tokens }),

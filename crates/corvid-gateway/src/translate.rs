@@ -25,6 +25,7 @@ use crate::state::AppState;
 use corvid_providers::dialect_of;
 use corvid_wire::Dialect;
 use corvid_wire::codec::{self, Decoder, Encoder, EncoderSetup};
+use corvid_wire::minted::Minter;
 
 /// Whole replies larger than this are refused rather than held in memory.
 const WHOLE_REPLY_LIMIT: usize = 64 * 1024 * 1024;
@@ -58,6 +59,9 @@ impl Translation<'_> {
         let provider = &route.provider;
         let outbound = dialect_of(provider.kind());
         corvid_providers::prepare_request(provider, &route.model, &mut request);
+        // What corvid minted for another provider, and Anthropic-only lines, stay behind.
+        corvid_wire::crossing::prepare(&mut request, provider.name(), outbound);
+        let minter = Minter::new(provider.name(), inbound);
         if let Some(zed) = provider.zed_service() {
             let setup = EncoderSetup {
                 model: client_model.clone(),
@@ -77,7 +81,8 @@ impl Translation<'_> {
                 attempts: 1,
                 prompt: None,
             };
-            return zed_completion(zed, &route.model, request, inbound, setup, exchange).await;
+            return zed_completion(zed, &route.model, request, inbound, setup, exchange, minter)
+                .await;
         }
         let names = NameMap::new(&request.tools);
         let stream = request.stream;
@@ -127,6 +132,7 @@ impl Translation<'_> {
                     decoder: Box::new(Decoder::new(outbound, names)),
                 },
                 encoder: Encoder::new(inbound, setup),
+                minter,
                 events: Vec::new(),
                 ended: false,
                 outcome: Outcome::Cancelled,
@@ -160,6 +166,7 @@ impl Translation<'_> {
                 if reply.created == 0 {
                     reply.created = unix_now();
                 }
+                minter.response(&mut reply);
                 let ttfb = Some(started.elapsed().as_millis() as u64);
                 exchange.finish(status, Outcome::Ok, ttfb, Some(reply.usage));
                 Ok(Json(codec::encode_response(inbound, &reply, &client_model)).into_response())
@@ -185,6 +192,7 @@ async fn zed_completion(
     inbound: Dialect,
     setup: EncoderSetup,
     mut exchange: Exchange,
+    minter: Minter,
 ) -> Result<Response, ApiError> {
     let model = zed
         .model(model)
@@ -206,6 +214,7 @@ async fn zed_completion(
         let body = TranslateBody {
             source: Source::Events(Box::pin(completion)),
             encoder: Encoder::new(inbound, setup),
+            minter,
             events: Vec::new(),
             ended: false,
             outcome: Outcome::Cancelled,
@@ -234,6 +243,7 @@ async fn zed_completion(
     match builder.finish() {
         Ok(mut reply) => {
             reply.created = unix_now();
+            minter.response(&mut reply);
             exchange.finish(
                 200,
                 Outcome::Ok,
@@ -367,6 +377,8 @@ enum Source {
 struct TranslateBody {
     source: Source,
     encoder: Encoder,
+    /// Wraps the provider's opaque tokens before the client sees them.
+    minter: Minter,
     events: Vec<StreamEvent>,
     ended: bool,
     outcome: Outcome,
@@ -440,7 +452,8 @@ impl http_body::Body for TranslateBody {
 
 impl TranslateBody {
     fn encode_pending(&mut self, out: &mut Vec<u8>) {
-        for event in self.events.drain(..) {
+        for mut event in self.events.drain(..) {
+            self.minter.event(&mut event);
             match &event {
                 StreamEvent::Usage(usage) => self.usage = Some(*usage),
                 StreamEvent::Error(error) => {

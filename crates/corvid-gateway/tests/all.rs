@@ -4,6 +4,7 @@
 
 mod suite {
     mod completions;
+    mod crossing;
     mod errors;
     mod harness;
     mod ledger;

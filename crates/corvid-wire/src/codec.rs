@@ -57,6 +57,15 @@ pub fn decode_request(
     }
 }
 
+/// The message a client of `dialect` gets for a request that could not be decoded, in that
+/// dialect's own wording (Anthropic clients match on Anthropic's).
+pub fn request_error_message(dialect: Dialect, error: &DecodeError) -> String {
+    match dialect {
+        Dialect::Anthropic => anthropic::request_error_message(error),
+        _ => error.to_string(),
+    }
+}
+
 /// The body for a provider of `dialect`.
 pub fn encode_request(dialect: Dialect, request: &ChatRequest) -> Value {
     match dialect {

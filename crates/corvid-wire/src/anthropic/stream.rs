@@ -13,7 +13,7 @@ use crate::model::{ErrorKind, FinishReason, NameMap, StreamEvent, Usage, WireErr
 use crate::sse::SseScanner;
 
 use super::error::kind_from_type;
-use super::{finish_from_wire, usage_from_wire};
+use super::{THINKING_TOKENS, finish_from_wire, usage_from_wire};
 
 #[cfg(test)]
 mod tests;
@@ -327,6 +327,9 @@ impl StreamDecoder {
             }
             if present("cache_creation_input_tokens") {
                 self.usage.cache_write = update.cache_write;
+            }
+            if usage.pointer(THINKING_TOKENS).is_some_and(Value::is_u64) {
+                self.usage.reasoning = update.reasoning;
             }
         }
         out.push(StreamEvent::Usage(self.usage));

@@ -234,6 +234,17 @@ impl StreamEncoder {
             StreamEvent::ReasoningDelta { text } if !text.is_empty() => {
                 self.write_parts(vec![json!({ "text": text, "thought": true })], out);
             }
+            // Another provider's opaque reasoning, minted by corvid, rides as a thought part's
+            // `thoughtSignature`.
+            StreamEvent::ReasoningSignature { signature: token }
+            | StreamEvent::ReasoningEncrypted { data: token, .. }
+                if crate::minted::is_minted(token) =>
+            {
+                self.write_parts(
+                    vec![json!({ "text": "", "thought": true, "thoughtSignature": token })],
+                    out,
+                );
+            }
             StreamEvent::TextDelta { .. }
             | StreamEvent::ReasoningDelta { .. }
             | StreamEvent::ReasoningSignature { .. }
