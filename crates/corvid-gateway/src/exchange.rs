@@ -6,6 +6,7 @@ use std::time::Instant;
 use corvid_store::{Outcome, Tokens, UsageRecord, now_ms};
 use corvid_wire::model::Usage;
 
+use crate::log_text::Clean;
 use crate::state::AppState;
 use corvid_wire::Dialect;
 
@@ -67,8 +68,8 @@ impl Exchange {
         tracing::info!(
             route = self.route,
             inbound = self.inbound.as_str(),
-            provider = %self.provider,
-            model = %self.model,
+            provider = %Clean(&self.provider),
+            model = %Clean(&self.model),
             status,
             outcome = outcome.as_str(),
             attempts = self.attempts,

@@ -11,6 +11,7 @@ use http::{HeaderName, HeaderValue};
 
 use crate::error::ApiError;
 use crate::exchange::Exchange;
+use crate::log_text::Clean;
 use crate::relay::relay;
 use crate::rules;
 use crate::state::AppState;
@@ -81,15 +82,17 @@ impl Passthrough<'_> {
                 exchange.attempts = upstream.attempts;
                 Ok(relay(upstream.response, exchange))
             }
-            Err(error) => {
-                tracing::warn!(route = self.route_name, provider = %provider.name(), model = %self.route.model, %error, "upstream call failed");
+            Err(failed) => {
+                let error = &failed.error;
+                tracing::warn!(route = self.route_name, provider = %provider.name(), model = %Clean(&self.route.model), error = %Clean(&error.to_string()), "upstream call failed");
                 let oauth =
                     provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
-                let api = ApiError::from_provider(&error, oauth).in_dialect(self.inbound);
-                let status = match &error {
+                let api = ApiError::from_provider(error, oauth).in_dialect(self.inbound);
+                let status = match error {
                     corvid_providers::ProviderError::Status { status, .. } => status.as_u16(),
                     _ => 0,
                 };
+                exchange.attempts = failed.attempts;
                 exchange.finish(status, corvid_store::Outcome::Error, None, None);
                 Err(api)
             }

@@ -5,6 +5,7 @@ use corvid_providers::Registry;
 use corvid_store::{UsageRecord, UsageRecorder};
 
 use crate::bookkeeping::Bookkeeper;
+use crate::closing::{Closing, Watch};
 
 /// What every handler shares: the configuration, the providers, and the usage ledger. Cheap
 /// to clone.
@@ -17,6 +18,8 @@ struct Inner {
     registry: Registry,
     recorder: Option<UsageRecorder>,
     bookkeeper: Bookkeeper,
+    /// Closed by `serve` when the shutdown grace ends (see `closing`).
+    closing: Arc<Closing>,
 }
 
 impl AppState {
@@ -27,6 +30,7 @@ impl AppState {
             registry,
             recorder: None,
             bookkeeper: Bookkeeper::start(),
+            closing: Arc::default(),
         }))
     }
 
@@ -45,6 +49,16 @@ impl AppState {
 
     pub fn registry(&self) -> &Registry {
         &self.0.registry
+    }
+
+    /// The shutdown gate, for `serve`.
+    pub(crate) fn closing(&self) -> Arc<Closing> {
+        Arc::clone(&self.0.closing)
+    }
+
+    /// A body's watch on the shutdown gate.
+    pub(crate) fn closing_watch(&self) -> Watch {
+        Watch::new(self.closing())
     }
 
     /// Runs `job` on the bookkeeping thread, off the thread that serves requests.

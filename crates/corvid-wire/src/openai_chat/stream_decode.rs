@@ -106,8 +106,14 @@ impl StreamDecoder {
             self.state = State::Done;
             return;
         }
-        let chunk: Value = match serde_json::from_slice(payload) {
-            Ok(chunk) => chunk,
+        let chunk = match serde_json::from_slice::<Value>(payload) {
+            Ok(chunk) if chunk.is_object() => chunk,
+            Ok(_) => {
+                return self.fail(
+                    WireError::api("the upstream sent a stream chunk that is not a JSON object"),
+                    out,
+                );
+            }
             Err(problem) => {
                 return self.fail(
                     WireError::api(format!(
