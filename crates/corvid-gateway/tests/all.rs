@@ -5,6 +5,7 @@
 mod suite {
     mod completions;
     mod errors;
+    mod faults;
     mod harness;
     mod ledger;
     mod oauth;
