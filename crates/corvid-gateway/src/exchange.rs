@@ -1,5 +1,8 @@
 //! One request's bookkeeping: where it went, how long it took, what it cost — for the log line
 //! and the usage ledger. Prompt text is kept only when `log_prompts` is on.
+//!
+//! Every exchange gets its row: one dropped before it finished — its handler cancelled when
+//! the client went away mid-request, or cut off at shutdown — is recorded as `cancelled`.
 
 use std::time::Instant;
 
@@ -22,6 +25,16 @@ pub(crate) struct Exchange {
     pub(crate) started: Instant,
     pub(crate) attempts: u32,
     pub(crate) prompt: Option<String>,
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        // `finish` and `take` move the provider's name out; one still here was never finished
+        // (provider names are never empty).
+        if !self.provider.is_empty() {
+            self.finish(0, Outcome::Cancelled, None, None);
+        }
+    }
 }
 
 impl Exchange {

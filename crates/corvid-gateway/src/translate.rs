@@ -190,10 +190,13 @@ async fn zed_completion(
     setup: EncoderSetup,
     mut exchange: Exchange,
 ) -> Result<Response, ApiError> {
-    let model = zed
-        .model(model)
-        .await
-        .map_err(|message| ApiError::not_found(message).in_dialect(inbound))?;
+    let model = match zed.model(model).await {
+        Ok(model) => model,
+        Err(message) => {
+            exchange.finish(404, Outcome::Error, None, None);
+            return Err(ApiError::not_found(message).in_dialect(inbound));
+        }
+    };
     let stream = request.stream;
     let completion = match zed.client().completion(&request, &model, None, None).await {
         Ok(completion) => completion,

@@ -239,3 +239,21 @@ async fn a_corrupt_upstream_event_fails_the_stream_and_its_row() {
     assert!(!text.contains("[DONE]"), "never a complete stream: {text}");
     assert_eq!(ledger.outcomes(1).await, ["stream_error"]);
 }
+
+#[tokio::test]
+async fn a_request_the_client_abandons_before_any_reply_is_recorded_cancelled() {
+    let (ledger, gateway) = Ledger::start().await;
+    gateway
+        .upstream
+        .enqueue("/v1/messages", corvid_test_support::Reply::Hang);
+    let abandoned = gateway
+        .client
+        .post(gateway.url("/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .timeout(std::time::Duration::from_millis(300))
+        .body(r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}"#)
+        .send()
+        .await;
+    assert!(abandoned.is_err(), "the client gave up");
+    assert_eq!(ledger.results(1).await, [("cancelled".to_owned(), 0, 0)]);
+}
