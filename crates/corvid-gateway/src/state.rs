@@ -66,9 +66,17 @@ impl AppState {
         self.0.bookkeeper.later(job);
     }
 
-    /// Resolves once the bookkeeping handed in so far has run (their ledger rows are queued).
+    /// Resolves once the bookkeeping handed in so far has run and its ledger rows are
+    /// committed (at shutdown: nothing finished is left unwritten).
     pub async fn settle(&self) {
         self.0.bookkeeper.settle().await;
+        if let Some(recorder) = self.0.recorder.clone() {
+            // `flush` blocks until the writer thread has committed.
+            let flushed = tokio::task::spawn_blocking(move || recorder.flush()).await;
+            if let Ok(Err(error)) = flushed {
+                tracing::warn!(%error, "some usage rows could not be written");
+            }
+        }
     }
 
     /// Adds a row to the usage ledger (never blocks; see `UsageRecorder`).
