@@ -3,8 +3,9 @@
 //! with an in-stream error in its client's dialect — so the client hears why, and the body's
 //! ledger row is written like any other.
 //!
-//! A body looks at the gate only when its upstream has nothing for it (a wait of its own), and
-//! arms a waiter once, at its first wait: bodies whose bytes are already there never touch it.
+//! A body looks at the gate only when its upstream has nothing for it (a wait of its own). At
+//! its first wait it registers its task's waker once; later waits read one atomic flag. Bodies
+//! whose bytes are already there never touch it.
 
 use std::future::Future as _;
 use std::pin::Pin;
@@ -40,6 +41,8 @@ impl Closing {
 /// One body's look at the gate.
 pub(crate) struct Watch {
     closing: Arc<Closing>,
+    /// Registered with the waker of the task that polls the body (hyper's connection task,
+    /// the same for every poll), so `close` wakes it.
     waiter: Option<Pin<Box<OwnedNotified>>>,
 }
 
@@ -57,9 +60,12 @@ impl Watch {
         if self.closing.is_closed() {
             return true;
         }
+        if self.waiter.is_some() {
+            return false;
+        }
         let waiter = self
             .waiter
-            .get_or_insert_with(|| Box::pin(Arc::clone(&self.closing.notify).notified_owned()));
+            .insert(Box::pin(Arc::clone(&self.closing.notify).notified_owned()));
         // Registered before the second look, so a `close` between the two is not missed.
         waiter.as_mut().enable();
         self.closing.is_closed() || waiter.as_mut().poll(cx).is_ready()

@@ -420,3 +420,30 @@ proptest! {
         let _ = decode_fim(&garbage);
     }
 }
+
+#[test]
+fn a_line_too_long_to_keep_fails_every_stream_decoder() {
+    let events = [
+        StreamEvent::Start {
+            id: "reply-1".to_owned(),
+            model: "model-1".to_owned(),
+        },
+        StreamEvent::TextDelta {
+            text: "kept".to_owned(),
+        },
+        StreamEvent::Finish(FinishReason::EndTurn),
+    ];
+    for dialect in DIALECTS {
+        let bytes = provider_bytes(dialect, &events);
+        // An event too long to keep, in the middle of the stream.
+        let spans = payloads(&bytes);
+        let (start, _) = spans[spans.len() / 2];
+        let mut long = bytes[..start].to_vec();
+        long.extend_from_slice(br#"{"text":""#);
+        long.resize(long.len() + 9 * 1024 * 1024, b'a');
+        long.extend_from_slice(b"\"}\n\n");
+        long.extend_from_slice(&bytes[start..]);
+        let decoded = decode(dialect, &long, &[64 * 1024]);
+        assert!(failed(&decoded), "{dialect:?}: {decoded:?}");
+    }
+}

@@ -80,6 +80,9 @@ impl StreamDecoder {
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) {
         let mut scanner = std::mem::take(&mut self.scanner);
         scanner.feed(chunk, |payload| self.payload(payload, out));
+        if scanner.overlong_lines() > 0 && !self.ended {
+            self.corrupt("a line longer than 8 MiB", out);
+        }
         self.scanner = scanner;
     }
 

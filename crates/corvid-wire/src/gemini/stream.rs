@@ -56,6 +56,12 @@ impl StreamDecoder {
         for payload in payloads {
             self.payload(&payload, out);
         }
+        if self.scanner.overlong_lines() > 0 && !self.failed {
+            self.fail(
+                WireError::api("the Gemini stream sent a line longer than 8 MiB"),
+                out,
+            );
+        }
     }
 
     /// The body ended: a last line without its line end still counts; a stream that never
