@@ -365,3 +365,35 @@ async fn streams_running_when_the_grace_ends_get_an_error_event_and_a_ledger_row
     assert_eq!(outcome, "stream_error");
     drop(feed);
 }
+
+#[tokio::test]
+async fn the_header_timeout_never_cuts_a_reply_that_takes_longer() {
+    let upstream = MockUpstream::start().await;
+    let limits = ServeLimits {
+        header_read_timeout: Duration::from_millis(200),
+        ..ServeLimits::default()
+    };
+    let (addr, _stop, _served) = served(&upstream, limits, Duration::from_secs(1), None).await;
+    let chunk = r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"grok-4.6","choices":[{"index":0,"delta":{"content":"tick"},"finish_reason":null}]}"#;
+    let done = r#"{"id":"c1","object":"chat.completion.chunk","created":1,"model":"grok-4.6","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#;
+    upstream.enqueue(
+        "/v1/chat/completions",
+        Reply::sse(
+            &[chunk, chunk, chunk, done, "[DONE]"],
+            Duration::from_millis(150),
+        ),
+    );
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let started = Instant::now();
+    let response = client
+        .post(format!("http://{addr}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body(r#"{"model":"grok","stream":true,"messages":[{"role":"user","content":"hi"}]}"#)
+        .send()
+        .await
+        .unwrap();
+    let text = response.text().await.unwrap();
+    assert!(started.elapsed() > Duration::from_millis(600));
+    assert_eq!(text.matches("tick").count(), 3, "{text}");
+    assert!(text.contains("[DONE]"), "{text}");
+}
