@@ -6,6 +6,7 @@
 
 mod anchor;
 mod body;
+mod body_deadline;
 mod bookkeeping;
 mod closing;
 mod completions;

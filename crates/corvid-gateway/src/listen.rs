@@ -1,5 +1,5 @@
 //! Binding and serving: the loopback bind policy; TCP_NODELAY on every accepted socket; a
-//! header read timeout (which also bounds idle keep-alive connections) and a cap on
+//! header read timeout (which also bounds idle keep-alive connections), a body read deadline and a cap on
 //! connections, so a client that trickles bytes or hoards sockets cannot keep them forever;
 //! and a graceful shutdown with a bound on how long in-flight streams may keep the process
 //! alive, after which they end with an in-stream error.
@@ -11,6 +11,8 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
+
+use crate::body_deadline::Deadline;
 use tokio::sync::Semaphore;
 
 /// Why corvid refuses to bind an address.
@@ -45,6 +47,8 @@ pub struct ServeLimits {
     /// connection is ready for them — so it also closes a keep-alive connection that sits
     /// idle this long between requests, and one that trickles its headers (slowloris).
     pub header_read_timeout: Duration,
+    /// How long a request's body may take to arrive, from when it is first waited for.
+    pub body_read_timeout: Duration,
     /// Connections served at once; further ones wait in the kernel's accept queue.
     pub max_connections: usize,
 }
@@ -53,6 +57,7 @@ impl Default for ServeLimits {
     fn default() -> Self {
         Self {
             header_read_timeout: Duration::from_secs(30),
+            body_read_timeout: Duration::from_secs(60),
             max_connections: 1024,
         }
     }
@@ -120,8 +125,11 @@ pub async fn serve_with(
         }
         let service = {
             let app = app.clone();
+            let body_limit = limits.body_read_timeout;
             hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                tower::ServiceExt::oneshot(app.clone(), request.map(axum::body::Body::new))
+                let request =
+                    request.map(|body| axum::body::Body::new(Deadline::new(body, body_limit)));
+                tower::ServiceExt::oneshot(app.clone(), request)
             })
         };
         let connection = http.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);

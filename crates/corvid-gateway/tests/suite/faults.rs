@@ -293,6 +293,7 @@ async fn connections_beyond_the_cap_wait_to_be_served() {
     let limits = ServeLimits {
         max_connections: 1,
         header_read_timeout: Duration::from_millis(400),
+        ..ServeLimits::default()
     };
     let (addr, _stop, _served) = served(&upstream, limits, Duration::from_secs(1), None).await;
     let mut holder = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -396,4 +397,37 @@ async fn the_header_timeout_never_cuts_a_reply_that_takes_longer() {
     assert!(started.elapsed() > Duration::from_millis(600));
     assert_eq!(text.matches("tick").count(), 3, "{text}");
     assert!(text.contains("[DONE]"), "{text}");
+}
+
+#[tokio::test]
+async fn a_body_that_trickles_in_is_cut_off() {
+    let upstream = MockUpstream::start().await;
+    let limits = ServeLimits {
+        body_read_timeout: Duration::from_millis(300),
+        ..ServeLimits::default()
+    };
+    let (addr, _stop, _served) = served(&upstream, limits, Duration::from_secs(1), None).await;
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{",
+    )
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let trickle = async {
+        for _ in 0..40 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if slow.write_all(b" ").await.is_err() {
+                break;
+            }
+        }
+    };
+    trickle.await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), slow.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer:?}");
+    assert!(answer.contains("did not arrive"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(4));
+    assert!(upstream.requests().is_empty());
 }
