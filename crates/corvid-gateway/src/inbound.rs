@@ -10,6 +10,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::body::read_body;
 use crate::error::ApiError;
+use crate::model_name;
 use crate::passthrough::Passthrough;
 use crate::state::AppState;
 use crate::top_level::TopLevel;
@@ -59,6 +60,7 @@ pub(crate) async fn handle(
             })?
             .into_owned(),
     };
+    model_name::check(&requested, inbound)?;
     let route = state
         .registry()
         .resolve(&requested)
@@ -107,14 +109,23 @@ async fn body_of(state: &AppState, request: Request, inbound: Dialect) -> Result
         .map_err(|error| error.in_dialect(inbound))
 }
 
-/// The body's top level; a body that is not one JSON object is a 400 in the caller's dialect.
+/// The body's top level; a body that is not one JSON object, or that names a field twice
+/// (corvid and the upstream could read different values), is a 400 in the caller's dialect.
 fn top_level(body: &[u8], inbound: Dialect) -> Result<TopLevel<'_>, ApiError> {
-    TopLevel::parse(body).map_err(|error| {
+    let top = TopLevel::parse(body).map_err(|error| {
         decode_refusal(
             inbound,
             &corvid_wire::model::DecodeError::Json(error.to_string()),
         )
-    })
+    })?;
+    if let Some(name) = top.duplicate() {
+        return Err(ApiError::invalid_request(format!(
+            "invalid JSON body: the top-level field {} appears more than once",
+            crate::top_level::json_string(name)
+        ))
+        .in_dialect(inbound));
+    }
+    Ok(top)
 }
 
 /// A 400 for a body that could not be decoded, worded as the caller's own API words it.
@@ -163,6 +174,7 @@ pub(crate) async fn count_tokens(
         .str("model")
         .map(|model| model.into_owned())
         .unwrap_or_default();
+    model_name::check(&requested, inbound)?;
     let route = state
         .registry()
         .resolve(&requested)
@@ -200,6 +212,7 @@ pub(crate) async fn gemini(
             ApiError::not_found(format!("no route for models/{target}")).in_dialect(inbound)
         );
     };
+    model_name::check(model, inbound)?;
     let stream = match method {
         "generateContent" => false,
         "streamGenerateContent" => true,

@@ -11,6 +11,7 @@ use http::{HeaderName, HeaderValue};
 
 use crate::error::{ApiError, relayed_upstream_error};
 use crate::exchange::Exchange;
+use crate::log_text::Clean;
 use crate::relay::relay;
 use crate::rules;
 use crate::state::AppState;
@@ -96,23 +97,25 @@ impl Passthrough<'_> {
                 exchange.attempts = upstream.attempts;
                 Ok(relay(upstream.response, exchange))
             }
-            Err(error) => {
-                tracing::warn!(route = self.route_name, provider = %provider.name(), model = %self.route.model, error = %corvid_providers::error_chain(&error), "upstream call failed");
+            Err(failed) => {
+                let error = &failed.error;
+                tracing::warn!(route = self.route_name, provider = %provider.name(), model = %Clean(&self.route.model), error = %Clean(&corvid_providers::error_chain(error)), "upstream call failed");
                 let oauth =
                     provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
-                let status = match &error {
+                let status = match error {
                     corvid_providers::ProviderError::Status { status, .. } => status.as_u16(),
                     _ => 0,
                 };
+                exchange.attempts = failed.attempts;
                 exchange.finish(status, corvid_store::Outcome::Error, None, None);
                 // A SuperGrok 403 gets corvid's explanation; any other error already in the
                 // caller's dialect goes back as the provider wrote it.
                 if !(oauth && status == 403)
-                    && let Some(response) = relayed_upstream_error(&error, self.inbound)
+                    && let Some(response) = relayed_upstream_error(error, self.inbound)
                 {
                     return Ok(response);
                 }
-                Err(ApiError::from_provider(&error, oauth).in_dialect(self.inbound))
+                Err(ApiError::from_provider(error, oauth).in_dialect(self.inbound))
             }
         }
     }

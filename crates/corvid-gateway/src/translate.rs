@@ -21,6 +21,7 @@ use http_body_util::BodyExt;
 
 use crate::error::ApiError;
 use crate::exchange::Exchange;
+use crate::log_text::Clean;
 use crate::state::AppState;
 use corvid_providers::dialect_of;
 use corvid_wire::Dialect;
@@ -104,10 +105,12 @@ impl Translation<'_> {
         let sent = provider.upstream().post_encoded(&path, &encoded).await;
         let upstream = match sent {
             Ok(upstream) => upstream,
-            Err(error) => {
-                tracing::warn!(route = route_name, provider = %provider.name(), model = %route.model, error = %corvid_providers::error_chain(&error), "upstream call failed");
+            Err(failed) => {
+                let error = &failed.error;
+                tracing::warn!(route = route_name, provider = %provider.name(), model = %Clean(&route.model), error = %Clean(&corvid_providers::error_chain(error)), "upstream call failed");
+                exchange.attempts = failed.attempts;
                 let (status, response) = error_response(
-                    &error,
+                    error,
                     outbound,
                     inbound,
                     provider.upstream().credential().mode(),
@@ -140,6 +143,7 @@ impl Translation<'_> {
                 status,
                 ttfb_ms: None,
                 exchange,
+                closing: None,
             };
             let mut response = Response::new(Body::new(body));
             let headers = response.headers_mut();
@@ -194,10 +198,14 @@ async fn zed_completion(
     mut exchange: Exchange,
     minter: Minter,
 ) -> Result<Response, ApiError> {
-    let model = zed
-        .model(model)
-        .await
-        .map_err(|error| zed_model_error(error).in_dialect(inbound))?;
+    let model = match zed.model(model).await {
+        Ok(model) => model,
+        Err(error) => {
+            let refusal = zed_model_error(error);
+            exchange.finish(refusal.status.as_u16(), Outcome::Error, None, None);
+            return Err(refusal.in_dialect(inbound));
+        }
+    };
     let stream = request.stream;
     // Retried before any output as every provider is (5xx, 429, …, `max_retries`).
     let (completion, attempts) = zed.completion(&request, &model).await;
@@ -222,6 +230,7 @@ async fn zed_completion(
             status: 200,
             ttfb_ms: None,
             exchange,
+            closing: None,
         };
         let mut response = Response::new(Body::new(body));
         let headers = response.headers_mut();
@@ -386,6 +395,8 @@ struct TranslateBody {
     status: u16,
     ttfb_ms: Option<u64>,
     exchange: Exchange,
+    /// The shutdown gate, looked at once the body first waits.
+    closing: Option<crate::closing::Watch>,
 }
 
 impl http_body::Body for TranslateBody {
@@ -404,7 +415,7 @@ impl http_body::Body for TranslateBody {
             let mut out = Vec::new();
             match &mut this.source {
                 Source::Bytes { inner, decoder } => match Pin::new(inner).poll_frame(cx) {
-                    Poll::Pending => return Poll::Pending,
+                    Poll::Pending => return this.wait(cx),
                     Poll::Ready(Some(Ok(frame))) => {
                         let Ok(data) = frame.into_data() else {
                             continue;
@@ -425,7 +436,7 @@ impl http_body::Body for TranslateBody {
                     }
                 },
                 Source::Events(events) => match events.as_mut().poll_next(cx) {
-                    Poll::Pending => return Poll::Pending,
+                    Poll::Pending => return this.wait(cx),
                     Poll::Ready(Some(event)) => {
                         this.events.push(event);
                         this.encode_pending(&mut out);
@@ -451,13 +462,32 @@ impl http_body::Body for TranslateBody {
 }
 
 impl TranslateBody {
+    /// The source has nothing yet: wait, unless the shutdown grace is over — then the stream
+    /// ends with an error event.
+    fn wait(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let state = &self.exchange.state;
+        let closing = self.closing.get_or_insert_with(|| state.closing_watch());
+        if !closing.closed(cx) {
+            return Poll::Pending;
+        }
+        let mut out = Vec::new();
+        self.events.push(StreamEvent::Error(WireError {
+            kind: ErrorKind::Overloaded,
+            message: crate::closing::MESSAGE.to_owned(),
+            code: None,
+        }));
+        self.encode_pending(&mut out);
+        self.finish(&mut out);
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
+    }
+
     fn encode_pending(&mut self, out: &mut Vec<u8>) {
         for mut event in self.events.drain(..) {
             self.minter.event(&mut event);
             match &event {
                 StreamEvent::Usage(usage) => self.usage = Some(*usage),
                 StreamEvent::Error(error) => {
-                    tracing::warn!(route = self.exchange.route, model = %self.exchange.model, message = %error.message, "stream failed after the response started");
+                    tracing::warn!(route = self.exchange.route, model = %Clean(&self.exchange.model), message = %Clean(&error.message), "stream failed after the response started");
                     self.outcome = Outcome::StreamError;
                 }
                 _ => {}

@@ -6,6 +6,7 @@ mod suite {
     mod completions;
     mod crossing;
     mod errors;
+    mod faults;
     mod harness;
     mod ledger;
     mod oauth;

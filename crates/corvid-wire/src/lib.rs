@@ -14,5 +14,6 @@ pub mod model;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod sse;
+pub mod url_path;
 
 pub use codec::Dialect;
