@@ -1,0 +1,346 @@
+//! The kernel sandbox around every process the runner starts: what a sandboxed command may
+//! touch, what the kernel offers, and how a command is wrapped.
+//!
+//! A sandboxed command is not started directly. The runner starts the sandbox helper (the
+//! `corvid` binary's hidden `sandbox-exec` subcommand, or this crate's `corvid-sandbox` binary in
+//! tests) as `<helper> --policy <json> -- bash -c <command>`; the helper sets the parent-death
+//! signal, restricts itself with Landlock and seccomp, and then becomes the command (`exec`).
+//! Doing it in a helper rather than between `fork` and `exec` keeps the crate free of `unsafe`.
+//!
+//! The policy ([`SandboxPolicy`]):
+//! - **Reads** everywhere, except corvid's own configuration folder (the env file holds secrets)
+//!   and the secret stores of [`SECRET_STORES`]. Landlock only grants, so "everywhere except"
+//!   is built by granting read on every sibling along the way down to each hidden path (see
+//!   `rules`). Folder listings stay possible on the way down (a hidden folder's file names can
+//!   be listed, never its files read).
+//! - **Writes** only inside the project and the temp folders (`$TMPDIR` and `/tmp`), plus the
+//!   usual devices (`/dev/null`, terminals, `/dev/shm`); never in a hidden path, even one inside
+//!   a writable folder.
+//! - **Network** off unless widened: Landlock refuses TCP bind and connect (ABI ≥ 4, loopback
+//!   included), abstract UNIX sockets outside the sandbox are out of reach (ABI ≥ 6), and seccomp
+//!   refuses creating any socket but a UNIX one.
+//! - **seccomp** also refuses `ptrace`, mounts, namespaces, `io_uring`, `bpf`, kernel modules
+//!   and keyrings, so nothing can climb out of the Landlock domain.
+//! - Signals to processes outside the sandbox are refused (ABI ≥ 6), so a command cannot stop
+//!   corvid itself.
+
+mod enforce;
+mod rules;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use enforce::helper_main;
+
+/// The name of the `corvid` binary's hidden subcommand that runs [`helper_main`].
+pub const HELPER_SUBCOMMAND: &str = "sandbox-exec";
+
+/// The secret stores a sandboxed command may not read, relative to the home folder. One list,
+/// documented in the README's Sandbox section.
+pub const SECRET_STORES: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker/config.json",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".config/op",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".password-store",
+    ".local/share/keyrings",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+];
+
+/// What the kernel offers, found once at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SandboxProbe {
+    /// The Landlock ABI version, `None` when the kernel has no (enabled) Landlock.
+    pub landlock_abi: Option<u32>,
+    /// Whether seccomp filters can be installed on this kernel and architecture.
+    pub seccomp: bool,
+}
+
+impl SandboxProbe {
+    /// Asks the running kernel. Nothing is restricted: the Landlock version is read with the
+    /// `landlock` crate (no securityfs needed), seccomp from `/proc/self/status`.
+    pub fn detect() -> Self {
+        Self {
+            landlock_abi: enforce::landlock_abi(),
+            seccomp: enforce::seccomp_available(),
+        }
+    }
+
+    /// Whether Landlock can restrict TCP (ABI 4 and later).
+    pub fn landlock_network(&self) -> bool {
+        self.landlock_abi.is_some_and(|abi| abi >= 4)
+    }
+}
+
+/// How commands are run, as the composition root configured it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    mode: Mode,
+    probe: SandboxProbe,
+    hidden: Vec<PathBuf>,
+    home: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Mode {
+    /// Every command goes through the helper with Landlock (and seccomp when available).
+    Enforced { helper: PathBuf },
+    /// The sandbox is wanted but cannot be had; commands run without it (after asking).
+    Unavailable {
+        helper: Option<PathBuf>,
+        reason: String,
+    },
+    /// The user turned it off.
+    Off,
+}
+
+/// How one command will be confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confinement {
+    /// Inside the sandbox, as configured.
+    Sandboxed,
+    /// Inside the sandbox, but with more than usual, as the model asked for this command.
+    Widened(Widening),
+    /// Outside any sandbox, because the kernel offers none (the reason says why).
+    Unavailable(String),
+    /// Outside any sandbox, because the user turned it off.
+    Off,
+}
+
+/// What a command asked for beyond the usual limits (`bash`'s `sandbox` argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Widening {
+    /// May write anywhere the user can (corvid's configuration folder still excepted).
+    #[serde(default)]
+    pub write_outside: bool,
+    /// May use the network.
+    #[serde(default)]
+    pub network: bool,
+}
+
+impl Widening {
+    /// Whether anything is widened.
+    pub fn any(&self) -> bool {
+        self.write_outside || self.network
+    }
+}
+
+impl Sandbox {
+    /// The user turned the sandbox off (`--sandbox off`, `sandbox = "off"`): commands run with
+    /// the user's full rights, under the approval policy alone. Also the default of
+    /// [`crate::ToolContext::new`], so a library user must choose a sandbox explicitly.
+    pub fn off() -> Self {
+        Self {
+            mode: Mode::Off,
+            probe: SandboxProbe {
+                landlock_abi: None,
+                seccomp: false,
+            },
+            hidden: Vec::new(),
+            home: None,
+        }
+    }
+
+    /// The sandbox with `helper` (the program that runs [`helper_main`]) on this kernel.
+    /// `hidden` are corvid's own folders and files (configuration, env file, database): never
+    /// read nor written by a command. The secret stores under `home` are added to them.
+    pub fn new(helper: impl Into<PathBuf>, hidden: Vec<PathBuf>, home: Option<PathBuf>) -> Self {
+        Self::with_probe(helper, hidden, home, SandboxProbe::detect())
+    }
+
+    /// [`Sandbox::new`] with a given probe result (tests simulate a kernel without Landlock).
+    pub fn with_probe(
+        helper: impl Into<PathBuf>,
+        hidden: Vec<PathBuf>,
+        home: Option<PathBuf>,
+        probe: SandboxProbe,
+    ) -> Self {
+        let helper = helper.into();
+        let mode = match probe.landlock_abi {
+            Some(_) => Mode::Enforced { helper },
+            None => Mode::Unavailable {
+                helper: Some(helper),
+                reason: "this kernel has no Landlock (Linux 5.13 or later with Landlock enabled is needed)".to_owned(),
+            },
+        };
+        Self {
+            mode,
+            probe,
+            hidden,
+            home,
+        }
+    }
+
+    /// What the kernel offers.
+    pub fn probe(&self) -> SandboxProbe {
+        self.probe
+    }
+
+    /// Whether commands are confined by the kernel.
+    pub fn is_enforced(&self) -> bool {
+        matches!(self.mode, Mode::Enforced { .. })
+    }
+
+    /// Whether the user turned the sandbox off.
+    pub fn is_off(&self) -> bool {
+        matches!(self.mode, Mode::Off)
+    }
+
+    /// Why the sandbox is not in force, when it is wanted but unavailable.
+    pub fn unavailable_reason(&self) -> Option<&str> {
+        match &self.mode {
+            Mode::Unavailable { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// One line for people: `landlock ABI 7 + seccomp; network off`,
+    /// `unavailable: this kernel has no Landlock …; every command asks`, `off`.
+    pub fn describe(&self) -> String {
+        match &self.mode {
+            Mode::Off => {
+                "off (turned off by the user): commands run with your full rights".to_owned()
+            }
+            Mode::Unavailable { reason, .. } => {
+                format!("unavailable: {reason}; every command asks before it runs")
+            }
+            Mode::Enforced { .. } => {
+                let mut layers = vec![format!(
+                    "landlock ABI {}",
+                    self.probe.landlock_abi.unwrap_or_default()
+                )];
+                if self.probe.seccomp {
+                    layers.push("seccomp".to_owned());
+                }
+                format!(
+                    "{}; writes only in the project and temp folders; network off",
+                    layers.join(" + ")
+                )
+            }
+        }
+    }
+
+    /// How a command with `widening` will be confined.
+    pub fn confinement(&self, widening: Widening) -> Confinement {
+        match &self.mode {
+            Mode::Off => Confinement::Off,
+            Mode::Unavailable { reason, .. } => Confinement::Unavailable(reason.clone()),
+            Mode::Enforced { .. } if widening.any() => Confinement::Widened(widening),
+            Mode::Enforced { .. } => Confinement::Sandboxed,
+        }
+    }
+
+    /// The paths no command may read or write: corvid's own, and the secret stores.
+    pub fn hidden_paths(&self) -> Vec<PathBuf> {
+        let mut hidden = self.hidden.clone();
+        if let Some(home) = &self.home {
+            hidden.extend(SECRET_STORES.iter().map(|store| home.join(store)));
+        }
+        hidden
+    }
+
+    /// The program and arguments that run `bash -c command` under this sandbox in `project`.
+    pub(crate) fn command_line(
+        &self,
+        project: &Path,
+        command: &str,
+        widening: Widening,
+    ) -> (PathBuf, Vec<String>) {
+        let bash = vec!["bash".to_owned(), "-c".to_owned(), command.to_owned()];
+        let (helper, landlock) = match &self.mode {
+            Mode::Off => return (PathBuf::from("bash"), bash[1..].to_vec()),
+            Mode::Unavailable { helper: None, .. } => {
+                return (PathBuf::from("bash"), bash[1..].to_vec());
+            }
+            Mode::Unavailable {
+                helper: Some(helper),
+                ..
+            } => (helper, false),
+            Mode::Enforced { helper } => (helper, true),
+        };
+        let policy = SandboxPolicy {
+            landlock,
+            seccomp: self.probe.seccomp,
+            read_hidden: self.hidden_paths(),
+            writable: if widening.write_outside {
+                vec![PathBuf::from("/")]
+            } else {
+                writable_roots(project)
+            },
+            network: widening.network,
+            parent: Some(std::process::id()),
+        };
+        let mut arguments = vec![
+            "--policy".to_owned(),
+            // A policy of paths and flags always serializes.
+            serde_json::to_string(&policy).unwrap_or_default(),
+            "--".to_owned(),
+        ];
+        arguments.extend(bash);
+        let mut line = vec![HELPER_SUBCOMMAND.to_owned()];
+        line.extend(arguments);
+        (helper.clone(), line)
+    }
+}
+
+/// The folders a sandboxed command may write in: the project, the temp folders, the devices
+/// every program expects.
+fn writable_roots(project: &Path) -> Vec<PathBuf> {
+    let mut roots = vec![
+        project.to_path_buf(),
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+    ];
+    roots.extend(
+        [
+            "/dev/null",
+            "/dev/zero",
+            "/dev/full",
+            "/dev/random",
+            "/dev/urandom",
+            "/dev/tty",
+            "/dev/ptmx",
+            "/dev/pts",
+            "/dev/shm",
+        ]
+        .map(PathBuf::from),
+    );
+    roots
+}
+
+/// What the helper enforces, passed to it as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxPolicy {
+    /// Restrict the file system (and TCP, when `network` is false) with Landlock.
+    pub landlock: bool,
+    /// Install the seccomp filter.
+    pub seccomp: bool,
+    /// Never read nor written.
+    pub read_hidden: Vec<PathBuf>,
+    /// Writable, with everything beneath (minus `read_hidden`).
+    pub writable: Vec<PathBuf>,
+    /// Network allowed.
+    pub network: bool,
+    /// The process that started the helper: if it is already gone when the parent-death
+    /// signal is armed, the helper stops instead of running an orphan.
+    pub parent: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests;

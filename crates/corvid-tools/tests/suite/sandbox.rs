@@ -1,0 +1,363 @@
+//! The kernel sandbox, through `bash` with the real helper (this crate's `corvid-sandbox`
+//! binary): every way out that a command could try is refused, with a clear result.
+//!
+//! The folders live under Cargo's target tmp folder, not the system temp folder, because the
+//! temp folders are writable by design. Skipped, with the reason printed, where the kernel has no
+//! Landlock.
+
+use std::io::Read as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use corvid_tools::{
+    Cancellation, Confinement, Sandbox, SandboxProbe, ToolContext, ToolOutput, ToolRegistry,
+    Widening, Workspace,
+};
+use serde_json::{Value, json};
+
+use super::support::eventually;
+
+const HELPER: &str = env!("CARGO_BIN_EXE_corvid-sandbox");
+
+struct Jail {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    outside: PathBuf,
+    corvid_home: PathBuf,
+    home: PathBuf,
+    tools: ToolRegistry,
+}
+
+/// `project/`, `outside/` (with `target.txt`), `corvid-home/env` and a `home/` with `.ssh`.
+/// `None` (after saying why) when the kernel has no Landlock.
+fn jail() -> Option<Jail> {
+    let probe = SandboxProbe::detect();
+    if probe.landlock_abi.is_none() {
+        eprintln!("SKIPPED: this kernel has no Landlock, so there is no sandbox to test");
+        return None;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("project");
+    let outside = base.join("outside");
+    let corvid_home = base.join("corvid-home");
+    let home = base.join("home");
+    for folder in [&root, &outside, &corvid_home, &home.join(".ssh")] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    std::fs::write(outside.join("target.txt"), "original\n").unwrap();
+    std::fs::write(corvid_home.join("env"), "XAI_API_KEY=xai-secret-123\n").unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY 456\n").unwrap();
+    std::fs::write(home.join(".profile"), "readable\n").unwrap();
+    let sandbox = Sandbox::with_probe(HELPER, vec![corvid_home.clone()], Some(home.clone()), probe);
+    let context =
+        ToolContext::new(Workspace::new(&root).unwrap(), base.join("logs")).with_sandbox(sandbox);
+    Some(Jail {
+        _dir: dir,
+        root,
+        outside,
+        corvid_home,
+        home,
+        tools: ToolRegistry::new(context),
+    })
+}
+
+impl Jail {
+    async fn bash(&self, arguments: Value) -> ToolOutput {
+        self.tools
+            .execute("bash", arguments, Cancellation::never())
+            .await
+            .unwrap()
+    }
+
+    async fn run(&self, command: &str) -> ToolOutput {
+        self.bash(json!({ "command": command })).await
+    }
+}
+
+/// A refusal the model can act on: an error, the kernel's words, and the sandbox's note.
+fn assert_refused(output: &ToolOutput) {
+    assert!(output.is_error, "{}", output.text);
+    assert!(
+        output.text.contains("Permission denied")
+            || output.text.contains("Operation not permitted")
+            || output.text.contains("Invalid cross-device link"),
+        "{}",
+        output.text
+    );
+    assert!(
+        output.text.contains("[corvid sandbox]") && output.text.contains("\"write_outside\": true"),
+        "the result says it was the sandbox and how to ask for more: {}",
+        output.text
+    );
+}
+
+#[tokio::test]
+async fn writes_inside_the_project_and_reads_outside_it_work() {
+    let Some(jail) = jail() else { return };
+    let output = jail
+        .run("echo made > made.txt && mkdir -p sub/deeper && echo deep > sub/deeper/f && cat /etc/passwd > /dev/null && cat ../home/.profile && ls / > /dev/null && echo ok")
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    assert!(output.text.contains("readable\nok"), "{}", output.text);
+    assert_eq!(
+        std::fs::read_to_string(jail.root.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    let temp = jail
+        .run("f=$(mktemp) && echo t > \"$f\" && rm \"$f\" && echo temp-ok")
+        .await;
+    assert!(
+        temp.text.contains("temp-ok"),
+        "the temp folder is writable: {}",
+        temp.text
+    );
+}
+
+#[tokio::test]
+async fn writing_outside_the_project_is_refused() {
+    let Some(jail) = jail() else { return };
+    let target = jail.outside.join("target.txt");
+    let output = jail
+        .run(&format!(
+            "echo pwned > {}",
+            jail.outside.join("new.txt").display()
+        ))
+        .await;
+    assert_refused(&output);
+    assert!(!jail.outside.join("new.txt").exists());
+    let output = jail
+        .run(&format!("echo pwned >> {}", target.display()))
+        .await;
+    assert_refused(&output);
+    let output = jail
+        .run("cd .. && cd outside && echo pwned > target.txt")
+        .await;
+    assert_refused(&output);
+    let output = jail
+        .run("cat > script.sh <<'EOF'\ncd ..\nrm -f outside/target.txt\necho gone > outside/escape\nEOF\nbash script.sh")
+        .await;
+    assert_refused(&output);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "original\n");
+    assert!(!jail.outside.join("escape").exists());
+}
+
+#[tokio::test]
+async fn corvid_configuration_and_secret_stores_cannot_be_read() {
+    let Some(jail) = jail() else { return };
+    for path in [
+        jail.corvid_home.join("env"),
+        jail.home.join(".ssh/id_ed25519"),
+    ] {
+        let output = jail.run(&format!("cat {}", path.display())).await;
+        assert_refused(&output);
+        assert!(
+            !output.text.contains("secret-123") && !output.text.contains("KEY 456"),
+            "{}",
+            output.text
+        );
+    }
+    let output = jail
+        .run(&format!(
+            "cp -r {} stolen",
+            jail.home.join(".ssh").display()
+        ))
+        .await;
+    assert_refused(&output);
+    assert!(!jail.root.join("stolen/id_ed25519").exists());
+    let output = jail
+        .run(&format!(
+            "echo X=1 >> {}",
+            jail.corvid_home.join("env").display()
+        ))
+        .await;
+    assert_refused(&output);
+}
+
+#[tokio::test]
+async fn symbolic_and_hard_links_do_not_lead_out() {
+    let Some(jail) = jail() else { return };
+    std::os::unix::fs::symlink(&jail.outside, jail.root.join("planted")).unwrap();
+    let output = jail.run("echo pwned > planted/target.txt").await;
+    assert_refused(&output);
+    let output = jail
+        .run("ln -s ../outside made-link && echo pwned > made-link/new.txt")
+        .await;
+    assert_refused(&output);
+    let output = jail
+        .run(&format!(
+            "ln -s {} key && cat key",
+            jail.home.join(".ssh/id_ed25519").display()
+        ))
+        .await;
+    assert_refused(&output);
+    assert!(!output.text.contains("KEY 456"));
+    let output = jail
+        .run(&format!(
+            "ln {} hard && echo pwned >> hard",
+            jail.outside.join("target.txt").display()
+        ))
+        .await;
+    assert_refused(&output);
+    assert_eq!(
+        std::fs::read_to_string(jail.outside.join("target.txt")).unwrap(),
+        "original\n"
+    );
+    assert!(!jail.outside.join("new.txt").exists());
+}
+
+/// Network off refuses even a listener on loopback that the test itself started.
+#[tokio::test]
+async fn the_network_is_off_even_on_loopback() {
+    let Some(jail) = jail() else { return };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let command = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let output = jail.run(&command).await;
+    assert!(output.is_error, "{}", output.text);
+    assert!(!output.text.contains("connected\n"), "{}", output.text);
+    assert!(output.text.contains("[corvid sandbox]"), "{}", output.text);
+    assert!(
+        listener.accept().is_err(),
+        "no connection reached the listener"
+    );
+    if let Ok(python) = which("python3") {
+        let script = format!(
+            "import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=2); print('connected')"
+        );
+        let output = jail
+            .bash(json!({"command": format!("{} -c \"{script}\"", python.display())}))
+            .await;
+        assert!(!output.text.contains("connected\n"), "{}", output.text);
+        assert!(listener.accept().is_err());
+    }
+
+    // The widened command really gets the network, and only it.
+    let widened = jail
+        .bash(json!({"command": command, "sandbox": {"network": true}}))
+        .await;
+    assert!(!widened.is_error, "{}", widened.text);
+    assert!(widened.text.contains("connected"), "{}", widened.text);
+    assert!(
+        eventually(Duration::from_secs(2), || listener.accept().is_ok()).await,
+        "the widened command connected"
+    );
+}
+
+#[tokio::test]
+async fn background_processes_are_confined_too() {
+    let Some(jail) = jail() else { return };
+    let escape = jail.outside.join("from-background");
+    let output = jail
+        .bash(json!({
+            "command": format!("echo pwned > {} ; touch finished", escape.display()),
+            "background": true
+        }))
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    let finished = jail.root.join("finished");
+    assert!(eventually(Duration::from_secs(10), || finished.exists()).await);
+    assert!(!escape.exists());
+}
+
+#[tokio::test]
+async fn a_widened_command_may_write_outside_but_never_into_corvid_configuration() {
+    let Some(jail) = jail() else { return };
+    let prepared = jail
+        .tools
+        .prepare(
+            "bash",
+            json!({"command": "true", "sandbox": {"write_outside": true}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        prepared.plan.confinement(),
+        Some(&Confinement::Widened(Widening {
+            write_outside: true,
+            network: false
+        }))
+    );
+    assert!(
+        prepared
+            .proposal
+            .summary
+            .contains("may write outside the project and temp folders"),
+        "{}",
+        prepared.proposal.summary
+    );
+    let output = jail
+        .bash(json!({
+            "command": format!("echo widened > {}", jail.outside.join("allowed.txt").display()),
+            "sandbox": {"write_outside": true}
+        }))
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    assert!(jail.outside.join("allowed.txt").exists());
+    let output = jail
+        .bash(json!({
+            "command": format!("echo X=1 >> {}", jail.corvid_home.join("env").display()),
+            "sandbox": {"write_outside": true, "network": true}
+        }))
+        .await;
+    assert!(output.is_error, "{}", output.text);
+    assert_eq!(
+        std::fs::read_to_string(jail.corvid_home.join("env")).unwrap(),
+        "XAI_API_KEY=xai-secret-123\n"
+    );
+}
+
+/// Killing the process that started a sandboxed command kills the command too (the helper arms
+/// the parent-death signal before it becomes the command).
+#[test]
+fn a_command_dies_with_its_parent() {
+    if SandboxProbe::detect().landlock_abi.is_none() {
+        eprintln!("SKIPPED: this kernel has no Landlock");
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let marker = dir.path().join("late");
+    let policy = json!({
+        "landlock": true,
+        "seccomp": true,
+        "read_hidden": [],
+        "writable": [dir.path()],
+        "network": false,
+        "parent": null
+    });
+    let inner = format!("sleep 2; echo late > {}", marker.display());
+    let outer = format!(
+        "{HELPER} sandbox-exec --policy '{policy}' -- bash -c '{inner}' & echo started; wait"
+    );
+    let mut parent = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&outer)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 8];
+    parent
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !marker.exists(),
+        "the command outlived the process that started it"
+    );
+}
+
+fn which(program: &str) -> Result<PathBuf, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path)
+        .map(|folder| folder.join(program))
+        .find(|candidate| Path::new(candidate).is_file())
+        .ok_or(())
+}
