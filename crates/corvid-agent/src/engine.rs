@@ -39,6 +39,9 @@ pub struct AgentConfig {
     pub output_dir: PathBuf,
     /// The most bytes of AGENTS.md text put in the prompt.
     pub instructions_cap: usize,
+    /// The kernel sandbox commands run in. The default is [`corvid_tools::Sandbox::off`]: only
+    /// the composition root knows where the sandbox helper is, so it must set this.
+    pub sandbox: corvid_tools::Sandbox,
 }
 
 impl AgentConfig {
@@ -53,6 +56,7 @@ impl AgentConfig {
             max_steps: 50,
             database: None,
             instructions_cap: 64 * 1024,
+            sandbox: corvid_tools::Sandbox::off(),
         }
     }
 }
@@ -261,7 +265,10 @@ impl Engine {
             path: project.clone(),
             message: error.to_string(),
         })?;
-        let tools = ToolRegistry::new(ToolContext::new(workspace, config.output_dir.clone()));
+        let tools = ToolRegistry::new(
+            ToolContext::new(workspace, config.output_dir.clone())
+                .with_sandbox(config.sandbox.clone()),
+        );
         let mut store = match &config.database {
             Some(path) => Store::open(path)?,
             None => Store::open_in_memory()?,
@@ -354,6 +361,7 @@ impl Engine {
                 conversation_id: self.conversation.clone(),
                 model: self.model.clone(),
                 approval_policy: self.shared.gate_state().0,
+                sandbox: Some(crate::sandbox_state::state(self.tools.context().sandbox())),
             }),
         );
     }

@@ -10,6 +10,7 @@ pub mod init;
 pub mod instructions;
 mod model;
 mod prompt;
+mod sandbox_state;
 pub mod skills;
 mod skills_tool;
 mod subagent;

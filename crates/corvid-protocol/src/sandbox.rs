@@ -100,9 +100,9 @@ impl SandboxNotice {
                     parts.join(" and ")
                 )
             }
-            Self::Unavailable { reason } => format!(
-                "This command runs without a sandbox, with your full rights: {reason}."
-            ),
+            Self::Unavailable { reason } => {
+                format!("This command runs without a sandbox, with your full rights: {reason}.")
+            }
         }
     }
 }

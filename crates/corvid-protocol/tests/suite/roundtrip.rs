@@ -6,9 +6,9 @@ use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ConversationSummary, ErrorClass,
     ErrorNotification, Event, EventMsg, HistoryEntry, ImageInput, Op, ProposalKind,
     ProposalNotification, ProposalOutcome, ReadyNotification, SandboxMode, SandboxNotice,
-    SandboxState, SendParams, SubagentKind, Submission,
-    TodoItem, TodoStatus, TokenUsage, ToolCallNotification, ToolResultNotification, Truncation,
-    TurnFinishedNotification, TurnOutcome, UsageNotification, schema_json,
+    SandboxState, SendParams, SubagentKind, Submission, TodoItem, TodoStatus, TokenUsage,
+    ToolCallNotification, ToolResultNotification, Truncation, TurnFinishedNotification,
+    TurnOutcome, UsageNotification, schema_json,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
