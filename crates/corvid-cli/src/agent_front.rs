@@ -58,6 +58,10 @@ pub(crate) struct AgentArgs {
     /// Model steps allowed in one turn.
     #[arg(long, default_value_t = 50)]
     max_steps: u32,
+    /// on (default: commands run in the kernel sandbox) or off (they run with your full rights);
+    /// overrides `sandbox` in config.toml.
+    #[arg(long, value_name = "on|off", value_parser = crate::sandbox_setup::parse_setting)]
+    sandbox: Option<corvid_config::SandboxSetting>,
 }
 
 fn start(
@@ -80,6 +84,7 @@ fn start(
     config.max_steps = args.max_steps;
     config.database = Some(loaded.paths.database());
     config.output_dir = loaded.paths.data_dir.join("output");
+    config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
     Ok(AgentHandle::spawn(
         config,
         Arc::new(InProcessModel(registry)),
@@ -135,6 +140,14 @@ fn print_human(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
     match &event.msg {
         EventMsg::TextDelta { delta } if event.depth == 0 => write!(out, "{delta}")?,
         EventMsg::ToolCall(call) => writeln!(out, "\n{indent}→ {}", call.summary)?,
+        EventMsg::ToolOutputDelta { text, .. } => {
+            // Progress, dimmed on a terminal so the answer stands out.
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                write!(out, "\x1b[2m{text}\x1b[0m")?
+            } else {
+                write!(out, "{text}")?
+            }
+        }
         EventMsg::ToolResult(result) => {
             let first = result.output.lines().next().unwrap_or_default();
             let mark = if result.ok { "✓" } else { "✗" };
@@ -190,11 +203,17 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
                 match &event.msg {
                     EventMsg::Ready(ready) => {
                         writeln!(stdout, "model {} · project {} · approvals {}", ready.model, ready.cwd, ready.approval_policy)?;
+                        if let Some(sandbox) = &ready.sandbox {
+                            writeln!(stdout, "{}", sandbox_banner(sandbox))?;
+                        }
                         prompt(&mut stdout, busy)?;
                     }
                     EventMsg::TurnStarted { .. } => busy = true,
                     EventMsg::Proposal(proposal) => {
                         show_proposal(&proposal.kind, &mut stdout)?;
+                        if let Some(notice) = &proposal.sandbox {
+                            writeln!(stdout, "  ! {}", notice.describe())?;
+                        }
                         write!(stdout, "allow? [y]es / [a]lways / [n]o, or type feedback to reject: ")?;
                         stdout.flush()?;
                         pending_proposal = Some((proposal.proposal_id.clone(), proposal.always_scope.clone()));
@@ -317,6 +336,18 @@ fn show_proposal(kind: &ProposalKind, out: &mut impl Write) -> std::io::Result<(
         }
         ProposalKind::Command { command, cwd } => writeln!(out, "\n— run in {cwd}:\n  $ {command}"),
         ProposalKind::Other { tool, summary } => writeln!(out, "\n— {tool}: {summary}"),
+    }
+}
+
+/// The startup banner's sandbox line: the active layers, or plainly why there are none.
+fn sandbox_banner(sandbox: &corvid_protocol::SandboxState) -> String {
+    match sandbox.mode {
+        corvid_protocol::SandboxMode::Enforced => format!("sandbox: {}", sandbox.summary),
+        corvid_protocol::SandboxMode::Unavailable => format!(
+            "sandbox UNAVAILABLE — {}. Turn it off explicitly with --sandbox off to stop the asking.",
+            sandbox.summary
+        ),
+        corvid_protocol::SandboxMode::Off => format!("sandbox: {}", sandbox.summary),
     }
 }
 

@@ -101,13 +101,15 @@ pub struct Sandbox {
 enum Mode {
     /// Every command goes through the helper with Landlock (and seccomp when available).
     Enforced { helper: PathBuf },
-    /// The sandbox is wanted but cannot be had; commands run without it (after asking).
+    /// The sandbox is wanted but cannot be had; commands run without it (after asking), through
+    /// the helper when there is one so they still die with corvid.
     Unavailable {
         helper: Option<PathBuf>,
         reason: String,
     },
-    /// The user turned it off.
-    Off,
+    /// The user turned it off; commands still go through the helper, when there is one, for the
+    /// parent-death signal alone.
+    Off { helper: Option<PathBuf> },
 }
 
 /// How one command will be confined.
@@ -147,13 +149,24 @@ impl Sandbox {
     /// [`crate::ToolContext::new`], so a library user must choose a sandbox explicitly.
     pub fn off() -> Self {
         Self {
-            mode: Mode::Off,
+            mode: Mode::Off { helper: None },
             probe: SandboxProbe {
                 landlock_abi: None,
                 seccomp: false,
             },
             hidden: Vec::new(),
             home: None,
+        }
+    }
+
+    /// [`Sandbox::off`], with commands still started through `helper` so they die with corvid
+    /// (the parent-death signal); nothing else is restricted.
+    pub fn off_with_helper(helper: impl Into<PathBuf>) -> Self {
+        Self {
+            mode: Mode::Off {
+                helper: Some(helper.into()),
+            },
+            ..Self::off()
         }
     }
 
@@ -187,6 +200,20 @@ impl Sandbox {
         }
     }
 
+    /// The sandbox is wanted but its helper cannot be found (`reason` says why): commands run
+    /// without it, and every one asks first.
+    pub fn without_helper(reason: impl Into<String>) -> Self {
+        Self {
+            mode: Mode::Unavailable {
+                helper: None,
+                reason: reason.into(),
+            },
+            probe: SandboxProbe::detect(),
+            hidden: Vec::new(),
+            home: None,
+        }
+    }
+
     /// What the kernel offers.
     pub fn probe(&self) -> SandboxProbe {
         self.probe
@@ -199,7 +226,7 @@ impl Sandbox {
 
     /// Whether the user turned the sandbox off.
     pub fn is_off(&self) -> bool {
-        matches!(self.mode, Mode::Off)
+        matches!(self.mode, Mode::Off { .. })
     }
 
     /// Why the sandbox is not in force, when it is wanted but unavailable.
@@ -214,7 +241,7 @@ impl Sandbox {
     /// `unavailable: this kernel has no Landlock …; every command asks`, `off`.
     pub fn describe(&self) -> String {
         match &self.mode {
-            Mode::Off => {
+            Mode::Off { .. } => {
                 "off (turned off by the user): commands run with your full rights".to_owned()
             }
             Mode::Unavailable { reason, .. } => {
@@ -239,7 +266,7 @@ impl Sandbox {
     /// How a command with `widening` will be confined.
     pub fn confinement(&self, widening: Widening) -> Confinement {
         match &self.mode {
-            Mode::Off => Confinement::Off,
+            Mode::Off { .. } => Confinement::Off,
             Mode::Unavailable { reason, .. } => Confinement::Unavailable(reason.clone()),
             Mode::Enforced { .. } if widening.any() => Confinement::Widened(widening),
             Mode::Enforced { .. } => Confinement::Sandboxed,
@@ -263,20 +290,22 @@ impl Sandbox {
         widening: Widening,
     ) -> (PathBuf, Vec<String>) {
         let bash = vec!["bash".to_owned(), "-c".to_owned(), command.to_owned()];
-        let (helper, landlock) = match &self.mode {
-            Mode::Off => return (PathBuf::from("bash"), bash[1..].to_vec()),
-            Mode::Unavailable { helper: None, .. } => {
+        let (helper, landlock, seccomp) = match &self.mode {
+            Mode::Off { helper: None } | Mode::Unavailable { helper: None, .. } => {
                 return (PathBuf::from("bash"), bash[1..].to_vec());
             }
+            Mode::Off {
+                helper: Some(helper),
+            } => (helper, false, false),
             Mode::Unavailable {
                 helper: Some(helper),
                 ..
-            } => (helper, false),
-            Mode::Enforced { helper } => (helper, true),
+            } => (helper, false, self.probe.seccomp),
+            Mode::Enforced { helper } => (helper, true, self.probe.seccomp),
         };
         let policy = SandboxPolicy {
             landlock,
-            seccomp: self.probe.seccomp,
+            seccomp,
             read_hidden: self.hidden_paths(),
             writable: if widening.write_outside {
                 vec![PathBuf::from("/")]
