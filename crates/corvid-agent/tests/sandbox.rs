@@ -102,6 +102,7 @@ fn enforced() -> Sandbox {
         SandboxProbe {
             landlock_abi: Some(7),
             seccomp: true,
+            namespaces: false,
         },
     )
 }
@@ -166,6 +167,7 @@ async fn without_landlock_every_command_asks_even_under_full_auto() {
         SandboxProbe {
             landlock_abi: None,
             seccomp: true,
+            namespaces: false,
         },
     );
     let mut agent = Agent::start(

@@ -88,6 +88,10 @@ fn folders() -> Folders {
     )
     .unwrap();
     std::fs::write(folders.home.join(".ssh/id_ed25519"), "PRIVATE KEY 456\n").unwrap();
+    // A git repository, so commands also go through the mount namespace that keeps
+    // .git/hooks and .git/config read-only (where user namespaces are available).
+    std::fs::create_dir_all(folders.project.join(".git/hooks")).unwrap();
+    std::fs::write(folders.project.join(".git/config"), "[core]\n").unwrap();
     folders
 }
 
@@ -157,6 +161,7 @@ async fn under_full_auto_the_sandbox_refuses_and_sandbox_off_does_not() {
     );
     upstream.enqueue(PATH, bash("b3", "cat ~/.ssh/id_ed25519"));
     upstream.enqueue(PATH, done());
+    let namespaces = corvid_tools::SandboxProbe::detect().namespaces;
     let events = exec(&upstream, &folders, &[]).await;
     let ready = events
         .iter()
@@ -165,6 +170,13 @@ async fn under_full_auto_the_sandbox_refuses_and_sandbox_off_does_not() {
     assert_eq!(ready["msg"]["sandbox"]["mode"], "enforced", "{ready}");
     let refused = results(&events);
     assert_eq!(refused.len(), 3, "{events:?}");
+    if namespaces {
+        let summary = ready["msg"]["sandbox"]["summary"].as_str().unwrap();
+        assert!(
+            summary.contains(".git/hooks and .git/config read-only"),
+            "{summary}"
+        );
+    }
     for (ok, output) in &refused {
         assert!(!ok, "{output}");
         assert!(output.contains("Permission denied"), "{output}");

@@ -23,6 +23,11 @@
 //!   and keyrings, so nothing can climb out of the Landlock domain.
 //! - Signals to processes outside the sandbox are refused (ABI ≥ 6), so a command cannot stop
 //!   corvid itself.
+//! - **`.git/hooks` and `.git/config` stay read-only** inside the writable project, where user
+//!   namespaces are available: Landlock cannot take a right away beneath a folder it granted, so
+//!   the helper first re-executes itself through `unshare --user --map-current-user --mount`
+//!   and bind-mounts those two read-only in its private mount namespace (the `mount` layer).
+//!   Without user namespaces they are not protected, and the state says so.
 
 mod enforce;
 mod rules;
@@ -70,6 +75,9 @@ pub struct SandboxProbe {
     pub landlock_abi: Option<u32>,
     /// Whether seccomp filters can be installed on this kernel and architecture.
     pub seccomp: bool,
+    /// Whether `unshare --user --map-current-user --mount` works here (for read-only
+    /// `.git/hooks` and `.git/config`).
+    pub namespaces: bool,
 }
 
 impl SandboxProbe {
@@ -79,6 +87,7 @@ impl SandboxProbe {
         Self {
             landlock_abi: enforce::landlock_abi(),
             seccomp: enforce::seccomp_available(),
+            namespaces: unshare_program().is_some(),
         }
     }
 
@@ -153,6 +162,7 @@ impl Sandbox {
             probe: SandboxProbe {
                 landlock_abi: None,
                 seccomp: false,
+                namespaces: false,
             },
             hidden: Vec::new(),
             home: None,
@@ -255,8 +265,14 @@ impl Sandbox {
                 if self.probe.seccomp {
                     layers.push("seccomp".to_owned());
                 }
+                let git = if self.probe.namespaces {
+                    layers.push("mount namespace".to_owned());
+                    "; .git/hooks and .git/config read-only"
+                } else {
+                    "; .git/hooks and .git/config NOT protected (no user namespaces)"
+                };
                 format!(
-                    "{}; writes only in the project and temp folders; network off",
+                    "{}; writes only in the project and temp folders{git}; network off",
                     layers.join(" + ")
                 )
             }
@@ -314,6 +330,17 @@ impl Sandbox {
             },
             network: widening.network,
             parent: Some(std::process::id()),
+            read_only: if landlock && self.probe.namespaces {
+                protected_git(project)
+            } else {
+                Vec::new()
+            },
+            unshare: if landlock && self.probe.namespaces {
+                unshare_program()
+            } else {
+                None
+            },
+            namespaced: false,
         };
         let mut arguments = vec![
             "--policy".to_owned(),
@@ -353,6 +380,40 @@ fn writable_roots(project: &Path) -> Vec<PathBuf> {
     roots
 }
 
+/// The project's git files that run code when git runs (hooks) or decide what runs (config):
+/// read-only for commands. A missing `.git/hooks` in an existing `.git` folder is created
+/// (empty, as `git init` would), so there is something to protect.
+fn protected_git(project: &Path) -> Vec<PathBuf> {
+    let git = project.join(".git");
+    if !std::fs::symlink_metadata(&git).is_ok_and(|meta| meta.is_dir()) {
+        return Vec::new();
+    }
+    let hooks = git.join("hooks");
+    if !hooks.exists() {
+        let _ = std::fs::create_dir(&hooks);
+    }
+    [hooks, git.join("config")]
+        .into_iter()
+        .filter(|path| path.exists())
+        .collect()
+}
+
+/// The `unshare` program, when it can make a user and mount namespace here.
+fn unshare_program() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let program = std::env::split_paths(&path)
+        .map(|folder| folder.join("unshare"))
+        .find(|candidate| candidate.is_file())?;
+    let works = std::process::Command::new(&program)
+        .args(["--user", "--map-current-user", "--mount", "true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    works.then_some(program)
+}
+
 /// What the helper enforces, passed to it as JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxPolicy {
@@ -369,6 +430,15 @@ pub struct SandboxPolicy {
     /// The process that started the helper: if it is already gone when the parent-death
     /// signal is armed, the helper stops instead of running an orphan.
     pub parent: Option<u32>,
+    /// Made read-only in a private mount namespace (inside writable folders).
+    #[serde(default)]
+    pub read_only: Vec<PathBuf>,
+    /// The `unshare` program that makes that namespace.
+    #[serde(default)]
+    pub unshare: Option<PathBuf>,
+    /// Set by the helper on itself once it runs inside that namespace.
+    #[serde(default)]
+    pub namespaced: bool,
 }
 
 #[cfg(test)]

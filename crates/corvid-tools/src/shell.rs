@@ -310,6 +310,9 @@ fn looks_refused(text: &str) -> bool {
         "Operation not permitted",
         // Landlock refuses linking a file into a folder with more rights than its own as EXDEV.
         "Invalid cross-device link",
+        // The read-only .git/hooks and .git/config.
+        "Read-only file system",
+        "Device or resource busy",
         "EACCES",
         "EPERM",
         "corvid sandbox:",
@@ -322,8 +325,8 @@ fn looks_refused(text: &str) -> bool {
 fn sandbox_note(context: &ToolContext) -> String {
     format!(
         "\n\n[corvid sandbox] This command ran in corvid's sandbox, which refuses writing outside the project \
-         ({}) and the temp folders, reading corvid's configuration and secret stores (~/.ssh, ~/.aws, …), and all \
-         network access. \"Permission denied\", \"Operation not permitted\" or \"Invalid cross-device link\" above is most likely the sandbox. \
+         ({}) and the temp folders, writing .git/hooks and .git/config, reading corvid's configuration and secret \
+         stores (~/.ssh, ~/.aws, …), and all network access. \"Permission denied\", \"Operation not permitted\" or \"Invalid cross-device link\" above is most likely the sandbox. \
          If the command really needs more, call bash again with the same command and \
          \"sandbox\": {{\"write_outside\": true}} and/or {{\"network\": true}}; the user will be asked to approve exactly that.",
         context.workspace.root().display()

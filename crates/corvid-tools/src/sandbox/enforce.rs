@@ -39,7 +39,10 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> std::process::Ex
         Ok(parsed) => parsed,
         Err(message) => return fail(message, SETUP_FAILED),
     };
-    if let Err(message) = confine(&policy) {
+    if program.is_empty() {
+        return fail("no command after `--`".to_owned(), SETUP_FAILED);
+    }
+    if let Err(message) = confine(&policy, &program) {
         return fail(message, SETUP_FAILED);
     }
     let Some((program, arguments)) = program.split_first() else {
@@ -74,8 +77,9 @@ fn parse(
     Ok((policy, args.collect()))
 }
 
-/// Applies the whole policy to this process.
-fn confine(policy: &SandboxPolicy) -> Result<(), String> {
+/// Applies the whole policy to this process (first re-executing it inside a user and mount
+/// namespace when some paths must be read-only; that exec only returns on failure).
+fn confine(policy: &SandboxPolicy, program: &[OsString]) -> Result<(), String> {
     // Die with the process that started us; armed first, then the parent checked, so a parent
     // that died before the signal was armed is noticed too.
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
@@ -86,11 +90,88 @@ fn confine(policy: &SandboxPolicy) -> Result<(), String> {
             return Err("corvid is gone; not starting the command".to_owned());
         }
     }
+    if !policy.read_only.is_empty() && !policy.namespaced {
+        if let Some(unshare) = &policy.unshare {
+            return Err(reexec_in_namespace(unshare, policy, program));
+        }
+    }
+    if policy.namespaced {
+        read_only_mounts(&policy.read_only)?;
+    }
     if policy.landlock {
         landlock(policy)?;
     }
     if policy.seccomp {
         seccomp(policy.network)?;
+    }
+    Ok(())
+}
+
+/// Runs this helper again through `unshare`, in a new user namespace (mapping the current user
+/// to itself) with a private mount namespace; returns why that failed.
+fn reexec_in_namespace(
+    unshare: &std::path::Path,
+    policy: &SandboxPolicy,
+    program: &[OsString],
+) -> String {
+    let myself = match std::env::current_exe() {
+        Ok(myself) => myself,
+        Err(error) => return format!("cannot find the sandbox helper itself: {error}"),
+    };
+    let inside = SandboxPolicy {
+        namespaced: true,
+        ..policy.clone()
+    };
+    let Ok(json) = serde_json::to_string(&inside) else {
+        return "cannot encode the policy".to_owned();
+    };
+    let error = std::process::Command::new(unshare)
+        .args([
+            "--user",
+            "--map-current-user",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+        ])
+        .arg(myself)
+        .arg(super::HELPER_SUBCOMMAND)
+        .arg("--policy")
+        .arg(json)
+        .arg("--")
+        .args(program)
+        .exec();
+    format!("cannot start {}: {error}", unshare.display())
+}
+
+/// Bind-mounts each path onto itself, read-only, in this process's private mount namespace. The
+/// flags the kernel locked on the original mount (nosuid, nodev, …) are kept, as a user
+/// namespace may not drop them.
+fn read_only_mounts(paths: &[PathBuf]) -> Result<(), String> {
+    use rustix::fs::StatVfsMountFlags as Vfs;
+    use rustix::mount::MountFlags as Mount;
+    for path in paths {
+        let error =
+            |error: rustix::io::Errno| format!("cannot make {} read-only: {error}", path.display());
+        let Ok(vfs) = rustix::fs::statvfs(path) else {
+            // Gone since the policy was made: nothing to protect.
+            continue;
+        };
+        rustix::mount::mount_bind(path, path).map_err(error)?;
+        let mut flags = Mount::BIND | Mount::RDONLY;
+        for (locked, flag) in [
+            (Vfs::NOSUID, Mount::NOSUID),
+            (Vfs::NODEV, Mount::NODEV),
+            (Vfs::NOEXEC, Mount::NOEXEC),
+            (Vfs::NOATIME, Mount::NOATIME),
+            (Vfs::NODIRATIME, Mount::NODIRATIME),
+            (Vfs::RELATIME, Mount::RELATIME),
+        ] {
+            if vfs.f_flag.contains(locked) {
+                flags |= flag;
+            }
+        }
+        rustix::mount::mount_remount(path, flags, "").map_err(error)?;
     }
     Ok(())
 }

