@@ -90,10 +90,11 @@ fn confine(policy: &SandboxPolicy, program: &[OsString]) -> Result<(), String> {
             return Err("corvid is gone; not starting the command".to_owned());
         }
     }
-    if !policy.read_only.is_empty() && !policy.namespaced {
-        if let Some(unshare) = &policy.unshare {
-            return Err(reexec_in_namespace(unshare, policy, program));
-        }
+    if !policy.read_only.is_empty()
+        && !policy.namespaced
+        && let Some(unshare) = &policy.unshare
+    {
+        return Err(reexec_in_namespace(unshare, policy, program));
     }
     if policy.namespaced {
         read_only_mounts(&policy.read_only)?;
