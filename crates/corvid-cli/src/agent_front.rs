@@ -114,11 +114,16 @@ pub(crate) async fn exec(
         }
         match &event.msg {
             EventMsg::Proposal(proposal) => {
+                // A widened or unsandboxed command asks under every policy; say why.
+                let why = match &proposal.sandbox {
+                    Some(notice) => format!(" ({})", notice.describe()),
+                    None => String::new(),
+                };
                 handle.submit(Op::Approve(ApproveParams {
                     proposal_id: proposal.proposal_id.clone(),
                     decision: ApprovalDecision::Reject {
                         feedback: Some(format!(
-                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval, so it was not run. Say what you would do instead.",
+                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval{why}, so it was not run. Say what you would do instead.",
                             args.approval
                         )),
                     },

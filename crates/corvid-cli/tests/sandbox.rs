@@ -103,6 +103,7 @@ fn corvid(upstream: &MockUpstream, folders: &Folders) -> tokio::process::Command
         .env("HOME", &folders.home)
         .env("CORVID_HOME", &folders.corvid_home)
         .env("CORVID_UPSTREAM", upstream.base_url())
+        .env("XAI_API_KEY", "upstream-key")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -160,6 +161,10 @@ async fn under_full_auto_the_sandbox_refuses_and_sandbox_off_does_not() {
         ),
     );
     upstream.enqueue(PATH, bash("b3", "cat ~/.ssh/id_ed25519"));
+    upstream.enqueue(
+        PATH,
+        bash("b4", "echo \"key=[$XAI_API_KEY] home=[$CORVID_HOME]\""),
+    );
     upstream.enqueue(PATH, done());
     let namespaces = corvid_tools::SandboxProbe::detect().namespaces;
     let events = exec(&upstream, &folders, &[]).await;
@@ -168,8 +173,14 @@ async fn under_full_auto_the_sandbox_refuses_and_sandbox_off_does_not() {
         .find(|event| event["msg"]["type"] == "ready")
         .unwrap();
     assert_eq!(ready["msg"]["sandbox"]["mode"], "enforced", "{ready}");
-    let refused = results(&events);
-    assert_eq!(refused.len(), 3, "{events:?}");
+    let mut refused = results(&events);
+    assert_eq!(refused.len(), 4, "{events:?}");
+    let (ok, environment) = refused.pop().unwrap();
+    assert!(ok, "{environment}");
+    assert!(
+        environment.starts_with("key=[] home=[]"),
+        "corvid's secrets are not in a command's environment: {environment}"
+    );
     if namespaces {
         let summary = ready["msg"]["sandbox"]["summary"].as_str().unwrap();
         assert!(

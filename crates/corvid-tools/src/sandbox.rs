@@ -21,6 +21,8 @@
 //!   refuses creating any socket but a UNIX one.
 //! - **seccomp** also refuses `ptrace`, mounts, namespaces, `io_uring`, `bpf`, kernel modules
 //!   and keyrings, so nothing can climb out of the Landlock domain.
+//! - **Secrets in the environment** (`CORVID_*`, `*_API_KEY`, `*TOKEN*`, …, see
+//!   [`is_secret_variable`]) are removed from a sandboxed command's environment.
 //! - Signals to processes outside the sandbox are refused (ABI ≥ 6), so a command cannot stop
 //!   corvid itself.
 //! - **`.git/hooks` and `.git/config` stay read-only** inside the writable project, where user
@@ -67,6 +69,19 @@ pub const SECRET_STORES: &[&str] = &[
     ".config/google-chrome",
     ".config/chromium",
 ];
+
+/// Whether an environment variable of corvid's must not reach a sandboxed command: corvid's own
+/// settings (`CORVID_*`, `SUPERGROK_ZED_*`, which may carry credentials) and anything named like
+/// a credential (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, any case). Hiding
+/// the env file would mean little if its keys were in the command's environment.
+pub fn is_secret_variable(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy().to_ascii_uppercase();
+    name.starts_with("CORVID_")
+        || name.starts_with("SUPERGROK_ZED_")
+        || ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
+            .iter()
+            .any(|word| name.contains(word))
+}
 
 /// What the kernel offers, found once at start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

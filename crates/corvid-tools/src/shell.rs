@@ -380,6 +380,13 @@ pub(crate) fn spawn(
         .env("GIT_TERMINAL_PROMPT", "0")
         .process_group(0)
         .kill_on_drop(true);
+    if !context.sandbox.is_off() {
+        for (name, _) in std::env::vars_os() {
+            if crate::sandbox::is_secret_variable(&name) {
+                builder.env_remove(name);
+            }
+        }
+    }
     let spawned = builder.spawn();
     // The builder holds our copies of the pipe's write end; until they close, the reader would
     // never see end-of-file.

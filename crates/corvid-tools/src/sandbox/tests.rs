@@ -117,3 +117,20 @@ fn the_probe_reads_this_kernel() {
         assert!(abi >= 1);
     }
 }
+
+#[test]
+fn credential_variables_are_recognised() {
+    for name in [
+        "XAI_API_KEY",
+        "CORVID_HOME",
+        "SUPERGROK_ZED_ENV",
+        "GITHUB_TOKEN",
+        "aws_secret_access_key",
+        "PGPASSWORD",
+    ] {
+        assert!(is_secret_variable(std::ffi::OsStr::new(name)), "{name}");
+    }
+    for name in ["PATH", "HOME", "LANG", "CARGO_HOME", "TERM"] {
+        assert!(!is_secret_variable(std::ffi::OsStr::new(name)), "{name}");
+    }
+}
