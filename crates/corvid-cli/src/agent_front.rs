@@ -110,6 +110,11 @@ pub(crate) async fn exec(
             stdout.write_all(b"\n")?;
             stdout.flush()?;
         } else {
+            if let EventMsg::Ready(ready) = &event.msg
+                && let Some(sandbox) = &ready.sandbox
+            {
+                writeln!(stdout, "{}", sandbox_banner(sandbox))?;
+            }
             print_human(&event, &mut stdout)?;
         }
         match &event.msg {
@@ -349,7 +354,7 @@ fn sandbox_banner(sandbox: &corvid_protocol::SandboxState) -> String {
     match sandbox.mode {
         corvid_protocol::SandboxMode::Enforced => format!("sandbox: {}", sandbox.summary),
         corvid_protocol::SandboxMode::Unavailable => format!(
-            "sandbox UNAVAILABLE — {}. Turn it off explicitly with --sandbox off to stop the asking.",
+            "sandbox {}. Turn it off explicitly with --sandbox off to stop the asking.",
             sandbox.summary
         ),
         corvid_protocol::SandboxMode::Off => format!("sandbox: {}", sandbox.summary),
@@ -367,6 +372,31 @@ fn prompt(out: &mut impl Write, busy: bool) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_banner_says_plainly_when_there_is_no_sandbox() {
+        let state = |mode, summary: &str| corvid_protocol::SandboxState {
+            mode,
+            landlock_abi: None,
+            seccomp: false,
+            network: true,
+            summary: summary.to_owned(),
+        };
+        let banner = sandbox_banner(&state(
+            corvid_protocol::SandboxMode::Unavailable,
+            "unavailable: this kernel has no Landlock; every command asks before it runs",
+        ));
+        assert_eq!(
+            banner,
+            "sandbox unavailable: this kernel has no Landlock; every command asks before it runs. \
+             Turn it off explicitly with --sandbox off to stop the asking."
+        );
+        let banner = sandbox_banner(&state(
+            corvid_protocol::SandboxMode::Enforced,
+            "landlock ABI 7 + seccomp",
+        ));
+        assert_eq!(banner, "sandbox: landlock ABI 7 + seccomp");
+    }
 
     #[test]
     fn slash_commands() {
