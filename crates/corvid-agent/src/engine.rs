@@ -120,6 +120,7 @@ pub(crate) struct Shared {
     todos: Mutex<Vec<TodoItem>>,
     pub(crate) skills: crate::skills::SkillSet,
     store: Arc<Mutex<Store>>,
+    sandbox: corvid_tools::Sandbox,
 }
 
 pub(crate) struct Settings {
@@ -172,6 +173,11 @@ impl Shared {
             .collect();
         *lock(&self.todos) = items.clone();
         self.emit(scope, EventMsg::Todos { todos: items });
+    }
+
+    /// The sandbox commands run in (for the system prompt).
+    pub(crate) fn sandbox(&self) -> &corvid_tools::Sandbox {
+        &self.sandbox
     }
 
     pub(crate) fn project_display(&self) -> String {
@@ -294,6 +300,7 @@ impl Engine {
             todos: Mutex::new(Vec::new()),
             skills: skill_set,
             store: Arc::new(Mutex::new(store)),
+            sandbox: config.sandbox.clone(),
         });
         let engine = Self {
             model: config.model.clone(),

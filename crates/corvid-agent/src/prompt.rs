@@ -33,7 +33,9 @@ pub(crate) fn system_prompt(shared: &Shared, config: &AgentConfig, todos: &[Todo
         skill_index: shared.skills.index(),
         todos: todos.join("\n"),
     };
-    crate::instructions::system_prompt(&parts)
+    let mut prompt = crate::instructions::system_prompt(&parts);
+    prompt.push_str(&crate::sandbox_state::prompt_section(shared.sandbox()));
+    prompt
 }
 
 /// Today's date (UTC), `YYYY-MM-DD`, from the system clock.

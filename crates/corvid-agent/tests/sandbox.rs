@@ -35,6 +35,7 @@ impl ModelClient for Scripted {
 }
 
 struct Agent {
+    model: Arc<ScriptedModel>,
     handle: AgentHandle,
     events: mpsc::UnboundedReceiver<Event>,
     seen: Vec<Event>,
@@ -47,8 +48,10 @@ impl Agent {
         config.approval = ApprovalPolicy::FullAuto;
         config.output_dir = project.join(".corvid-test-output");
         config.sandbox = sandbox;
-        let (handle, events) = AgentHandle::spawn(config, Arc::new(Scripted(model))).unwrap();
+        let (handle, events) =
+            AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
         Self {
+            model,
             handle,
             events,
             seen: Vec::new(),
@@ -80,6 +83,11 @@ impl Agent {
             proposal_id: proposal.proposal_id.clone(),
             decision: ApprovalDecision::Reject { feedback: None },
         }));
+    }
+
+    /// The system prompt of the first model request.
+    fn system(&self) -> String {
+        self.model.requests()[0].system.join("\n")
     }
 
     async fn finished(&mut self) -> TurnOutcome {
@@ -199,6 +207,11 @@ async fn without_landlock_every_command_asks_even_under_full_auto() {
     agent.reject(&proposal);
     assert_eq!(agent.finished().await, TurnOutcome::Completed);
     assert!(!dir.path().join("marker").exists());
+    assert!(
+        agent.system().contains("There is no sandbox"),
+        "{}",
+        agent.system()
+    );
 }
 
 #[tokio::test]
@@ -239,4 +252,9 @@ async fn with_the_sandbox_off_full_auto_runs_commands_and_streams_their_output()
         _ => None,
     });
     assert_eq!(ready.unwrap().mode, SandboxMode::Off);
+    assert!(
+        agent.system().contains("turned the sandbox off"),
+        "{}",
+        agent.system()
+    );
 }
