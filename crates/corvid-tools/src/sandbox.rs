@@ -343,7 +343,9 @@ impl Sandbox {
             } else {
                 writable_roots(project)
             },
-            network: widening.network,
+            // Without Landlock the command runs with the user's rights (after asking), network
+            // included; seccomp then only keeps ptrace, mounts and the like out.
+            network: widening.network || !landlock,
             parent: Some(std::process::id()),
             read_only: if landlock && self.probe.namespaces {
                 protected_git(project)

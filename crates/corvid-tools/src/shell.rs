@@ -11,7 +11,9 @@
 //!   Whatever is still in the group when the shell itself exits is killed too: long-lived
 //!   servers belong in `background: true`. (Processes that start their own session, daemons,
 //!   escape any group; that is what they are for.) The helper also arms the parent-death
-//!   signal, so the shell dies with corvid even when corvid is killed outright.
+//!   signal, so the shell dies with corvid even when corvid is killed outright. (The kernel
+//!   sends it when the *thread* that started the command ends; commands are started from async
+//!   tasks, whose runtime threads live as long as the runtime.)
 //! - **stdin is /dev/null**, so a command that waits for input fails instead of hanging.
 //! - **stdout and stderr share one pipe**, so they interleave as in a terminal. A thread copies
 //!   the pipe into a log file (mode 0600) up to a cap and counts the rest; while the command

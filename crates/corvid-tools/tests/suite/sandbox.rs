@@ -379,6 +379,48 @@ async fn git_commits_work_in_the_sandbox() {
     }
 }
 
+/// A kernel without Landlock (simulated): the command is marked unconfined for the gate, runs
+/// with the user's rights, and still goes through the helper (seccomp, parent-death signal).
+#[tokio::test]
+async fn without_landlock_commands_are_unconfined_but_still_go_through_the_helper() {
+    let Some(jail) = jail() else { return };
+    let no_landlock = SandboxProbe {
+        landlock_abi: None,
+        seccomp: true,
+        namespaces: false,
+    };
+    let sandbox = Sandbox::with_probe(HELPER, Vec::new(), None, no_landlock);
+    assert!(sandbox.describe().contains("every command asks"));
+    let tools = ToolRegistry::new(
+        ToolContext::new(
+            Workspace::new(&jail.root).unwrap(),
+            jail.root.join("../logs2"),
+        )
+        .with_sandbox(sandbox),
+    );
+    let prepared = tools
+        .prepare("bash", json!({"command": "true"}))
+        .await
+        .unwrap();
+    assert!(matches!(
+        prepared.plan.confinement(),
+        Some(Confinement::Unavailable(reason)) if reason.contains("no Landlock")
+    ));
+    let target = jail.outside.join("unconfined.txt");
+    let output = tools
+        .execute(
+            "bash",
+            json!({"command": format!("echo free > {} && grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status", target.display())}),
+            Cancellation::never(),
+        )
+        .await
+        .unwrap();
+    assert!(!output.is_error, "{}", output.text);
+    assert!(target.exists());
+    assert!(output.text.contains("NoNewPrivs:\t1"), "{}", output.text);
+    assert!(output.text.contains("Seccomp:\t2"), "{}", output.text);
+}
+
 /// Killing the process that started a sandboxed command kills the command too (the helper arms
 /// the parent-death signal before it becomes the command).
 #[test]
