@@ -432,6 +432,13 @@ fn copy_output(
     let mut buffer = vec![0u8; 64 * 1024];
     let mut pumped = Pumped { total: 0, kept: 0 };
     loop {
+        if let Some(streamer) = streamer.as_mut()
+            && let Some(wait) = streamer.due_in()
+            && !output_within(&reader, wait)
+        {
+            streamer.flush_due();
+            continue;
+        }
         let read = match reader.read(&mut buffer) {
             Ok(0) => break,
             Ok(read) => read,
@@ -451,6 +458,18 @@ fn copy_output(
         streamer.finish();
     }
     pumped
+}
+
+/// Whether the pipe has output (or was closed) within `wait`. An error counts as yes, so the
+/// caller goes on to a plain blocking read.
+fn output_within(reader: &io::PipeReader, wait: Duration) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let timeout = Timespec {
+        tv_sec: wait.as_secs() as i64,
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    };
+    let mut fds = [PollFd::new(reader, PollFlags::IN)];
+    !matches!(rustix::event::poll(&mut fds, Some(&timeout)), Ok(0))
 }
 
 fn create_log(dir: &Path, prefix: &str) -> Result<(File, PathBuf), ToolError> {

@@ -2,7 +2,8 @@
 //! events), without letting a chatty command flood them.
 //!
 //! The output thread hands every chunk it reads to a [`Streamer`], which batches: it sends when
-//! [`FLUSH_BYTES`] are waiting or [`FLUSH_EVERY`] has passed since the last send, and stops
+//! [`FLUSH_BYTES`] are waiting or [`FLUSH_EVERY`] has passed since the last send (the thread
+//! waits for more output at most until then, see [`Streamer::due_in`]), and stops
 //! streaming (with one note) after [`STREAM_CAP`] bytes. Sending never blocks the command: when
 //! the receiver is behind, the batch waits for the next send, and a backlog past
 //! [`BACKLOG_BYTES`] is dropped with a note. The tool result is unaffected: it is built from the
@@ -50,7 +51,10 @@ impl Streamer {
         Self {
             sink,
             pending: Vec::new(),
-            last_send: Instant::now(),
+            // The first output goes out at once.
+            last_send: Instant::now()
+                .checked_sub(FLUSH_EVERY)
+                .unwrap_or_else(Instant::now),
             streamed: 0,
             capped: false,
         }
@@ -77,6 +81,18 @@ impl Streamer {
         if self.pending.len() >= FLUSH_BYTES || self.last_send.elapsed() >= FLUSH_EVERY {
             self.flush(false);
         }
+    }
+
+    /// How long the output thread may wait for more output before what waits must go out;
+    /// `None` when nothing waits.
+    pub(crate) fn due_in(&self) -> Option<Duration> {
+        (!self.pending.is_empty() && !self.capped)
+            .then(|| FLUSH_EVERY.saturating_sub(self.last_send.elapsed()))
+    }
+
+    /// No more output came in time: send what waits.
+    pub(crate) fn flush_due(&mut self) {
+        self.flush(false);
     }
 
     /// The command's output ended: send what waits.
@@ -170,6 +186,25 @@ mod tests {
             "the cap counts what was streamed before"
         );
         assert_eq!(notes, 1);
+    }
+
+    #[test]
+    fn a_quiet_command_gets_its_waiting_output_out_when_due() {
+        let (sender, mut receiver) = mpsc::channel(8);
+        let mut streamer = Streamer::new(OutputSink::new(sender));
+        streamer.push(b"first\n");
+        assert_eq!(
+            receiver.try_recv().unwrap(),
+            "first\n",
+            "the first output goes at once"
+        );
+        assert_eq!(streamer.due_in(), None);
+        streamer.push(b"second\n");
+        assert!(receiver.try_recv().is_err(), "batched within the interval");
+        let due = streamer.due_in().unwrap();
+        assert!(due <= FLUSH_EVERY);
+        streamer.flush_due();
+        assert_eq!(receiver.try_recv().unwrap(), "second\n");
     }
 
     #[test]
