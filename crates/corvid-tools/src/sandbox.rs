@@ -34,6 +34,7 @@
 mod enforce;
 mod rules;
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -102,7 +103,7 @@ impl SandboxProbe {
         Self {
             landlock_abi: enforce::landlock_abi(),
             seccomp: enforce::seccomp_available(),
-            namespaces: unshare_program().is_some(),
+            namespaces: find_unshare().is_some_and(|program| unshare_works(&program)),
         }
     }
 
@@ -119,6 +120,8 @@ pub struct Sandbox {
     probe: SandboxProbe,
     hidden: Vec<PathBuf>,
     home: Option<PathBuf>,
+    /// The `unshare` program, when the probe found namespaces usable.
+    unshare: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,6 +184,7 @@ impl Sandbox {
             },
             hidden: Vec::new(),
             home: None,
+            unshare: None,
         }
     }
 
@@ -222,6 +226,11 @@ impl Sandbox {
             probe,
             hidden,
             home,
+            unshare: if probe.namespaces {
+                find_unshare()
+            } else {
+                None
+            },
         }
     }
 
@@ -236,6 +245,7 @@ impl Sandbox {
             probe: SandboxProbe::detect(),
             hidden: Vec::new(),
             home: None,
+            unshare: None,
         }
     }
 
@@ -313,17 +323,47 @@ impl Sandbox {
         hidden
     }
 
-    /// The program and arguments that run `bash -c command` under this sandbox in `project`.
-    pub(crate) fn command_line(
+    /// A command that runs `program` with `arguments` in `project` under this sandbox (widened
+    /// by `widening`): the one way corvid starts a process for the agent, so custom tools and
+    /// stdio MCP servers get the same confinement as `bash`. It is its own process group, is
+    /// killed when dropped, and has no credential-like variables in its environment (unless the
+    /// sandbox is off). The caller adds stdin, stdout, stderr and any environment of its own.
+    pub fn command(
         &self,
         project: &Path,
-        command: &str,
+        program: impl AsRef<OsStr>,
+        arguments: &[OsString],
         widening: Widening,
-    ) -> (PathBuf, Vec<String>) {
-        let bash = vec!["bash".to_owned(), "-c".to_owned(), command.to_owned()];
+    ) -> tokio::process::Command {
+        let (program, arguments) =
+            self.command_line(project, program.as_ref(), arguments, widening);
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(arguments)
+            .current_dir(project)
+            .process_group(0)
+            .kill_on_drop(true);
+        if !self.is_off() {
+            for (name, _) in std::env::vars_os() {
+                if is_secret_variable(&name) {
+                    command.env_remove(name);
+                }
+            }
+        }
+        command
+    }
+
+    /// The program and arguments that run `program arguments…` under this sandbox in `project`.
+    fn command_line(
+        &self,
+        project: &Path,
+        program: &OsStr,
+        arguments: &[OsString],
+        widening: Widening,
+    ) -> (OsString, Vec<OsString>) {
         let (helper, landlock, seccomp) = match &self.mode {
             Mode::Off { helper: None } | Mode::Unavailable { helper: None, .. } => {
-                return (PathBuf::from("bash"), bash[1..].to_vec());
+                return (program.to_owned(), arguments.to_vec());
             }
             Mode::Off {
                 helper: Some(helper),
@@ -334,6 +374,7 @@ impl Sandbox {
             } => (helper, false, self.probe.seccomp),
             Mode::Enforced { helper } => (helper, true, self.probe.seccomp),
         };
+        let namespaced = landlock && self.unshare.is_some();
         let policy = SandboxPolicy {
             landlock,
             seccomp,
@@ -347,33 +388,33 @@ impl Sandbox {
             // included; seccomp then only keeps ptrace, mounts and the like out.
             network: widening.network || !landlock,
             parent: Some(std::process::id()),
-            read_only: if landlock && self.probe.namespaces {
+            read_only: if namespaced {
                 protected_git(project)
             } else {
                 Vec::new()
             },
-            pinned: if landlock && self.probe.namespaces && project.join(".git").is_dir() {
+            pinned: if namespaced && project.join(".git").is_dir() {
                 vec![project.join(".git")]
             } else {
                 Vec::new()
             },
-            unshare: if landlock && self.probe.namespaces {
-                unshare_program()
+            unshare: if namespaced {
+                self.unshare.clone()
             } else {
                 None
             },
             namespaced: false,
         };
-        let mut arguments = vec![
-            "--policy".to_owned(),
+        let mut line: Vec<OsString> = vec![
+            HELPER_SUBCOMMAND.into(),
+            "--policy".into(),
             // A policy of paths and flags always serializes.
-            serde_json::to_string(&policy).unwrap_or_default(),
-            "--".to_owned(),
+            serde_json::to_string(&policy).unwrap_or_default().into(),
+            "--".into(),
+            program.to_owned(),
         ];
-        arguments.extend(bash);
-        let mut line = vec![HELPER_SUBCOMMAND.to_owned()];
-        line.extend(arguments);
-        (helper.clone(), line)
+        line.extend(arguments.iter().cloned());
+        (helper.clone().into_os_string(), line)
     }
 }
 
@@ -420,20 +461,23 @@ fn protected_git(project: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The `unshare` program, when it can make a user and mount namespace here.
-fn unshare_program() -> Option<PathBuf> {
+/// The `unshare` program on `PATH`.
+fn find_unshare() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    let program = std::env::split_paths(&path)
+    std::env::split_paths(&path)
         .map(|folder| folder.join("unshare"))
-        .find(|candidate| candidate.is_file())?;
-    let works = std::process::Command::new(&program)
+        .find(|candidate| candidate.is_file())
+}
+
+/// Whether `program` can make a user and mount namespace here.
+fn unshare_works(program: &Path) -> bool {
+    std::process::Command::new(program)
         .args(["--user", "--map-current-user", "--mount", "true"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
-        .is_ok_and(|status| status.success());
-    works.then_some(program)
+        .is_ok_and(|status| status.success())
 }
 
 /// What the helper enforces, passed to it as JSON.

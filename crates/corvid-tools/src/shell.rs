@@ -366,29 +366,17 @@ pub(crate) fn spawn(
     let error_writer = writer
         .try_clone()
         .map_err(|source| ToolError::Spawn { source })?;
-    let (program, arguments) =
-        context
-            .sandbox
-            .command_line(context.workspace.root(), command, widening);
-    let mut builder = tokio::process::Command::new(program);
+    let bash = ["-c".into(), command.into()];
+    let mut builder = context
+        .sandbox
+        .command(context.workspace.root(), "bash", &bash, widening);
     builder
-        .args(arguments)
-        .current_dir(context.workspace.root())
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(error_writer)
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .process_group(0)
-        .kill_on_drop(true);
-    if !context.sandbox.is_off() {
-        for (name, _) in std::env::vars_os() {
-            if crate::sandbox::is_secret_variable(&name) {
-                builder.env_remove(name);
-            }
-        }
-    }
+        .env("GIT_TERMINAL_PROMPT", "0");
     let spawned = builder.spawn();
     // The builder holds our copies of the pipe's write end; until they close, the reader would
     // never see end-of-file.

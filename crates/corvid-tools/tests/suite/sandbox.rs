@@ -379,6 +379,40 @@ async fn git_commits_work_in_the_sandbox() {
     }
 }
 
+/// Any program started through the runner (a custom tool, an MCP server) gets the same sandbox.
+#[tokio::test]
+async fn any_program_started_through_the_runner_is_confined() {
+    let Some(jail) = jail() else { return };
+    let sandbox = jail.tools.context().sandbox().clone();
+    let target = jail.outside.join("from-a-tool");
+    let status = sandbox
+        .command(
+            &jail.root,
+            "touch",
+            &[target.clone().into()],
+            Widening::default(),
+        )
+        .stderr(std::process::Stdio::null())
+        .status()
+        .await
+        .unwrap();
+    assert!(!status.success());
+    assert!(!target.exists());
+    let inside = jail.root.join("tool-output");
+    let status = sandbox
+        .command(
+            &jail.root,
+            "touch",
+            &[inside.clone().into()],
+            Widening::default(),
+        )
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success());
+    assert!(inside.exists());
+}
+
 /// A kernel without Landlock (simulated): the command is marked unconfined for the gate, runs
 /// with the user's rights, and still goes through the helper (seccomp, parent-death signal).
 #[tokio::test]
