@@ -84,6 +84,19 @@ pub fn is_secret_variable(name: &std::ffi::OsStr) -> bool {
             .any(|word| name.contains(word))
 }
 
+/// Daemon sockets that hand out more than the user's own rights (a container engine can start a
+/// privileged container). Landlock before ABI 9 does not govern connecting to a UNIX socket by
+/// path, so inside the mount namespace each is covered with `/dev/null`. `$XDG_RUNTIME_DIR`'s
+/// are added at run time.
+pub const MASKED_SOCKETS: &[&str] = &[
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/buildkit/buildkitd.sock",
+    "/var/run/libvirt/libvirt-sock",
+];
+
 /// What the kernel offers, found once at start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SandboxProbe {
@@ -122,6 +135,8 @@ pub struct Sandbox {
     home: Option<PathBuf>,
     /// The `unshare` program, when the probe found namespaces usable.
     unshare: Option<PathBuf>,
+    /// Sockets covered with `/dev/null` (see [`MASKED_SOCKETS`]).
+    masked: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,6 +200,7 @@ impl Sandbox {
             hidden: Vec::new(),
             home: None,
             unshare: None,
+            masked: Vec::new(),
         }
     }
 
@@ -231,6 +247,7 @@ impl Sandbox {
             } else {
                 None
             },
+            masked: default_masked(),
         }
     }
 
@@ -246,7 +263,15 @@ impl Sandbox {
             hidden: Vec::new(),
             home: None,
             unshare: None,
+            masked: Vec::new(),
         }
+    }
+
+    /// Also covers the UNIX socket at `path` with `/dev/null` for every command (where the mount
+    /// namespace is available), like the daemon sockets of [`MASKED_SOCKETS`].
+    pub fn mask_socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.masked.push(path.into());
+        self
     }
 
     /// What the kernel offers.
@@ -398,6 +423,15 @@ impl Sandbox {
             } else {
                 Vec::new()
             },
+            masked: if namespaced {
+                self.masked
+                    .iter()
+                    .filter(|path| path.exists())
+                    .cloned()
+                    .collect()
+            } else {
+                Vec::new()
+            },
             unshare: if namespaced {
                 self.unshare.clone()
             } else {
@@ -461,6 +495,16 @@ fn protected_git(project: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// [`MASKED_SOCKETS`] plus the user's own container-engine sockets.
+fn default_masked() -> Vec<PathBuf> {
+    let mut masked: Vec<PathBuf> = MASKED_SOCKETS.iter().map(PathBuf::from).collect();
+    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
+        let runtime = PathBuf::from(runtime);
+        masked.extend(["docker.sock", "podman/podman.sock"].map(|socket| runtime.join(socket)));
+    }
+    masked
+}
+
 /// The `unshare` program on `PATH`.
 fn find_unshare() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -499,6 +543,9 @@ pub struct SandboxPolicy {
     /// Made read-only in a private mount namespace (inside writable folders).
     #[serde(default)]
     pub read_only: Vec<PathBuf>,
+    /// Covered with `/dev/null` in that namespace (daemon sockets).
+    #[serde(default)]
+    pub masked: Vec<PathBuf>,
     /// Bind-mounted onto themselves (still writable) in that namespace first, so they cannot be
     /// renamed or removed: `.git`, which could otherwise be moved aside with its read-only parts
     /// and recreated without them.

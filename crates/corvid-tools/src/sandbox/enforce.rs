@@ -90,7 +90,7 @@ fn confine(policy: &SandboxPolicy, program: &[OsString]) -> Result<(), String> {
             return Err("corvid is gone; not starting the command".to_owned());
         }
     }
-    if !policy.read_only.is_empty()
+    if (!policy.read_only.is_empty() || !policy.masked.is_empty())
         && !policy.namespaced
         && let Some(unshare) = &policy.unshare
     {
@@ -102,6 +102,10 @@ fn confine(policy: &SandboxPolicy, program: &[OsString]) -> Result<(), String> {
                 .map_err(|error| format!("cannot pin {}: {error}", path.display()))?;
         }
         read_only_mounts(&policy.read_only)?;
+        for socket in &policy.masked {
+            rustix::mount::mount_bind("/dev/null", socket)
+                .map_err(|error| format!("cannot cover {}: {error}", socket.display()))?;
+        }
     }
     if policy.landlock {
         landlock(policy)?;

@@ -413,6 +413,41 @@ async fn any_program_started_through_the_runner_is_confined() {
     assert!(inside.exists());
 }
 
+/// A daemon socket (a container engine's, here one the test listens on) cannot be reached.
+#[tokio::test]
+async fn masked_daemon_sockets_cannot_be_reached() {
+    let Some(jail) = jail() else { return };
+    if !SandboxProbe::detect().namespaces {
+        eprintln!("SKIPPED: no user namespaces here, so daemon sockets are not masked");
+        return;
+    }
+    let Ok(python) = which("python3") else {
+        eprintln!("SKIPPED: python3 is needed to connect to a UNIX socket");
+        return;
+    };
+    let socket = jail.outside.join("engine.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let sandbox = jail.tools.context().sandbox().clone().mask_socket(&socket);
+    let script = format!(
+        "import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')",
+        socket.display()
+    );
+    let output = sandbox
+        .command(
+            &jail.root,
+            &python,
+            &["-c".into(), script.into()],
+            Widening::default(),
+        )
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("connected"));
+    assert!(listener.accept().is_err(), "nothing reached the daemon");
+}
+
 /// A kernel without Landlock (simulated): the command is marked unconfined for the gate, runs
 /// with the user's rights, and still goes through the helper (seccomp, parent-death signal).
 #[tokio::test]
