@@ -424,11 +424,7 @@ impl Sandbox {
                 Vec::new()
             },
             masked: if namespaced {
-                self.masked
-                    .iter()
-                    .filter(|path| path.exists())
-                    .cloned()
-                    .collect()
+                existing_sockets(&self.masked)
             } else {
                 Vec::new()
             },
@@ -503,6 +499,19 @@ fn default_masked() -> Vec<PathBuf> {
         masked.extend(["docker.sock", "podman/podman.sock"].map(|socket| runtime.join(socket)));
     }
     masked
+}
+
+/// The paths among `paths` that are UNIX sockets now, canonical and each once.
+fn existing_sockets(paths: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let mut sockets: Vec<PathBuf> = paths
+        .iter()
+        .filter(|path| std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_socket()))
+        .filter_map(|path| std::fs::canonicalize(path).ok())
+        .collect();
+    sockets.sort();
+    sockets.dedup();
+    sockets
 }
 
 /// The `unshare` program on `PATH`.
