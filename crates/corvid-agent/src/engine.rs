@@ -48,6 +48,9 @@ pub struct AgentConfig {
     pub checkpoint_dir: Option<PathBuf>,
     /// The model's context window in tokens; `None` uses the default (128,000).
     pub context_window: Option<u64>,
+    /// The kernel sandbox commands run in. The default is [`corvid_tools::Sandbox::off`]: only
+    /// the composition root knows where the sandbox helper is, so it must set this.
+    pub sandbox: corvid_tools::Sandbox,
 }
 
 impl AgentConfig {
@@ -65,6 +68,7 @@ impl AgentConfig {
             front_end: "agent".to_owned(),
             checkpoint_dir: None,
             context_window: None,
+            sandbox: corvid_tools::Sandbox::off(),
         }
     }
 }
@@ -131,6 +135,7 @@ pub(crate) struct Shared {
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     /// A history compacted during the running turn, for the engine to adopt and save.
     compacted: Mutex<Option<Vec<Message>>>,
+    sandbox: corvid_tools::Sandbox,
 }
 
 pub(crate) struct Settings {
@@ -188,6 +193,11 @@ impl Shared {
             .collect();
         *lock(&self.todos) = items.clone();
         self.emit(scope, EventMsg::Todos { todos: items });
+    }
+
+    /// The sandbox commands run in (for the system prompt).
+    pub(crate) fn sandbox(&self) -> &corvid_tools::Sandbox {
+        &self.sandbox
     }
 
     fn todos(&self) -> Vec<TodoItem> {
@@ -285,7 +295,10 @@ impl Engine {
             path: project.clone(),
             message: error.to_string(),
         })?;
-        let tools = ToolRegistry::new(ToolContext::new(workspace, config.output_dir.clone()));
+        let tools = ToolRegistry::new(
+            ToolContext::new(workspace, config.output_dir.clone())
+                .with_sandbox(config.sandbox.clone()),
+        );
         let mut store = match &config.database {
             Some(path) => Store::open(path)?,
             None => Store::open_in_memory()?,
@@ -324,6 +337,7 @@ impl Engine {
                 &project,
             ),
             compacted: Mutex::new(None),
+            sandbox: config.sandbox.clone(),
         });
         let engine = Self {
             model: config.model.clone(),
@@ -391,6 +405,7 @@ impl Engine {
                 conversation_id: self.conversation.clone(),
                 model: self.model.clone(),
                 approval_policy: self.shared.gate_state().0,
+                sandbox: Some(crate::sandbox_state::state(self.tools.context().sandbox())),
             }),
         );
     }

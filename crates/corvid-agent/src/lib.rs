@@ -16,6 +16,7 @@ mod paths;
 mod persist;
 pub mod project;
 mod prompt;
+mod sandbox_state;
 pub mod skills;
 mod skills_tool;
 mod step_cap;

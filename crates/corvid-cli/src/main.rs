@@ -3,6 +3,7 @@
 
 mod agent_front;
 mod auth_commands;
+mod sandbox_setup;
 mod serve;
 mod setup;
 mod usage_command;
@@ -146,6 +147,15 @@ struct ZedConfigArgs {
 }
 
 fn main() -> ExitCode {
+    // The sandbox helper: confine this process, then become the command. Checked before any
+    // parsing so nothing else runs first.
+    let mut args = std::env::args_os().skip(1);
+    if args
+        .next()
+        .is_some_and(|first| first == corvid_tools::sandbox::HELPER_SUBCOMMAND)
+    {
+        return corvid_tools::sandbox::helper_main(args);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -219,7 +229,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let text = auth_commands::status(&loaded)?;
             let zed = runtime.block_on(zed_commands::status(&loaded));
             let gateway_and_keys = auth_commands::gateway_and_keys(&loaded);
-            print_stdout(&format!("{}\n{zed}\n{gateway_and_keys}", text.trim_end()))
+            let sandbox = sandbox_setup::sandbox(&loaded, None).describe();
+            print_stdout(&format!(
+                "{}\n{}\n{gateway_and_keys}\nagent sandbox: {sandbox}",
+                text.trim_end(),
+                zed.trim_end()
+            ))
         }
         Command::Chat(args) => {
             let loaded = load(&config_only(cli.config))?;
