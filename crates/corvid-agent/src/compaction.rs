@@ -221,6 +221,7 @@ fn transcript(messages: &[Message]) -> Vec<String> {
                     )
                 }
                 (_, Part::Image(_)) => "USER: [an image]".to_owned(),
+                (_, Part::System { text }) => format!("SYSTEM: {text}"),
                 (_, Part::Reasoning(_)) => continue,
             };
             entries.push(entry);

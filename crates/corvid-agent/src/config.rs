@@ -31,6 +31,9 @@ pub struct AgentConfig {
     pub checkpoint_dir: Option<PathBuf>,
     /// The model's context window in tokens; `None` uses the default (128,000).
     pub context_window: Option<u64>,
+    /// The kernel sandbox commands run in. The default is [`corvid_tools::Sandbox::off`]: only
+    /// the composition root knows where the sandbox helper is, so it must set this.
+    pub sandbox: corvid_tools::Sandbox,
 }
 
 impl AgentConfig {
@@ -48,6 +51,7 @@ impl AgentConfig {
             front_end: "agent".to_owned(),
             checkpoint_dir: None,
             context_window: None,
+            sandbox: corvid_tools::Sandbox::off(),
         }
     }
 }

@@ -81,7 +81,10 @@ impl Engine {
             path: project.clone(),
             message: error.to_string(),
         })?;
-        let tools = ToolRegistry::new(ToolContext::new(workspace, config.output_dir.clone()));
+        let tools = ToolRegistry::new(
+            ToolContext::new(workspace, config.output_dir.clone())
+                .with_sandbox(config.sandbox.clone()),
+        );
         let project_key = project.display().to_string();
         let mut warnings = Vec::new();
         let (history, turns, found) = {
@@ -110,6 +113,7 @@ impl Engine {
                     &project,
                 ),
                 policy: config.approval,
+                sandbox: config.sandbox.clone(),
             },
             Settings {
                 max_steps: config.max_steps.max(1),
@@ -202,6 +206,7 @@ impl Engine {
                 model: self.model.clone(),
                 approval_policy: self.shared.gate().policy,
                 missed: None,
+                sandbox: Some(crate::sandbox_state::state(self.tools.context().sandbox())),
             }),
         );
     }

@@ -5,7 +5,7 @@
 //! never makes the engine wait and never holds more than `EVENT_BUFFER` events, however many
 //! listeners stop reading; the summary (`State`) is what a front end needs to rebuild its view —
 //! the session's settings, the active conversation's history, the todos and the running turn's
-//! events (deltas merged) — and it is freed turn by turn. Numbering, the summary and the ring are
+//! events (text, reasoning and command-output deltas merged) — and it is freed turn by turn. Numbering, the summary and the ring are
 //! updated under one lock, so a replay and the live events after it never miss or repeat one.
 
 use std::collections::VecDeque;
@@ -284,7 +284,7 @@ impl State {
 }
 
 /// Appends a delta to the turn's last event when both are the same kind of delta from the same
-/// agent; false when it has to be kept as an event of its own.
+/// agent (and, for command output, the same call); false when it has to be kept as an event of its own.
 fn merge_delta(turn: &mut [Event], event: &Event) -> bool {
     let Some(last) = turn.last_mut() else {
         return false;
@@ -296,6 +296,19 @@ fn merge_delta(turn: &mut [Event], event: &Event) -> bool {
         (EventMsg::TextDelta { delta }, EventMsg::TextDelta { delta: more })
         | (EventMsg::ReasoningDelta { delta }, EventMsg::ReasoningDelta { delta: more }) => {
             delta.push_str(more);
+            last.seq = event.seq;
+            last.at = event.at;
+            true
+        }
+        // A command's output, as long as nothing came between its pieces (the tools cap it).
+        (
+            EventMsg::ToolOutputDelta { call_id, text },
+            EventMsg::ToolOutputDelta {
+                call_id: next_call,
+                text: more,
+            },
+        ) if call_id == next_call => {
+            text.push_str(more);
             last.seq = event.seq;
             last.at = event.at;
             true

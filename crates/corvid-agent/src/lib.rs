@@ -22,6 +22,7 @@ mod paths;
 mod persist;
 pub mod project;
 mod prompt;
+mod sandbox_state;
 mod session;
 pub mod skills;
 mod step_cap;

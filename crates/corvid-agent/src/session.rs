@@ -36,6 +36,7 @@ pub(crate) struct Shared {
     pub(crate) approvals: Arc<Approvals>,
     /// A history compacted during the running turn, for the engine to adopt and save.
     compacted: Mutex<Option<Vec<Message>>>,
+    sandbox: corvid_tools::Sandbox,
 }
 
 pub(crate) struct Settings {
@@ -64,6 +65,8 @@ pub(crate) struct Parts {
     pub(crate) skills: crate::skills::SkillSet,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) policy: ApprovalPolicy,
+    /// The sandbox commands run in (the tools hold their own copy; this one is for the prompt).
+    pub(crate) sandbox: corvid_tools::Sandbox,
 }
 
 impl Shared {
@@ -82,6 +85,7 @@ impl Shared {
             checkpoints: parts.checkpoints,
             approvals: parts.approvals,
             compacted: Mutex::new(None),
+            sandbox: parts.sandbox,
         }
     }
 
@@ -129,6 +133,11 @@ impl Shared {
             .collect();
         *lock(&self.todos) = items.clone();
         self.emit(scope, EventMsg::Todos { todos: items });
+    }
+
+    /// The sandbox commands run in (for the system prompt).
+    pub(crate) fn sandbox(&self) -> &corvid_tools::Sandbox {
+        &self.sandbox
     }
 
     pub(crate) fn todos(&self) -> Vec<TodoItem> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use corvid_protocol::{
     ActionKind, ApprovalDecision, ErrorClass, ErrorNotification, EventMsg, GateDecision,
     ProposalKind, ProposalNotification, ProposalOutcome, TokenUsage, ToolCallNotification,
-    ToolResultNotification, TurnOutcome, UsageNotification, decision_for,
+    ToolResultNotification, TurnOutcome, UsageNotification, decision_with_sandbox,
 };
 use corvid_tools::{Cancellation, ToolKind, ToolOutput, ToolRegistry};
 use corvid_wire::model::{
@@ -15,7 +15,7 @@ use corvid_wire::model::{
     ToolResult, ToolResultContent, Usage,
 };
 use futures_util::StreamExt;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use crate::emitter::Scope;
 use crate::history;
@@ -559,8 +559,26 @@ async fn run_tool(
         },
     };
     let gate = setup.shared.gate();
-    if decision_for(gate.policy, &gate.rules, &action) == GateDecision::Ask {
-        match ask(setup, call, &prepared.proposal, &action, prepared.tool).await {
+    // A command widened beyond the sandbox, or run without one, always asks.
+    let confinement = prepared.plan.confinement().cloned();
+    let gate_confinement = confinement.as_ref().map_or(
+        corvid_protocol::Confinement::SandboxOff,
+        crate::sandbox_state::confinement,
+    );
+    if decision_with_sandbox(gate.policy, &gate.rules, &action, gate_confinement)
+        == GateDecision::Ask
+    {
+        let notice = confinement.as_ref().and_then(crate::sandbox_state::notice);
+        match ask(
+            setup,
+            call,
+            &prepared.proposal,
+            &action,
+            prepared.tool,
+            notice,
+        )
+        .await
+        {
             Verdict::Decided(ApprovalDecision::Approve) => {}
             Verdict::Decided(ApprovalDecision::ApproveAlways { scope }) => {
                 setup.shared.add_rule(scope)
@@ -599,7 +617,7 @@ async fn run_tool(
         setup.shared.before_change(&setup.scope).await;
     }
     let cancellation = Cancellation::new(setup.cancel.clone());
-    let output = match setup.tools.apply(prepared.plan, cancellation).await {
+    let output = match apply_streaming(setup, call, prepared.plan, cancellation).await {
         Ok(output) => output,
         Err(tool_error) => ToolOutput {
             text: tool_error.to_string(),
@@ -614,6 +632,41 @@ async fn run_tool(
     (output, stop)
 }
 
+/// Runs a prepared call; a command's output goes out as `tool_output_delta` events while it
+/// runs (the tools batch and cap it).
+async fn apply_streaming(
+    setup: &TurnSetup,
+    call: &ToolCall,
+    plan: corvid_tools::Plan,
+    cancellation: Cancellation,
+) -> Result<ToolOutput, corvid_tools::ToolError> {
+    let (sender, mut receiver) = mpsc::channel(16);
+    let sink = corvid_tools::OutputSink::new(sender);
+    let emit = |text: String| {
+        setup.shared.emit(
+            &setup.scope,
+            EventMsg::ToolOutputDelta {
+                call_id: call.id.clone(),
+                text,
+            },
+        );
+    };
+    let apply = setup.tools.apply_streaming(plan, cancellation, Some(sink));
+    tokio::pin!(apply);
+    let result = loop {
+        tokio::select! {
+            result = &mut apply => break result,
+            Some(text) = receiver.recv() => emit(text),
+        }
+    };
+    // What the output thread sent before the command ended; something the command left holding
+    // the pipe cannot keep the turn waiting.
+    while let Ok(text) = receiver.try_recv() {
+        emit(text);
+    }
+    result
+}
+
 /// Shows the proposal and waits for the user (or a cancel).
 async fn ask(
     setup: &TurnSetup,
@@ -621,6 +674,7 @@ async fn ask(
     proposal: &corvid_tools::Proposal,
     action: &ActionKind,
     tool: &str,
+    sandbox: Option<corvid_protocol::SandboxNotice>,
 ) -> Verdict {
     let proposal_id = format!("p_{}", call.id);
     let path = proposal
@@ -659,7 +713,12 @@ async fn ask(
             proposal_id: proposal_id.clone(),
             call_id: call.id.clone(),
             kind,
-            always_scope: corvid_protocol::ApprovalRule::suggest_for(action),
+            // A widened or unsandboxed command is asked about every time; "always" would hide that.
+            always_scope: match sandbox {
+                Some(_) => None,
+                None => corvid_protocol::ApprovalRule::suggest_for(action),
+            },
+            sandbox,
         }),
     );
     let mut cancel = setup.cancel.clone();

@@ -35,6 +35,10 @@ pub(crate) struct AgentArgs {
     /// (default: 128000).
     #[arg(long, value_name = "TOKENS")]
     context_window: Option<u64>,
+    /// on (default: commands run in the kernel sandbox) or off (they run with your full rights);
+    /// overrides `sandbox` in config.toml.
+    #[arg(long, value_name = "on|off", value_parser = crate::sandbox_setup::parse_setting)]
+    sandbox: Option<corvid_config::SandboxSetting>,
 }
 
 /// Opens the session on the project's current conversation, with a listener that hears it from
@@ -55,6 +59,7 @@ async fn start(
     config.approval = args.approval;
     config.max_steps = args.max_steps;
     config.context_window = args.context_window;
+    config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
     Ok(composition
         .agents
         .open_listening(config, OpenConversation::Current)
@@ -80,15 +85,25 @@ pub(crate) async fn exec(
             stdout.write_all(b"\n")?;
             stdout.flush()?;
         } else {
+            if let EventMsg::Ready(ready) = &event.msg
+                && let Some(sandbox) = &ready.sandbox
+            {
+                writeln!(stdout, "{}", sandbox_banner(sandbox))?;
+            }
             print_human(&event, &mut stdout)?;
         }
         match &event.msg {
             EventMsg::Proposal(proposal) => {
+                // A widened or unsandboxed command asks under every policy; say why.
+                let why = match &proposal.sandbox {
+                    Some(notice) => format!(" ({})", notice.describe()),
+                    None => String::new(),
+                };
                 handle.submit(Op::Approve(ApproveParams {
                     proposal_id: proposal.proposal_id.clone(),
                     decision: ApprovalDecision::Reject {
                         feedback: Some(format!(
-                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval, so it was not run. Say what you would do instead.",
+                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval{why}, so it was not run. Say what you would do instead.",
                             args.approval
                         )),
                     },
@@ -111,6 +126,14 @@ fn print_human(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
     match &event.msg {
         EventMsg::TextDelta { delta } if event.depth == 0 => write!(out, "{delta}")?,
         EventMsg::ToolCall(call) => writeln!(out, "\n{indent}→ {}", call.summary)?,
+        EventMsg::ToolOutputDelta { text, .. } => {
+            // Progress, dimmed on a terminal so the answer stands out.
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                write!(out, "\x1b[2m{text}\x1b[0m")?
+            } else {
+                write!(out, "{text}")?
+            }
+        }
         EventMsg::ToolResult(result) => {
             let first = result.output.lines().next().unwrap_or_default();
             let mark = if result.ok { "✓" } else { "✗" };
@@ -190,11 +213,17 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
                 match &event.msg {
                     EventMsg::Ready(ready) => {
                         writeln!(stdout, "model {} · project {} · approvals {}", ready.model, ready.cwd, ready.approval_policy)?;
+                        if let Some(sandbox) = &ready.sandbox {
+                            writeln!(stdout, "{}", sandbox_banner(sandbox))?;
+                        }
                         prompt(&mut stdout, busy)?;
                     }
                     EventMsg::TurnStarted { .. } => busy = true,
                     EventMsg::Proposal(proposal) => {
                         show_proposal(&proposal.kind, &mut stdout)?;
+                        if let Some(notice) = &proposal.sandbox {
+                            writeln!(stdout, "  ! {}", notice.describe())?;
+                        }
                         write!(stdout, "allow? [y]es / [a]lways / [n]o, or type feedback to reject: ")?;
                         stdout.flush()?;
                         pending_proposal = Some((proposal.proposal_id.clone(), proposal.always_scope.clone()));
@@ -355,6 +384,18 @@ fn change_mark(change: ChangeKind) -> &'static str {
     }
 }
 
+/// The startup banner's sandbox line: the active layers, or plainly why there are none.
+fn sandbox_banner(sandbox: &corvid_protocol::SandboxState) -> String {
+    match sandbox.mode {
+        corvid_protocol::SandboxMode::Enforced => format!("sandbox: {}", sandbox.summary),
+        corvid_protocol::SandboxMode::Unavailable => format!(
+            "sandbox {}. Turn it off explicitly with --sandbox off to stop the asking.",
+            sandbox.summary
+        ),
+        corvid_protocol::SandboxMode::Off => format!("sandbox: {}", sandbox.summary),
+    }
+}
+
 fn prompt(out: &mut impl Write, busy: bool) -> std::io::Result<()> {
     if !busy {
         write!(out, "\n> ")?;
@@ -366,6 +407,31 @@ fn prompt(out: &mut impl Write, busy: bool) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_banner_says_plainly_when_there_is_no_sandbox() {
+        let state = |mode, summary: &str| corvid_protocol::SandboxState {
+            mode,
+            landlock_abi: None,
+            seccomp: false,
+            network: true,
+            summary: summary.to_owned(),
+        };
+        let banner = sandbox_banner(&state(
+            corvid_protocol::SandboxMode::Unavailable,
+            "unavailable: this kernel has no Landlock; every command asks before it runs",
+        ));
+        assert_eq!(
+            banner,
+            "sandbox unavailable: this kernel has no Landlock; every command asks before it runs. \
+             Turn it off explicitly with --sandbox off to stop the asking."
+        );
+        let banner = sandbox_banner(&state(
+            corvid_protocol::SandboxMode::Enforced,
+            "landlock ABI 7 + seccomp",
+        ));
+        assert_eq!(banner, "sandbox: landlock ABI 7 + seccomp");
+    }
 
     #[test]
     fn slash_commands() {

@@ -12,6 +12,9 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
     init_logging(loaded.config.log_level.as_str(), json_logs);
     let config = loaded.config.clone();
     check_bind_address(&config.host, config.allow_remote)?;
+    if config.allow_remote {
+        warn_allow_remote(&config.host);
+    }
     if loaded.paths.legacy {
         tracing::info!(dir = %loaded.paths.dir.display(), "using the supergrok-zed configuration directory as-is");
     }
@@ -28,11 +31,20 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
             "no xAI credential: xAI requests will be answered 401 until one is set (XAI_API_KEY, or `corvid login xai` with auth_mode = \"oauth\")"
         );
     }
-    for provider in registry
-        .providers()
-        .iter()
-        .filter(|provider| provider.is_available())
-    {
+    for provider in registry.providers() {
+        let credential = provider.upstream().credential();
+        if !provider.is_available() {
+            continue;
+        }
+        if !credential.is_available() {
+            // xAI without a key stays routable (its requests get a 401 naming what to set);
+            // it was warned about above, so it is not "ready".
+            tracing::info!(
+                provider = provider.name(),
+                "provider routable but without a credential"
+            );
+            continue;
+        }
         tracing::info!(provider = provider.name(), kind = provider.kind().as_str(), base_url = %provider.config().base_url, "provider ready");
     }
     let mut state = AppState::new(config.clone(), registry);
@@ -69,14 +81,36 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--allow-remote` (or `CORVID_ALLOW_REMOTE`): said loudly, on stderr itself and in the log,
+/// because anyone who can reach the port spends the user's credits.
+fn warn_allow_remote(host: &str) {
+    let reach = if check_bind_address(host, false).is_ok() {
+        format!("corvid listens on {host} now, but remote binds are allowed")
+    } else {
+        format!(
+            "corvid listens on {host}: anyone who can reach this address can use your credentials and spend your credits"
+        )
+    };
+    eprintln!(
+        "\n  WARNING: remote access is on (--allow-remote / CORVID_ALLOW_REMOTE).\n  {reach}.\n  \
+         corvid has no client authentication; keep it behind a firewall or a tunnel you control.\n  \
+         The Zed account provider is off while this is set.\n"
+    );
+    tracing::warn!(host, "remote access is on: requests are not authenticated");
+}
+
 fn init_logging(level: &str, json: bool) {
+    use std::io::IsTerminal;
     // RUST_LOG, when set, refines the configured level.
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("{level},hyper=warn,reqwest=warn,h2=warn")));
+    // Colour only for a person at a terminal: not in files, pipes or journald, nor with
+    // NO_COLOR set.
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::env::var_os("NO_COLOR").is_none());
+        .with_ansi(colour);
     if json {
         builder.json().init();
     } else {

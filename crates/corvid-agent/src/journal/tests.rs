@@ -13,6 +13,7 @@ fn ready() -> EventMsg {
         model: "m".into(),
         approval_policy: ApprovalPolicy::Ask,
         missed: None,
+        sandbox: None,
     })
 }
 
@@ -85,6 +86,48 @@ async fn a_running_turn_is_replayed_with_its_deltas_merged_and_seqs_in_order() {
     journal.emit(&turn("s1"), delta("d"));
     let live = late.recv().await.unwrap();
     assert_eq!((live.seq, live.replay), (7, false));
+}
+
+fn output(call: &str, text: &str) -> EventMsg {
+    EventMsg::ToolOutputDelta {
+        call_id: call.into(),
+        text: text.into(),
+    }
+}
+
+#[tokio::test]
+async fn a_running_commands_output_is_replayed_merged_per_call() {
+    let journal = Journal::new();
+    journal.emit(&Scope::default(), ready());
+    journal.emit(
+        &turn("s1"),
+        EventMsg::TurnStarted {
+            conversation_id: "c1".into(),
+            model: "m".into(),
+            prompt: Some("run it".into()),
+        },
+    );
+    journal.emit(&turn("s1"), output("call-1", "one\n"));
+    journal.emit(&turn("s1"), output("call-1", "two\n"));
+    // Another call's output is its own event, and so is the first call's after it.
+    journal.emit(&turn("s1"), output("call-2", "other\n"));
+    journal.emit(&turn("s1"), output("call-1", "three\n"));
+    let mut late = journal.subscribe();
+    let mut outputs = Vec::new();
+    while late.buffered() > 0 {
+        let event = late.recv().await.unwrap();
+        if let EventMsg::ToolOutputDelta { call_id, text } = event.msg {
+            outputs.push((call_id, text, event.seq));
+        }
+    }
+    assert_eq!(
+        outputs,
+        [
+            ("call-1".to_owned(), "one\ntwo\n".to_owned(), 4),
+            ("call-2".to_owned(), "other\n".to_owned(), 5),
+            ("call-1".to_owned(), "three\n".to_owned(), 6),
+        ]
+    );
 }
 
 #[tokio::test]

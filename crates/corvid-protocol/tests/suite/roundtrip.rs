@@ -5,10 +5,10 @@ use std::collections::BTreeSet;
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, ConversationSummary,
     ErrorClass, ErrorNotification, Event, EventMsg, FileChange, HistoryEntry, ImageInput, Op,
-    ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification, SendParams,
-    SubagentKind, Submission, TodoItem, TodoStatus, TokenUsage, ToolCallNotification,
-    ToolResultNotification, Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome,
-    UsageNotification, schema_json,
+    ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification, SandboxMode,
+    SandboxNotice, SandboxState, SendParams, SubagentKind, Submission, TodoItem, TodoStatus,
+    TokenUsage, ToolCallNotification, ToolResultNotification, Truncation, TurnChanges,
+    TurnFinishedNotification, TurnOutcome, UsageNotification, schema_json,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -265,6 +265,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                 model: "grok-4".into(),
                 approval_policy: ApprovalPolicy::Ask,
                 missed: None,
+                sandbox: None,
             }),
             json!({
                 "type": "ready",
@@ -275,6 +276,47 @@ fn events() -> Vec<(EventMsg, Value)> {
                 "model": "grok-4",
                 "approval_policy": "ask"
             }),
+        ),
+        (
+            EventMsg::Ready(ReadyNotification {
+                version: 2,
+                engine: "corvid 0.1.0".into(),
+                cwd: "/home/ada/project".into(),
+                conversation_id: "c-1".into(),
+                model: "grok-4".into(),
+                approval_policy: ApprovalPolicy::FullAuto,
+                missed: None,
+                sandbox: Some(SandboxState {
+                    mode: SandboxMode::Enforced,
+                    landlock_abi: Some(7),
+                    seccomp: true,
+                    network: false,
+                    summary: "landlock ABI 7 + seccomp".into(),
+                }),
+            }),
+            json!({
+                "type": "ready",
+                "version": 2,
+                "engine": "corvid 0.1.0",
+                "cwd": "/home/ada/project",
+                "conversation_id": "c-1",
+                "model": "grok-4",
+                "approval_policy": "full-auto",
+                "sandbox": {
+                    "mode": "enforced",
+                    "landlock_abi": 7,
+                    "seccomp": true,
+                    "network": false,
+                    "summary": "landlock ABI 7 + seccomp"
+                }
+            }),
+        ),
+        (
+            EventMsg::ToolOutputDelta {
+                call_id: "call-1".into(),
+                text: "Compiling corvid\n".into(),
+            },
+            json!({"type": "tool_output_delta", "call_id": "call-1", "text": "Compiling corvid\n"}),
         ),
         (
             EventMsg::SettingsChanged {
@@ -423,8 +465,44 @@ fn events() -> Vec<(EventMsg, Value)> {
                 call_id: format!("call-{index}"),
                 kind,
                 always_scope,
+                sandbox: None,
             }),
             expected,
+        ));
+    }
+    for (notice, notice_json) in [
+        (
+            SandboxNotice::Widened {
+                write_outside: false,
+                network: true,
+            },
+            json!({"type": "widened", "write_outside": false, "network": true}),
+        ),
+        (
+            SandboxNotice::Unavailable {
+                reason: "no Landlock".into(),
+            },
+            json!({"type": "unavailable", "reason": "no Landlock"}),
+        ),
+    ] {
+        table.push((
+            EventMsg::Proposal(ProposalNotification {
+                proposal_id: "p-9".into(),
+                call_id: "call-9".into(),
+                kind: ProposalKind::Command {
+                    command: "npm install".into(),
+                    cwd: ".".into(),
+                },
+                always_scope: None,
+                sandbox: Some(notice),
+            }),
+            json!({
+                "type": "proposal",
+                "proposal_id": "p-9",
+                "call_id": "call-9",
+                "kind": {"type": "command", "command": "npm install", "cwd": "."},
+                "sandbox": notice_json
+            }),
         ));
     }
     for (outcome, name) in [
@@ -824,6 +902,7 @@ fn replayed_events_say_so_and_live_ones_stay_as_they_were() {
             model: "m".into(),
             approval_policy: ApprovalPolicy::Ask,
             missed: Some(12),
+            sandbox: None,
         }),
     };
     assert_round_trip(
