@@ -23,8 +23,8 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 
 use crate::emitter::Scope;
-use crate::engine::Shared;
 use crate::model::ModelClient;
+use crate::session::Shared;
 
 /// The window used when neither the configuration nor the catalog gives one.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;

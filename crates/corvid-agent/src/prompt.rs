@@ -4,7 +4,7 @@
 use corvid_protocol::{TodoItem, TodoStatus};
 use corvid_wire::model::Tool;
 
-use crate::engine::Shared;
+use crate::session::Shared;
 
 /// The prompt of an agent offered `tools` (the main agent's, or a subagent's fewer).
 pub(crate) fn system_prompt(shared: &Shared, tools: &[Tool], todos: &[TodoItem]) -> String {

@@ -16,7 +16,6 @@ use corvid_protocol::{
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
 use corvid_tools::{Sandbox, SandboxProbe};
 use corvid_wire::model::ChatRequest;
-use tokio::sync::mpsc;
 
 struct Scripted(Arc<ScriptedModel>);
 
@@ -37,7 +36,7 @@ impl ModelClient for Scripted {
 struct Agent {
     model: Arc<ScriptedModel>,
     handle: AgentHandle,
-    events: mpsc::UnboundedReceiver<Event>,
+    events: corvid_agent::Subscription,
     seen: Vec<Event>,
 }
 

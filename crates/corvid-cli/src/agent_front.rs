@@ -3,55 +3,17 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Context;
-use corvid_agent::{
-    AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, ModelRoute, StreamFuture,
-};
+use corvid_agent::{OpenConversation, Session, Subscription};
 use corvid_config::Loaded;
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, ErrorClass, Event,
-    EventMsg, Op, ProposalKind, SendParams, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, Event, EventMsg, Op,
+    ProposalKind, SendParams, TurnOutcome,
 };
-use corvid_providers::{FailureClass, Registry};
-use corvid_wire::model::ChatRequest;
 use tokio::io::AsyncBufReadExt;
-use tokio::sync::mpsc;
 
-/// The in-process model client: the gateway's providers, routing and credentials.
-struct InProcessModel(Registry);
-
-impl ModelClient for InProcessModel {
-    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
-        Box::pin(async move {
-            match self.0.stream(request).await {
-                Ok(stream) => Ok(Box::pin(stream) as EventStream),
-                Err(failure) => {
-                    let class = match failure.class {
-                        FailureClass::NotConfigured => ErrorClass::NotConfigured,
-                        FailureClass::AuthenticationRejected => ErrorClass::AuthenticationRejected,
-                        FailureClass::RateLimited => ErrorClass::RateLimited,
-                        FailureClass::ServerError => ErrorClass::ServerError,
-                        FailureClass::Network => ErrorClass::Network,
-                        FailureClass::UnexpectedResponse => ErrorClass::UnexpectedResponse,
-                    };
-                    let mut error = ModelError::new(class, failure.message);
-                    error.retry_after = failure.retry_after;
-                    Err(error)
-                }
-            }
-        })
-    }
-
-    fn route(&self, model: &str) -> Option<ModelRoute> {
-        let route = self.0.resolve(model).ok()?;
-        Some(ModelRoute {
-            provider: route.provider.name().to_owned(),
-            model: route.model,
-        })
-    }
-}
+use crate::compose::Composition;
 
 /// Options shared by `exec` and `chat`.
 #[derive(Debug, Clone, clap::Args)]
@@ -79,34 +41,29 @@ pub(crate) struct AgentArgs {
     sandbox: Option<corvid_config::SandboxSetting>,
 }
 
-fn start(
+/// Opens the session on the project's current conversation, with a listener that hears it from
+/// its first event (start-up warnings, `ready`), as the terminal always has.
+async fn start(
     loaded: &Loaded,
     args: &AgentArgs,
     front_end: &str,
-) -> anyhow::Result<(AgentHandle, mpsc::UnboundedReceiver<Event>)> {
+) -> anyhow::Result<(Session, Subscription)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, args.project.as_deref());
-    let oauth_http = corvid_auth::oauth_http_client()?;
-    let registry = Registry::from_config(loaded, oauth_http)
-        .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+    let composition = Composition::build(loaded)?;
     let model = args
         .model
         .clone()
         .unwrap_or_else(|| loaded.config.default_model.clone());
-    let mut config = AgentConfig::new(folders.root, model);
-    config.cwd = folders.cwd;
-    config.front_end = front_end.to_owned();
+    let mut config = crate::compose::agent_config(loaded, folders, model, front_end);
     config.approval = args.approval;
     config.max_steps = args.max_steps;
-    config.database = Some(loaded.paths.database());
-    config.output_dir = loaded.paths.data_dir.join("output");
-    config.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
     config.context_window = args.context_window;
     config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
-    Ok(AgentHandle::spawn(
-        config,
-        Arc::new(InProcessModel(registry)),
-    )?)
+    Ok(composition
+        .agents
+        .open_listening(config, OpenConversation::Current)
+        .await?)
 }
 
 /// `corvid exec "<prompt>"`: one turn; JSON lines of events with `--json`; exit status 0 when
@@ -118,7 +75,7 @@ pub(crate) async fn exec(
     prompt: &str,
     json: bool,
 ) -> anyhow::Result<bool> {
-    let (handle, mut events) = start(loaded, args, "exec")?;
+    let (handle, mut events) = start(loaded, args, "exec").await?;
     handle.submit(Op::Send(SendParams::text(prompt)));
     let mut stdout = std::io::stdout();
     let mut outcome = None;
@@ -159,7 +116,8 @@ pub(crate) async fn exec(
             _ => {}
         }
     }
-    handle.submit(Op::Shutdown);
+    // Waits for the engine to stop, so nothing it still writes is cut off by the exit.
+    handle.close().await;
     Ok(outcome == Some(TurnOutcome::Completed))
 }
 
@@ -237,7 +195,7 @@ fn print_human(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
 
 /// `corvid chat`: an interactive session in the terminal.
 pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()> {
-    let (handle, mut events) = start(loaded, args, "chat")?;
+    let (handle, mut events) = start(loaded, args, "chat").await?;
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdout = std::io::stdout();
     let mut busy = false;

@@ -3,6 +3,7 @@
 
 mod agent_front;
 mod auth_commands;
+mod compose;
 mod sandbox_setup;
 mod serve;
 mod setup;
@@ -254,9 +255,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Models => {
             let loaded = load(&config_only(cli.config))?;
-            let oauth_http = corvid_auth::oauth_http_client()?;
-            let registry = corvid_providers::Registry::from_config(&loaded, oauth_http)
-                .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+            let registry = compose::registry(&loaded)?;
             let text = runtime.block_on(setup::models(&loaded.config, &registry));
             print_stdout(&text)
         }

@@ -32,6 +32,10 @@ pub enum EventMsg {
         conversation_id: String,
         /// The model answering this turn.
         model: String,
+        /// The user's message that started the turn, so every listener of the session can show
+        /// it (absent from engines before it was added).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
     },
     /// A piece of the assistant's visible answer, streamed.
     TextDelta {
@@ -214,6 +218,11 @@ pub struct ReadyNotification {
     pub model: String,
     /// The session's approval policy.
     pub approval_policy: ApprovalPolicy,
+    /// Present when this `ready` starts a resynchronisation: the listener fell this many events
+    /// behind and they were dropped. The replay that follows rebuilds the session's state; clear
+    /// the view and rebuild it from there, as after a reconnect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missed: Option<u64>,
     /// The kernel sandbox commands run in, so front ends can show its layers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxState>,

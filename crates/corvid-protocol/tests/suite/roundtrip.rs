@@ -264,6 +264,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                 conversation_id: "c-1".into(),
                 model: "grok-4".into(),
                 approval_policy: ApprovalPolicy::Ask,
+                missed: None,
                 sandbox: None,
             }),
             json!({
@@ -284,6 +285,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                 conversation_id: "c-1".into(),
                 model: "grok-4".into(),
                 approval_policy: ApprovalPolicy::FullAuto,
+                missed: None,
                 sandbox: Some(SandboxState {
                     mode: SandboxMode::Enforced,
                     landlock_abi: Some(7),
@@ -327,8 +329,9 @@ fn events() -> Vec<(EventMsg, Value)> {
             EventMsg::TurnStarted {
                 conversation_id: "c-1".into(),
                 model: "grok-4".into(),
+                prompt: Some("fix the failing test".into()),
             },
-            json!({"type": "turn_started", "conversation_id": "c-1", "model": "grok-4"}),
+            json!({"type": "turn_started", "conversation_id": "c-1", "model": "grok-4", "prompt": "fix the failing test"}),
         ),
         (
             EventMsg::TextDelta {
@@ -786,6 +789,7 @@ fn every_event_round_trips_inside_an_event() {
             depth: 0,
             parent_call_id: None,
             at: 1_767_225_600,
+            replay: false,
             msg,
         };
         let frame =
@@ -808,6 +812,7 @@ fn subagent_events_carry_depth_and_parent_call() {
         depth: 1,
         parent_call_id: Some("call-9".into()),
         at: 1_767_225_601,
+        replay: false,
         msg: EventMsg::TextDelta {
             delta: "Searching".into(),
         },
@@ -878,4 +883,37 @@ fn token_usage_adds_up() {
         ..TokenUsage::default()
     };
     assert_eq!((huge + huge).input, u64::MAX);
+}
+
+#[test]
+fn replayed_events_say_so_and_live_ones_stay_as_they_were() {
+    let event = Event {
+        id: String::new(),
+        seq: 7,
+        depth: 0,
+        parent_call_id: None,
+        at: 1_767_225_600,
+        replay: true,
+        msg: EventMsg::Ready(ReadyNotification {
+            version: 2,
+            engine: "corvid 0.1.0".into(),
+            cwd: "/p".into(),
+            conversation_id: "c-1".into(),
+            model: "m".into(),
+            approval_policy: ApprovalPolicy::Ask,
+            missed: Some(12),
+            sandbox: None,
+        }),
+    };
+    assert_round_trip(
+        &event,
+        &json!({"id": "", "seq": 7, "depth": 0, "at": 1_767_225_600, "replay": true,
+            "msg": {"type": "ready", "version": 2, "engine": "corvid 0.1.0", "cwd": "/p",
+                "conversation_id": "c-1", "model": "m", "approval_policy": "ask", "missed": 12}}),
+    );
+    // A frame from an engine before `replay` existed is live.
+    let old: Event = serde_json::from_value(json!({"id": "s-1", "seq": 1, "depth": 0, "at": 0,
+        "msg": {"type": "turn_started", "conversation_id": "c-1", "model": "m"}}))
+    .unwrap();
+    assert!(!old.replay);
 }
