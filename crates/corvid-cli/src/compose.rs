@@ -53,6 +53,9 @@ pub(crate) fn agent_config(
     config.front_end = front_end.to_owned();
     config.output_dir = loaded.paths.data_dir.join("output");
     config.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
+    // Every front end gets the kernel sandbox as config.toml sets it; `chat`/`exec` may
+    // override it with `--sandbox`.
+    config.sandbox = crate::sandbox_setup::sandbox(loaded, None);
     config
 }
 
