@@ -3,8 +3,8 @@
 //! the rest. The dialect modules say which fields mean what; this module only reads numbers.
 //!
 //! Typed reads matter on the pass-through path, where the gateway reads usage off every relayed
-//! reply: parsing the whole body into a `Value` cost about three times the instructions
-//! (corvid-bench README, "typed usage read").
+//! reply: typed, with the object found by `memmem`, usage reading fell from 16k to 5k
+//! instructions per request against building a `Value` (corvid-bench README).
 
 use std::fmt;
 
