@@ -28,7 +28,6 @@ mod rules;
 mod state;
 mod top_level;
 mod translate;
-mod usage_scan;
 
 pub use corvid_wire::Dialect;
 pub use error::ApiError;

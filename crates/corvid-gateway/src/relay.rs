@@ -1,14 +1,17 @@
 //! Relaying an upstream response of the caller's own dialect, as it arrives.
 //!
 //! The body is forwarded frame by frame, never buffered whole. Streamed (SSE) bodies are also
-//! watched line by line on the side, to notice the end marker and read usage; a non-streamed
-//! body keeps cheap handles to its chunks (no copy) so usage can be read once it is sent. If
-//! the upstream fails after the 200 went out, a streaming client gets one error event in its
-//! own dialect and the stream closes; a non-streamed body is cut off instead.
+//! watched on the side by corvid-wire's `StreamWatch`, which notices the dialect's end event and
+//! reads usage; a non-streamed body keeps cheap handles to its chunks (no copy) so corvid-wire
+//! can read its usage once it is sent. The gateway never reads a dialect's JSON itself. If the
+//! upstream fails after the 200 went out, a streaming client gets one error event in its own
+//! dialect (written by corvid-wire) and the stream closes; a non-streamed body is cut off.
 //!
 //! Dropping the response body — which hyper does when the client goes away — drops the
 //! upstream response with it, closing that connection: the upstream request is cancelled. The
-//! ledger row is written on drop, so a cancelled request is recorded too.
+//! ledger row is written on drop, so a cancelled request is recorded too; a stream whose end
+//! event went by is whole for the client, so it is `ok` even if the client left before the
+//! upstream closed.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -19,19 +22,15 @@ use axum::response::Response;
 use bytes::Bytes;
 use corvid_providers::{BoxError, UpstreamBody, is_timeout};
 use corvid_store::Outcome;
-use corvid_wire::model::Usage;
-use corvid_wire::sse::{Marker, SseScanner};
+use corvid_wire::codec::{self, StreamWatch};
+use corvid_wire::model::{Usage, WireError};
 use http::{HeaderName, HeaderValue};
 use http_body::{Body as _, Frame, SizeHint};
-use serde_json::json;
 
 use crate::body;
 use crate::closing::{self, Watch};
-use crate::error::ApiError;
 use crate::exchange::Exchange;
 use crate::log_text::Clean;
-use crate::usage_scan;
-use corvid_wire::Dialect;
 
 /// Non-streamed bodies larger than this are not kept for usage reading.
 const KEEP_FOR_USAGE: usize = 1024 * 1024;
@@ -66,7 +65,7 @@ pub(crate) fn relay(upstream: http::Response<UpstreamBody>, exchange: Exchange) 
         inner: upstream.into_body(),
         length,
         streaming,
-        scanner: SseScanner::new(),
+        watch: StreamWatch::new(exchange.inbound),
         finished: false,
         ended: false,
         outcome: Outcome::Cancelled,
@@ -105,8 +104,9 @@ struct RelayBody {
     /// The exact length of a non-streamed body, when the upstream said.
     length: Option<u64>,
     streaming: bool,
-    scanner: SseScanner,
-    /// The dialect's end marker went by.
+    /// The stream's end event and usage, as corvid-wire reads them.
+    watch: StreamWatch,
+    /// The dialect's end event went by.
     finished: bool,
     /// Nothing more will be sent.
     ended: bool,
@@ -179,7 +179,9 @@ impl RelayBody {
             Some(Ok(chunk)) => {
                 self.relayed += chunk.len() as u64;
                 if self.streaming {
-                    self.watch(&chunk);
+                    let seen = self.watch.feed(&chunk);
+                    self.finished = seen.finished;
+                    self.usage = seen.usage;
                 } else {
                     if self.kept_bytes + chunk.len() <= KEEP_FOR_USAGE {
                         self.kept_bytes += chunk.len();
@@ -219,6 +221,11 @@ impl RelayBody {
     /// reply by breaking off (its length was promised).
     fn fail(&mut self, message: String) -> Option<Result<Bytes, std::io::Error>> {
         self.ended = true;
+        if self.streaming && self.finished {
+            // The client already has the whole reply; an error after its end has no place.
+            self.outcome = Outcome::Ok;
+            return None;
+        }
         if self.streaming {
             return Some(Ok(self.error_event(&message)));
         }
@@ -226,71 +233,15 @@ impl RelayBody {
         Some(Err(std::io::Error::other(message)))
     }
 
-    fn watch(&mut self, chunk: &[u8]) {
-        let dialect = self.exchange.inbound;
-        let (finished, usage) = (&mut self.finished, &mut self.usage);
-        self.scanner.feed(chunk, |payload| match dialect {
-            Dialect::OpenAiChat => {
-                if payload.trim_ascii() == b"[DONE]" {
-                    *finished = true;
-                } else if USAGE.is_in(payload)
-                    && let Some(found) = usage_scan::chat_event(payload)
-                {
-                    *usage = Some(found);
-                }
-            }
-            Dialect::OpenAiResponses => {
-                if RESPONSES_TERMINAL
-                    .iter()
-                    .any(|marker| marker.is_in(payload))
-                {
-                    *finished = true;
-                    if let Some(found) = usage_scan::responses_event(payload) {
-                        *usage = Some(found);
-                    }
-                }
-            }
-            Dialect::Anthropic => {
-                if MESSAGE_STOP.is_in(payload) {
-                    *finished = true;
-                } else if MESSAGE_START.is_in(payload)
-                    && let Some(found) = usage_scan::anthropic_start(payload)
-                {
-                    *usage = Some(found);
-                } else if MESSAGE_DELTA.is_in(payload)
-                    && let Some(merged) = usage_scan::anthropic_delta(payload, *usage)
-                {
-                    *usage = Some(merged);
-                }
-            }
-            Dialect::Gemini => {
-                if FINISH_REASON.is_in(payload) {
-                    *finished = true;
-                }
-                if USAGE_METADATA.is_in(payload)
-                    && let Some(found) = usage_scan::gemini_event(payload)
-                {
-                    *usage = Some(found);
-                }
-            }
-        });
-    }
-
     /// One error event in the stream's dialect, after ending any half-written line.
     fn error_event(&mut self, message: &str) -> Bytes {
         tracing::warn!(route = self.exchange.route, model = %Clean(&self.exchange.model), message = %Clean(message), "stream failed after the response started");
         self.outcome = Outcome::StreamError;
-        let prefix = if self.scanner.mid_line() { "\n\n" } else { "" };
-        let error = ApiError::new(http::StatusCode::BAD_GATEWAY, "api_error", message)
-            .in_dialect(self.exchange.inbound);
-        let event = match self.exchange.inbound {
-            Dialect::OpenAiChat | Dialect::Gemini => format!("{prefix}data: {}\n\n", error.body()),
-            Dialect::OpenAiResponses => {
-                let body = json!({"type": "error", "code": "upstream_error", "message": message, "param": null});
-                format!("{prefix}event: error\ndata: {body}\n\n")
-            }
-            Dialect::Anthropic => format!("{prefix}event: error\ndata: {}\n\n", error.body()),
-        };
+        let mut event = Vec::new();
+        if self.watch.mid_line() {
+            event.extend_from_slice(b"\n\n");
+        }
+        codec::encode_stream_error(self.exchange.inbound, &WireError::api(message), &mut event);
         Bytes::from(event)
     }
 }
@@ -302,19 +253,20 @@ impl Drop for RelayBody {
     fn drop(&mut self) {
         let mut exchange = self.exchange.take();
         let kept = std::mem::take(&mut self.kept);
-        let (streaming, status, outcome, ttfb_ms, usage) = (
-            self.streaming,
-            self.status,
-            self.outcome,
-            self.ttfb_ms,
-            self.usage,
-        );
+        // The client has the whole reply once the end event went by, even if it left before
+        // the upstream closed the stream (Codex CLI does, right after `response.completed`).
+        let outcome = match self.outcome {
+            Outcome::Cancelled if self.finished => Outcome::Ok,
+            outcome => outcome,
+        };
+        let (streaming, status, ttfb_ms, usage) =
+            (self.streaming, self.status, self.ttfb_ms, self.usage);
         let state = exchange.state.clone();
         let ended = Instant::now();
         state.later(move || {
             let usage = match usage {
                 None if !streaming && !kept.is_empty() => {
-                    usage_scan::from_body(exchange.inbound, &body::join(kept))
+                    codec::usage_from_body(exchange.inbound, &body::join(kept))
                 }
                 usage => usage,
             };
@@ -322,17 +274,3 @@ impl Drop for RelayBody {
         });
     }
 }
-
-/// The events that end a Responses stream.
-static RESPONSES_TERMINAL: [Marker; 4] = [
-    Marker::new(b"\"response.completed\""),
-    Marker::new(b"\"response.incomplete\""),
-    Marker::new(b"\"response.failed\""),
-    Marker::new(b"\"response.done\""),
-];
-static USAGE: Marker = Marker::new(b"\"usage\"");
-static MESSAGE_START: Marker = Marker::new(b"\"message_start\"");
-static MESSAGE_DELTA: Marker = Marker::new(b"\"message_delta\"");
-static MESSAGE_STOP: Marker = Marker::new(b"\"message_stop\"");
-static FINISH_REASON: Marker = Marker::new(b"\"finishReason\"");
-static USAGE_METADATA: Marker = Marker::new(b"\"usageMetadata\"");

@@ -16,6 +16,7 @@ mod response;
 mod stream;
 mod stream_encoder;
 mod system_turns;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;
@@ -25,6 +26,7 @@ pub use error::{decode_error, encode_error, request_error_message};
 pub use request::decode_request;
 pub use response::{decode_response, encode_response};
 pub use stream::StreamDecoder;
+pub(crate) use stream_encoder::stream_error;
 pub use stream_encoder::{StreamEncoder, StreamOptions};
 pub use system_turns::{Folded, fold_system_turns, may_hold_system_turns};
 
@@ -94,29 +96,10 @@ fn finish_to_wire(finish: FinishReason) -> &'static str {
     }
 }
 
-/// Where Anthropic reports the thinking share of `output_tokens`, when it does.
-const THINKING_TOKENS: &str = "/output_tokens_details/thinking_tokens";
-
-/// An Anthropic `usage` object → canonical (§6.5): `input_tokens` already excludes cache reads
-/// and writes; `output_tokens` includes thinking, whose share is
-/// `output_tokens_details.thinking_tokens` when given.
+/// An Anthropic `usage` object → canonical (§6.5); the rules live in `usage.rs`, shared with
+/// the gateway's relay.
 fn usage_from_wire(usage: Option<&Value>) -> Usage {
-    let count = |field: &str| {
-        usage
-            .and_then(|usage| usage.get(field))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    Usage {
-        input: count("input_tokens"),
-        cache_read: count("cache_read_input_tokens"),
-        cache_write: count("cache_creation_input_tokens"),
-        output: count("output_tokens"),
-        reasoning: usage
-            .and_then(|usage| usage.pointer(THINKING_TOKENS))
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-    }
+    usage::from_value(usage)
 }
 
 /// Tool arguments as an `input` object: `{}` when empty, not JSON, or not an object (the

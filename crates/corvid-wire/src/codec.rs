@@ -1,9 +1,15 @@
 //! One entry point per codec operation, dispatching on the dialect, for callers that pick the
 //! dialect at run time (the gateway, the providers' model client).
 
-use crate::model::{ChatRequest, ChatResponse, DecodeError, NameMap, StreamEvent, WireError};
+use crate::model::{
+    ChatRequest, ChatResponse, DecodeError, NameMap, StreamEvent, Usage, WireError,
+};
 use crate::{anthropic, gemini, openai_chat, openai_responses};
 use serde_json::Value;
+
+mod watch;
+
+pub use watch::{StreamWatch, Watch};
 
 /// The API dialect a client or a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -241,5 +247,26 @@ impl Encoder {
             Self::Anthropic(encoder) => encoder.finish(out),
             Self::Gemini(encoder) => encoder.finish(out),
         }
+    }
+}
+
+/// The usage of a whole (non-streamed) reply in `dialect`, read without parsing the rest of it.
+pub fn usage_from_body(dialect: Dialect, body: &[u8]) -> Option<Usage> {
+    match dialect {
+        Dialect::OpenAiChat => openai_chat::usage::from_body(body),
+        Dialect::OpenAiResponses => openai_responses::usage::from_body(body),
+        Dialect::Anthropic => anthropic::usage::from_body(body),
+        Dialect::Gemini => gemini::usage::from_body(body),
+    }
+}
+
+/// The one error event that ends a stream of `dialect` already under way (the upstream broke
+/// after the client's 200), written as that dialect's own stream encoder writes an error.
+pub fn encode_stream_error(dialect: Dialect, error: &WireError, out: &mut Vec<u8>) {
+    match dialect {
+        Dialect::OpenAiChat => openai_chat::stream_error(error, out),
+        Dialect::OpenAiResponses => openai_responses::stream_error(error, out),
+        Dialect::Anthropic => anthropic::stream_error(error, out),
+        Dialect::Gemini => gemini::stream_error(error, out),
     }
 }

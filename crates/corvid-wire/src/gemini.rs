@@ -27,10 +27,12 @@ mod response;
 mod schema;
 mod stream;
 mod upstream;
+pub mod usage;
 
 pub use error::{decode_error, encode_error, retry_after_seconds};
 pub use request::decode_request;
 pub use response::{decode_response, encode_response};
+pub(crate) use stream::stream_error;
 pub use stream::{StreamDecoder, StreamEncoder, StreamOptions};
 pub use upstream::encode_request;
 
@@ -90,21 +92,10 @@ pub(crate) fn finish_to_gemini(reason: FinishReason) -> &'static str {
     }
 }
 
-/// `usageMetadata` → canonical (§6.5): `promptTokenCount` includes cached tokens and
-/// `candidatesTokenCount` excludes thoughts. Tool-use prompt tokens count as fresh input so
-/// that the total is kept.
+/// `usageMetadata` → canonical (§6.5); the rules live in `usage.rs`, shared with the
+/// gateway's relay.
 pub(crate) fn usage_from_gemini(metadata: &Value) -> Usage {
-    let count = |key: &str| metadata.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let prompt = count("promptTokenCount") + count("toolUsePromptTokenCount");
-    let cached = count("cachedContentTokenCount");
-    let thoughts = count("thoughtsTokenCount");
-    Usage {
-        input: prompt.saturating_sub(cached),
-        cache_read: cached,
-        cache_write: 0,
-        output: count("candidatesTokenCount") + thoughts,
-        reasoning: thoughts,
-    }
+    usage::from_value(metadata)
 }
 
 /// Canonical usage → `usageMetadata`; zero cache and thought counts are left out, as Gemini

@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod codec;
+mod counts;
 pub mod crossing;
 pub mod fim;
 pub mod gemini;

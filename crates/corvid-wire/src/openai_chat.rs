@@ -17,6 +17,7 @@ mod request_encode;
 mod response;
 mod stream_decode;
 mod stream_encode;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;
@@ -26,6 +27,7 @@ pub use request_decode::decode_request;
 pub use request_encode::encode_request;
 pub use response::{decode_response, encode_response};
 pub use stream_decode::StreamDecoder;
+pub(crate) use stream_encode::stream_error;
 pub use stream_encode::{StreamEncoder, StreamOptions};
 
 use crate::model::FinishReason;

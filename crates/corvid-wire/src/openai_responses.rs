@@ -29,6 +29,7 @@ mod json;
 mod response;
 mod stream_decoder;
 mod stream_encoder;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;
@@ -38,25 +39,13 @@ pub use encode_request::encode_request;
 pub use error::{decode_error, encode_error};
 pub use response::{decode_response, encode_response};
 pub use stream_decoder::StreamDecoder;
+pub(crate) use stream_encoder::stream_error;
 pub use stream_encoder::{StreamEncoder, StreamOptions};
 
-/// Reads a Responses `usage` object (`input_tokens` includes cached tokens, `output_tokens`
-/// includes reasoning). A `total_tokens` that only adds up with the reasoning tokens on top
-/// (xAI's chat-style counting) means `output_tokens` left them out: they are added back.
+/// Reads a Responses `usage` object; the rules live in `usage.rs`, shared with the gateway's
+/// relay.
 pub(crate) fn usage_from_wire(usage: &Value) -> Usage {
-    let count = |value: &Value| value.as_u64().unwrap_or(0);
-    let input = count(&usage["input_tokens"]);
-    let cached = count(&usage["input_tokens_details"]["cached_tokens"]);
-    let cache_write = count(&usage["input_tokens_details"]["cache_write_tokens"]);
-    let mut output = count(&usage["output_tokens"]);
-    let reasoning = count(&usage["output_tokens_details"]["reasoning_tokens"]);
-    if let Some(total) = usage["total_tokens"].as_u64()
-        && reasoning > 0
-        && total == input + output + reasoning
-    {
-        output += reasoning;
-    }
-    Usage::from_openai(input, cached, cache_write, output, reasoning)
+    usage::from_value(usage)
 }
 
 /// A Responses `usage` object for `usage`.

@@ -258,3 +258,147 @@ async fn a_request_the_client_abandons_before_any_reply_is_recorded_cancelled() 
     assert!(abandoned.is_err(), "the client gave up");
     assert_eq!(ledger.results(1).await, [("cancelled".to_owned(), 0, 0)]);
 }
+
+impl Ledger {
+    /// `(inbound, input, cache_read, cache_write, output, reasoning)` of every row, oldest
+    /// first, once `count` rows are there.
+    async fn tokens(&self, count: usize) -> Vec<(String, [i64; 5])> {
+        let read = |path: &std::path::Path| -> Vec<(String, [i64; 5])> {
+            let connection = rusqlite::Connection::open(path).unwrap();
+            let mut statement = connection
+                .prepare(
+                    "SELECT inbound, input, cache_read, cache_write, output, reasoning \
+                     FROM requests ORDER BY id",
+                )
+                .unwrap();
+            statement
+                .query_map([], |row| {
+                    Ok((
+                        row.get(0)?,
+                        [
+                            row.get(1)?,
+                            row.get(2)?,
+                            row.get(3)?,
+                            row.get(4)?,
+                            row.get(5)?,
+                        ],
+                    ))
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        self.once(read, |rows| rows.len() >= count).await
+    }
+}
+
+/// A DeepSeek-style chat usage: cache hits at the top level, a top-level cache write, and
+/// reasoning inside the completion.
+fn deepseek_usage() -> serde_json::Value {
+    serde_json::json!({
+        "prompt_tokens": 100, "completion_tokens": 30, "total_tokens": 130,
+        "prompt_cache_hit_tokens": 60, "prompt_cache_miss_tokens": 40,
+        "cache_write_tokens": 10,
+        "completion_tokens_details": {"reasoning_tokens": 12}
+    })
+}
+
+#[tokio::test]
+async fn one_deepseek_reply_is_ledgered_the_same_passed_through_or_translated() {
+    let (ledger, gateway) = Ledger::start().await;
+    let whole = serde_json::json!({
+        "id": "c1", "object": "chat.completion", "created": 1, "model": "grok-4.6",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+        "usage": deepseek_usage(),
+    });
+    let chunks = [
+        serde_json::json!({"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
+            "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]})
+        .to_string(),
+        serde_json::json!({"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
+            "choices": [], "usage": deepseek_usage()})
+        .to_string(),
+        "[DONE]".to_owned(),
+    ];
+    let events: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    for _ in 0..2 {
+        gateway.upstream.enqueue(
+            "/v1/chat/completions",
+            corvid_test_support::Reply::ok(whole.clone()),
+        );
+    }
+    for _ in 0..2 {
+        gateway.upstream.enqueue(
+            "/v1/chat/completions",
+            corvid_test_support::Reply::sse(&events, std::time::Duration::ZERO),
+        );
+    }
+    for stream in [false, true] {
+        // Passed through: an OpenAI chat client on grok.
+        let chat = gateway
+            .post(
+                "/v1/chat/completions",
+                &format!(r#"{{"model":"grok","stream":{stream},"stream_options":{{"include_usage":true}},"messages":[{{"role":"user","content":"hi"}}]}}"#),
+            )
+            .await;
+        assert_eq!(chat.status(), StatusCode::OK);
+        let _ = chat.text().await.unwrap();
+        // Translated: an Anthropic client on the same model and upstream.
+        let messages = gateway
+            .client
+            .post(gateway.url("/v1/messages"))
+            .header("x-api-key", "client-dummy-key")
+            .header("anthropic-version", "2023-06-01")
+            .header("content-type", "application/json")
+            .body(format!(r#"{{"model":"grok","max_tokens":100,"stream":{stream},"messages":[{{"role":"user","content":"hi"}}]}}"#))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(messages.status(), StatusCode::OK);
+        let _ = messages.text().await.unwrap();
+    }
+    let rows = ledger.tokens(4).await;
+    let expected = [30, 60, 10, 30, 12];
+    assert_eq!(
+        rows,
+        [
+            ("openai-chat".to_owned(), expected),
+            ("anthropic".to_owned(), expected),
+            ("openai-chat".to_owned(), expected),
+            ("anthropic".to_owned(), expected),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_stream_the_client_leaves_right_after_its_end_event_is_recorded_ok() {
+    let (ledger, gateway) = Ledger::start().await;
+    let (feed, reply) = corvid_test_support::Reply::fed();
+    gateway.upstream.enqueue("/v1/responses", reply);
+    let response = gateway
+        .post(
+            "/v1/responses",
+            r#"{"model":"grok","stream":true,"input":"hi"}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = futures_util::StreamExt::boxed(response.bytes_stream());
+    let completed = serde_json::json!({"type": "response.completed", "sequence_number": 1,
+        "response": {"id": "r1", "status": "completed", "output": [],
+                     "usage": {"input_tokens": 7, "output_tokens": 3}}});
+    assert!(feed.send(&format!("event: response.completed\ndata: {completed}\n\n")));
+    // Codex CLI stops reading at `response.completed` and drops the connection, while the
+    // upstream's stays open.
+    let mut received = Vec::new();
+    while !String::from_utf8_lossy(&received).contains("response.completed") {
+        let chunk = futures_util::StreamExt::next(&mut body)
+            .await
+            .unwrap()
+            .unwrap();
+        received.extend_from_slice(&chunk);
+    }
+    drop(body);
+    assert_eq!(ledger.outcomes(1).await, ["ok"]);
+    assert_eq!(ledger.tokens(1).await[0].1, [7, 0, 0, 3, 0]);
+    drop(feed);
+}

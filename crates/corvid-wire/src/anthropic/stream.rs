@@ -13,7 +13,7 @@ use crate::model::{ErrorKind, FinishReason, NameMap, StreamEvent, Usage, WireErr
 use crate::sse::SseScanner;
 
 use super::error::kind_from_type;
-use super::{THINKING_TOKENS, finish_from_wire, usage_from_wire};
+use super::{finish_from_wire, usage_from_wire};
 
 #[cfg(test)]
 mod tests;
@@ -327,25 +327,9 @@ impl StreamDecoder {
 
     fn message_delta(&mut self, event: &Value, out: &mut Vec<StreamEvent>) {
         self.ensure_started(out);
-        if let Some(usage) = event.get("usage").filter(|usage| usage.is_object()) {
-            // `output_tokens` is cumulative; newer servers repeat the input and cache counts.
-            let update = usage_from_wire(Some(usage));
-            let present = |field: &str| usage.get(field).is_some_and(Value::is_u64);
-            if present("output_tokens") {
-                self.usage.output = update.output;
-            }
-            if present("input_tokens") {
-                self.usage.input = update.input;
-            }
-            if present("cache_read_input_tokens") {
-                self.usage.cache_read = update.cache_read;
-            }
-            if present("cache_creation_input_tokens") {
-                self.usage.cache_write = update.cache_write;
-            }
-            if usage.pointer(THINKING_TOKENS).is_some_and(Value::is_u64) {
-                self.usage.reasoning = update.reasoning;
-            }
+        // `output_tokens` is cumulative; newer servers repeat the input and cache counts.
+        if let Some(counts) = super::usage::counts_of(event.get("usage")) {
+            counts.update(&mut self.usage);
         }
         out.push(StreamEvent::Usage(self.usage));
         let reason = event

@@ -393,7 +393,7 @@ impl StreamEncoder {
     }
 
     fn error(&mut self, error: &WireError, out: &mut Vec<u8>) {
-        write_event(out, &error_body(error));
+        stream_error(error, out);
         self.done = true;
     }
 }
@@ -407,4 +407,9 @@ fn write_event(out: &mut Vec<u8>, data: &Value) {
     out.extend_from_slice(b"\ndata: ");
     out.extend_from_slice(data.to_string().as_bytes());
     out.extend_from_slice(b"\n\n");
+}
+
+/// The `error` event that ends an Anthropic stream.
+pub(crate) fn stream_error(error: &WireError, out: &mut Vec<u8>) {
+    write_event(out, &error_body(error));
 }

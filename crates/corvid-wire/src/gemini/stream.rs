@@ -290,7 +290,7 @@ impl StreamEncoder {
             StreamEvent::Finish(reason) => self.finish = Some(*reason),
             StreamEvent::Error(error) => {
                 self.done = true;
-                write_line(&error_body(error), out);
+                stream_error(error, out);
             }
         }
     }
@@ -340,6 +340,11 @@ fn write_line(value: &Value, out: &mut Vec<u8>) {
     out.extend_from_slice(b"data: ");
     out.extend_from_slice(value.to_string().as_bytes());
     out.extend_from_slice(b"\r\n\r\n");
+}
+
+/// The error line that ends a Gemini stream.
+pub(crate) fn stream_error(error: &WireError, out: &mut Vec<u8>) {
+    write_line(&error_body(error), out);
 }
 
 #[cfg(test)]

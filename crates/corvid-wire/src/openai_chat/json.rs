@@ -96,11 +96,3 @@ pub(crate) fn opt_u32(object: &Object, key: &str, at: &str) -> Result<Option<u32
         })
         .transpose()
 }
-
-/// A count in an upstream's usage object: missing, `null` or malformed reads as 0.
-pub(crate) fn count(object: Option<&Value>, key: &str) -> u64 {
-    object
-        .and_then(|object| object.get(key))
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
-}

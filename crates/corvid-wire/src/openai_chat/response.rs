@@ -4,7 +4,6 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::json::count;
 use super::{finish_from_wire, finish_to_wire};
 use crate::model::{
     ChatResponse, DecodeError, FinishReason, NameMap, Part, Reasoning, ToolCall, Usage,
@@ -195,33 +194,10 @@ fn str_field(value: &Value, key: &str) -> String {
         .to_owned()
 }
 
-/// An OpenAI-style `usage` object → canonical (`wire-formats.md` §6.5).
-///
-/// `prompt_tokens` includes cached and cache-written tokens; `completion_tokens` includes
-/// reasoning, except on xAI, where `total_tokens = prompt + completion + reasoning`: a total
-/// that adds up that way (or reasoning larger than the completion) means the reasoning must be
-/// added to the output.
+/// An OpenAI-style `usage` object → canonical (`wire-formats.md` §6.5); the rules live in
+/// `usage.rs`, shared with the gateway's relay.
 pub(crate) fn decode_usage(usage: &Value) -> Usage {
-    let prompt = count(Some(usage), "prompt_tokens");
-    let mut completion = count(Some(usage), "completion_tokens");
-    let prompt_details = usage.get("prompt_tokens_details");
-    let mut cached = count(prompt_details, "cached_tokens");
-    if cached == 0 {
-        // DeepSeek reports cache hits at the top level.
-        cached = count(Some(usage), "prompt_cache_hit_tokens");
-    }
-    let cache_write = match count(prompt_details, "cache_write_tokens") {
-        0 => count(Some(usage), "cache_write_tokens"),
-        written => written,
-    };
-    let reasoning = count(usage.get("completion_tokens_details"), "reasoning_tokens");
-    let total = usage.get("total_tokens").and_then(Value::as_u64);
-    let excludes_reasoning =
-        reasoning > 0 && (total == Some(prompt + completion + reasoning) || reasoning > completion);
-    if excludes_reasoning {
-        completion += reasoning;
-    }
-    Usage::from_openai(prompt, cached, cache_write, completion, reasoning)
+    super::usage::from_value(usage)
 }
 
 /// Canonical usage in OpenAI's shape: integer counts, cached tokens inside `prompt_tokens`,

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::error::ErrorBody;
 use super::finish_to_wire;
 use super::response::WireUsage;
-use crate::model::{FinishReason, StreamEvent, Usage};
+use crate::model::{FinishReason, StreamEvent, Usage, WireError};
 
 /// What the client-facing stream says about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -126,7 +126,7 @@ impl StreamEncoder {
             StreamEvent::Usage(usage) => self.usage = Some(*usage),
             StreamEvent::Finish(reason) => self.finish_chunk(*reason, out),
             StreamEvent::Error(error) => {
-                write_data(out, &ErrorBody::new(error));
+                stream_error(error, out);
                 self.closed = true;
             }
             // Chat has no place for signatures or encrypted reasoning; empty deltas carry
@@ -274,4 +274,9 @@ struct FunctionDelta<'a> {
     name: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     arguments: Option<&'a str>,
+}
+
+/// The error event that ends a chat stream: `data: {"error":…}`.
+pub(crate) fn stream_error(error: &WireError, out: &mut Vec<u8>) {
+    write_data(out, &ErrorBody::new(error));
 }

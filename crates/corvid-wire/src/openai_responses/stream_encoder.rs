@@ -435,11 +435,7 @@ impl StreamEncoder {
 
     fn error(&mut self, error: &WireError, out: &mut Vec<u8>) {
         self.phase = Phase::Ended;
-        let code = error
-            .code
-            .as_deref()
-            .unwrap_or(status_and_type(error.kind).1);
-        self.emit(events::error(code, &error.message), out);
+        self.emit(error_data(error), out);
     }
 
     /// Writes one event: `event: <type>`, `data: <json with sequence_number>`, blank line.
@@ -450,4 +446,20 @@ impl StreamEncoder {
         // Writing to a Vec cannot fail.
         let _ = write!(out, "event: {kind}\ndata: {data}\n\n");
     }
+}
+
+/// An `error` event's data: the error's own code, else the type its kind maps to.
+fn error_data(error: &WireError) -> Value {
+    let code = error
+        .code
+        .as_deref()
+        .unwrap_or(status_and_type(error.kind).1);
+    events::error(code, &error.message)
+}
+
+/// The error event that ends a Responses stream whose other events this encoder did not write
+/// (a relayed one), so without a `sequence_number` of its own.
+pub(crate) fn stream_error(error: &WireError, out: &mut Vec<u8>) {
+    // Writing to a Vec cannot fail.
+    let _ = write!(out, "event: error\ndata: {}\n\n", error_data(error));
 }
