@@ -46,7 +46,8 @@ pub struct AgentConfig {
     /// Where the shadow repositories of checkpoints live (one per project); `None` turns
     /// checkpoints, `/undo` and `/diff` off.
     pub checkpoint_dir: Option<PathBuf>,
-    /// The model's context window in tokens; `None` uses the default (128,000).
+    /// The context window in tokens for every model (`--context-window`); `None` asks the
+    /// `ModelClient` for the model's own, else uses the default (128,000).
     pub context_window: Option<u64>,
     /// The kernel sandbox commands run in. The default is [`corvid_tools::Sandbox::off`]: only
     /// the composition root knows where the sandbox helper is, so it must set this.
@@ -145,7 +146,8 @@ pub(crate) struct Settings {
     pub(crate) cwd: PathBuf,
     pub(crate) instructions_cap: usize,
     pub(crate) front_end: String,
-    pub(crate) context_window: u64,
+    /// The window given for every model, beating the model client's (see `compaction.rs`).
+    pub(crate) context_window: Option<u64>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -323,10 +325,7 @@ impl Engine {
                 cwd: config.cwd.clone(),
                 instructions_cap: config.instructions_cap,
                 front_end: config.front_end.clone(),
-                context_window: config
-                    .context_window
-                    .unwrap_or(crate::compaction::DEFAULT_CONTEXT_WINDOW)
-                    .max(1),
+                context_window: config.context_window,
             },
             gate: Mutex::new((config.approval, Vec::new())),
             todos: Mutex::new(Vec::new()),
