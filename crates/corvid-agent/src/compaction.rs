@@ -4,6 +4,9 @@
 //!
 //! - Sizes are estimated as JSON bytes / 4, the usual rule of thumb, for the request as it would
 //!   be sent (system prompt, messages and tool definitions).
+//! - The window is, in order: `AgentConfig::context_window` (`--context-window`), the
+//!   `ModelClient`'s window for the model of this step (the binary answers from config.toml
+//!   and the catalog), [`DEFAULT_CONTEXT_WINDOW`].
 //! - Compaction starts at [`TRIGGER_PERCENT`] of the window, before any model step of the main
 //!   agent (so also in the middle of a long turn), and on `/compact`.
 //! - The cut is always at the start of a turn (a user message that is not tool results), so a
@@ -352,6 +355,17 @@ fn cut(text: &str, limit: usize) -> String {
 }
 
 impl Shared {
+    /// The window `model` is compacted against: the one given for every model
+    /// (`AgentConfig::context_window`), else the model client's for this model, else
+    /// [`DEFAULT_CONTEXT_WINDOW`].
+    pub(crate) fn context_window(&self, model: &str) -> u64 {
+        self.settings
+            .context_window
+            .or_else(|| self.model.context_window(model))
+            .unwrap_or(DEFAULT_CONTEXT_WINDOW)
+            .max(1)
+    }
+
     /// Before a model step of the main agent: compacts `messages` when the request would near
     /// the window. `messages[first_new..]` are the running turn's own messages (after the user's
     /// message, which stays too); `first_new` moves with the compaction. `reported` is the
@@ -370,7 +384,7 @@ impl Shared {
         reported: &mut u64,
         cancel: watch::Receiver<bool>,
     ) {
-        let window = self.settings.context_window;
+        let window = self.context_window(model);
         let estimate = estimate_tokens(system, messages, tools).max(1);
         let before = estimate.max(*reported);
         if !needs_compaction(before, window) {
@@ -437,7 +451,7 @@ impl Shared {
         system: &str,
         history: &[Message],
     ) -> Option<Vec<Message>> {
-        let window = self.settings.context_window;
+        let window = self.context_window(model);
         let system = [system.to_owned()];
         let before = estimate_tokens(&system, history, &[]);
         let latest = history.iter().rposition(starts_turn).unwrap_or(0);

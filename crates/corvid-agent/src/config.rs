@@ -29,7 +29,8 @@ pub struct AgentConfig {
     /// Where the shadow repositories of checkpoints live (one per project); `None` turns
     /// checkpoints, `/undo` and `/diff` off.
     pub checkpoint_dir: Option<PathBuf>,
-    /// The model's context window in tokens; `None` uses the default (128,000).
+    /// The context window in tokens for every model (`--context-window`); `None` asks the
+    /// `ModelClient` for the model's own, else uses the default (128,000).
     pub context_window: Option<u64>,
     /// The kernel sandbox commands run in. The default is [`corvid_tools::Sandbox::off`]: only
     /// the composition root knows where the sandbox helper is, so it must set this.

@@ -121,10 +121,7 @@ impl Engine {
                 cwd: config.cwd.clone(),
                 instructions_cap: config.instructions_cap,
                 front_end: config.front_end.clone(),
-                context_window: config
-                    .context_window
-                    .unwrap_or(crate::compaction::DEFAULT_CONTEXT_WINDOW)
-                    .max(1),
+                context_window: config.context_window,
             },
         ));
         let engine = Self {

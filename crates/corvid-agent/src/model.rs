@@ -28,6 +28,14 @@ pub trait ModelClient: Send + Sync {
         let _ = model;
         None
     }
+
+    /// The context window of `model` in tokens as the client knows it (configuration, the
+    /// provider's model list, the catalog); `None` when it cannot tell. Asked before each
+    /// compaction check, so a `/model` switch uses the new model's window.
+    fn context_window(&self, model: &str) -> Option<u64> {
+        let _ = model;
+        None
+    }
 }
 
 /// The provider and the upstream model name a requested model resolves to.

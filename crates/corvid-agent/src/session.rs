@@ -46,7 +46,8 @@ pub(crate) struct Settings {
     pub(crate) cwd: PathBuf,
     pub(crate) instructions_cap: usize,
     pub(crate) front_end: String,
-    pub(crate) context_window: u64,
+    /// The window given for every model, beating the model client's (see `compaction.rs`).
+    pub(crate) context_window: Option<u64>,
 }
 
 /// What decides whether a call runs without asking: the policy and the rules kept by "always".

@@ -19,6 +19,8 @@ use corvid_wire::model::ChatRequest;
 struct Router {
     main: Arc<ScriptedModel>,
     summarizer: Arc<ScriptedModel>,
+    /// The context window the client reports per model name.
+    windows: Vec<(String, u64)>,
 }
 
 fn is_summary_request(request: &ChatRequest) -> bool {
@@ -47,6 +49,13 @@ impl ModelClient for Router {
             }
         })
     }
+
+    fn context_window(&self, model: &str) -> Option<u64> {
+        self.windows
+            .iter()
+            .find(|(name, _)| name == model)
+            .map(|(_, tokens)| *tokens)
+    }
 }
 
 struct Session {
@@ -65,6 +74,15 @@ struct Setup<'a> {
 
 impl Session {
     fn start(setup: &Setup<'_>, main: Vec<ScriptedReply>) -> Self {
+        Self::start_with_windows(setup, main, &[])
+    }
+
+    /// A session whose model client reports `windows` (model name, tokens).
+    fn start_with_windows(
+        setup: &Setup<'_>,
+        main: Vec<ScriptedReply>,
+        windows: &[(&str, u64)],
+    ) -> Self {
         let main = Arc::new(ScriptedModel::new(main));
         let summarizer = Arc::new(ScriptedModel::new(Vec::new()));
         let mut config = AgentConfig::new(setup.project.to_owned(), "scripted-model");
@@ -76,6 +94,10 @@ impl Session {
         let router = Router {
             main: Arc::clone(&main),
             summarizer: Arc::clone(&summarizer),
+            windows: windows
+                .iter()
+                .map(|(name, tokens)| ((*name).to_owned(), *tokens))
+                .collect(),
         };
         let (handle, events) = AgentHandle::spawn(config, Arc::new(router)).unwrap();
         Self {
@@ -711,4 +733,119 @@ async fn the_providers_count_triggers_compaction_when_it_is_higher_than_the_esti
     let requests = session.main.requests();
     let last = serde_json::to_string(requests.last().unwrap()).unwrap();
     assert!(last.contains("SUMMARY: first turn."), "{last}");
+}
+
+fn windows_of_compactions(session: &Session) -> Vec<u64> {
+    session
+        .seen
+        .iter()
+        .filter_map(|event| match event.msg {
+            EventMsg::Compacted { context_window, .. } => Some(context_window),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 11, item 5: without `--context-window` the window is the model client's for the
+/// current model (the catalog or the configuration in the binary), a `/model` switch uses the
+/// new model's, and `AgentConfig::context_window` beats both.
+#[tokio::test]
+async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
+    let (project, data) = dirs();
+    let root = project.path();
+    let probe_setup = Setup {
+        project: root,
+        data: &data.path().join("probe"),
+        window: None,
+    };
+    let mut probe = Session::start(&probe_setup, vec![ScriptedReply::text("hi")]);
+    assert_eq!(probe.turn("x").await, TurnOutcome::Completed);
+    let tight = request_tokens(&probe.main.requests()[0]) + 3_000;
+    let roomy = 10_000_000;
+
+    let setup = Setup {
+        project: root,
+        data: data.path(),
+        window: None,
+    };
+    let turns = 20;
+    let replies: Vec<ScriptedReply> = (0..turns).flat_map(long_turn).collect();
+    let mut session = Session::start_with_windows(
+        &setup,
+        replies,
+        &[("scripted-model", roomy), ("tight-model", tight)],
+    );
+    for index in 0..40 {
+        session.summarizer.push(ScriptedReply::text(&format!(
+            "SUMMARY-{index}: one note per turn."
+        )));
+    }
+    // On the roomy model, the first turns fit without compaction (they would not fit `tight`).
+    for index in 0..12 {
+        assert_eq!(
+            session.turn(&format!("{TASK} ({index})")).await,
+            TurnOutcome::Completed
+        );
+    }
+    assert_eq!(windows_of_compactions(&session), Vec::<u64>::new());
+    assert!(
+        session
+            .main
+            .requests()
+            .iter()
+            .any(|request| request_tokens(request) > tight),
+        "the roomy model's history outgrew the tight window"
+    );
+    let sent_before_switch = session.main.requests().len();
+    session.main.set_window(tight);
+    session.handle.submit(Op::SetModel {
+        model: "tight-model".to_owned(),
+    });
+    for index in 12..turns {
+        assert_eq!(
+            session.turn(&format!("next note please ({index})")).await,
+            TurnOutcome::Completed,
+            "turn {index}"
+        );
+    }
+    let windows = windows_of_compactions(&session);
+    assert!(!windows.is_empty(), "the small window triggered compaction");
+    assert!(windows.iter().all(|window| *window == tight), "{windows:?}");
+    let errors: Vec<_> = session
+        .seen
+        .iter()
+        .filter(|event| matches!(event.msg, EventMsg::Error(_)))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    for request in &session.main.requests()[sent_before_switch..] {
+        assert!(
+            request_tokens(request) <= tight,
+            "a request over the window"
+        );
+    }
+
+    // The window given for every model beats the client's.
+    let (project, data) = dirs();
+    let setup = Setup {
+        project: project.path(),
+        data: data.path(),
+        window: Some(roomy),
+    };
+    let replies: Vec<ScriptedReply> = (0..12).flat_map(long_turn).collect();
+    let mut session = Session::start_with_windows(&setup, replies, &[("scripted-model", tight)]);
+    for index in 0..12 {
+        assert_eq!(
+            session.turn(&format!("{TASK} ({index})")).await,
+            TurnOutcome::Completed
+        );
+    }
+    assert_eq!(windows_of_compactions(&session), Vec::<u64>::new());
+    assert!(
+        session
+            .main
+            .requests()
+            .iter()
+            .any(|request| request_tokens(request) > tight),
+        "the history grew past the client's window without compaction"
+    );
 }

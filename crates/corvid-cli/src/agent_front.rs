@@ -31,8 +31,9 @@ pub(crate) struct AgentArgs {
     /// Model steps that may call tools in one turn (then one last step answers without tools).
     #[arg(long, default_value_t = 50)]
     max_steps: u32,
-    /// The model's context window in tokens; older turns are summarised near it
-    /// (default: 128000).
+    /// The context window in tokens for every model; older turns are summarised near it
+    /// (default: context_windows / context_window in config.toml, else the catalog, else
+    /// 128000).
     #[arg(long, value_name = "TOKENS")]
     context_window: Option<u64>,
     /// on (default: commands run in the kernel sandbox) or off (they run with your full rights);

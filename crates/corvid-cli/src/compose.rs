@@ -98,4 +98,8 @@ impl ModelClient for InProcessModel {
             model: route.model,
         })
     }
+
+    fn context_window(&self, model: &str) -> Option<u64> {
+        self.0.context_window(model).map(|window| window.tokens)
+    }
 }

@@ -3,11 +3,25 @@
 use corvid_config::Config;
 use corvid_providers::Registry;
 
-/// The catalog as a table: id, provider, whether the provider is set up.
+/// The catalog as a table: id, provider, context window where known, whether the provider is
+/// set up.
 pub(crate) async fn models(config: &Config, registry: &Registry) -> String {
-    let mut lines = vec![format!("{:<48} {:<12} {}", "MODEL", "PROVIDER", "STATUS")];
+    let mut lines = vec![format!(
+        "{:<48} {:<12} {:<10} {}",
+        "MODEL", "PROVIDER", "WINDOW", "STATUS"
+    )];
+    let window = |model: &str| {
+        registry
+            .context_window(model)
+            .map_or_else(|| "-".to_owned(), |window| window.tokens.to_string())
+    };
     for (alias, target) in registry.aliases() {
-        lines.push(format!("{:<48} {:<12} alias for {target}", alias, "-"));
+        lines.push(format!(
+            "{:<48} {:<12} {:<10} alias for {target}",
+            alias,
+            "-",
+            window(alias)
+        ));
     }
     for provider in registry.providers() {
         // What to do, in the routing's own words (`corvid login zed`, the key to set, …).
@@ -27,21 +41,29 @@ pub(crate) async fn models(config: &Config, registry: &Registry) -> String {
         };
         if models.is_empty() {
             lines.push(format!(
-                "{:<48} {:<12} {status} (lists no models; use {}/<model>)",
+                "{:<48} {:<12} {:<10} {status} (lists no models; use {}/<model>)",
                 format!("{}/*", provider.name()),
                 provider.name(),
+                "-",
                 provider.name()
             ));
         }
         for model in models {
+            let name = format!("{}/{model}", provider.name());
             lines.push(format!(
-                "{:<48} {:<12} {status}",
-                format!("{}/{model}", provider.name()),
-                provider.name()
+                "{:<48} {:<12} {:<10} {status}",
+                name,
+                provider.name(),
+                window(&name)
             ));
         }
     }
     lines.push(String::new());
+    lines.push(
+        "WINDOW: the context window in tokens the agent compacts against (config.toml's \
+         [context_windows] or context_window, else the provider's list, else corvid's catalog)."
+            .to_owned(),
+    );
     lines.push(format!(
         "A bare model name goes to the provider that lists it, else to its family's provider (claude-… → anthropic), else to `{}`.",
         config.default_provider

@@ -458,3 +458,33 @@ fn every_flag_is_in_the_readme() {
         }
     }
 }
+
+/// Issue 11, item 5: `corvid models` shows each model's context window where known: the
+/// configured one, else the catalog's.
+#[test]
+fn models_show_their_context_window() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[context_windows]\n\"xai/grok-4.5\" = 123456\n",
+    )
+    .unwrap();
+    let output = run(corvid(home.path())
+        .arg("models")
+        .env("CORVID_KEYRING", "off"));
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let line = |name: &str| {
+        text.lines()
+            .find(|line| line.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+            .to_owned()
+    };
+    assert!(line("MODEL").contains("WINDOW"), "{text}");
+    assert!(line("xai/grok-4.5").contains(" 123456 "), "{text}");
+    assert!(line("xai/grok-4").contains(" 256000 "), "{text}");
+    assert!(
+        line("xai/grok-4-fast-reasoning").contains(" 2000000 "),
+        "{text}"
+    );
+}

@@ -245,6 +245,13 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     if let Some(table) = toml.get("prices") {
         config.prices = read_prices(table, &layers.toml_name)?;
     }
+    if let Some(found) = layers.string("context_window", "CONTEXT_WINDOW")? {
+        config.context_window =
+            Some(found.parse("context_window", WINDOW_ACCEPTED, parse_window)?);
+    }
+    if let Some(table) = toml.get("context_windows") {
+        config.context_windows = read_context_windows(table, &layers.toml_name)?;
+    }
 
     Ok(Loaded {
         config,
@@ -277,6 +284,8 @@ const KNOWN_KEYS: &[&str] = &[
     "providers",
     "default_provider",
     "sandbox",
+    "context_window",
+    "context_windows",
 ];
 
 /// The secrets file is readable by other users (group or world bits set): it is still used, but
@@ -388,6 +397,58 @@ fn read_prices(value: &toml::Value, source: &str) -> Result<BTreeMap<String, Pri
         prices.insert(model.clone(), price);
     }
     Ok(prices)
+}
+
+const WINDOW_ACCEPTED: &str = "a whole number of tokens from 1,000 to 100,000,000";
+
+/// A context window: a whole number of tokens (`_` or `,` between digits allowed), at least
+/// 1,000 (below that no system prompt fits) and at most 100,000,000 (a typo, not a model).
+fn parse_window(value: &str) -> Option<u64> {
+    let digits: String = value
+        .trim()
+        .chars()
+        .filter(|c| !matches!(c, '_' | ','))
+        .collect();
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits
+        .parse::<u64>()
+        .ok()
+        .filter(|tokens| (1_000..=100_000_000).contains(tokens))
+}
+
+/// `[context_windows]`: `"model" = tokens` pairs, each checked like `context_window`.
+fn read_context_windows(
+    value: &toml::Value,
+    source: &str,
+) -> Result<BTreeMap<String, u64>, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        key: "context_windows".to_owned(),
+        source_name: source.to_owned(),
+        message,
+    };
+    let table = value.as_table().ok_or_else(|| {
+        invalid(
+            "expected a table of \"model\" = tokens pairs, like \"grok-4.6\" = 256000".to_owned(),
+        )
+    })?;
+    table
+        .iter()
+        .map(|(model, tokens)| {
+            let text = match tokens {
+                toml::Value::Integer(number) => number.to_string(),
+                toml::Value::String(text) => text.clone(),
+                other => format!("a {}", other.type_str()),
+            };
+            match parse_window(&text) {
+                Some(tokens) if !model.trim().is_empty() => Ok((model.trim().to_owned(), tokens)),
+                _ => Err(invalid(format!(
+                    "context_windows.\"{model}\" must be {WINDOW_ACCEPTED}; got {text}"
+                ))),
+            }
+        })
+        .collect()
 }
 
 /// A raw value and the human name of where it came from.

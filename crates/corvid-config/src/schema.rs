@@ -183,6 +183,12 @@ pub struct Config {
     pub default_provider: String,
     /// Whether the agent's commands run in the kernel sandbox.
     pub sandbox: SandboxSetting,
+    /// `context_window`: the agent's context window in tokens for every model that
+    /// `context_windows` does not name; `None` leaves it to the catalog.
+    pub context_window: Option<u64>,
+    /// `[context_windows]`: a model name (as the user writes it, or `provider/model`) → its
+    /// context window in tokens.
+    pub context_windows: BTreeMap<String, u64>,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -227,6 +233,8 @@ impl Default for Config {
             providers: crate::providers::presets("https://api.x.ai/v1"),
             default_provider: "xai".to_owned(),
             sandbox: SandboxSetting::On,
+            context_window: None,
+            context_windows: BTreeMap::new(),
         }
     }
 }
@@ -244,6 +252,30 @@ impl Config {
 
     fn resolve_model_once<'a>(&'a self, name: &'a str) -> &'a str {
         self.aliases.get(name).map(String::as_str).unwrap_or(name)
+    }
+
+    /// The configured context window for the model the user called `requested`, which routes
+    /// to `provider`/`model` upstream: `[context_windows]` under the name as written, then its
+    /// alias target, then `provider/model`, then the bare upstream name; else `context_window`.
+    /// `None` when neither is configured (the catalog decides).
+    pub fn configured_context_window(
+        &self,
+        requested: &str,
+        route: Option<(&str, &str)>,
+    ) -> Option<u64> {
+        let requested = requested.trim();
+        let mut names = vec![
+            requested.to_owned(),
+            self.resolve_model(requested).to_owned(),
+        ];
+        if let Some((provider, model)) = route {
+            names.push(format!("{provider}/{model}"));
+            names.push(model.to_owned());
+        }
+        names
+            .iter()
+            .find_map(|name| self.context_windows.get(name).copied())
+            .or(self.context_window)
     }
 
     /// The provider called `name`.

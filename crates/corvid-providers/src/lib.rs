@@ -3,6 +3,7 @@
 //! refresh-and-retry after a 401, and classified errors.
 
 mod backoff;
+mod context_windows;
 mod error;
 mod model_call;
 mod registry;
@@ -11,6 +12,7 @@ mod upstream;
 pub mod zed;
 
 pub use backoff::{backoff_delay, parse_retry_after};
+pub use context_windows::{ContextWindow, WindowSource, family_window};
 pub use error::{CallError, ProviderError, Retry, error_chain};
 pub use model_call::{FailureClass, ModelFailure, ModelStream, prepare_request};
 pub use registry::{

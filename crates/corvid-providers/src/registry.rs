@@ -27,9 +27,16 @@ const MODEL_LIST_TTL: Duration = Duration::from_secs(600);
 pub struct Provider {
     config: ProviderConfig,
     upstream: Upstream,
-    fetched: Mutex<Option<(Instant, Vec<String>)>>,
+    fetched: Mutex<Option<(Instant, Vec<ListedModel>)>>,
     /// The signed-in Zed account, for the `zed` provider.
     zed: Option<ZedService>,
+}
+
+/// A model of a fetched list, with the input limit the list states, if any.
+#[derive(Debug, Clone)]
+struct ListedModel {
+    id: String,
+    window: Option<u64>,
 }
 
 /// A Zed account's client and its model list (kept so each model's own provider is known).
@@ -242,9 +249,31 @@ impl Provider {
             .and_then(|cache| {
                 cache
                     .as_ref()
-                    .map(|(_, models)| models.iter().any(|known| known == model))
+                    .map(|(_, models)| models.iter().any(|known| known.id == model))
             })
             .unwrap_or(false)
+    }
+
+    /// The context window this provider's own list states for `model`, once the list has been
+    /// read (Zed's `max_token_count`; Gemini's `inputTokenLimit`; `context_length`,
+    /// `context_window`, `max_model_len` or `max_input_tokens` of OpenAI-shaped lists).
+    pub fn listed_window(&self, model: &str) -> Option<u64> {
+        if let Some(zed) = &self.zed {
+            let cache = zed.models.try_lock().ok()?;
+            return cache
+                .as_ref()?
+                .models
+                .get(model)
+                .map(|listed| listed.max_token_count)
+                .filter(|tokens| *tokens > 0);
+        }
+        let cache = self.fetched.try_lock().ok()?;
+        cache
+            .as_ref()?
+            .1
+            .iter()
+            .find(|listed| listed.id == model)?
+            .window
     }
 
     /// The configured models plus the provider's own list, fetched on demand and cached.
@@ -273,34 +302,55 @@ impl Provider {
         }
         if let Some((_, fetched)) = cache.as_ref() {
             for model in fetched {
-                if !models.contains(model) {
-                    models.push(model.clone());
+                if !models.contains(&model.id) {
+                    models.push(model.id.clone());
                 }
             }
         }
         models
     }
 
-    async fn fetch_models(&self) -> Result<Vec<String>, BoxError> {
+    async fn fetch_models(&self) -> Result<Vec<ListedModel>, BoxError> {
         let response = self.upstream.get("models").await?;
         let body = response.response.into_body().collect().await?.to_bytes();
         let value: Value = serde_json::from_slice(&body)?;
         // OpenAI and Anthropic: {"data":[{"id"}]}; Gemini: {"models":[{"name":"models/x"}]}.
+        let window = |item: &Value| {
+            [
+                "inputTokenLimit",
+                "context_length",
+                "context_window",
+                "max_model_len",
+                "max_input_tokens",
+            ]
+            .iter()
+            .find_map(|key| item[*key].as_u64())
+            .filter(|tokens| *tokens > 0)
+        };
         let ids = value["data"]
             .as_array()
             .map(|items| {
                 items
                     .iter()
-                    .filter_map(|item| item["id"].as_str())
-                    .map(str::to_owned)
+                    .filter_map(|item| {
+                        Some(ListedModel {
+                            id: item["id"].as_str()?.to_owned(),
+                            window: window(item),
+                        })
+                    })
                     .collect()
             })
             .or_else(|| {
                 value["models"].as_array().map(|items| {
                     items
                         .iter()
-                        .filter_map(|item| item["name"].as_str())
-                        .map(|name| name.strip_prefix("models/").unwrap_or(name).to_owned())
+                        .filter_map(|item| {
+                            let name = item["name"].as_str()?;
+                            Some(ListedModel {
+                                id: name.strip_prefix("models/").unwrap_or(name).to_owned(),
+                                window: window(item),
+                            })
+                        })
                         .collect()
                 })
             })
@@ -350,6 +400,8 @@ pub struct Registry {
     /// corvid may listen beyond loopback: the Zed account stays off.
     allow_remote: bool,
     max_retries: u32,
+    /// The configured context windows, with the aliases they are looked up through.
+    windows: Config,
 }
 
 impl Registry {
@@ -441,7 +493,19 @@ impl Registry {
             default_provider: config.default_provider.clone(),
             allow_remote: config.allow_remote,
             max_retries: config.max_retries,
+            windows: Config {
+                aliases: config.aliases.clone(),
+                default_model: config.default_model.clone(),
+                context_window: config.context_window,
+                context_windows: config.context_windows.clone(),
+                ..Config::default()
+            },
         }
+    }
+
+    /// The configuration the context windows are looked up in.
+    pub(crate) fn windows(&self) -> &Config {
+        &self.windows
     }
 
     /// All providers, available or not.

@@ -524,7 +524,7 @@ fn every_setting_is_in_the_readme() {
             readme.contains(&format!("{key} =")) || readme.contains(&format!("[{key}")),
             "config.toml key `{key}` is not in README.md"
         );
-        if !matches!(*key, "aliases" | "prices" | "providers") {
+        if !matches!(*key, "aliases" | "prices" | "providers" | "context_windows") {
             let name = format!("`{}`", key.to_ascii_uppercase());
             assert!(
                 readme.contains(&name),
@@ -556,4 +556,89 @@ fn the_sandbox_is_on_unless_turned_off() {
     let error = load(&Flags::default(), &env(home.path(), &[])).unwrap_err();
     assert!(error.to_string().contains("sandbox"), "{error}");
     assert!(error.to_string().contains("on, off"), "{error}");
+}
+
+#[test]
+fn context_windows_are_read_from_the_table_and_the_default() {
+    let home = tempfile::tempdir().unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert_eq!(loaded.config.context_window, None);
+    assert!(loaded.config.context_windows.is_empty());
+    fs::write(
+        home.path().join("config.toml"),
+        "context_window = 64_000\n\n[context_windows]\n\"grok-4.6\" = 256_000\n\"ollama/qwen3\" = \"32,768\"\n",
+    )
+    .unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let config = &loaded.config;
+    assert_eq!(config.context_window, Some(64_000));
+    assert_eq!(config.context_windows["grok-4.6"], 256_000);
+    assert_eq!(config.context_windows["ollama/qwen3"], 32_768);
+    // As written, through an alias, as provider/model, as the bare upstream name; else the
+    // default.
+    assert_eq!(
+        config.configured_context_window("grok-4.6", None),
+        Some(256_000)
+    );
+    assert_eq!(
+        config.configured_context_window("supergrok", None),
+        Some(256_000)
+    );
+    assert_eq!(
+        config.configured_context_window("qwen3", Some(("ollama", "qwen3"))),
+        Some(32_768)
+    );
+    assert_eq!(
+        config.configured_context_window("xai/grok-4.6", Some(("xai", "grok-4.6"))),
+        Some(256_000)
+    );
+    assert_eq!(
+        config.configured_context_window(
+            "claude-sonnet-4-5",
+            Some(("anthropic", "claude-sonnet-4-5"))
+        ),
+        Some(64_000)
+    );
+    // The environment overrides the scalar.
+    let loaded = load(
+        &Flags::default(),
+        &env(home.path(), &[("CORVID_CONTEXT_WINDOW", "100000")]),
+    )
+    .unwrap();
+    assert_eq!(loaded.config.context_window, Some(100_000));
+}
+
+#[test]
+fn invalid_context_windows_are_refused_naming_the_key() {
+    let home = tempfile::tempdir().unwrap();
+    for (text, key) in [
+        ("context_window = 0\n", "context_window"),
+        ("context_window = -5\n", "context_window"),
+        ("context_window = \"lots\"\n", "context_window"),
+        ("context_window = 999\n", "context_window"),
+        ("context_window = [1]\n", "context_window"),
+        ("[context_windows]\n\"grok-4.6\" = 0\n", "context_windows"),
+        (
+            "[context_windows]\n\"grok-4.6\" = \"big\"\n",
+            "context_windows",
+        ),
+        ("[context_windows]\n\"grok-4.6\" = 2.5\n", "context_windows"),
+        ("context_windows = 5\n", "context_windows"),
+    ] {
+        fs::write(home.path().join("config.toml"), text).unwrap();
+        let error = load(&Flags::default(), &env(home.path(), &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(&format!("`{key}`")), "{text}: {error}");
+    }
+    fs::write(home.path().join("config.toml"), "").unwrap();
+    let error = load(
+        &Flags::default(),
+        &env(home.path(), &[("CORVID_CONTEXT_WINDOW", "128k")]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("`context_window`"), "{error}");
+    assert!(error.contains("CORVID_CONTEXT_WINDOW"), "{error}");
 }
