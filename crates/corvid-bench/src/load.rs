@@ -17,6 +17,7 @@ use serde::Serialize;
 use tokio::task::JoinSet;
 use tokio::time::timeout;
 
+use crate::payload::Dialect;
 use crate::stats::Summary;
 
 pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
@@ -31,20 +32,27 @@ pub(crate) fn client() -> HttpClient {
     Client::builder(TokioExecutor::new()).build(connector)
 }
 
-/// Where to send requests, and the body to send.
+/// Where to send requests, the body to send, and the API it is in.
 #[derive(Clone)]
 pub(crate) struct Endpoint {
     pub(crate) uri: Uri,
     pub(crate) body: Bytes,
+    pub(crate) dialect: Dialect,
 }
 
 async fn send(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<Response<Incoming>> {
-    let request = Request::builder()
+    let builder = Request::builder()
         .method(Method::POST)
         .uri(endpoint.uri.clone())
-        .header(AUTHORIZATION, "Bearer dummy")
-        .header(CONTENT_TYPE, "application/json")
-        .body(Full::new(endpoint.body.clone()))?;
+        .header(CONTENT_TYPE, "application/json");
+    // The credential headers each SDK sends; corvid ignores their values.
+    let builder = match endpoint.dialect {
+        Dialect::OpenAiChat => builder.header(AUTHORIZATION, "Bearer dummy"),
+        Dialect::AnthropicMessages => builder
+            .header("x-api-key", "dummy")
+            .header("anthropic-version", "2023-06-01"),
+    };
+    let request = builder.body(Full::new(endpoint.body.clone()))?;
     let response = client
         .request(request)
         .await
@@ -82,7 +90,7 @@ async fn exchange(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<Du
 }
 
 /// One streamed exchange: the time to the first non-empty data frame. The
-/// rest of the stream is drained and must end with `data: [DONE]`.
+/// rest of the stream is drained and must end as its dialect ends a stream.
 async fn first_byte(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let work = async {
@@ -103,15 +111,35 @@ async fn first_byte(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<
         }
         let first = first.with_context(|| format!("{} streamed no data", endpoint.uri))?;
         ensure!(
-            tail.trim_ascii_end().ends_with(b"data: [DONE]"),
-            "{} stream did not end with data: [DONE]",
-            endpoint.uri
+            endpoint.dialect.stream_complete(&tail),
+            "{} stream ended early: {:?}",
+            endpoint.uri,
+            String::from_utf8_lossy(&tail)
         );
         Ok(first)
     };
     timeout(EXCHANGE_TIMEOUT, work)
         .await
         .with_context(|| format!("POST {} timed out", endpoint.uri))?
+}
+
+/// One non-streamed exchange, untimed, whose answer must be in the endpoint's dialect.
+pub(crate) async fn verify(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<()> {
+    let work = async {
+        let response = send(client, endpoint).await?;
+        anyhow::Ok(response.into_body().collect().await?.to_bytes())
+    };
+    let body = timeout(EXCHANGE_TIMEOUT, work)
+        .await
+        .with_context(|| format!("POST {} timed out", endpoint.uri))??;
+    ensure!(
+        endpoint.dialect.answers_in_kind(&body),
+        "{} answered in the wrong shape for {:?}: {}",
+        endpoint.uri,
+        endpoint.dialect,
+        String::from_utf8_lossy(&body[..body.len().min(300)])
+    );
+    Ok(())
 }
 
 fn nanos(elapsed: Duration) -> u64 {

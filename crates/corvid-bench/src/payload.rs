@@ -57,6 +57,71 @@ pub(crate) enum Stream {
     Enabled,
 }
 
+/// The API a client speaks to a target. The mock upstream answers OpenAI chat only, so an
+/// Anthropic Messages request exercises corvid's translation both ways.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// `POST /v1/chat/completions`, streams ending with `data: [DONE]`.
+    OpenAiChat,
+    /// `POST /v1/messages`, streams ending with a `message_stop` event.
+    AnthropicMessages,
+}
+
+impl Dialect {
+    pub(crate) fn path(self) -> &'static str {
+        match self {
+            Self::OpenAiChat => "/v1/chat/completions",
+            Self::AnthropicMessages => "/v1/messages",
+        }
+    }
+
+    /// The request body of this dialect: the same conversation either way.
+    pub(crate) fn request(self, stream: Stream) -> Bytes {
+        match self {
+            Self::OpenAiChat => chat_request(stream),
+            Self::AnthropicMessages => messages_request(stream),
+        }
+    }
+
+    /// Whether the end of a stream (its last bytes, at least the whole last event) closes
+    /// it as this dialect must: `data: [DONE]`, or an event of type `message_stop`.
+    pub(crate) fn stream_complete(self, tail: &[u8]) -> bool {
+        let tail = tail.trim_ascii_end();
+        match self {
+            Self::OpenAiChat => tail.ends_with(b"data: [DONE]"),
+            Self::AnthropicMessages => {
+                let last_event = tail
+                    .windows(2)
+                    .rposition(|window| window == b"\n\n")
+                    .map_or(tail, |at| &tail[at + 2..]);
+                last_event
+                    .windows(MESSAGE_STOP.len())
+                    .any(|window| window == MESSAGE_STOP)
+            }
+        }
+    }
+
+    /// Whether a non-streamed answer is this dialect's, so a target that answered 200 in the
+    /// wrong shape (say, the upstream's chat completion relayed untranslated) is caught.
+    pub(crate) fn answers_in_kind(self, body: &[u8]) -> bool {
+        let Ok(answer) = serde_json::from_slice::<Value>(body) else {
+            return false;
+        };
+        match self {
+            Self::OpenAiChat => {
+                answer["object"] == "chat.completion" && answer["choices"][0]["message"].is_object()
+            }
+            Self::AnthropicMessages => {
+                answer["type"] == "message"
+                    && answer["role"] == "assistant"
+                    && answer["content"][0]["type"] == "text"
+            }
+        }
+    }
+}
+
+const MESSAGE_STOP: &[u8] = b"\"message_stop\"";
+
 /// A ~1.5 KB OpenAI-style chat request for the alias `grok`.
 pub(crate) fn chat_request(stream: Stream) -> Bytes {
     let mut body = json!({
@@ -75,6 +140,25 @@ pub(crate) fn chat_request(stream: Stream) -> Bytes {
     if stream == Stream::Enabled {
         body["stream_options"] = json!({ "include_usage": true });
     }
+    Bytes::from(body.to_string())
+}
+
+/// The same conversation as `chat_request`, as an Anthropic Messages request for the alias
+/// `grok` (not a Claude model, so corvid translates it to OpenAI chat).
+pub(crate) fn messages_request(stream: Stream) -> Bytes {
+    let body = json!({
+        "model": "grok",
+        "system": SYSTEM_PROMPT,
+        "messages": [
+            { "role": "user", "content": FIRST_QUESTION },
+            { "role": "assistant", "content": FIRST_ANSWER },
+            { "role": "user", "content": SECOND_QUESTION },
+        ],
+        "temperature": 0.2,
+        "max_tokens": 512,
+        "metadata": { "user_id": "bench" },
+        "stream": stream == Stream::Enabled,
+    });
     Bytes::from(body.to_string())
 }
 

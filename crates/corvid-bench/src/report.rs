@@ -14,6 +14,14 @@ use crate::stats::{Added, Summary, ratio};
 
 mod table;
 
+/// Target names, in the order the report lists them.
+pub(crate) const DIRECT: &str = "direct";
+pub(crate) const FLOOR: &str = "floor";
+/// corvid passing OpenAI chat through.
+pub(crate) const CORVID: &str = "corvid";
+/// corvid translating Anthropic Messages to OpenAI chat and the answer back.
+pub(crate) const TRANSLATION: &str = "translation";
+
 /// Issue targets, corvid relative to the floor.
 const MAX_ADDED_P50_RATIO: f64 = 1.5;
 const MIN_THROUGHPUT_RATIO: f64 = 0.7;
@@ -62,7 +70,7 @@ impl TargetReport {
     }
 }
 
-/// corvid's figure divided by the floor's.
+/// One target's figures divided by another's.
 #[derive(Debug, Default, Serialize)]
 pub(crate) struct Ratios {
     pub(crate) added_latency_p50: Option<f64>,
@@ -106,35 +114,31 @@ pub(crate) struct Report {
     pub(crate) pinned_cpu: Option<u32>,
     pub(crate) targets: Vec<TargetReport>,
     pub(crate) corvid_to_floor: Ratios,
+    pub(crate) translation_to_floor: Ratios,
+    /// What translating costs over passing through, in the same corvid.
+    pub(crate) translation_to_corvid: Ratios,
     pub(crate) checks: Vec<Check>,
 }
 
 impl Report {
-    /// `targets` are direct, floor, corvid, in that order.
+    /// `targets` are found by name; `direct` is the baseline of every "added" figure.
     pub(crate) fn new(
         settings: Settings,
         corvid_program: &Path,
         mut targets: Vec<TargetReport>,
     ) -> Self {
-        let direct_latency = targets.first().and_then(|direct| direct.latency);
-        let direct_ttfb = targets.first().and_then(|direct| direct.ttfb);
-        for target in targets.iter_mut().skip(1) {
+        let direct = targets.iter().find(|target| target.name == DIRECT);
+        let direct_latency = direct.and_then(|direct| direct.latency);
+        let direct_ttfb = direct.and_then(|direct| direct.ttfb);
+        for target in targets.iter_mut().filter(|target| target.name != DIRECT) {
             target.added_latency = added(target.latency, direct_latency);
             target.added_ttfb = added(target.ttfb, direct_ttfb);
         }
-        let floor = targets.get(1);
-        let corvid = targets.get(2);
-        let ratios = Ratios {
-            added_latency_p50: relative(corvid, floor, |target| {
-                target.added_latency.map(|added| added.p50_us)
-            }),
-            throughput: relative(corvid, floor, |target| {
-                target.throughput.as_ref().map(|load| load.rps)
-            }),
-            added_ttfb_p50: relative(corvid, floor, |target| {
-                target.added_ttfb.map(|added| added.p50_us)
-            }),
-        };
+        let named = |name: &str| targets.iter().find(|target| target.name == name);
+        let (floor, corvid, translation) = (named(FLOOR), named(CORVID), named(TRANSLATION));
+        let ratios = Ratios::of(corvid, floor);
+        let translation_to_floor = Ratios::of(translation, floor);
+        let translation_to_corvid = Ratios::of(translation, corvid);
         let checks = checks(&ratios, corvid.and_then(|corvid| corvid.memory));
         Self {
             unix_time: SystemTime::now()
@@ -149,6 +153,8 @@ impl Report {
             pinned_cpu: None,
             targets,
             corvid_to_floor: ratios,
+            translation_to_floor,
+            translation_to_corvid,
             checks,
         }
     }
@@ -166,16 +172,32 @@ impl Report {
     }
 }
 
+impl Ratios {
+    fn of(target: Option<&TargetReport>, reference: Option<&TargetReport>) -> Self {
+        Self {
+            added_latency_p50: relative(target, reference, |target| {
+                target.added_latency.map(|added| added.p50_us)
+            }),
+            throughput: relative(target, reference, |target| {
+                target.throughput.as_ref().map(|load| load.rps)
+            }),
+            added_ttfb_p50: relative(target, reference, |target| {
+                target.added_ttfb.map(|added| added.p50_us)
+            }),
+        }
+    }
+}
+
 fn added(target: Option<Summary>, direct: Option<Summary>) -> Option<Added> {
     Some(Added::over(&target?, &direct?))
 }
 
 fn relative(
-    corvid: Option<&TargetReport>,
-    floor: Option<&TargetReport>,
+    target: Option<&TargetReport>,
+    reference: Option<&TargetReport>,
     figure: impl Fn(&TargetReport) -> Option<f64>,
 ) -> Option<f64> {
-    ratio(figure(corvid?)?, figure(floor?)?)
+    ratio(figure(target?)?, figure(reference?)?)
 }
 
 pub(crate) fn mib(kib: u64) -> f64 {

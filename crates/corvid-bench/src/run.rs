@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::launch::{self, CorvidSetup, Started};
 use crate::load::{self, Endpoint, HttpClient, Measure};
-use crate::payload::{self, Stream};
+use crate::payload::{Dialect, Stream};
 use crate::pin::Pinned;
 use crate::procs::{self, Memory};
 use crate::report::{self, MemoryTrace, TargetReport};
@@ -43,6 +43,9 @@ impl Settings {
     }
 }
 
+/// direct, floor and corvid; the translation target comes after them.
+const PASS_THROUGH_TARGETS: usize = 3;
+
 /// How long every server is left alone before the final memory reading.
 const SETTLE: Duration = Duration::from_secs(2);
 
@@ -55,8 +58,14 @@ struct Target {
 }
 
 impl Target {
-    fn new(name: &str, port: u16, started: Option<&Started>) -> anyhow::Result<Self> {
-        let uri: Uri = format!("http://127.0.0.1:{port}/v1/chat/completions").parse()?;
+    /// `started` is the target's own process, whose memory the report traces.
+    fn new(
+        name: &str,
+        port: u16,
+        started: Option<&Started>,
+        dialect: Dialect,
+    ) -> anyhow::Result<Self> {
+        let uri: Uri = format!("http://127.0.0.1:{port}{}", dialect.path()).parse()?;
         let pid = started.map(|started| started.guard.pid());
         let mut report = TargetReport::new(name, started.map(|started| started.ready_after));
         if pid.is_some() {
@@ -66,11 +75,13 @@ impl Target {
             report,
             plain: Endpoint {
                 uri: uri.clone(),
-                body: payload::chat_request(Stream::Disabled),
+                body: dialect.request(Stream::Disabled),
+                dialect,
             },
             stream: Endpoint {
                 uri,
-                body: payload::chat_request(Stream::Enabled),
+                body: dialect.request(Stream::Enabled),
+                dialect,
             },
             pid,
             samples: Vec::new(),
@@ -122,23 +133,48 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
     let corvid_server = launch::corvid(setup, &client).await;
 
     let mut targets = vec![
-        Target::new("direct", mock.port, None)?,
-        Target::new("floor", floor.port, Some(&floor))?,
+        Target::new(report::DIRECT, mock.port, None, Dialect::OpenAiChat)?,
+        Target::new(report::FLOOR, floor.port, Some(&floor), Dialect::OpenAiChat)?,
     ];
     match &corvid_server {
-        Ok(started) => targets.push(Target::new("corvid", started.port, Some(started))?),
+        Ok(started) => {
+            targets.push(Target::new(
+                report::CORVID,
+                started.port,
+                Some(started),
+                Dialect::OpenAiChat,
+            )?);
+            // The same corvid process, so its memory is traced once, under `corvid`.
+            targets.push(Target::new(
+                report::TRANSLATION,
+                started.port,
+                None,
+                Dialect::AnthropicMessages,
+            )?);
+        }
         Err(err) => {
             eprintln!(
                 "corvid-bench: corvid ({}) is unavailable; reporting direct and floor only.\n{err:#}",
                 corvid.display()
             );
-            let mut target = Target::new("corvid", corvid_port, None)?;
-            target.report.error = Some(format!("start: {err:#}"));
-            targets.push(target);
+            for (name, dialect) in [
+                (report::CORVID, Dialect::OpenAiChat),
+                (report::TRANSLATION, Dialect::AnthropicMessages),
+            ] {
+                let mut target = Target::new(name, corvid_port, None, dialect)?;
+                target.report.error = Some(format!("start: {err:#}"));
+                targets.push(target);
+            }
         }
     }
     for target in &mut targets {
         target.sample_memory(|trace, memory| trace.idle = memory);
+    }
+    // After the idle reading, so it stays the memory of a server that has served nothing.
+    for target in targets.iter_mut().filter(|target| target.usable()) {
+        if let Err(err) = load::verify(&client, &target.plain).await {
+            target.fail("the answer check", &err);
+        }
     }
     let servers: Vec<u32> = [Some(&mock), Some(&floor), corvid_server.as_ref().ok()]
         .into_iter()
@@ -160,10 +196,14 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
         "corvid-bench: throughput, concurrency {} for {} s per target",
         settings.concurrency, settings.seconds
     );
-    throughput_phase(&client, &settings, &mut targets).await;
-    for target in &mut targets {
+    // The pass-through targets first and corvid's end-of-load memory read right after its own
+    // window, as before the translation target existed; then the translation's window.
+    let (pass_through, translation) = targets.split_at_mut(PASS_THROUGH_TARGETS);
+    throughput_phase(&client, &settings, pass_through).await;
+    for target in pass_through.iter_mut() {
         target.sample_memory(|trace, memory| trace.after_load = memory);
     }
+    throughput_phase(&client, &settings, translation).await;
 
     eprintln!(
         "corvid-bench: streamed time to first byte, {} requests per target",

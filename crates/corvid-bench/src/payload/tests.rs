@@ -34,3 +34,55 @@ fn detects_stream_flag() {
     ));
     assert!(!wants_stream(b"{}"));
 }
+
+#[test]
+fn messages_request_carries_the_same_conversation() {
+    for stream in [Stream::Disabled, Stream::Enabled] {
+        let chat: Value = serde_json::from_slice(&chat_request(stream)).unwrap();
+        let messages: Value = serde_json::from_slice(&messages_request(stream)).unwrap();
+        assert_eq!(messages["system"], chat["messages"][0]["content"]);
+        assert_eq!(
+            messages["messages"].as_array().unwrap()[..],
+            chat["messages"].as_array().unwrap()[1..]
+        );
+        assert_eq!(messages["model"], "grok");
+        assert_eq!(
+            wants_stream(&messages_request(stream)),
+            stream == Stream::Enabled
+        );
+    }
+}
+
+#[test]
+fn dialects_pick_path_body_and_stream_end() {
+    assert_eq!(Dialect::OpenAiChat.path(), "/v1/chat/completions");
+    assert_eq!(Dialect::AnthropicMessages.path(), "/v1/messages");
+    assert_eq!(
+        Dialect::AnthropicMessages.request(Stream::Enabled),
+        messages_request(Stream::Enabled)
+    );
+    assert_eq!(
+        Dialect::OpenAiChat.request(Stream::Disabled),
+        chat_request(Stream::Disabled)
+    );
+    let done: Vec<u8> = chat_stream_events().concat();
+    assert!(Dialect::OpenAiChat.stream_complete(&done));
+    assert!(!Dialect::OpenAiChat.stream_complete(&done[..done.len() - 4]));
+    let stopped = b"event: message_delta\ndata: {}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    assert!(Dialect::AnthropicMessages.stream_complete(stopped));
+    let cut =
+        b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\nevent: error\ndata: {}\n\n";
+    assert!(!Dialect::AnthropicMessages.stream_complete(cut));
+    assert!(!Dialect::AnthropicMessages.stream_complete(&done));
+}
+
+#[test]
+fn answers_are_checked_for_their_dialect() {
+    let completion = chat_completion();
+    assert!(Dialect::OpenAiChat.answers_in_kind(&completion));
+    assert!(!Dialect::AnthropicMessages.answers_in_kind(&completion));
+    let message = br#"{"id":"msg_1","type":"message","role":"assistant","model":"grok","content":[{"type":"text","text":"Use an enum."}],"stop_reason":"end_turn"}"#;
+    assert!(Dialect::AnthropicMessages.answers_in_kind(message));
+    assert!(!Dialect::OpenAiChat.answers_in_kind(message));
+    assert!(!Dialect::AnthropicMessages.answers_in_kind(b"not json"));
+}

@@ -82,3 +82,29 @@ fn flat_allows_noise_but_not_growth() {
     assert!(flat(10_240, 10_240 + 1_024 + 512));
     assert!(!flat(10_240, 14_000));
 }
+
+#[test]
+fn translation_is_compared_with_the_floor_and_with_corvid() {
+    let targets = vec![
+        target(CORVID, summary(200.0, 300.0), 5_400.0),
+        target(DIRECT, summary(100.0, 150.0), 10_000.0),
+        target(FLOOR, summary(180.0, 250.0), 6_000.0),
+        target(TRANSLATION, summary(260.0, 400.0), 4_500.0),
+    ];
+    let report = Report::new(settings(), Path::new("corvid"), targets);
+    let translation = &report.targets[3];
+    assert_eq!(
+        translation.added_latency,
+        Some(Added {
+            p50_us: 160.0,
+            p99_us: 250.0
+        })
+    );
+    assert_eq!(report.corvid_to_floor.added_latency_p50, Some(1.25));
+    assert_eq!(report.translation_to_floor.added_latency_p50, Some(2.0));
+    assert_eq!(report.translation_to_floor.throughput, Some(0.75));
+    assert_eq!(report.translation_to_corvid.added_latency_p50, Some(1.6));
+    assert_eq!(report.translation_to_corvid.added_ttfb_p50, None);
+    // The targets are corvid's pass-through only.
+    assert_eq!(report.checks[0].verdict, Verdict::Pass);
+}
