@@ -457,7 +457,6 @@ pub fn status_line(status: &Status, width: u16) -> Line<'static> {
                 format!("{} working {}s", SPINNER[frame % SPINNER.len()], seconds),
                 Style::new().fg(Color::Cyan),
             ));
-            parts.push(Span::styled(" (Esc to interrupt)", dim));
         }
         None => parts.push(Span::styled("ready", Style::new().fg(Color::Green))),
     }
@@ -472,6 +471,9 @@ pub fn status_line(status: &Status, width: u16) -> Line<'static> {
     if status.queued > 0 {
         rest.insert(0, format!("{} queued", status.queued));
     }
+    if status.busy.is_some() {
+        rest.insert(0, "Esc interrupts".to_owned());
+    }
     let mut used: usize = parts.iter().map(|span| span.content.width()).sum();
     for part in rest {
         let piece = format!(" · {part}");
@@ -484,8 +486,8 @@ pub fn status_line(status: &Status, width: u16) -> Line<'static> {
     Line::from(parts)
 }
 
-/// Wraps styled lines at `width` columns (by character, keeping styles), so the number of rows
-/// a block needs is known before it is drawn.
+/// Wraps styled lines at `width` columns, at a space where there is one (else inside the
+/// word), keeping styles, so the number of rows a block needs is known before it is drawn.
 pub fn wrap(lines: &[Line<'static>], width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
     let mut out = Vec::new();
@@ -494,29 +496,47 @@ pub fn wrap(lines: &[Line<'static>], width: u16) -> Vec<Line<'static>> {
             out.push(line.clone());
             continue;
         }
-        let mut row: Vec<Span<'static>> = Vec::new();
-        let mut used = 0;
-        for span in &line.spans {
-            let mut piece = String::new();
-            for c in span.content.chars() {
-                let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        let cells: Vec<(char, Style)> = line
+            .spans
+            .iter()
+            .flat_map(|span| span.content.chars().map(move |c| (c, span.style)))
+            .collect();
+        let mut start = 0;
+        while start < cells.len() {
+            let mut used = 0;
+            let mut end = start;
+            while end < cells.len() {
+                let w = unicode_width::UnicodeWidthChar::width(cells[end].0).unwrap_or(0);
                 if used + w > width {
-                    row.push(Span::styled(std::mem::take(&mut piece), span.style));
-                    out.push(Line::from(std::mem::take(&mut row)));
-                    used = 0;
+                    break;
                 }
-                piece.push(c);
                 used += w;
+                end += 1;
             }
-            if !piece.is_empty() {
-                row.push(Span::styled(piece, span.style));
+            let mut next = end;
+            if end < cells.len()
+                && let Some(space) = cells[start..end].iter().rposition(|(c, _)| *c == ' ')
+                && space > 0
+            {
+                end = start + space;
+                next = end + 1;
             }
-        }
-        if !row.is_empty() {
-            out.push(Line::from(row));
+            out.push(cells_to_line(&cells[start..end]));
+            start = next.max(start + 1);
         }
     }
     out
+}
+
+fn cells_to_line(cells: &[(char, Style)]) -> Line<'static> {
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    for (c, style) in cells {
+        match spans.last_mut() {
+            Some(last) if last.style == *style => last.content.to_mut().push(*c),
+            _ => spans.push(Span::styled(c.to_string(), *style)),
+        }
+    }
+    Line::from(spans)
 }
 
 /// Lines as plain text (for a stdout that is not a terminal).

@@ -119,7 +119,10 @@ pub(crate) async fn run(
         }
         draw(&mut terminal, app, colour)?;
     }
+    // Leave the cursor at the start of the emptied input area, where the shell's prompt goes.
+    let area = terminal.get_frame().area();
     terminal.clear()?;
+    terminal.set_cursor_position((0, area.y))?;
     drop(terminal);
     Ok(())
 }

@@ -1,1 +1,323 @@
+use std::sync::Mutex;
 
+use corvid_protocol::{ProposalNotification, ReadyNotification, TurnFinishedNotification};
+use crossterm::event::KeyEvent;
+
+use super::*;
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<Op>>);
+
+impl AgentLink for Recorder {
+    fn submit(&self, op: Op) {
+        self.0.lock().unwrap().push(op);
+    }
+}
+
+fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorder>) {
+    let recorder = Arc::new(Recorder::default());
+    let settings = Settings {
+        project: project.to_owned(),
+        history_file: history,
+        catalog: vec!["grok-4.6".to_owned(), "fast".to_owned()],
+    };
+    (App::new(recorder.clone(), settings), recorder)
+}
+
+fn event(msg: EventMsg) -> Event {
+    Event {
+        id: "s1".to_owned(),
+        seq: 0,
+        depth: 0,
+        parent_call_id: None,
+        at: 0,
+        msg,
+    }
+}
+
+fn ready() -> Event {
+    event(EventMsg::Ready(ReadyNotification {
+        version: corvid_protocol::PROTOCOL_VERSION,
+        engine: "corvid test".to_owned(),
+        cwd: "/p".to_owned(),
+        conversation_id: "c1".to_owned(),
+        model: "grok-4.6".to_owned(),
+        approval_policy: ApprovalPolicy::Ask,
+    }))
+}
+
+fn finished() -> Event {
+    event(EventMsg::TurnFinished(TurnFinishedNotification {
+        outcome: TurnOutcome::Completed,
+        steps: 1,
+        usage: TokenUsage::default(),
+    }))
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.key(key(KeyCode::Char(c)));
+    }
+}
+
+fn ops(recorder: &Recorder) -> Vec<Op> {
+    recorder.0.lock().unwrap().clone()
+}
+
+fn printed(app: &mut App) -> String {
+    crate::render::plain(&std::mem::take(&mut app.output))
+}
+
+#[test]
+fn ctrl_c_at_idle_hints_then_exits() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.key(ctrl('c'));
+    assert!(!app.quit);
+    assert!(app.hint.as_deref().unwrap().contains("Ctrl-C again"));
+    app.key(ctrl('c'));
+    assert!(app.quit);
+    assert_eq!(ops(&recorder), vec![Op::Shutdown]);
+}
+
+#[test]
+fn ctrl_d_exits_only_on_an_empty_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    typed(&mut app, "ab");
+    app.key(key(KeyCode::Left));
+    app.key(ctrl('d'));
+    assert!(!app.quit);
+    assert_eq!(app.editor.text(), "a");
+    app.key(ctrl('u'));
+    app.key(ctrl('d'));
+    assert!(app.quit);
+}
+
+#[test]
+fn quit_command_exits() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    typed(&mut app, "/quit");
+    app.key(key(KeyCode::Enter));
+    assert!(app.quit);
+    assert_eq!(ops(&recorder), vec![Op::Shutdown]);
+}
+
+#[test]
+fn a_message_during_a_turn_is_queued_and_sent_after_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(ready());
+    typed(&mut app, "first");
+    app.key(key(KeyCode::Enter));
+    typed(&mut app, "second");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(ops(&recorder), vec![Op::Send(SendParams::text("first"))]);
+    let (view, _) = app.view(80, 10);
+    assert!(crate::render::plain(&view).contains("queued: second"));
+    app.event(finished());
+    assert_eq!(
+        ops(&recorder),
+        vec![
+            Op::Send(SendParams::text("first")),
+            Op::Send(SendParams::text("second"))
+        ]
+    );
+    assert!(!app.has_queue());
+}
+
+#[test]
+fn escape_interrupts_a_turn() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    typed(&mut app, "go");
+    app.key(key(KeyCode::Enter));
+    app.key(key(KeyCode::Esc));
+    assert_eq!(ops(&recorder).last(), Some(&Op::Cancel));
+    assert!(!app.quit);
+}
+
+fn proposal() -> Event {
+    event(EventMsg::Proposal(ProposalNotification {
+        proposal_id: "p1".to_owned(),
+        call_id: "t1".to_owned(),
+        kind: ProposalKind::Command {
+            command: "rm -rf build".to_owned(),
+            cwd: ".".to_owned(),
+        },
+        always_scope: None,
+    }))
+}
+
+#[test]
+fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_message() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    typed(&mut app, "clean up");
+    app.key(key(KeyCode::Enter));
+    app.event(proposal());
+    assert!(printed(&mut app).contains("? allow: run `rm -rf build` in ."));
+    app.key(ctrl('c'));
+    assert_eq!(ops(&recorder).last(), Some(&Op::Cancel));
+    assert!(!app.quit);
+    app.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
+        outcome: TurnOutcome::Cancelled,
+        steps: 1,
+        usage: TokenUsage::default(),
+    })));
+    typed(&mut app, "yes please");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::Send(SendParams::text("yes please")))
+    );
+}
+
+#[test]
+fn approval_keys_answer_the_proposal() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(proposal());
+    app.key(key(KeyCode::Char('y')));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::Approve(ApproveParams {
+            proposal_id: "p1".to_owned(),
+            decision: ApprovalDecision::Approve
+        }))
+    );
+    app.event(proposal());
+    typed(&mut app, "use cargo clean");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::Approve(ApproveParams {
+            proposal_id: "p1".to_owned(),
+            decision: ApprovalDecision::Reject {
+                feedback: Some("use cargo clean".to_owned())
+            }
+        }))
+    );
+}
+
+#[test]
+fn a_paste_is_one_message_and_shift_enter_adds_a_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.paste("line one\r\nline two");
+    app.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    typed(&mut app, "three");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder),
+        vec![Op::Send(SendParams::text("line one\nline two\nthree"))]
+    );
+}
+
+#[test]
+fn history_survives_a_restart_and_ctrl_r_finds_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("history.jsonl");
+    {
+        let (mut app, _) = app(folder.path(), Some(file.clone()));
+        app.submit_line("fix the sign\nin lib.rs");
+        app.event(finished());
+        app.submit_line("run the tests");
+    }
+    let (mut app, _) = app(folder.path(), Some(file));
+    app.key(key(KeyCode::Up));
+    assert_eq!(app.editor.text(), "run the tests");
+    app.key(key(KeyCode::Up));
+    assert_eq!(app.editor.text(), "fix the sign\nin lib.rs");
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Down));
+    assert_eq!(app.editor.text(), "");
+    app.key(ctrl('r'));
+    typed(&mut app, "sign");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(app.editor.text(), "fix the sign\nin lib.rs");
+}
+
+#[test]
+fn slash_commands_without_arguments_show_the_setting() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(ready());
+    printed(&mut app);
+    app.submit_line("/model");
+    let text = printed(&mut app);
+    assert!(text.contains("model: grok-4.6"), "{text}");
+    assert!(text.contains("grok-4.6, fast"), "{text}");
+    app.submit_line("/approval");
+    assert!(printed(&mut app).contains("approvals: ask"));
+    app.submit_line("/approval full-auto");
+    app.submit_line("/undo 2");
+    app.submit_line("/switch");
+    assert_eq!(
+        ops(&recorder),
+        vec![
+            Op::SetApprovalPolicy {
+                policy: ApprovalPolicy::FullAuto
+            },
+            Op::Undo { turn: Some(2) }
+        ]
+    );
+    assert!(app.hint.as_deref().unwrap().contains("/switch needs"));
+}
+
+#[test]
+fn completion_of_commands_and_mentions_and_the_file_goes_to_the_model() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::create_dir(folder.path().join("src")).unwrap();
+    std::fs::write(folder.path().join("src/lib.rs"), "pub fn sign() {}\n").unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    typed(&mut app, "/comp");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.editor.text(), "/compact ");
+    app.key(ctrl('u'));
+    typed(&mut app, "look at @sr");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.editor.text(), "look at @src/");
+    typed(&mut app, "l");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.editor.text(), "look at @src/lib.rs ");
+    app.key(key(KeyCode::Enter));
+    let Some(Op::Send(params)) = ops(&recorder).pop() else {
+        panic!("no send");
+    };
+    let sent = serde_json::to_string(&params).unwrap();
+    assert!(sent.contains("pub fn sign() {}"), "{sent}");
+    assert!(printed(&mut app).contains("attached @src/lib.rs (1 line)"));
+}
+
+#[test]
+fn a_mention_outside_the_project_is_not_attached() {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(outer.path().join("secret.txt"), "top secret").unwrap();
+    let project = outer.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let (message, notes) = crate::mention::expand(&project, "see @../secret.txt");
+    assert_eq!(message, "see @../secret.txt");
+    assert!(notes.is_empty());
+}
+
+#[test]
+fn the_input_area_fits_a_narrow_terminal() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    typed(&mut app, "a message longer than the terminal is wide");
+    let (lines, (column, row)) = app.view(20, 6);
+    assert!(lines.len() <= 6);
+    assert!(lines.iter().all(|line| line.width() <= 20));
+    assert!(column < 20 && usize::from(row) < lines.len());
+}
