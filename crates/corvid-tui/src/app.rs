@@ -770,11 +770,13 @@ impl App {
             }
             EventMsg::Usage(usage) if depth == 0 => self.turn_usage = usage.turn,
             EventMsg::Usage(_) => {}
+            // The turn's closing line already says it was interrupted.
+            EventMsg::Error(error) if error.class == ErrorClass::Cancelled => {}
             EventMsg::Error(error) => {
-                let next = if error.next_action.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", error.next_action)
+                let next = match error.next_action.as_str() {
+                    "" => String::new(),
+                    next if error.message.ends_with(['.', '!', '?']) => format!(" {next}"),
+                    next => format!(". {next}"),
                 };
                 self.say(Line::styled(
                     format!(
