@@ -226,7 +226,10 @@ async fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_new_message() {
             chunk(json!({}), json!("tool_calls")),
         ]),
     );
-    upstream.enqueue(CHAT, text("Fine, a new topic."));
+    upstream.enqueue(
+        CHAT,
+        text("## A new topic\n\nFine. **Nothing** was run:\n\n- `marker` does not exist\n- ask again to create it"),
+    );
     let home = tempfile::tempdir().unwrap();
     let project = project();
     let pane =
@@ -241,7 +244,7 @@ async fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_new_message() {
         pane.wait_for("interrupted", Duration::from_secs(5));
         pane.type_text("n");
         pane.keys(&["Enter"]);
-        let screen = pane.wait_for("Fine, a new topic.", Duration::from_secs(10));
+        let screen = pane.wait_for("─ done", Duration::from_secs(10));
         // The screen, for README.md's capture (`--nocapture` shows it).
         println!("{screen}");
     });

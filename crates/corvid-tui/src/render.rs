@@ -110,10 +110,8 @@ impl MarkdownWriter {
                 self.styles.pop();
                 self.flush();
             }
-            Md::Start(Tag::Paragraph) => {
-                if self.pending_item.is_none() && self.lists.is_empty() {
-                    self.blank();
-                }
+            Md::Start(Tag::Paragraph) if self.pending_item.is_none() && self.lists.is_empty() => {
+                self.blank();
             }
             Md::End(TagEnd::Paragraph) => self.flush(),
             Md::Start(Tag::Emphasis) => self

@@ -185,18 +185,12 @@ fn draw(
         let area = frame.area();
         let (lines, (column, row)) = app.view(area.width, area.height);
         let lines = decolour(lines, colour);
-        // The input area sits at the bottom of the viewport, just above the status line.
-        let top = area
-            .height
-            .saturating_sub(u16::try_from(lines.len()).unwrap_or(0));
-        let mut inner = area;
-        inner.y += top;
-        inner.height -= top;
+        // Top-aligned: the input follows the conversation directly, as a shell prompt does.
         frame.render_widget(
             Paragraph::new(lines).style(Style::new().fg(Color::Reset)),
-            inner,
+            area,
         );
-        frame.set_cursor_position((area.x + column, area.y + top + row));
+        frame.set_cursor_position((area.x + column, area.y + row));
     })?;
     Ok(())
 }

@@ -136,3 +136,15 @@ fn counts_read_as_words() {
     assert_eq!(tokens(999), "999");
     assert_eq!(tokens(12_345), "12.3k");
 }
+
+#[test]
+fn blocks_are_separated_by_one_blank_line() {
+    let text = screen(
+        markdown("## A topic\n\nFine. **Nothing** ran:\n\n- one\n- two\n\nAfter."),
+        40,
+    );
+    assert_eq!(
+        text,
+        "A topic\n\nFine. Nothing ran:\n\n• one\n• two\n\nAfter.\n"
+    );
+}
