@@ -293,3 +293,61 @@ async fn history_is_kept_across_runs_and_a_paste_is_one_message() {
         assert!(screen.contains("  line two"), "{screen}");
     });
 }
+
+#[tokio::test]
+async fn without_a_terminal_chat_reads_lines_and_prints_plain_text() {
+    use tokio::io::AsyncWriteExt;
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("# Done\n\nAll **good**."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let mut child = tokio::process::Command::new(CORVID)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home.path())
+        .env("CORVID_UPSTREAM", upstream.base_url())
+        .env("XAI_API_KEY", "upstream-key")
+        .args(["chat", "--model", "grok", "--project"])
+        .arg(project.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"check it\n").await.unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("chat ends at the end of its input")
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("› check it\n"), "{stdout}");
+    assert!(stdout.contains("Done\n\nAll good."), "{stdout}");
+    assert!(stdout.contains("─ done · 1 step"), "{stdout}");
+    assert!(!stdout.contains('\u{1b}'), "no escape codes: {stdout:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn alt_enter_adds_a_line_instead_of_sending() {
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("Two lines."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let pane =
+        tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+    tokio::task::block_in_place(|| {
+        pane.type_text("first");
+        pane.keys(&["M-Enter"]);
+        pane.type_text("second");
+        assert_eq!(upstream.requests().len(), 0);
+        pane.keys(&["Enter"]);
+        pane.wait_for("Two lines.", Duration::from_secs(10));
+    });
+    assert_eq!(
+        last_user_message(&upstream.requests()[0].json()),
+        "first\nsecond"
+    );
+}

@@ -321,3 +321,59 @@ fn the_input_area_fits_a_narrow_terminal() {
     assert!(lines.iter().all(|line| line.width() <= 20));
     assert!(column < 20 && usize::from(row) < lines.len());
 }
+
+#[test]
+fn resume_opens_a_picker_and_enter_switches() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.submit_line("/resume");
+    assert_eq!(ops(&recorder), vec![Op::ListConversations]);
+    let conversation = |id: &str, title: &str| ConversationSummary {
+        id: id.to_owned(),
+        title: title.to_owned(),
+        updated_at: 0,
+        message_count: 1,
+    };
+    app.event(event(EventMsg::ConversationList {
+        conversations: vec![conversation("c2", "newest"), conversation("c1", "older")],
+        current: Some("c2".to_owned()),
+    }));
+    let (view, _) = app.view(80, 10);
+    let view = crate::render::plain(&view);
+    assert!(view.contains("c1 older · 1 message"), "{view}");
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::SwitchConversation {
+            conversation_id: "c1".to_owned()
+        })
+    );
+    // A plain /list prints instead of picking.
+    app.submit_line("/list");
+    app.event(event(EventMsg::ConversationList {
+        conversations: vec![conversation("c2", "")],
+        current: Some("c2".to_owned()),
+    }));
+    assert!(printed(&mut app).contains("* c2  (untitled) (1 message)"));
+}
+
+#[test]
+fn errors_read_as_words_and_cancellation_is_not_an_error() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    let error = |class| {
+        event(EventMsg::Error(corvid_protocol::ErrorNotification {
+            class,
+            message: "the provider refused the key".to_owned(),
+            next_action: "Run corvid login xai.".to_owned(),
+            retryable: false,
+        }))
+    };
+    app.event(error(ErrorClass::AuthenticationRejected));
+    app.event(error(ErrorClass::Cancelled));
+    assert_eq!(
+        printed(&mut app),
+        "error (sign-in rejected): the provider refused the key. Run corvid login xai.\n"
+    );
+}
