@@ -58,6 +58,28 @@ pub struct Settings {
     pub history_file: Option<PathBuf>,
     /// Model names `/model` offers.
     pub catalog: Vec<String>,
+    /// Prices by model name, for the cost in the status line and `/cost`.
+    pub prices: HashMap<String, Rate>,
+}
+
+/// A model's price in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Rate {
+    pub input: f64,
+    pub cached_input: f64,
+    pub cache_write: f64,
+    pub output: f64,
+}
+
+impl Rate {
+    /// What `usage` costs at this rate.
+    pub fn cost(&self, usage: &TokenUsage) -> f64 {
+        (usage.input as f64 * self.input
+            + usage.cache_read as f64 * self.cached_input
+            + usage.cache_write as f64 * self.cache_write
+            + usage.output as f64 * self.output)
+            / 1_000_000.0
+    }
 }
 
 struct Picker {
@@ -97,6 +119,10 @@ pub struct App {
     conversation: String,
     turn_usage: TokenUsage,
     session_usage: TokenUsage,
+    /// The model answering the running turn (as the engine names it).
+    turn_model: String,
+    /// The session's cost so far, when the models used have prices.
+    cost: Option<f64>,
     frame: usize,
     /// Set when the chat should end; the loop then restores the terminal and exits.
     pub quit: bool,
@@ -134,6 +160,8 @@ impl App {
             conversation: String::new(),
             turn_usage: TokenUsage::default(),
             session_usage: TokenUsage::default(),
+            turn_model: String::new(),
+            cost: None,
             frame: 0,
             quit: false,
         }
@@ -588,6 +616,12 @@ impl App {
                     usage.output,
                     usage.reasoning
                 )));
+                match self.cost {
+                    Some(cost) => self.say(Line::raw(format!("cost so far: ${cost:.4}"))),
+                    None => self.note(
+                        "no price for this model: add [prices.\"<model>\"] to config.toml to see the cost",
+                    ),
+                }
                 self.note("`corvid usage` shows tokens and cost per day and model");
             }
             "init" => {
@@ -669,7 +703,8 @@ impl App {
                 self.status.approval = approval_policy.to_string();
                 self.note(format!("model {model} · approvals {approval_policy}"));
             }
-            EventMsg::TurnStarted { .. } => {
+            EventMsg::TurnStarted { model, .. } => {
+                self.turn_model = model;
                 if self.busy_since.is_none() {
                     self.busy_since = Some(Instant::now());
                 }
@@ -801,6 +836,16 @@ impl App {
                 self.turn_usage = TokenUsage::default();
                 self.session_usage += finished.usage;
                 self.status.tokens = self.session_usage.total();
+                let rate = self
+                    .settings
+                    .prices
+                    .get(&self.turn_model)
+                    .or_else(|| self.settings.prices.get(&self.status.model));
+                if let Some(rate) = rate {
+                    let cost = self.cost.unwrap_or(0.0) + rate.cost(&finished.usage);
+                    self.cost = Some(cost);
+                    self.status.cost = Some(cost);
+                }
                 let outcome = match finished.outcome {
                     TurnOutcome::Completed => "done",
                     TurnOutcome::Cancelled => "interrupted",

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use corvid_protocol::{Event, Op};
 use tokio::sync::mpsc;
 
-pub use app::{App, COMMANDS, Settings, class_words};
+pub use app::{App, COMMANDS, Rate, Settings, class_words};
 
 /// Where operations go: today an `AgentHandle`; a session service can stand in for it.
 pub trait AgentLink: Send + Sync {

@@ -441,6 +441,8 @@ pub struct Status {
     pub tokens: u64,
     /// Messages queued for after the turn.
     pub queued: usize,
+    /// The session's cost in US dollars, when the model has a price.
+    pub cost: Option<f64>,
 }
 
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -458,11 +460,14 @@ pub fn status_line(status: &Status, width: u16) -> Line<'static> {
         }
         None => parts.push(Span::styled("ready", Style::new().fg(Color::Green))),
     }
-    let mut rest = vec![
-        format!("{} tokens", tokens(status.tokens)),
+    let mut rest = vec![format!("{} tokens", tokens(status.tokens))];
+    if let Some(cost) = status.cost {
+        rest.push(format!("${cost:.2}"));
+    }
+    rest.extend([
         status.model.clone(),
         format!("approvals {}", status.approval),
-    ];
+    ]);
     if let Some(sandbox) = &status.sandbox {
         rest.push(format!("sandbox {sandbox}"));
     }

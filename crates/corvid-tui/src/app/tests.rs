@@ -20,6 +20,15 @@ fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorde
         project: project.to_owned(),
         history_file: history,
         catalog: vec!["grok-4.6".to_owned(), "fast".to_owned()],
+        prices: HashMap::from([(
+            "grok-4.6".to_owned(),
+            Rate {
+                input: 3.0,
+                cached_input: 0.75,
+                cache_write: 3.0,
+                output: 15.0,
+            },
+        )]),
     };
     (App::new(recorder.clone(), settings), recorder)
 }
@@ -376,4 +385,31 @@ fn errors_read_as_words_and_cancellation_is_not_an_error() {
         printed(&mut app),
         "error (sign-in rejected): the provider refused the key. Run corvid login xai.\n"
     );
+}
+
+#[test]
+fn the_cost_adds_up_from_the_models_price() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    app.event(event(EventMsg::TurnStarted {
+        conversation_id: "c1".to_owned(),
+        model: "grok-4.6".to_owned(),
+    }));
+    app.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
+        outcome: TurnOutcome::Completed,
+        steps: 1,
+        usage: TokenUsage {
+            input: 1_000_000,
+            cache_read: 0,
+            cache_write: 0,
+            output: 100_000,
+            reasoning: 0,
+        },
+    })));
+    let (view, _) = app.view(120, 10);
+    assert!(crate::render::plain(&view).contains("$4.50"));
+    printed(&mut app);
+    app.submit_line("/cost");
+    assert!(printed(&mut app).contains("cost so far: $4.5000"));
 }

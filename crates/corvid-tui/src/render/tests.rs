@@ -94,6 +94,7 @@ fn status_line_frame() {
         sandbox: Some("landlock".to_owned()),
         tokens: 12_345,
         queued: 1,
+        cost: Some(0.0423),
     };
     let idle = Status {
         busy: None,
@@ -122,6 +123,7 @@ fn narrow_terminal_frame() {
         sandbox: None,
         tokens: 10,
         queued: 0,
+        cost: None,
     };
     lines.push(status_line(&status, 24));
     let text = screen(lines, 24);
