@@ -374,4 +374,11 @@ async fn exec_exit_codes_for_usage_errors_and_failures() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("error (sign-in rejected)"), "{stdout}");
     assert!(!stdout.contains("AuthenticationRejected"), "{stdout}");
+    // The statuses are documented where scripts' authors look.
+    let (code, help, _) = exec_raw(&upstream, project.path(), home.path(), &["--help"], None).await;
+    assert_eq!(code, 0);
+    assert!(
+        help.contains("2 usage error, 3 it completed but an action needing approval was refused"),
+        "{help}"
+    );
 }
