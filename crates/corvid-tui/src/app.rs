@@ -167,6 +167,14 @@ impl App {
         }
     }
 
+    /// The input ended (plain mode's stdin closed): nobody is left to answer a waiting
+    /// proposal, so the turn stops instead of waiting for ever.
+    pub fn input_ended(&mut self) {
+        if self.proposal.is_some() {
+            self.cancel_turn();
+        }
+    }
+
     pub fn has_queue(&self) -> bool {
         !self.queue.is_empty()
     }
@@ -481,16 +489,28 @@ impl App {
 
     fn enter(&mut self) {
         let text = self.editor.take();
-        if let Some((proposal_id, _)) = &self.proposal
-            && !text.trim().is_empty()
-        {
-            let _ = proposal_id;
-            self.answer(ApprovalDecision::Reject {
-                feedback: Some(text.trim().to_owned()),
-            });
+        self.line(&text);
+    }
+
+    /// A line from the user: the answer to a waiting proposal (`y`, `a`, `n`, or feedback that
+    /// rejects it), else a message or command.
+    pub fn line(&mut self, text: &str) {
+        if self.proposal.is_some() && !text.trim().is_empty() {
+            let decision = match text.trim() {
+                "y" | "yes" => ApprovalDecision::Approve,
+                "a" | "always" => match self.proposal.as_ref().and_then(|(_, rule)| rule.clone()) {
+                    Some(scope) => ApprovalDecision::ApproveAlways { scope },
+                    None => ApprovalDecision::Approve,
+                },
+                "n" | "no" => ApprovalDecision::Reject { feedback: None },
+                feedback => ApprovalDecision::Reject {
+                    feedback: Some(feedback.to_owned()),
+                },
+            };
+            self.answer(decision);
             return;
         }
-        self.submit_line(&text);
+        self.submit_line(text);
     }
 
     /// One finished message: a slash command, or text for the model (queued during a turn).

@@ -1,5 +1,6 @@
 //! The chat without a terminal (stdout or stdin redirected): messages are read from stdin one
-//! per line, and everything is printed as plain text. At the end of stdin the chat finishes
+//! per line (a line while an approval waits answers it: `y`, `a`, `n` or feedback), and
+//! everything is printed as plain text. At the end of stdin the chat finishes
 //! the running turn and exits.
 
 use std::io::Write;
@@ -34,8 +35,11 @@ pub(crate) async fn run(
                 app.event(event);
             }
             line = lines.recv(), if input_open => match line {
-                Some(line) => app.submit_line(&line),
-                None => input_open = false,
+                Some(line) => app.line(&line),
+                None => {
+                    input_open = false;
+                    app.input_ended();
+                }
             },
             _ = tokio::signal::ctrl_c() => {
                 app.output.clear();

@@ -413,3 +413,40 @@ fn the_cost_adds_up_from_the_models_price() {
     app.submit_line("/cost");
     assert!(printed(&mut app).contains("cost so far: $4.5000"));
 }
+
+#[test]
+fn a_line_answers_a_waiting_proposal() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(proposal());
+    app.line("y");
+    app.event(proposal());
+    app.line("not that one");
+    let answers: Vec<ApprovalDecision> = ops(&recorder)
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::Approve(params) => Some(params.decision),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            ApprovalDecision::Approve,
+            ApprovalDecision::Reject {
+                feedback: Some("not that one".to_owned())
+            }
+        ]
+    );
+}
+
+#[test]
+fn the_end_of_input_cancels_a_waiting_proposal() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.input_ended();
+    assert!(ops(&recorder).is_empty(), "nothing to cancel");
+    app.event(proposal());
+    app.input_ended();
+    assert_eq!(ops(&recorder), vec![Op::Cancel]);
+}
