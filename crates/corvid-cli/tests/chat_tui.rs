@@ -351,3 +351,26 @@ async fn alt_enter_adds_a_line_instead_of_sending() {
         "first\nsecond"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_interrupts_the_turn_and_the_chat_goes_on() {
+    let upstream = MockUpstream::start().await;
+    let (feed, held) = Reply::fed();
+    upstream.enqueue(CHAT, held);
+    upstream.enqueue(CHAT, text("Still here."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let pane =
+        tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+    tokio::task::block_in_place(|| {
+        pane.type_text("a long job");
+        pane.keys(&["Enter"]);
+        pane.wait_for("working", Duration::from_secs(5));
+        pane.keys(&["Escape"]);
+        pane.wait_for("─ interrupted", Duration::from_secs(5));
+        pane.type_text("again");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Still here.", Duration::from_secs(10));
+    });
+    drop(feed);
+}
