@@ -328,6 +328,10 @@ async fn without_a_terminal_chat_reads_lines_and_prints_plain_text() {
     assert!(stdout.contains("Done\n\nAll good."), "{stdout}");
     assert!(stdout.contains("─ done · 1 step"), "{stdout}");
     assert!(!stdout.contains('\u{1b}'), "no escape codes: {stdout:?}");
+    assert!(
+        !stdout.contains("Ctrl-C"),
+        "no key hints without keys: {stdout}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -126,6 +126,8 @@ pub struct App {
     frame: usize,
     /// Set when the chat should end; the loop then restores the terminal and exits.
     pub quit: bool,
+    /// Lines from stdin rather than keys: the key hints would be wrong.
+    pub(crate) plain: bool,
 }
 
 impl App {
@@ -164,6 +166,7 @@ impl App {
             cost: None,
             frame: 0,
             quit: false,
+            plain: false,
         }
     }
 
@@ -713,7 +716,9 @@ impl App {
                         Style::new().fg(Color::DarkGray),
                     ),
                 ]));
-                self.note("/help for commands · Esc interrupts · Ctrl-C twice or Ctrl-D exits");
+                if !self.plain {
+                    self.note("/help for commands · Esc interrupts · Ctrl-C twice or Ctrl-D exits");
+                }
             }
             EventMsg::SettingsChanged {
                 model,

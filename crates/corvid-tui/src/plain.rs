@@ -15,6 +15,7 @@ pub(crate) async fn run(
     app: &mut App,
     events: &mut mpsc::UnboundedReceiver<Event>,
 ) -> std::io::Result<()> {
+    app.plain = true;
     let (lines_tx, mut lines) = mpsc::unbounded_channel::<String>();
     // A thread, not tokio's stdin: a blocking read on tokio's pool would keep the runtime from
     // shutting down when the chat ends.
