@@ -277,7 +277,7 @@ const KEYWORDS: &[&str] = &[
 
 /// A fenced code block: a dim rule with the language, then each line with keywords, strings,
 /// numbers and comments coloured. A light highlighter on purpose: a grammar-based one (syntect)
-/// costs minutes of build time for little gain in a terminal.
+/// would add a large dependency and its build time for little gain in a terminal.
 pub fn code_block(language: &str, code: &str) -> Vec<Line<'static>> {
     let dim = Style::new().fg(Color::DarkGray);
     let mut lines = vec![Line::styled(format!("```{language}"), dim)];
