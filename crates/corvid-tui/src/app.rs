@@ -128,6 +128,8 @@ pub struct App {
     pub quit: bool,
     /// Lines from stdin rather than keys: the key hints would be wrong.
     pub(crate) plain: bool,
+    /// Whether the engine announced the turn `busy_since` waits for.
+    turn_started: bool,
 }
 
 impl App {
@@ -167,6 +169,7 @@ impl App {
             frame: 0,
             quit: false,
             plain: false,
+            turn_started: false,
         }
     }
 
@@ -730,6 +733,7 @@ impl App {
             }
             EventMsg::TurnStarted { model, .. } => {
                 self.turn_model = model;
+                self.turn_started = true;
                 if self.busy_since.is_none() {
                     self.busy_since = Some(Instant::now());
                 }
@@ -832,6 +836,23 @@ impl App {
             EventMsg::Usage(_) => {}
             // The turn's closing line already says it was interrupted.
             EventMsg::Error(error) if error.class == ErrorClass::Cancelled => {}
+            // A send or /init the engine refused never starts a turn: stop waiting for one.
+            EventMsg::Error(error)
+                if error.class == ErrorClass::InvalidRequest
+                    && depth == 0
+                    && self.busy_since.is_some()
+                    && !self.turn_started =>
+            {
+                self.busy_since = None;
+                self.say(Line::styled(
+                    format!("error ({}): {}", class_words(error.class), error.message),
+                    Style::new().fg(Color::Red),
+                ));
+                if let Some(next) = self.queue.pop_front() {
+                    self.status.queued = self.queue.len();
+                    self.send(next);
+                }
+            }
             EventMsg::Error(error) => {
                 let next = match error.next_action.as_str() {
                     "" => String::new(),
@@ -856,6 +877,7 @@ impl App {
                 self.streaming.clear();
                 let seconds = self.busy_since.map_or(0, |at| at.elapsed().as_secs());
                 self.busy_since = None;
+                self.turn_started = false;
                 self.proposal = None;
                 self.running_tool = None;
                 self.turn_usage = TokenUsage::default();

@@ -450,3 +450,24 @@ fn the_end_of_input_cancels_a_waiting_proposal() {
     app.input_ended();
     assert_eq!(ops(&recorder), vec![Op::Cancel]);
 }
+
+#[test]
+fn a_refused_send_does_not_leave_the_chat_waiting_for_ever() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.submit_line("/init");
+    app.submit_line("then this");
+    assert!(app.has_queue());
+    app.event(event(EventMsg::Error(corvid_protocol::ErrorNotification {
+        class: ErrorClass::InvalidRequest,
+        message: "a turn is already running".to_owned(),
+        next_action: String::new(),
+        retryable: false,
+    })));
+    assert!(!app.has_queue());
+    assert_eq!(
+        ops(&recorder),
+        vec![Op::Init, Op::Send(SendParams::text("then this"))]
+    );
+    assert!(printed(&mut app).contains("error (not possible now): a turn is already running"));
+}
