@@ -1,53 +1,16 @@
-//! The agent's terminal front ends: the start-up they share (providers, the agent's settings),
-//! `corvid chat` (the terminal UI in `corvid-tui`) here, and `corvid exec` in `exec.rs`. Both
-//! are clients of the engine's protocol only.
+//! The agent's terminal front ends: the start-up they share (the process's composition, the
+//! agent's settings), `corvid chat` (the terminal UI in `corvid-tui`) here, and `corvid exec`
+//! in `exec.rs`. Both are clients of the engine's protocol only.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use corvid_agent::{
-    AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, ModelRoute, StreamFuture,
-};
+use corvid_agent::{OpenConversation, Session, Subscription};
 use corvid_config::Loaded;
-use corvid_protocol::{ApprovalPolicy, ErrorClass, Event};
-use corvid_providers::{FailureClass, Registry};
-use corvid_wire::model::ChatRequest;
-use tokio::sync::mpsc;
+use corvid_protocol::ApprovalPolicy;
 
-/// The in-process model client: the gateway's providers, routing and credentials.
-struct InProcessModel(Registry);
-
-impl ModelClient for InProcessModel {
-    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
-        Box::pin(async move {
-            match self.0.stream(request).await {
-                Ok(stream) => Ok(Box::pin(stream) as EventStream),
-                Err(failure) => {
-                    let class = match failure.class {
-                        FailureClass::NotConfigured => ErrorClass::NotConfigured,
-                        FailureClass::AuthenticationRejected => ErrorClass::AuthenticationRejected,
-                        FailureClass::RateLimited => ErrorClass::RateLimited,
-                        FailureClass::ServerError => ErrorClass::ServerError,
-                        FailureClass::Network => ErrorClass::Network,
-                        FailureClass::UnexpectedResponse => ErrorClass::UnexpectedResponse,
-                    };
-                    let mut error = ModelError::new(class, failure.message);
-                    error.retry_after = failure.retry_after;
-                    Err(error)
-                }
-            }
-        })
-    }
-
-    fn route(&self, model: &str) -> Option<ModelRoute> {
-        let route = self.0.resolve(model).ok()?;
-        Some(ModelRoute {
-            provider: route.provider.name().to_owned(),
-            model: route.model,
-        })
-    }
-}
+use crate::compose::Composition;
 
 /// Options shared by `exec` and `chat`.
 #[derive(Debug, Clone, clap::Args)]
@@ -69,41 +32,40 @@ pub(crate) struct AgentArgs {
     /// (default: 128000).
     #[arg(long, value_name = "TOKENS")]
     context_window: Option<u64>,
+    /// on (default: commands run in the kernel sandbox) or off (they run with your full rights);
+    /// overrides `sandbox` in config.toml.
+    #[arg(long, value_name = "on|off", value_parser = crate::sandbox_setup::parse_setting)]
+    sandbox: Option<corvid_config::SandboxSetting>,
 }
 
-/// Starts the agent: the one place front ends set it up (providers, project, settings).
-pub(crate) fn start(
+/// Opens the session on the project's current conversation, with a listener that hears it from
+/// its first event (start-up warnings, `ready`), as the terminal always has.
+pub(crate) async fn start(
     loaded: &Loaded,
     args: &AgentArgs,
     front_end: &str,
-) -> anyhow::Result<(AgentHandle, mpsc::UnboundedReceiver<Event>)> {
+) -> anyhow::Result<(Session, Subscription)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, args.project.as_deref());
-    let oauth_http = corvid_auth::oauth_http_client()?;
-    let registry = Registry::from_config(loaded, oauth_http)
-        .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+    let composition = Composition::build(loaded)?;
     let model = args
         .model
         .clone()
         .unwrap_or_else(|| loaded.config.default_model.clone());
-    let mut config = AgentConfig::new(folders.root, model);
-    config.cwd = folders.cwd;
-    config.front_end = front_end.to_owned();
+    let mut config = crate::compose::agent_config(loaded, folders, model, front_end);
     config.approval = args.approval;
     config.max_steps = args.max_steps;
-    config.database = Some(loaded.paths.database());
-    config.output_dir = loaded.paths.data_dir.join("output");
-    config.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
     config.context_window = args.context_window;
-    Ok(AgentHandle::spawn(
-        config,
-        Arc::new(InProcessModel(registry)),
-    )?)
+    config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
+    Ok(composition
+        .agents
+        .open_listening(config, OpenConversation::Current)
+        .await?)
 }
 
 /// `corvid chat`: the terminal UI (plain lines when stdin or stdout is not a terminal).
 pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()> {
-    let (handle, events) = start(loaded, args, "chat")?;
+    let (session, events) = start(loaded, args, "chat").await?;
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let project = corvid_agent::project_folders(&here, args.project.as_deref()).root;
     let mut catalog: Vec<String> = loaded.config.aliases.keys().cloned().collect();
@@ -133,7 +95,7 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         project,
         catalog,
     };
-    corvid_tui::run(Arc::new(handle), events, settings)
+    corvid_tui::run(Arc::new(session), events, settings)
         .await
         .context("the terminal failed")
 }

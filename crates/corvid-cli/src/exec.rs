@@ -55,7 +55,7 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
             return Ok(USAGE);
         }
     };
-    let (handle, mut events) = start(loaded, &args.agent, "exec")?;
+    let (handle, mut events) = start(loaded, &args.agent, "exec").await?;
     let mut stdout = std::io::stdout();
     let emit = |event: &Event, stdout: &mut std::io::Stdout| -> std::io::Result<()> {
         if args.json {
@@ -82,7 +82,7 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
                 EventMsg::ConversationSwitched { .. } => break,
                 EventMsg::Error(error) => {
                     eprintln!("corvid exec: {}", error.message);
-                    handle.submit(Op::Shutdown);
+                    handle.close().await;
                     return Ok(USAGE);
                 }
                 _ => {}
@@ -96,6 +96,13 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
     let mut tools = std::collections::HashMap::new();
     while let Some(event) = events.recv().await {
         emit(&event, &mut stdout)?;
+        if !args.json
+            && args.output == Output::All
+            && let EventMsg::Ready(ready) = &event.msg
+            && let Some(sandbox) = &ready.sandbox
+        {
+            writeln!(stdout, "{}", corvid_tui::sandbox_banner(sandbox))?;
+        }
         if !args.json && args.output == Output::All {
             print_event(&event, &mut tools, &mut stdout)?;
         }
@@ -105,9 +112,14 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
             }
             EventMsg::Proposal(proposal) => {
                 refused += 1;
+                // A widened or unsandboxed command asks under every policy; say why.
+                let why = match &proposal.sandbox {
+                    Some(notice) => format!(" ({})", notice.describe()),
+                    None => String::new(),
+                };
                 if !args.json {
                     eprintln!(
-                        "corvid exec: refused {} (needs approval under --approval {}; --approval auto-edit or full-auto allows more)",
+                        "corvid exec: refused {}{why} (needs approval under --approval {}; --approval auto-edit or full-auto allows more)",
                         describe(&proposal.kind),
                         args.agent.approval
                     );
@@ -116,7 +128,7 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
                     proposal_id: proposal.proposal_id.clone(),
                     decision: ApprovalDecision::Reject {
                         feedback: Some(format!(
-                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval, so it was not run. Say what you would do instead.",
+                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval{why}, so it was not run. Say what you would do instead.",
                             args.agent.approval
                         )),
                     },
@@ -129,7 +141,8 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
             _ => {}
         }
     }
-    handle.submit(Op::Shutdown);
+    // Waits for the engine to stop, so nothing it still writes is cut off by the exit.
+    handle.close().await;
     if args.output == Output::Last && !args.json {
         writeln!(stdout, "{}", last_message.trim_end())?;
     }
@@ -188,6 +201,15 @@ fn print_event(
         EventMsg::ToolCall(call) => {
             tools.insert(call.call_id.clone(), call.summary.clone());
         }
+        EventMsg::ToolOutputDelta { text, .. } => {
+            // A running command's output as it comes, dimmed on a terminal so the answer
+            // stands out; the result line follows it.
+            if std::io::stdout().is_terminal() && !corvid_tui::no_color() {
+                write!(out, "\x1b[2m{text}\x1b[0m")?
+            } else {
+                write!(out, "{text}")?
+            }
+        }
         EventMsg::ToolResult(result) => {
             let summary = tools.remove(&result.call_id).unwrap_or_default();
             let line = corvid_tui::render::tool_line(
@@ -209,6 +231,15 @@ fn print_event(
             error.next_action.replace("/model", "--model")
         )?,
         EventMsg::Warning { message } => writeln!(out, "warning: {message}")?,
+        EventMsg::Compacted {
+            tokens_before,
+            tokens_after,
+            context_window,
+            messages_summarized,
+        } => writeln!(
+            out,
+            "\n{indent}[compacted: {messages_summarized} older messages summarised · about {tokens_before} → {tokens_after} tokens of {context_window}]"
+        )?,
         EventMsg::TurnFinished(finished) if event.depth == 0 => {
             let outcome = match finished.outcome {
                 TurnOutcome::Completed => "completed",

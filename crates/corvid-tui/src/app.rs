@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ConversationSummary, ErrorClass,
-    Event, EventMsg, HistoryEntry, Op, ProposalKind, SendParams, TodoStatus, TokenUsage,
-    TurnOutcome,
+    Event, EventMsg, HistoryEntry, Op, ProposalKind, ReadyNotification, SandboxMode, SandboxState,
+    SendParams, TodoStatus, TokenUsage, TurnOutcome,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::style::{Color, Modifier, Style};
@@ -111,6 +111,11 @@ pub struct App {
     hint: Option<String>,
     tools: HashMap<String, (String, u32)>,
     running_tool: Option<String>,
+    /// The running command's output so far (its tail), shown dimmed under its line.
+    tool_output: String,
+    /// The highest `seq` applied: a resync's replay repeats what is at or below it, and that
+    /// is already on the screen.
+    last_seq: u64,
     last_result: Option<(String, String)>,
     picker: Option<Picker>,
     want_picker: bool,
@@ -156,6 +161,8 @@ impl App {
             hint: None,
             tools: HashMap::new(),
             running_tool: None,
+            tool_output: String::new(),
+            last_seq: 0,
             last_result: None,
             picker: None,
             want_picker: false,
@@ -700,14 +707,97 @@ impl App {
         self.last_reasoning = reasoning;
     }
 
+    /// A `ready` that starts a resynchronisation (this listener fell behind and lost events):
+    /// what streams is rebuilt from the replay that follows, and what the scrollback already
+    /// shows is not printed again (`last_seq`).
+    fn resync(&mut self, ready: &ReadyNotification) {
+        self.status.model = ready.model.clone();
+        self.status.approval = ready.approval_policy.to_string();
+        self.status.sandbox = ready.sandbox.as_ref().map(sandbox_word);
+        self.conversation = ready.conversation_id.clone();
+        // The replay's deltas carry the whole text so far; the partial copies here go.
+        self.streaming.clear();
+        self.reasoning.clear();
+        self.tool_output.clear();
+        if let Some(missed) = ready.missed {
+            self.note(format!(
+                "(the screen fell {} behind and caught up; some output may be missing above)",
+                render::plural(missed, "event")
+            ));
+        }
+    }
+
+    /// A replayed event the screen has already shown: only what lives in the input area
+    /// (streaming text, the running tool, a waiting approval) is rebuilt from it.
+    fn replayed(&mut self, event: Event) {
+        match event.msg {
+            EventMsg::TurnStarted { model, .. } => {
+                self.turn_model = model;
+                self.turn_started = true;
+                if self.busy_since.is_none() {
+                    self.busy_since = Some(Instant::now());
+                }
+            }
+            EventMsg::TextDelta { delta } if event.depth == 0 => self.streaming.push_str(&delta),
+            EventMsg::ReasoningDelta { delta } => self.reasoning.push_str(&delta),
+            EventMsg::MessageCompleted { .. } => {
+                self.streaming.clear();
+                self.reasoning.clear();
+            }
+            EventMsg::ToolCall(call) => {
+                let indent = "  ".repeat(event.depth as usize);
+                self.running_tool = Some(format!("{indent}{}", call.summary));
+                self.tool_output.clear();
+                self.tools.insert(call.call_id, (call.summary, event.depth));
+            }
+            EventMsg::ToolOutputDelta { text, .. } => self.tool_output_delta(&text),
+            EventMsg::ToolResult(result) => {
+                self.tools.remove(&result.call_id);
+                self.running_tool = None;
+                self.tool_output.clear();
+            }
+            EventMsg::Proposal(proposal) => {
+                self.proposal = Some((proposal.proposal_id, proposal.always_scope));
+            }
+            EventMsg::ProposalClosed { .. } => self.proposal = None,
+            _ => {}
+        }
+    }
+
+    /// Appends a running command's output, keeping only its tail (the input area shows a few
+    /// lines; the whole output comes with the tool's result).
+    fn tool_output_delta(&mut self, text: &str) {
+        self.tool_output.push_str(text);
+        if self.tool_output.len() > TOOL_OUTPUT_KEPT {
+            let mut cut = self.tool_output.len() - TOOL_OUTPUT_KEPT;
+            while !self.tool_output.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.tool_output.drain(..cut);
+        }
+    }
+
     /// One event from the agent.
     pub fn event(&mut self, event: Event) {
+        let seen = event.replay && event.seq <= self.last_seq;
+        self.last_seq = self.last_seq.max(event.seq);
+        if let EventMsg::Ready(ready) = &event.msg
+            && (ready.missed.is_some() || (event.replay && !self.conversation.is_empty()))
+        {
+            self.resync(ready);
+            return;
+        }
+        if seen {
+            self.replayed(event);
+            return;
+        }
         let depth = event.depth;
         let indent = "  ".repeat(depth as usize);
         match event.msg {
             EventMsg::Ready(ready) => {
                 self.status.model = ready.model.clone();
                 self.status.approval = ready.approval_policy.to_string();
+                self.status.sandbox = ready.sandbox.as_ref().map(sandbox_word);
                 self.conversation = ready.conversation_id;
                 self.say(Line::from(vec![
                     Span::styled("corvid chat", Style::new().add_modifier(Modifier::BOLD)),
@@ -719,6 +809,15 @@ impl App {
                         Style::new().fg(Color::DarkGray),
                     ),
                 ]));
+                if let Some(sandbox) = &ready.sandbox {
+                    let style = match sandbox.mode {
+                        SandboxMode::Unavailable => Style::new().fg(Color::Yellow),
+                        SandboxMode::Enforced | SandboxMode::Off => {
+                            Style::new().fg(Color::DarkGray)
+                        }
+                    };
+                    self.say(Line::styled(sandbox_banner(sandbox), style));
+                }
                 if !self.plain {
                     self.note("/help for commands · Esc interrupts · Ctrl-C twice or Ctrl-D exits");
                 }
@@ -755,14 +854,17 @@ impl App {
             EventMsg::ToolCall(call) => {
                 self.flush_reasoning(depth);
                 self.running_tool = Some(format!("{indent}{}", call.summary));
+                self.tool_output.clear();
                 self.tools.insert(call.call_id, (call.summary, depth));
             }
+            EventMsg::ToolOutputDelta { text, .. } => self.tool_output_delta(&text),
             EventMsg::ToolResult(result) => {
                 let (summary, depth) = self
                     .tools
                     .remove(&result.call_id)
                     .unwrap_or_else(|| (result.call_id.clone(), depth));
                 self.running_tool = None;
+                self.tool_output.clear();
                 self.say(render::tool_line(
                     &summary,
                     Some((result.ok, &result.output)),
@@ -788,6 +890,13 @@ impl App {
                     &proposal.kind
                 {
                     self.output.extend(render::diff(diff));
+                }
+                // Why a command asks even where the policy would run it: widened or unsandboxed.
+                if let Some(notice) = &proposal.sandbox {
+                    self.say(Line::styled(
+                        format!("{indent}  ! {}", notice.describe()),
+                        Style::new().fg(Color::Yellow),
+                    ));
                 }
                 self.proposal = Some((proposal.proposal_id, proposal.always_scope));
             }
@@ -880,6 +989,7 @@ impl App {
                 self.turn_started = false;
                 self.proposal = None;
                 self.running_tool = None;
+                self.tool_output.clear();
                 self.turn_usage = TokenUsage::default();
                 self.session_usage += finished.usage;
                 self.status.tokens = self.session_usage.total();
@@ -944,6 +1054,11 @@ impl App {
                 conversation,
                 history,
             } => {
+                // A replay of the conversation on screen (a resync past a finished turn): its
+                // history is already in the scrollback, and printing it again would repeat it.
+                if event.replay && conversation.id == self.conversation {
+                    return;
+                }
                 self.conversation = conversation.id.clone();
                 self.say(Line::styled(
                     format!(
@@ -1043,6 +1158,15 @@ impl App {
         }
         if let Some(tool) = &self.running_tool {
             lines.push(Line::styled(format!("• {tool}"), dim));
+            let tail: Vec<&str> = self.tool_output.lines().collect();
+            let keep = tail.len().saturating_sub(TOOL_OUTPUT_LINES);
+            for line in &tail[keep..] {
+                let line: String = line.chars().take(usize::from(width).max(8) - 4).collect();
+                lines.push(Line::styled(
+                    format!("    {line}"),
+                    dim.add_modifier(Modifier::DIM),
+                ));
+            }
         }
         if self.proposal.is_some() {
             lines.push(Line::styled(
@@ -1194,6 +1318,32 @@ pub fn class_words(class: ErrorClass) -> &'static str {
         ErrorClass::StepLimit => "step limit",
         ErrorClass::InvalidRequest => "not possible now",
         ErrorClass::Internal => "internal",
+    }
+}
+
+/// Lines of a running command's output shown under its line.
+const TOOL_OUTPUT_LINES: usize = 3;
+/// Bytes of a running command's output kept for them.
+const TOOL_OUTPUT_KEPT: usize = 4096;
+
+/// The status line's word for the sandbox.
+fn sandbox_word(sandbox: &SandboxState) -> String {
+    match sandbox.mode {
+        SandboxMode::Enforced => "on",
+        SandboxMode::Unavailable => "unavailable",
+        SandboxMode::Off => "off",
+    }
+    .to_owned()
+}
+
+/// The start-up line about the sandbox: its layers, or plainly why there are none.
+pub fn sandbox_banner(sandbox: &SandboxState) -> String {
+    match sandbox.mode {
+        SandboxMode::Unavailable => format!(
+            "sandbox {}. Turn it off explicitly with --sandbox off to stop the asking.",
+            sandbox.summary
+        ),
+        SandboxMode::Enforced | SandboxMode::Off => format!("sandbox: {}", sandbox.summary),
     }
 }
 

@@ -15,14 +15,20 @@ mod terminal;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use corvid_protocol::{Event, Op};
-use tokio::sync::mpsc;
+use corvid_agent::Subscription;
+use corvid_protocol::Op;
 
-pub use app::{App, COMMANDS, Rate, Settings, class_words};
+pub use app::{App, COMMANDS, Rate, Settings, class_words, sandbox_banner};
 
-/// Where operations go: today an `AgentHandle`; a session service can stand in for it.
+/// Where operations go: a session of the `Agents` service, or an `AgentHandle` of its own.
 pub trait AgentLink: Send + Sync {
     fn submit(&self, op: Op);
+}
+
+impl AgentLink for corvid_agent::Session {
+    fn submit(&self, op: Op) {
+        corvid_agent::Session::submit(self, op);
+    }
 }
 
 impl AgentLink for corvid_agent::AgentHandle {
@@ -35,7 +41,7 @@ impl AgentLink for corvid_agent::AgentHandle {
 /// else plain lines (messages read from stdin, one per line).
 pub async fn run(
     link: Arc<dyn AgentLink>,
-    mut events: mpsc::UnboundedReceiver<Event>,
+    mut events: Subscription,
     settings: Settings,
 ) -> std::io::Result<()> {
     let mut app = App::new(link.clone(), settings);

@@ -5,7 +5,6 @@
 
 use std::io::Write;
 
-use corvid_protocol::Event;
 use tokio::sync::mpsc;
 
 use crate::App;
@@ -13,7 +12,7 @@ use crate::render;
 
 pub(crate) async fn run(
     app: &mut App,
-    events: &mut mpsc::UnboundedReceiver<Event>,
+    events: &mut corvid_agent::Subscription,
 ) -> std::io::Result<()> {
     app.plain = true;
     let (lines_tx, mut lines) = mpsc::unbounded_channel::<String>();

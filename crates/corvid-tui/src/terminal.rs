@@ -6,7 +6,6 @@
 use std::io::{Stdout, Write};
 use std::time::Duration;
 
-use corvid_protocol::Event;
 use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, KeyboardEnhancementFlags,
     PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
@@ -49,7 +48,7 @@ impl Drop for Guard {
 
 pub(crate) async fn run(
     app: &mut App,
-    events: &mut mpsc::UnboundedReceiver<Event>,
+    events: &mut corvid_agent::Subscription,
 ) -> std::io::Result<()> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

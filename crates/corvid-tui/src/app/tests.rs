@@ -40,6 +40,7 @@ fn event(msg: EventMsg) -> Event {
         depth: 0,
         parent_call_id: None,
         at: 0,
+        replay: false,
         msg,
     }
 }
@@ -52,6 +53,8 @@ fn ready() -> Event {
         conversation_id: "c1".to_owned(),
         model: "grok-4.6".to_owned(),
         approval_policy: ApprovalPolicy::Ask,
+        missed: None,
+        sandbox: None,
     }))
 }
 
@@ -164,6 +167,7 @@ fn proposal() -> Event {
             cwd: ".".to_owned(),
         },
         always_scope: None,
+        sandbox: None,
     }))
 }
 
@@ -395,6 +399,7 @@ fn the_cost_adds_up_from_the_models_price() {
     app.event(event(EventMsg::TurnStarted {
         conversation_id: "c1".to_owned(),
         model: "grok-4.6".to_owned(),
+        prompt: None,
     }));
     app.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
         outcome: TurnOutcome::Completed,
@@ -470,4 +475,182 @@ fn a_refused_send_does_not_leave_the_chat_waiting_for_ever() {
         vec![Op::Init, Op::Send(SendParams::text("then this"))]
     );
     assert!(printed(&mut app).contains("error (not possible now): a turn is already running"));
+}
+
+fn numbered(seq: u64, replay: bool, msg: EventMsg) -> Event {
+    Event {
+        seq,
+        replay,
+        ..event(msg)
+    }
+}
+
+fn sandbox(mode: corvid_protocol::SandboxMode, summary: &str) -> corvid_protocol::SandboxState {
+    corvid_protocol::SandboxState {
+        mode,
+        landlock_abi: None,
+        seccomp: false,
+        network: true,
+        summary: summary.to_owned(),
+    }
+}
+
+#[test]
+fn the_sandbox_from_ready_is_in_the_banner_and_the_status_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    let EventMsg::Ready(mut ready) = ready().msg else {
+        unreachable!()
+    };
+    ready.sandbox = Some(sandbox(
+        corvid_protocol::SandboxMode::Enforced,
+        "landlock ABI 7 + seccomp",
+    ));
+    app.event(event(EventMsg::Ready(ready)));
+    assert!(printed(&mut app).contains("sandbox: landlock ABI 7 + seccomp"));
+    let (view, _) = app.view(160, 10);
+    assert!(crate::render::plain(&view).contains("sandbox on"));
+}
+
+#[test]
+fn the_banner_says_plainly_when_there_is_no_sandbox() {
+    let banner = sandbox_banner(&sandbox(
+        corvid_protocol::SandboxMode::Unavailable,
+        "unavailable: this kernel has no Landlock; every command asks before it runs",
+    ));
+    assert_eq!(
+        banner,
+        "sandbox unavailable: this kernel has no Landlock; every command asks before it runs. \
+         Turn it off explicitly with --sandbox off to stop the asking."
+    );
+}
+
+#[test]
+fn a_proposal_says_why_the_sandbox_makes_it_ask() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    let EventMsg::Proposal(mut asked) = proposal().msg else {
+        unreachable!()
+    };
+    let notice = corvid_protocol::SandboxNotice::Widened {
+        write_outside: false,
+        network: true,
+    };
+    asked.sandbox = Some(notice.clone());
+    app.event(event(EventMsg::Proposal(asked)));
+    assert!(printed(&mut app).contains(&notice.describe()));
+}
+
+#[test]
+fn a_running_command_shows_its_latest_output_under_its_line_until_it_finishes() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    app.event(event(EventMsg::ToolCall(
+        corvid_protocol::ToolCallNotification {
+            call_id: "t1".to_owned(),
+            tool: "bash".to_owned(),
+            summary: "$ make".to_owned(),
+            arguments: serde_json::json!({}),
+        },
+    )));
+    for line in ["one", "two", "three", "four"] {
+        app.event(event(EventMsg::ToolOutputDelta {
+            call_id: "t1".to_owned(),
+            text: format!("{line}\n"),
+        }));
+    }
+    let (view, _) = app.view(80, 12);
+    let shown = crate::render::plain(&view);
+    assert!(shown.contains("$ make"), "{shown}");
+    assert!(shown.contains("four") && shown.contains("two"), "{shown}");
+    assert!(!shown.contains("one"), "only the last lines: {shown}");
+    app.event(event(EventMsg::ToolResult(
+        corvid_protocol::ToolResultNotification {
+            call_id: "t1".to_owned(),
+            ok: true,
+            output: "done".to_owned(),
+            truncation: None,
+        },
+    )));
+    let (view, _) = app.view(80, 12);
+    assert!(!crate::render::plain(&view).contains("four"));
+}
+
+#[test]
+fn a_resync_rebuilds_the_input_area_without_printing_the_screen_again() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(numbered(1, false, ready().msg));
+    let started = EventMsg::TurnStarted {
+        conversation_id: "c1".to_owned(),
+        model: "grok-4.6".to_owned(),
+        prompt: Some("hello".to_owned()),
+    };
+    app.event(numbered(2, false, started.clone()));
+    let answer = EventMsg::MessageCompleted {
+        step: 1,
+        text: "first answer".to_owned(),
+    };
+    app.event(numbered(3, false, answer.clone()));
+    app.event(numbered(
+        4,
+        false,
+        EventMsg::TextDelta {
+            delta: "sec".to_owned(),
+        },
+    ));
+    let before = printed(&mut app);
+    assert!(before.contains("first answer"));
+    // The listener fell behind: a replay of the session, then live events.
+    let EventMsg::Ready(mut again) = ready().msg else {
+        unreachable!()
+    };
+    again.missed = Some(40);
+    app.event(numbered(1, true, EventMsg::Ready(again)));
+    app.event(numbered(
+        1,
+        true,
+        EventMsg::ConversationSwitched {
+            conversation: ConversationSummary {
+                id: "c1".to_owned(),
+                title: "t".to_owned(),
+                updated_at: 0,
+                message_count: 1,
+            },
+            history: vec![HistoryEntry::User {
+                text: "earlier question".to_owned(),
+            }],
+        },
+    ));
+    app.event(numbered(2, true, started));
+    app.event(numbered(3, true, answer));
+    app.event(numbered(
+        45,
+        true,
+        EventMsg::TextDelta {
+            delta: "second ans".to_owned(),
+        },
+    ));
+    let after = printed(&mut app);
+    assert!(after.contains("40 events behind"), "{after}");
+    assert!(!after.contains("first answer"), "printed twice: {after}");
+    assert!(
+        !after.contains("earlier question"),
+        "history again: {after}"
+    );
+    assert!(!after.contains("corvid chat"), "header again: {after}");
+    app.event(numbered(
+        46,
+        false,
+        EventMsg::TextDelta {
+            delta: "wer".to_owned(),
+        },
+    ));
+    let (view, _) = app.view(80, 10);
+    let shown = crate::render::plain(&view);
+    assert!(shown.contains("second answer"), "{shown}");
+    assert!(!shown.contains("secsecond"), "{shown}");
+    assert!(app.busy());
 }
