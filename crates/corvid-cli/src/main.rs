@@ -4,6 +4,7 @@
 mod agent_front;
 mod auth_commands;
 mod compose;
+mod exec;
 mod sandbox_setup;
 mod serve;
 mod setup;
@@ -44,16 +45,12 @@ enum Command {
     Serve(ServeArgs),
     /// Work in this project with a coding agent, interactively.
     Chat(agent_front::AgentArgs),
-    /// Run one agent turn without a terminal session; exit status 0 when it completed.
-    Exec {
-        /// What to do.
-        prompt: String,
-        /// Print every event as a JSON line on stdout.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        agent: agent_front::AgentArgs,
-    },
+    /// Run one agent turn without a terminal session, for scripts.
+    ///
+    /// A new conversation unless --continue or --resume. Exit status: 0 the turn completed,
+    /// 1 it failed (or was cancelled, or hit the step limit), 2 usage error, 3 it completed
+    /// but an action needing approval was refused.
+    Exec(exec::ExecArgs),
     /// Sign in to a provider account and store the tokens in the secrets file.
     Login {
         #[command(subcommand)]
@@ -241,17 +238,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let loaded = load(&config_only(cli.config))?;
             runtime.block_on(agent_front::chat(&loaded, &args))
         }
-        Command::Exec {
-            prompt,
-            json,
-            agent,
-        } => {
+        Command::Exec(args) => {
             let loaded = load(&config_only(cli.config))?;
-            let completed = runtime.block_on(agent_front::exec(&loaded, &agent, &prompt, json))?;
-            if !completed {
-                anyhow::bail!("the turn did not complete");
-            }
-            Ok(())
+            let code = runtime.block_on(exec::run(&loaded, &args))?;
+            // Exit here: `run`'s caller maps only success and failure, and exec has four.
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(i32::from(code));
         }
         Command::Models => {
             let loaded = load(&config_only(cli.config))?;

@@ -179,7 +179,7 @@ async fn a_turn_killed_in_step_two_keeps_step_one_and_the_next_turn_works() {
         &upstream,
         home.path(),
         project.path(),
-        &["--project", project.path().to_str().unwrap()],
+        &["--project", project.path().to_str().unwrap(), "--continue"],
         "and now?",
     )
     .await;

@@ -179,17 +179,14 @@ async fn exec_refuses_commands_it_cannot_ask_about_and_fails_on_errors() {
     );
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let (ok, events, _) = run_exec(&upstream, project.path(), home.path(), &[]).await;
-    assert!(ok);
+    let (code, stdout, _) =
+        exec_raw(&upstream, project.path(), home.path(), &["refuse it"], None).await;
+    assert_eq!(code, 3, "completed with an action refused: {stdout}");
     assert!(
         !project.path().join("marker").exists(),
         "the command was not run under --approval ask"
     );
-    let result = events
-        .iter()
-        .find(|event| event["msg"]["type"] == "tool_result")
-        .unwrap();
-    assert_eq!(result["msg"]["ok"], false);
+    assert!(stdout.contains("✗ $ touch marker"), "{stdout}");
 
     upstream.enqueue(
         path,
@@ -202,4 +199,186 @@ async fn exec_refuses_commands_it_cannot_ask_about_and_fails_on_errors() {
         .find(|event| event["msg"]["type"] == "error")
         .unwrap();
     assert_eq!(error["msg"]["class"], "authentication_rejected");
+}
+
+/// `corvid exec` with `args` (the prompt among them), stdin from `input` (else empty); its exit
+/// status, stdout and stderr.
+async fn exec_raw(
+    upstream: &MockUpstream,
+    project: &std::path::Path,
+    home: &std::path::Path,
+    args: &[&str],
+    input: Option<&str>,
+) -> (i32, String, String) {
+    use tokio::io::AsyncWriteExt;
+    let mut command = tokio::process::Command::new(CORVID);
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home)
+        .env("CORVID_UPSTREAM", upstream.base_url())
+        .env("XAI_API_KEY", "upstream-key")
+        .args(["exec", "--model", "grok", "--project"])
+        .arg(project)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(input.unwrap_or_default().as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+fn text_reply(answer: &str) -> Reply {
+    script(vec![
+        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
+        chunk(json!({}), json!("stop")),
+    ])
+}
+
+fn user_messages(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .map(|message| message["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn exec_starts_a_fresh_conversation_unless_told_to_continue() {
+    let upstream = MockUpstream::start().await;
+    let path = "/v1/chat/completions";
+    for answer in ["One.", "Two.", "Three."] {
+        upstream.enqueue(path, text_reply(answer));
+    }
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) =
+        exec_raw(&upstream, project.path(), home.path(), &["first"], None).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("One.") && stdout.contains("[completed · 1 step ·"),
+        "{stdout}"
+    );
+    exec_raw(&upstream, project.path(), home.path(), &["second"], None).await;
+    exec_raw(
+        &upstream,
+        project.path(),
+        home.path(),
+        &["--continue", "third"],
+        None,
+    )
+    .await;
+    let requests = upstream.requests();
+    assert_eq!(
+        user_messages(&requests[1].json()),
+        ["second"],
+        "fresh by default"
+    );
+    assert_eq!(
+        user_messages(&requests[2].json()),
+        ["second", "third"],
+        "--continue goes on with the last one"
+    );
+}
+
+#[tokio::test]
+async fn exec_reads_the_prompt_from_stdin_and_prints_only_the_last_message() {
+    let upstream = MockUpstream::start().await;
+    let path = "/v1/chat/completions";
+    upstream.enqueue(path, text_reply("From a dash."));
+    upstream.enqueue(path, text_reply("From a pipe."));
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = exec_raw(
+        &upstream,
+        project.path(),
+        home.path(),
+        &["--output", "last", "-"],
+        Some("question one\nand its second line"),
+    )
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "From a dash.\n");
+    let (code, stdout, _) = exec_raw(
+        &upstream,
+        project.path(),
+        home.path(),
+        &["--output", "last"],
+        Some("question two"),
+    )
+    .await;
+    assert_eq!(code, 0);
+    assert_eq!(stdout, "From a pipe.\n");
+    let requests = upstream.requests();
+    assert_eq!(
+        user_messages(&requests[0].json()),
+        ["question one\nand its second line"]
+    );
+    assert_eq!(user_messages(&requests[1].json()), ["question two"]);
+}
+
+#[tokio::test]
+async fn exec_exit_codes_for_usage_errors_and_failures() {
+    let upstream = MockUpstream::start().await;
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // An empty stdin is no prompt.
+    let (code, _, stderr) = exec_raw(&upstream, project.path(), home.path(), &[], Some("")).await;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("the prompt is empty"), "{stderr}");
+    // An unknown conversation is a usage error, and nothing is sent.
+    let (code, _, stderr) = exec_raw(
+        &upstream,
+        project.path(),
+        home.path(),
+        &["--resume", "c_nope", "hello"],
+        None,
+    )
+    .await;
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("c_nope"), "{stderr}");
+    assert!(upstream.requests().is_empty());
+    // A flag clap refuses.
+    let (code, _, _) = exec_raw(
+        &upstream,
+        project.path(),
+        home.path(),
+        &["--output", "bogus", "x"],
+        None,
+    )
+    .await;
+    assert_eq!(code, 2);
+    // A failed turn.
+    upstream.enqueue(
+        "/v1/chat/completions",
+        Reply::status(http::StatusCode::UNAUTHORIZED, json!({"error": "bad key"})),
+    );
+    let (code, stdout, _) =
+        exec_raw(&upstream, project.path(), home.path(), &["hello"], None).await;
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("error (sign-in rejected)"), "{stdout}");
+    assert!(!stdout.contains("AuthenticationRejected"), "{stdout}");
+    // The statuses are documented where scripts' authors look.
+    let (code, help, _) = exec_raw(&upstream, project.path(), home.path(), &["--help"], None).await;
+    assert_eq!(code, 0);
+    assert!(
+        help.contains("2 usage error, 3 it completed but an action needing approval was refused"),
+        "{help}"
+    );
 }

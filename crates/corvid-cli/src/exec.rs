@@ -1,0 +1,263 @@
+//! `corvid exec`: one agent turn for scripts. A fresh conversation unless told to continue one;
+//! the prompt from the argument or stdin; the answer, every event as JSON, or only the final
+//! message on stdout; and an exit status a script can branch on.
+
+use std::io::{IsTerminal, Read, Write};
+
+use corvid_config::Loaded;
+use corvid_protocol::{
+    ApprovalDecision, ApproveParams, Event, EventMsg, Op, ProposalKind, SendParams, TurnOutcome,
+};
+
+use crate::agent_front::{AgentArgs, start};
+
+/// Exit statuses, as `--help` documents them.
+pub(crate) const COMPLETED: u8 = 0;
+pub(crate) const FAILED: u8 = 1;
+pub(crate) const USAGE: u8 = 2;
+pub(crate) const REFUSED: u8 = 3;
+
+/// What goes to stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Output {
+    /// The answer as it streams, tool lines and a closing summary.
+    All,
+    /// Only the final message of the turn.
+    Last,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ExecArgs {
+    /// What to do; `-` (or no prompt with a piped stdin) reads it from stdin.
+    prompt: Option<String>,
+    /// Print every event as a JSON line on stdout.
+    #[arg(long, conflicts_with = "output")]
+    json: bool,
+    /// all: the answer as it streams, tool lines and a summary; last: only the final message.
+    #[arg(long, value_enum, default_value = "all")]
+    output: Output,
+    /// Continue the project's most recent conversation instead of starting a new one.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    continue_last: bool,
+    /// Continue this conversation (ids: `/list` in corvid chat).
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    #[command(flatten)]
+    agent: AgentArgs,
+}
+
+/// Runs `corvid exec`; the exit status is the answer.
+pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> {
+    let prompt = match read_prompt(args.prompt.as_deref()) {
+        Ok(prompt) => prompt,
+        Err(message) => {
+            eprintln!("corvid exec: {message}");
+            return Ok(USAGE);
+        }
+    };
+    let (handle, mut events) = start(loaded, &args.agent, "exec").await?;
+    let mut stdout = std::io::stdout();
+    let emit = |event: &Event, stdout: &mut std::io::Stdout| -> std::io::Result<()> {
+        if args.json {
+            serde_json::to_writer(&mut *stdout, event)?;
+            stdout.write_all(b"\n")?;
+            stdout.flush()?;
+        }
+        Ok(())
+    };
+    // Pick the conversation first and wait until the engine confirms it, so the prompt can
+    // never land in another one.
+    let choose = match (&args.resume, args.continue_last) {
+        (Some(id), _) => Some(Op::SwitchConversation {
+            conversation_id: id.clone(),
+        }),
+        (None, true) => None,
+        (None, false) => Some(Op::NewConversation),
+    };
+    if let Some(op) = choose {
+        handle.submit(op);
+        while let Some(event) = events.recv().await {
+            emit(&event, &mut stdout)?;
+            match &event.msg {
+                EventMsg::ConversationSwitched { .. } => break,
+                EventMsg::Error(error) => {
+                    eprintln!("corvid exec: {}", error.message);
+                    handle.close().await;
+                    return Ok(USAGE);
+                }
+                _ => {}
+            }
+        }
+    }
+    handle.submit(Op::Send(SendParams::text(prompt)));
+    let mut outcome = None;
+    let mut refused = 0u32;
+    let mut last_message = String::new();
+    let mut tools = std::collections::HashMap::new();
+    while let Some(event) = events.recv().await {
+        emit(&event, &mut stdout)?;
+        if !args.json
+            && args.output == Output::All
+            && let EventMsg::Ready(ready) = &event.msg
+            && let Some(sandbox) = &ready.sandbox
+        {
+            writeln!(stdout, "{}", corvid_tui::sandbox_banner(sandbox))?;
+        }
+        if !args.json && args.output == Output::All {
+            print_event(&event, &mut tools, &mut stdout)?;
+        }
+        match &event.msg {
+            EventMsg::MessageCompleted { text, .. } if event.depth == 0 => {
+                last_message = text.clone();
+            }
+            EventMsg::Proposal(proposal) => {
+                refused += 1;
+                // A widened or unsandboxed command asks under every policy; say why.
+                let why = match &proposal.sandbox {
+                    Some(notice) => format!(" ({})", notice.describe()),
+                    None => String::new(),
+                };
+                if !args.json {
+                    eprintln!(
+                        "corvid exec: refused {}{why} (needs approval under --approval {}; --approval auto-edit or full-auto allows more)",
+                        describe(&proposal.kind),
+                        args.agent.approval
+                    );
+                }
+                handle.submit(Op::Approve(ApproveParams {
+                    proposal_id: proposal.proposal_id.clone(),
+                    decision: ApprovalDecision::Reject {
+                        feedback: Some(format!(
+                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval{why}, so it was not run. Say what you would do instead.",
+                            args.agent.approval
+                        )),
+                    },
+                }));
+            }
+            EventMsg::TurnFinished(finished) if event.depth == 0 => {
+                outcome = Some(finished.outcome);
+                break;
+            }
+            _ => {}
+        }
+    }
+    // Waits for the engine to stop, so nothing it still writes is cut off by the exit.
+    handle.close().await;
+    if args.output == Output::Last && !args.json {
+        writeln!(stdout, "{}", last_message.trim_end())?;
+    }
+    Ok(match outcome {
+        Some(TurnOutcome::Completed) if refused > 0 => REFUSED,
+        Some(TurnOutcome::Completed) => COMPLETED,
+        _ => FAILED,
+    })
+}
+
+/// The prompt: the argument, or stdin for `-` or when stdin is piped and no argument is given.
+fn read_prompt(argument: Option<&str>) -> Result<String, String> {
+    let from_stdin = match argument {
+        Some("-") => true,
+        Some(text) => return non_empty(text.to_owned()),
+        None if std::io::stdin().is_terminal() => {
+            return Err(
+                "no prompt: give it as an argument, or `-` to read it from stdin".to_owned(),
+            );
+        }
+        None => true,
+    };
+    debug_assert!(from_stdin);
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|error| format!("cannot read the prompt from stdin: {error}"))?;
+    non_empty(text)
+}
+
+fn non_empty(text: String) -> Result<String, String> {
+    if text.trim().is_empty() {
+        Err("the prompt is empty".to_owned())
+    } else {
+        Ok(text)
+    }
+}
+
+fn describe(kind: &ProposalKind) -> String {
+    match kind {
+        ProposalKind::Edit { path, .. } => format!("an edit of {path}"),
+        ProposalKind::Write { path, .. } => format!("writing {path}"),
+        ProposalKind::Command { command, .. } => format!("the command `{command}`"),
+        ProposalKind::Other { tool, summary } => format!("{tool}: {summary}"),
+    }
+}
+
+fn print_event(
+    event: &Event,
+    tools: &mut std::collections::HashMap<String, String>,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let indent = "  ".repeat(event.depth as usize);
+    match &event.msg {
+        EventMsg::TextDelta { delta } if event.depth == 0 => write!(out, "{delta}")?,
+        EventMsg::ToolCall(call) => {
+            tools.insert(call.call_id.clone(), call.summary.clone());
+        }
+        EventMsg::ToolOutputDelta { text, .. } => {
+            // A running command's output as it comes, dimmed on a terminal so the answer
+            // stands out; the result line follows it.
+            if std::io::stdout().is_terminal() && !corvid_tui::no_color() {
+                write!(out, "\x1b[2m{text}\x1b[0m")?
+            } else {
+                write!(out, "{text}")?
+            }
+        }
+        EventMsg::ToolResult(result) => {
+            let summary = tools.remove(&result.call_id).unwrap_or_default();
+            let line = corvid_tui::render::tool_line(
+                &summary,
+                Some((result.ok, &result.output)),
+                event.depth,
+            );
+            write!(out, "\n{}", corvid_tui::render::plain(&[line]))?;
+        }
+        EventMsg::SubagentStarted { description, .. } => {
+            writeln!(out, "\n{indent}⇢ subagent: {description}")?
+        }
+        EventMsg::Error(error) => writeln!(
+            out,
+            "\n{indent}error ({}): {} {}",
+            corvid_tui::class_words(error.class),
+            error.message,
+            // The engine's advice is written for chat; exec picks its model with a flag.
+            error.next_action.replace("/model", "--model")
+        )?,
+        EventMsg::Warning { message } => writeln!(out, "warning: {message}")?,
+        EventMsg::Compacted {
+            tokens_before,
+            tokens_after,
+            context_window,
+            messages_summarized,
+        } => writeln!(
+            out,
+            "\n{indent}[compacted: {messages_summarized} older messages summarised · about {tokens_before} → {tokens_after} tokens of {context_window}]"
+        )?,
+        EventMsg::TurnFinished(finished) if event.depth == 0 => {
+            let outcome = match finished.outcome {
+                TurnOutcome::Completed => "completed",
+                TurnOutcome::Cancelled => "cancelled",
+                TurnOutcome::Failed => "failed",
+                TurnOutcome::StepLimit => "stopped at the step limit",
+            };
+            let usage = finished.usage;
+            writeln!(
+                out,
+                "\n[{outcome} · {} · tokens in {} (cached {}) out {}]",
+                corvid_tui::render::plural(u64::from(finished.steps), "step"),
+                usage.total_input(),
+                usage.cache_read,
+                usage.output
+            )?;
+        }
+        _ => {}
+    }
+    out.flush()
+}

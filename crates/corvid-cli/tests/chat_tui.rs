@@ -1,0 +1,380 @@
+//! `corvid chat` in a real pseudo-terminal (tmux, on a private socket), the real binary against
+//! a scripted model on loopback: every way to exit ends the process within a second with the
+//! terminal restored; a message typed during a turn is queued and sent after it; Ctrl-C at an
+//! approval cancels it and the next line is a new message; history survives a restart; a
+//! paste is one message.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use corvid_test_support::{MockUpstream, Reply};
+use serde_json::{Value, json};
+
+const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
+const CHAT: &str = "/v1/chat/completions";
+const EXITED: &str = "CORVID-EXITED";
+
+fn chunk(delta: Value, finish: Value) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    .to_string()
+}
+
+fn usage_chunk() -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
+           "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
+    .to_string()
+}
+
+fn script(mut events: Vec<String>) -> Reply {
+    events.push(usage_chunk());
+    events.push("[DONE]".to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    Reply::sse(&refs, Duration::ZERO)
+}
+
+fn text(answer: &str) -> Reply {
+    script(vec![
+        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
+        chunk(json!({}), json!("stop")),
+    ])
+}
+
+/// One tmux server of our own, with corvid chat in its only pane.
+struct Pane {
+    socket: String,
+}
+
+impl Pane {
+    fn start(upstream: &MockUpstream, home: &Path, project: &Path, width: u16) -> Self {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let socket = format!(
+            "corvid-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        );
+        let script = format!(
+            "env -i PATH=/usr/bin:/bin TERM=xterm-256color CORVID_HOME='{}' CORVID_UPSTREAM='{}' XAI_API_KEY=upstream-key '{CORVID}' chat --model grok --project '{}'; echo {EXITED} $? $(stty -a | grep -o -- '-\\?icanon' | head -1); sleep 30",
+            home.display(),
+            upstream.base_url(),
+            project.display()
+        );
+        let status = Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-x"])
+            .arg(width.to_string())
+            .args(["-y", "24", &script])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let pane = Self { socket };
+        pane.wait_for("corvid chat ·", Duration::from_secs(20));
+        pane
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "0"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "0", "-l", text]);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "0"])
+    }
+
+    fn wait_for(&self, needle: &str, limit: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "`{needle}` did not appear within {limit:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Asserts corvid is gone within a second, with a status of 0.
+    fn assert_exits(&self) {
+        let screen = self.wait_for(EXITED, Duration::from_secs(1));
+        // Status 0, and the terminal is back in canonical (cooked) mode: `stty` says `icanon`,
+        // not `-icanon` as in raw mode.
+        assert!(screen.contains(&format!("{EXITED} 0 icanon")), "{screen}");
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        self.tmux(&["kill-server"]);
+    }
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "some notes\n").unwrap();
+    dir
+}
+
+fn last_user_message(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "user")
+        .map(|message| message["content"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_way_to_exit_ends_the_process_within_a_second() {
+    let upstream = MockUpstream::start().await;
+    let home = tempfile::tempdir().unwrap();
+    for (keys, text) in [
+        (&["C-c", "C-c"][..], None),
+        (&["C-d"][..], None),
+        (&["Enter"][..], Some("/quit")),
+    ] {
+        let project = project();
+        let pane =
+            tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+        tokio::task::block_in_place(|| {
+            if let Some(text) = text {
+                pane.type_text(text);
+            }
+            if keys == ["C-c", "C-c"] {
+                pane.keys(&["C-c"]);
+                pane.wait_for("Ctrl-C again to exit", Duration::from_secs(1));
+                assert!(!pane.screen().contains(EXITED), "one Ctrl-C only hints");
+                pane.keys(&["C-c"]);
+            } else {
+                pane.keys(keys);
+            }
+            pane.assert_exits();
+        });
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_typed_during_a_turn_is_queued_and_sent_after_it() {
+    let upstream = MockUpstream::start().await;
+    let (feed, held) = Reply::fed();
+    upstream.enqueue(CHAT, held);
+    upstream.enqueue(CHAT, text("Second answer."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let pane =
+        tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+    tokio::task::block_in_place(|| {
+        pane.type_text("first question");
+        pane.keys(&["Enter"]);
+        pane.wait_for("working", Duration::from_secs(5));
+        pane.type_text("second question");
+        pane.keys(&["Enter"]);
+        pane.wait_for("queued: second question", Duration::from_secs(2));
+    });
+    assert_eq!(
+        upstream.requests().len(),
+        1,
+        "nothing sent while the turn runs"
+    );
+    feed.event(&chunk(
+        json!({"role": "assistant", "content": "First answer."}),
+        Value::Null,
+    ));
+    feed.event(&chunk(json!({}), json!("stop")));
+    feed.event(&usage_chunk());
+    feed.event("[DONE]");
+    drop(feed);
+    tokio::task::block_in_place(|| {
+        let screen = pane.wait_for("Second answer.", Duration::from_secs(10));
+        assert!(screen.contains("First answer."), "{screen}");
+        assert!(!screen.contains("queued:"), "{screen}");
+    });
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(last_user_message(&requests[1].json()), "second question");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_new_message() {
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(
+        CHAT,
+        script(vec![
+            chunk(json!({"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "bash", "arguments": r#"{"command":"touch marker"}"#}}]}), Value::Null),
+            chunk(json!({}), json!("tool_calls")),
+        ]),
+    );
+    upstream.enqueue(
+        CHAT,
+        text("## A new topic\n\nFine. **Nothing** was run:\n\n- `marker` does not exist\n- ask again to create it"),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let pane =
+        tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+    tokio::task::block_in_place(|| {
+        pane.type_text("make a marker");
+        pane.keys(&["Enter"]);
+        pane.wait_for("? allow: run `touch marker`", Duration::from_secs(10));
+        // The prompt line is drawn just after the proposal reaches the scrollback.
+        pane.wait_for("y approve", Duration::from_secs(1));
+        pane.keys(&["C-c"]);
+        pane.wait_for("interrupted", Duration::from_secs(5));
+        pane.type_text("n");
+        pane.keys(&["Enter"]);
+        let screen = pane.wait_for("─ done", Duration::from_secs(10));
+        // The screen, for README.md's capture (`--nocapture` shows it).
+        println!("{screen}");
+    });
+    assert!(!project.path().join("marker").exists());
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        last_user_message(&requests[1].json()),
+        "n",
+        "the line was a new message"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn history_is_kept_across_runs_and_a_paste_is_one_message() {
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("Pasted."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let pane =
+        tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+    tokio::task::block_in_place(|| {
+        pane.tmux(&["set-buffer", "line one\nline two"]);
+        pane.tmux(&["paste-buffer", "-p", "-t", "0"]);
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(
+            upstream.requests().len(),
+            0,
+            "a paste is not sent by itself"
+        );
+        pane.keys(&["Enter"]);
+        pane.wait_for("Pasted.", Duration::from_secs(10));
+        pane.keys(&["C-d"]);
+        pane.assert_exits();
+    });
+    assert_eq!(
+        last_user_message(&upstream.requests()[0].json()),
+        "line one\nline two"
+    );
+    drop(pane);
+    let pane =
+        tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+    tokio::task::block_in_place(|| {
+        pane.keys(&["Up"]);
+        let screen = pane.wait_for("› line one", Duration::from_secs(2));
+        assert!(screen.contains("  line two"), "{screen}");
+    });
+}
+
+#[tokio::test]
+async fn without_a_terminal_chat_reads_lines_and_prints_plain_text() {
+    use tokio::io::AsyncWriteExt;
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("# Done\n\nAll **good**."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let mut child = tokio::process::Command::new(CORVID)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home.path())
+        .env("CORVID_UPSTREAM", upstream.base_url())
+        .env("XAI_API_KEY", "upstream-key")
+        .args(["chat", "--model", "grok", "--project"])
+        .arg(project.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"check it\n").await.unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("chat ends at the end of its input")
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("› check it\n"), "{stdout}");
+    assert!(stdout.contains("Done\n\nAll good."), "{stdout}");
+    assert!(stdout.contains("─ done · 1 step"), "{stdout}");
+    assert!(!stdout.contains('\u{1b}'), "no escape codes: {stdout:?}");
+    assert!(
+        !stdout.contains("Ctrl-C"),
+        "no key hints without keys: {stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn alt_enter_adds_a_line_instead_of_sending() {
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("Two lines."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let pane =
+        tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+    tokio::task::block_in_place(|| {
+        pane.type_text("first");
+        pane.keys(&["M-Enter"]);
+        pane.type_text("second");
+        assert_eq!(upstream.requests().len(), 0);
+        pane.keys(&["Enter"]);
+        pane.wait_for("Two lines.", Duration::from_secs(10));
+    });
+    assert_eq!(
+        last_user_message(&upstream.requests()[0].json()),
+        "first\nsecond"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_interrupts_the_turn_and_the_chat_goes_on() {
+    let upstream = MockUpstream::start().await;
+    let (feed, held) = Reply::fed();
+    upstream.enqueue(CHAT, held);
+    upstream.enqueue(CHAT, text("Still here."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let pane =
+        tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+    tokio::task::block_in_place(|| {
+        pane.type_text("a long job");
+        pane.keys(&["Enter"]);
+        pane.wait_for("working", Duration::from_secs(5));
+        pane.keys(&["Escape"]);
+        pane.wait_for("─ interrupted", Duration::from_secs(5));
+        pane.type_text("again");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Still here.", Duration::from_secs(10));
+    });
+    drop(feed);
+}

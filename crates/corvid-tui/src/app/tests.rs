@@ -1,0 +1,656 @@
+use std::sync::Mutex;
+
+use corvid_protocol::{ProposalNotification, ReadyNotification, TurnFinishedNotification};
+use crossterm::event::KeyEvent;
+
+use super::*;
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<Op>>);
+
+impl AgentLink for Recorder {
+    fn submit(&self, op: Op) {
+        self.0.lock().unwrap().push(op);
+    }
+}
+
+fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorder>) {
+    let recorder = Arc::new(Recorder::default());
+    let settings = Settings {
+        project: project.to_owned(),
+        history_file: history,
+        catalog: vec!["grok-4.6".to_owned(), "fast".to_owned()],
+        prices: HashMap::from([(
+            "grok-4.6".to_owned(),
+            Rate {
+                input: 3.0,
+                cached_input: 0.75,
+                cache_write: 3.0,
+                output: 15.0,
+            },
+        )]),
+    };
+    (App::new(recorder.clone(), settings), recorder)
+}
+
+fn event(msg: EventMsg) -> Event {
+    Event {
+        id: "s1".to_owned(),
+        seq: 0,
+        depth: 0,
+        parent_call_id: None,
+        at: 0,
+        replay: false,
+        msg,
+    }
+}
+
+fn ready() -> Event {
+    event(EventMsg::Ready(ReadyNotification {
+        version: corvid_protocol::PROTOCOL_VERSION,
+        engine: "corvid test".to_owned(),
+        cwd: "/p".to_owned(),
+        conversation_id: "c1".to_owned(),
+        model: "grok-4.6".to_owned(),
+        approval_policy: ApprovalPolicy::Ask,
+        missed: None,
+        sandbox: None,
+    }))
+}
+
+fn finished() -> Event {
+    event(EventMsg::TurnFinished(TurnFinishedNotification {
+        outcome: TurnOutcome::Completed,
+        steps: 1,
+        usage: TokenUsage::default(),
+    }))
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.key(key(KeyCode::Char(c)));
+    }
+}
+
+fn ops(recorder: &Recorder) -> Vec<Op> {
+    recorder.0.lock().unwrap().clone()
+}
+
+fn printed(app: &mut App) -> String {
+    crate::render::plain(&std::mem::take(&mut app.output))
+}
+
+#[test]
+fn ctrl_c_at_idle_hints_then_exits() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.key(ctrl('c'));
+    assert!(!app.quit);
+    assert!(app.hint.as_deref().unwrap().contains("Ctrl-C again"));
+    app.key(ctrl('c'));
+    assert!(app.quit);
+    assert_eq!(ops(&recorder), vec![Op::Shutdown]);
+}
+
+#[test]
+fn ctrl_d_exits_only_on_an_empty_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    typed(&mut app, "ab");
+    app.key(key(KeyCode::Left));
+    app.key(ctrl('d'));
+    assert!(!app.quit);
+    assert_eq!(app.editor.text(), "a");
+    app.key(ctrl('u'));
+    app.key(ctrl('d'));
+    assert!(app.quit);
+}
+
+#[test]
+fn quit_command_exits() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    typed(&mut app, "/quit");
+    app.key(key(KeyCode::Enter));
+    assert!(app.quit);
+    assert_eq!(ops(&recorder), vec![Op::Shutdown]);
+}
+
+#[test]
+fn a_message_during_a_turn_is_queued_and_sent_after_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(ready());
+    typed(&mut app, "first");
+    app.key(key(KeyCode::Enter));
+    typed(&mut app, "second");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(ops(&recorder), vec![Op::Send(SendParams::text("first"))]);
+    let (view, _) = app.view(80, 10);
+    assert!(crate::render::plain(&view).contains("queued: second"));
+    app.event(finished());
+    assert_eq!(
+        ops(&recorder),
+        vec![
+            Op::Send(SendParams::text("first")),
+            Op::Send(SendParams::text("second"))
+        ]
+    );
+    assert!(!app.has_queue());
+}
+
+#[test]
+fn escape_interrupts_a_turn() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    typed(&mut app, "go");
+    app.key(key(KeyCode::Enter));
+    app.key(key(KeyCode::Esc));
+    assert_eq!(ops(&recorder).last(), Some(&Op::Cancel));
+    assert!(!app.quit);
+}
+
+fn proposal() -> Event {
+    event(EventMsg::Proposal(ProposalNotification {
+        proposal_id: "p1".to_owned(),
+        call_id: "t1".to_owned(),
+        kind: ProposalKind::Command {
+            command: "rm -rf build".to_owned(),
+            cwd: ".".to_owned(),
+        },
+        always_scope: None,
+        sandbox: None,
+    }))
+}
+
+#[test]
+fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_message() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    typed(&mut app, "clean up");
+    app.key(key(KeyCode::Enter));
+    app.event(proposal());
+    assert!(printed(&mut app).contains("? allow: run `rm -rf build` in ."));
+    app.key(ctrl('c'));
+    assert_eq!(ops(&recorder).last(), Some(&Op::Cancel));
+    assert!(!app.quit);
+    app.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
+        outcome: TurnOutcome::Cancelled,
+        steps: 1,
+        usage: TokenUsage::default(),
+    })));
+    typed(&mut app, "yes please");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::Send(SendParams::text("yes please")))
+    );
+}
+
+#[test]
+fn approval_keys_answer_the_proposal() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(proposal());
+    app.key(key(KeyCode::Char('y')));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::Approve(ApproveParams {
+            proposal_id: "p1".to_owned(),
+            decision: ApprovalDecision::Approve
+        }))
+    );
+    app.event(proposal());
+    typed(&mut app, "use cargo clean");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::Approve(ApproveParams {
+            proposal_id: "p1".to_owned(),
+            decision: ApprovalDecision::Reject {
+                feedback: Some("use cargo clean".to_owned())
+            }
+        }))
+    );
+}
+
+#[test]
+fn a_paste_is_one_message_and_shift_enter_adds_a_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.paste("line one\r\nline two");
+    app.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    typed(&mut app, "three");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder),
+        vec![Op::Send(SendParams::text("line one\nline two\nthree"))]
+    );
+}
+
+#[test]
+fn history_survives_a_restart_and_ctrl_r_finds_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("history.jsonl");
+    {
+        let (mut app, _) = app(folder.path(), Some(file.clone()));
+        app.submit_line("fix the sign\nin lib.rs");
+        app.event(finished());
+        app.submit_line("run the tests");
+    }
+    let (mut app, _) = app(folder.path(), Some(file));
+    app.key(key(KeyCode::Up));
+    assert_eq!(app.editor.text(), "run the tests");
+    app.key(key(KeyCode::Up));
+    assert_eq!(app.editor.text(), "fix the sign\nin lib.rs");
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Down));
+    assert_eq!(app.editor.text(), "");
+    app.key(ctrl('r'));
+    typed(&mut app, "sign");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(app.editor.text(), "fix the sign\nin lib.rs");
+}
+
+#[test]
+fn slash_commands_without_arguments_show_the_setting() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(ready());
+    printed(&mut app);
+    app.submit_line("/model");
+    let text = printed(&mut app);
+    assert!(text.contains("model: grok-4.6"), "{text}");
+    assert!(text.contains("grok-4.6, fast"), "{text}");
+    app.submit_line("/approval");
+    assert!(printed(&mut app).contains("approvals: ask"));
+    app.submit_line("/approval full-auto");
+    app.submit_line("/undo 2");
+    app.submit_line("/switch");
+    assert_eq!(
+        ops(&recorder),
+        vec![
+            Op::SetApprovalPolicy {
+                policy: ApprovalPolicy::FullAuto
+            },
+            Op::Undo { turn: Some(2) }
+        ]
+    );
+    assert!(app.hint.as_deref().unwrap().contains("/switch needs"));
+}
+
+#[test]
+fn completion_of_commands_and_mentions_and_the_file_goes_to_the_model() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::create_dir(folder.path().join("src")).unwrap();
+    std::fs::write(folder.path().join("src/lib.rs"), "pub fn sign() {}\n").unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    typed(&mut app, "/comp");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.editor.text(), "/compact ");
+    app.key(ctrl('u'));
+    typed(&mut app, "look at @sr");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.editor.text(), "look at @src/");
+    typed(&mut app, "l");
+    app.key(key(KeyCode::Tab));
+    assert_eq!(app.editor.text(), "look at @src/lib.rs ");
+    app.key(key(KeyCode::Enter));
+    let Some(Op::Send(params)) = ops(&recorder).pop() else {
+        panic!("no send");
+    };
+    let sent = serde_json::to_string(&params).unwrap();
+    assert!(sent.contains("pub fn sign() {}"), "{sent}");
+    assert!(printed(&mut app).contains("attached @src/lib.rs (1 line)"));
+}
+
+#[test]
+fn a_mention_outside_the_project_is_not_attached() {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(outer.path().join("secret.txt"), "top secret").unwrap();
+    let project = outer.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let (message, notes) = crate::mention::expand(&project, "see @../secret.txt");
+    assert_eq!(message, "see @../secret.txt");
+    assert!(notes.is_empty());
+}
+
+#[test]
+fn the_input_area_fits_a_narrow_terminal() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    typed(&mut app, "a message longer than the terminal is wide");
+    let (lines, (column, row)) = app.view(20, 6);
+    assert!(lines.len() <= 6);
+    assert!(lines.iter().all(|line| line.width() <= 20));
+    assert!(column < 20 && usize::from(row) < lines.len());
+}
+
+#[test]
+fn resume_opens_a_picker_and_enter_switches() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.submit_line("/resume");
+    assert_eq!(ops(&recorder), vec![Op::ListConversations]);
+    let conversation = |id: &str, title: &str| ConversationSummary {
+        id: id.to_owned(),
+        title: title.to_owned(),
+        updated_at: 0,
+        message_count: 1,
+    };
+    app.event(event(EventMsg::ConversationList {
+        conversations: vec![conversation("c2", "newest"), conversation("c1", "older")],
+        current: Some("c2".to_owned()),
+    }));
+    let (view, _) = app.view(80, 10);
+    let view = crate::render::plain(&view);
+    assert!(view.contains("c1 older · 1 message"), "{view}");
+    app.key(key(KeyCode::Down));
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::SwitchConversation {
+            conversation_id: "c1".to_owned()
+        })
+    );
+    // A plain /list prints instead of picking.
+    app.submit_line("/list");
+    app.event(event(EventMsg::ConversationList {
+        conversations: vec![conversation("c2", "")],
+        current: Some("c2".to_owned()),
+    }));
+    assert!(printed(&mut app).contains("* c2  (untitled) (1 message)"));
+}
+
+#[test]
+fn errors_read_as_words_and_cancellation_is_not_an_error() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    let error = |class| {
+        event(EventMsg::Error(corvid_protocol::ErrorNotification {
+            class,
+            message: "the provider refused the key".to_owned(),
+            next_action: "Run corvid login xai.".to_owned(),
+            retryable: false,
+        }))
+    };
+    app.event(error(ErrorClass::AuthenticationRejected));
+    app.event(error(ErrorClass::Cancelled));
+    assert_eq!(
+        printed(&mut app),
+        "error (sign-in rejected): the provider refused the key. Run corvid login xai.\n"
+    );
+}
+
+#[test]
+fn the_cost_adds_up_from_the_models_price() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    app.event(event(EventMsg::TurnStarted {
+        conversation_id: "c1".to_owned(),
+        model: "grok-4.6".to_owned(),
+        prompt: None,
+    }));
+    app.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
+        outcome: TurnOutcome::Completed,
+        steps: 1,
+        usage: TokenUsage {
+            input: 1_000_000,
+            cache_read: 0,
+            cache_write: 0,
+            output: 100_000,
+            reasoning: 0,
+        },
+    })));
+    let (view, _) = app.view(120, 10);
+    assert!(crate::render::plain(&view).contains("$4.50"));
+    printed(&mut app);
+    app.submit_line("/cost");
+    assert!(printed(&mut app).contains("cost so far: $4.5000"));
+}
+
+#[test]
+fn a_line_answers_a_waiting_proposal() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(proposal());
+    app.line("y");
+    app.event(proposal());
+    app.line("not that one");
+    let answers: Vec<ApprovalDecision> = ops(&recorder)
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::Approve(params) => Some(params.decision),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            ApprovalDecision::Approve,
+            ApprovalDecision::Reject {
+                feedback: Some("not that one".to_owned())
+            }
+        ]
+    );
+}
+
+#[test]
+fn the_end_of_input_cancels_a_waiting_proposal() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.input_ended();
+    assert!(ops(&recorder).is_empty(), "nothing to cancel");
+    app.event(proposal());
+    app.input_ended();
+    assert_eq!(ops(&recorder), vec![Op::Cancel]);
+}
+
+#[test]
+fn a_refused_send_does_not_leave_the_chat_waiting_for_ever() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.submit_line("/init");
+    app.submit_line("then this");
+    assert!(app.has_queue());
+    app.event(event(EventMsg::Error(corvid_protocol::ErrorNotification {
+        class: ErrorClass::InvalidRequest,
+        message: "a turn is already running".to_owned(),
+        next_action: String::new(),
+        retryable: false,
+    })));
+    assert!(!app.has_queue());
+    assert_eq!(
+        ops(&recorder),
+        vec![Op::Init, Op::Send(SendParams::text("then this"))]
+    );
+    assert!(printed(&mut app).contains("error (not possible now): a turn is already running"));
+}
+
+fn numbered(seq: u64, replay: bool, msg: EventMsg) -> Event {
+    Event {
+        seq,
+        replay,
+        ..event(msg)
+    }
+}
+
+fn sandbox(mode: corvid_protocol::SandboxMode, summary: &str) -> corvid_protocol::SandboxState {
+    corvid_protocol::SandboxState {
+        mode,
+        landlock_abi: None,
+        seccomp: false,
+        network: true,
+        summary: summary.to_owned(),
+    }
+}
+
+#[test]
+fn the_sandbox_from_ready_is_in_the_banner_and_the_status_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    let EventMsg::Ready(mut ready) = ready().msg else {
+        unreachable!()
+    };
+    ready.sandbox = Some(sandbox(
+        corvid_protocol::SandboxMode::Enforced,
+        "landlock ABI 7 + seccomp",
+    ));
+    app.event(event(EventMsg::Ready(ready)));
+    assert!(printed(&mut app).contains("sandbox: landlock ABI 7 + seccomp"));
+    let (view, _) = app.view(160, 10);
+    assert!(crate::render::plain(&view).contains("sandbox on"));
+}
+
+#[test]
+fn the_banner_says_plainly_when_there_is_no_sandbox() {
+    let banner = sandbox_banner(&sandbox(
+        corvid_protocol::SandboxMode::Unavailable,
+        "unavailable: this kernel has no Landlock; every command asks before it runs",
+    ));
+    assert_eq!(
+        banner,
+        "sandbox unavailable: this kernel has no Landlock; every command asks before it runs. \
+         Turn it off explicitly with --sandbox off to stop the asking."
+    );
+}
+
+#[test]
+fn a_proposal_says_why_the_sandbox_makes_it_ask() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    let EventMsg::Proposal(mut asked) = proposal().msg else {
+        unreachable!()
+    };
+    let notice = corvid_protocol::SandboxNotice::Widened {
+        write_outside: false,
+        network: true,
+    };
+    asked.sandbox = Some(notice.clone());
+    app.event(event(EventMsg::Proposal(asked)));
+    assert!(printed(&mut app).contains(&notice.describe()));
+}
+
+#[test]
+fn a_running_command_shows_its_latest_output_under_its_line_until_it_finishes() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    app.event(event(EventMsg::ToolCall(
+        corvid_protocol::ToolCallNotification {
+            call_id: "t1".to_owned(),
+            tool: "bash".to_owned(),
+            summary: "$ make".to_owned(),
+            arguments: serde_json::json!({}),
+        },
+    )));
+    for line in ["one", "two", "three", "four"] {
+        app.event(event(EventMsg::ToolOutputDelta {
+            call_id: "t1".to_owned(),
+            text: format!("{line}\n"),
+        }));
+    }
+    let (view, _) = app.view(80, 12);
+    let shown = crate::render::plain(&view);
+    assert!(shown.contains("$ make"), "{shown}");
+    assert!(shown.contains("four") && shown.contains("two"), "{shown}");
+    assert!(!shown.contains("one"), "only the last lines: {shown}");
+    app.event(event(EventMsg::ToolResult(
+        corvid_protocol::ToolResultNotification {
+            call_id: "t1".to_owned(),
+            ok: true,
+            output: "done".to_owned(),
+            truncation: None,
+        },
+    )));
+    let (view, _) = app.view(80, 12);
+    assert!(!crate::render::plain(&view).contains("four"));
+}
+
+#[test]
+fn a_resync_rebuilds_the_input_area_without_printing_the_screen_again() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(numbered(1, false, ready().msg));
+    let started = EventMsg::TurnStarted {
+        conversation_id: "c1".to_owned(),
+        model: "grok-4.6".to_owned(),
+        prompt: Some("hello".to_owned()),
+    };
+    app.event(numbered(2, false, started.clone()));
+    let answer = EventMsg::MessageCompleted {
+        step: 1,
+        text: "first answer".to_owned(),
+    };
+    app.event(numbered(3, false, answer.clone()));
+    app.event(numbered(
+        4,
+        false,
+        EventMsg::TextDelta {
+            delta: "sec".to_owned(),
+        },
+    ));
+    let before = printed(&mut app);
+    assert!(before.contains("first answer"));
+    // The listener fell behind: a replay of the session, then live events.
+    let EventMsg::Ready(mut again) = ready().msg else {
+        unreachable!()
+    };
+    again.missed = Some(40);
+    app.event(numbered(1, true, EventMsg::Ready(again)));
+    app.event(numbered(
+        1,
+        true,
+        EventMsg::ConversationSwitched {
+            conversation: ConversationSummary {
+                id: "c1".to_owned(),
+                title: "t".to_owned(),
+                updated_at: 0,
+                message_count: 1,
+            },
+            history: vec![HistoryEntry::User {
+                text: "earlier question".to_owned(),
+            }],
+        },
+    ));
+    app.event(numbered(2, true, started));
+    app.event(numbered(3, true, answer));
+    app.event(numbered(
+        45,
+        true,
+        EventMsg::TextDelta {
+            delta: "second ans".to_owned(),
+        },
+    ));
+    let after = printed(&mut app);
+    assert!(after.contains("40 events behind"), "{after}");
+    assert!(!after.contains("first answer"), "printed twice: {after}");
+    assert!(
+        !after.contains("earlier question"),
+        "history again: {after}"
+    );
+    assert!(!after.contains("corvid chat"), "header again: {after}");
+    app.event(numbered(
+        46,
+        false,
+        EventMsg::TextDelta {
+            delta: "wer".to_owned(),
+        },
+    ));
+    let (view, _) = app.view(80, 10);
+    let shown = crate::render::plain(&view);
+    assert!(shown.contains("second answer"), "{shown}");
+    assert!(!shown.contains("secsecond"), "{shown}");
+    assert!(app.busy());
+}
