@@ -421,7 +421,13 @@ impl http_body::Body for TranslateBody {
                             continue;
                         };
                         decoder.feed(&data, &mut this.events);
+                        // The dialect's own end (Anthropic's `message_stop`…) ends the client's
+                        // stream, even when the upstream keeps its connection open.
+                        let ended = decoder.ended();
                         this.encode_pending(&mut out);
+                        if ended {
+                            this.finish(&mut out);
+                        }
                     }
                     Poll::Ready(None) => {
                         decoder.finish(&mut this.events);

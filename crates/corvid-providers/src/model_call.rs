@@ -283,6 +283,8 @@ impl Stream for ModelStream {
                     Poll::Ready(Some(Ok(frame))) => {
                         if let Ok(data) = frame.into_data() {
                             decoder.feed(&data, &mut events);
+                            // The dialect's own end, even if the connection stays open.
+                            this.done = decoder.ended();
                         }
                     }
                     Poll::Ready(None) => {

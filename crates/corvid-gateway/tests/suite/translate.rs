@@ -497,3 +497,35 @@ async fn gemini_count_tokens_reads_both_request_shapes() {
     assert_eq!(direct, wrapped);
     assert!(gateway.upstream.requests().is_empty());
 }
+
+#[tokio::test]
+async fn a_translated_stream_ends_at_the_upstreams_message_stop() {
+    // A real upstream may keep its connection open after `message_stop`; the client's
+    // Responses stream must still complete then, not at the body's (idle) end.
+    let gateway = gateway().await;
+    let (feed, reply) = Reply::fed();
+    gateway.upstream.enqueue("/v1/messages", reply);
+    let response = gateway
+        .post(
+            "/v1/responses",
+            r#"{"model":"claude-sonnet-4-5","stream":true,"input":"hi"}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let start = json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "usage": {"input_tokens": 3, "output_tokens": 1}}});
+    feed.send(&format!("event: message_start\ndata: {start}\n\n"));
+    feed.send("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n");
+    feed.send("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"done\"}}\n\n");
+    feed.send("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+    feed.send("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n");
+    feed.send("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    // The feed stays open: the whole body must arrive anyway.
+    let text = tokio::time::timeout(std::time::Duration::from_secs(5), response.text())
+        .await
+        .expect("the stream ended at message_stop")
+        .unwrap();
+    let events = sse_data(&text);
+    assert_eq!(events.last().unwrap()["type"], "response.completed");
+    assert!(text.contains("done"));
+    drop(feed);
+}
