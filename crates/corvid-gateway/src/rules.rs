@@ -118,7 +118,7 @@ const XAI_RULES: &[Rule] = &[
 ];
 
 /// The edits a provider needs before a same-dialect body is forwarded: xAI's rule table (for
-/// the xai provider), the provider's configured `model_rules` (fields to drop, an output
+/// a provider with `xai_field_rules`), the provider's configured `model_rules` (fields to drop, an output
 /// limit to clamp to).
 pub(crate) fn provider_removals(
     provider: &ProviderConfig,
@@ -126,7 +126,7 @@ pub(crate) fn provider_removals(
     body: &TopLevel<'_>,
     dialect: Dialect,
 ) -> Vec<Edit> {
-    let mut edits = if provider.name == "xai" {
+    let mut edits = if provider.capabilities.xai_field_rules {
         xai_removals(model, body)
     } else {
         Vec::new()

@@ -125,10 +125,9 @@ pub fn prepare_request(provider: &Provider, model: &str, request: &mut ChatReque
     request.model = model.to_owned();
     request.extra.clear();
     if dialect_of(provider.kind()) == Dialect::OpenAiChat
-        && matches!(provider.name(), "openai" | "xai")
+        && !provider.config().capabilities.accepts_reasoning
     {
-        // Their chat APIs take no reasoning back (it would ride as `reasoning_content`, which
-        // only DeepSeek-style servers read).
+        // Reasoning would ride as `reasoning_content`, which only DeepSeek-style servers read.
         for message in &mut request.messages {
             message
                 .parts

@@ -529,3 +529,47 @@ async fn a_translated_stream_ends_at_the_upstreams_message_stop() {
     assert!(text.contains("done"));
     drop(feed);
 }
+
+#[tokio::test]
+async fn serving_responses_is_a_provider_setting_not_its_name() {
+    // The same Responses request: translated to chat for a plain OpenAI-compatible server,
+    // passed through once its settings say it serves `/responses`.
+    for serves_responses in [false, true] {
+        let gateway = Gateway::start_with(|config| {
+            providers_on_mock(config, &["ollama"]);
+            let ollama = config
+                .providers
+                .iter_mut()
+                .find(|provider| provider.name == "ollama")
+                .unwrap();
+            ollama.capabilities.serves_responses = serves_responses;
+        })
+        .await;
+        gateway.upstream.enqueue(
+            "/v1/responses",
+            Reply::ok(corvid_test_support::upstream::responses_json(
+                "llama3", "hi",
+            )),
+        );
+        gateway.upstream.enqueue(
+            "/v1/chat/completions",
+            Reply::ok(corvid_test_support::upstream::chat_json("llama3", "hi")),
+        );
+        let response = gateway
+            .post("/v1/responses", r#"{"model":"ollama/llama3","input":"hi"}"#)
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let paths: Vec<String> = gateway
+            .upstream
+            .requests()
+            .into_iter()
+            .map(|request| request.path)
+            .collect();
+        let expected = if serves_responses {
+            "/v1/responses"
+        } else {
+            "/v1/chat/completions"
+        };
+        assert_eq!(paths, [expected]);
+    }
+}
