@@ -89,7 +89,8 @@ impl Translation<'_> {
         let stream = request.stream;
         let input_estimate =
             (inbound == Dialect::Anthropic).then(|| anthropic::count_tokens_estimate(&request));
-        let encoded = codec::encode_request(outbound, &request);
+        let mut encoded = codec::encode_request(outbound, &request);
+        corvid_providers::quirks::settle_encoded(provider, &route.model, &mut encoded);
         let prompt = state.config().log_prompts.then(|| encoded.to_string());
         let path = codec::endpoint_path(outbound, &route.model, stream);
         let mut exchange = Exchange {

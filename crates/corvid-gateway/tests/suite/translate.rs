@@ -573,3 +573,46 @@ async fn serving_responses_is_a_provider_setting_not_its_name() {
         assert_eq!(paths, [expected]);
     }
 }
+
+#[tokio::test]
+async fn xais_field_table_applies_on_the_pass_through_and_the_translation_alike() {
+    let gateway = Gateway::start().await;
+    let chat = |model: &str| corvid_test_support::upstream::chat_json(model, "ok");
+    // Pass-through: a chat client's `reasoning_effort` to grok-4, which refuses it.
+    gateway
+        .upstream
+        .enqueue("/v1/chat/completions", Reply::ok(chat("grok-4")));
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"grok-4","reasoning_effort":"high","messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    // Translation: an Anthropic client's thinking becomes `reasoning_effort`, kept for a
+    // model that takes it and removed for one that does not.
+    for model in ["grok-4.6", "grok-4"] {
+        gateway
+            .upstream
+            .enqueue("/v1/chat/completions", Reply::ok(chat(model)));
+        let response = gateway
+            .post(
+                "/v1/messages",
+                &format!(
+                    r#"{{"model":"{model}","max_tokens":4096,"thinking":{{"type":"enabled","budget_tokens":2048}},"messages":[{{"role":"user","content":"hi"}}]}}"#
+                ),
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    let sent: Vec<Value> = gateway
+        .upstream
+        .requests()
+        .iter()
+        .map(|request| request.json())
+        .collect();
+    assert_eq!(sent.len(), 3);
+    assert!(sent[0].get("reasoning_effort").is_none(), "{}", sent[0]);
+    assert!(sent[1].get("reasoning_effort").is_some(), "{}", sent[1]);
+    assert!(sent[2].get("reasoning_effort").is_none(), "{}", sent[2]);
+}
