@@ -16,7 +16,9 @@ pub use env_file::EnvFile;
 pub use error::ConfigError;
 pub use load::{Flags, Loaded, load};
 pub use paths::{Paths, resolve_paths};
-pub use providers::{CredentialSource, ModelRule, ProviderConfig, ProviderKind, XAI_MODELS};
+pub use providers::{
+    Capabilities, CredentialSource, ModelRule, ProviderConfig, ProviderKind, XAI_MODELS,
+};
 pub use schema::{
     AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price, SandboxSetting,
 };

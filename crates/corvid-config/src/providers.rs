@@ -98,6 +98,31 @@ pub struct ProviderConfig {
     pub explicit: bool,
     /// `enabled = false` switches a provider off.
     pub enabled: bool,
+    /// What the provider's API can do, decided by settings rather than by its name.
+    pub capabilities: Capabilities,
+}
+
+/// What a provider's API accepts beyond its kind's dialect. The xAI and OpenAI presets set
+/// them; any `[providers.<name>]` table may set each one (`serves_responses = true`…).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// An OpenAI chat provider that also serves `/responses`: Responses clients pass straight
+    /// through, and `/v1/completions` uses it.
+    pub serves_responses: bool,
+    /// The chat API reads reasoning sent back in earlier assistant turns (DeepSeek-style
+    /// `reasoning_content`); when false, corvid leaves it out.
+    pub accepts_reasoning: bool,
+    /// xAI's table of fields its models refuse applies (`shared/reference/zed-and-xai.md` §7).
+    pub xai_field_rules: bool,
+}
+
+impl Capabilities {
+    /// A plain provider of its kind.
+    pub const PLAIN: Self = Self {
+        serves_responses: false,
+        accepts_reasoning: true,
+        xai_field_rules: false,
+    };
 }
 
 impl ProviderConfig {
@@ -135,6 +160,19 @@ pub(crate) fn presets(xai_base: &str) -> Vec<ProviderConfig> {
         model_rules: BTreeMap::new(),
         explicit: false,
         enabled: true,
+        capabilities: match name {
+            "xai" => Capabilities {
+                serves_responses: true,
+                accepts_reasoning: false,
+                xai_field_rules: true,
+            },
+            "openai" => Capabilities {
+                serves_responses: true,
+                accepts_reasoning: false,
+                xai_field_rules: false,
+            },
+            _ => Capabilities::PLAIN,
+        },
     };
     let env = |names: &[&str]| {
         CredentialSource::Env(names.iter().map(|name| (*name).to_owned()).collect())
@@ -255,6 +293,7 @@ pub(crate) fn read_providers(
                     model_rules: BTreeMap::new(),
                     explicit: true,
                     enabled: true,
+                    capabilities: Capabilities::PLAIN,
                 }
             }
         };
@@ -291,6 +330,17 @@ pub(crate) fn read_providers(
                     provider.enabled = value
                         .as_bool()
                         .ok_or_else(|| invalid(key(field), "expected true or false".to_owned()))?;
+                }
+                "serves_responses" | "accepts_reasoning" | "xai_field_rules" => {
+                    let on = value
+                        .as_bool()
+                        .ok_or_else(|| invalid(key(field), "expected true or false".to_owned()))?;
+                    let capabilities = &mut provider.capabilities;
+                    match field.as_str() {
+                        "serves_responses" => capabilities.serves_responses = on,
+                        "accepts_reasoning" => capabilities.accepts_reasoning = on,
+                        _ => capabilities.xai_field_rules = on,
+                    }
                 }
                 "headers" => {
                     let headers = value.as_table().ok_or_else(|| {

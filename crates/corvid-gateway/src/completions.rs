@@ -251,7 +251,7 @@ fn backend_for(route: &Route, configured: CompletionsBackend) -> Backend {
     match dialect_of(route.provider.kind()) {
         Dialect::OpenAiResponses => Backend::Responses,
         Dialect::OpenAiChat => {
-            let has_responses = matches!(route.provider.name(), "xai" | "openai");
+            let has_responses = route.provider.config().capabilities.serves_responses;
             match configured {
                 CompletionsBackend::Responses if has_responses => Backend::Responses,
                 _ => Backend::Chat,

@@ -139,14 +139,14 @@ struct StreamOptions {
     include_usage: Option<bool>,
 }
 
-/// Whether the route's provider takes `inbound` bodies as they are. xAI and OpenAI serve
-/// `/responses` as well as chat, so Responses clients pass straight through to them.
+/// Whether the route's provider takes `inbound` bodies as they are. A chat provider that
+/// serves `/responses` too (the xAI and OpenAI presets) takes Responses clients straight.
 fn speaks(route: &corvid_providers::Route, inbound: Dialect) -> bool {
     let outbound = dialect_of(route.provider.kind());
     outbound == inbound
         || (inbound == Dialect::OpenAiResponses
             && outbound == Dialect::OpenAiChat
-            && matches!(route.provider.name(), "xai" | "openai"))
+            && route.provider.config().capabilities.serves_responses)
 }
 
 fn forward_headers(headers: &HeaderMap, names: &[&'static str]) -> Vec<(HeaderName, HeaderValue)> {

@@ -89,7 +89,8 @@ impl Translation<'_> {
         let stream = request.stream;
         let input_estimate =
             (inbound == Dialect::Anthropic).then(|| anthropic::count_tokens_estimate(&request));
-        let encoded = codec::encode_request(outbound, &request);
+        let mut encoded = codec::encode_request(outbound, &request);
+        corvid_providers::quirks::settle_encoded(provider, &route.model, &mut encoded);
         let prompt = state.config().log_prompts.then(|| encoded.to_string());
         let path = codec::endpoint_path(outbound, &route.model, stream);
         let mut exchange = Exchange {
@@ -421,7 +422,13 @@ impl http_body::Body for TranslateBody {
                             continue;
                         };
                         decoder.feed(&data, &mut this.events);
+                        // The dialect's own end (Anthropic's `message_stop`…) ends the client's
+                        // stream, even when the upstream keeps its connection open.
+                        let ended = decoder.ended();
                         this.encode_pending(&mut out);
+                        if ended {
+                            this.finish(&mut out);
+                        }
                     }
                     Poll::Ready(None) => {
                         decoder.finish(&mut this.events);

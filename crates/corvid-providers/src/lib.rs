@@ -6,6 +6,7 @@ mod backoff;
 mod context_windows;
 mod error;
 mod model_call;
+pub mod quirks;
 mod registry;
 mod transport;
 mod upstream;
@@ -14,7 +15,8 @@ pub mod zed;
 pub use backoff::{backoff_delay, parse_retry_after};
 pub use context_windows::{ContextWindow, WindowSource, family_window};
 pub use error::{CallError, ProviderError, Retry, error_chain};
-pub use model_call::{FailureClass, ModelFailure, ModelStream, prepare_request};
+pub use model_call::{FailureClass, ModelFailure, ModelStream};
+pub use quirks::prepare_request;
 pub use registry::{
     Provider, Registry, Route, RouteError, ZedModelError, ZedService, dialect_of, zed_hosts,
 };

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use corvid_wire::Dialect;
 use corvid_wire::codec::{self, Decoder};
-use corvid_wire::model::{ChatRequest, ErrorKind, NameMap, Part, StreamEvent, WireError};
+use corvid_wire::model::{ChatRequest, ErrorKind, NameMap, StreamEvent, WireError};
 use futures_util::Stream;
 use http_body::Body;
 
 use crate::error::ProviderError;
-use crate::registry::{Provider, Registry, RouteError, dialect_of};
+use crate::quirks::prepare_request;
+use crate::registry::{Registry, RouteError, dialect_of};
 use crate::transport::{UpstreamBody, is_timeout};
 
 /// What kind of failure stopped a model call, so a caller can say what to do next.
@@ -118,76 +119,6 @@ impl ModelFailure {
     }
 }
 
-/// Adjusts a canonical request for the provider it goes to: the provider's model name, no
-/// foreign `extra` fields, no reasoning the provider's chat API would refuse, the output limit
-/// of the model's rule.
-pub fn prepare_request(provider: &Provider, model: &str, request: &mut ChatRequest) {
-    request.model = model.to_owned();
-    request.extra.clear();
-    if dialect_of(provider.kind()) == Dialect::OpenAiChat
-        && matches!(provider.name(), "openai" | "xai")
-    {
-        // Their chat APIs take no reasoning back (it would ride as `reasoning_content`, which
-        // only DeepSeek-style servers read).
-        for message in &mut request.messages {
-            message
-                .parts
-                .retain(|part| !matches!(part, Part::Reasoning(_)));
-        }
-    }
-    orphan_results_to_text(&mut request.messages);
-    if let Some(limit) = provider
-        .config()
-        .rule(model)
-        .and_then(|rule| rule.max_output_tokens)
-    {
-        let asked = request.params.max_output_tokens.unwrap_or(limit);
-        request.params.max_output_tokens = Some(asked.min(limit));
-    }
-}
-
-/// Tool results that answer no call of the assistant message before them (a client that
-/// relied on server-side state, a trimmed history) become text: strict upstreams refuse them.
-fn orphan_results_to_text(messages: &mut [corvid_wire::model::Message]) {
-    use corvid_wire::model::{Role, ToolResultContent};
-    let mut previous_calls: Vec<String> = Vec::new();
-    for message in messages.iter_mut() {
-        match message.role {
-            Role::Assistant => {
-                previous_calls = message
-                    .parts
-                    .iter()
-                    .filter_map(|part| match part {
-                        Part::ToolCall(call) => Some(call.id.clone()),
-                        _ => None,
-                    })
-                    .collect();
-            }
-            Role::User => {
-                for part in &mut message.parts {
-                    if let Part::ToolResult(result) = part
-                        && !previous_calls.contains(&result.call_id)
-                    {
-                        let text: String = result
-                            .content
-                            .iter()
-                            .filter_map(|content| match content {
-                                ToolResultContent::Text { text } => Some(text.as_str()),
-                                ToolResultContent::Image(_) => None,
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n");
-                        *part = Part::Text {
-                            text: format!("[Result of tool call {}]\n{text}", result.call_id),
-                        };
-                    }
-                }
-                previous_calls.clear();
-            }
-        }
-    }
-}
-
 impl Registry {
     /// Streams `request` to the provider serving `request.model`. Returns once the provider
     /// has answered with a success status; failures before that are classified.
@@ -215,7 +146,8 @@ impl Registry {
             });
         }
         let names = NameMap::new(&request.tools);
-        let encoded = codec::encode_request(dialect, &request);
+        let mut encoded = codec::encode_request(dialect, &request);
+        crate::quirks::settle_encoded(&route.provider, &route.model, &mut encoded);
         let path = codec::endpoint_path(dialect, &route.model, true);
         let sent = route
             .provider
@@ -283,6 +215,8 @@ impl Stream for ModelStream {
                     Poll::Ready(Some(Ok(frame))) => {
                         if let Ok(data) = frame.into_data() {
                             decoder.feed(&data, &mut events);
+                            // The dialect's own end, even if the connection stays open.
+                            this.done = decoder.ended();
                         }
                     }
                     Poll::Ready(None) => {
@@ -317,9 +251,9 @@ impl Stream for ModelStream {
 
 #[cfg(test)]
 mod tests {
-    use corvid_wire::model::{Message, Role, ToolCall, ToolResult, ToolResultContent};
+    use corvid_wire::model::{Message, Part, Role, ToolCall, ToolResult, ToolResultContent};
 
-    use super::*;
+    use crate::quirks::orphan_results_to_text;
 
     #[test]
     fn orphan_results_become_text_and_answered_ones_stay() {

@@ -164,6 +164,18 @@ impl Decoder {
         }
     }
 
+    /// The provider's dialect said the stream is over (Anthropic's `message_stop`, chat's
+    /// `[DONE]`, a Responses terminal event, an error event): nothing more will be read, so
+    /// the caller ends its stream without waiting for the body to close.
+    pub fn ended(&self) -> bool {
+        match self {
+            Self::Chat(decoder) => decoder.ended(),
+            Self::Responses(decoder) => decoder.ended(),
+            Self::Anthropic(decoder) => decoder.ended(),
+            Self::Gemini(decoder) => decoder.ended(),
+        }
+    }
+
     /// The body ended.
     pub fn finish(&mut self, out: &mut Vec<StreamEvent>) {
         match self {

@@ -642,3 +642,57 @@ fn invalid_context_windows_are_refused_naming_the_key() {
     assert!(error.contains("`context_window`"), "{error}");
     assert!(error.contains("CORVID_CONTEXT_WINDOW"), "{error}");
 }
+
+#[test]
+fn capabilities_are_preset_and_configurable_per_provider() {
+    let home = tempfile::tempdir().unwrap();
+    fs::write(
+        home.path().join("config.toml"),
+        r#"
+[providers.openai]
+serves_responses = false
+[providers.local]
+kind = "openai-chat"
+base_url = "http://127.0.0.1:11/v1"
+serves_responses = true
+accepts_reasoning = false
+xai_field_rules = true
+"#,
+    )
+    .unwrap();
+    let config = load(&Flags::default(), &env(home.path(), &[]))
+        .unwrap()
+        .config;
+    let capabilities = |name: &str| config.provider(name).unwrap().capabilities;
+    assert_eq!(
+        capabilities("xai"),
+        crate::Capabilities {
+            serves_responses: true,
+            accepts_reasoning: false,
+            xai_field_rules: true,
+        }
+    );
+    assert!(!capabilities("openai").serves_responses);
+    assert!(!capabilities("openai").accepts_reasoning);
+    assert_eq!(capabilities("ollama"), crate::Capabilities::PLAIN);
+    assert_eq!(
+        capabilities("local"),
+        crate::Capabilities {
+            serves_responses: true,
+            accepts_reasoning: false,
+            xai_field_rules: true,
+        }
+    );
+    fs::write(
+        home.path().join("config.toml"),
+        "[providers.openai]\nserves_responses = \"yes\"\n",
+    )
+    .unwrap();
+    let error = load(&Flags::default(), &env(home.path(), &[])).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("providers.openai.serves_responses"),
+        "{error}"
+    );
+}

@@ -497,3 +497,122 @@ async fn gemini_count_tokens_reads_both_request_shapes() {
     assert_eq!(direct, wrapped);
     assert!(gateway.upstream.requests().is_empty());
 }
+
+#[tokio::test]
+async fn a_translated_stream_ends_at_the_upstreams_message_stop() {
+    // A real upstream may keep its connection open after `message_stop`; the client's
+    // Responses stream must still complete then, not at the body's (idle) end.
+    let gateway = gateway().await;
+    let (feed, reply) = Reply::fed();
+    gateway.upstream.enqueue("/v1/messages", reply);
+    let response = gateway
+        .post(
+            "/v1/responses",
+            r#"{"model":"claude-sonnet-4-5","stream":true,"input":"hi"}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let start = json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "usage": {"input_tokens": 3, "output_tokens": 1}}});
+    feed.send(&format!("event: message_start\ndata: {start}\n\n"));
+    feed.send("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n");
+    feed.send("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"done\"}}\n\n");
+    feed.send("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+    feed.send("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n");
+    feed.send("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    // The feed stays open: the whole body must arrive anyway.
+    let text = tokio::time::timeout(std::time::Duration::from_secs(5), response.text())
+        .await
+        .expect("the stream ended at message_stop")
+        .unwrap();
+    let events = sse_data(&text);
+    assert_eq!(events.last().unwrap()["type"], "response.completed");
+    assert!(text.contains("done"));
+    drop(feed);
+}
+
+#[tokio::test]
+async fn serving_responses_is_a_provider_setting_not_its_name() {
+    // The same Responses request: translated to chat for a plain OpenAI-compatible server,
+    // passed through once its settings say it serves `/responses`.
+    for serves_responses in [false, true] {
+        let gateway = Gateway::start_with(|config| {
+            providers_on_mock(config, &["ollama"]);
+            let ollama = config
+                .providers
+                .iter_mut()
+                .find(|provider| provider.name == "ollama")
+                .unwrap();
+            ollama.capabilities.serves_responses = serves_responses;
+        })
+        .await;
+        gateway.upstream.enqueue(
+            "/v1/responses",
+            Reply::ok(corvid_test_support::upstream::responses_json(
+                "llama3", "hi",
+            )),
+        );
+        gateway.upstream.enqueue(
+            "/v1/chat/completions",
+            Reply::ok(corvid_test_support::upstream::chat_json("llama3", "hi")),
+        );
+        let response = gateway
+            .post("/v1/responses", r#"{"model":"ollama/llama3","input":"hi"}"#)
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let paths: Vec<String> = gateway
+            .upstream
+            .requests()
+            .into_iter()
+            .map(|request| request.path)
+            .collect();
+        let expected = if serves_responses {
+            "/v1/responses"
+        } else {
+            "/v1/chat/completions"
+        };
+        assert_eq!(paths, [expected]);
+    }
+}
+
+#[tokio::test]
+async fn xais_field_table_applies_on_the_pass_through_and_the_translation_alike() {
+    let gateway = Gateway::start().await;
+    let chat = |model: &str| corvid_test_support::upstream::chat_json(model, "ok");
+    // Pass-through: a chat client's `reasoning_effort` to grok-4, which refuses it.
+    gateway
+        .upstream
+        .enqueue("/v1/chat/completions", Reply::ok(chat("grok-4")));
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"grok-4","reasoning_effort":"high","messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    // Translation: an Anthropic client's thinking becomes `reasoning_effort`, kept for a
+    // model that takes it and removed for one that does not.
+    for model in ["grok-4.6", "grok-4"] {
+        gateway
+            .upstream
+            .enqueue("/v1/chat/completions", Reply::ok(chat(model)));
+        let response = gateway
+            .post(
+                "/v1/messages",
+                &format!(
+                    r#"{{"model":"{model}","max_tokens":4096,"thinking":{{"type":"enabled","budget_tokens":2048}},"messages":[{{"role":"user","content":"hi"}}]}}"#
+                ),
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    let sent: Vec<Value> = gateway
+        .upstream
+        .requests()
+        .iter()
+        .map(|request| request.json())
+        .collect();
+    assert_eq!(sent.len(), 3);
+    assert!(sent[0].get("reasoning_effort").is_none(), "{}", sent[0]);
+    assert!(sent[1].get("reasoning_effort").is_some(), "{}", sent[1]);
+    assert!(sent[2].get("reasoning_effort").is_none(), "{}", sent[2]);
+}

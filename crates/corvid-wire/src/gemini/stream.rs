@@ -48,6 +48,12 @@ impl StreamDecoder {
         }
     }
 
+    /// An error arrived. Gemini has no end-of-stream event (usage can follow the finish), so
+    /// a finished stream ends with its body.
+    pub fn ended(&self) -> bool {
+        self.failed
+    }
+
     /// Feeds the next bytes of the body (split anywhere); complete events go to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) {
         let mut payloads: Vec<Vec<u8>> = Vec::new();

@@ -72,6 +72,11 @@ impl StreamDecoder {
         }
     }
 
+    /// `[DONE]` arrived or an error was reported: the stream is over.
+    pub fn ended(&self) -> bool {
+        self.state != State::Open
+    }
+
     /// Feeds the next piece of the body (split anywhere); appends the events it completes.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) {
         let mut scanner = std::mem::take(&mut self.scanner);

@@ -85,6 +85,11 @@ impl StreamDecoder {
         }
     }
 
+    /// A terminal event or an error event arrived: the stream is over.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
     /// Feeds the next chunk of the body; complete events are appended to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) {
         let mut scanner = std::mem::take(&mut self.scanner);
