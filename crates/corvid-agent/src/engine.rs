@@ -48,6 +48,9 @@ pub struct AgentConfig {
     pub checkpoint_dir: Option<PathBuf>,
     /// The model's context window in tokens; `None` uses the default (128,000).
     pub context_window: Option<u64>,
+    /// Where the file tools read and write contents (an editor's buffers over ACP); `None`:
+    /// the disk.
+    pub files: Option<Arc<dyn corvid_tools::Files>>,
 }
 
 impl AgentConfig {
@@ -65,6 +68,7 @@ impl AgentConfig {
             front_end: "agent".to_owned(),
             checkpoint_dir: None,
             context_window: None,
+            files: None,
         }
     }
 }
@@ -285,7 +289,11 @@ impl Engine {
             path: project.clone(),
             message: error.to_string(),
         })?;
-        let tools = ToolRegistry::new(ToolContext::new(workspace, config.output_dir.clone()));
+        let mut context = ToolContext::new(workspace, config.output_dir.clone());
+        if let Some(files) = &config.files {
+            context = context.with_files(Arc::clone(files));
+        }
+        let tools = ToolRegistry::new(context);
         let mut store = match &config.database {
             Some(path) => Store::open(path)?,
             None => Store::open_in_memory()?,
