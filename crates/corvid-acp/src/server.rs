@@ -671,19 +671,17 @@ impl Live {
     /// Ends the prompt (if `submission` is its own) with `stop`, or `cancelled` after a cancel.
     fn finish(&self, submission: &str, stop: StopReason) {
         let mut state = lock(&self.state);
-        if state
+        let ours = state
             .turn
             .as_ref()
-            .is_some_and(|turn| turn.submission == submission)
-        {
-            if let Some(turn) = state.turn.take() {
-                let stop = if turn.cancelled {
-                    StopReason::Cancelled
-                } else {
-                    stop
-                };
-                let _ = turn.done.send(stop);
-            }
+            .is_some_and(|turn| turn.submission == submission);
+        if ours && let Some(turn) = state.turn.take() {
+            let stop = if turn.cancelled {
+                StopReason::Cancelled
+            } else {
+                stop
+            };
+            let _ = turn.done.send(stop);
         }
     }
 
