@@ -154,11 +154,8 @@ class Claude:
 
 @pytest.mark.parametrize("model_name,path", [
     pytest.param("claude-sonnet-4-5", "/messages", id="pass-through"),
-    pytest.param("grok-4.6", "/chat/completions", id="translated",
-                 marks=pytest.mark.xfail(strict=True, reason="issue 10 items 1 and 4: system turns inside "
-                                                              "messages; the billing header reaches Grok")),
-    pytest.param("resp/resp-model", "/responses", id="translated-responses",
-                 marks=pytest.mark.xfail(strict=True, reason="issue 10 item 1: system turns inside messages")),
+    pytest.param("grok-4.6", "/chat/completions", id="translated"),
+    pytest.param("resp/resp-model", "/responses", id="translated-responses"),
 ])
 def test_claude_code_plain_answer_and_tool_round_trip(gateway, model, model_name, path):
     claude = Claude(gateway, model_name)
@@ -206,8 +203,6 @@ def replayed_gemini_signatures(requests) -> list:
             for part in content.get("parts", []) if "functionCall" in part]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 10: Gemini's thought signature is replaced by "
-                                       "skip_thought_signature_validator on the next turn")
 @pytest.mark.parametrize("client", ["claude-code", "codex"])
 def test_gemini_thought_signatures_come_back_intact(gateway, model, client):
     before = len(model.generations(":streamGenerateContent"))
@@ -219,7 +214,6 @@ def test_gemini_thought_signatures_come_back_intact(gateway, model, client):
     assert replayed and all(signature == GEMINI_SIGNATURE for signature in replayed), replayed
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 4: the billing header reaches Grok's system prompt")
 def test_claude_code_billing_header_stays_with_anthropic(gateway, model):
     claude = Claude(gateway, GROK_UNDER_A_CLAUDE_NAME)
     before = len(model.generations("/chat/completions"))
@@ -230,7 +224,6 @@ def test_claude_code_billing_header_stays_with_anthropic(gateway, model):
     assert not leaked, leaked[0]["body"]["messages"][0]["content"][:200]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 2: corvid's unsigned thinking blocks reach Anthropic")
 def test_claude_code_session_moves_from_grok_under_a_claude_name_to_claude(gateway, model):
     claude = Claude(gateway, GROK_UNDER_A_CLAUDE_NAME)
     claude.ask("RUN_TOOL ccalmove please.")
@@ -242,8 +235,6 @@ def test_claude_code_session_moves_from_grok_under_a_claude_name_to_claude(gatew
     assert not unsigned_thinking(moved), unsigned_thinking(moved)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 items 1 and 2: system turns inside messages; "
-                                       "corvid's unsigned thinking blocks reach Anthropic")
 def test_claude_code_session_moves_from_grok_to_claude(gateway, model):
     claude = Claude(gateway, "grok-4.6")
     claude.ask("RUN_TOOL ccmove please.")
@@ -313,8 +304,6 @@ def test_codex_session_moves_from_claude_to_responses(gateway, model):
     assert MOCK_REPLY in out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 2: reasoning corvid minted from Claude's signature "
-                                       "reaches a Responses provider as encrypted_content")
 def test_codex_session_with_reasoning_moves_from_claude_to_responses(gateway, model):
     """With reasoning on, the Claude turn has a signed thinking block; the Responses provider
     must not be handed it as `encrypted_content` (it can't decrypt it and refuses the turn)."""
@@ -342,7 +331,6 @@ def test_codex_session_with_reasoning_moves_from_responses_to_claude(gateway, mo
     assert MOCK_REPLY in out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 3: namespace tools vanish on the Anthropic path")
 def test_codex_namespace_tools_reach_a_translated_model(gateway, model):
     codex = Codex(gateway, "claude-sonnet-4-5")
     before = len(model.generations("/messages"))

@@ -11,4 +11,6 @@ mod sessions;
 mod updates;
 
 pub use server::serve;
-pub use sessions::{BoxFuture, HandleSessions, Listed, OpenRequest, Opened, SessionLink, Sessions};
+pub use sessions::{
+    BoxFuture, Listed, OpenRequest, Opened, ServiceSessions, SessionLink, Sessions,
+};

@@ -5,7 +5,7 @@ use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
     SessionModeState,
 };
-use corvid_protocol::ApprovalPolicy;
+use corvid_protocol::{ApprovalPolicy, SandboxMode, SandboxState};
 
 /// The config option ids.
 pub(crate) const MODE: &str = "mode";
@@ -68,10 +68,13 @@ impl Mode {
 
 /// Both options with their current values. The current model is listed even when the catalog
 /// does not name it.
+/// `sandbox` (from [`sandbox_line`]) goes in the approvals option's description: it is where the
+/// user decides what commands may do, and the one place an editor shows it for the session.
 pub(crate) fn config_options(
     mode: Mode,
     model: &str,
     models: &[String],
+    sandbox: &str,
 ) -> Vec<SessionConfigOption> {
     let modes: Vec<SessionConfigSelectOption> = Mode::ALL
         .into_iter()
@@ -90,11 +93,31 @@ pub(crate) fn config_options(
     vec![
         SessionConfigOption::select(MODE, "Approvals", mode.id(), modes)
             .category(SessionConfigOptionCategory::Mode)
-            .description("What the agent may do without asking"),
+            .description(format!("What the agent may do without asking. {sandbox}")),
         SessionConfigOption::select(MODEL, "Model", model.to_owned(), models)
             .category(SessionConfigOptionCategory::Model)
             .description("Any model corvid routes to"),
     ]
+}
+
+/// The session's kernel sandbox, as a sentence (from its `ready.sandbox`).
+pub(crate) fn sandbox_line(sandbox: Option<&SandboxState>) -> String {
+    match sandbox {
+        None => "The command sandbox's state is unknown.".to_owned(),
+        Some(state) => match state.mode {
+            SandboxMode::Enforced => {
+                format!("Commands run in the kernel sandbox: {}.", state.summary)
+            }
+            SandboxMode::Unavailable => format!(
+                "Commands run without a sandbox (the kernel offers none), so each one asks first: {}.",
+                state.summary
+            ),
+            SandboxMode::Off => format!(
+                "Commands run without a sandbox (turned off): {}.",
+                state.summary
+            ),
+        },
+    }
 }
 
 /// The same modes in the legacy `modes` shape.
@@ -107,3 +130,6 @@ pub(crate) fn mode_state(mode: Mode) -> SessionModeState {
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests;

@@ -97,6 +97,7 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
                                         mode,
                                         &model,
                                         &live.models,
+                                        &live.sandbox,
                                     )),
                             )?;
                             live.announce_commands(&cx)
@@ -125,6 +126,7 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
                                         mode,
                                         &model,
                                         &live.models,
+                                        &live.sandbox,
                                     )),
                             )?;
                             live.announce_commands(&cx)
@@ -150,6 +152,7 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
                                         mode,
                                         &model,
                                         &live.models,
+                                        &live.sandbox,
                                     )),
                             )?;
                             live.announce_commands(&cx)
@@ -189,8 +192,12 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
             async move |request: CloseSessionRequest, responder, _cx| {
                 let id = request.session_id.0.to_string();
                 match g.close(&id) {
-                    true => responder.respond(CloseSessionResponse::new()),
-                    false => {
+                    Some(live) => {
+                        // Stopping the engine is awaited off the message loop.
+                        tokio::spawn(async move { live.link.close().await });
+                        responder.respond(CloseSessionResponse::new())
+                    }
+                    None => {
                         responder.respond_with_error(invalid(format!("no open session `{id}`")))
                     }
                 }
@@ -334,13 +341,12 @@ impl Server {
         lock(&self.open).get(id).cloned()
     }
 
-    fn close(&self, id: &str) -> bool {
-        let Some(live) = lock(&self.open).remove(id) else {
-            return false;
-        };
+    /// Takes a session out of the open ones and cancels its prompt; the caller awaits its
+    /// link's `close` (the engine stopping) where it may wait.
+    fn close(&self, id: &str) -> Option<Arc<Live>> {
+        let live = lock(&self.open).remove(id)?;
         live.cancel();
-        live.link.submit(Op::Shutdown);
-        true
+        Some(live)
     }
 
     /// Opens a session (a new conversation, or a stored one) and starts its event pump. A
@@ -357,8 +363,10 @@ impl Server {
                 cwd.display()
             ));
         }
-        if let Some(id) = &conversation {
-            self.close(id);
+        // The engine must have stopped before the service is asked for the conversation again,
+        // or it would hand back the session being closed.
+        if let Some(live) = conversation.as_deref().and_then(|id| self.close(id)) {
+            live.link.close().await;
         }
         let (read, write) = *lock(&self.fs);
         let session = Arc::new(OnceLock::new());
@@ -385,6 +393,7 @@ impl Server {
             model,
             approval,
             history,
+            sandbox,
             link,
             events,
         } = opened;
@@ -403,12 +412,14 @@ impl Server {
             window: self.sessions.context_window(),
             skills,
             history,
+            sandbox: options::sandbox_line(sandbox.as_ref()),
             cancel,
             state: Mutex::new(State {
                 mode: Mode::Policy(approval),
                 model,
                 turn: None,
                 calls: HashMap::new(),
+                outputs: HashMap::new(),
             }),
         });
         lock(&self.open).insert(conversation_id, Arc::clone(&live));
@@ -434,6 +445,8 @@ struct Live {
     skills: Vec<(String, String)>,
     /// The conversation's history when it was opened (replayed by `session/load`).
     history: Vec<corvid_protocol::HistoryEntry>,
+    /// The kernel sandbox its commands run in, as a sentence for the approvals option.
+    sandbox: String,
     /// Bumped by every cancel: waiting permission requests stop waiting.
     cancel: watch::Sender<u64>,
     state: Mutex<State>,
@@ -445,6 +458,9 @@ struct State {
     turn: Option<Turn>,
     /// The calls of this session, for permission requests and results.
     calls: HashMap<String, (ToolCallNotification, Described)>,
+    /// A running command's output so far, by call (ACP replaces a call's content, so each
+    /// update carries it all, cut to its tail).
+    outputs: HashMap<String, String>,
 }
 
 /// The prompt being answered.
@@ -665,6 +681,7 @@ impl Live {
             state.mode,
             &state.model,
             &self.models,
+            &self.sandbox,
         ))
     }
 
@@ -726,16 +743,29 @@ impl Live {
                     .calls
                     .insert(call.call_id.clone(), (call, described));
             }
+            EventMsg::ToolOutputDelta { call_id, text } => {
+                let shown = {
+                    let mut state = lock(&self.state);
+                    let output = state.outputs.entry(call_id.clone()).or_default();
+                    output.push_str(&text);
+                    updates::running_output(&call_id, output)
+                };
+                self.send(cx, shown)?;
+            }
             EventMsg::Proposal(proposal) => self.ask(cx, proposal)?,
             EventMsg::ProposalClosed {
                 proposal_id: _,
                 outcome: ProposalOutcome::Approved,
             } => {}
             EventMsg::ToolResult(result) => {
-                let is_edit = lock(&self.state)
-                    .calls
-                    .get(&result.call_id)
-                    .is_some_and(|(call, _)| call.tool == "edit" || call.tool == "write");
+                let is_edit = {
+                    let mut state = lock(&self.state);
+                    state.outputs.remove(&result.call_id);
+                    state
+                        .calls
+                        .get(&result.call_id)
+                        .is_some_and(|(call, _)| call.tool == "edit" || call.tool == "write")
+                };
                 self.send(cx, updates::result(&result, is_edit))?;
             }
             EventMsg::Todos { todos } => self.send(cx, updates::plan(&todos))?,
@@ -758,7 +788,12 @@ impl Live {
                     }
                     (
                         state.mode,
-                        options::config_options(state.mode, &state.model, &self.models),
+                        options::config_options(
+                            state.mode,
+                            &state.model,
+                            &self.models,
+                            &self.sandbox,
+                        ),
                     )
                 };
                 self.send(

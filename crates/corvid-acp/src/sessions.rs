@@ -1,7 +1,8 @@
 //! The seam between the ACP transport and the agent: open a session on a conversation in a
-//! folder, list a folder's conversations, submit operations, receive events. Today it is backed
-//! by one `AgentHandle` per ACP session ([`HandleSessions`]); the session service can implement
-//! the same trait without the transport changing.
+//! folder, list a folder's conversations, submit operations, receive events. It is backed by the
+//! process's session service ([`ServiceSessions`] over `corvid_agent::Agents`): each ACP session
+//! is one session of the service, so ACP shares the store (and, in one process, the sessions)
+//! with every other front end.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -9,8 +10,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_agent::{AgentConfig, AgentHandle, ModelClient};
-use corvid_protocol::{ApprovalPolicy, Event, EventMsg, HistoryEntry, Op};
+use corvid_agent::{AgentConfig, Agents, OpenConversation, Session, Subscription};
+use corvid_protocol::{ApprovalPolicy, Event, EventMsg, HistoryEntry, Op, SandboxState};
 use tokio::sync::mpsc;
 
 /// A boxed future, for the object-safe trait below.
@@ -38,9 +39,11 @@ pub struct Opened {
     pub approval: ApprovalPolicy,
     /// The conversation's history, oldest first (empty for a new one).
     pub history: Vec<HistoryEntry>,
+    /// The kernel sandbox the session's commands run in, as its `ready` reported it.
+    pub sandbox: Option<SandboxState>,
     /// Sends operations.
     pub link: Arc<dyn SessionLink>,
-    /// The session's events from now on.
+    /// The session's live events from now on (no replay: `session/load` replays `history`).
     pub events: mpsc::UnboundedReceiver<Event>,
 }
 
@@ -58,6 +61,9 @@ pub struct Listed {
 pub trait SessionLink: Send + Sync {
     /// Queues an operation; returns the submission id its events carry.
     fn submit(&self, op: Op) -> String;
+    /// Ends the session; resolves once its engine has stopped (so the conversation can be
+    /// opened again at once).
+    fn close(&self) -> BoxFuture<'_, ()>;
 }
 
 /// Opens and lists sessions.
@@ -73,25 +79,31 @@ pub trait Sessions: Send + Sync + 'static {
     fn context_window(&self) -> u64;
 }
 
-/// [`Sessions`] over one `AgentHandle` per session, each on its own project.
-pub struct HandleSessions {
-    /// The settings every session starts from (`project` and `cwd` are replaced).
+/// [`Sessions`] over the session service: one service session per ACP session, each on the
+/// project holding the session's folder.
+pub struct ServiceSessions {
+    pub agents: Agents,
+    /// The settings every session starts from (`project` and `cwd` are replaced, `files` set
+    /// from the client's capabilities).
     pub base: AgentConfig,
-    pub model: Arc<dyn ModelClient>,
     /// The catalog's models, the default first.
     pub models: Vec<String>,
 }
 
-impl SessionLink for AgentHandle {
+impl SessionLink for Session {
     fn submit(&self, op: Op) -> String {
-        AgentHandle::submit(self, op)
+        Session::submit(self, op)
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(Session::close(self))
     }
 }
 
-/// How long the engine may take to answer `ready` or a conversation switch.
+/// How long a new session may take to say `ready`.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
-impl Sessions for HandleSessions {
+impl Sessions for ServiceSessions {
     fn open(&self, request: OpenRequest) -> BoxFuture<'_, Result<Opened, String>> {
         Box::pin(async move {
             let folders = corvid_agent::project_folders(&request.cwd, None);
@@ -99,60 +111,58 @@ impl Sessions for HandleSessions {
             config.project = folders.root;
             config.cwd = folders.cwd;
             config.files = request.files.clone();
-            let (handle, mut events) = AgentHandle::spawn(config, Arc::clone(&self.model))
+            let which = match &request.conversation {
+                Some(id) => OpenConversation::Existing(id.clone()),
+                None => OpenConversation::New,
+            };
+            let (session, mut subscription) = self
+                .agents
+                .open_listening(config, which)
+                .await
                 .map_err(|error| error.to_string())?;
-            let ready = wait_for(&mut events, |msg| match msg {
+            // A new session's listener starts with `ready`; one already open starts with a
+            // replay whose `ready` describes it. Either way `ready` comes first.
+            let ready = wait_for(&mut subscription, |msg| match msg {
                 EventMsg::Ready(ready) => Some(Ok(ready.clone())),
                 _ => None,
             })
             .await?;
-            let op = match &request.conversation {
-                Some(id) => Op::SwitchConversation {
-                    conversation_id: id.clone(),
-                },
-                None => Op::NewConversation,
-            };
-            handle.submit(op);
-            let (conversation_id, history) = wait_for(&mut events, |msg| match msg {
-                EventMsg::ConversationSwitched {
-                    conversation,
-                    history,
-                } => Some(Ok((conversation.id.clone(), history.clone()))),
-                EventMsg::Error(error) => Some(Err(error.message.clone())),
-                _ => None,
-            })
-            .await?;
+            let conversation_id = session.conversation_id();
+            let project = session.project().to_owned();
+            let history = self
+                .agents
+                .conversation(&project, &conversation_id)
+                .await
+                .map_err(|error| error.to_string())?
+                .map(|detail| detail.history)
+                .unwrap_or_default();
+            let (events, receiver) = mpsc::unbounded_channel();
+            tokio::spawn(forward(subscription, events));
             Ok(Opened {
                 conversation_id,
-                project: PathBuf::from(&ready.cwd),
+                project,
                 model: ready.model,
                 approval: ready.approval_policy,
                 history,
-                link: Arc::new(handle),
-                events,
+                sandbox: ready.sandbox,
+                link: Arc::new(session),
+                events: receiver,
             })
         })
     }
 
     fn list(&self, cwd: &Path) -> BoxFuture<'_, Result<Vec<Listed>, String>> {
         let folders = corvid_agent::project_folders(cwd, None);
-        let database = self.base.database.clone();
         Box::pin(async move {
-            let Some(database) = database else {
-                return Ok(Vec::new());
-            };
             let project = folders
                 .root
                 .canonicalize()
                 .map_err(|error| format!("{}: {error}", folders.root.display()))?;
-            let key = project.display().to_string();
-            let found = tokio::task::spawn_blocking(move || {
-                corvid_store::Store::open(&database)
-                    .and_then(|store| store.list_conversations(&key))
-            })
-            .await
-            .map_err(|error| error.to_string())?
-            .map_err(|error| error.to_string())?;
+            let found = self
+                .agents
+                .conversations(&project)
+                .await
+                .map_err(|error| error.to_string())?;
             Ok(found
                 .into_iter()
                 .filter(|conversation| conversation.message_count > 0)
@@ -177,9 +187,23 @@ impl Sessions for HandleSessions {
     }
 }
 
+/// Passes a subscription's live events on, until the session ends or the transport stops
+/// listening. Replayed events are dropped: they repeat what the client already saw (or what
+/// `session/load` replays from the history); after a resync the next live events continue.
+async fn forward(mut subscription: Subscription, events: mpsc::UnboundedSender<Event>) {
+    while let Some(event) = subscription.recv().await {
+        if event.replay {
+            continue;
+        }
+        if events.send(event).is_err() {
+            break;
+        }
+    }
+}
+
 /// Reads events until `pick` answers, within [`ANSWER_TIMEOUT`].
 async fn wait_for<T>(
-    events: &mut mpsc::UnboundedReceiver<Event>,
+    events: &mut Subscription,
     mut pick: impl FnMut(&EventMsg) -> Option<Result<T, String>>,
 ) -> Result<T, String> {
     let search = async {

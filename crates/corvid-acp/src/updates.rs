@@ -148,6 +148,30 @@ pub(crate) fn status(call_id: &str, status: ToolCallStatus) -> SessionUpdate {
     ))
 }
 
+/// A running command's output so far as the call's content (its tail, when long), so the
+/// editor shows it while the command runs; the result replaces it.
+pub(crate) fn running_output(call_id: &str, output: &str) -> SessionUpdate {
+    let shown = tail(output, OUTPUT_SHOWN);
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+        call_id.to_owned(),
+        ToolCallUpdateFields::new()
+            .status(ToolCallStatus::InProgress)
+            .content(vec![ToolCallContent::from(shown)]),
+    ))
+}
+
+/// The last `max` bytes of `text`, saying how much came before.
+fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("… ({start} earlier bytes)\n{}", &text[start..])
+}
+
 /// A call's result: completed or failed, with its output (edits keep their diff as content).
 pub(crate) fn result(result: &ToolResultNotification, keep_content: bool) -> SessionUpdate {
     let status = if result.ok {

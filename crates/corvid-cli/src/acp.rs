@@ -1,17 +1,17 @@
 //! `corvid acp`: the coding agent over the Agent Client Protocol on stdin/stdout, for Zed's
-//! agent panel (`agent_servers` in Zed's settings). One agent per ACP session, on the project
-//! holding the session's folder; stdout carries only protocol frames, logs go to stderr.
+//! agent panel (`agent_servers` in Zed's settings). Each ACP session is one session of the
+//! process's session service (compose.rs), on the project holding the session's folder; stdout
+//! carries only protocol frames, logs go to stderr.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use corvid_acp::HandleSessions;
-use corvid_agent::AgentConfig;
+use corvid_acp::ServiceSessions;
 use corvid_config::Loaded;
 use corvid_providers::Registry;
 use tracing_subscriber::EnvFilter;
 
-use crate::agent_front::InProcessModel;
+use crate::compose::{self, Composition};
 
 pub(crate) async fn run(loaded: &Loaded) -> anyhow::Result<()> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
@@ -26,27 +26,24 @@ pub(crate) async fn run(loaded: &Loaded) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(colour)
         .init();
-    let oauth_http = corvid_auth::oauth_http_client()?;
-    let registry = Registry::from_config(loaded, oauth_http)
-        .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+    let composition = Composition::build(loaded)?;
     let default_model = loaded.config.default_model.clone();
-    let models = catalog(&registry, &default_model);
-    // `project` and `cwd` are replaced per session by the session's folder.
+    let models = catalog(&composition.registry, &default_model);
+    // `project` and `cwd` are replaced per session by the session's folder; the service's store
+    // holds the conversations.
     let here = std::env::current_dir()?;
-    let mut base = AgentConfig::new(here, default_model);
-    base.front_end = "acp".to_owned();
-    base.database = Some(loaded.paths.database());
-    base.output_dir = loaded.paths.data_dir.join("output");
-    base.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
-    let sessions = HandleSessions {
+    let folders = corvid_agent::project_folders(&here, None);
+    let base = compose::agent_config(loaded, folders, default_model, "acp");
+    let sessions = ServiceSessions {
+        agents: composition.agents.clone(),
         base,
-        model: Arc::new(InProcessModel(registry)),
         models,
     };
     tracing::info!("corvid acp: serving the Agent Client Protocol on stdio");
-    corvid_acp::serve(Arc::new(sessions))
-        .await
-        .map_err(|error| anyhow::anyhow!("the ACP connection failed: {error}"))
+    let served = corvid_acp::serve(Arc::new(sessions)).await;
+    // Every session saves and stops before the process ends.
+    composition.agents.close_all().await;
+    served.map_err(|error| anyhow::anyhow!("the ACP connection failed: {error}"))
 }
 
 /// The model selector's entries: the default, the aliases, then each enabled provider's

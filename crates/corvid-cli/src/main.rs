@@ -4,6 +4,8 @@
 mod acp;
 mod agent_front;
 mod auth_commands;
+mod compose;
+mod sandbox_setup;
 mod serve;
 mod setup;
 mod usage_command;
@@ -149,6 +151,15 @@ struct ZedConfigArgs {
 }
 
 fn main() -> ExitCode {
+    // The sandbox helper: confine this process, then become the command. Checked before any
+    // parsing so nothing else runs first.
+    let mut args = std::env::args_os().skip(1);
+    if args
+        .next()
+        .is_some_and(|first| first == corvid_tools::sandbox::HELPER_SUBCOMMAND)
+    {
+        return corvid_tools::sandbox::helper_main(args);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -222,7 +233,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let text = auth_commands::status(&loaded)?;
             let zed = runtime.block_on(zed_commands::status(&loaded));
             let gateway_and_keys = auth_commands::gateway_and_keys(&loaded);
-            print_stdout(&format!("{}\n{zed}\n{gateway_and_keys}", text.trim_end()))
+            let sandbox = sandbox_setup::sandbox(&loaded, None).describe();
+            print_stdout(&format!(
+                "{}\n{}\n{gateway_and_keys}\nagent sandbox: {sandbox}",
+                text.trim_end(),
+                zed.trim_end()
+            ))
         }
         Command::Chat(args) => {
             let loaded = load(&config_only(cli.config))?;
@@ -246,9 +262,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Models => {
             let loaded = load(&config_only(cli.config))?;
-            let oauth_http = corvid_auth::oauth_http_client()?;
-            let registry = corvid_providers::Registry::from_config(&loaded, oauth_http)
-                .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+            let registry = compose::registry(&loaded)?;
             let text = runtime.block_on(setup::models(&loaded.config, &registry));
             print_stdout(&text)
         }

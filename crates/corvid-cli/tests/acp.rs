@@ -420,7 +420,11 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
     );
     upstream.enqueue(
         CHAT,
-        tool_call("call_b", "bash", json!({"command": "sleep 30"})),
+        tool_call(
+            "call_b",
+            "bash",
+            json!({"command": "echo started-output; sleep 30"}),
+        ),
     );
     let seen: Shared = Arc::default();
     seen.lock().unwrap().hold = true;
@@ -431,11 +435,18 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
         home.path(),
         seen,
         async move |cx: ConnectionTo<Agent>| {
-            let sid = cx
+            let opened = cx
                 .send_request(NewSessionRequest::new(cwd.clone()))
                 .block_task()
-                .await?
-                .session_id;
+                .await?;
+            // The session's sandbox (from its `ready`) is told in the approvals option.
+            let options = serde_json::to_value(&opened.config_options).unwrap();
+            let approvals = options[0]["description"].as_str().unwrap();
+            assert!(
+                approvals.starts_with("What the agent may do without asking. Commands run "),
+                "{approvals}"
+            );
+            let sid = opened.session_id;
             // 1. The permission request waits; a cancel ends the prompt as cancelled.
             let sent = cx.send_request(prompt(&sid.0, "make a file"));
             until(&state, "the permission request", |seen| {
@@ -470,7 +481,7 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
             }
             assert!(!cwd.join("made-never").exists());
 
-            // 2. Full auto: the command runs; a cancel kills it.
+            // 2. Full auto: the command runs, its output shows while it runs; a cancel kills it.
             cx.send_request(SetSessionConfigOptionRequest::new(
                 sid.clone(),
                 "mode",
@@ -480,10 +491,14 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
             .await?;
             let started = tokio::time::Instant::now();
             let sent = cx.send_request(prompt(&sid.0, "wait a while"));
-            until(&state, "the running command", |seen| {
-                updates_of(seen, "tool_call")
-                    .iter()
-                    .any(|call| call["toolCallId"] == "call_b")
+            until(&state, "the running command's output", |seen| {
+                updates_of(seen, "tool_call_update").iter().any(|update| {
+                    update["toolCallId"] == "call_b"
+                        && update["status"] == "in_progress"
+                        && update["content"][0]["content"]["text"]
+                            .as_str()
+                            .is_some_and(|text| text.contains("started-output"))
+                })
             })
             .await;
             tokio::time::sleep(Duration::from_millis(300)).await;

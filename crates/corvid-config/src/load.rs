@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::schema::{AuthMode, CompletionsBackend, Config, LogLevel, Price};
+use crate::schema::{AuthMode, CompletionsBackend, Config, LogLevel, Price, SandboxSetting};
 use crate::value::{is_truthy, parse_bool};
 use crate::{ConfigError, EnvFile, Paths, resolve_paths};
 
@@ -200,6 +200,13 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     if let Some(found) = layers.string("completions_enabled", "COMPLETIONS_ENABLED")? {
         config.completions_enabled = found.parse_bool("completions_enabled")?;
     }
+    if let Some(found) = layers.string("sandbox", "SANDBOX")? {
+        config.sandbox = found.parse(
+            "sandbox",
+            &one_of(SandboxSetting::ACCEPTED),
+            SandboxSetting::parse,
+        )?;
+    }
     if let Some(found) = layers.string("xai_auth_url", "XAI_AUTH_URL")? {
         config.xai_auth_url = found.value.trim_end_matches('/').to_owned();
     }
@@ -269,6 +276,7 @@ const KNOWN_KEYS: &[&str] = &[
     "prices",
     "providers",
     "default_provider",
+    "sandbox",
 ];
 
 /// The secrets file is readable by other users (group or world bits set): it is still used, but

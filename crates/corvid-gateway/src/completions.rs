@@ -57,6 +57,7 @@ pub(crate) async fn complete(
             "streaming is not supported on /v1/completions; send \"stream\": false",
         ));
     }
+    crate::model_name::check(&request.model, Dialect::OpenAiChat)?;
     let route = state
         .registry()
         .resolve(&request.model)
@@ -80,12 +81,18 @@ pub(crate) async fn complete(
         .await;
     let sent = match sent {
         Ok(sent) => sent,
-        Err(error) => {
-            tracing::warn!(route = "completions", model = %route.model, error = %corvid_providers::error_chain(&error), "upstream call failed");
+        Err(failed) => {
+            let error = &failed.error;
+            tracing::warn!(route = "completions", model = %crate::log_text::Clean(&route.model), error = %crate::log_text::Clean(&corvid_providers::error_chain(error)), "upstream call failed");
             let oauth =
                 route.provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
-            exchange.finish(0, Outcome::Error, None, None);
-            return Err(ApiError::from_provider(&error, oauth));
+            exchange.attempts = failed.attempts;
+            let status = match error {
+                corvid_providers::ProviderError::Status { status, .. } => status.as_u16(),
+                _ => 0,
+            };
+            exchange.finish(status, Outcome::Error, None, None);
+            return Err(ApiError::from_provider(error, oauth));
         }
     };
     exchange.attempts = sent.attempts;

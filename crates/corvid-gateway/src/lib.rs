@@ -7,7 +7,9 @@
 
 mod anchor;
 mod body;
+mod body_deadline;
 mod bookkeeping;
+mod closing;
 mod completions;
 mod error;
 mod exchange;
@@ -15,7 +17,9 @@ mod guard;
 mod hot_routes;
 mod inbound;
 mod listen;
+mod log_text;
 mod model_get;
+mod model_name;
 mod models;
 mod passthrough;
 mod path_dialect;
@@ -28,7 +32,7 @@ mod usage_scan;
 
 pub use corvid_wire::Dialect;
 pub use error::ApiError;
-pub use listen::{BindError, check_bind_address, serve};
+pub use listen::{BindError, ServeLimits, check_bind_address, serve, serve_with};
 pub use state::AppState;
 
 use axum::Router;
@@ -74,15 +78,23 @@ pub fn router(state: AppState) -> App {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state.clone());
-    App(GuardLayer { allow_remote }.layer(HotRoutes {
-        inner: router,
-        state,
-    }))
+    let closing = state.closing();
+    App {
+        service: GuardLayer { allow_remote }.layer(HotRoutes {
+            inner: router,
+            state,
+        }),
+        closing,
+    }
 }
 
 /// The gateway: the Host/Origin guard, then the hot routes, then the router.
 #[derive(Clone)]
-pub struct App(Guard<HotRoutes<Router>>);
+pub struct App {
+    service: Guard<HotRoutes<Router>>,
+    /// The shutdown gate `serve` closes when its grace ends.
+    closing: std::sync::Arc<closing::Closing>,
+}
 
 impl tower::Service<axum::extract::Request> for App {
     type Response = axum::response::Response;
@@ -99,11 +111,11 @@ impl tower::Service<axum::extract::Request> for App {
         &mut self,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.0.poll_ready(cx)
+        self.service.poll_ready(cx)
     }
 
     fn call(&mut self, request: axum::extract::Request) -> Self::Future {
-        self.0.call(request)
+        self.service.call(request)
     }
 }
 

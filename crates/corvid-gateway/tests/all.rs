@@ -4,7 +4,9 @@
 
 mod suite {
     mod completions;
+    mod crossing;
     mod errors;
+    mod faults;
     mod harness;
     mod ledger;
     mod oauth;

@@ -26,7 +26,9 @@ pub enum ProviderError {
         #[source]
         source: BoxError,
     },
-    /// The upstream did not answer in time.
+    /// The upstream took the request and sent no response headers in time. Not retried: the
+    /// upstream may be working on it, and sending it again would repeat that work (and the
+    /// wait) — a connect timeout is a [`ProviderError::Connect`] and is retried.
     #[error("the upstream at {url} did not answer in time")]
     Timeout { url: String },
     /// The request could not be sent for another reason.
@@ -47,6 +49,40 @@ pub enum ProviderError {
     Auth(#[from] AuthError),
 }
 
+/// A failed call and how many requests it sent (0 when none left corvid: no credential, a bad
+/// URL), for the ledger. It reads as the [`ProviderError`] it carries.
+#[derive(Debug)]
+pub struct CallError {
+    pub error: ProviderError,
+    pub attempts: u32,
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(out)
+    }
+}
+
+impl std::error::Error for CallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+impl std::ops::Deref for CallError {
+    type Target = ProviderError;
+
+    fn deref(&self) -> &ProviderError {
+        &self.error
+    }
+}
+
+impl From<CallError> for ProviderError {
+    fn from(failed: CallError) -> Self {
+        failed.error
+    }
+}
+
 /// Whether a failed call may be tried again at the same URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Retry {
@@ -65,10 +101,11 @@ impl ProviderError {
                 ..
             } if is_retryable_status(*status) => Retry::After(*retry_after),
             Self::Status { .. }
+            | Self::Timeout { .. }
             | Self::Transport { .. }
             | Self::InvalidCredential
             | Self::InvalidUrl { .. } => Retry::No,
-            Self::Connect { .. } | Self::Timeout { .. } => Retry::After(None),
+            Self::Connect { .. } => Retry::After(None),
             Self::Auth(err) if err.is_retryable() => Retry::After(None),
             Self::Auth(_) => Retry::No,
         }

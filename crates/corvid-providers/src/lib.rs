@@ -11,7 +11,7 @@ mod upstream;
 pub mod zed;
 
 pub use backoff::{backoff_delay, parse_retry_after};
-pub use error::{ProviderError, Retry, error_chain};
+pub use error::{CallError, ProviderError, Retry, error_chain};
 pub use model_call::{FailureClass, ModelFailure, ModelStream, prepare_request};
 pub use registry::{
     Provider, Registry, Route, RouteError, ZedModelError, ZedService, dialect_of, zed_hosts,

@@ -66,7 +66,7 @@ impl Content {
                     call.name.clone(),
                     serde_json::from_str(&call.arguments).unwrap(),
                 )),
-                Part::Image(_) | Part::ToolResult(_) => {}
+                Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => {}
             }
         }
         content

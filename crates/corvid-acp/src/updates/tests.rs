@@ -59,3 +59,19 @@ fn long_output_is_cut_on_a_character_boundary() {
     let shown = cut(&text, 5);
     assert!(shown.starts_with("éé\n…"), "{shown}");
 }
+
+#[test]
+fn a_running_commands_output_is_the_calls_content_cut_to_its_tail() {
+    let short = serde_json::to_value(running_output("c1", "line one\n")).unwrap();
+    assert_eq!(short["sessionUpdate"], "tool_call_update");
+    assert_eq!(short["toolCallId"], "c1");
+    assert_eq!(short["status"], "in_progress");
+    assert_eq!(short["content"][0]["content"]["text"], "line one\n");
+
+    let long = format!("{}é{}", "a".repeat(3 * OUTPUT_SHOWN), "z".repeat(10));
+    let update = serde_json::to_value(running_output("c1", &long)).unwrap();
+    let shown = update["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(shown.ends_with(&"z".repeat(10)), "{shown}");
+    assert!(shown.starts_with("… ("), "{shown}");
+    assert!(shown.len() < long.len());
+}

@@ -536,3 +536,24 @@ fn every_setting_is_in_the_readme() {
         assert!(readme.contains(name), "{name} is not in README.md");
     }
 }
+
+#[test]
+fn the_sandbox_is_on_unless_turned_off() {
+    let home = tempfile::tempdir().unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert_eq!(loaded.config.sandbox, SandboxSetting::On);
+    fs::write(home.path().join("config.toml"), "sandbox = \"off\"\n").unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert_eq!(loaded.config.sandbox, SandboxSetting::Off);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let loaded = load(
+        &Flags::default(),
+        &env(home.path(), &[("CORVID_SANDBOX", "on")]),
+    )
+    .unwrap();
+    assert_eq!(loaded.config.sandbox, SandboxSetting::On);
+    fs::write(home.path().join("config.toml"), "sandbox = \"maybe\"\n").unwrap();
+    let error = load(&Flags::default(), &env(home.path(), &[])).unwrap_err();
+    assert!(error.to_string().contains("sandbox"), "{error}");
+    assert!(error.to_string().contains("on, off"), "{error}");
+}

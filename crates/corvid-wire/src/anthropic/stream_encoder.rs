@@ -154,6 +154,15 @@ impl StreamEncoder {
                 );
                 self.close_open(out);
             }
+            // Another provider's encrypted reasoning that corvid minted rides as the signature
+            // of a thinking block, which Claude Code keeps and sends back verbatim.
+            StreamEvent::ReasoningEncrypted { data, id: Some(_) }
+                if crate::minted::is_minted(data) =>
+            {
+                self.open_thinking(out);
+                self.delta(json!({"type": "signature_delta", "signature": data}), out);
+                self.close_open(out);
+            }
             StreamEvent::ToolCallStart {
                 index, id, name, ..
             } => self.tool_start(*index, id, name, out),
