@@ -1,6 +1,7 @@
 //! How a session is set up (`AgentConfig`) and why one could not start (`AgentError`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use corvid_protocol::ApprovalPolicy;
 
@@ -35,6 +36,9 @@ pub struct AgentConfig {
     /// The kernel sandbox commands run in. The default is [`corvid_tools::Sandbox::off`]: only
     /// the composition root knows where the sandbox helper is, so it must set this.
     pub sandbox: corvid_tools::Sandbox,
+    /// Where the file tools read and write contents (an editor's buffers over ACP); `None`:
+    /// the disk.
+    pub files: Option<Arc<dyn corvid_tools::Files>>,
 }
 
 impl AgentConfig {
@@ -53,6 +57,7 @@ impl AgentConfig {
             checkpoint_dir: None,
             context_window: None,
             sandbox: corvid_tools::Sandbox::off(),
+            files: None,
         }
     }
 }

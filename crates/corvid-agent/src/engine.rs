@@ -81,10 +81,12 @@ impl Engine {
             path: project.clone(),
             message: error.to_string(),
         })?;
-        let tools = ToolRegistry::new(
-            ToolContext::new(workspace, config.output_dir.clone())
-                .with_sandbox(config.sandbox.clone()),
-        );
+        let mut context = ToolContext::new(workspace, config.output_dir.clone())
+            .with_sandbox(config.sandbox.clone());
+        if let Some(files) = &config.files {
+            context = context.with_files(Arc::clone(files));
+        }
+        let tools = ToolRegistry::new(context);
         let project_key = project.display().to_string();
         let mut warnings = Vec::new();
         let (history, turns, found) = {

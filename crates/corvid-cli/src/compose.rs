@@ -20,6 +20,9 @@ use corvid_wire::model::ChatRequest;
 /// registry here and hands its clone — the same sign-in sessions — to the gateway.)
 pub(crate) struct Composition {
     pub(crate) agents: Agents,
+    /// The registry the agents' model client uses (a clone: the same sign-in sessions), for
+    /// front ends that list its catalog (`acp`'s model selector).
+    pub(crate) registry: Registry,
 }
 
 impl Composition {
@@ -32,10 +35,10 @@ impl Composition {
             )
         })?;
         let agents = Agents::new(
-            Arc::new(InProcessModel(registry)),
+            Arc::new(InProcessModel(registry.clone())),
             Arc::new(Mutex::new(store)),
         );
-        Ok(Self { agents })
+        Ok(Self { agents, registry })
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `corvid` binary: the one composition root. It loads the configuration, builds the
 //! credential and the upstream client, and runs the gateway or one of the account commands.
 
+mod acp;
 mod agent_front;
 mod auth_commands;
 mod compose;
@@ -45,6 +46,8 @@ enum Command {
     Serve(ServeArgs),
     /// Work in this project with a coding agent, interactively.
     Chat(agent_front::AgentArgs),
+    /// Serve the agent over the Agent Client Protocol on stdin/stdout (Zed's agent panel).
+    Acp,
     /// Run one agent turn without a terminal session, for scripts.
     ///
     /// A new conversation unless --continue or --resume. Exit status: 0 the turn completed,
@@ -237,6 +240,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Chat(args) => {
             let loaded = load(&config_only(cli.config))?;
             runtime.block_on(agent_front::chat(&loaded, &args))
+        }
+        Command::Acp => {
+            let loaded = load(&config_only(cli.config))?;
+            runtime.block_on(acp::run(&loaded))
         }
         Command::Exec(args) => {
             let loaded = load(&config_only(cli.config))?;

@@ -122,8 +122,37 @@ pub(crate) fn setup(
                  # then: export CORVID_API_KEY=corvid\n"
             )
         }
-        Client::Zed => crate::zed_config::render(config, model.unwrap_or("supergrok"), "qwen")?,
+        Client::Zed => format!(
+            "{}\n{}",
+            crate::zed_config::render(config, model.unwrap_or("supergrok"), "qwen")?,
+            zed_agent_server()?
+        ),
     })
+}
+
+/// Zed's `agent_servers` entry that runs corvid's agent in the agent panel (`corvid acp`).
+/// The command is this binary's own path, because Zed may not start with the shell's PATH.
+fn zed_agent_server() -> anyhow::Result<String> {
+    let command = std::env::current_exe()
+        .ok()
+        .and_then(|path| path.to_str().map(str::to_owned))
+        .unwrap_or_else(|| "corvid".to_owned());
+    let settings = serde_json::json!({
+        "agent_servers": {
+            "corvid": {
+                "type": "custom",
+                "command": command,
+                "args": ["acp"],
+                "env": {}
+            }
+        }
+    });
+    Ok(format!(
+        "// corvid's coding agent in Zed's agent panel (the Agent Client Protocol): merge this key\n\
+         // into the same root object too, then pick \"corvid\" from the agent panel's + menu.\n\
+         // Logs: Zed's `dev: open acp logs`; corvid's own go to stderr (RUST_LOG=corvid=debug).\n{}\n",
+        serde_json::to_string_pretty(&settings)?
+    ))
 }
 
 #[cfg(test)]
@@ -157,5 +186,12 @@ mod tests {
         );
         let zed = setup(&config, Client::Zed, None).unwrap();
         assert!(zed.contains("http://127.0.0.1:9911/v1/completions"));
+        // The agent panel's entry: a JSON object of its own after the model-provider keys.
+        let start = zed.find("{\n  \"agent_servers\"").unwrap();
+        let agent: serde_json::Value = serde_json::from_str(zed[start..].trim()).unwrap();
+        let corvid = &agent["agent_servers"]["corvid"];
+        assert_eq!(corvid["type"], "custom");
+        assert_eq!(corvid["args"], serde_json::json!(["acp"]));
+        assert!(corvid["command"].as_str().unwrap().contains("corvid"));
     }
 }

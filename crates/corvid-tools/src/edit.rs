@@ -96,7 +96,7 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
             "old_string and new_string are the same, so nothing would change",
         ));
     }
-    let current = read_current(&path, &shown)?;
+    let current = read_current(context, &path, &shown)?;
     let (change, summary, diff) = match current {
         None if arguments.old_string.is_empty() => {
             let content = arguments.new_string;
@@ -204,7 +204,7 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
 pub(crate) fn apply(context: &ToolContext, plan: &EditPlan) -> Result<ToolOutput, ToolError> {
     recheck_path(context, &plan.input, &plan.path, &plan.shown)?;
     let shown = &plan.shown;
-    let current = read_current(&plan.path, shown)?;
+    let current = read_current(context, &plan.path, shown)?;
     let (old, new_text, message) = match (&plan.change, current) {
         (Change::Create(content), None) => (
             None,
@@ -269,7 +269,13 @@ pub(crate) fn apply(context: &ToolContext, plan: &EditPlan) -> Result<ToolOutput
         }
     };
     let diff = text::unified_diff(old.as_deref(), &new_text, shown);
-    write_file(&plan.path, shown, new_text.as_bytes(), old.is_none())?;
+    write_file(
+        context,
+        &plan.path,
+        shown,
+        new_text.as_bytes(),
+        old.is_none(),
+    )?;
     Ok(ToolOutput {
         text: message,
         is_error: false,

@@ -16,6 +16,7 @@
 mod args;
 mod edit;
 mod error;
+mod files;
 mod matcher;
 mod process;
 mod read;
@@ -32,6 +33,7 @@ mod write;
 
 pub use args::parse_call_arguments;
 pub use error::ToolError;
+pub use files::{Disk, Files};
 pub use process::ProcessTable;
 pub use registry::{ToolContext, ToolLimits, ToolRegistry, builtin_tools};
 pub use sandbox::{Confinement, Sandbox, SandboxProbe, Widening};

@@ -1,7 +1,6 @@
 //! `read`: a file as numbered lines, or a directory's entries.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read as _, Seek as _};
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
 use serde::Deserialize;
@@ -106,7 +105,7 @@ pub(crate) fn apply(context: &ToolContext, plan: &ReadPlan) -> Result<ToolOutput
 
 fn read_file(context: &ToolContext, plan: &ReadPlan, size: u64) -> Result<ToolOutput, ToolError> {
     let io_error = |error| ToolError::io(&plan.shown, error);
-    let mut file = File::open(&plan.path).map_err(io_error)?;
+    let mut file = context.files.open(&plan.path).map_err(io_error)?;
     let mut sample = Vec::with_capacity(text::SNIFF_BYTES);
     (&mut file)
         .take(text::SNIFF_BYTES as u64)
@@ -119,13 +118,12 @@ fn read_file(context: &ToolContext, plan: &ReadPlan, size: u64) -> Result<ToolOu
             reason,
         });
     }
-    if size == 0 {
+    if sample.is_empty() {
         return Ok(ToolOutput::text(format!("{} is empty.", plan.shown)));
     }
-    file.rewind().map_err(io_error)?;
 
     let limits = &context.limits;
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::new(std::io::Cursor::new(sample).chain(file));
     let mut buffer = Vec::new();
     let mut out = String::new();
     let mut number = 0u64;

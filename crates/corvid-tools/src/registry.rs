@@ -9,6 +9,7 @@ use serde_json::Value;
 use tokio::sync::OwnedMutexGuard;
 
 use crate::error::ToolError;
+use crate::files::{Disk, Files};
 use crate::process::ProcessTable;
 use crate::sandbox::Sandbox;
 use crate::stream::OutputSink;
@@ -79,6 +80,7 @@ pub struct ToolContext {
     pub(crate) output_dir: PathBuf,
     pub(crate) limits: ToolLimits,
     pub(crate) processes: ProcessTable,
+    pub(crate) files: Arc<dyn Files>,
     pub(crate) sandbox: Sandbox,
     locks: FileLocks,
 }
@@ -96,9 +98,17 @@ impl ToolContext {
             output_dir,
             limits: ToolLimits::default(),
             processes: ProcessTable::default(),
+            files: Arc::new(Disk),
             sandbox: Sandbox::off(),
             locks: FileLocks::default(),
         }
+    }
+
+    /// Reads and writes file contents through `files` instead of the disk (an editor's
+    /// buffers); paths are still resolved and confined against the disk.
+    pub fn with_files(mut self, files: Arc<dyn Files>) -> Self {
+        self.files = files;
+        self
     }
 
     /// Runs every command under `sandbox`. Without this call commands run unconfined

@@ -54,7 +54,7 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
     let arguments: WriteArgs = args::parse(NAME, arguments)?;
     let path = context.workspace.resolve_for_write(&arguments.path)?;
     let shown = context.workspace.display(&path);
-    let previous = read_current(&path, &shown)?;
+    let previous = read_current(context, &path, &shown)?;
     let previous_text = previous
         .as_deref()
         .and_then(|bytes| std::str::from_utf8(bytes).ok());
@@ -113,7 +113,7 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
 
 pub(crate) fn apply(context: &ToolContext, plan: &WritePlan) -> Result<ToolOutput, ToolError> {
     recheck_path(context, &plan.input, &plan.path, &plan.shown)?;
-    let current = read_current(&plan.path, &plan.shown)?;
+    let current = read_current(context, &plan.path, &plan.shown)?;
     if current != plan.previous {
         let reason = match (&plan.previous, &current) {
             (None, Some(_)) => {
@@ -136,7 +136,13 @@ pub(crate) fn apply(context: &ToolContext, plan: &WritePlan) -> Result<ToolOutpu
         &plan.shown,
     );
     let created = current.is_none();
-    write_file(&plan.path, &plan.shown, plan.content.as_bytes(), created)?;
+    write_file(
+        context,
+        &plan.path,
+        &plan.shown,
+        plan.content.as_bytes(),
+        created,
+    )?;
     let lines = text::lines(text::line_count(&plan.content));
     let verb = if created { "Created" } else { "Wrote" };
     Ok(ToolOutput {
@@ -186,7 +192,11 @@ pub(crate) fn recheck_path(
 }
 
 /// The file's bytes, or `None` when it does not exist.
-pub(crate) fn read_current(path: &Path, shown: &str) -> Result<Option<Vec<u8>>, ToolError> {
+pub(crate) fn read_current(
+    context: &ToolContext,
+    path: &Path,
+    shown: &str,
+) -> Result<Option<Vec<u8>>, ToolError> {
     match std::fs::metadata(path) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(ToolError::io(shown, error)),
@@ -202,15 +212,17 @@ pub(crate) fn read_current(path: &Path, shown: &str) -> Result<Option<Vec<u8>>, 
         }
         Ok(_) => {}
     }
-    std::fs::read(path)
+    context
+        .files
+        .read(path)
         .map(Some)
         .map_err(|error| ToolError::io(shown, error))
 }
 
-/// Writes a file. A new file is created exclusively (it must still be absent); an existing one
-/// is replaced atomically (a temporary file beside it, given the old permissions, renamed over
-/// it), so a reader never sees half a file.
+/// Writes a file through the context's [`crate::Files`], creating its parent folders on disk
+/// first. A file that appeared while the change waited for approval is refused.
 pub(crate) fn write_file(
+    context: &ToolContext,
     path: &Path,
     shown: &str,
     content: &[u8],
@@ -221,21 +233,33 @@ pub(crate) fn write_file(
         .parent()
         .ok_or_else(|| ToolError::refused(shown, "the path has no parent folder"))?;
     std::fs::create_dir_all(parent).map_err(io_error)?;
+    context
+        .files
+        .write(path, content, create)
+        .map_err(|error| match error.kind() {
+            std::io::ErrorKind::AlreadyExists => ToolError::refused(
+                shown,
+                "the file was created by someone else while the change waited for approval. Read it and redo the change",
+            ),
+            _ => io_error(error),
+        })
+}
+
+/// The disk's write: a new file is created exclusively (it must still be absent); an existing
+/// one is replaced atomically (a temporary file beside it, given the old permissions, renamed
+/// over it), so a reader never sees half a file.
+pub(crate) fn write_to_disk(path: &Path, content: &[u8], create: bool) -> std::io::Result<()> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("the path has no parent folder"))?;
     if create {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(path)
-            .map_err(|error| match error.kind() {
-                std::io::ErrorKind::AlreadyExists => ToolError::refused(
-                    shown,
-                    "the file was created by someone else while the change waited for approval. Read it and redo the change",
-                ),
-                _ => io_error(error),
-            })?;
-        return file.write_all(content).map_err(io_error);
+            .open(path)?;
+        return file.write_all(content);
     }
-    let permissions = std::fs::metadata(path).map_err(io_error)?.permissions();
+    let permissions = std::fs::metadata(path)?.permissions();
     let prefix = format!(
         ".{}.corvid-",
         path.file_name()
@@ -244,15 +268,9 @@ pub(crate) fn write_file(
     );
     let mut temporary = tempfile::Builder::new()
         .prefix(&prefix)
-        .tempfile_in(parent)
-        .map_err(io_error)?;
-    temporary.write_all(content).map_err(io_error)?;
-    temporary
-        .as_file()
-        .set_permissions(permissions)
-        .map_err(io_error)?;
-    temporary
-        .persist(path)
-        .map_err(|error| io_error(error.error))?;
+        .tempfile_in(parent)?;
+    temporary.write_all(content)?;
+    temporary.as_file().set_permissions(permissions)?;
+    temporary.persist(path).map_err(|error| error.error)?;
     Ok(())
 }

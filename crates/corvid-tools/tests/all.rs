@@ -5,6 +5,7 @@
 mod suite {
     mod bash;
     mod edit;
+    mod files;
     mod paths;
     mod process;
     mod read;

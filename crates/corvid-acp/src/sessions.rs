@@ -1,0 +1,220 @@
+//! The seam between the ACP transport and the agent: open a session on a conversation in a
+//! folder, list a folder's conversations, submit operations, receive events. It is backed by the
+//! process's session service ([`ServiceSessions`] over `corvid_agent::Agents`): each ACP session
+//! is one session of the service, so ACP shares the store (and, in one process, the sessions)
+//! with every other front end.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use corvid_agent::{AgentConfig, Agents, OpenConversation, Session, Subscription};
+use corvid_protocol::{ApprovalPolicy, Event, EventMsg, HistoryEntry, Op, SandboxState};
+use tokio::sync::mpsc;
+
+/// A boxed future, for the object-safe trait below.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What to open.
+#[derive(Debug, Clone)]
+pub struct OpenRequest {
+    /// The folder the editor works in; the project is found from it.
+    pub cwd: PathBuf,
+    /// `None`: a new conversation; `Some(id)`: that stored conversation.
+    pub conversation: Option<String>,
+    /// Where file tools read and write (the editor's buffers); `None`: the disk.
+    pub files: Option<Arc<dyn corvid_tools::Files>>,
+}
+
+/// An opened session.
+pub struct Opened {
+    /// The conversation it holds (the ACP session id).
+    pub conversation_id: String,
+    /// The project folder, absolute.
+    pub project: PathBuf,
+    /// The session's model and approval policy now.
+    pub model: String,
+    pub approval: ApprovalPolicy,
+    /// The conversation's history, oldest first (empty for a new one).
+    pub history: Vec<HistoryEntry>,
+    /// The kernel sandbox the session's commands run in, as its `ready` reported it.
+    pub sandbox: Option<SandboxState>,
+    /// Sends operations.
+    pub link: Arc<dyn SessionLink>,
+    /// The session's live events from now on (no replay: `session/load` replays `history`).
+    pub events: mpsc::UnboundedReceiver<Event>,
+}
+
+/// One stored conversation, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub conversation_id: String,
+    pub project: PathBuf,
+    pub title: String,
+    /// Unix seconds.
+    pub updated_at: i64,
+}
+
+/// Sends operations to one open session.
+pub trait SessionLink: Send + Sync {
+    /// Queues an operation; returns the submission id its events carry.
+    fn submit(&self, op: Op) -> String;
+    /// Ends the session; resolves once its engine has stopped (so the conversation can be
+    /// opened again at once).
+    fn close(&self) -> BoxFuture<'_, ()>;
+}
+
+/// Opens and lists sessions.
+pub trait Sessions: Send + Sync + 'static {
+    /// Opens a session; the error is a sentence for the user.
+    fn open(&self, request: OpenRequest) -> BoxFuture<'_, Result<Opened, String>>;
+    /// The conversations of the project holding `cwd`, most recently updated first; only those
+    /// with messages.
+    fn list(&self, cwd: &Path) -> BoxFuture<'_, Result<Vec<Listed>, String>>;
+    /// The models a session may use, for the model selector (the default first).
+    fn models(&self) -> Vec<String>;
+    /// The model's context window in tokens, for usage updates.
+    fn context_window(&self) -> u64;
+}
+
+/// [`Sessions`] over the session service: one service session per ACP session, each on the
+/// project holding the session's folder.
+pub struct ServiceSessions {
+    pub agents: Agents,
+    /// The settings every session starts from (`project` and `cwd` are replaced, `files` set
+    /// from the client's capabilities).
+    pub base: AgentConfig,
+    /// The catalog's models, the default first.
+    pub models: Vec<String>,
+}
+
+impl SessionLink for Session {
+    fn submit(&self, op: Op) -> String {
+        Session::submit(self, op)
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(Session::close(self))
+    }
+}
+
+/// How long a new session may take to say `ready`.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Sessions for ServiceSessions {
+    fn open(&self, request: OpenRequest) -> BoxFuture<'_, Result<Opened, String>> {
+        Box::pin(async move {
+            let folders = corvid_agent::project_folders(&request.cwd, None);
+            let mut config = self.base.clone();
+            config.project = folders.root;
+            config.cwd = folders.cwd;
+            config.files = request.files.clone();
+            let which = match &request.conversation {
+                Some(id) => OpenConversation::Existing(id.clone()),
+                None => OpenConversation::New,
+            };
+            let (session, mut subscription) = self
+                .agents
+                .open_listening(config, which)
+                .await
+                .map_err(|error| error.to_string())?;
+            // A new session's listener starts with `ready`; one already open starts with a
+            // replay whose `ready` describes it. Either way `ready` comes first.
+            let ready = wait_for(&mut subscription, |msg| match msg {
+                EventMsg::Ready(ready) => Some(Ok(ready.clone())),
+                _ => None,
+            })
+            .await?;
+            let conversation_id = session.conversation_id();
+            let project = session.project().to_owned();
+            let history = self
+                .agents
+                .conversation(&project, &conversation_id)
+                .await
+                .map_err(|error| error.to_string())?
+                .map(|detail| detail.history)
+                .unwrap_or_default();
+            let (events, receiver) = mpsc::unbounded_channel();
+            tokio::spawn(forward(subscription, events));
+            Ok(Opened {
+                conversation_id,
+                project,
+                model: ready.model,
+                approval: ready.approval_policy,
+                history,
+                sandbox: ready.sandbox,
+                link: Arc::new(session),
+                events: receiver,
+            })
+        })
+    }
+
+    fn list(&self, cwd: &Path) -> BoxFuture<'_, Result<Vec<Listed>, String>> {
+        let folders = corvid_agent::project_folders(cwd, None);
+        Box::pin(async move {
+            let project = folders
+                .root
+                .canonicalize()
+                .map_err(|error| format!("{}: {error}", folders.root.display()))?;
+            let found = self
+                .agents
+                .conversations(&project)
+                .await
+                .map_err(|error| error.to_string())?;
+            Ok(found
+                .into_iter()
+                .filter(|conversation| conversation.message_count > 0)
+                .map(|conversation| Listed {
+                    conversation_id: conversation.id,
+                    project: project.clone(),
+                    title: conversation.title,
+                    updated_at: conversation.updated_at,
+                })
+                .collect())
+        })
+    }
+
+    fn models(&self) -> Vec<String> {
+        self.models.clone()
+    }
+
+    fn context_window(&self) -> u64 {
+        self.base
+            .context_window
+            .unwrap_or(corvid_agent::DEFAULT_CONTEXT_WINDOW)
+    }
+}
+
+/// Passes a subscription's live events on, until the session ends or the transport stops
+/// listening. Replayed events are dropped: they repeat what the client already saw (or what
+/// `session/load` replays from the history); after a resync the next live events continue.
+async fn forward(mut subscription: Subscription, events: mpsc::UnboundedSender<Event>) {
+    while let Some(event) = subscription.recv().await {
+        if event.replay {
+            continue;
+        }
+        if events.send(event).is_err() {
+            break;
+        }
+    }
+}
+
+/// Reads events until `pick` answers, within [`ANSWER_TIMEOUT`].
+async fn wait_for<T>(
+    events: &mut Subscription,
+    mut pick: impl FnMut(&EventMsg) -> Option<Result<T, String>>,
+) -> Result<T, String> {
+    let search = async {
+        while let Some(event) = events.recv().await {
+            if let Some(answer) = pick(&event.msg) {
+                return answer;
+            }
+        }
+        Err("the agent stopped before it answered".to_owned())
+    };
+    tokio::time::timeout(ANSWER_TIMEOUT, search)
+        .await
+        .unwrap_or_else(|_| Err("the agent did not answer in time".to_owned()))
+}

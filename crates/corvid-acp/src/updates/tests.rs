@@ -1,0 +1,77 @@
+use super::*;
+use serde_json::json;
+
+fn call(tool: &str, arguments: Value) -> ToolCallNotification {
+    ToolCallNotification {
+        call_id: "c1".to_owned(),
+        tool: tool.to_owned(),
+        arguments,
+        summary: format!("{tool} summary"),
+    }
+}
+
+#[test]
+fn an_edit_shows_its_old_and_new_text_at_the_absolute_path() {
+    let described = describe(
+        &call(
+            "edit",
+            json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+        ),
+        Path::new("/project"),
+    );
+    assert_eq!(described.kind, ToolKind::Edit);
+    let value = serde_json::to_value(&described.content).unwrap();
+    assert_eq!(value[0]["type"], "diff");
+    assert_eq!(value[0]["path"], "/project/src/lib.rs");
+    assert_eq!(value[0]["oldText"], "a - b");
+    assert_eq!(value[0]["newText"], "a + b");
+    let locations = serde_json::to_value(&described.locations).unwrap();
+    assert_eq!(locations[0]["path"], "/project/src/lib.rs");
+}
+
+#[test]
+fn a_command_is_titled_by_itself() {
+    let described = describe(
+        &call("bash", json!({"command": "cargo test -p x"})),
+        Path::new("/p"),
+    );
+    assert_eq!(described.kind, ToolKind::Execute);
+    assert_eq!(described.title, "cargo test -p x");
+    let value = serde_json::to_value(&described.content).unwrap();
+    assert_eq!(value[0]["content"]["text"], "$ cargo test -p x");
+}
+
+#[test]
+fn todos_become_a_plan() {
+    let update = plan(&[TodoItem {
+        content: "write tests".to_owned(),
+        status: TodoStatus::InProgress,
+    }]);
+    let value = serde_json::to_value(&update).unwrap();
+    assert_eq!(value["sessionUpdate"], "plan");
+    assert_eq!(value["entries"][0]["status"], "in_progress");
+    assert_eq!(value["entries"][0]["content"], "write tests");
+}
+
+#[test]
+fn long_output_is_cut_on_a_character_boundary() {
+    let text = "é".repeat(10);
+    let shown = cut(&text, 5);
+    assert!(shown.starts_with("éé\n…"), "{shown}");
+}
+
+#[test]
+fn a_running_commands_output_is_the_calls_content_cut_to_its_tail() {
+    let short = serde_json::to_value(running_output("c1", "line one\n")).unwrap();
+    assert_eq!(short["sessionUpdate"], "tool_call_update");
+    assert_eq!(short["toolCallId"], "c1");
+    assert_eq!(short["status"], "in_progress");
+    assert_eq!(short["content"][0]["content"]["text"], "line one\n");
+
+    let long = format!("{}é{}", "a".repeat(3 * OUTPUT_SHOWN), "z".repeat(10));
+    let update = serde_json::to_value(running_output("c1", &long)).unwrap();
+    let shown = update["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(shown.ends_with(&"z".repeat(10)), "{shown}");
+    assert!(shown.starts_with("… ("), "{shown}");
+    assert!(shown.len() < long.len());
+}

@@ -1,0 +1,518 @@
+//! `corvid acp` driven as a child process by the `agent-client-protocol` crate's own client,
+//! against a scripted model on loopback: initialize, new session, a prompt streamed as updates,
+//! a permission request answered, the edit made through the client's `fs/*` (on its unsaved
+//! buffer), list, config options, slash commands, a cancel while a permission waits, a cancel
+//! of a running command, and the session loaded again with its history replayed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
+    InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
+    PermissionOptionKind, PromptRequest, ReadTextFileRequest, ReadTextFileResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionConfigOptionValue, SessionNotification,
+    SetSessionConfigOptionRequest, StopReason, WriteTextFileRequest, WriteTextFileResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{AcpAgent, Agent, Client, on_receive_notification, on_receive_request};
+use corvid_test_support::{MockUpstream, Reply};
+use serde_json::{Value, json};
+
+const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
+const CHAT: &str = "/v1/chat/completions";
+const STEP: Duration = Duration::from_secs(30);
+
+fn chunk(delta: Value, finish: Value) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    .to_string()
+}
+
+fn script(mut events: Vec<String>) -> Reply {
+    events.push(
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
+               "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
+        .to_string(),
+    );
+    events.push("[DONE]".to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    Reply::sse(&refs, Duration::ZERO)
+}
+
+fn tool_call(id: &str, name: &str, arguments: Value) -> Reply {
+    script(vec![
+        chunk(
+            json!({"role": "assistant", "reasoning_content": "thinking it over"}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": arguments.to_string()}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+    ])
+}
+
+fn text(answer: &str) -> Reply {
+    script(vec![
+        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
+        chunk(json!({}), json!("stop")),
+    ])
+}
+
+/// What the client saw and how it answers.
+#[derive(Default)]
+struct Seen {
+    updates: Vec<Value>,
+    permissions: Vec<Value>,
+    reads: Vec<PathBuf>,
+    writes: Vec<(PathBuf, String)>,
+    /// When set, permission requests are held here instead of answered.
+    hold: bool,
+    held: Vec<Responder<RequestPermissionResponse>>,
+    /// The editor's unsaved buffers: reads answer from them, writes land in them (and on disk).
+    buffers: std::collections::HashMap<PathBuf, String>,
+}
+
+type Shared = Arc<Mutex<Seen>>;
+
+fn agent(upstream: &MockUpstream, home: &Path) -> AcpAgent {
+    AcpAgent::from_args([
+        format!("CORVID_HOME={}", home.display()),
+        format!("CORVID_UPSTREAM={}", upstream.base_url()),
+        "XAI_API_KEY=upstream-key".to_owned(),
+        "CORVID_DEFAULT_MODEL=grok".to_owned(),
+        CORVID.to_owned(),
+        "acp".to_owned(),
+    ])
+    .unwrap()
+}
+
+/// Runs `body` against a fresh `corvid acp` with a client recording into `seen`.
+async fn drive<F>(upstream: &MockUpstream, home: &Path, seen: Shared, body: F)
+where
+    F: AsyncFnOnce(ConnectionTo<Agent>) -> Result<(), agent_client_protocol::Error>,
+{
+    let (a, b, c, d) = (seen.clone(), seen.clone(), seen.clone(), seen);
+    let run = Client
+        .v1()
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                a.lock()
+                    .unwrap()
+                    .updates
+                    .push(serde_json::to_value(&notification.update).unwrap());
+                Ok(())
+            },
+            on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| {
+                let mut seen = b.lock().unwrap();
+                seen.permissions
+                    .push(serde_json::to_value(&request).unwrap());
+                if seen.hold {
+                    seen.held.push(responder);
+                    return Ok(());
+                }
+                drop(seen);
+                let allow = request
+                    .options
+                    .iter()
+                    .find(|option| option.kind == PermissionOptionKind::AllowOnce)
+                    .unwrap();
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                        allow.option_id.clone(),
+                    )),
+                ))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ReadTextFileRequest, responder, _cx| {
+                let mut seen = c.lock().unwrap();
+                seen.reads.push(request.path.clone());
+                let content = match seen.buffers.get(&request.path) {
+                    Some(buffer) => buffer.clone(),
+                    None => std::fs::read_to_string(&request.path).unwrap_or_default(),
+                };
+                responder.respond(ReadTextFileResponse::new(content))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: WriteTextFileRequest, responder, _cx| {
+                let mut seen = d.lock().unwrap();
+                std::fs::write(&request.path, &request.content).unwrap();
+                seen.buffers
+                    .insert(request.path.clone(), request.content.clone());
+                seen.writes.push((request.path, request.content));
+                responder.respond(WriteTextFileResponse::new())
+            },
+            on_receive_request!(),
+        )
+        .connect_with(
+            agent(upstream, home),
+            async move |connection: ConnectionTo<Agent>| {
+                let init = connection
+                    .send_request(
+                        InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
+                            ClientCapabilities::new().fs(FileSystemCapabilities::new()
+                                .read_text_file(true)
+                                .write_text_file(true)),
+                        ),
+                    )
+                    .block_task()
+                    .await?;
+                let init = serde_json::to_value(&init).unwrap();
+                assert_eq!(init["protocolVersion"], 1);
+                assert_eq!(init["agentCapabilities"]["loadSession"], true);
+                assert_eq!(
+                    init["agentCapabilities"]["promptCapabilities"]["image"],
+                    true
+                );
+                assert_eq!(
+                    init["agentCapabilities"]["promptCapabilities"]["embeddedContext"],
+                    true
+                );
+                assert_eq!(init["authMethods"][0]["type"], "terminal");
+                body(connection).await
+            },
+        );
+    tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the ACP session timed out")
+        .expect("the ACP session failed");
+}
+
+fn prompt(session: &str, text: &str) -> PromptRequest {
+    PromptRequest::new(
+        session.to_owned(),
+        vec![ContentBlock::from(text.to_owned())],
+    )
+}
+
+fn updates_of<'a>(seen: &'a Seen, kind: &str) -> Vec<&'a Value> {
+    seen.updates
+        .iter()
+        .filter(|update| update["sessionUpdate"] == kind)
+        .collect()
+}
+
+async fn until(seen: &Shared, what: &str, check: impl Fn(&Seen) -> bool) {
+    let deadline = tokio::time::Instant::now() + STEP;
+    while !check(&seen.lock().unwrap()) {
+        assert!(tokio::time::Instant::now() < deadline, "never saw {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_again() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let file = root.join("lib.rs");
+    std::fs::write(&file, "fn add(a: i32, b: i32) -> i32 { a - b }\n").unwrap();
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(
+        CHAT,
+        tool_call(
+            "call_1",
+            "edit",
+            json!({"path": "lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+        ),
+    );
+    upstream.enqueue(CHAT, text("Fixed: add now adds."));
+    let seen: Shared = Arc::default();
+    // Zed holds an unsaved change in its buffer: the agent must see and keep it.
+    seen.lock().unwrap().buffers.insert(
+        file.clone(),
+        "// unsaved note\nfn add(a: i32, b: i32) -> i32 { a - b }\n".to_owned(),
+    );
+    let session = Arc::new(Mutex::new(String::new()));
+    let (state, id) = (seen.clone(), session.clone());
+    let cwd = root.clone();
+    let edited = file.clone();
+    drive(
+        &upstream,
+        home.path(),
+        seen.clone(),
+        async move |cx: ConnectionTo<Agent>| {
+            let created = cx
+                .send_request(NewSessionRequest::new(cwd.clone()))
+                .block_task()
+                .await?;
+            let created_json = serde_json::to_value(&created).unwrap();
+            let options = created_json["configOptions"].as_array().unwrap();
+            let mode = options
+                .iter()
+                .find(|option| option["id"] == "mode")
+                .unwrap();
+            assert_eq!(mode["currentValue"], "ask");
+            let values: Vec<&str> = mode["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["value"].as_str().unwrap())
+                .collect();
+            assert_eq!(values, ["read-only", "ask", "auto-edit", "full-auto"]);
+            let model = options
+                .iter()
+                .find(|option| option["id"] == "model")
+                .unwrap();
+            assert_eq!(model["currentValue"], "grok");
+            let sid = created.session_id.0.to_string();
+            *id.lock().unwrap() = sid.clone();
+
+            let answer = cx
+                .send_request(prompt(&sid, "make add add"))
+                .block_task()
+                .await?;
+            assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            {
+                let seen = state.lock().unwrap();
+                let commands = updates_of(&seen, "available_commands_update");
+                let names: Vec<&str> = commands[0]["availableCommands"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c["name"].as_str().unwrap())
+                    .collect();
+                for name in ["init", "compact", "undo", "diff"] {
+                    assert!(names.contains(&name), "{names:?}");
+                }
+                let thoughts = updates_of(&seen, "agent_thought_chunk");
+                assert_eq!(thoughts[0]["content"]["text"], "thinking it over");
+                let call = updates_of(&seen, "tool_call")[0];
+                assert_eq!(call["toolCallId"], "call_1");
+                assert_eq!(call["kind"], "edit");
+                assert_eq!(call["rawInput"]["old_string"], "a - b");
+                assert_eq!(call["locations"][0]["path"], file.display().to_string());
+                assert_eq!(call["content"][0]["type"], "diff");
+                assert_eq!(call["content"][0]["oldText"], "a - b");
+                assert_eq!(call["content"][0]["newText"], "a + b");
+                // The permission request shows the real diff, and its options.
+                assert_eq!(seen.permissions.len(), 1, "{:?}", seen.permissions);
+                let asked = &seen.permissions[0];
+                assert_eq!(asked["toolCall"]["content"][0]["newText"], "a + b");
+                assert_eq!(asked["toolCall"]["status"], "pending");
+                let kinds: Vec<&str> = asked["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| o["kind"].as_str().unwrap())
+                    .collect();
+                assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+                let statuses: Vec<&Value> = updates_of(&seen, "tool_call_update")
+                    .iter()
+                    .map(|u| &u["status"])
+                    .collect();
+                assert!(statuses.contains(&&json!("pending")), "{statuses:?}");
+                assert!(statuses.contains(&&json!("in_progress")), "{statuses:?}");
+                assert_eq!(statuses.last().unwrap(), &&json!("completed"));
+                let said: String = updates_of(&seen, "agent_message_chunk")
+                    .iter()
+                    .map(|u| u["content"]["text"].as_str().unwrap())
+                    .collect();
+                assert!(said.contains("Fixed: add now adds."), "{said}");
+                assert!(!updates_of(&seen, "usage_update").is_empty());
+                // Read from the editor's buffer, written through the editor.
+                assert!(seen.reads.contains(&file), "{:?}", seen.reads);
+                assert_eq!(seen.writes.len(), 1);
+                assert_eq!(
+                    seen.writes[0].1,
+                    "// unsaved note\nfn add(a: i32, b: i32) -> i32 { a + b }\n"
+                );
+            }
+
+            // Listed, with a title.
+            let listed = cx
+                .send_request(ListSessionsRequest::new().cwd(cwd.clone()))
+                .block_task()
+                .await?;
+            let listed = serde_json::to_value(&listed).unwrap();
+            assert_eq!(listed["sessions"][0]["sessionId"], sid.as_str());
+            assert_eq!(listed["sessions"][0]["title"], "make add add");
+
+            // Modes are approval policies; a bad value is an error, not a crash.
+            let changed = cx
+                .send_request(SetSessionConfigOptionRequest::new(
+                    sid.clone(),
+                    "mode",
+                    SessionConfigOptionValue::value_id("full-auto"),
+                ))
+                .block_task()
+                .await?;
+            let changed = serde_json::to_value(&changed).unwrap();
+            assert_eq!(changed["configOptions"][0]["currentValue"], "full-auto");
+            let refused = cx
+                .send_request(SetSessionConfigOptionRequest::new(
+                    sid.clone(),
+                    "mode",
+                    SessionConfigOptionValue::value_id("yolo"),
+                ))
+                .block_task()
+                .await;
+            assert!(refused.is_err());
+
+            // A slash command answers without a model call.
+            let diff = cx.send_request(prompt(&sid, "/diff")).block_task().await?;
+            assert_eq!(diff.stop_reason, StopReason::EndTurn);
+            Ok(())
+        },
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(&edited).unwrap(),
+        "// unsaved note\nfn add(a: i32, b: i32) -> i32 { a + b }\n"
+    );
+    assert_eq!(upstream.requests().len(), 2);
+
+    // A new process loads the session: the history is replayed before the answer.
+    let sid = session.lock().unwrap().clone();
+    let replayed: Shared = Arc::default();
+    let state = replayed.clone();
+    drive(
+        &upstream,
+        home.path(),
+        replayed.clone(),
+        async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(LoadSessionRequest::new(sid.clone(), root.clone()))
+                .block_task()
+                .await?;
+            let seen = state.lock().unwrap();
+            let user: Vec<&Value> = updates_of(&seen, "user_message_chunk");
+            assert_eq!(user[0]["content"]["text"], "make add add");
+            let call = updates_of(&seen, "tool_call")[0];
+            assert_eq!(call["toolCallId"], "call_1");
+            let said: String = updates_of(&seen, "agent_message_chunk")
+                .iter()
+                .map(|u| u["content"]["text"].as_str().unwrap())
+                .collect();
+            assert!(said.contains("Fixed: add now adds."), "{said}");
+            Ok(())
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(
+        CHAT,
+        tool_call("call_a", "bash", json!({"command": "mkdir -p made-never"})),
+    );
+    upstream.enqueue(
+        CHAT,
+        tool_call(
+            "call_b",
+            "bash",
+            json!({"command": "echo started-output; sleep 30"}),
+        ),
+    );
+    let seen: Shared = Arc::default();
+    seen.lock().unwrap().hold = true;
+    let state = seen.clone();
+    let cwd = root.clone();
+    drive(
+        &upstream,
+        home.path(),
+        seen,
+        async move |cx: ConnectionTo<Agent>| {
+            let opened = cx
+                .send_request(NewSessionRequest::new(cwd.clone()))
+                .block_task()
+                .await?;
+            // The session's sandbox (from its `ready`) is told in the approvals option.
+            let options = serde_json::to_value(&opened.config_options).unwrap();
+            let approvals = options[0]["description"].as_str().unwrap();
+            assert!(
+                approvals.starts_with("What the agent may do without asking. Commands run "),
+                "{approvals}"
+            );
+            let sid = opened.session_id;
+            // 1. The permission request waits; a cancel ends the prompt as cancelled.
+            let sent = cx.send_request(prompt(&sid.0, "make a file"));
+            until(&state, "the permission request", |seen| {
+                seen.held.len() == 1
+            })
+            .await;
+            let asked = state.lock().unwrap().permissions[0].clone();
+            assert_eq!(asked["toolCall"]["title"], "mkdir -p made-never");
+            assert_eq!(asked["toolCall"]["kind"], "execute");
+            assert_eq!(
+                asked["toolCall"]["rawInput"]["command"],
+                "mkdir -p made-never"
+            );
+            let kinds: Vec<&str> = asked["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["kind"].as_str().unwrap())
+                .collect();
+            assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+            assert_eq!(asked["options"][1]["name"], "Always allow `mkdir …`");
+            cx.send_notification(CancelNotification::new(sid.clone()))?;
+            let answer = tokio::time::timeout(STEP, sent.block_task())
+                .await
+                .expect("the cancelled prompt hung")?;
+            assert_eq!(answer.stop_reason, StopReason::Cancelled);
+            // The client answers its held request as cancelled, as the protocol asks.
+            for responder in std::mem::take(&mut state.lock().unwrap().held) {
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Cancelled,
+                ))?;
+            }
+            assert!(!cwd.join("made-never").exists());
+
+            // 2. Full auto: the command runs, its output shows while it runs; a cancel kills it.
+            cx.send_request(SetSessionConfigOptionRequest::new(
+                sid.clone(),
+                "mode",
+                SessionConfigOptionValue::value_id("full-auto"),
+            ))
+            .block_task()
+            .await?;
+            let started = tokio::time::Instant::now();
+            let sent = cx.send_request(prompt(&sid.0, "wait a while"));
+            until(&state, "the running command's output", |seen| {
+                updates_of(seen, "tool_call_update").iter().any(|update| {
+                    update["toolCallId"] == "call_b"
+                        && update["status"] == "in_progress"
+                        && update["content"][0]["content"]["text"]
+                            .as_str()
+                            .is_some_and(|text| text.contains("started-output"))
+                })
+            })
+            .await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            cx.send_notification(CancelNotification::new(sid.clone()))?;
+            let answer = tokio::time::timeout(STEP, sent.block_task())
+                .await
+                .expect("the cancelled command hung")?;
+            assert_eq!(answer.stop_reason, StopReason::Cancelled);
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the command was not stopped"
+            );
+            Ok(())
+        },
+    )
+    .await;
+}

@@ -1,0 +1,203 @@
+"""`corvid acp` driven end to end by a client nobody here wrote: the Python
+`agent-client-protocol` package (its `spawn_agent_process` and client side), against the mock
+model on loopback. Initialize, a new session, a prompt with streamed updates, a permission
+request answered, the file changed, a cancel mid-turn, the session loaded again; and, over a raw
+pipe, malformed frames and unknown methods answered with JSON-RPC errors while the process keeps
+serving."""
+
+import asyncio
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+import acp
+import pytest
+from acp.schema import AllowedOutcome, ClientCapabilities, DeniedOutcome, FileSystemCapabilities, RequestPermissionResponse
+
+from conftest import TARGET, _clean_env
+
+CHAT = "/v1/chat/completions"
+
+
+def _chunk(delta, finish=None):
+    return {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+_USAGE = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
+          "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28}}
+
+
+def _tool_call(mock, call_id, name, arguments):
+    mock._call("POST", "/__mock/enqueue", {"path": CHAT, "status": 200, "sse": [
+        _chunk({"role": "assistant", "content": None, "tool_calls": [
+            {"index": 0, "id": call_id, "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}]}),
+        _chunk({}, "tool_calls"), _USAGE, "[DONE]"]})
+
+
+def _text(mock, text):
+    mock._call("POST", "/__mock/enqueue", {"path": CHAT, "status": 200, "sse": [
+        _chunk({"role": "assistant", "content": text}), _chunk({}, "stop"), _USAGE, "[DONE]"]})
+
+
+class Recorder:
+    """The client side: records updates and permission requests, answers permissions."""
+
+    def __init__(self, answer="allow_once"):
+        self.updates = []
+        self.permissions = []
+        self.answer = answer
+        self.asked = asyncio.Event()
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        self.permissions.append((tool_call, options))
+        self.asked.set()
+        if self.answer is None:
+            # Hold the question until the turn is cancelled; then answer as the protocol asks.
+            await asyncio.sleep(3600)
+        return RequestPermissionResponse(outcome=AllowedOutcome(option_id=self.answer, outcome="selected"))
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append(update)
+
+    def of(self, kind):
+        return [u for u in self.updates if getattr(u, "session_update", None) == kind]
+
+
+def _env(home, mock):
+    return _clean_env(CORVID_HOME=home, CORVID_UPSTREAM=mock.base_url, XAI_API_KEY="sk-upstream-test",
+                      CORVID_DEFAULT_MODEL="grok", NO_COLOR="1")
+
+
+def _run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, 90))
+
+
+@pytest.fixture
+def project():
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder).resolve()
+        (root / ".git").mkdir()
+        (root / "lib.rs").write_text("fn add(a: i32, b: i32) -> i32 { a - b }\n")
+        yield root
+
+
+@pytest.fixture
+def home():
+    with tempfile.TemporaryDirectory() as folder:
+        yield folder
+
+
+def test_a_session_prompts_asks_edits_cancels_and_loads_again(mock_upstream, project, home):
+    _tool_call(mock_upstream, "call_1", "edit", {"path": "lib.rs", "old_string": "a - b", "new_string": "a + b"})
+    _text(mock_upstream, "Fixed it.")
+    _tool_call(mock_upstream, "call_2", "bash", {"command": "sleep 30"})
+    corvid = str(TARGET / "corvid")
+
+    async def first():
+        client = Recorder()
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION,
+                                         client_capabilities=ClientCapabilities())
+            assert init.protocol_version == 1
+            assert init.agent_capabilities.load_session is True
+            methods = init.model_dump(by_alias=True, exclude_none=True)["authMethods"]
+            assert methods[0]["type"] == "terminal" and methods[0]["args"] == ["login", "xai"], methods
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("make add add")])
+            assert answer.stop_reason == "end_turn"
+            calls = client.of("tool_call")
+            assert calls[0].tool_call_id == "call_1" and calls[0].kind == "edit"
+            assert calls[0].content[0].type == "diff" and calls[0].content[0].new_text == "a + b"
+            tool_call, options = client.permissions[0]
+            assert tool_call.status == "pending" and tool_call.raw_input["new_string"] == "a + b"
+            assert [option.kind for option in options] == ["allow_once", "allow_always", "reject_once"]
+            statuses = [u.status for u in client.of("tool_call_update")]
+            assert statuses[-1] == "completed", statuses
+            said = "".join(u.content.text for u in client.of("agent_message_chunk"))
+            assert "Fixed it." in said
+            assert (project / "lib.rs").read_text() == "fn add(a: i32, b: i32) -> i32 { a + b }\n"
+            names = [c.name for c in client.of("available_commands_update")[0].available_commands]
+            assert {"init", "compact", "undo", "diff"} <= set(names)
+
+            # A cancel mid-turn: the running command is stopped and the prompt says cancelled.
+            await conn.set_config_option(config_id="mode", session_id=session.session_id, value="full-auto")
+            turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=[acp.text_block("wait")]))
+            while not any(c.tool_call_id == "call_2" for c in client.of("tool_call")):
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
+            await conn.cancel(session_id=session.session_id)
+            answer = await asyncio.wait_for(turn, 20)
+            assert answer.stop_reason == "cancelled"
+
+            listed = await conn.list_sessions(cwd=str(project))
+            assert listed.sessions[0].session_id == session.session_id
+            return session.session_id
+
+    session_id = _run(first())
+
+    async def second():
+        client = Recorder()
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            await conn.load_session(cwd=str(project), session_id=session_id, mcp_servers=[])
+            users = [u.content.text for u in client.of("user_message_chunk")]
+            assert users[:2] == ["make add add", "wait"], users
+            assert client.of("tool_call")[0].tool_call_id == "call_1"
+
+    _run(second())
+
+
+def test_a_permission_waiting_when_the_turn_is_cancelled_ends_it(mock_upstream, project, home):
+    _tool_call(mock_upstream, "call_1", "bash", {"command": "mkdir -p never-made"})
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder(answer=None)
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=[acp.text_block("go")]))
+            await asyncio.wait_for(client.asked.wait(), 20)
+            tool_call, _options = client.permissions[0]
+            assert tool_call.title == "mkdir -p never-made" and tool_call.kind == "execute"
+            await conn.cancel(session_id=session.session_id)
+            answer = await asyncio.wait_for(turn, 20)
+            assert answer.stop_reason == "cancelled"
+            assert not (project / "never-made").exists()
+
+    _run(run())
+
+
+def test_malformed_frames_and_unknown_methods_get_errors_and_serving_goes_on(mock_upstream, home):
+    process = subprocess.Popen([str(TARGET / "corvid"), "acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, env=_env(home, mock_upstream), text=True)
+    try:
+        def exchange(line):
+            process.stdin.write(line + "\n")
+            process.stdin.flush()
+            return json.loads(process.stdout.readline())
+
+        early = exchange(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {}}))
+        assert early["id"] == 1 and early["error"]["code"] == -32600, early  # before initialize
+        garbage = exchange("this is not json")
+        assert garbage["error"]["code"] == -32700, garbage
+        init = exchange(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "initialize",
+                                    "params": {"protocolVersion": 1, "clientCapabilities": {}}}))
+        assert init["id"] == 2 and init["result"]["protocolVersion"] == 1, init
+        unknown = exchange(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "corvid/nothing", "params": {}}))
+        assert unknown["id"] == 5 and unknown["error"]["code"] == -32601, unknown
+        garbage = exchange('{"jsonrpc": "2.0", "id": 6, "method": ')
+        assert garbage["error"]["code"] == -32700, garbage
+        bad = exchange(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": 7}}))
+        assert bad["id"] == 3 and bad["error"]["code"] == -32602, bad
+        listed = exchange(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "session/list", "params": {}}))
+        assert listed["id"] == 4 and "result" in listed, listed
+    finally:
+        process.stdin.close()
+        process.wait(timeout=15)
