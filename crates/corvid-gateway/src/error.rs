@@ -21,8 +21,9 @@ pub struct ApiError {
     /// OpenAI's `error.type`: `invalid_request_error`, `auth_error`, `not_found_error`, …
     pub kind: &'static str,
     pub message: String,
-    /// The upstream's own code, when it gave one.
-    pub code: Option<Value>,
+    /// The upstream's own code, when it gave one (boxed: a `Value` is large and errors travel
+    /// in `Result`s on the request path).
+    pub code: Option<Box<Value>>,
     /// The request field at fault, when known.
     pub param: Option<&'static str>,
     pub retry_after: Option<Duration>,
@@ -77,7 +78,7 @@ impl ApiError {
                 "error": {
                     "message": self.message,
                     "type": self.kind,
-                    "code": self.code.clone().unwrap_or(Value::Null),
+                    "code": self.code.as_deref().cloned().unwrap_or(Value::Null),
                     "param": self.param,
                 }
             }),
@@ -110,11 +111,11 @@ impl ApiError {
                         "{} (xAI said: {message})",
                         corvid_auth::plan_lacks_api_access_message()
                     ));
-                    api.code = code;
+                    api.code = code.map(Box::new);
                     return api;
                 }
                 let mut api = Self::new(*status, type_for_status(*status), message);
-                api.code = code;
+                api.code = code.map(Box::new);
                 api.retry_after = *retry_after;
                 api
             }
@@ -162,7 +163,7 @@ impl ApiError {
             error,
             RouteError::UnknownProvider { .. } | RouteError::UnknownModel { .. }
         ) {
-            api.code = Some(Value::from("model_not_found"));
+            api.code = Some(Box::new(Value::from("model_not_found")));
         }
         api.param = Some("model");
         api
@@ -362,7 +363,7 @@ mod tests {
         );
         assert_eq!(api.message, "slow down");
         assert_eq!(api.kind, "rate_limit_error");
-        assert_eq!(api.code, Some(json!("rate_limit_exceeded")));
+        assert_eq!(api.code.as_deref(), Some(&json!("rate_limit_exceeded")));
 
         let api = ApiError::from_provider(&status(502, "<html>bad gateway</html>"), false);
         assert_eq!(api.message, "<html>bad gateway</html>");

@@ -55,6 +55,6 @@ fn find(list: &Value, field: &str, key: &str, wanted: &str) -> Option<Response> 
 
 fn missing(id: &str, dialect: Dialect) -> Response {
     let mut error = ApiError::not_found(format!("model {id:?} is not in corvid's catalog"));
-    error.code = Some(Value::from("model_not_found"));
+    error.code = Some(Box::new(Value::from("model_not_found")));
     error.in_dialect(dialect).into_response()
 }
