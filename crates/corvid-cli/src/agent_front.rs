@@ -20,7 +20,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 /// The in-process model client: the gateway's providers, routing and credentials.
-struct InProcessModel(Registry);
+pub(crate) struct InProcessModel(pub(crate) Registry);
 
 impl ModelClient for InProcessModel {
     fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {

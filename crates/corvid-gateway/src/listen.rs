@@ -35,12 +35,25 @@ pub fn check_bind_address(host: &str, allow_remote: bool) -> Result<(), BindErro
 
 /// Serves `app` on `listener` until `shutdown` resolves; then stops accepting, lets in-flight
 /// requests finish for at most `grace`, and returns (dropping the listener frees the port).
-pub async fn serve(
+///
+/// `app` is the gateway's [`crate::App`] or a service wrapping it (corvid-server's, which adds
+/// the web page in front of it).
+pub async fn serve<S>(
     listener: TcpListener,
-    app: crate::App,
+    app: S,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: tower::Service<
+            axum::extract::Request,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
     let listener = listener.tap_io(|tcp| {
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::warn!(%error, "could not set TCP_NODELAY");

@@ -1,0 +1,102 @@
+//! What the page needs from the agent: submit an operation, subscribe to the events. The
+//! WebSocket and the REST routes use only [`AgentSessions`], so the session service (many
+//! sessions, replay on subscribe, approvals by id) plugs in behind it without touching them.
+//!
+//! [`EngineSessions`] implements it over today's single engine: one `AgentHandle` whose events
+//! fan out to every listener through a bounded broadcast channel, so a tab that stops reading
+//! neither stalls the engine nor grows memory; it only misses events, and is told so.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use corvid_agent::{AgentConfig, AgentError, AgentHandle, ModelClient};
+use corvid_protocol::{Event, EventMsg, Op, Submission};
+use tokio::sync::broadcast;
+
+/// Events buffered per listener before a slow one starts missing them.
+pub const LISTENER_BUFFER: usize = 1024;
+
+/// The agent as the page sees it.
+pub trait AgentSessions: Send + Sync + 'static {
+    /// Hands a submission to the engine; its events carry its id.
+    fn submit(&self, submission: Submission);
+    /// Every event from now on. A listener that falls more than [`LISTENER_BUFFER`] events
+    /// behind gets `RecvError::Lagged` and should fetch the conversation again
+    /// (`switch_conversation` to the active one replays it).
+    fn subscribe(&self) -> broadcast::Receiver<Event>;
+}
+
+/// One engine shared by every tab.
+pub struct EngineSessions {
+    handle: AgentHandle,
+    events: broadcast::Sender<Event>,
+}
+
+impl EngineSessions {
+    /// Starts the engine on the current runtime and the task that fans its events out.
+    pub fn spawn(config: AgentConfig, model: Arc<dyn ModelClient>) -> Result<Self, AgentError> {
+        let (handle, mut receiver) = AgentHandle::spawn(config, model)?;
+        let (events, _) = broadcast::channel(LISTENER_BUFFER);
+        let sender = events.clone();
+        tokio::spawn(async move {
+            while let Some(event) = receiver.recv().await {
+                // No listener right now is fine: the conversation is in the store.
+                let _ = sender.send(event);
+            }
+        });
+        Ok(Self { handle, events })
+    }
+}
+
+impl AgentSessions for EngineSessions {
+    fn submit(&self, submission: Submission) {
+        self.handle.submit_with_id(submission);
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+}
+
+/// Why a request to the engine got no answer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AskError {
+    #[error("{0}")]
+    Refused(String),
+    #[error("the agent did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the agent has stopped")]
+    Stopped,
+}
+
+static NEXT_ASK: AtomicU64 = AtomicU64::new(1);
+
+/// Submits `op` and waits for the event that answers it (`accept`), or the engine's error for
+/// it. Subscribes before submitting, so the answer cannot be missed.
+pub(crate) async fn ask(
+    sessions: &dyn AgentSessions,
+    op: Op,
+    accept: impl Fn(&EventMsg) -> bool,
+    timeout: Duration,
+) -> Result<EventMsg, AskError> {
+    let id = format!("rest-{}", NEXT_ASK.fetch_add(1, Ordering::Relaxed));
+    let mut events = sessions.subscribe();
+    sessions.submit(Submission::new(id.clone(), op));
+    let wait = async {
+        loop {
+            match events.recv().await {
+                Ok(event) if event.id == id => match event.msg {
+                    EventMsg::Error(error) => return Err(AskError::Refused(error.message)),
+                    msg if accept(&msg) => return Ok(msg),
+                    _ => {}
+                },
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return Err(AskError::Stopped),
+            }
+        }
+    };
+    tokio::time::timeout(timeout, wait)
+        .await
+        .unwrap_or(Err(AskError::Timeout(timeout)))
+}
