@@ -73,33 +73,6 @@ pub(crate) async fn run(
         )
     })?;
     let bound = listener.local_addr()?;
-    let here = std::env::current_dir().context("cannot read the current directory")?;
-    let folders = corvid_agent::project_folders(&here, project.as_deref());
-    let mut agent = AgentConfig::new(folders.root.clone(), config.default_model.clone());
-    agent.cwd = folders.cwd;
-    agent.front_end = "web".to_owned();
-    agent.database = Some(loaded.paths.database());
-    agent.output_dir = loaded.paths.data_dir.join("output");
-    agent.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
-    let sessions =
-        EngineSessions::spawn(agent, Arc::new(InProcessModel(state.registry().clone())))?;
-    let token = Token::generate();
-    let url = page_url(&config.host, bound.port(), &token);
-    let page = PageState::new(
-        state.clone(),
-        Arc::new(sessions),
-        token,
-        loaded.clone(),
-        bound.port(),
-        Some(loaded.paths.database()),
-    );
-    let app = corvid_server::app(gateway, page);
-    if let Err(error) = write_private(&url_file(&loaded), &url) {
-        tracing::warn!(%error, "cannot leave the page URL for `corvid open`");
-    }
-    // The URL holds the token: stdout only (for the user), never the log.
-    println!("corvid: the web page is at {url}");
-    println!("corvid: the agent works in {}", folders.root.display());
     tracing::info!(
         address = %bound,
         upstream = %config.upstream,
@@ -107,14 +80,60 @@ pub(crate) async fn run(
         default_model = %config.default_model,
         "corvid listening on http://{bound}"
     );
-    let served =
-        corvid_gateway::serve(listener, app, shutdown_signal(), config.shutdown_grace).await;
-    let _ = std::fs::remove_file(url_file(&loaded));
+    let served = match start_agent(&loaded, project.as_deref(), &state) {
+        Ok((sessions, root)) => {
+            let token = Token::generate();
+            let url = page_url(&config.host, bound.port(), &token);
+            let page = PageState::new(
+                state.clone(),
+                Arc::new(sessions),
+                token,
+                loaded.clone(),
+                bound.port(),
+                Some(loaded.paths.database()),
+            );
+            let app = corvid_server::app(gateway, page);
+            if let Err(error) = write_private(&url_file(&loaded), &url) {
+                tracing::warn!(%error, "cannot leave the page URL for `corvid open`");
+            }
+            // The URL holds the token: stdout only (for the user), never the log.
+            println!("corvid: the web page is at {url}");
+            println!("corvid: the agent works in {}", root.display());
+            let served =
+                corvid_gateway::serve(listener, app, shutdown_signal(), config.shutdown_grace)
+                    .await;
+            let _ = std::fs::remove_file(url_file(&loaded));
+            served
+        }
+        // The gateway does not need the agent: editors and SDKs keep working without the page.
+        Err(error) => {
+            tracing::warn!(%error, "the web page is off: its agent cannot start");
+            corvid_gateway::serve(listener, gateway, shutdown_signal(), config.shutdown_grace).await
+        }
+    };
     served?;
     // The last responses' ledger rows are written after their bytes went out; let them land.
     state.settle().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The page's agent: one engine in the project folder, tagged `web` in the ledger.
+fn start_agent(
+    loaded: &Loaded,
+    project: Option<&Path>,
+    state: &AppState,
+) -> anyhow::Result<(EngineSessions, PathBuf)> {
+    let here = std::env::current_dir().context("cannot read the current directory")?;
+    let folders = corvid_agent::project_folders(&here, project);
+    let mut agent = AgentConfig::new(folders.root.clone(), loaded.config.default_model.clone());
+    agent.cwd = folders.cwd;
+    agent.front_end = "web".to_owned();
+    agent.database = Some(loaded.paths.database());
+    agent.output_dir = loaded.paths.data_dir.join("output");
+    agent.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
+    let model = Arc::new(InProcessModel(state.registry().clone()));
+    Ok((EngineSessions::spawn(agent, model)?, folders.root))
 }
 
 /// Writes `text` to `path`, readable and writable by the user only.

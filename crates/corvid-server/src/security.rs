@@ -264,7 +264,7 @@ mod tests {
     fn tokens() {
         let token = Token::generate();
         assert_eq!(token.as_str().len(), 64);
-        assert!(token.matches(&token.as_str().to_owned()));
+        assert!(token.matches(token.as_str()));
         assert!(!token.matches(""));
         assert!(!token.matches(&"0".repeat(64)));
         assert_ne!(Token::generate().as_str(), token.as_str());

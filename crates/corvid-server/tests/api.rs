@@ -277,7 +277,9 @@ async fn state_changes_need_this_origin_and_json() {
 
     // Nothing was lost: a good request still works, and creates exactly one conversation (the
     // refused ones created none).
-    let (_, before) = server.json(reqwest::Method::GET, "/api/conversations", Value::Null).await;
+    let (_, before) = server
+        .json(reqwest::Method::GET, "/api/conversations", Value::Null)
+        .await;
     let before = before["conversations"].as_array().unwrap().len();
     let (status, created) = server
         .json(reqwest::Method::POST, "/api/conversations", json!({}))
@@ -297,7 +299,11 @@ async fn state_changes_need_this_origin_and_json() {
         .json(reqwest::Method::GET, "/api/conversations", Value::Null)
         .await;
     assert_eq!(status, 200);
-    assert_eq!(list["conversations"].as_array().unwrap().len(), before + 1, "{list}");
+    assert_eq!(
+        list["conversations"].as_array().unwrap().len(),
+        before + 1,
+        "{list}"
+    );
 }
 
 #[tokio::test]
