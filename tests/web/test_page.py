@@ -89,6 +89,8 @@ def free_port():
 
 def start_corvid(home, project, mock):
     Path(home, "env").write_text("XAI_API_KEY='sk-upstream-test'\n")
+    # xAI's sign-in goes to the mock too (it has no OAuth routes: the sign-in fails, visibly).
+    Path(home, "config.toml").write_text(f'xai_auth_url = "{mock.root}"\n')
     os.chmod(Path(home, "env"), 0o600)
     port = free_port()
     log = open(Path(home, "corvid.log"), "w")
@@ -212,6 +214,11 @@ async def run(browser, mock, url, home, project):
     await browser.click("[data-tab=status]")
     await browser.wait_for("document.querySelector('#status table')", 10, "the status page")
     await shot("12-status")
+    # A sign-in started from the page shows its outcome (here the mock has no OAuth server: the
+    # failure is shown, with the reason).
+    await browser.click("[data-sign-in=xai]")
+    await browser.wait_for("document.querySelector('#sign-in-progress .error')?.textContent.includes('sign-in failed')", 20, "the sign-in outcome")
+    await shot("12b-sign-in")
     await browser.click("[data-tab=usage]")
     await browser.wait_for("document.querySelector('#usage h2')", 10, "the usage page")
     await shot("13-usage")

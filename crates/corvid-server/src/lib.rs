@@ -12,6 +12,7 @@ mod rest;
 mod security;
 mod sessions;
 mod settings;
+mod signin;
 mod ws;
 
 use std::convert::Infallible;
@@ -47,6 +48,7 @@ struct Inner {
     allowed_hosts: Vec<String>,
     loaded: Loaded,
     database: Option<PathBuf>,
+    sign_ins: signin::SignIns,
 }
 
 impl PageState {
@@ -67,6 +69,7 @@ impl PageState {
             token,
             loaded,
             database,
+            sign_ins: signin::SignIns::default(),
         }))
     }
 }
@@ -85,6 +88,7 @@ pub fn app(gateway: App, state: PageState) -> Server {
         .route("/api/agent/schema", get(ws::schema))
         .merge(rest::routes())
         .merge(settings::routes())
+        .merge(signin::routes())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             security::api_guard,

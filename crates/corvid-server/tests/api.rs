@@ -45,9 +45,20 @@ struct Running {
 }
 
 async fn start(replies: Vec<ScriptedReply>) -> Running {
+    start_with(replies, "").await
+}
+
+async fn start_with(replies: Vec<ScriptedReply>, config_toml: &str) -> Running {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let env = HashMap::from([("CORVID_HOME".to_owned(), home.path().display().to_string())]);
+    if !config_toml.is_empty() {
+        std::fs::write(home.path().join("config.toml"), config_toml).unwrap();
+    }
+    // The keyring off: a test must never write to the machine's real one.
+    let env = HashMap::from([
+        ("CORVID_HOME".to_owned(), home.path().display().to_string()),
+        ("CORVID_KEYRING".to_owned(), "off".to_owned()),
+    ]);
     let loaded = corvid_config::load(&corvid_config::Flags::default(), &env).unwrap();
     let registry =
         corvid_providers::Registry::from_config(&loaded, reqwest::Client::new()).unwrap();
@@ -568,4 +579,60 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
     })
     .await;
     assert_eq!(echoed["id"], "l1");
+}
+
+#[tokio::test]
+async fn xai_sign_in_from_the_page() {
+    let oauth = corvid_test_support::oauth::MockOAuth::start().await;
+    oauth.set_device_timing(1, 60);
+    oauth.push_device_polls([
+        corvid_test_support::oauth::DevicePoll::Pending,
+        corvid_test_support::oauth::DevicePoll::Approve,
+    ]);
+    let server = start_with(
+        vec![],
+        &format!("xai_auth_url = \"{}\"\n", oauth.base_url()),
+    )
+    .await;
+    let (status, body) = server
+        .json(reqwest::Method::POST, "/api/sign-in/nobody", json!({}))
+        .await;
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = server
+        .json(reqwest::Method::POST, "/api/sign-in/xai", json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["xai"]["state"], "waiting", "{body}");
+    assert_eq!(body["xai"]["code"], "ABCD-EFGH");
+    let mut last = Value::Null;
+    for _ in 0..100 {
+        let (_, body) = server
+            .json(reqwest::Method::GET, "/api/sign-in", Value::Null)
+            .await;
+        last = body;
+        if last["xai"]["state"] != "waiting" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(last["xai"]["state"], "signed_in", "{last}");
+    assert_eq!(last["xai"]["account"], "user@example.com");
+    let env = corvid_config::EnvFile::read(&server.home.path().join("env")).unwrap();
+    let secrets = [
+        corvid_auth::REFRESH_TOKEN_VAR,
+        corvid_auth::ACCESS_TOKEN_VAR,
+    ]
+    .map(|var| env.get(var).expect("the tokens are stored").to_owned());
+    // No token in any answer.
+    let (_, status) = server
+        .json(reqwest::Method::GET, "/api/status", Value::Null)
+        .await;
+    let (_, settings) = server
+        .json(reqwest::Method::GET, "/api/settings", Value::Null)
+        .await;
+    for body in [&last, &status, &settings] {
+        for secret in &secrets {
+            assert!(!body.to_string().contains(secret.as_str()), "{body}");
+        }
+    }
 }

@@ -557,14 +557,58 @@ async function loadStatus() {
       el("p", [`gateway ${status.gateway} · corvid ${status.version}`]),
       el("table", [el("tr", ["provider", "kind", "on", "state", "key", "base URL"].map((h) => el("th", [h]))), ...rows], { class: "providers" }),
       el("h3", ["Sign-ins"]),
-      el("p", [`xAI (${xai.mode}): ${xai.signed_in ? `signed in${xai.email ? ` as ${xai.email}` : ""}${expiry}` : "not signed in — run corvid login xai"}`]),
-      el("p", [`Zed: ${status.sign_ins.zed.signed_in ? "signed in" : "not signed in — run corvid login zed"}`]),
+      el("p", [`xAI (${xai.mode}): ${xai.signed_in ? `signed in${xai.email ? ` as ${xai.email}` : ""}${expiry}` : "not signed in"}`]),
+      signInButton("xai", "Sign in to xAI (SuperGrok)"),
+      el("p", [`Zed: ${status.sign_ins.zed.signed_in ? "signed in" : "not signed in"}`]),
+      signInButton("zed", "Sign in to Zed"),
+      el("div", [], { id: "sign-in-progress" }),
       el("h3", ["Today"]),
       el("p", [`${status.usage_today.requests} requests · ${status.usage_today.input} in / ${status.usage_today.output} out · ${status.usage_today.errors} errors`]),
     );
+    api("GET", "/api/sign-in").then(showSignIn, () => {});
   } catch (error) {
     page.replaceChildren(el("p", [error.message], { class: "error" }));
   }
+}
+
+function signInButton(account, label) {
+  const button = el("button", [label], { "data-sign-in": account });
+  button.addEventListener("click", async () => {
+    try {
+      showSignIn(await api("POST", `/api/sign-in/${account}`, {}));
+      pollSignIn();
+    } catch (error) {
+      notice("error", error.message);
+    }
+  });
+  return button;
+}
+
+// The flows' states: a link (and for xAI a code) while waiting, then the outcome.
+function showSignIn(states) {
+  const box = $("#sign-in-progress");
+  if (!box) return;
+  box.replaceChildren();
+  for (const [account, state] of Object.entries(states)) {
+    const name = account === "xai" ? "xAI" : "Zed";
+    if (state.state === "waiting") {
+      const link = /^https?:/i.test(state.url) ? el("a", [state.url], { href: state.url, target: "_blank", rel: "noopener noreferrer" }) : state.url;
+      box.append(el("p", [`${name}: open `, link, state.code ? ` and enter the code ` : "", state.code ? el("code", [state.code], { class: "user-code" }) : ""], { class: "sign-in" }));
+    } else if (state.state === "signed_in") {
+      box.append(el("p", [`${name}: signed in${state.account ? ` as ${state.account}` : ""}. Restart corvid serve to use it.`], { class: "sign-in ok" }));
+    } else if (state.state === "failed") {
+      box.append(el("p", [`${name}: sign-in failed: ${state.message}`], { class: "error" }));
+    }
+  }
+}
+
+function pollSignIn() {
+  setTimeout(async () => {
+    const states = await api("GET", "/api/sign-in").catch(() => null);
+    if (!states) return;
+    showSignIn(states);
+    if (Object.values(states).some((state) => state.state === "waiting")) pollSignIn();
+  }, 1500);
 }
 
 const SVG = "http://www.w3.org/2000/svg";
