@@ -71,7 +71,10 @@ class Browser:
     async def wait_for(self, expression, timeout=20, what=None):
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            value = await self.evaluate(f"!!({expression})")
+            try:
+                value = await self.evaluate(f"!!({expression})")
+            except RuntimeError:
+                value = False  # the page is still loading (no body yet)
             if value:
                 return value
             if asyncio.get_running_loop().time() > deadline:

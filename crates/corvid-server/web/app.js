@@ -634,7 +634,7 @@ async function loadUsage() {
   const total = (day) => usage.rows.filter((row) => row.day === day).reduce((sum, row) => sum + row.input + row.output, 0);
   const top = Math.max(1, ...days.map(total));
   const width = Math.max(300, days.length * 40), height = 200;
-  const chart = svg("svg", { viewBox: `0 0 ${width} ${height + 20}`, class: "chart", role: "img" });
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height + 20}`, width, height: height + 20, class: "chart", role: "img" });
   days.forEach((day, index) => {
     let y = height;
     for (const row of usage.rows.filter((r) => r.day === day)) {
