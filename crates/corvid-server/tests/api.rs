@@ -636,3 +636,77 @@ async fn xai_sign_in_from_the_page() {
         }
     }
 }
+
+#[tokio::test]
+async fn gateway_routes_still_reach_the_gateway() {
+    let server = start(vec![]).await;
+    // A generation POST goes to the gateway's hot path (its own error shape for a bad body),
+    // not to the page's router.
+    let response = server
+        .http
+        .post(format!("{}/v1/chat/completions", server.base))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+    let models = server
+        .http
+        .get(format!("{}/v1/models", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(models.status(), 200);
+    assert!(models.headers().get("content-security-policy").is_none());
+}
+
+#[tokio::test]
+async fn a_listener_that_never_reads_stalls_nothing() {
+    use corvid_agent::AgentConfig;
+    use corvid_protocol::{EventMsg, Op, SendParams, Submission};
+    use corvid_server::AgentSessions;
+    use corvid_wire::model::{FinishReason, StreamEvent, Usage};
+
+    let project = tempfile::tempdir().unwrap();
+    let deltas = corvid_server::LISTENER_BUFFER * 2;
+    let mut events = vec![StreamEvent::Start {
+        id: "s".to_owned(),
+        model: "m".to_owned(),
+    }];
+    events.extend((0..deltas).map(|_| StreamEvent::TextDelta {
+        text: "x".to_owned(),
+    }));
+    events.push(StreamEvent::Usage(Usage::default()));
+    events.push(StreamEvent::Finish(FinishReason::EndTurn));
+    let model = Arc::new(Scripted(Arc::new(ScriptedModel::new(vec![
+        ScriptedReply::Events(events),
+    ]))));
+    let mut config = AgentConfig::new(project.path().to_owned(), "scripted");
+    config.output_dir = project.path().join(".out");
+    let sessions = EngineSessions::spawn(config, model).unwrap();
+    let mut idle = sessions.subscribe();
+    let mut reader = sessions.subscribe();
+    sessions.submit(Submission::new("t1", Op::Send(SendParams::text("go"))));
+    let mut seen = 0;
+    let finished = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match reader.recv().await {
+                Ok(event) if matches!(event.msg, EventMsg::TurnFinished(_)) => return seen,
+                Ok(event) if matches!(event.msg, EventMsg::TextDelta { .. }) => seen += 1,
+                Ok(_) => {}
+                Err(error) => panic!("the reading listener lagged: {error}"),
+            }
+        }
+    })
+    .await
+    .expect("the turn finished although one listener never read");
+    assert_eq!(finished, deltas);
+    // The idle listener lost the oldest events (memory stays bounded) and is told how many.
+    match idle.recv().await {
+        Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => assert!(missed > 0),
+        other => panic!("expected a lag, got {other:?}"),
+    }
+}
