@@ -106,10 +106,21 @@ async fn get_conversation(
                 .find(|conversation| conversation["id"] == id.as_str())
         })
         .cloned();
+    // Tokens per turn and in all, from the store (`None` when there is no ledger).
+    let usage = open_store(&state)
+        .and_then(|store| store.conversation_usage(&id).ok())
+        .map(|(turns, total)| {
+            let tokens = |t: &corvid_store::Tokens| json!({"input": t.total_input(), "output": t.output});
+            json!({
+                "turns": turns.iter().map(|(turn, t)| json!({"turn": turn, "tokens": tokens(t)})).collect::<Vec<_>>(),
+                "total": tokens(&total),
+            })
+        });
     match found {
         Some(conversation) => Ok(Json(json!({
             "conversation": conversation,
             "current": list["current"] == id.as_str(),
+            "usage": usage,
         }))),
         None => Err(ApiError::not_found(format!("no conversation {id:?}"))),
     }

@@ -77,7 +77,7 @@ async fn start_with(replies: Vec<ScriptedReply>, config_toml: &str) -> Running {
         Token::from_text(TOKEN),
         loaded,
         port,
-        None,
+        Some(home.path().join("agent.sqlite")),
     );
     let app = corvid_server::app(gateway, page);
     tokio::spawn(corvid_gateway::serve(
@@ -553,6 +553,23 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
     assert_eq!(delta["msg"]["delta"], "hello from the model");
     let finished = frame_where(&mut socket, |frame| frame["msg"]["type"] == "turn_finished").await;
     assert_eq!(finished["msg"]["outcome"], "completed");
+    // The conversation's tokens, from the store.
+    let (_, list) = server
+        .json(reqwest::Method::GET, "/api/conversations", Value::Null)
+        .await;
+    let current = list["current"].as_str().unwrap().to_owned();
+    let (status, got) = server
+        .json(
+            reqwest::Method::GET,
+            &format!("/api/conversations/{current}"),
+            Value::Null,
+        )
+        .await;
+    assert_eq!(status, 200, "{got}");
+    assert!(
+        got["usage"]["total"]["input"].as_u64().unwrap() > 0,
+        "{got}"
+    );
     // A second tab sees the same conversation.
     let mut other = connect(&server, Some(&server.origin()), true)
         .await
@@ -564,21 +581,15 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
         ))
         .await
         .unwrap();
-    let list = frame_where(&mut other, |frame| {
-        frame["msg"]["type"] == "conversation_list"
-    })
-    .await;
+    let list = frame_where(&mut other, |frame| frame["id"] == "l1").await;
     assert_eq!(
         list["msg"]["conversations"].as_array().unwrap().len(),
         1,
         "{list}"
     );
     // …and the first tab sees the answer too (one engine, every listener).
-    let echoed = frame_where(&mut socket, |frame| {
-        frame["msg"]["type"] == "conversation_list"
-    })
-    .await;
-    assert_eq!(echoed["id"], "l1");
+    let echoed = frame_where(&mut socket, |frame| frame["id"] == "l1").await;
+    assert_eq!(echoed["msg"]["type"], "conversation_list");
 }
 
 #[tokio::test]

@@ -418,6 +418,13 @@ function onEvent(event) {
       resetConversation();
       state.conversationId = msg.conversation.id;
       renderHistory(msg.history);
+      api("GET", `/api/conversations/${encodeURIComponent(msg.conversation.id)}`).then((answer) => {
+        const total = answer.usage?.total;
+        if (total && state.conversationId === msg.conversation.id) {
+          state.conversationTokens = { input: total.input, output: total.output };
+          $("#turn-usage").textContent = `conversation: ${total.input} in / ${total.output} out`;
+        }
+      }, () => {});
       submit({ type: "list_conversations" });
       break;
     case "conversation_deleted":
