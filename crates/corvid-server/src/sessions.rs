@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use corvid_agent::{AgentConfig, AgentError, AgentHandle, ModelClient};
 use corvid_protocol::{Event, EventMsg, Op, Submission};
+use futures_util::future::BoxFuture;
 use tokio::sync::broadcast;
 
 /// Events buffered per listener before a slow one starts missing them.
@@ -21,10 +22,38 @@ pub const LISTENER_BUFFER: usize = 1024;
 pub trait AgentSessions: Send + Sync + 'static {
     /// Hands a submission to the engine; its events carry its id.
     fn submit(&self, submission: Submission);
-    /// Every event from now on. A listener that falls more than [`LISTENER_BUFFER`] events
-    /// behind gets `RecvError::Lagged` and should fetch the conversation again
-    /// (`switch_conversation` to the active one replays it).
-    fn subscribe(&self) -> broadcast::Receiver<Event>;
+    /// Every event from now on. A listener that falls behind may get [`Received::Lagged`] and
+    /// should then fetch the conversation again (`switch_conversation` to the active one
+    /// replays it).
+    fn subscribe(&self) -> Box<dyn Listener>;
+}
+
+/// What a listener gets next.
+#[derive(Debug)]
+pub enum Received {
+    Event(Event),
+    /// This many events were dropped for this listener (it read too slowly).
+    Lagged(u64),
+    /// The engine has stopped.
+    Closed,
+}
+
+/// One listener's events. `recv` must be cancel-safe (the WebSocket races it against the
+/// socket): dropping its future loses no event.
+pub trait Listener: Send {
+    fn recv(&mut self) -> BoxFuture<'_, Received>;
+}
+
+impl Listener for broadcast::Receiver<Event> {
+    fn recv(&mut self) -> BoxFuture<'_, Received> {
+        Box::pin(async move {
+            match broadcast::Receiver::recv(self).await {
+                Ok(event) => Received::Event(event),
+                Err(broadcast::error::RecvError::Lagged(missed)) => Received::Lagged(missed),
+                Err(broadcast::error::RecvError::Closed) => Received::Closed,
+            }
+        })
+    }
 }
 
 /// One engine shared by every tab.
@@ -54,8 +83,8 @@ impl AgentSessions for EngineSessions {
         self.handle.submit_with_id(submission);
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.events.subscribe()
+    fn subscribe(&self) -> Box<dyn Listener> {
+        Box::new(self.events.subscribe())
     }
 }
 
@@ -86,13 +115,13 @@ pub(crate) async fn ask(
     let wait = async {
         loop {
             match events.recv().await {
-                Ok(event) if event.id == id => match event.msg {
+                Received::Event(event) if event.id == id => match event.msg {
                     EventMsg::Error(error) => return Err(AskError::Refused(error.message)),
                     msg if accept(&msg) => return Ok(msg),
                     _ => {}
                 },
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => return Err(AskError::Stopped),
+                Received::Event(_) | Received::Lagged(_) => {}
+                Received::Closed => return Err(AskError::Stopped),
             }
         }
     };

@@ -14,8 +14,8 @@ use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::response::{IntoResponse, Response};
 use corvid_protocol::{Op, PROTOCOL_VERSION, Submission, schema_json};
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
 
+use crate::sessions::Received;
 use crate::{MAX_FRAME_BYTES, PageState};
 
 pub(crate) async fn upgrade(State(state): State<PageState>, socket: WebSocketUpgrade) -> Response {
@@ -70,9 +70,9 @@ async fn run(state: PageState, mut socket: WebSocket) {
             }
             event = events.recv() => {
                 let frame = match event {
-                    Ok(event) => serde_json::to_value(&event).unwrap_or(Value::Null),
-                    Err(RecvError::Lagged(missed)) => json!({"type": "lagged", "missed": missed}),
-                    Err(RecvError::Closed) => return,
+                    Received::Event(event) => serde_json::to_value(&event).unwrap_or(Value::Null),
+                    Received::Lagged(missed) => json!({"type": "lagged", "missed": missed}),
+                    Received::Closed => return,
                 };
                 if send(&mut socket, &frame).await.is_err() {
                     return;

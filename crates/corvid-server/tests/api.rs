@@ -678,7 +678,7 @@ async fn gateway_routes_still_reach_the_gateway() {
 async fn a_listener_that_never_reads_stalls_nothing() {
     use corvid_agent::AgentConfig;
     use corvid_protocol::{EventMsg, Op, SendParams, Submission};
-    use corvid_server::AgentSessions;
+    use corvid_server::{AgentSessions, Received};
     use corvid_wire::model::{FinishReason, StreamEvent, Usage};
 
     let project = tempfile::tempdir().unwrap();
@@ -705,10 +705,14 @@ async fn a_listener_that_never_reads_stalls_nothing() {
     let finished = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
             match reader.recv().await {
-                Ok(event) if matches!(event.msg, EventMsg::TurnFinished(_)) => return seen,
-                Ok(event) if matches!(event.msg, EventMsg::TextDelta { .. }) => seen += 1,
-                Ok(_) => {}
-                Err(error) => panic!("the reading listener lagged: {error}"),
+                Received::Event(event) if matches!(event.msg, EventMsg::TurnFinished(_)) => {
+                    return seen;
+                }
+                Received::Event(event) if matches!(event.msg, EventMsg::TextDelta { .. }) => {
+                    seen += 1
+                }
+                Received::Event(_) => {}
+                other => panic!("the reading listener lost events: {other:?}"),
             }
         }
     })
@@ -717,7 +721,7 @@ async fn a_listener_that_never_reads_stalls_nothing() {
     assert_eq!(finished, deltas);
     // The idle listener lost the oldest events (memory stays bounded) and is told how many.
     match idle.recv().await {
-        Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => assert!(missed > 0),
+        Received::Lagged(missed) => assert!(missed > 0),
         other => panic!("expected a lag, got {other:?}"),
     }
 }
