@@ -134,9 +134,14 @@ fn refusal(allowed: &[String], method: &Method, headers: &HeaderMap) -> Option<A
         Some(origin) if origin != format!("http://{host}") => Some(ApiError::forbidden(format!(
             "refused: Origin {origin:?} is not this page's origin (http://{host})"
         ))),
-        None if changes_state || upgrade => Some(ApiError::forbidden(
-            "refused: a request that changes state or opens the agent's socket must carry this page's Origin",
-        )),
+        // Browsers always send Origin on these; a script without one must present the token as
+        // a bearer (checked by `api_guard`, which covers every state-changing route), which a
+        // page cannot make a browser send cross-site.
+        None if (changes_state || upgrade) && !headers.contains_key(header::AUTHORIZATION) => {
+            Some(ApiError::forbidden(
+                "refused: a request that changes state or opens the agent's socket must carry this page's Origin (or, from a script, Authorization: Bearer <token>)",
+            ))
+        }
         _ => None,
     }
 }
@@ -258,6 +263,9 @@ mod tests {
         assert!(refusal(&allowed, &Method::GET, &other).is_some());
         let bare_post = headers(&[("host", "localhost:8787")]);
         assert!(refusal(&allowed, &Method::DELETE, &bare_post).is_some());
+        // A script with the bearer token needs no Origin (the token is checked later).
+        let script = headers(&[("host", "localhost:8787"), ("authorization", "Bearer t")]);
+        assert!(refusal(&allowed, &Method::DELETE, &script).is_none());
     }
 
     #[test]

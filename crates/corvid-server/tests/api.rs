@@ -251,6 +251,18 @@ async fn state_changes_need_this_origin_and_json() {
         let response = request.send().await.unwrap();
         assert_eq!(response.status(), 403, "{origin:?}");
     }
+    // A script: the bearer token instead of an Origin; a wrong one is refused.
+    for (token, expected) in [(TOKEN, 201), ("wrong", 401)] {
+        let response = server
+            .http
+            .post(&url)
+            .bearer_auth(token)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), expected, "{token}");
+    }
     let text = server
         .authed(reqwest::Method::POST, "/api/conversations")
         .header("content-type", "text/plain")
