@@ -8,7 +8,7 @@ import anthropic
 import openai
 import pytest
 from google import genai
-from google.genai import types
+from google.genai import errors, types
 
 from upstream_scripts import ARGS, PROVIDERS, enqueue_tool_call, upstream_path as path_for
 
@@ -138,8 +138,21 @@ def test_anthropic_tool_result_round_trip(corvid):
 
 # ---------- Google Gemini ----------
 
-def genai_client(corvid):
-    return genai.Client(api_key="client-key", http_options=types.HttpOptions(base_url=corvid["url"]))
+# google-genai 3 defaults to `v1`; `v1beta` is still what older clients and the REST docs use.
+API_VERSIONS = ["v1", "v1beta"]
+
+
+def genai_client(corvid, api_version=None):
+    return genai.Client(api_key="client-key", http_options=types.HttpOptions(
+        base_url=corvid["url"], api_version=api_version))
+
+
+def test_genai_defaults_to_v1(corvid):
+    """The SDK's own default (no api_version): corvid must serve it."""
+    client = genai_client(corvid)
+    reply = client.models.generate_content(model="gemini-2.5-pro", contents="hi")
+    assert reply.text == "Hello from the mock."
+    assert corvid["mock"].requests()[-1]["path"] == "/v1/models/gemini-2.5-pro:generateContent"
 
 
 def weather_tool():
@@ -147,10 +160,11 @@ def weather_tool():
         name="get_weather", description="Weather", parameters_json_schema=SCHEMA)])
 
 
+@pytest.mark.parametrize("api_version", API_VERSIONS)
 @pytest.mark.parametrize("provider", PROVIDER_NAMES)
-def test_genai_tool_call(corvid, provider):
+def test_genai_tool_call(corvid, provider, api_version):
     enqueue_tool_call(corvid["mock"], provider, stream=False)
-    client = genai_client(corvid)  # keep it alive: a dropped Client closes its HTTP connection
+    client = genai_client(corvid, api_version)  # keep it alive: a dropped Client closes its HTTP connection
     reply = client.models.generate_content(
         model=model_of(provider), contents="weather in Paris?",
         config=types.GenerateContentConfig(
@@ -163,14 +177,52 @@ def test_genai_tool_call(corvid, provider):
     assert upstream_path(corvid) == expected_path(provider, False)
 
 
+@pytest.mark.parametrize("api_version", API_VERSIONS)
 @pytest.mark.parametrize("provider", PROVIDER_NAMES)
-def test_genai_streamed_text(corvid, provider):
-    client = genai_client(corvid)
+def test_genai_streamed_text(corvid, provider, api_version):
+    client = genai_client(corvid, api_version)
     chunks = list(client.models.generate_content_stream(model=model_of(provider), contents="hi"))
     assert "".join(chunk.text or "" for chunk in chunks) == "Hello from the mock."
 
 
-def test_genai_models_list(corvid):
-    client = genai_client(corvid)
+@pytest.mark.parametrize("api_version", API_VERSIONS)
+def test_genai_models_list(corvid, api_version):
+    client = genai_client(corvid, api_version)
     names = [model.name for model in client.models.list()]
     assert any(name.endswith("grok-4.6") for name in names), names
+
+
+@pytest.mark.parametrize("api_version", API_VERSIONS)
+def test_genai_errors_are_googles_own(corvid, api_version):
+    """A Gemini 429 reaches the SDK as Gemini wrote it — its `details` (RetryInfo) intact."""
+    details = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "45s"}]
+    path = "/v1/models/gemini-2.5-pro:generateContent"
+    corvid["mock"].enqueue(path, 429, {"error": {"code": 429, "message": "quota exhausted",
+                                                 "status": "RESOURCE_EXHAUSTED", "details": details}})
+    client = genai_client(corvid, api_version)
+    with pytest.raises(errors.ClientError) as caught:
+        client.models.generate_content(model="gemini-2.5-pro", contents="hi")
+    assert caught.value.code == 429
+    assert caught.value.status == "RESOURCE_EXHAUSTED"
+    assert caught.value.details["error"]["details"] == details
+    assert len([r for r in corvid["mock"].requests() if r["path"] == path]) == 1, "a 45 s hint is not waited out"
+
+
+def test_genai_unknown_method_is_answered_in_googles_shape(corvid):
+    client = genai_client(corvid)
+    with pytest.raises(errors.ClientError) as caught:
+        client.models.embed_content(model="gemini-2.5-pro", contents="hi")
+    assert caught.value.code == 404
+    assert caught.value.status == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("api_version", API_VERSIONS)
+def test_genai_models_get(corvid, api_version):
+    client = genai_client(corvid, api_version)
+    assert client.models.get(model="grok-4.6").name == "models/grok-4.6"
+
+
+def test_openai_models_retrieve(corvid):
+    assert openai_client(corvid).models.retrieve("grok-4.6").id == "grok-4.6"
+    with pytest.raises(openai.NotFoundError):
+        openai_client(corvid).models.retrieve("no-such-model")

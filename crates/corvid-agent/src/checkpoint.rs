@@ -15,7 +15,7 @@ use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, TurnChanges};
 use corvid_store::CheckpointRecord;
 
 use crate::emitter::Scope;
-use crate::engine::Shared;
+use crate::session::Shared;
 use shadow::{RestoreError, ShadowError, ShadowRepo};
 
 /// The checkpoint state of a session: its shadow repository (absent when checkpoints are off)

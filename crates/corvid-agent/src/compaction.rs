@@ -23,8 +23,8 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 
 use crate::emitter::Scope;
-use crate::engine::Shared;
 use crate::model::ModelClient;
+use crate::session::Shared;
 
 /// The window used when neither the configuration nor the catalog gives one.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
@@ -221,6 +221,7 @@ fn transcript(messages: &[Message]) -> Vec<String> {
                     )
                 }
                 (_, Part::Image(_)) => "USER: [an image]".to_owned(),
+                (_, Part::System { text }) => format!("SYSTEM: {text}"),
                 (_, Part::Reasoning(_)) => continue,
             };
             entries.push(entry);

@@ -1,16 +1,15 @@
-//! Numbering and sending events. Cheap to clone; every clone shares the sequence.
+//! Where an event belongs (`Scope`) and the engine's side of the session's journal (`Emitter`).
+//! Cheap to clone; every clone numbers events from the same sequence.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use corvid_protocol::{Event, EventMsg};
-use tokio::sync::mpsc;
+use corvid_protocol::{ConversationSummary, EventMsg, HistoryEntry};
 
-#[derive(Debug, Clone)]
+use crate::journal::Journal;
+
+#[derive(Clone)]
 pub(crate) struct Emitter {
-    sender: mpsc::UnboundedSender<Event>,
-    seq: Arc<AtomicU64>,
+    journal: Arc<Journal>,
 }
 
 /// Where an event belongs: the submission it answers, and for subagents their depth and the
@@ -23,27 +22,35 @@ pub(crate) struct Scope {
 }
 
 impl Emitter {
-    pub(crate) fn new(sender: mpsc::UnboundedSender<Event>) -> Self {
-        Self {
-            sender,
-            seq: Arc::new(AtomicU64::new(0)),
-        }
+    pub(crate) fn new(journal: Arc<Journal>) -> Self {
+        Self { journal }
     }
 
     pub(crate) fn emit(&self, scope: &Scope, msg: EventMsg) {
-        let at = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_secs() as i64)
-            .unwrap_or_default();
-        let event = Event {
-            id: scope.id.clone(),
-            seq: self.seq.fetch_add(1, Ordering::SeqCst) + 1,
-            depth: scope.depth,
-            parent_call_id: scope.parent_call_id.clone(),
-            at,
-            msg,
-        };
-        // A front end that went away stops listening; the engine finishes what it was doing.
-        let _ = self.sender.send(event);
+        // Listeners that went away or lag never hold the engine up (see `crate::journal`).
+        self.journal.emit(scope, msg);
+    }
+
+    pub(crate) fn emit_with_history(
+        &self,
+        scope: &Scope,
+        msg: EventMsg,
+        conversation: ConversationSummary,
+        history: Vec<HistoryEntry>,
+    ) {
+        self.journal
+            .emit_with_history(scope, msg, conversation, history);
+    }
+
+    pub(crate) fn set_conversation(
+        &self,
+        conversation: ConversationSummary,
+        history: Vec<HistoryEntry>,
+    ) {
+        self.journal.set_conversation(conversation, history);
+    }
+
+    pub(crate) fn close(&self) {
+        self.journal.close();
     }
 }

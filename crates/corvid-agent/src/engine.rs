@@ -1,247 +1,37 @@
-//! The engine: one task that owns the conversation and answers operations, one turn at a time
-//! (a turn runs on its own task so cancels and approvals are heard while it works).
+//! The engine: one task per session that owns its conversation and answers operations, one turn
+//! at a time (a turn runs on its own task so cancels and approvals are heard while it works).
+//! This file is the op loop and the turn lifecycle; conversation ops are in
+//! `crate::conversation`, what turns share in `crate::session`.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use corvid_protocol::{
-    ApprovalPolicy, ApprovalRule, ErrorClass, ErrorNotification, Event, EventMsg, ImageInput, Op,
-    PROTOCOL_VERSION, ReadyNotification, SendParams, Submission, TodoItem, TodoStatus,
-    TurnFinishedNotification, TurnOutcome,
+    ConversationSummary, ErrorClass, ErrorNotification, EventMsg, Op, PROTOCOL_VERSION,
+    ReadyNotification, SendParams, Submission, TurnFinishedNotification, TurnOutcome,
 };
-use corvid_store::{Store, Tokens};
 use corvid_tools::{ToolContext, ToolRegistry, Workspace};
-use corvid_wire::model::{Image, ImageSource, Message, Part, Role, Usage};
-use tokio::sync::{mpsc, oneshot, watch};
+use corvid_wire::model::{Message, Part};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::config::{AgentConfig, AgentError};
 use crate::emitter::{Emitter, Scope};
 use crate::history;
+use crate::journal::Journal;
 use crate::model::ModelClient;
-use crate::turn::{ProposalRequest, TurnResult, TurnSetup, Verdict, run_turn};
+use crate::session::{Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict, lock};
+use crate::turn::{TurnResult, TurnSetup, run_turn};
 
-/// How an agent is set up.
-#[derive(Debug, Clone)]
-pub struct AgentConfig {
-    /// The project folder; tools never leave it.
-    pub project: PathBuf,
-    /// The working folder inside the project (for AGENTS.md discovery).
-    pub cwd: PathBuf,
-    pub model: String,
-    pub approval: ApprovalPolicy,
-    /// Model steps that may call tools in one turn; past them, one last call without tools
-    /// gives the model's final answer.
-    pub max_steps: u32,
-    /// The SQLite file for conversations; `None` keeps them in memory.
-    pub database: Option<PathBuf>,
-    /// Where long command output is spilled.
-    pub output_dir: PathBuf,
-    /// The most bytes of AGENTS.md text put in the prompt.
-    pub instructions_cap: usize,
-    /// The front end this agent serves (`chat`, `exec`, `web`, `acp`): the usage ledger tags
-    /// each model call with it.
-    pub front_end: String,
-    /// Where the shadow repositories of checkpoints live (one per project); `None` turns
-    /// checkpoints, `/undo` and `/diff` off.
-    pub checkpoint_dir: Option<PathBuf>,
-    /// The model's context window in tokens; `None` uses the default (128,000).
-    pub context_window: Option<u64>,
-}
-
-impl AgentConfig {
-    /// Defaults for a project: `ask` approvals, 50 steps, 64 KiB of instructions.
-    pub fn new(project: PathBuf, model: impl Into<String>) -> Self {
-        Self {
-            cwd: project.clone(),
-            output_dir: std::env::temp_dir().join("corvid-output"),
-            project,
-            model: model.into(),
-            approval: ApprovalPolicy::Ask,
-            max_steps: 50,
-            database: None,
-            instructions_cap: 64 * 1024,
-            front_end: "agent".to_owned(),
-            checkpoint_dir: None,
-            context_window: None,
-        }
-    }
-}
-
-/// Why an agent could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    #[error("the project folder {path} cannot be used: {message}")]
-    Project { path: PathBuf, message: String },
-    #[error(transparent)]
-    Store(#[from] corvid_store::StoreError),
-}
-
-/// The front ends' handle: send operations; events arrive on the receiver `spawn` returned.
-#[derive(Debug, Clone)]
-pub struct AgentHandle {
-    ops: mpsc::UnboundedSender<Submission>,
-    next: Arc<AtomicU64>,
-}
-
-impl AgentHandle {
-    /// Starts an agent on the current tokio runtime.
-    pub fn spawn(
-        config: AgentConfig,
-        model: Arc<dyn ModelClient>,
-    ) -> Result<(Self, mpsc::UnboundedReceiver<Event>), AgentError> {
-        let (ops, ops_rx) = mpsc::unbounded_channel();
-        let (events, events_rx) = mpsc::unbounded_channel();
-        let engine = Engine::new(config, model, Emitter::new(events))?;
-        tokio::spawn(engine.run(ops_rx));
-        Ok((
-            Self {
-                ops,
-                next: Arc::new(AtomicU64::new(0)),
-            },
-            events_rx,
-        ))
-    }
-
-    /// Sends an operation; returns the submission id its events will carry.
-    pub fn submit(&self, op: Op) -> String {
-        let id = format!("s{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
-        self.submit_with_id(Submission::new(id.clone(), op));
-        id
-    }
-
-    /// Sends a submission with the caller's own id.
-    pub fn submit_with_id(&self, submission: Submission) {
-        // The engine lives as long as a handle does, unless it shut down: then there is no one
-        // to tell, and the front end sees `shutdown_complete` or the closed event channel.
-        let _ = self.ops.send(submission);
-    }
-}
-
-/// What turns share with the engine.
-pub(crate) struct Shared {
+/// What a session's engine is wired to: the service's model, store and claims, and the
+/// session's own journal and approvals (which its `Session` handles share).
+pub(crate) struct Wiring {
     pub(crate) model: Arc<dyn ModelClient>,
-    emitter: Emitter,
-    pub(crate) settings: Settings,
-    gate: Mutex<(ApprovalPolicy, Vec<ApprovalRule>)>,
-    todos: Mutex<Vec<TodoItem>>,
-    pub(crate) skills: crate::skills::SkillSet,
-    store: Arc<Mutex<Store>>,
-    pub(crate) checkpoints: crate::checkpoint::Checkpoints,
-    /// A history compacted during the running turn, for the engine to adopt and save.
-    compacted: Mutex<Option<Vec<Message>>>,
-}
-
-pub(crate) struct Settings {
-    pub(crate) max_steps: u32,
-    pub(crate) project: PathBuf,
-    /// The working folder (AGENTS.md is read from the project root down to it).
-    pub(crate) cwd: PathBuf,
-    pub(crate) instructions_cap: usize,
-    pub(crate) front_end: String,
-    pub(crate) context_window: u64,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Shared {
-    pub(crate) fn emit(&self, scope: &Scope, msg: EventMsg) {
-        self.emitter.emit(scope, msg);
-    }
-
-    pub(crate) fn gate_state(&self) -> (ApprovalPolicy, Vec<ApprovalRule>) {
-        lock(&self.gate).clone()
-    }
-
-    pub(crate) fn add_rule(&self, rule: ApprovalRule) {
-        let mut gate = lock(&self.gate);
-        if !gate.1.contains(&rule) {
-            gate.1.push(rule);
-        }
-    }
-
-    pub(crate) fn set_todos(&self, scope: &Scope, todos: &[corvid_tools::Todo]) {
-        let items: Vec<TodoItem> = todos
-            .iter()
-            .map(|todo| match todo.status {
-                corvid_tools::TodoStatus::Pending => TodoItem {
-                    content: todo.content.clone(),
-                    status: TodoStatus::Pending,
-                },
-                corvid_tools::TodoStatus::InProgress => TodoItem {
-                    content: todo.content.clone(),
-                    status: TodoStatus::InProgress,
-                },
-                corvid_tools::TodoStatus::Completed => TodoItem {
-                    content: todo.content.clone(),
-                    status: TodoStatus::Completed,
-                },
-                // The protocol has no cancelled state: it is done, and says so.
-                corvid_tools::TodoStatus::Cancelled => TodoItem {
-                    content: format!("(cancelled) {}", todo.content),
-                    status: TodoStatus::Completed,
-                },
-            })
-            .collect();
-        *lock(&self.todos) = items.clone();
-        self.emit(scope, EventMsg::Todos { todos: items });
-    }
-
-    fn todos(&self) -> Vec<TodoItem> {
-        lock(&self.todos).clone()
-    }
-
-    pub(crate) fn keep_compacted(&self, history: Vec<Message>) {
-        *lock(&self.compacted) = Some(history);
-    }
-
-    fn take_compacted(&self) -> Option<Vec<Message>> {
-        lock(&self.compacted).take()
-    }
-
-    /// Runs store work off the async threads.
-    pub(crate) async fn with_store<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
-    ) -> Result<T, corvid_store::StoreError> {
-        let store = Arc::clone(&self.store);
-        tokio::task::spawn_blocking(move || work(&mut lock(&store)))
-            .await
-            .unwrap_or_else(|join| {
-                Err(corvid_store::StoreError::Spawn(std::io::Error::other(
-                    join.to_string(),
-                )))
-            })
-    }
-
-    pub(crate) async fn record_step_usage(
-        &self,
-        conversation: &str,
-        turn: u32,
-        step: u32,
-        model: &str,
-        usage: Usage,
-    ) {
-        let (conversation, model) = (conversation.to_owned(), model.to_owned());
-        let tokens = Tokens {
-            input: usage.input,
-            cache_read: usage.cache_read,
-            cache_write: usage.cache_write,
-            output: usage.output,
-            reasoning: usage.reasoning,
-        };
-        if let Err(error) = self
-            .with_store(move |store| {
-                store.record_step_usage(&conversation, turn, step, &model, &tokens)
-            })
-            .await
-        {
-            tracing::warn!(%error, "could not record step usage");
-        }
-    }
+    pub(crate) store: SharedStore,
+    pub(crate) journal: Arc<Journal>,
+    pub(crate) approvals: Arc<Approvals>,
+    pub(crate) claims: Arc<Claims>,
+    pub(crate) session_id: String,
 }
 
 /// A turn in progress.
@@ -249,62 +39,83 @@ struct Running {
     handle: JoinHandle<TurnResult>,
     cancel: watch::Sender<bool>,
     submission: String,
-    pending: HashMap<String, oneshot::Sender<Verdict>>,
     /// A message that arrived while a proposal waited: it runs when this turn has stopped.
     queued: Option<(String, SendParams)>,
 }
 
-struct Engine {
-    shared: Arc<Shared>,
-    config: AgentConfig,
-    project_key: String,
-    model: String,
-    conversation: String,
-    history: Vec<Message>,
-    turns: u32,
+pub(crate) struct Engine {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) config: AgentConfig,
+    pub(crate) project_key: String,
+    pub(crate) model: String,
+    pub(crate) conversation: String,
+    pub(crate) history: Vec<Message>,
+    pub(crate) turns: u32,
     running: Option<Running>,
-    proposals: mpsc::UnboundedSender<ProposalRequest>,
-    proposals_rx: mpsc::UnboundedReceiver<ProposalRequest>,
     tools: ToolRegistry,
+    pub(crate) claims: Arc<Claims>,
+    pub(crate) session_id: String,
+}
+
+/// The canonical project folder of `config`, or why it cannot be used.
+pub(crate) fn project_folder(config: &AgentConfig) -> Result<PathBuf, AgentError> {
+    config
+        .project
+        .canonicalize()
+        .map_err(|error| AgentError::Project {
+            path: config.project.clone(),
+            message: error.to_string(),
+        })
 }
 
 impl Engine {
-    fn new(
+    /// Sets up the session on `conversation` (already resolved and claimed), then says `ready`.
+    /// Blocking: it reads the store and the project folder.
+    pub(crate) fn open(
         config: AgentConfig,
-        model: Arc<dyn ModelClient>,
-        emitter: Emitter,
+        wiring: Wiring,
+        conversation: String,
     ) -> Result<Self, AgentError> {
-        let project = config
-            .project
-            .canonicalize()
-            .map_err(|error| AgentError::Project {
-                path: config.project.clone(),
-                message: error.to_string(),
-            })?;
+        let project = project_folder(&config)?;
         let workspace = Workspace::new(&project).map_err(|error| AgentError::Project {
             path: project.clone(),
             message: error.to_string(),
         })?;
-        let tools = ToolRegistry::new(ToolContext::new(workspace, config.output_dir.clone()));
-        let mut store = match &config.database {
-            Some(path) => Store::open(path)?,
-            None => Store::open_in_memory()?,
-        };
+        let tools = ToolRegistry::new(
+            ToolContext::new(workspace, config.output_dir.clone())
+                .with_sandbox(config.sandbox.clone()),
+        );
         let project_key = project.display().to_string();
-        let conversation = match store.current_conversation(&project_key)? {
-            Some(id) => id,
-            None => store.create_conversation(&project_key, Some(&config.model))?,
-        };
         let mut warnings = Vec::new();
-        let history = crate::persist::load(&mut store, &conversation, &mut warnings)?;
-        let turns = store.last_turn(&conversation)?;
+        let (history, turns, found) = {
+            let mut store = lock(&wiring.store);
+            let history = crate::persist::load(&mut store, &conversation, &mut warnings)?;
+            let turns = store.last_turn(&conversation)?;
+            let found = store.conversation(&project_key, &conversation)?;
+            (history, turns, found)
+        };
         let skill_set = crate::skills::load_skills(&project);
         warnings.extend(skill_set.warnings.iter().cloned());
-        let (proposals, proposals_rx) = mpsc::unbounded_channel();
-        let shared = Arc::new(Shared {
-            model,
-            emitter,
-            settings: Settings {
+        let emitter = Emitter::new(Arc::clone(&wiring.journal));
+        let summary = found
+            .map(crate::conversation::summary)
+            .unwrap_or_else(|| untitled(&conversation));
+        emitter.set_conversation(summary, history::entries(&history, &project));
+        let shared = Arc::new(Shared::new(
+            Parts {
+                model: wiring.model,
+                emitter,
+                store: wiring.store,
+                approvals: wiring.approvals,
+                skills: skill_set,
+                checkpoints: crate::checkpoint::Checkpoints::new(
+                    config.checkpoint_dir.as_deref(),
+                    &project,
+                ),
+                policy: config.approval,
+                sandbox: config.sandbox.clone(),
+            },
+            Settings {
                 max_steps: config.max_steps.max(1),
                 project: project.clone(),
                 cwd: config.cwd.clone(),
@@ -315,16 +126,7 @@ impl Engine {
                     .unwrap_or(crate::compaction::DEFAULT_CONTEXT_WINDOW)
                     .max(1),
             },
-            gate: Mutex::new((config.approval, Vec::new())),
-            todos: Mutex::new(Vec::new()),
-            skills: skill_set,
-            store: Arc::new(Mutex::new(store)),
-            checkpoints: crate::checkpoint::Checkpoints::new(
-                config.checkpoint_dir.as_deref(),
-                &project,
-            ),
-            compacted: Mutex::new(None),
-        });
+        ));
         let engine = Self {
             model: config.model.clone(),
             config: AgentConfig { project, ..config },
@@ -333,10 +135,10 @@ impl Engine {
             turns,
             history,
             running: None,
-            proposals,
-            proposals_rx,
             tools,
             shared,
+            claims: wiring.claims,
+            session_id: wiring.session_id,
         };
         for message in warnings {
             engine
@@ -347,17 +149,15 @@ impl Engine {
         Ok(engine)
     }
 
-    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Submission>) {
+    /// Answers operations until `shutdown`, or until every handle is gone; then no proposal
+    /// waits, no turn runs, the conversation is released and listeners see the end.
+    pub(crate) async fn run(
+        mut self,
+        mut ops: mpsc::Receiver<Submission>,
+        stopped: watch::Sender<bool>,
+    ) {
         loop {
             tokio::select! {
-                // Proposals first: one is registered before its event goes out, and the
-                // client's answer to that event must not overtake it.
-                biased;
-                Some(request) = self.proposals_rx.recv() => {
-                    if let Some(running) = &mut self.running {
-                        running.pending.insert(request.proposal_id, request.reply);
-                    }
-                }
                 submission = ops.recv() => {
                     let Some(submission) = submission else { break };
                     if !self.handle(submission).await {
@@ -367,13 +167,27 @@ impl Engine {
                 result = wait_turn(&mut self.running) => self.finish_turn(result).await,
             }
         }
-        if let Some(running) = self.running.take() {
-            let _ = running.cancel.send(true);
-            let _ = running.handle.await;
-        }
+        self.stop_turn().await;
+        self.claims.release(&self.conversation, &self.session_id);
+        self.shared.emitter.close();
+        let _ = stopped.send(true);
     }
 
-    fn scope(id: &str) -> Scope {
+    /// Answers every proposal "session closed", cancels the running turn and finishes it as
+    /// any cancelled turn finishes (its steps saved, `turn_finished` said); a message queued
+    /// behind it is dropped.
+    async fn stop_turn(&mut self) {
+        self.shared.approvals.close();
+        let Some(running) = &mut self.running else {
+            return;
+        };
+        running.queued = None;
+        let _ = running.cancel.send(true);
+        let result = wait_turn(&mut self.running).await;
+        self.finish_turn(result).await;
+    }
+
+    pub(crate) fn scope(id: &str) -> Scope {
         Scope {
             id: id.to_owned(),
             depth: 0,
@@ -390,24 +204,35 @@ impl Engine {
                 cwd: self.config.project.display().to_string(),
                 conversation_id: self.conversation.clone(),
                 model: self.model.clone(),
-                approval_policy: self.shared.gate_state().0,
+                approval_policy: self.shared.gate().policy,
+                missed: None,
+                sandbox: Some(crate::sandbox_state::state(self.tools.context().sandbox())),
             }),
         );
     }
 
-    fn refuse(&self, scope: &Scope, message: impl Into<String>) {
+    /// An operation that cannot be carried out as sent.
+    pub(crate) fn refuse(&self, scope: &Scope, message: impl Into<String>, next_action: &str) {
         self.shared.emit(
             scope,
             EventMsg::Error(ErrorNotification {
                 class: ErrorClass::InvalidRequest,
                 message: message.into(),
-                next_action: "Wait for the turn to finish, or cancel it first.".to_owned(),
+                next_action: next_action.to_owned(),
                 retryable: false,
             }),
         );
     }
 
-    fn internal(&self, scope: &Scope, error: impl std::fmt::Display) {
+    fn refuse_busy(&self, scope: &Scope, message: &str) {
+        self.refuse(
+            scope,
+            message,
+            "Wait for the turn to finish, or cancel it first.",
+        );
+    }
+
+    pub(crate) fn internal(&self, scope: &Scope, error: impl std::fmt::Display) {
         self.shared.emit(
             scope,
             EventMsg::Error(ErrorNotification {
@@ -442,18 +267,13 @@ impl Engine {
                 self.send(submission.id, SendParams::text(text)).await;
             }
             Op::Approve(params) => {
-                let pending = self
-                    .running
-                    .as_mut()
-                    .and_then(|running| running.pending.remove(&params.proposal_id));
-                match pending {
-                    Some(reply) => {
-                        let _ = reply.send(Verdict::Decided(params.decision));
-                    }
-                    None => self.refuse(
+                let verdict = Verdict::Decided(params.decision);
+                if let Err(refusal) = self.shared.approvals.answer(&params.proposal_id, verdict) {
+                    self.refuse(
                         &scope,
-                        format!("no proposal `{}` is waiting", params.proposal_id),
-                    ),
+                        refusal.to_string(),
+                        "Answer only proposals that are waiting; the first answer counts.",
+                    );
                 }
             }
             Op::Cancel => match &self.running {
@@ -472,19 +292,16 @@ impl Engine {
                 self.settings_changed(&scope);
             }
             Op::SetApprovalPolicy { policy } => {
-                lock(&self.shared.gate).0 = policy;
+                self.shared.set_policy(policy);
                 self.settings_changed(&scope);
             }
             Op::Shutdown => {
-                if let Some(running) = self.running.take() {
-                    let _ = running.cancel.send(true);
-                    let _ = running.handle.await;
-                }
+                self.stop_turn().await;
                 self.shared.emit(&scope, EventMsg::ShutdownComplete);
                 return false;
             }
             Op::Undo { .. } | Op::Diff { .. } | Op::Compact if self.running.is_some() => {
-                self.refuse(&scope, "a turn is running");
+                self.refuse_busy(&scope, "a turn is running");
             }
             Op::Undo { turn } => self.shared.undo(&scope, &self.conversation, turn).await,
             Op::Diff { turn } => self.shared.diff(&scope, &self.conversation, turn).await,
@@ -497,6 +314,11 @@ impl Engine {
                     self.history = history;
                     crate::persist::replace_all(&self.shared, &self.conversation, &self.history)
                         .await;
+                    let summary = self.current_summary().await;
+                    self.shared.emitter.set_conversation(
+                        summary,
+                        history::entries(&self.history, &self.config.project),
+                    );
                 }
             }
             op @ (Op::ListConversations
@@ -505,9 +327,19 @@ impl Engine {
             | Op::DeleteConversation { .. }
             | Op::ClearConversation) => {
                 if self.running.is_some() && !matches!(op, Op::ListConversations) {
-                    self.refuse(&scope, "a turn is running");
-                } else if let Err(error) = self.conversation_op(&scope, op).await {
-                    self.internal(&scope, error);
+                    self.refuse_busy(&scope, "a turn is running");
+                } else {
+                    match self.conversation_op(&scope, op).await {
+                        Ok(()) => {}
+                        Err(crate::conversation::OpError::Refused(message)) => self.refuse(
+                            &scope,
+                            message,
+                            "Check the conversation id (list_conversations shows them).",
+                        ),
+                        Err(crate::conversation::OpError::Store(error)) => {
+                            self.internal(&scope, error)
+                        }
+                    }
                 }
             }
         }
@@ -519,23 +351,20 @@ impl Engine {
             scope,
             EventMsg::SettingsChanged {
                 model: self.model.clone(),
-                approval_policy: self.shared.gate_state().0,
+                approval_policy: self.shared.gate().policy,
             },
         );
     }
 
     async fn send(&mut self, id: String, params: SendParams) {
         if let Some(running) = &mut self.running {
-            if running.pending.is_empty() {
-                self.refuse(
+            // A new message closes every waiting proposal as interrupted; it runs next.
+            if self.shared.approvals.answer_all(&Verdict::Interrupted) == 0 {
+                self.refuse_busy(
                     &Self::scope(&id),
                     "a turn is running; cancel it or wait for it to finish",
                 );
                 return;
-            }
-            // A new message closes every waiting proposal as interrupted; it runs next.
-            for (_, reply) in running.pending.drain() {
-                let _ = reply.send(Verdict::Interrupted);
             }
             running.queued = Some((id, params));
             return;
@@ -548,7 +377,7 @@ impl Engine {
             self.model = model;
         }
         let scope = Self::scope(&id);
-        let mut user = user_message(&params);
+        let mut user = crate::conversation::user_message(&params);
         if let Some(note) = self.shared.checkpoints.take_note() {
             user.parts.insert(0, Part::Text { text: note });
         }
@@ -567,6 +396,7 @@ impl Engine {
             EventMsg::TurnStarted {
                 conversation_id: self.conversation.clone(),
                 model: self.model.clone(),
+                prompt: Some(params.text.clone()),
             },
         );
         let (cancel, cancel_rx) = watch::channel(false);
@@ -578,7 +408,6 @@ impl Engine {
             model: self.model.clone(),
             system: self.system_prompt(),
             cancel: cancel_rx,
-            proposals: self.proposals.clone(),
         };
         let history = self.history.clone();
         let conversation = self.conversation.clone();
@@ -591,7 +420,6 @@ impl Engine {
             handle,
             cancel,
             submission: id,
-            pending: HashMap::new(),
             queued: None,
         });
     }
@@ -650,214 +478,36 @@ impl Engine {
             .finish_checkpoint(&scope, &self.conversation)
             .await;
         self.name_conversation().await;
-        self.shared.emit(
+        let summary = self.current_summary().await;
+        // The turn's end and the history replays show from now on, in one step.
+        self.shared.emitter.emit_with_history(
             &scope,
             EventMsg::TurnFinished(TurnFinishedNotification {
                 outcome: result.outcome,
                 steps: result.steps,
                 usage: result.usage,
             }),
+            summary,
+            history::entries(&self.history, &self.config.project),
         );
         if let Some((id, params)) = running.queued {
             Box::pin(self.start_turn(id, params)).await;
         }
     }
 
-    async fn reload_history(&mut self, scope: &Scope) {
-        let id = self.conversation.clone();
-        let loaded = self
-            .shared
-            .with_store(move |store| {
-                let mut warnings = Vec::new();
-                crate::persist::load(store, &id, &mut warnings).map(|history| (history, warnings))
-            })
-            .await;
-        match loaded {
-            Ok((history, warnings)) => {
-                self.history = history;
-                for message in warnings {
-                    self.shared.emit(scope, EventMsg::Warning { message });
-                }
-            }
-            Err(error) => self.internal(scope, error),
-        }
-    }
-
-    async fn name_conversation(&self) {
-        let Some(first) = self
-            .history
-            .iter()
-            .find(|message| message.role == Role::User)
-        else {
-            return;
-        };
-        let text = history::text_of(first);
-        let title: String = text
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .chars()
-            .take(60)
-            .collect();
-        let (id, project) = (self.conversation.clone(), self.project_key.clone());
-        let named = self
-            .shared
-            .with_store(move |store| {
-                let untitled = store
-                    .conversation(&project, &id)?
-                    .is_some_and(|summary| summary.title.is_empty());
-                if untitled {
-                    store.set_title(&id, &title)?;
-                }
-                Ok(())
-            })
-            .await;
-        if let Err(error) = named {
-            tracing::warn!(%error, "could not name the conversation");
-        }
-    }
-
-    async fn conversation_op(
-        &mut self,
-        scope: &Scope,
-        op: Op,
-    ) -> Result<(), corvid_store::StoreError> {
-        let project = self.project_key.clone();
-        match op {
-            Op::ListConversations => {
-                let list = self
-                    .shared
-                    .with_store(move |store| store.list_conversations(&project))
-                    .await?;
-                self.shared.emit(
-                    scope,
-                    EventMsg::ConversationList {
-                        conversations: list.into_iter().map(summary).collect(),
-                        current: Some(self.conversation.clone()),
-                    },
-                );
-            }
-            Op::NewConversation => {
-                let model = self.model.clone();
-                let id = self
-                    .shared
-                    .with_store(move |store| store.create_conversation(&project, Some(&model)))
-                    .await?;
-                self.switch_to(scope, id, Vec::new()).await?;
-            }
-            Op::SwitchConversation { conversation_id } => {
-                let target = conversation_id.clone();
-                let switched = self
-                    .shared
-                    .with_store(move |store| store.switch_conversation(&project, &target))
-                    .await?;
-                if !switched {
-                    self.refuse(
-                        scope,
-                        format!("no conversation `{conversation_id}` in this project"),
-                    );
-                    return Ok(());
-                }
-                let id = conversation_id.clone();
-                let history = self
-                    .shared
-                    .with_store(move |store| {
-                        let mut warnings = Vec::new();
-                        crate::persist::load(store, &id, &mut warnings)
-                            .map(|history| (history, warnings))
-                    })
-                    .await?;
-                for message in history.1 {
-                    self.shared.emit(scope, EventMsg::Warning { message });
-                }
-                self.switch_to(scope, conversation_id, history.0).await?;
-            }
-            Op::DeleteConversation { conversation_id } => {
-                let target = conversation_id.clone();
-                let deleted = self
-                    .shared
-                    .with_store(move |store| store.delete_conversation(&project, &target))
-                    .await?;
-                if !deleted {
-                    self.refuse(
-                        scope,
-                        format!("no conversation `{conversation_id}` in this project"),
-                    );
-                    return Ok(());
-                }
-                self.shared.emit(
-                    scope,
-                    EventMsg::ConversationDeleted {
-                        conversation_id: conversation_id.clone(),
-                    },
-                );
-                if conversation_id == self.conversation {
-                    let (project, model) = (self.project_key.clone(), self.model.clone());
-                    let id = self
-                        .shared
-                        .with_store(move |store| store.create_conversation(&project, Some(&model)))
-                        .await?;
-                    self.switch_to(scope, id, Vec::new()).await?;
-                }
-            }
-            Op::ClearConversation => {
-                let id = self.conversation.clone();
-                self.shared
-                    .with_store(move |store| store.clear_conversation(&id))
-                    .await?;
-                self.history.clear();
-                self.shared.emit(
-                    scope,
-                    EventMsg::ConversationCleared {
-                        conversation_id: self.conversation.clone(),
-                    },
-                );
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    async fn switch_to(
-        &mut self,
-        scope: &Scope,
-        id: String,
-        history: Vec<Message>,
-    ) -> Result<(), corvid_store::StoreError> {
-        self.conversation = id.clone();
-        self.history = history;
-        let turns_of = id.clone();
-        self.turns = self
-            .shared
-            .with_store(move |store| store.last_turn(&turns_of))
-            .await?;
-        let project = self.project_key.clone();
-        let found = self
-            .shared
-            .with_store(move |store| store.conversation(&project, &id))
-            .await?;
-        let conversation =
-            found
-                .map(summary)
-                .unwrap_or_else(|| corvid_protocol::ConversationSummary {
-                    id: self.conversation.clone(),
-                    title: String::new(),
-                    updated_at: 0,
-                    message_count: 0,
-                });
-        self.shared.emit(
-            scope,
-            EventMsg::ConversationSwitched {
-                conversation,
-                history: history::entries(&self.history, &self.config.project),
-            },
-        );
-        Ok(())
-    }
-
-    fn system_prompt(&self) -> String {
+    pub(crate) fn system_prompt(&self) -> String {
         let tools = crate::turn::offered_tools(&self.shared, &self.tools, true);
         crate::prompt::system_prompt(&self.shared, &tools, &self.shared.todos())
+    }
+}
+
+/// A conversation the store does not describe (yet): its id, nothing else.
+pub(crate) fn untitled(id: &str) -> ConversationSummary {
+    ConversationSummary {
+        id: id.to_owned(),
+        title: String::new(),
+        updated_at: 0,
+        message_count: 0,
     }
 }
 
@@ -865,37 +515,5 @@ async fn wait_turn(running: &mut Option<Running>) -> Result<TurnResult, tokio::t
     match running {
         Some(running) => (&mut running.handle).await,
         None => std::future::pending().await,
-    }
-}
-
-fn summary(summary: corvid_store::ConversationSummary) -> corvid_protocol::ConversationSummary {
-    corvid_protocol::ConversationSummary {
-        id: summary.id,
-        title: summary.title,
-        updated_at: summary.updated_at,
-        message_count: summary.message_count,
-    }
-}
-
-fn user_message(params: &SendParams) -> Message {
-    let mut parts = vec![Part::Text {
-        text: params.text.clone(),
-    }];
-    for image in &params.images {
-        let source = match image {
-            ImageInput::Base64 { media_type, data } => ImageSource::Base64 {
-                media_type: media_type.clone(),
-                data: data.clone(),
-            },
-            ImageInput::Url { url } => ImageSource::Url { url: url.clone() },
-        };
-        parts.push(Part::Image(Image {
-            source,
-            detail: None,
-        }));
-    }
-    Message {
-        role: Role::User,
-        parts,
     }
 }

@@ -461,7 +461,7 @@ pub fn system_prompt(parts: &PromptParts) -> String {
         }
     }
     prompt.push_str(
-        "Paths are relative to the project root; nothing outside it can be read or written. Use only the tools you are given.\n\n",
+        "Paths are relative to the project root, and the file tools never leave it (what commands may do is under Sandbox, when commands are offered). Use only the tools you are given.\n\n",
     );
     prompt.push_str(GUIDANCE);
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 use corvid_store::{Outcome, ROUTE_AGENT, Tokens, UsageRecord, now_ms};
 use corvid_wire::model::{StreamEvent, Usage};
 
-use crate::engine::Shared;
+use crate::session::Shared;
 
 /// The `inbound` of an agent row: the agent speaks corvid's canonical model, no API dialect.
 const INBOUND_CANONICAL: &str = "canonical";

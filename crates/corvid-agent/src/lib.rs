@@ -1,29 +1,41 @@
-//! The coding agent: one engine, one protocol. Front ends send `corvid_protocol::Op`s and
-//! receive `corvid_protocol::Event`s; the engine runs the loop (context → one streamed model
-//! step → tools through the approval gate → results fed back → repeat), subagents, project
-//! instructions (AGENTS.md) and skills, and keeps conversations in the store.
+//! The coding agent: a session service, one protocol. Front ends send `corvid_protocol::Op`s
+//! and receive `corvid_protocol::Event`s; each session's engine runs the loop (context → one
+//! streamed model step → tools through the approval gate → results fed back → repeat),
+//! subagents, project instructions (AGENTS.md) and skills, and keeps conversations in the store.
+//! `Agents` runs many sessions at once over one store and one model client.
 
+mod agents;
 mod checkpoint;
 mod compaction;
+mod config;
+mod conversation;
 mod emitter;
 mod engine;
+mod handle;
 mod history;
 pub mod init;
 pub mod instructions;
+mod journal;
 mod ledger;
 mod model;
 mod paths;
 mod persist;
 pub mod project;
 mod prompt;
+mod sandbox_state;
+mod session;
 pub mod skills;
-mod skills_tool;
 mod step_cap;
 mod subagent;
 mod turn;
 
+pub use agents::{Agents, ConversationDetail, SessionInfo};
 pub use compaction::DEFAULT_CONTEXT_WINDOW;
-pub use engine::{AgentConfig, AgentError, AgentHandle};
+pub use config::{AgentConfig, AgentError};
+pub use conversation::OpenConversation;
+pub use handle::{AgentHandle, OP_BUFFER, Session};
 pub use history::repair as repair_history;
+pub use journal::{EVENT_BUFFER, Subscription};
 pub use model::{EventStream, ModelClient, ModelError, ModelRoute, StreamFuture, next_action};
 pub use project::{ProjectFolders, find_project_root, project_folders};
+pub use session::SharedStore;

@@ -8,7 +8,7 @@
 use corvid_store::{Store, StoreError};
 use corvid_wire::model::{Message, Part, Role, ToolResult, ToolResultContent};
 
-use crate::engine::Shared;
+use crate::session::Shared;
 
 /// The result given, on load, to a stored call whose result was never saved.
 pub(crate) const CRASHED_RESULT: &str =

@@ -4,7 +4,7 @@
 use corvid_protocol::{TodoItem, TodoStatus};
 use corvid_wire::model::Tool;
 
-use crate::engine::Shared;
+use crate::session::Shared;
 
 /// The prompt of an agent offered `tools` (the main agent's, or a subagent's fewer).
 pub(crate) fn system_prompt(shared: &Shared, tools: &[Tool], todos: &[TodoItem]) -> String {
@@ -37,7 +37,12 @@ pub(crate) fn system_prompt(shared: &Shared, tools: &[Tool], todos: &[TodoItem])
         todos: todos.join("\n"),
         tools: tools.iter().map(|tool| tool.name.clone()).collect(),
     };
-    crate::instructions::system_prompt(&parts)
+    let mut prompt = crate::instructions::system_prompt(&parts);
+    // Only an agent that can run commands is told what they may do.
+    if tools.iter().any(|tool| tool.name == "bash") {
+        prompt.push_str(&crate::sandbox_state::prompt_section(shared.sandbox()));
+    }
+    prompt
 }
 
 /// Today's date (UTC), `YYYY-MM-DD`, from the system clock.

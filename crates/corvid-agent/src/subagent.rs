@@ -96,7 +96,6 @@ pub(crate) async fn run(
         model: setup.model.clone(),
         system,
         cancel: setup.cancel.clone(),
-        proposals: setup.proposals.clone(),
     };
     let history = vec![Message::text(Role::User, prompt)];
     // A subagent's turn runs inside its parent's: the recursion needs a boxed future.

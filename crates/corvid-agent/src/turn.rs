@@ -7,7 +7,7 @@ use std::sync::Arc;
 use corvid_protocol::{
     ActionKind, ApprovalDecision, ErrorClass, ErrorNotification, EventMsg, GateDecision,
     ProposalKind, ProposalNotification, ProposalOutcome, TokenUsage, ToolCallNotification,
-    ToolResultNotification, TurnOutcome, UsageNotification, decision_for,
+    ToolResultNotification, TurnOutcome, UsageNotification, decision_with_sandbox,
 };
 use corvid_tools::{Cancellation, ToolKind, ToolOutput, ToolRegistry};
 use corvid_wire::model::{
@@ -15,33 +15,18 @@ use corvid_wire::model::{
     ToolResult, ToolResultContent, Usage,
 };
 use futures_util::StreamExt;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 
 use crate::emitter::Scope;
-use crate::engine::Shared;
 use crate::history;
 use crate::ledger::{CallEnd, CallMeter};
 use crate::model::{is_retryable, next_action};
+use crate::session::{Shared, Verdict};
 
 /// How many identical calls run before guidance replaces the next one.
 const REPEAT_LIMIT: usize = 3;
 /// The longest tool output put in a `tool_result` event (the model gets all of it).
 const EVENT_OUTPUT_LIMIT: usize = 8 * 1024;
-
-/// A proposal waiting for the user, sent to the engine, which owns the front end's replies.
-#[derive(Debug)]
-pub(crate) struct ProposalRequest {
-    pub(crate) proposal_id: String,
-    pub(crate) reply: oneshot::Sender<Verdict>,
-}
-
-/// The user's answer to a proposal.
-#[derive(Debug, Clone)]
-pub(crate) enum Verdict {
-    Decided(ApprovalDecision),
-    /// A new message arrived while the proposal waited.
-    Interrupted,
-}
 
 /// What one agent (the main one or a subagent) works with during a turn.
 #[derive(Clone)]
@@ -54,7 +39,6 @@ pub(crate) struct TurnSetup {
     pub(crate) model: String,
     pub(crate) system: String,
     pub(crate) cancel: watch::Receiver<bool>,
-    pub(crate) proposals: mpsc::UnboundedSender<ProposalRequest>,
 }
 
 /// How a turn ended, and the messages it added.
@@ -392,7 +376,9 @@ pub(crate) fn offered_tools(shared: &Shared, registry: &ToolRegistry, is_main: b
     if is_main {
         tools.push(crate::subagent::task_tool());
     }
-    tools.push(crate::skills_tool::tool(shared));
+    // `skill`: the model sees skills by name and description in the system prompt and loads
+    // one's full instructions on demand.
+    tools.push(shared.skills.tool());
     tools
 }
 
@@ -572,9 +558,27 @@ async fn run_tool(
             mutating: false,
         },
     };
-    let (policy, rules) = setup.shared.gate_state();
-    if decision_for(policy, &rules, &action) == GateDecision::Ask {
-        match ask(setup, call, &prepared.proposal, &action, prepared.tool).await {
+    let gate = setup.shared.gate();
+    // A command widened beyond the sandbox, or run without one, always asks.
+    let confinement = prepared.plan.confinement().cloned();
+    let gate_confinement = confinement.as_ref().map_or(
+        corvid_protocol::Confinement::SandboxOff,
+        crate::sandbox_state::confinement,
+    );
+    if decision_with_sandbox(gate.policy, &gate.rules, &action, gate_confinement)
+        == GateDecision::Ask
+    {
+        let notice = confinement.as_ref().and_then(crate::sandbox_state::notice);
+        match ask(
+            setup,
+            call,
+            &prepared.proposal,
+            &action,
+            prepared.tool,
+            notice,
+        )
+        .await
+        {
             Verdict::Decided(ApprovalDecision::Approve) => {}
             Verdict::Decided(ApprovalDecision::ApproveAlways { scope }) => {
                 setup.shared.add_rule(scope)
@@ -592,10 +596,15 @@ async fn run_tool(
                 };
                 return error(text);
             }
-            Verdict::Interrupted => {
+            unanswered @ (Verdict::Interrupted | Verdict::Cancelled | Verdict::SessionClosed) => {
+                let why = match unanswered {
+                    Verdict::Interrupted => "the user sent a new message",
+                    Verdict::Cancelled => "the turn was cancelled",
+                    _ => "the session was closed",
+                };
                 return (
                     ToolOutput {
-                        text: "Not run: the user sent a new message while this call waited for approval.".to_owned(),
+                        text: format!("Not run: {why} while this call waited for approval."),
                         is_error: true,
                         detail: None,
                     },
@@ -608,7 +617,7 @@ async fn run_tool(
         setup.shared.before_change(&setup.scope).await;
     }
     let cancellation = Cancellation::new(setup.cancel.clone());
-    let output = match setup.tools.apply(prepared.plan, cancellation).await {
+    let output = match apply_streaming(setup, call, prepared.plan, cancellation).await {
         Ok(output) => output,
         Err(tool_error) => ToolOutput {
             text: tool_error.to_string(),
@@ -623,6 +632,41 @@ async fn run_tool(
     (output, stop)
 }
 
+/// Runs a prepared call; a command's output goes out as `tool_output_delta` events while it
+/// runs (the tools batch and cap it).
+async fn apply_streaming(
+    setup: &TurnSetup,
+    call: &ToolCall,
+    plan: corvid_tools::Plan,
+    cancellation: Cancellation,
+) -> Result<ToolOutput, corvid_tools::ToolError> {
+    let (sender, mut receiver) = mpsc::channel(16);
+    let sink = corvid_tools::OutputSink::new(sender);
+    let emit = |text: String| {
+        setup.shared.emit(
+            &setup.scope,
+            EventMsg::ToolOutputDelta {
+                call_id: call.id.clone(),
+                text,
+            },
+        );
+    };
+    let apply = setup.tools.apply_streaming(plan, cancellation, Some(sink));
+    tokio::pin!(apply);
+    let result = loop {
+        tokio::select! {
+            result = &mut apply => break result,
+            Some(text) = receiver.recv() => emit(text),
+        }
+    };
+    // What the output thread sent before the command ended; something the command left holding
+    // the pipe cannot keep the turn waiting.
+    while let Ok(text) = receiver.try_recv() {
+        emit(text);
+    }
+    result
+}
+
 /// Shows the proposal and waits for the user (or a cancel).
 async fn ask(
     setup: &TurnSetup,
@@ -630,6 +674,7 @@ async fn ask(
     proposal: &corvid_tools::Proposal,
     action: &ActionKind,
     tool: &str,
+    sandbox: Option<corvid_protocol::SandboxNotice>,
 ) -> Verdict {
     let proposal_id = format!("p_{}", call.id);
     let path = proposal
@@ -656,37 +701,47 @@ async fn ask(
             summary: proposal.summary.clone(),
         },
     };
-    // Registered with the engine before anyone hears of it, so an answer sent the moment the
-    // event arrives always finds it waiting.
-    let (reply, answer) = oneshot::channel();
-    if setup
-        .proposals
-        .send(ProposalRequest {
-            proposal_id: proposal_id.clone(),
-            reply,
-        })
-        .is_err()
-    {
-        return Verdict::Interrupted;
-    }
+    // Registered before anyone hears of it, so an answer sent the moment the event arrives
+    // always finds it waiting; whoever answers first wins (`crate::session::Approvals`).
+    let mut answer = match setup.shared.approvals.register(&proposal_id) {
+        Ok(answer) => answer,
+        Err(closed) => return closed,
+    };
     setup.shared.emit(
         &setup.scope,
         EventMsg::Proposal(ProposalNotification {
             proposal_id: proposal_id.clone(),
             call_id: call.id.clone(),
             kind,
-            always_scope: corvid_protocol::ApprovalRule::suggest_for(action),
+            // A widened or unsandboxed command is asked about every time; "always" would hide that.
+            always_scope: match sandbox {
+                Some(_) => None,
+                None => corvid_protocol::ApprovalRule::suggest_for(action),
+            },
+            sandbox,
         }),
     );
     let mut cancel = setup.cancel.clone();
     let verdict = tokio::select! {
-        verdict = answer => verdict.unwrap_or(Verdict::Interrupted),
-        _ = cancel.wait_for(|cancelled| *cancelled) => Verdict::Interrupted,
+        // A dropped reply means the map itself is gone: the session ended.
+        verdict = &mut answer => verdict.unwrap_or(Verdict::SessionClosed),
+        _ = cancel.wait_for(|cancelled| *cancelled) => {
+            // An answer given before the cancel was seen wins (closing the session answers
+            // "session closed" first, then cancels): when the proposal is no longer waiting,
+            // its answer was sent under the map's lock and is already here.
+            if setup.shared.approvals.withdraw(&proposal_id, &Verdict::Cancelled) {
+                Verdict::Cancelled
+            } else {
+                answer.try_recv().unwrap_or(Verdict::Cancelled)
+            }
+        }
     };
     let outcome = match &verdict {
         Verdict::Decided(ApprovalDecision::Reject { .. }) => ProposalOutcome::Rejected,
         Verdict::Decided(_) => ProposalOutcome::Approved,
-        Verdict::Interrupted => ProposalOutcome::Interrupted,
+        Verdict::Interrupted | Verdict::Cancelled | Verdict::SessionClosed => {
+            ProposalOutcome::Interrupted
+        }
     };
     setup.shared.emit(
         &setup.scope,

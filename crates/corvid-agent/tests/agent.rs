@@ -50,7 +50,7 @@ fn tokio_stream_from(
 
 struct Harness {
     handle: AgentHandle,
-    events: mpsc::UnboundedReceiver<Event>,
+    events: corvid_agent::Subscription,
     model: Arc<ScriptedModel>,
     seen: Vec<Event>,
 }

@@ -14,7 +14,6 @@ use corvid_protocol::{
 };
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply, request_tokens};
 use corvid_wire::model::ChatRequest;
-use tokio::sync::mpsc;
 
 /// Sends compaction requests to `summarizer` and the rest to `main`.
 struct Router {
@@ -52,7 +51,7 @@ impl ModelClient for Router {
 
 struct Session {
     handle: AgentHandle,
-    events: mpsc::UnboundedReceiver<Event>,
+    events: corvid_agent::Subscription,
     main: Arc<ScriptedModel>,
     summarizer: Arc<ScriptedModel>,
     seen: Vec<Event>,

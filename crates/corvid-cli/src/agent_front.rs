@@ -3,55 +3,17 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Context;
-use corvid_agent::{
-    AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, ModelRoute, StreamFuture,
-};
+use corvid_agent::{OpenConversation, Session, Subscription};
 use corvid_config::Loaded;
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, ErrorClass, Event,
-    EventMsg, Op, ProposalKind, SendParams, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, Event, EventMsg, Op,
+    ProposalKind, SendParams, TurnOutcome,
 };
-use corvid_providers::{FailureClass, Registry};
-use corvid_wire::model::ChatRequest;
 use tokio::io::AsyncBufReadExt;
-use tokio::sync::mpsc;
 
-/// The in-process model client: the gateway's providers, routing and credentials.
-pub(crate) struct InProcessModel(pub(crate) Registry);
-
-impl ModelClient for InProcessModel {
-    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
-        Box::pin(async move {
-            match self.0.stream(request).await {
-                Ok(stream) => Ok(Box::pin(stream) as EventStream),
-                Err(failure) => {
-                    let class = match failure.class {
-                        FailureClass::NotConfigured => ErrorClass::NotConfigured,
-                        FailureClass::AuthenticationRejected => ErrorClass::AuthenticationRejected,
-                        FailureClass::RateLimited => ErrorClass::RateLimited,
-                        FailureClass::ServerError => ErrorClass::ServerError,
-                        FailureClass::Network => ErrorClass::Network,
-                        FailureClass::UnexpectedResponse => ErrorClass::UnexpectedResponse,
-                    };
-                    let mut error = ModelError::new(class, failure.message);
-                    error.retry_after = failure.retry_after;
-                    Err(error)
-                }
-            }
-        })
-    }
-
-    fn route(&self, model: &str) -> Option<ModelRoute> {
-        let route = self.0.resolve(model).ok()?;
-        Some(ModelRoute {
-            provider: route.provider.name().to_owned(),
-            model: route.model,
-        })
-    }
-}
+use crate::compose::Composition;
 
 /// Options shared by `exec` and `chat`.
 #[derive(Debug, Clone, clap::Args)]
@@ -73,35 +35,35 @@ pub(crate) struct AgentArgs {
     /// (default: 128000).
     #[arg(long, value_name = "TOKENS")]
     context_window: Option<u64>,
+    /// on (default: commands run in the kernel sandbox) or off (they run with your full rights);
+    /// overrides `sandbox` in config.toml.
+    #[arg(long, value_name = "on|off", value_parser = crate::sandbox_setup::parse_setting)]
+    sandbox: Option<corvid_config::SandboxSetting>,
 }
 
-fn start(
+/// Opens the session on the project's current conversation, with a listener that hears it from
+/// its first event (start-up warnings, `ready`), as the terminal always has.
+async fn start(
     loaded: &Loaded,
     args: &AgentArgs,
     front_end: &str,
-) -> anyhow::Result<(AgentHandle, mpsc::UnboundedReceiver<Event>)> {
+) -> anyhow::Result<(Session, Subscription)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, args.project.as_deref());
-    let oauth_http = corvid_auth::oauth_http_client()?;
-    let registry = Registry::from_config(loaded, oauth_http)
-        .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+    let composition = Composition::build(loaded)?;
     let model = args
         .model
         .clone()
         .unwrap_or_else(|| loaded.config.default_model.clone());
-    let mut config = AgentConfig::new(folders.root, model);
-    config.cwd = folders.cwd;
-    config.front_end = front_end.to_owned();
+    let mut config = crate::compose::agent_config(loaded, folders, model, front_end);
     config.approval = args.approval;
     config.max_steps = args.max_steps;
-    config.database = Some(loaded.paths.database());
-    config.output_dir = loaded.paths.data_dir.join("output");
-    config.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
     config.context_window = args.context_window;
-    Ok(AgentHandle::spawn(
-        config,
-        Arc::new(InProcessModel(registry)),
-    )?)
+    config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
+    Ok(composition
+        .agents
+        .open_listening(config, OpenConversation::Current)
+        .await?)
 }
 
 /// `corvid exec "<prompt>"`: one turn; JSON lines of events with `--json`; exit status 0 when
@@ -113,7 +75,7 @@ pub(crate) async fn exec(
     prompt: &str,
     json: bool,
 ) -> anyhow::Result<bool> {
-    let (handle, mut events) = start(loaded, args, "exec")?;
+    let (handle, mut events) = start(loaded, args, "exec").await?;
     handle.submit(Op::Send(SendParams::text(prompt)));
     let mut stdout = std::io::stdout();
     let mut outcome = None;
@@ -123,15 +85,25 @@ pub(crate) async fn exec(
             stdout.write_all(b"\n")?;
             stdout.flush()?;
         } else {
+            if let EventMsg::Ready(ready) = &event.msg
+                && let Some(sandbox) = &ready.sandbox
+            {
+                writeln!(stdout, "{}", sandbox_banner(sandbox))?;
+            }
             print_human(&event, &mut stdout)?;
         }
         match &event.msg {
             EventMsg::Proposal(proposal) => {
+                // A widened or unsandboxed command asks under every policy; say why.
+                let why = match &proposal.sandbox {
+                    Some(notice) => format!(" ({})", notice.describe()),
+                    None => String::new(),
+                };
                 handle.submit(Op::Approve(ApproveParams {
                     proposal_id: proposal.proposal_id.clone(),
                     decision: ApprovalDecision::Reject {
                         feedback: Some(format!(
-                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval, so it was not run. Say what you would do instead.",
+                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval{why}, so it was not run. Say what you would do instead.",
                             args.approval
                         )),
                     },
@@ -144,7 +116,8 @@ pub(crate) async fn exec(
             _ => {}
         }
     }
-    handle.submit(Op::Shutdown);
+    // Waits for the engine to stop, so nothing it still writes is cut off by the exit.
+    handle.close().await;
     Ok(outcome == Some(TurnOutcome::Completed))
 }
 
@@ -153,6 +126,14 @@ fn print_human(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
     match &event.msg {
         EventMsg::TextDelta { delta } if event.depth == 0 => write!(out, "{delta}")?,
         EventMsg::ToolCall(call) => writeln!(out, "\n{indent}→ {}", call.summary)?,
+        EventMsg::ToolOutputDelta { text, .. } => {
+            // Progress, dimmed on a terminal so the answer stands out.
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                write!(out, "\x1b[2m{text}\x1b[0m")?
+            } else {
+                write!(out, "{text}")?
+            }
+        }
         EventMsg::ToolResult(result) => {
             let first = result.output.lines().next().unwrap_or_default();
             let mark = if result.ok { "✓" } else { "✗" };
@@ -214,7 +195,7 @@ fn print_human(event: &Event, out: &mut impl Write) -> std::io::Result<()> {
 
 /// `corvid chat`: an interactive session in the terminal.
 pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()> {
-    let (handle, mut events) = start(loaded, args, "chat")?;
+    let (handle, mut events) = start(loaded, args, "chat").await?;
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdout = std::io::stdout();
     let mut busy = false;
@@ -232,11 +213,17 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
                 match &event.msg {
                     EventMsg::Ready(ready) => {
                         writeln!(stdout, "model {} · project {} · approvals {}", ready.model, ready.cwd, ready.approval_policy)?;
+                        if let Some(sandbox) = &ready.sandbox {
+                            writeln!(stdout, "{}", sandbox_banner(sandbox))?;
+                        }
                         prompt(&mut stdout, busy)?;
                     }
                     EventMsg::TurnStarted { .. } => busy = true,
                     EventMsg::Proposal(proposal) => {
                         show_proposal(&proposal.kind, &mut stdout)?;
+                        if let Some(notice) = &proposal.sandbox {
+                            writeln!(stdout, "  ! {}", notice.describe())?;
+                        }
                         write!(stdout, "allow? [y]es / [a]lways / [n]o, or type feedback to reject: ")?;
                         stdout.flush()?;
                         pending_proposal = Some((proposal.proposal_id.clone(), proposal.always_scope.clone()));
@@ -397,6 +384,18 @@ fn change_mark(change: ChangeKind) -> &'static str {
     }
 }
 
+/// The startup banner's sandbox line: the active layers, or plainly why there are none.
+fn sandbox_banner(sandbox: &corvid_protocol::SandboxState) -> String {
+    match sandbox.mode {
+        corvid_protocol::SandboxMode::Enforced => format!("sandbox: {}", sandbox.summary),
+        corvid_protocol::SandboxMode::Unavailable => format!(
+            "sandbox {}. Turn it off explicitly with --sandbox off to stop the asking.",
+            sandbox.summary
+        ),
+        corvid_protocol::SandboxMode::Off => format!("sandbox: {}", sandbox.summary),
+    }
+}
+
 fn prompt(out: &mut impl Write, busy: bool) -> std::io::Result<()> {
     if !busy {
         write!(out, "\n> ")?;
@@ -408,6 +407,31 @@ fn prompt(out: &mut impl Write, busy: bool) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_banner_says_plainly_when_there_is_no_sandbox() {
+        let state = |mode, summary: &str| corvid_protocol::SandboxState {
+            mode,
+            landlock_abi: None,
+            seccomp: false,
+            network: true,
+            summary: summary.to_owned(),
+        };
+        let banner = sandbox_banner(&state(
+            corvid_protocol::SandboxMode::Unavailable,
+            "unavailable: this kernel has no Landlock; every command asks before it runs",
+        ));
+        assert_eq!(
+            banner,
+            "sandbox unavailable: this kernel has no Landlock; every command asks before it runs. \
+             Turn it off explicitly with --sandbox off to stop the asking."
+        );
+        let banner = sandbox_banner(&state(
+            corvid_protocol::SandboxMode::Enforced,
+            "landlock ABI 7 + seccomp",
+        ));
+        assert_eq!(banner, "sandbox: landlock ABI 7 + seccomp");
+    }
 
     #[test]
     fn slash_commands() {

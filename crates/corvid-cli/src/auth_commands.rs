@@ -7,7 +7,7 @@ use corvid_auth::{
     REFRESH_TOKEN_VAR, TokenSet, describe_duration, login_browser, login_device, oauth_http_client,
     open_in_browser, persist_login, sign_out,
 };
-use corvid_config::{AuthMode, Loaded};
+use corvid_config::{AuthMode, CredentialSource, Loaded};
 
 /// Signs in to xAI (browser flow, or the device flow with `device`) and stores the tokens in
 /// the env file (plus the keyring where one works). Never changes `auth_mode`.
@@ -125,4 +125,78 @@ fn shadowed_by_environment(loaded: &Loaded) -> Vec<&'static str> {
             })
         })
         .collect()
+}
+
+/// The gateway and API-key lines of `corvid status`: whether a gateway answers `/healthz` on
+/// the configured address, and for each provider that takes a key (OpenAI, Anthropic,
+/// Gemini, and any declared one) whether it is present — never the value.
+pub(crate) fn gateway_and_keys(loaded: &Loaded) -> String {
+    let config = &loaded.config;
+    let probe_host = match config.host.trim_start_matches('[').trim_end_matches(']') {
+        // A wildcard bind answers on loopback too.
+        "0.0.0.0" | "" => "127.0.0.1".to_owned(),
+        "::" => "::1".to_owned(),
+        host => host.to_owned(),
+    };
+    let base = config.local_base_url();
+    let mut lines = vec![match probe_health(&probe_host, config.port) {
+        Some(200) => format!("gateway:       running at {base} (/healthz answered 200)"),
+        Some(status) => format!(
+            "gateway:       something answers at {base}, but /healthz said {status} (another program on port {}?)",
+            config.port
+        ),
+        None => format!("gateway:       not running at {base} (start it with `corvid serve`)"),
+    }];
+    for provider in &config.providers {
+        let CredentialSource::Env(variables) = &provider.credential else {
+            continue;
+        };
+        let found = variables.iter().find(|name| loaded.secret(name).is_some());
+        let state = match found {
+            Some(name) => {
+                let from =
+                    if loaded.env_file.get(name).map(str::trim) == loaded.secret(name).as_deref() {
+                        "env file"
+                    } else {
+                        "environment"
+                    };
+                format!("present ({name}, from the {from})")
+            }
+            None => format!("missing (set {})", variables.join(" or ")),
+        };
+        let label = format!("{} key:", provider.name);
+        lines.push(format!("{label:<15}{state}"));
+    }
+    lines.join("\n")
+}
+
+/// The status of `GET /healthz` at `host:port`, or `None` when nothing answers within a
+/// second. Plain HTTP/1.1 over a blocking socket: `status` needs no HTTP client.
+fn probe_health(host: &str, port: u16) -> Option<u16> {
+    use std::io::{Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    use std::time::Duration;
+    let timeout = Duration::from_secs(1);
+    let address = (host, port).to_socket_addrs().ok()?.next()?;
+    let mut stream = TcpStream::connect_timeout(&address, timeout).ok()?;
+    stream.set_read_timeout(Some(timeout)).ok()?;
+    stream.set_write_timeout(Some(timeout)).ok()?;
+    // The gateway accepts only loopback Host names.
+    let host_header = if address.is_ipv6() {
+        format!("[::1]:{port}")
+    } else {
+        format!("127.0.0.1:{port}")
+    };
+    let request =
+        format!("GET /healthz HTTP/1.1\r\nHost: {host_header}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut head = [0u8; 64];
+    let read = stream.read(&mut head).ok()?;
+    // "HTTP/1.1 200 OK"
+    std::str::from_utf8(&head[..read])
+        .ok()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }

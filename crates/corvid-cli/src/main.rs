@@ -3,6 +3,8 @@
 
 mod agent_front;
 mod auth_commands;
+mod compose;
+mod sandbox_setup;
 mod serve;
 mod setup;
 mod usage_command;
@@ -22,9 +24,12 @@ use corvid_config::{Flags, Loaded};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// A local gateway between your editor and the models you pay for.
+/// A local gateway between your editor and the models you pay for, and a coding agent.
+///
+/// (The doc comment is the help's first line; a bare `about` would show the package
+/// description instead.)
 #[derive(Debug, Parser)]
-#[command(name = "corvid", version, about, long_about = None, propagate_version = true)]
+#[command(name = "corvid", version, long_about = None, propagate_version = true)]
 struct Cli {
     /// Use this config.toml instead of the one in the configuration directory.
     #[arg(long, global = true, value_name = "FILE")]
@@ -151,6 +156,15 @@ struct ZedConfigArgs {
 }
 
 fn main() -> ExitCode {
+    // The sandbox helper: confine this process, then become the command. Checked before any
+    // parsing so nothing else runs first.
+    let mut args = std::env::args_os().skip(1);
+    if args
+        .next()
+        .is_some_and(|first| first == corvid_tools::sandbox::HELPER_SUBCOMMAND)
+    {
+        return corvid_tools::sandbox::helper_main(args);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -224,7 +238,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let loaded = load(&config_only(cli.config))?;
             let text = auth_commands::status(&loaded)?;
             let zed = runtime.block_on(zed_commands::status(&loaded));
-            print_stdout(&format!("{}\n{zed}", text.trim_end()))
+            let gateway_and_keys = auth_commands::gateway_and_keys(&loaded);
+            let sandbox = sandbox_setup::sandbox(&loaded, None).describe();
+            print_stdout(&format!(
+                "{}\n{}\n{gateway_and_keys}\nagent sandbox: {sandbox}",
+                text.trim_end(),
+                zed.trim_end()
+            ))
         }
         Command::Chat(args) => {
             let loaded = load(&config_only(cli.config))?;
@@ -244,9 +264,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Models => {
             let loaded = load(&config_only(cli.config))?;
-            let oauth_http = corvid_auth::oauth_http_client()?;
-            let registry = corvid_providers::Registry::from_config(&loaded, oauth_http)
-                .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
+            let registry = compose::registry(&loaded)?;
             let text = runtime.block_on(setup::models(&loaded.config, &registry));
             print_stdout(&text)
         }

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use corvid_agent::AgentConfig;
 use corvid_config::Loaded;
 use corvid_gateway::{AppState, check_bind_address, router};
 use corvid_providers::Registry;
@@ -14,7 +13,7 @@ use corvid_server::{EngineSessions, PageState, Token, page_url};
 use corvid_store::{Store, UsageRecorder};
 use tracing_subscriber::EnvFilter;
 
-use crate::agent_front::InProcessModel;
+use crate::compose::InProcessModel;
 
 /// Where the running server leaves its page URL (with the token) for `corvid open`; readable
 /// by the user only, removed at shutdown.
@@ -30,6 +29,9 @@ pub(crate) async fn run(
     init_logging(loaded.config.log_level.as_str(), json_logs);
     let config = loaded.config.clone();
     check_bind_address(&config.host, config.allow_remote)?;
+    if config.allow_remote {
+        warn_allow_remote(&config.host);
+    }
     if loaded.paths.legacy {
         tracing::info!(dir = %loaded.paths.dir.display(), "using the supergrok-zed configuration directory as-is");
     }
@@ -46,11 +48,20 @@ pub(crate) async fn run(
             "no xAI credential: xAI requests will be answered 401 until one is set (XAI_API_KEY, or `corvid login xai` with auth_mode = \"oauth\")"
         );
     }
-    for provider in registry
-        .providers()
-        .iter()
-        .filter(|provider| provider.is_available())
-    {
+    for provider in registry.providers() {
+        let credential = provider.upstream().credential();
+        if !provider.is_available() {
+            continue;
+        }
+        if !credential.is_available() {
+            // xAI without a key stays routable (its requests get a 401 naming what to set);
+            // it was warned about above, so it is not "ready".
+            tracing::info!(
+                provider = provider.name(),
+                "provider routable but without a credential"
+            );
+            continue;
+        }
         tracing::info!(provider = provider.name(), kind = provider.kind().as_str(), base_url = %provider.config().base_url, "provider ready");
     }
     let mut state = AppState::new(config.clone(), registry);
@@ -118,7 +129,8 @@ pub(crate) async fn run(
     Ok(())
 }
 
-/// The page's agent: one engine in the project folder, tagged `web` in the ledger.
+/// The page's agent: one engine in the project folder, tagged `web` in the ledger, in the
+/// configured sandbox.
 fn start_agent(
     loaded: &Loaded,
     project: Option<&Path>,
@@ -126,14 +138,12 @@ fn start_agent(
 ) -> anyhow::Result<(EngineSessions, PathBuf)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, project);
-    let mut agent = AgentConfig::new(folders.root.clone(), loaded.config.default_model.clone());
-    agent.cwd = folders.cwd;
-    agent.front_end = "web".to_owned();
+    let root = folders.root.clone();
+    let mut agent =
+        crate::compose::agent_config(loaded, folders, loaded.config.default_model.clone(), "web");
     agent.database = Some(loaded.paths.database());
-    agent.output_dir = loaded.paths.data_dir.join("output");
-    agent.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
     let model = Arc::new(InProcessModel(state.registry().clone()));
-    Ok((EngineSessions::spawn(agent, model)?, folders.root))
+    Ok((EngineSessions::spawn(agent, model)?, root))
 }
 
 /// Writes `text` to `path`, readable and writable by the user only.
@@ -167,14 +177,36 @@ pub(crate) fn open(loaded: &Loaded) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--allow-remote` (or `CORVID_ALLOW_REMOTE`): said loudly, on stderr itself and in the log,
+/// because anyone who can reach the port spends the user's credits.
+fn warn_allow_remote(host: &str) {
+    let reach = if check_bind_address(host, false).is_ok() {
+        format!("corvid listens on {host} now, but remote binds are allowed")
+    } else {
+        format!(
+            "corvid listens on {host}: anyone who can reach this address can use your credentials and spend your credits"
+        )
+    };
+    eprintln!(
+        "\n  WARNING: remote access is on (--allow-remote / CORVID_ALLOW_REMOTE).\n  {reach}.\n  \
+         corvid has no client authentication; keep it behind a firewall or a tunnel you control.\n  \
+         The Zed account provider is off while this is set.\n"
+    );
+    tracing::warn!(host, "remote access is on: requests are not authenticated");
+}
+
 fn init_logging(level: &str, json: bool) {
+    use std::io::IsTerminal;
     // RUST_LOG, when set, refines the configured level.
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("{level},hyper=warn,reqwest=warn,h2=warn")));
+    // Colour only for a person at a terminal: not in files, pipes or journald, nor with
+    // NO_COLOR set.
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::env::var_os("NO_COLOR").is_none());
+        .with_ansi(colour);
     if json {
         builder.json().init();
     } else {

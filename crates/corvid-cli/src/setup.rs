@@ -10,14 +10,15 @@ pub(crate) async fn models(config: &Config, registry: &Registry) -> String {
         lines.push(format!("{:<48} {:<12} alias for {target}", alias, "-"));
     }
     for provider in registry.providers() {
+        // What to do, in the routing's own words (`corvid login zed`, the key to set, …).
         let status = if !provider.config().enabled {
-            "switched off"
+            "switched off".to_owned()
+        } else if let Some(reason) = registry.unavailable_reason(provider) {
+            reason
         } else if !provider.upstream().credential().is_available() {
-            "no credential"
-        } else if !provider.is_available() {
-            "not declared in config.toml"
+            "no credential".to_owned()
         } else {
-            "ready"
+            "ready".to_owned()
         };
         let models = if provider.is_available() {
             provider.models().await
@@ -85,6 +86,8 @@ pub(crate) fn setup(
             format!(
                 "# Codex → corvid: add to ~/.codex/config.toml. Codex speaks the Responses API; corvid\n\
                  # answers it from any provider. The key variable just has to be set (any value).\n\
+                 # The first two keys are top-level: put them above any [table] already in the file\n\
+                 # (below one, TOML reads them as part of that table).\n\
                  model = \"{model}\"\n\
                  model_provider = \"corvid\"\n\
                  \n\
@@ -123,6 +126,13 @@ mod tests {
             "{codex}"
         );
         assert!(codex.contains("wire_api = \"responses\""));
+        // The snippet is valid TOML as printed (the Codex test suite writes it as config.toml).
+        let parsed: toml::Table = codex.parse().unwrap();
+        assert_eq!(parsed["model_provider"].as_str(), Some("corvid"));
+        assert_eq!(
+            parsed["model_providers"]["corvid"]["base_url"].as_str(),
+            Some("http://127.0.0.1:9911/v1")
+        );
         let zed = setup(&config, Client::Zed, None).unwrap();
         assert!(zed.contains("http://127.0.0.1:9911/v1/completions"));
     }

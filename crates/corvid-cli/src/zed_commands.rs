@@ -5,7 +5,7 @@ use std::time::Duration;
 use anyhow::Context;
 use corvid_auth::zed::{ZedLogin, ZedStore, login_zed, zed_credentials_from_loaded};
 use corvid_config::Loaded;
-use corvid_providers::zed::{ZedClient, ZedConfig};
+use corvid_providers::zed::{ZedClient, ZedConfig, ZedError};
 
 const NOTICE: &str = "corvid will use your Zed account's hosted models for you, on this machine only.\n\
 Zed's terms apply: the access is yours alone — do not share it, resell it, or expose corvid beyond\n\
@@ -28,7 +28,10 @@ pub(crate) async fn login(loaded: &Loaded) -> anyhow::Result<()> {
     let client = ZedClient::new(ZedConfig::new(&hosts), credentials).context("cannot reach Zed")?;
     match tokio::time::timeout(Duration::from_secs(20), client.me()).await {
         Ok(Ok(account)) => eprintln!("Signed in to Zed: {}.", account.summary()),
-        Ok(Err(error)) => eprintln!("Signed in, but the account could not be read: {error}"),
+        Ok(Err(error)) => eprintln!(
+            "Signed in, but the account could not be read: {}",
+            corvid_providers::error_chain(&error)
+        ),
         Err(_) => eprintln!("Signed in; Zed did not answer the account check in time."),
     }
     eprintln!("Zed models are now addressed as zed/<model>; `corvid models` lists them.");
@@ -55,9 +58,20 @@ pub(crate) async fn status(loaded: &Loaded) -> String {
     let user = credentials.user_id.clone();
     let hosts = corvid_providers::zed_hosts(&loaded.config);
     let account = match ZedClient::new(ZedConfig::new(&hosts), credentials) {
-        Ok(client) => match tokio::time::timeout(Duration::from_secs(10), client.me()).await {
+        // Zed refusing the sign-in removes it from the store (issue 10, item 21).
+        Ok(client) => match tokio::time::timeout(
+            Duration::from_secs(10),
+            client.with_store(store.clone()).me(),
+        )
+        .await
+        {
             Ok(Ok(account)) => account.summary(),
-            Ok(Err(error)) => format!("user {user} ({error})"),
+            Ok(Err(ZedError::SignedOut)) => {
+                return "zed: not signed in: Zed refused the stored sign-in (401), so corvid \
+                        removed it; run `corvid login zed`"
+                    .to_owned();
+            }
+            Ok(Err(error)) => format!("user {user} ({})", corvid_providers::error_chain(&error)),
             Err(_) => format!("user {user} (Zed did not answer in time)"),
         },
         Err(error) => format!("user {user} ({error})"),

@@ -264,3 +264,197 @@ async fn every_answer_given_before_sigterm_is_in_the_ledger() {
     assert_eq!(total("input"), 7 * REQUESTS as u64);
     assert_eq!(total("output"), 3 * REQUESTS as u64);
 }
+
+/// A port with a listener on it (kept while the returned listener lives).
+fn occupied_port() -> (TcpListener, u16) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    (listener, port)
+}
+
+/// Issue 10, seen as a new user: the help's first line lists 5 of the 11 commands. It names
+/// either none of them or all.
+#[test]
+fn the_help_first_line_names_no_command_or_every_command() {
+    let home = tempfile::tempdir().unwrap();
+    let output = run(corvid(home.path()).arg("--help"));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let first = text.lines().next().unwrap().to_owned();
+    let commands: Vec<&str> = text
+        .lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    assert!(commands.len() >= 10, "{commands:?}");
+    // A list of commands (`…: serve, login, …`) must be the whole list.
+    let listed: Vec<&str> = first
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::trim)
+        .filter(|item| commands.contains(item))
+        .collect();
+    assert!(
+        listed.len() < 2 || listed.len() == commands.len(),
+        "first line lists {} of {} commands: {first}",
+        listed.len(),
+        commands.len()
+    );
+}
+
+/// Issue 10, seen as a new user: `serve`'s log has no colour codes when stderr is not a
+/// terminal, does not call xAI "ready" right after saying it has no credential, and
+/// `--allow-remote` is announced loudly.
+#[test]
+fn serve_logs_plainly_and_consistently() {
+    let home = tempfile::tempdir().unwrap();
+    let (_listener, port) = occupied_port();
+    let output = run(corvid(home.path()).env_remove("NO_COLOR").args([
+        "serve",
+        "--port",
+        &port.to_string(),
+        "--allow-remote",
+    ]));
+    assert!(!output.status.success(), "the port was taken");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "ANSI codes in a pipe: {stderr:?}"
+    );
+    assert!(stderr.contains("no xAI credential"), "{stderr}");
+    assert!(
+        !stderr
+            .lines()
+            .any(|line| line.contains("provider ready") && line.contains("xai")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("WARNING: remote access is on"), "{stderr}");
+}
+
+/// Issue 10, seen as a new user: `corvid status` says whether a gateway answers on the
+/// configured port and which provider keys are present (never their values).
+#[tokio::test]
+async fn status_shows_the_gateway_and_the_keys() {
+    let upstream = MockUpstream::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let status = |port: u16| {
+        let home = home.path().to_owned();
+        tokio::task::spawn_blocking(move || {
+            let output = run(corvid(&home)
+                .arg("status")
+                .env("CORVID_PORT", port.to_string())
+                .env("CORVID_KEYRING", "off")
+                .env("OPENAI_API_KEY", "sk-openai-value"));
+            assert!(output.status.success());
+            String::from_utf8(output.stdout).unwrap()
+        })
+    };
+    let text = status(free_port()).await.unwrap();
+    assert!(text.contains("gateway:       not running"), "{text}");
+    assert!(
+        text.contains("openai key:    present (OPENAI_API_KEY"),
+        "{text}"
+    );
+    assert!(
+        text.contains("anthropic key: missing (set ANTHROPIC_API_KEY)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gemini key:    missing (set GEMINI_API_KEY or GOOGLE_API_KEY)"),
+        "{text}"
+    );
+    assert!(!text.contains("sk-openai-value"), "{text}");
+
+    let server = start_server(home.path(), &upstream.base_url()).await;
+    let text = status(server.port).await.unwrap();
+    assert!(text.contains("gateway:       running at"), "{text}");
+}
+
+/// Issue 10, item 21: after Zed answers 401 to the stored sign-in, `corvid status` no longer
+/// says "signed in" and the dead sign-in is gone from the env file.
+#[tokio::test]
+async fn status_after_a_refused_zed_sign_in_says_signed_out_and_clears_it() {
+    use corvid_test_support::zed_cloud::{ACCOUNT_TOKEN, MockZedCloud, USER_ID};
+    let cloud = MockZedCloud::start().await;
+    cloud.revoke_account();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[providers.zed]\nbase_url = \"{}\"\n", cloud.base_url()),
+    )
+    .unwrap();
+    let env_file = home.path().join("env");
+    std::fs::write(
+        &env_file,
+        format!("ZED_USER_ID={USER_ID}\nZED_ACCESS_TOKEN='{ACCOUNT_TOKEN}'\n"),
+    )
+    .unwrap();
+    let path = home.path().to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        run(corvid(&path)
+            .arg("status")
+            .env("CORVID_PORT", free_port().to_string())
+            .env("CORVID_KEYRING", "off"))
+    })
+    .await
+    .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("zed: not signed in"), "{text}");
+    assert!(text.contains("corvid login zed"), "{text}");
+    let left = std::fs::read_to_string(&env_file).unwrap();
+    assert!(!left.contains("ZED_ACCESS_TOKEN"), "{left}");
+}
+
+/// Issue 10, seen as a new user: `corvid models` says Zed needs `corvid login zed`, not that
+/// it is "not declared in config.toml".
+#[test]
+fn models_say_how_to_set_up_zed() {
+    let home = tempfile::tempdir().unwrap();
+    let output = run(corvid(home.path())
+        .arg("models")
+        .env("CORVID_KEYRING", "off"));
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let zed = text.lines().find(|line| line.starts_with("zed/")).unwrap();
+    assert!(zed.contains("corvid login zed"), "{zed}");
+    assert!(!text.contains("not declared in config.toml"), "{text}");
+}
+
+/// Issue 10, seen as a new user: every flag of every command is documented in the README.
+#[test]
+fn every_flag_is_in_the_readme() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for command in [
+        &["serve"][..],
+        &["chat"],
+        &["exec"],
+        &["usage"],
+        &["setup"],
+        &["zed-config"],
+        &["login", "xai"],
+    ] {
+        let output = run(corvid(home.path()).args(command).arg("--help"));
+        let text = String::from_utf8(output.stdout).unwrap();
+        for flag in text
+            .split_whitespace()
+            .filter(|word| word.starts_with("--"))
+            .map(|word| word.trim_end_matches(|c: char| !c.is_ascii_alphanumeric()))
+            .filter(|flag| !matches!(*flag, "--help" | "--version"))
+        {
+            let documented = readme.match_indices(flag).any(|(at, _)| {
+                readme[at + flag.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|next| !next.is_ascii_alphanumeric() && next != '-')
+            });
+            assert!(documented, "{command:?} {flag} is not in README.md");
+        }
+    }
+}

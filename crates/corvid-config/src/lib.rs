@@ -17,5 +17,7 @@ pub use error::ConfigError;
 pub use load::{Flags, Loaded, load};
 pub use paths::{Paths, resolve_paths};
 pub use providers::{CredentialSource, ModelRule, ProviderConfig, ProviderKind, XAI_MODELS};
-pub use schema::{AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price};
+pub use schema::{
+    AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price, SandboxSetting,
+};
 pub use value::is_truthy;

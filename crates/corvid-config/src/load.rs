@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::schema::{AuthMode, CompletionsBackend, Config, LogLevel, Price};
+use crate::schema::{AuthMode, CompletionsBackend, Config, LogLevel, Price, SandboxSetting};
 use crate::value::{is_truthy, parse_bool};
 use crate::{ConfigError, EnvFile, Paths, resolve_paths};
 
@@ -64,6 +64,9 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     }
     let env_file = EnvFile::read(&paths.env_file)?;
     let mut warnings = Vec::new();
+    if let Some(warning) = readable_by_others(&paths.env_file) {
+        warnings.push(warning);
+    }
     let toml = read_toml(&paths)?;
 
     let layers = Layers {
@@ -197,6 +200,13 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     if let Some(found) = layers.string("completions_enabled", "COMPLETIONS_ENABLED")? {
         config.completions_enabled = found.parse_bool("completions_enabled")?;
     }
+    if let Some(found) = layers.string("sandbox", "SANDBOX")? {
+        config.sandbox = found.parse(
+            "sandbox",
+            &one_of(SandboxSetting::ACCEPTED),
+            SandboxSetting::parse,
+        )?;
+    }
     if let Some(found) = layers.string("xai_auth_url", "XAI_AUTH_URL")? {
         config.xai_auth_url = found.value.trim_end_matches('/').to_owned();
     }
@@ -266,7 +276,28 @@ const KNOWN_KEYS: &[&str] = &[
     "prices",
     "providers",
     "default_provider",
+    "sandbox",
 ];
+
+/// The secrets file is readable by other users (group or world bits set): it is still used, but
+/// the user is told, with the command that fixes it. corvid itself always writes it 0600.
+#[cfg(unix)]
+fn readable_by_others(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "{} holds your keys and tokens but other users can read it (mode {mode:04o}); run `chmod 600 {}`",
+            path.display(),
+            path.display()
+        )
+    })
+}
+
+#[cfg(not(unix))]
+fn readable_by_others(_path: &std::path::Path) -> Option<String> {
+    None
+}
 
 fn one_of(accepted: &str) -> String {
     format!("one of {accepted}")

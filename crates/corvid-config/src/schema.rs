@@ -73,6 +73,38 @@ impl CompletionsBackend {
     }
 }
 
+/// Whether the agent's commands run in the kernel sandbox (`sandbox` in `config.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxSetting {
+    /// Confine every command (the default); where the kernel cannot, every command asks.
+    #[default]
+    On,
+    /// The user turned it off: commands run with the user's full rights, under the approval
+    /// policy alone.
+    Off,
+}
+
+impl SandboxSetting {
+    pub(crate) const ACCEPTED: &'static str = "on, off";
+
+    /// Reads `on` or `off` (any case, surrounding spaces ignored).
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "on" => Some(Self::On),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
+
+    /// The name used in `config.toml` and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::On => "on",
+            Self::Off => "off",
+        }
+    }
+}
+
 /// How much corvid logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogLevel {
@@ -149,6 +181,8 @@ pub struct Config {
     pub providers: Vec<ProviderConfig>,
     /// Where a bare model name that no provider lists goes (`xai`, the seed's behaviour).
     pub default_provider: String,
+    /// Whether the agent's commands run in the kernel sandbox.
+    pub sandbox: SandboxSetting,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -192,6 +226,7 @@ impl Default for Config {
             prices: BTreeMap::new(),
             providers: crate::providers::presets("https://api.x.ai/v1"),
             default_provider: "xai".to_owned(),
+            sandbox: SandboxSetting::On,
         }
     }
 }

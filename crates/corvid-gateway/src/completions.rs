@@ -57,6 +57,7 @@ pub(crate) async fn complete(
             "streaming is not supported on /v1/completions; send \"stream\": false",
         ));
     }
+    crate::model_name::check(&request.model, Dialect::OpenAiChat)?;
     let route = state
         .registry()
         .resolve(&request.model)
@@ -80,12 +81,18 @@ pub(crate) async fn complete(
         .await;
     let sent = match sent {
         Ok(sent) => sent,
-        Err(error) => {
-            tracing::warn!(route = "completions", model = %route.model, %error, "upstream call failed");
+        Err(failed) => {
+            let error = &failed.error;
+            tracing::warn!(route = "completions", model = %crate::log_text::Clean(&route.model), error = %crate::log_text::Clean(&corvid_providers::error_chain(error)), "upstream call failed");
             let oauth =
                 route.provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
-            exchange.finish(0, Outcome::Error, None, None);
-            return Err(ApiError::from_provider(&error, oauth));
+            exchange.attempts = failed.attempts;
+            let status = match error {
+                corvid_providers::ProviderError::Status { status, .. } => status.as_u16(),
+                _ => 0,
+            };
+            exchange.finish(status, Outcome::Error, None, None);
+            return Err(ApiError::from_provider(error, oauth));
         }
     };
     exchange.attempts = sent.attempts;
@@ -165,24 +172,20 @@ async fn zed_fim(
     request: &CompletionRequest,
     started: Instant,
 ) -> Result<Json<Value>, ApiError> {
-    let model = zed.model(&route.model).await.map_err(ApiError::not_found)?;
+    let model = zed
+        .model(&route.model)
+        .await
+        .map_err(crate::translate::zed_model_error)?;
     let canonical = canonical_request(&route.model, prompt, request);
     let mut exchange = exchange_for(state, route, prompt, started);
-    exchange.attempts = 1;
-    let mut completion = match zed
-        .client()
-        .completion(&canonical, &model, None, None)
-        .await
-    {
+    // Retried before any output, as every provider is.
+    let (completion, attempts) = zed.completion(&canonical, &model).await;
+    exchange.attempts = attempts;
+    let mut completion = match completion {
         Ok(completion) => completion,
         Err(error) => {
             exchange.finish(error.status(), Outcome::Error, None, None);
-            let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-            return Err(ApiError::new(
-                status,
-                crate::error::type_for_status(status),
-                error.to_string(),
-            ));
+            return Err(crate::translate::zed_error(&error));
         }
     };
     let mut builder = model::ResponseBuilder::new();

@@ -118,20 +118,21 @@ impl ApiError {
                 api.retry_after = *retry_after;
                 api
             }
-            ProviderError::Connect { url, .. } => Self::new(
+            // The causes say why (DNS, refused, TLS); the top line alone never does.
+            ProviderError::Connect { .. } => Self::new(
                 StatusCode::BAD_GATEWAY,
                 "api_error",
-                format!("could not reach the upstream at {url}"),
+                corvid_providers::error_chain(error),
             ),
             ProviderError::Timeout { url } => Self::new(
                 StatusCode::GATEWAY_TIMEOUT,
                 "timeout_error",
                 format!("the upstream at {url} did not answer in time"),
             ),
-            ProviderError::Transport { url, source } => Self::new(
+            ProviderError::Transport { .. } => Self::new(
                 StatusCode::BAD_GATEWAY,
                 "api_error",
-                format!("request to the upstream at {url} failed: {source}"),
+                corvid_providers::error_chain(error),
             ),
             ProviderError::InvalidCredential => {
                 Self::new(StatusCode::UNAUTHORIZED, "auth_error", error.to_string())
@@ -182,17 +183,54 @@ impl ApiError {
     }
 }
 
+/// An upstream's error answer relayed as it came — status, body, `Retry-After` — when its body
+/// is already an error of the caller's dialect (same-dialect pass-through): rebuilding it would
+/// drop what only the provider's own shape carries (Gemini's `details`, with its `RetryInfo`;
+/// Anthropic's `request_id`). A body in another shape (xAI's `{"code","error":"text"}` on the
+/// OpenAI route) is rebuilt by [`ApiError::from_provider`] instead.
+pub(crate) fn relayed_upstream_error(error: &ProviderError, inbound: Dialect) -> Option<Response> {
+    let ProviderError::Status {
+        status,
+        body,
+        retry_after,
+    } = error
+    else {
+        return None;
+    };
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let error = value.get("error")?;
+    let message = error.get("message").and_then(Value::as_str).is_some();
+    let own_shape = match inbound {
+        Dialect::Gemini => message && error.get("code").is_some_and(Value::is_u64),
+        Dialect::Anthropic => message && value.get("type").and_then(Value::as_str) == Some("error"),
+        Dialect::OpenAiChat | Dialect::OpenAiResponses => message,
+    };
+    if !own_shape {
+        return None;
+    }
+    let mut response = (*status, Json(value)).into_response();
+    if let Some(wait) = retry_after {
+        insert_retry_after(&mut response, *wait);
+    }
+    Some(response)
+}
+
+/// Sets `Retry-After` in whole seconds: Zed parses whole seconds only, so a fraction rounds
+/// up and a real wait is never sent as 0.
+pub(crate) fn insert_retry_after(response: &mut Response, wait: Duration) {
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+        response
+            .headers_mut()
+            .insert(http::header::RETRY_AFTER, value);
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (self.wire_status(), Json(self.body())).into_response();
         if let Some(wait) = self.retry_after {
-            // Zed parses whole seconds only: round fractions up, never send 0 for a real wait.
-            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
-                response
-                    .headers_mut()
-                    .insert(http::header::RETRY_AFTER, value);
-            }
+            insert_retry_after(&mut response, wait);
         }
         response
     }
@@ -369,6 +407,25 @@ mod tests {
         let missing = ApiError::new(StatusCode::UNAUTHORIZED, "auth_error", "no key")
             .in_dialect(Dialect::Anthropic);
         assert_eq!(missing.body()["error"]["type"], "authentication_error");
+    }
+
+    #[test]
+    fn an_error_already_in_the_callers_dialect_is_relayed_as_it_came() {
+        let gemini = r#"{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"45s"}]}}"#;
+        let mut error = status(429, gemini);
+        if let ProviderError::Status { retry_after, .. } = &mut error {
+            *retry_after = Some(Duration::from_secs(45));
+        }
+        let response = relayed_upstream_error(&error, Dialect::Gemini).unwrap();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers()[http::header::RETRY_AFTER], "45");
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"bad"},"request_id":"req_1"}"#;
+        assert!(relayed_upstream_error(&status(400, anthropic), Dialect::Anthropic).is_some());
+        // Another dialect's shape, or xAI's flat one, is rebuilt.
+        assert!(relayed_upstream_error(&status(400, anthropic), Dialect::Gemini).is_none());
+        let xai = r#"{"code":"bad","error":"Incorrect API key provided"}"#;
+        assert!(relayed_upstream_error(&status(400, xai), Dialect::OpenAiChat).is_none());
+        assert!(relayed_upstream_error(&status(502, "<html>"), Dialect::Gemini).is_none());
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! One request's bookkeeping: where it went, how long it took, what it cost — for the log line
 //! and the usage ledger. Prompt text is kept only when `log_prompts` is on.
+//!
+//! Every exchange gets its row: one dropped before it finished — its handler cancelled when
+//! the client went away mid-request, or cut off at shutdown — is recorded as `cancelled`.
 
 use std::time::Instant;
 
 use corvid_store::{Outcome, Tokens, UsageRecord, now_ms};
 use corvid_wire::model::Usage;
 
+use crate::log_text::Clean;
 use crate::state::AppState;
 use corvid_wire::Dialect;
 
@@ -21,6 +25,16 @@ pub(crate) struct Exchange {
     pub(crate) started: Instant,
     pub(crate) attempts: u32,
     pub(crate) prompt: Option<String>,
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        // `finish` and `take` move the provider's name out; one still here was never finished
+        // (provider names are never empty).
+        if !self.provider.is_empty() {
+            self.finish(0, Outcome::Cancelled, None, None);
+        }
+    }
 }
 
 impl Exchange {
@@ -67,8 +81,8 @@ impl Exchange {
         tracing::info!(
             route = self.route,
             inbound = self.inbound.as_str(),
-            provider = %self.provider,
-            model = %self.model,
+            provider = %Clean(&self.provider),
+            model = %Clean(&self.model),
             status,
             outcome = outcome.as_str(),
             attempts = self.attempts,

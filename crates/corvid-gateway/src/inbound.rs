@@ -10,6 +10,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::body::read_body;
 use crate::error::ApiError;
+use crate::model_name;
 use crate::passthrough::Passthrough;
 use crate::state::AppState;
 use crate::top_level::TopLevel;
@@ -52,10 +53,14 @@ pub(crate) async fn handle(
         Some(_) => top
             .str("model")
             .ok_or_else(|| {
-                ApiError::invalid_request("`model` must be a string").in_dialect(inbound)
+                decode_refusal(
+                    inbound,
+                    &corvid_wire::model::DecodeError::field("model", "must be a string"),
+                )
             })?
             .into_owned(),
     };
+    model_name::check(&requested, inbound)?;
     let route = state
         .registry()
         .resolve(&requested)
@@ -78,7 +83,7 @@ pub(crate) async fn handle(
         return passthrough.send(&original, &top, Some(&requested)).await;
     }
     let chat_request = codec::decode_request(inbound, &original, &requested)
-        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+        .map_err(|error| decode_refusal(inbound, &error))?;
     let include_usage = top
         .raw("stream_options")
         .and_then(|raw| serde_json::from_slice::<StreamOptions>(raw).ok())
@@ -104,11 +109,28 @@ async fn body_of(state: &AppState, request: Request, inbound: Dialect) -> Result
         .map_err(|error| error.in_dialect(inbound))
 }
 
-/// The body's top level; a body that is not one JSON object is a 400 in the caller's dialect.
+/// The body's top level; a body that is not one JSON object, or that names a field twice
+/// (corvid and the upstream could read different values), is a 400 in the caller's dialect.
 fn top_level(body: &[u8], inbound: Dialect) -> Result<TopLevel<'_>, ApiError> {
-    TopLevel::parse(body).map_err(|error| {
-        ApiError::invalid_request(format!("invalid JSON body: {error}")).in_dialect(inbound)
-    })
+    let top = TopLevel::parse(body).map_err(|error| {
+        decode_refusal(
+            inbound,
+            &corvid_wire::model::DecodeError::Json(error.to_string()),
+        )
+    })?;
+    if let Some(name) = top.duplicate() {
+        return Err(ApiError::invalid_request(format!(
+            "invalid JSON body: the top-level field {} appears more than once",
+            crate::top_level::json_string(name)
+        ))
+        .in_dialect(inbound));
+    }
+    Ok(top)
+}
+
+/// A 400 for a body that could not be decoded, worded as the caller's own API words it.
+fn decode_refusal(inbound: Dialect, error: &corvid_wire::model::DecodeError) -> ApiError {
+    ApiError::invalid_request(codec::request_error_message(inbound, error)).in_dialect(inbound)
 }
 
 /// The part of an OpenAI `stream_options` value corvid reads.
@@ -152,6 +174,7 @@ pub(crate) async fn count_tokens(
         .str("model")
         .map(|model| model.into_owned())
         .unwrap_or_default();
+    model_name::check(&requested, inbound)?;
     let route = state
         .registry()
         .resolve(&requested)
@@ -169,7 +192,7 @@ pub(crate) async fn count_tokens(
         return passthrough.send(&original, &top, Some(&requested)).await;
     }
     let request = corvid_wire::anthropic::decode_request(&original)
-        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+        .map_err(|error| decode_refusal(inbound, &error))?;
     let tokens = corvid_wire::anthropic::count_tokens_estimate(&request);
     Ok(axum::response::IntoResponse::into_response(axum::Json(
         serde_json::json!({ "input_tokens": tokens }),
@@ -189,6 +212,7 @@ pub(crate) async fn gemini(
             ApiError::not_found(format!("no route for models/{target}")).in_dialect(inbound)
         );
     };
+    model_name::check(model, inbound)?;
     let stream = match method {
         "generateContent" => false,
         "streamGenerateContent" => true,
@@ -212,7 +236,7 @@ pub(crate) async fn gemini(
     if route.provider.zed_service().is_none()
         && dialect_of(route.provider.kind()) == Dialect::Gemini
     {
-        top_level(&original, inbound)?;
+        let top = top_level(&original, inbound)?;
         let path = codec::endpoint_path(Dialect::Gemini, &route.model, stream);
         let passthrough = Passthrough {
             state: &state,
@@ -223,10 +247,10 @@ pub(crate) async fn gemini(
             headers: Vec::new(),
             started,
         };
-        return passthrough.send_body(original).await;
+        return passthrough.send_settled(&original, &top).await;
     }
     let mut chat_request = codec::decode_request(inbound, &original, model)
-        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+        .map_err(|error| decode_refusal(inbound, &error))?;
     chat_request.stream = stream;
     Translation {
         state: &state,
@@ -253,7 +277,7 @@ async fn gemini_count_tokens(
     // countTokens wraps the request in `generateContentRequest` or sends `contents` directly.
     let inner = top.raw("generateContentRequest").unwrap_or(&original[..]);
     let request = corvid_wire::gemini::decode_request(inner, model)
-        .map_err(|error| ApiError::invalid_request(error.to_string()).in_dialect(inbound))?;
+        .map_err(|error| decode_refusal(inbound, &error))?;
     let tokens = corvid_wire::anthropic::count_tokens_estimate(&request);
     Ok(axum::response::IntoResponse::into_response(axum::Json(
         serde_json::json!({ "totalTokens": tokens }),

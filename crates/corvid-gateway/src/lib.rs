@@ -1,12 +1,15 @@
 //! The inbound HTTP APIs: `router(state) -> Router` for `/healthz`, `/v1/models`,
 //! `/v1/chat/completions`, `/v1/responses`, `/v1/completions` (FIM), `/v1/messages` (+
-//! `count_tokens`) and Gemini's `/v1beta/models/{model}:generateContent`; the request guards;
+//! `count_tokens`) and Gemini's `/v1beta/models/{model}:generateContent` (also under `/v1`,
+//! google-genai's default from its version 3 on); the request guards;
 //! routing to providers; the byte pass-through for same-dialect requests and the translation
 //! through `corvid-wire` for the rest; and the one mapping from failures to HTTP answers.
 
 mod anchor;
 mod body;
+mod body_deadline;
 mod bookkeeping;
+mod closing;
 mod completions;
 mod error;
 mod exchange;
@@ -14,8 +17,12 @@ mod guard;
 mod hot_routes;
 mod inbound;
 mod listen;
+mod log_text;
+mod model_get;
+mod model_name;
 mod models;
 mod passthrough;
+mod path_dialect;
 mod relay;
 mod rules;
 mod state;
@@ -25,7 +32,7 @@ mod usage_scan;
 
 pub use corvid_wire::Dialect;
 pub use error::ApiError;
-pub use listen::{BindError, check_bind_address, serve};
+pub use listen::{BindError, ServeLimits, Served, check_bind_address, serve, serve_with};
 pub use state::AppState;
 
 use axum::Router;
@@ -42,11 +49,18 @@ pub fn router(state: AppState) -> App {
     let allow_remote = state.config().allow_remote;
     let mut router = Router::new()
         .route("/healthz", get(health))
-        .route("/v1/models", get(models::list))
+        .route("/v1/models", get(list_models))
         .route("/v1/completions", post(completions::complete))
         .route("/v1/messages/count_tokens", post(inbound::count_tokens))
         .route("/v1beta/models", get(models::list_gemini))
-        .route("/v1beta/models/{*target}", post(inbound::gemini));
+        .route(
+            "/v1beta/models/{*target}",
+            post(inbound::gemini).get(model_get::get_v1beta),
+        )
+        .route(
+            "/v1/models/{*target}",
+            post(inbound::gemini).get(model_get::get_v1),
+        );
     // `HotRoutes` answers POSTs to these before the router sees them; the router declares them
     // too, with the same handler, so that other methods on these paths get 405, not 404.
     for (path, dialect, name) in inbound::GENERATION_ROUTES {
@@ -64,15 +78,23 @@ pub fn router(state: AppState) -> App {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state.clone());
-    App(GuardLayer { allow_remote }.layer(HotRoutes {
-        inner: router,
-        state,
-    }))
+    let closing = state.closing();
+    App {
+        service: GuardLayer { allow_remote }.layer(HotRoutes {
+            inner: router,
+            state,
+        }),
+        closing,
+    }
 }
 
 /// The gateway: the Host/Origin guard, then the hot routes, then the router.
 #[derive(Clone)]
-pub struct App(Guard<HotRoutes<Router>>);
+pub struct App {
+    service: Guard<HotRoutes<Router>>,
+    /// The shutdown gate `serve` closes when its grace ends.
+    closing: std::sync::Arc<closing::Closing>,
+}
 
 impl tower::Service<axum::extract::Request> for App {
     type Response = axum::response::Response;
@@ -89,11 +111,11 @@ impl tower::Service<axum::extract::Request> for App {
         &mut self,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.0.poll_ready(cx)
+        self.service.poll_ready(cx)
     }
 
     fn call(&mut self, request: axum::extract::Request) -> Self::Future {
-        self.0.call(request)
+        self.service.call(request)
     }
 }
 
@@ -101,8 +123,22 @@ async fn health() -> axum::Json<serde_json::Value> {
     axum::Json(serde_json::json!({"status": "ok"}))
 }
 
+/// `GET /v1/models`: Gemini's list for a Google client (google-genai 3 lists under `/v1`),
+/// otherwise OpenAI's (or Anthropic's, for Claude Code).
+async fn list_models(
+    state: State<AppState>,
+    headers: http::HeaderMap,
+    uri: http::Uri,
+) -> axum::Json<serde_json::Value> {
+    if path_dialect::is_google_client(&headers, uri.query()) {
+        return models::list_gemini(state).await;
+    }
+    models::list(state, headers).await
+}
+
 async fn not_found(uri: http::Uri) -> ApiError {
     ApiError::not_found(format!("no route for {}", uri.path()))
+        .in_dialect(path_dialect::of_path(uri.path()))
 }
 
 async fn method_not_allowed(method: http::Method, uri: http::Uri) -> ApiError {
@@ -111,4 +147,5 @@ async fn method_not_allowed(method: http::Method, uri: http::Uri) -> ApiError {
         "invalid_request_error",
         format!("{method} is not allowed on {}", uri.path()),
     )
+    .in_dialect(path_dialect::of_path(uri.path()))
 }

@@ -9,13 +9,15 @@ use bytes::Bytes;
 use corvid_providers::{Route, UpstreamRequest};
 use http::{HeaderName, HeaderValue};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, relayed_upstream_error};
 use crate::exchange::Exchange;
+use crate::log_text::Clean;
 use crate::relay::relay;
 use crate::rules;
 use crate::state::AppState;
 use crate::top_level::{Edit, TopLevel, json_string};
 use corvid_wire::Dialect;
+use corvid_wire::{anthropic, minted};
 
 /// One request to pass through.
 pub(crate) struct Passthrough<'a> {
@@ -46,11 +48,25 @@ impl Passthrough<'_> {
         {
             edits.push(Edit::Set("model", json_string(&self.route.model)));
         }
+        settle_minted(self.inbound, provider.name(), top, &mut edits);
         let body = top.rewrite(original, &edits);
         self.send_body(body).await
     }
 
-    /// Sends `body` unchanged (Gemini: the model is in the path).
+    /// Sends `original` with only what corvid minted settled (Gemini: the model is in the
+    /// path, so nothing else changes).
+    pub(crate) async fn send_settled(
+        self,
+        original: &Bytes,
+        top: &TopLevel<'_>,
+    ) -> Result<Response, ApiError> {
+        let mut edits = Vec::new();
+        settle_minted(self.inbound, self.route.provider.name(), top, &mut edits);
+        let body = top.rewrite(original, &edits);
+        self.send_body(body).await
+    }
+
+    /// Sends `body` unchanged.
     pub(crate) async fn send_body(self, body: Bytes) -> Result<Response, ApiError> {
         let config = self.state.config();
         let prompt = config
@@ -81,18 +97,65 @@ impl Passthrough<'_> {
                 exchange.attempts = upstream.attempts;
                 Ok(relay(upstream.response, exchange))
             }
-            Err(error) => {
-                tracing::warn!(route = self.route_name, provider = %provider.name(), model = %self.route.model, %error, "upstream call failed");
+            Err(failed) => {
+                let error = &failed.error;
+                tracing::warn!(route = self.route_name, provider = %provider.name(), model = %Clean(&self.route.model), error = %Clean(&corvid_providers::error_chain(error)), "upstream call failed");
                 let oauth =
                     provider.upstream().credential().mode() == corvid_config::AuthMode::OAuth;
-                let api = ApiError::from_provider(&error, oauth).in_dialect(self.inbound);
-                let status = match &error {
+                let status = match error {
                     corvid_providers::ProviderError::Status { status, .. } => status.as_u16(),
                     _ => 0,
                 };
+                exchange.attempts = failed.attempts;
                 exchange.finish(status, corvid_store::Outcome::Error, None, None);
-                Err(api)
+                // A SuperGrok 403 gets corvid's explanation; any other error already in the
+                // caller's dialect goes back as the provider wrote it.
+                if !(oauth && status == 403)
+                    && let Some(response) = relayed_upstream_error(error, self.inbound)
+                {
+                    return Ok(response);
+                }
+                Err(ApiError::from_provider(error, oauth).in_dialect(self.inbound))
             }
         }
+    }
+}
+
+/// What only corvid's clients write must not reach the provider as it is: Claude Code's
+/// system turns inside `messages` (for names it does not know) are folded for Anthropic, and
+/// what corvid minted for another provider (a thinking block from Grok, Anthropic reasoning
+/// inside `encrypted_content`, a Gemini signature in a call id) is settled. The conversation
+/// field is rewritten only when a byte search finds one of them, so the common case stays a
+/// byte pass-through.
+fn settle_minted(inbound: Dialect, provider: &str, top: &TopLevel<'_>, edits: &mut Vec<Edit>) {
+    let field = minted::conversation_field(inbound);
+    // Only the conversation is searched: the system prompt and tools can be as large.
+    let Some(raw) = top.raw(field) else {
+        return;
+    };
+    let mut conversation: Option<String> = None;
+    if inbound == Dialect::Anthropic
+        && anthropic::may_hold_system_turns(raw)
+        && let Some(folded) = anthropic::fold_system_turns(raw, top.raw("system"))
+    {
+        if let Some(system) = folded.system {
+            edits.push(Edit::Set("system", system));
+        }
+        conversation = Some(folded.messages);
+    }
+    if minted::may_hold_minted(inbound, raw)
+        && let Some(stripped) = minted::strip(
+            inbound,
+            provider,
+            conversation.as_deref().map_or(raw, str::as_bytes),
+        )
+    {
+        if !stripped.thinking_allowed && top.has("thinking") {
+            edits.push(Edit::Remove("thinking"));
+        }
+        conversation = Some(stripped.conversation);
+    }
+    if let Some(conversation) = conversation {
+        edits.push(Edit::Set(field, conversation));
     }
 }

@@ -26,8 +26,10 @@ use http_body::{Body as _, Frame, SizeHint};
 use serde_json::json;
 
 use crate::body;
+use crate::closing::{self, Watch};
 use crate::error::ApiError;
 use crate::exchange::Exchange;
+use crate::log_text::Clean;
 use crate::usage_scan;
 use corvid_wire::Dialect;
 
@@ -72,6 +74,7 @@ pub(crate) fn relay(upstream: http::Response<UpstreamBody>, exchange: Exchange) 
         kept: Vec::new(),
         kept_bytes: 0,
         relayed: 0,
+        closing: None,
         status: status.as_u16(),
         ttfb_ms,
         exchange,
@@ -115,6 +118,8 @@ struct RelayBody {
     kept_bytes: usize,
     /// Bytes passed on so far.
     relayed: u64,
+    /// The shutdown gate, looked at once the body first waits.
+    closing: Option<Watch>,
     status: u16,
     ttfb_ms: u64,
     exchange: Exchange,
@@ -134,7 +139,15 @@ impl http_body::Body for RelayBody {
         }
         loop {
             let item = match Pin::new(&mut this.inner).poll_frame(cx) {
-                Poll::Pending => return Poll::Pending,
+                Poll::Pending => {
+                    let state = &this.exchange.state;
+                    let closing = this.closing.get_or_insert_with(|| state.closing_watch());
+                    if closing.closed(cx) {
+                        let cut = this.fail(closing::MESSAGE.to_owned());
+                        return Poll::Ready(cut.map(|result| result.map(Frame::data)));
+                    }
+                    return Poll::Pending;
+                }
                 Poll::Ready(None) => None,
                 Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
                     Ok(data) => Some(Ok(data)),
@@ -192,19 +205,25 @@ impl RelayBody {
                 None
             }
             Some(Err(error)) => {
-                self.ended = true;
                 let message = if is_timeout(error.as_ref()) {
                     "the upstream stopped sending (idle timeout)".to_owned()
                 } else {
                     format!("the upstream stream broke: {error}")
                 };
-                if self.streaming {
-                    return Some(Ok(self.error_event(&message)));
-                }
-                self.outcome = Outcome::StreamError;
-                Some(Err(std::io::Error::other(message)))
+                self.fail(message)
             }
         }
+    }
+
+    /// Ends the body on a failure: a stream with one error event in its dialect, a whole
+    /// reply by breaking off (its length was promised).
+    fn fail(&mut self, message: String) -> Option<Result<Bytes, std::io::Error>> {
+        self.ended = true;
+        if self.streaming {
+            return Some(Ok(self.error_event(&message)));
+        }
+        self.outcome = Outcome::StreamError;
+        Some(Err(std::io::Error::other(message)))
     }
 
     fn watch(&mut self, chunk: &[u8]) {
@@ -259,7 +278,7 @@ impl RelayBody {
 
     /// One error event in the stream's dialect, after ending any half-written line.
     fn error_event(&mut self, message: &str) -> Bytes {
-        tracing::warn!(route = self.exchange.route, model = %self.exchange.model, message, "stream failed after the response started");
+        tracing::warn!(route = self.exchange.route, model = %Clean(&self.exchange.model), message = %Clean(message), "stream failed after the response started");
         self.outcome = Outcome::StreamError;
         let prefix = if self.scanner.mid_line() { "\n\n" } else { "" };
         let error = ApiError::new(http::StatusCode::BAD_GATEWAY, "api_error", message)

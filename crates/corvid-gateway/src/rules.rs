@@ -199,7 +199,7 @@ pub(crate) fn xai_removals(model: &str, body: &TopLevel<'_>) -> Vec<Edit> {
         if rejected {
             tracing::debug!(
                 field = rule.field,
-                model,
+                model = %crate::log_text::Clean(model),
                 why = rule.why,
                 "dropping a field xAI rejects"
             );

@@ -5,6 +5,7 @@ use corvid_providers::Registry;
 use corvid_store::{UsageRecord, UsageRecorder};
 
 use crate::bookkeeping::Bookkeeper;
+use crate::closing::{Closing, Watch};
 
 /// What every handler shares: the configuration, the providers, and the usage ledger. Cheap
 /// to clone.
@@ -17,6 +18,8 @@ struct Inner {
     registry: Registry,
     recorder: Option<UsageRecorder>,
     bookkeeper: Bookkeeper,
+    /// Closed by `serve` when the shutdown grace ends (see `closing`).
+    closing: Arc<Closing>,
 }
 
 impl AppState {
@@ -27,6 +30,7 @@ impl AppState {
             registry,
             recorder: None,
             bookkeeper: Bookkeeper::start(),
+            closing: Arc::default(),
         }))
     }
 
@@ -47,14 +51,32 @@ impl AppState {
         &self.0.registry
     }
 
+    /// The shutdown gate, for `serve`.
+    pub(crate) fn closing(&self) -> Arc<Closing> {
+        Arc::clone(&self.0.closing)
+    }
+
+    /// A body's watch on the shutdown gate.
+    pub(crate) fn closing_watch(&self) -> Watch {
+        Watch::new(self.closing())
+    }
+
     /// Runs `job` on the bookkeeping thread, off the thread that serves requests.
     pub(crate) fn later(&self, job: impl FnOnce() + Send + 'static) {
         self.0.bookkeeper.later(job);
     }
 
-    /// Resolves once the bookkeeping handed in so far has run (their ledger rows are queued).
+    /// Resolves once the bookkeeping handed in so far has run and its ledger rows are
+    /// committed (at shutdown: nothing finished is left unwritten).
     pub async fn settle(&self) {
         self.0.bookkeeper.settle().await;
+        if let Some(recorder) = self.0.recorder.clone() {
+            // `flush` blocks until the writer thread has committed.
+            let flushed = tokio::task::spawn_blocking(move || recorder.flush()).await;
+            if let Ok(Err(error)) = flushed {
+                tracing::warn!(%error, "some usage rows could not be written");
+            }
+        }
     }
 
     /// Adds a row to the usage ledger (never blocks; see `UsageRecorder`).

@@ -84,6 +84,27 @@ impl<'a> TopLevel<'a> {
         Ok(Self { fields })
     }
 
+    /// A key that appears more than once, if any. JSON parsers disagree on which of two values
+    /// wins, so a body with one could be routed by one value and read upstream by the other;
+    /// the gateway refuses it.
+    pub(crate) fn duplicate(&self) -> Option<&str> {
+        let fields = &self.fields;
+        // Bodies have a dozen fields or so: comparing pairs beats building a set.
+        if fields.len() <= 32 {
+            return fields.iter().enumerate().find_map(|(at, field)| {
+                fields[at + 1..]
+                    .iter()
+                    .any(|later| later.name == field.name)
+                    .then_some(field.name.as_ref())
+            });
+        }
+        let mut seen = std::collections::HashSet::with_capacity(fields.len());
+        fields
+            .iter()
+            .find(|field| !seen.insert(field.name.as_ref()))
+            .map(|field| field.name.as_ref())
+    }
+
     /// The raw JSON text of `key`'s value (the last one when a key repeats, as JSON parsers
     /// do).
     pub(crate) fn raw(&self, key: &str) -> Option<&'a [u8]> {

@@ -21,10 +21,12 @@ use http_body_util::BodyExt;
 
 use crate::error::ApiError;
 use crate::exchange::Exchange;
+use crate::log_text::Clean;
 use crate::state::AppState;
 use corvid_providers::dialect_of;
 use corvid_wire::Dialect;
 use corvid_wire::codec::{self, Decoder, Encoder, EncoderSetup};
+use corvid_wire::minted::Minter;
 
 /// Whole replies larger than this are refused rather than held in memory.
 const WHOLE_REPLY_LIMIT: usize = 64 * 1024 * 1024;
@@ -58,6 +60,9 @@ impl Translation<'_> {
         let provider = &route.provider;
         let outbound = dialect_of(provider.kind());
         corvid_providers::prepare_request(provider, &route.model, &mut request);
+        // What corvid minted for another provider, and Anthropic-only lines, stay behind.
+        corvid_wire::crossing::prepare(&mut request, provider.name(), outbound);
+        let minter = Minter::new(provider.name(), inbound);
         if let Some(zed) = provider.zed_service() {
             let setup = EncoderSetup {
                 model: client_model.clone(),
@@ -77,7 +82,8 @@ impl Translation<'_> {
                 attempts: 1,
                 prompt: None,
             };
-            return zed_completion(zed, &route.model, request, inbound, setup, exchange).await;
+            return zed_completion(zed, &route.model, request, inbound, setup, exchange, minter)
+                .await;
         }
         let names = NameMap::new(&request.tools);
         let stream = request.stream;
@@ -99,10 +105,12 @@ impl Translation<'_> {
         let sent = provider.upstream().post_encoded(&path, &encoded).await;
         let upstream = match sent {
             Ok(upstream) => upstream,
-            Err(error) => {
-                tracing::warn!(route = route_name, provider = %provider.name(), model = %route.model, %error, "upstream call failed");
+            Err(failed) => {
+                let error = &failed.error;
+                tracing::warn!(route = route_name, provider = %provider.name(), model = %Clean(&route.model), error = %Clean(&corvid_providers::error_chain(error)), "upstream call failed");
+                exchange.attempts = failed.attempts;
                 let (status, response) = error_response(
-                    &error,
+                    error,
                     outbound,
                     inbound,
                     provider.upstream().credential().mode(),
@@ -127,6 +135,7 @@ impl Translation<'_> {
                     decoder: Box::new(Decoder::new(outbound, names)),
                 },
                 encoder: Encoder::new(inbound, setup),
+                minter,
                 events: Vec::new(),
                 ended: false,
                 outcome: Outcome::Cancelled,
@@ -134,6 +143,7 @@ impl Translation<'_> {
                 status,
                 ttfb_ms: None,
                 exchange,
+                closing: None,
             };
             let mut response = Response::new(Body::new(body));
             let headers = response.headers_mut();
@@ -160,6 +170,7 @@ impl Translation<'_> {
                 if reply.created == 0 {
                     reply.created = unix_now();
                 }
+                minter.response(&mut reply);
                 let ttfb = Some(started.elapsed().as_millis() as u64);
                 exchange.finish(status, Outcome::Ok, ttfb, Some(reply.usage));
                 Ok(Json(codec::encode_response(inbound, &reply, &client_model)).into_response())
@@ -185,26 +196,33 @@ async fn zed_completion(
     inbound: Dialect,
     setup: EncoderSetup,
     mut exchange: Exchange,
+    minter: Minter,
 ) -> Result<Response, ApiError> {
-    let model = zed
-        .model(model)
-        .await
-        .map_err(|message| ApiError::not_found(message).in_dialect(inbound))?;
+    let model = match zed.model(model).await {
+        Ok(model) => model,
+        Err(error) => {
+            let refusal = zed_model_error(error);
+            exchange.finish(refusal.status.as_u16(), Outcome::Error, None, None);
+            return Err(refusal.in_dialect(inbound));
+        }
+    };
     let stream = request.stream;
-    let completion = match zed.client().completion(&request, &model, None, None).await {
+    // Retried before any output as every provider is (5xx, 429, …, `max_retries`).
+    let (completion, attempts) = zed.completion(&request, &model).await;
+    exchange.attempts = attempts;
+    let completion = match completion {
         Ok(completion) => completion,
         Err(error) => {
-            let status = error.status();
-            exchange.finish(status, Outcome::Error, None, None);
-            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-            let kind = crate::error::type_for_status(status);
-            return Err(ApiError::new(status, kind, error.to_string()).in_dialect(inbound));
+            tracing::warn!(route = exchange.route, provider = "zed", model = %exchange.model, error = %corvid_providers::error_chain(&error), "Zed call failed");
+            exchange.finish(error.status(), Outcome::Error, None, None);
+            return Err(zed_error(&error).in_dialect(inbound));
         }
     };
     if stream {
         let body = TranslateBody {
             source: Source::Events(Box::pin(completion)),
             encoder: Encoder::new(inbound, setup),
+            minter,
             events: Vec::new(),
             ended: false,
             outcome: Outcome::Cancelled,
@@ -212,6 +230,7 @@ async fn zed_completion(
             status: 200,
             ttfb_ms: None,
             exchange,
+            closing: None,
         };
         let mut response = Response::new(Body::new(body));
         let headers = response.headers_mut();
@@ -233,6 +252,7 @@ async fn zed_completion(
     match builder.finish() {
         Ok(mut reply) => {
             reply.created = unix_now();
+            minter.response(&mut reply);
             exchange.finish(
                 200,
                 Outcome::Ok,
@@ -249,6 +269,32 @@ async fn zed_completion(
                 ApiError::new(status, crate::error::type_for_status(status), error.message)
                     .in_dialect(inbound),
             )
+        }
+    }
+}
+
+/// A Zed failure before any output: its status, its causes, and its `retry_after` as the
+/// client's `Retry-After`.
+pub(crate) fn zed_error(error: &corvid_providers::zed::ZedError) -> ApiError {
+    let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut api = ApiError::new(
+        status,
+        crate::error::type_for_status(status),
+        corvid_providers::error_chain(error),
+    );
+    if let corvid_providers::zed::ZedError::Status { retry_after, .. } = error {
+        api.retry_after = *retry_after;
+    }
+    api
+}
+
+/// A Zed model that could not be looked up: Zed's own failure (a refused sign-in is a 401
+/// saying to run `corvid login zed`), or a 404 listing what the account offers.
+pub(crate) fn zed_model_error(error: corvid_providers::ZedModelError) -> ApiError {
+    match error {
+        corvid_providers::ZedModelError::Zed(error) => zed_error(&error),
+        unlisted @ corvid_providers::ZedModelError::Unlisted { .. } => {
+            ApiError::not_found(unlisted.to_string())
         }
     }
 }
@@ -340,6 +386,8 @@ enum Source {
 struct TranslateBody {
     source: Source,
     encoder: Encoder,
+    /// Wraps the provider's opaque tokens before the client sees them.
+    minter: Minter,
     events: Vec<StreamEvent>,
     ended: bool,
     outcome: Outcome,
@@ -347,6 +395,8 @@ struct TranslateBody {
     status: u16,
     ttfb_ms: Option<u64>,
     exchange: Exchange,
+    /// The shutdown gate, looked at once the body first waits.
+    closing: Option<crate::closing::Watch>,
 }
 
 impl http_body::Body for TranslateBody {
@@ -365,7 +415,7 @@ impl http_body::Body for TranslateBody {
             let mut out = Vec::new();
             match &mut this.source {
                 Source::Bytes { inner, decoder } => match Pin::new(inner).poll_frame(cx) {
-                    Poll::Pending => return Poll::Pending,
+                    Poll::Pending => return this.wait(cx),
                     Poll::Ready(Some(Ok(frame))) => {
                         let Ok(data) = frame.into_data() else {
                             continue;
@@ -386,7 +436,7 @@ impl http_body::Body for TranslateBody {
                     }
                 },
                 Source::Events(events) => match events.as_mut().poll_next(cx) {
-                    Poll::Pending => return Poll::Pending,
+                    Poll::Pending => return this.wait(cx),
                     Poll::Ready(Some(event)) => {
                         this.events.push(event);
                         this.encode_pending(&mut out);
@@ -412,12 +462,32 @@ impl http_body::Body for TranslateBody {
 }
 
 impl TranslateBody {
+    /// The source has nothing yet: wait, unless the shutdown grace is over — then the stream
+    /// ends with an error event.
+    fn wait(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let state = &self.exchange.state;
+        let closing = self.closing.get_or_insert_with(|| state.closing_watch());
+        if !closing.closed(cx) {
+            return Poll::Pending;
+        }
+        let mut out = Vec::new();
+        self.events.push(StreamEvent::Error(WireError {
+            kind: ErrorKind::Overloaded,
+            message: crate::closing::MESSAGE.to_owned(),
+            code: None,
+        }));
+        self.encode_pending(&mut out);
+        self.finish(&mut out);
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
+    }
+
     fn encode_pending(&mut self, out: &mut Vec<u8>) {
-        for event in self.events.drain(..) {
+        for mut event in self.events.drain(..) {
+            self.minter.event(&mut event);
             match &event {
                 StreamEvent::Usage(usage) => self.usage = Some(*usage),
                 StreamEvent::Error(error) => {
-                    tracing::warn!(route = self.exchange.route, model = %self.exchange.model, message = %error.message, "stream failed after the response started");
+                    tracing::warn!(route = self.exchange.route, model = %Clean(&self.exchange.model), message = %Clean(&error.message), "stream failed after the response started");
                     self.outcome = Outcome::StreamError;
                 }
                 _ => {}

@@ -4,10 +4,13 @@
 
 mod suite {
     mod completions;
+    mod crossing;
     mod errors;
+    mod faults;
     mod harness;
     mod ledger;
     mod oauth;
+    mod routes;
     mod security;
     mod streaming;
     mod translate;

@@ -10,6 +10,8 @@ use std::str::FromStr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::sandbox::Confinement;
+
 /// How much the agent may do without asking.
 ///
 /// Serialized as `ask`, `auto-edit` or `full-auto`, the same words the `--approval` flag and
@@ -214,6 +216,25 @@ pub fn decision_for(
         GateDecision::Run
     } else {
         GateDecision::Ask
+    }
+}
+
+/// [`decision_for`] for a command, knowing how the sandbox will confine it.
+///
+/// A command that runs with more than the sandbox allows ([`Confinement::Widened`]) or without a
+/// sandbox because the kernel offers none ([`Confinement::Unsandboxed`]) always asks, under every
+/// policy (`full-auto` included) and whatever rules were kept: the user must see exactly what is
+/// widened. A sandboxed command, or one the user explicitly runs without the sandbox
+/// ([`Confinement::SandboxOff`]), is decided by [`decision_for`].
+pub fn decision_with_sandbox(
+    policy: ApprovalPolicy,
+    rules: &[ApprovalRule],
+    action: &ActionKind,
+    confinement: Confinement,
+) -> GateDecision {
+    match confinement {
+        Confinement::Widened | Confinement::Unsandboxed => GateDecision::Ask,
+        Confinement::Sandboxed | Confinement::SandboxOff => decision_for(policy, rules, action),
     }
 }
 

@@ -52,7 +52,8 @@ pub struct Event {
     /// start-up), carry an empty string.
     pub id: String,
     /// Increases by one with every event the engine emits in a session, across submissions, so a
-    /// front end can order events and notice a gap.
+    /// front end can order events and notice a gap. Replayed events (`replay`) carry the seq of
+    /// the event they repeat, or for a summary the seq of the last event it covers.
     pub seq: u64,
     /// Who emitted the event: 0 = the main agent, 1 = a subagent it started, 2 = a subagent of
     /// that subagent, and so on. Front ends indent by it.
@@ -63,6 +64,11 @@ pub struct Event {
     pub parent_call_id: Option<String>,
     /// When the event was emitted, in Unix seconds.
     pub at: i64,
+    /// True when the event is part of a replay: a repeat or a summary of what happened before
+    /// this listener subscribed (or before it fell behind and was resynchronised), not news.
+    /// A replay's `seq`s never decrease, and live events continue strictly after them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replay: bool,
     /// What happened.
     pub msg: EventMsg,
 }

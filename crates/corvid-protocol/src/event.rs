@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::approval::{ApprovalPolicy, ApprovalRule};
+use crate::sandbox::{SandboxNotice, SandboxState};
 
 /// An event, the `msg` of an `Event`.
 ///
@@ -31,6 +32,10 @@ pub enum EventMsg {
         conversation_id: String,
         /// The model answering this turn.
         model: String,
+        /// The user's message that started the turn, so every listener of the session can show
+        /// it (absent from engines before it was added).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
     },
     /// A piece of the assistant's visible answer, streamed.
     TextDelta {
@@ -44,6 +49,16 @@ pub enum EventMsg {
     },
     /// The model called a tool. Followed, possibly after a proposal, by its `tool_result`.
     ToolCall(ToolCallNotification),
+    /// A piece of a running command's output (stdout and stderr interleaved as the command
+    /// wrote them), sent while it runs so front ends can show progress. Batched (at most about
+    /// ten a second) and capped per command; the `tool_result` that follows has the output the
+    /// model receives.
+    ToolOutputDelta {
+        /// The `bash` tool call that is running.
+        call_id: String,
+        /// The text to append.
+        text: String,
+    },
     /// A tool finished (or was refused, rejected, interrupted or stopped).
     ToolResult(ToolResultNotification),
     /// A tool call waits for the user's approval; the turn is suspended until an `approve`
@@ -203,6 +218,14 @@ pub struct ReadyNotification {
     pub model: String,
     /// The session's approval policy.
     pub approval_policy: ApprovalPolicy,
+    /// Present when this `ready` starts a resynchronisation: the listener fell this many events
+    /// behind and they were dropped. The replay that follows rebuilds the session's state; clear
+    /// the view and rebuild it from there, as after a reconnect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missed: Option<u64>,
+    /// The kernel sandbox commands run in, so front ends can show its layers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxState>,
 }
 
 /// The payload of `tool_call`.
@@ -258,6 +281,10 @@ pub struct ProposalNotification {
     /// with shell control operators can never match a prefix rule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub always_scope: Option<ApprovalRule>,
+    /// Present when the command would run with more than the sandbox allows, or without one;
+    /// front ends show its `describe()` text with the proposal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxNotice>,
 }
 
 /// What a proposal would do.

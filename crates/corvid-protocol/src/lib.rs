@@ -30,11 +30,12 @@ mod approval;
 mod envelope;
 mod event;
 mod op;
+mod sandbox;
 mod schema;
 
 pub use approval::{
     ActionKind, ApprovalPolicy, ApprovalRule, GateDecision, UnknownApprovalPolicy,
-    command_has_control_operators, decision_for,
+    command_has_control_operators, decision_for, decision_with_sandbox,
 };
 pub use envelope::{Event, PROTOCOL_VERSION, Submission, is_compatible};
 pub use event::{
@@ -44,4 +45,5 @@ pub use event::{
     Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
 pub use op::{ApprovalDecision, ApproveParams, ImageInput, Op, SendParams};
+pub use sandbox::{Confinement, SandboxMode, SandboxNotice, SandboxState};
 pub use schema::schema_json;

@@ -1,5 +1,8 @@
 use std::time::{Duration, SystemTime};
 
+/// The longest `Retry-After` corvid waits out itself; a longer one goes back to the client.
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+
 /// Delay before retry number `attempt` (0-based): `min(0.5·2^attempt, 8)·(0.5 + rand[0,1))`
 /// seconds, the supergrok-zed schedule.
 pub fn backoff_delay(attempt: u32) -> Duration {

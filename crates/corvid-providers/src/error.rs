@@ -26,7 +26,9 @@ pub enum ProviderError {
         #[source]
         source: BoxError,
     },
-    /// The upstream did not answer in time.
+    /// The upstream took the request and sent no response headers in time. Not retried: the
+    /// upstream may be working on it, and sending it again would repeat that work (and the
+    /// wait) — a connect timeout is a [`ProviderError::Connect`] and is retried.
     #[error("the upstream at {url} did not answer in time")]
     Timeout { url: String },
     /// The request could not be sent for another reason.
@@ -47,6 +49,40 @@ pub enum ProviderError {
     Auth(#[from] AuthError),
 }
 
+/// A failed call and how many requests it sent (0 when none left corvid: no credential, a bad
+/// URL), for the ledger. It reads as the [`ProviderError`] it carries.
+#[derive(Debug)]
+pub struct CallError {
+    pub error: ProviderError,
+    pub attempts: u32,
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(out)
+    }
+}
+
+impl std::error::Error for CallError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+impl std::ops::Deref for CallError {
+    type Target = ProviderError;
+
+    fn deref(&self) -> &ProviderError {
+        &self.error
+    }
+}
+
+impl From<CallError> for ProviderError {
+    fn from(failed: CallError) -> Self {
+        failed.error
+    }
+}
+
 /// Whether a failed call may be tried again at the same URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Retry {
@@ -65,10 +101,11 @@ impl ProviderError {
                 ..
             } if is_retryable_status(*status) => Retry::After(*retry_after),
             Self::Status { .. }
+            | Self::Timeout { .. }
             | Self::Transport { .. }
             | Self::InvalidCredential
             | Self::InvalidUrl { .. } => Retry::No,
-            Self::Connect { .. } | Self::Timeout { .. } => Retry::After(None),
+            Self::Connect { .. } => Retry::After(None),
             Self::Auth(err) if err.is_retryable() => Retry::After(None),
             Self::Auth(_) => Retry::No,
         }
@@ -79,4 +116,22 @@ impl ProviderError {
 /// plus Anthropic's 529 "overloaded" (no other provider uses 529).
 pub(crate) fn is_retryable_status(status: StatusCode) -> bool {
     matches!(status.as_u16(), 429 | 502 | 503 | 504 | 529)
+}
+
+/// An error and its causes, outermost first (`could not reach …: dns error: …`), for logs and
+/// client messages: the top line alone never says why a connection failed. A cause whose text
+/// the one above it already ends with is left out (hyper and reqwest repeat themselves).
+/// corvid's errors carry no secret in their text, and neither do the transport's causes.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let line = cause.to_string();
+        if !line.is_empty() && !text.ends_with(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+        source = cause.source();
+    }
+    text
 }

@@ -11,9 +11,11 @@ mod upstream;
 pub mod zed;
 
 pub use backoff::{backoff_delay, parse_retry_after};
-pub use error::{ProviderError, Retry};
+pub use error::{CallError, ProviderError, Retry, error_chain};
 pub use model_call::{FailureClass, ModelFailure, ModelStream, prepare_request};
-pub use registry::{Provider, Registry, Route, RouteError, ZedService, dialect_of, zed_hosts};
+pub use registry::{
+    Provider, Registry, Route, RouteError, ZedModelError, ZedService, dialect_of, zed_hosts,
+};
 pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};
 pub use upstream::{
     ANTHROPIC_VERSION, AuthStyle, Upstream, UpstreamRequest, UpstreamResponse, build_transport,

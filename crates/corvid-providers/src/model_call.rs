@@ -52,6 +52,32 @@ impl ModelFailure {
         }
     }
 
+    /// A Zed failure before any output, classified like any provider's.
+    fn from_zed(error: &crate::zed::ZedError) -> Self {
+        let class = match error {
+            crate::zed::ZedError::SignedOut | crate::zed::ZedError::InvalidCredential => {
+                FailureClass::AuthenticationRejected
+            }
+            crate::zed::ZedError::Transport { .. } => FailureClass::Network,
+            _ => match error.status() {
+                401 | 403 => FailureClass::AuthenticationRejected,
+                402 => FailureClass::NotConfigured,
+                429 => FailureClass::RateLimited,
+                500..=599 => FailureClass::ServerError,
+                _ => FailureClass::UnexpectedResponse,
+            },
+        };
+        let retry_after = match error {
+            crate::zed::ZedError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        };
+        Self {
+            class,
+            message: crate::error_chain(error),
+            retry_after,
+        }
+    }
+
     fn from_route(error: &RouteError) -> Self {
         Self::new(FailureClass::NotConfigured, error.to_string())
     }
@@ -79,7 +105,7 @@ impl ModelFailure {
             ProviderError::Connect { .. }
             | ProviderError::Timeout { .. }
             | ProviderError::Transport { .. } => {
-                Self::new(FailureClass::Network, error.to_string())
+                Self::new(FailureClass::Network, crate::error_chain(error))
             }
             ProviderError::Auth(auth) if auth.is_retryable() => {
                 Self::new(FailureClass::Network, auth.to_string())
@@ -173,25 +199,14 @@ impl Registry {
         prepare_request(&route.provider, &route.model, &mut request);
         request.stream = true;
         if let Some(zed) = route.provider.zed_service() {
-            let model = zed
-                .model(&route.model)
-                .await
-                .map_err(|message| ModelFailure::new(FailureClass::NotConfigured, message))?;
-            let completion = zed
-                .client()
-                .completion(&request, &model, None, None)
-                .await
-                .map_err(|error| {
-                    let class = match error.status() {
-                        401 | 403 => FailureClass::AuthenticationRejected,
-                        402 => FailureClass::NotConfigured,
-                        429 => FailureClass::RateLimited,
-                        500..=599 => FailureClass::ServerError,
-                        0 => FailureClass::Network,
-                        _ => FailureClass::UnexpectedResponse,
-                    };
-                    ModelFailure::new(class, error.to_string())
-                })?;
+            let model = zed.model(&route.model).await.map_err(|error| match error {
+                crate::ZedModelError::Zed(error) => ModelFailure::from_zed(&error),
+                unlisted @ crate::ZedModelError::Unlisted { .. } => {
+                    ModelFailure::new(FailureClass::NotConfigured, unlisted.to_string())
+                }
+            })?;
+            let (completion, _attempts) = zed.completion(&request, &model).await;
+            let completion = completion.map_err(|error| ModelFailure::from_zed(&error))?;
             return Ok(ModelStream {
                 source: Source::Events(Box::pin(completion)),
                 pending: VecDeque::new(),

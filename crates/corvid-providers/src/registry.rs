@@ -36,14 +36,41 @@ pub struct Provider {
 #[derive(Debug)]
 pub struct ZedService {
     client: ZedClient,
-    models: Mutex<Option<(Instant, crate::zed::ZedModels)>>,
+    /// The list, when it was read, and how many LLM tokens had been minted then.
+    models: Mutex<Option<CachedZedModels>>,
+    /// Retries of a completion before any output, as for every provider (`max_retries`).
+    max_retries: u32,
+}
+
+#[derive(Debug)]
+struct CachedZedModels {
+    at: Instant,
+    mints: u64,
+    models: crate::zed::ZedModels,
+}
+
+/// Why a Zed model could not be looked up.
+#[derive(Debug, thiserror::Error)]
+pub enum ZedModelError {
+    /// `/models` could not be read.
+    #[error(transparent)]
+    Zed(#[from] crate::zed::ZedError),
+    /// The account does not offer this model.
+    #[error("your Zed account offers no model `{id}`; it offers: {}", offered.join(", "))]
+    Unlisted { id: String, offered: Vec<String> },
 }
 
 impl ZedService {
     pub fn new(client: ZedClient) -> Self {
+        Self::with_retries(client, 0)
+    }
+
+    /// A service that retries a failed completion up to `max_retries` times before any output.
+    pub fn with_retries(client: ZedClient, max_retries: u32) -> Self {
         Self {
             client,
             models: Mutex::new(None),
+            max_retries,
         }
     }
 
@@ -51,34 +78,82 @@ impl ZedService {
         &self.client
     }
 
-    /// The account's models, fetched on demand and cached (renewed when a new LLM token was
-    /// minted, as Zed does).
+    /// The account's models, fetched on demand and cached; read again once a new LLM token
+    /// was minted (the list can change with the plan, as Zed re-reads it) or after ten
+    /// minutes.
     pub async fn models(&self) -> Result<crate::zed::ZedModels, crate::zed::ZedError> {
         let mut cache = self.models.lock().await;
-        if let Some((at, models)) = cache.as_ref()
-            && at.elapsed() < MODEL_LIST_TTL
+        if let Some(cached) = cache.as_ref()
+            && cached.at.elapsed() < MODEL_LIST_TTL
+            && cached.mints == self.client.llm_tokens_minted()
         {
-            return Ok(models.clone());
+            return Ok(cached.models.clone());
         }
         let models = self.client.models().await?;
-        *cache = Some((Instant::now(), models.clone()));
+        *cache = Some(CachedZedModels {
+            at: Instant::now(),
+            // Read after the fetch: the fetch itself may have minted the first token.
+            mints: self.client.llm_tokens_minted(),
+            models: models.clone(),
+        });
         Ok(models)
     }
 
-    /// The model called `id`; unlisted ids are refused with the list.
-    pub async fn model(&self, id: &str) -> Result<crate::zed::ZedModel, String> {
-        let models = self.models().await.map_err(|error| error.to_string())?;
-        models.get(id).cloned().ok_or_else(|| {
-            let ids: Vec<&str> = models
-                .models
-                .iter()
-                .map(|model| model.id.as_str())
-                .collect();
-            format!(
-                "your Zed account offers no model `{id}`; it offers: {}",
-                ids.join(", ")
-            )
-        })
+    /// The model called `id`: Zed's failure when the list cannot be read (a refused sign-in, a
+    /// 5xx), or the list when `id` is not on it.
+    pub async fn model(&self, id: &str) -> Result<crate::zed::ZedModel, ZedModelError> {
+        let models = self.models().await?;
+        models
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ZedModelError::Unlisted {
+                id: id.to_owned(),
+                offered: models.models.iter().map(|model| model.id.clone()).collect(),
+            })
+    }
+
+    /// `POST /completions`, retried before any output by the gateway's rules: what Zed's
+    /// failure says may be retried (5xx, 408, 425, 429, a `retry_after`), with the usual
+    /// backoff or Zed's `retry_after` (a longer one goes back to the client), at most
+    /// `max_retries` times. A `failed` status before the reply's first output counts as a
+    /// failed call (an error status for the client, with `Retry-After`), not as a stream.
+    /// Returns the attempts made with the outcome.
+    pub async fn completion(
+        &self,
+        request: &corvid_wire::model::ChatRequest,
+        model: &crate::zed::ZedModel,
+    ) -> (Result<crate::zed::ZedCompletion, crate::zed::ZedError>, u32) {
+        let mut retries = 0u32;
+        loop {
+            let error = match self.client.completion(request, model, None, None).await {
+                Ok(mut completion) => match completion.failure_before_output().await {
+                    // A `failed` status before any output is a failed call, not a stream.
+                    Some(failure) => failure.into_error(self.client.plan()),
+                    None => return (Ok(completion), retries + 1),
+                },
+                Err(error) => error,
+            };
+            let delay = match error.retry() {
+                crate::Retry::After(_) if retries >= self.max_retries => {
+                    return (Err(error), retries + 1);
+                }
+                crate::Retry::After(Some(wait)) if wait > crate::backoff::MAX_RETRY_AFTER => {
+                    return (Err(error), retries + 1);
+                }
+                crate::Retry::After(Some(wait)) => wait,
+                crate::Retry::After(None) => crate::backoff_delay(retries),
+                crate::Retry::No => return (Err(error), retries + 1),
+            };
+            tracing::warn!(
+                error = %crate::error_chain(&error),
+                retry = retries + 1,
+                of = self.max_retries,
+                delay_ms = delay.as_millis() as u64,
+                "Zed completion failed before any output; retrying"
+            );
+            tokio::time::sleep(delay).await;
+            retries += 1;
+        }
     }
 }
 
@@ -126,8 +201,13 @@ impl Provider {
     /// missing key is a 401 naming what to set).
     pub fn is_available(&self) -> bool {
         if self.config.kind == ProviderKind::Zed {
-            // Only with a signed-in account (and never when corvid listens beyond loopback).
-            return self.config.enabled && self.zed.is_some();
+            // Only with a signed-in account that Zed has not refused (and never when corvid
+            // listens beyond loopback).
+            return self.config.enabled
+                && self
+                    .zed
+                    .as_ref()
+                    .is_some_and(|zed| !zed.client.is_signed_out());
         }
         self.config.enabled
             && (self.config.explicit || self.config.name == "xai" || self.has_own_credential())
@@ -152,7 +232,7 @@ impl Provider {
                 .and_then(|cache| {
                     cache
                         .as_ref()
-                        .map(|(_, models)| models.get(model).is_some())
+                        .map(|cached| cached.models.get(model).is_some())
                 })
                 .unwrap_or(false);
         }
@@ -173,7 +253,7 @@ impl Provider {
             return match zed.models().await {
                 Ok(models) => models.models.into_iter().map(|model| model.id).collect(),
                 Err(error) => {
-                    tracing::debug!(%error, "could not list the Zed account's models");
+                    tracing::debug!(error = %crate::error_chain(&error), "could not list the Zed account's models");
                     Vec::new()
                 }
             };
@@ -187,7 +267,7 @@ impl Provider {
             match self.fetch_models().await {
                 Ok(list) => *cache = Some((Instant::now(), list)),
                 Err(error) => {
-                    tracing::debug!(provider = %self.config.name, %error, "could not list models")
+                    tracing::debug!(provider = %self.config.name, error = %crate::error_chain(&*error), "could not list models")
                 }
             }
         }
@@ -267,6 +347,9 @@ pub struct Registry {
     aliases: std::collections::BTreeMap<String, String>,
     default_model: String,
     default_provider: String,
+    /// corvid may listen beyond loopback: the Zed account stays off.
+    allow_remote: bool,
+    max_retries: u32,
 }
 
 impl Registry {
@@ -284,7 +367,9 @@ impl Registry {
                 corvid_auth::zed::zed_credentials_from_loaded(loaded, &store)
             {
                 let hosts = zed_hosts(&loaded.config);
-                let client = ZedClient::new(crate::zed::ZedConfig::new(&hosts), credentials)?;
+                // A sign-in Zed refuses (401) is removed from the store, as Zed does.
+                let client = ZedClient::new(crate::zed::ZedConfig::new(&hosts), credentials)?
+                    .with_store(store);
                 registry = registry.with_zed(client);
             }
         }
@@ -301,7 +386,7 @@ impl Registry {
                     Arc::new(Provider::zed(
                         provider.config.clone(),
                         provider.upstream.clone(),
-                        ZedService::new(client.clone()),
+                        ZedService::with_retries(client.clone(), self.max_retries),
                     ))
                 } else {
                     provider
@@ -354,6 +439,8 @@ impl Registry {
             aliases: config.aliases.clone(),
             default_model: config.default_model.clone(),
             default_provider: config.default_provider.clone(),
+            allow_remote: config.allow_remote,
+            max_retries: config.max_retries,
         }
     }
 
@@ -449,29 +536,50 @@ impl Registry {
     }
 
     fn available(&self, provider: &Arc<Provider>, model: &str) -> Result<Route, RouteError> {
-        if !provider.config.enabled {
+        if let Some(reason) = self.unavailable_reason(provider) {
             return Err(RouteError::Unavailable {
                 provider: provider.name().to_owned(),
-                reason: "it is switched off (enabled = false)".to_owned(),
-            });
-        }
-        if !provider.is_available() {
-            return Err(RouteError::Unavailable {
-                provider: provider.name().to_owned(),
-                reason: match &provider.config.credential {
-                    corvid_config::CredentialSource::Env(variables) => {
-                        format!(
-                            "set {} in corvid's env file or the environment",
-                            variables.join(" or ")
-                        )
-                    }
-                    _ => "declare it under [providers] in config.toml".to_owned(),
-                },
+                reason,
             });
         }
         Ok(Route {
             provider: Arc::clone(provider),
             model: model.to_owned(),
+        })
+    }
+
+    /// Why requests cannot go to `provider` now, saying what to do; `None` when they can.
+    pub fn unavailable_reason(&self, provider: &Provider) -> Option<String> {
+        if !provider.config.enabled {
+            return Some("it is switched off (enabled = false)".to_owned());
+        }
+        if provider.is_available() {
+            return None;
+        }
+        let zed_refused = provider
+            .zed
+            .as_ref()
+            .is_some_and(|zed| zed.client.is_signed_out());
+        Some(match &provider.config.credential {
+            _ if provider.kind() == ProviderKind::Zed && self.allow_remote => {
+                "the Zed account is off while corvid may listen beyond loopback \
+                 (CORVID_ALLOW_REMOTE or --allow-remote): its hosted models are for you alone, \
+                 on this machine"
+                    .to_owned()
+            }
+            _ if zed_refused => "Zed refused the stored sign-in (401) and corvid removed it; \
+                 run `corvid login zed`, then restart `corvid serve`"
+                .to_owned(),
+            _ if provider.kind() == ProviderKind::Zed => {
+                "not signed in to a Zed account; run `corvid login zed` (then restart \
+                 `corvid serve`)"
+                    .to_owned()
+            }
+            corvid_config::CredentialSource::Env(variables) => format!(
+                "set {} in corvid's env file or the environment",
+                variables.join(" or ")
+            ),
+            _ => "declare it under [providers] in config.toml".to_owned(),
         })
     }
 

@@ -9,12 +9,10 @@ use corvid_config::ProviderKind;
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 
-use crate::backoff::{backoff_delay, parse_retry_after};
-use crate::error::{ProviderError, Retry};
+use crate::backoff::{MAX_RETRY_AFTER, backoff_delay, parse_retry_after};
+use crate::error::{CallError, ProviderError, Retry};
 use crate::transport::{BoxError, SendError, Transport, UpstreamBody};
 
-/// The longest `Retry-After` corvid waits out itself; a longer one goes back to the client.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// How much of an upstream error body is kept for the caller's error message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
@@ -149,10 +147,9 @@ impl Upstream {
     /// connect errors and timeouts, with the seed's backoff or the upstream's `Retry-After`, at
     /// most `max_retries` times; and once more after a 401 if the credential could be renewed.
     /// Returns the response as soon as its headers arrive, so the caller streams the body.
-    pub async fn post(
-        &self,
-        request: UpstreamRequest<'_>,
-    ) -> Result<UpstreamResponse, ProviderError> {
+    /// A timeout after the request went out is not retried (the upstream may be working on
+    /// it); a failure says how many requests were sent.
+    pub async fn post(&self, request: UpstreamRequest<'_>) -> Result<UpstreamResponse, CallError> {
         self.call(Method::POST, request).await
     }
 
@@ -163,7 +160,7 @@ impl Upstream {
         &self,
         path: &str,
         encoded: &serde_json::Value,
-    ) -> Result<UpstreamResponse, ProviderError> {
+    ) -> Result<UpstreamResponse, CallError> {
         let post = |body: String| {
             self.post(UpstreamRequest {
                 path,
@@ -178,13 +175,23 @@ impl Upstream {
             && without.remove("stream_options").is_some()
         {
             tracing::info!("the upstream refused stream_options; retrying without it");
-            return post(serde_json::Value::Object(without).to_string()).await;
+            let before = error.attempts;
+            return match post(serde_json::Value::Object(without).to_string()).await {
+                Ok(mut response) => {
+                    response.attempts += before;
+                    Ok(response)
+                }
+                Err(mut failed) => {
+                    failed.attempts += before;
+                    Err(failed)
+                }
+            };
         }
         sent
     }
 
     /// A GET (model lists), with the same retries and credential.
-    pub async fn get(&self, path: &str) -> Result<UpstreamResponse, ProviderError> {
+    pub async fn get(&self, path: &str) -> Result<UpstreamResponse, CallError> {
         let request = UpstreamRequest {
             path,
             deadline: Some(Duration::from_secs(15)),
@@ -197,25 +204,34 @@ impl Upstream {
         &self,
         method: Method,
         request: UpstreamRequest<'_>,
-    ) -> Result<UpstreamResponse, ProviderError> {
-        let url = self.url(request.path)?;
+    ) -> Result<UpstreamResponse, CallError> {
+        let mut attempts = 0u32;
+        let failed = |error: ProviderError, attempts: u32| CallError { error, attempts };
+        let url = self.url(request.path).map_err(|error| failed(error, 0))?;
         let mut retries = 0u32;
         let mut renewed_after_401 = false;
-        let mut bearer = self.credential.bearer().await?;
+        let mut bearer = self
+            .credential
+            .bearer()
+            .await
+            .map_err(|error| failed(error.into(), 0))?;
         loop {
+            attempts += 1;
             let outcome = self.send_once(&method, &url, &request, &bearer).await;
             let error = match outcome {
                 Ok(response) if response.status().is_success() => {
-                    return Ok(UpstreamResponse {
-                        response,
-                        attempts: retries + u32::from(renewed_after_401) + 1,
-                    });
+                    return Ok(UpstreamResponse { response, attempts });
                 }
                 Ok(response)
                     if response.status() == StatusCode::UNAUTHORIZED && !renewed_after_401 =>
                 {
                     renewed_after_401 = true;
-                    match self.credential.after_unauthorized(&bearer).await? {
+                    let renewed = self
+                        .credential
+                        .after_unauthorized(&bearer)
+                        .await
+                        .map_err(|error| failed(error.into(), attempts))?;
+                    match renewed {
                         Some(renewed) => {
                             tracing::info!(
                                 "upstream rejected the credential; retrying once with a renewed one"
@@ -230,14 +246,18 @@ impl Upstream {
                 Err(error) => error,
             };
             let delay = match error.retry() {
-                Retry::After(_) if retries >= self.max_retries => return Err(error),
-                Retry::After(Some(wait)) if wait > MAX_RETRY_AFTER => return Err(error),
+                Retry::After(_) if retries >= self.max_retries => {
+                    return Err(failed(error, attempts));
+                }
+                Retry::After(Some(wait)) if wait > MAX_RETRY_AFTER => {
+                    return Err(failed(error, attempts));
+                }
                 Retry::After(Some(wait)) => wait,
                 Retry::After(None) => backoff_delay(retries),
-                Retry::No => return Err(error),
+                Retry::No => return Err(failed(error, attempts)),
             };
             tracing::warn!(
-                error = %error,
+                error = %crate::error_chain(&error),
                 retry = retries + 1,
                 of = self.max_retries,
                 delay_ms = delay.as_millis() as u64,
@@ -259,6 +279,9 @@ impl Upstream {
             return Ok(url.clone());
         }
         let text = self.url_text(path);
+        if !stays_under_base(path) {
+            return Err(ProviderError::InvalidUrl { url: text });
+        }
         let url = text
             .parse::<http::Uri>()
             .map_err(|_| ProviderError::InvalidUrl { url: text })?;
@@ -362,6 +385,24 @@ impl Upstream {
 
 const USER_AGENT: &str = concat!("corvid/", env!("CARGO_PKG_VERSION"));
 
+/// Whether `path` names a place under the base URL and nothing else: no `.` or `..` segment,
+/// no empty segment, no fragment, no control character or backslash. Names in a path are
+/// encoded by `corvid_wire::url_path::segment`; this refuses whatever slipped past it, so a
+/// credentialed request is never aimed elsewhere on the provider's host.
+fn stays_under_base(path: &str) -> bool {
+    let (segments, query) = path.split_once('?').unwrap_or((path, ""));
+    let clean = |text: &str| {
+        !text
+            .bytes()
+            .any(|byte| byte.is_ascii_control() || matches!(byte, b'#' | b'\\' | b'?'))
+    };
+    clean(segments)
+        && clean(query)
+        && segments
+            .split('/')
+            .all(|segment| !matches!(segment, "" | "." | ".."))
+}
+
 static STREAM_OPTIONS: corvid_wire::sse::Marker = corvid_wire::sse::Marker::new(b"stream_options");
 
 /// A 400 that names `stream_options`.
@@ -391,6 +432,9 @@ async fn status_error(response: http::Response<UpstreamBody>) -> ProviderError {
         }
     }
     collected.truncate(ERROR_BODY_LIMIT);
+    // Gemini sends no `Retry-After`: its hint is a `google.rpc.RetryInfo` in the body.
+    let retry_after = retry_after
+        .or_else(|| corvid_wire::gemini::retry_after_seconds(&collected).map(Duration::from_secs));
     ProviderError::Status {
         status,
         body: collected.freeze(),
@@ -458,5 +502,28 @@ mod tests {
             upstream.url("bad path"),
             Err(ProviderError::InvalidUrl { url }) if url == "http://127.0.0.1:9/v1/bad path"
         ));
+        assert!(
+            upstream
+                .url("models/gemini-2.5-flash:streamGenerateContent?alt=sse")
+                .is_ok()
+        );
+        for elsewhere in [
+            "models/../../v1/files",
+            "models/./x",
+            "models//x",
+            "/models",
+            "models/x?key=1?alt=sse",
+            "models/x#frag",
+            "models/a\\..\\b",
+            "models/a\u{0}b",
+        ] {
+            assert!(
+                matches!(
+                    upstream.url(elsewhere),
+                    Err(ProviderError::InvalidUrl { .. })
+                ),
+                "{elsewhere}"
+            );
+        }
     }
 }

@@ -129,3 +129,10 @@ impl Service<Request> for Server {
         }
     }
 }
+
+impl corvid_gateway::Served for Server {
+    /// Only the gateway's bodies stream for long; a WebSocket ends when `serve` drops it.
+    fn end_streams(&self) {
+        self.gateway.end_streams();
+    }
+}

@@ -31,7 +31,8 @@ pub trait AgentSessions: Send + Sync + 'static {
 /// What a listener gets next.
 #[derive(Debug)]
 pub enum Received {
-    Event(Event),
+    /// Boxed: an event is large beside the other answers.
+    Event(Box<Event>),
     /// This many events were dropped for this listener (it read too slowly).
     Lagged(u64),
     /// The engine has stopped.
@@ -48,7 +49,7 @@ impl Listener for broadcast::Receiver<Event> {
     fn recv(&mut self) -> BoxFuture<'_, Received> {
         Box::pin(async move {
             match broadcast::Receiver::recv(self).await {
-                Ok(event) => Received::Event(event),
+                Ok(event) => Received::Event(Box::new(event)),
                 Err(broadcast::error::RecvError::Lagged(missed)) => Received::Lagged(missed),
                 Err(broadcast::error::RecvError::Closed) => Received::Closed,
             }

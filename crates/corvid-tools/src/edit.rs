@@ -5,8 +5,12 @@
 //!   but holds only whitespace. On a file with content it is refused: overwriting a whole file by
 //!   accident is the failure users report (use `write` for that).
 //! - The file's line endings, byte order mark and final newline are kept.
-//! - The plan keeps the exact file text that matched. `apply` finds that text again in the
-//!   current file; gone or now ambiguous is refused, with line numbers.
+//! - The plan keeps the model's strings and the exact file text that matched. `apply` runs the
+//!   same matcher on the current file (`matcher::relocate`): moved is fine, and so is a change
+//!   elsewhere; a change inside the matched region, a vanished or a now ambiguous target is
+//!   refused, with line numbers.
+//! - A tolerant match whose adapted text leaves the file as it is (the only difference was
+//!   what the matcher folds away) is refused: nothing would change.
 
 use std::path::PathBuf;
 
@@ -15,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::args;
 use crate::error::ToolError;
-use crate::matcher::{self, Outcome, RelocateError, Strategy};
+use crate::matcher::{self, Approved, Miss, Outcome, RelocateError};
 use crate::registry::ToolContext;
 use crate::text;
 use crate::tool::{Action, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec};
@@ -27,11 +31,12 @@ pub(crate) fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
         description: "Replace text in a file. old_string must match one place in the file: copy it from `read` output \
-            without the line-number prefix, with enough surrounding lines to be unique. Small whitespace and \
-            indentation slips are forgiven (new_string is re-indented to fit); an ambiguous match is refused with \
-            the candidate line numbers, and a miss shows the closest region. Set replace_all to change every \
-            occurrence. An empty old_string creates a file that does not exist yet. \
-            The user may be asked to approve the diff.",
+            without the line-number prefix, every line in full, whole words, with enough surrounding lines to be \
+            unique (a `// ... existing code ...` line is allowed only when new_string repeats it at the same place: \
+            the lines it stands for are kept). Small whitespace, indentation and quote slips are forgiven (what is \
+            written keeps the file's style); an ambiguous match is refused with the candidate line numbers, and a \
+            miss shows the closest region and the lines that differ. Set replace_all to change every occurrence. \
+            An empty old_string creates a file that does not exist yet. The user may be asked to approve the diff.",
         parameters: json!({
             "type": "object",
             "properties": {
@@ -73,11 +78,11 @@ enum Change {
     Create(String),
     /// The file exists but holds only whitespace: replace it with this content.
     Fill(String),
-    /// Replace each exact original region with its replacement.
+    /// Replace the approved regions, located again when applied.
     Replace {
-        pairs: Vec<(String, String)>,
-        replace_all: bool,
-        strategy: Strategy,
+        approved: Approved,
+        /// What the matcher forgave, for the result.
+        note: String,
     },
 }
 
@@ -138,13 +143,14 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
                             lines: text::join_numbers(&lines),
                         });
                     }
-                    Outcome::NotFound { closest } => {
+                    Outcome::NotFound(miss) => {
                         return Err(ToolError::EditNotFound {
-                            closest: closest_advice(body, closest),
+                            closest: miss_advice(body, miss),
                             path: shown,
                         });
                     }
                 };
+                let note = located.note();
                 let lines: Vec<usize> = located
                     .replacements
                     .iter()
@@ -152,23 +158,25 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
                     .collect();
                 let new_body =
                     keep_final_newline(body, matcher::apply(body, &located.replacements));
+                if new_body == body {
+                    return Err(ToolError::refused(
+                        &shown,
+                        format!(
+                            "old_string was found{note}, but new_string differs from it only in what the matcher ignores, so nothing would change. To change only quotes or whitespace, copy old_string exactly from the file"
+                        ),
+                    ));
+                }
                 let new_text = with_bom(bom, new_body);
                 let diff = text::unified_diff(Some(&old), &new_text, &shown);
-                let summary = format!(
-                    "Edit {shown}: {}{}",
-                    describe_lines(&lines),
-                    strategy_note(located.strategy)
-                );
-                let pairs = located
-                    .replacements
-                    .into_iter()
-                    .map(|replacement| (body[replacement.range].to_owned(), replacement.text))
-                    .collect();
-                let change = Change::Replace {
-                    pairs,
+                let summary = format!("Edit {shown}: {}{note}", describe_lines(&lines));
+                let approved = Approved::new(
+                    body,
+                    &arguments.old_string,
+                    &arguments.new_string,
                     replace_all,
-                    strategy: located.strategy,
-                };
+                    &located,
+                );
+                let change = Change::Replace { approved, note };
                 (change, summary, diff)
             }
         }
@@ -228,18 +236,11 @@ pub(crate) fn apply(context: &ToolContext, plan: &EditPlan) -> Result<ToolOutput
             }
             (Some(old), content.clone(), format!("Filled {shown}."))
         }
-        (
-            Change::Replace {
-                pairs,
-                replace_all,
-                strategy,
-            },
-            Some(bytes),
-        ) => {
+        (Change::Replace { approved, note }, Some(bytes)) => {
             let old = into_text(bytes, shown)?;
             let (bom, body) = text::split_bom(&old);
             let (new_body, lines) =
-                matcher::relocate(body, pairs, *replace_all).map_err(|error| match error {
+                matcher::relocate(body, approved).map_err(|error| match error {
                     RelocateError::Vanished => ToolError::EditVanished {
                         path: shown.clone(),
                     },
@@ -254,13 +255,16 @@ pub(crate) fn apply(context: &ToolContext, plan: &EditPlan) -> Result<ToolOutput
                             "replace_all was approved for {expected} occurrences but the file now has {found}: it changed while the edit waited for approval. Read it again and redo the edit"
                         ),
                     ),
+                    RelocateError::Changed { first, last } => ToolError::refused(
+                        shown,
+                        format!(
+                            "{}, which the edit replaces, changed while the edit waited for approval. Read the file again and redo the edit",
+                            if first == last { format!("line {first}") } else { format!("lines {first}-{last}") }
+                        ),
+                    ),
                 })?;
             let new_text = with_bom(bom, keep_final_newline(body, new_body));
-            let message = format!(
-                "Edited {shown}: {}{}.",
-                describe_lines(&lines),
-                strategy_note(*strategy)
-            );
+            let message = format!("Edited {shown}: {}{note}.", describe_lines(&lines));
             (Some(old), new_text, message)
         }
     };
@@ -322,23 +326,64 @@ fn describe_lines(lines: &[usize]) -> String {
     format!("{replacements} at {at} {}", text::join_numbers(&unique))
 }
 
-fn strategy_note(strategy: Strategy) -> String {
-    match strategy {
-        Strategy::Exact => String::new(),
-        other => format!(" ({})", other.describe()),
+fn miss_advice(body: &str, miss: Miss) -> String {
+    if body.trim().is_empty() {
+        return " The file is empty.".to_owned();
     }
-}
-
-fn closest_advice(body: &str, closest: Option<matcher::Closest>) -> String {
-    match closest {
-        _ if body.trim().is_empty() => " The file is empty.".to_owned(),
-        Some(closest) => format!(
-            " The closest region is lines {}-{} ({:.0}% similar):\n{}Copy the exact text from the file into old_string (without the line-number prefix) and retry.",
-            closest.first_line,
-            closest.last_line,
-            closest.similarity * 100.0,
-            closest.excerpt
-        ),
-        None => " Nothing in the file is similar. Read the file again and copy the exact text to replace into old_string.".to_owned(),
+    let mut advice = String::new();
+    if !miss.inside_words.is_empty() {
+        let places: Vec<String> = miss
+            .inside_words
+            .iter()
+            .map(|(line, text)| format!("line {line} (`{}`)", text::cut_line(text.trim(), 80)))
+            .collect();
+        advice.push_str(&format!(
+            " It occurs only inside a longer word, at {}: quote whole words, with the text around them.",
+            places.join(", ")
+        ));
     }
+    if let Some(elided) = &miss.elision {
+        let (line, text) = (elided.line, elided.text.trim());
+        if elided.repeated {
+            advice.push_str(&format!(
+                " Line {line} of old_string (`{text}`) stands for lines kept as they are, but the quoted pieces around it are not each found once, in this order."
+            ));
+        } else {
+            advice.push_str(&format!(
+                " Line {line} of old_string (`{text}`) stands for lines it does not quote, and new_string does not repeat it at the same place, so those lines would be replaced unseen. Quote every line of the region, repeat that line unchanged in new_string to keep the lines it stands for, or make one edit per changed place."
+            ));
+        }
+    }
+    let mut candidates = miss.candidates.into_iter();
+    match candidates.next() {
+        Some(best) => {
+            advice.push_str(&format!(
+                " The closest region is lines {}-{} ({:.0}% similar):\n{}",
+                best.first_line,
+                best.last_line,
+                best.similarity * 100.0,
+                best.excerpt
+            ));
+            for note in &best.notes {
+                advice.push_str(&format!("- {note}\n"));
+            }
+            let others: Vec<String> = candidates
+                .map(|other| {
+                    format!(
+                        "lines {}-{} ({:.0}%)",
+                        other.first_line,
+                        other.last_line,
+                        other.similarity * 100.0
+                    )
+                })
+                .collect();
+            if !others.is_empty() {
+                advice.push_str(&format!("Other similar places: {}.\n", others.join(", ")));
+            }
+            advice.push_str("Copy the exact text from the file into old_string (without the line-number prefix) and retry.");
+        }
+        None if advice.is_empty() => advice.push_str(" Nothing in the file is similar. Read the file again and copy the exact text to replace into old_string."),
+        None => {}
+    }
+    advice
 }

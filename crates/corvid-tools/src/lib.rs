@@ -20,8 +20,10 @@ mod matcher;
 mod process;
 mod read;
 mod registry;
+pub mod sandbox;
 mod search;
 mod shell;
+mod stream;
 mod text;
 mod todo;
 mod tool;
@@ -32,6 +34,8 @@ pub use args::parse_call_arguments;
 pub use error::ToolError;
 pub use process::ProcessTable;
 pub use registry::{ToolContext, ToolLimits, ToolRegistry, builtin_tools};
+pub use sandbox::{Confinement, Sandbox, SandboxProbe, Widening};
+pub use stream::OutputSink;
 pub use todo::{Todo, TodoStatus};
 pub use tool::{
     Cancellation, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec,

@@ -1,47 +1,64 @@
-//! The edit matcher: where does the model's `old_string` sit in the file?
+//! The edit matcher: where does the model's `old_string` sit in the file, and what exactly is
+//! written there?
 //!
-//! A cascade, strictest first; the first stage that finds anything decides, and uniqueness is a
-//! hard rule at every stage (two candidates are refused with their line numbers unless
-//! `replace_all` is set):
+//! One rule governs every stage: a place is taken only when it is the only one the stage finds
+//! (or, with `replace_all`, every one), and it accounts for `old_string` line for line — every
+//! line it replaces is a line the model quoted, every quoted line is there. Nothing else is
+//! guessed: a miss is refused with the closest places, their line numbers and what differs, so
+//! the model can copy the real text and retry.
 //!
-//! 1. **Exact**: the text as given, after converting its line endings to the file's (a CRLF file
-//!    edited with LF text matches here). Works inside a line.
-//! 2. **Whitespace**: whole lines equal once trailing whitespace, runs of inner whitespace and
-//!    typographic punctuation (curly quotes, dashes, no-break spaces) are ignored, with the same
-//!    indentation width (tabs counted as 4, 8 or 2 columns). When the indentation *characters*
-//!    differ (tabs vs spaces) `new_string` is re-indented in the file's style.
-//! 3. **Indentation**: as 2, but every line shifted by the same number of columns;
-//!    `new_string` is shifted the same way.
-//! 4. **Trimmed context**: an unchanged context line at either edge (equal in `old_string` and
-//!    `new_string`) that is not in the file is dropped, and stages 2–3 run again.
-//! 5. **Block anchors**: the first and last lines match (normalised), the middle is at least
-//!    70 % similar and at most a quarter of its lines longer or shorter.
+//! The cascade, strictest first; the first stage that finds anything decides:
 //!
-//! A miss reports the closest region (line-wise bigram similarity) with line numbers.
-//! [`relocate`] re-finds a prepared edit's exact original text when the edit is applied.
+//! 1. **Exact**: the text as given, in the file's line endings (then as given, for files with
+//!    mixed endings). Works inside a line. An occurrence that starts or ends inside a longer
+//!    word is not a match (`count = 0` is not in `account = 0`).
+//! 2. **Folded**: as 1, once typographic quotes, dashes, no-break spaces and zero-width
+//!    characters are folded on both sides (`fold`).
+//! 3. **Whitespace**: whole lines equal once trailing and inner whitespace are also ignored,
+//!    at the same indentation width (tabs vs spaces at the same width included) (`lines`).
+//! 4. **Indentation**: as 3, every line shifted by the same number of columns. Stages 3 and 4
+//!    look together: a place at the quoted depth and another shifted one are two places.
+//! 5. **Repaired**: artifacts of how `old_string` was produced — line-number prefixes copied
+//!    from `read`, a markdown fence, `\n` sent as two characters — are removed (from
+//!    `new_string` too when it carries them) and 1–4 run again (`repair`).
+//!
+//! What is written: stage 1 writes `new_string` as given. The tolerant stages adapt it to the
+//! file (`render`): unchanged lines stay byte for byte, changed lines keep the file's quotes,
+//! spacing and invisible characters where the model only folded them, and indentation follows
+//! the file's style.
+//!
+//! Elided lines (`// ... existing code ...`) stand for text the model did not quote. Repeated at
+//! the same place in `new_string` they mean "keep these lines": the quoted pieces around them
+//! are each located by the cascade (once each, in order) and the text between is left as it is
+//! (`elision`). An elision `new_string` does not repeat is refused, and the refusal says why.
+//!
+//! [`relocate`] runs the same cascade on the text current when an approved edit is applied,
+//! and applies only if the place it finds holds exactly the bytes that were approved: a change
+//! elsewhere in the file is fine, a change inside the matched region is refused.
+
+mod closest;
+mod elision;
+mod fold;
+mod lines;
+mod render;
+mod repair;
 
 use std::ops::Range;
-use std::time::Duration;
+
+pub(crate) use closest::Closest;
+pub(crate) use repair::Repair;
 
 use crate::text;
+use fold::Folded;
+use lines::{FileLines, needle_lines};
 
-/// Block anchors: the least similarity of the middle lines.
-const BLOCK_SIMILARITY: f64 = 0.7;
-/// Closest region: below this, nothing is similar enough to show.
-const CLOSEST_SIMILARITY: f64 = 0.2;
-/// Closest region: skip the scan past this many line comparisons.
-const CLOSEST_BUDGET: usize = 4_000_000;
-/// Closest region: the most lines shown.
-const CLOSEST_MAX_LINES: usize = 30;
-
-/// Which stage of the cascade matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which stage of the cascade matched, strictest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Strategy {
     Exact,
+    Folded,
     Whitespace,
     Indentation,
-    TrimmedContext,
-    BlockAnchor,
 }
 
 impl Strategy {
@@ -49,15 +66,14 @@ impl Strategy {
     pub(crate) fn describe(self) -> &'static str {
         match self {
             Self::Exact => "exact match",
-            Self::Whitespace => "matched ignoring whitespace differences",
+            Self::Folded => {
+                "matched after folding typographic quotes, dashes and invisible spaces; written with the file's characters"
+            }
+            Self::Whitespace => {
+                "matched ignoring whitespace differences; unchanged text kept as in the file"
+            }
             Self::Indentation => {
                 "matched ignoring an indentation shift; new_string re-indented to fit"
-            }
-            Self::TrimmedContext => {
-                "matched after dropping an unchanged edge line of old_string that is not in the file"
-            }
-            Self::BlockAnchor => {
-                "matched by its first and last lines; the lines between differ slightly from old_string"
             }
         }
     }
@@ -73,8 +89,28 @@ pub(crate) struct Replacement {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Located {
     pub(crate) strategy: Strategy,
+    /// What was removed from `old_string` before it matched.
+    pub(crate) repair: Option<Repair>,
     /// In file order, not overlapping.
     pub(crate) replacements: Vec<Replacement>,
+}
+
+impl Located {
+    /// "(what was forgiven)" for summaries, empty for an exact match as given.
+    pub(crate) fn note(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(repair) = self.repair {
+            parts.push(repair.describe());
+        }
+        if self.strategy != Strategy::Exact {
+            parts.push(self.strategy.describe());
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join("; "))
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -84,209 +120,111 @@ pub(crate) enum Outcome {
     Ambiguous {
         lines: Vec<usize>,
     },
-    NotFound {
-        closest: Option<Closest>,
-    },
+    NotFound(Miss),
 }
 
-/// The region most like `old_string`, shown on a miss.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Closest {
-    pub(crate) first_line: usize,
-    pub(crate) last_line: usize,
-    pub(crate) similarity: f64,
-    /// The region's lines, numbered like `read` shows them.
-    pub(crate) excerpt: String,
+/// Why nothing matched, for the refusal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Miss {
+    /// The most similar places, best first.
+    pub(crate) candidates: Vec<Closest>,
+    /// Lines where `old_string` occurs, but only inside longer words.
+    pub(crate) inside_words: Vec<(usize, String)>,
+    /// A line of `old_string` (1-based) that elides text.
+    pub(crate) elision: Option<Elided>,
 }
 
-/// Finds `old` in `text` (which has no BOM). `old` must not be empty.
+/// An elision line of `old_string`, for the refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Elided {
+    /// Its line in `old_string`, 1-based.
+    pub(crate) line: usize,
+    pub(crate) text: String,
+    /// `new_string` repeats the elisions (so the pieces around them were not found in order).
+    pub(crate) repeated: bool,
+}
+
+/// Finds `old` in `text` (which has no BOM) and what replaces it. `old` must not be empty.
 pub(crate) fn locate(text: &str, old: &str, new: &str, replace_all: bool) -> Outcome {
     if old.is_empty() {
-        return Outcome::NotFound { closest: None };
+        return Outcome::NotFound(Miss::default());
     }
     let eol = text::line_ending(text);
+    let file = FileLines::new(text, eol, replace_all);
+    if let Some(outcome) = cascade(text, &file, old, new) {
+        return outcome;
+    }
+    for (repair, old, new) in repair::candidates(old, new) {
+        match cascade(text, &file, &old, &new) {
+            Some(Outcome::Found(mut located)) => {
+                located.repair = Some(repair);
+                return Outcome::Found(located);
+            }
+            Some(other) => return other,
+            None => {}
+        }
+    }
+    let pieces = elision::pieces(&text::to_lf(old), &text::to_lf(new), &file);
+    if !replace_all
+        && let Some(pieces) = &pieces
+        && let Some(outcome) = elided(text, &file, pieces)
+    {
+        return outcome;
+    }
+    Outcome::NotFound(miss(text, &file, old, pieces.is_some()))
+}
+
+/// Each quoted piece found on its own, once, in order; the elided text between them stays.
+fn elided(text: &str, file: &FileLines<'_>, pieces: &[(String, String)]) -> Option<Outcome> {
+    let mut replacements: Vec<Replacement> = Vec::new();
+    let mut strategy = Strategy::Exact;
+    for (old, new) in pieces {
+        match cascade(text, file, old, new)? {
+            Outcome::Found(located) => {
+                strategy = strategy.max(located.strategy);
+                let [replacement] = <[Replacement; 1]>::try_from(located.replacements).ok()?;
+                if replacements
+                    .last()
+                    .is_some_and(|previous| previous.range.end > replacement.range.start)
+                {
+                    return None;
+                }
+                replacements.push(replacement);
+            }
+            other => return Some(other),
+        }
+    }
+    // Pieces the model kept as they were only anchor the others.
+    replacements.retain(|replacement| text[replacement.range.clone()] != replacement.text);
+    Some(Outcome::Found(Located {
+        strategy,
+        repair: Some(Repair::Elision),
+        replacements,
+    }))
+}
+
+/// Stages 1–4 on one pair of strings; `None` when none finds anything.
+fn cascade(text: &str, file: &FileLines<'_>, old: &str, new: &str) -> Option<Outcome> {
     let old_lf = text::to_lf(old);
     let new_lf = text::to_lf(new);
-
-    // 1. Exact, in the file's line endings first, then as given (for mixed-ending files).
-    let mut attempts = vec![(
-        text::with_line_ending(&old_lf, eol),
-        text::with_line_ending(&new_lf, eol),
-    )];
-    if attempts[0].0 != old {
-        attempts.push((old.to_owned(), new.to_owned()));
+    let needle = text::with_line_ending(&old_lf, file.eol);
+    let replacement = text::with_line_ending(&new_lf, file.eol);
+    if let Some(outcome) = exact(text, &needle, &replacement, file.replace_all) {
+        return Some(outcome);
     }
-    for (needle, replacement) in &attempts {
-        let positions = occurrences(text, needle);
-        if positions.is_empty() {
-            continue;
-        }
-        if positions.len() > 1 && !replace_all {
-            let lines = positions
-                .iter()
-                .map(|at| text::line_of(text, *at))
-                .collect();
-            return Outcome::Ambiguous { lines };
-        }
-        let replacements = non_overlapping(&positions, needle.len())
-            .into_iter()
-            .map(|at| Replacement {
-                range: at..at + needle.len(),
-                text: replacement.clone(),
-            })
-            .collect();
-        return Outcome::Found(Located {
-            strategy: Strategy::Exact,
-            replacements,
-        });
+    if needle != old
+        && let Some(outcome) = exact(text, old, new, file.replace_all)
+    {
+        return Some(outcome);
     }
-
-    // The line-based stages work on whole lines.
-    let lines = split_lines(text);
-    let file = FileLines {
-        normalized: lines.iter().map(|line| normalize(line.text)).collect(),
-        lines,
-        eol,
-        replace_all,
-    };
+    if let Some(outcome) = folded(text, file, &needle, &new_lf) {
+        return Some(outcome);
+    }
     let (needle, replacement) = needle_lines(&old_lf, &new_lf);
-    if needle.iter().all(|line| line.trim().is_empty()) {
-        return Outcome::NotFound { closest: None };
-    }
-
-    // 2 and 3.
-    if let Some(outcome) = file.line_stages(&needle, &replacement) {
-        return outcome;
-    }
-
-    // 4. Drop an unchanged edge line the file does not have.
-    let prefix = needle
-        .iter()
-        .zip(&replacement)
-        .take_while(|(old, new)| old == new)
-        .count();
-    let suffix = needle
-        .iter()
-        .rev()
-        .zip(replacement.iter().rev())
-        .take_while(|(old, new)| old == new)
-        .count();
-    for (front, back) in [(1, 0), (0, 1), (1, 1)] {
-        let usable = front <= prefix
-            && back <= suffix
-            && front + back < needle.len()
-            && front + back <= replacement.len();
-        if !usable {
-            continue;
-        }
-        let trimmed_needle = &needle[front..needle.len() - back];
-        let trimmed_replacement = &replacement[front..replacement.len() - back];
-        if !substantial(trimmed_needle) {
-            continue;
-        }
-        if let Some(Outcome::Found(mut located)) =
-            file.line_stages(trimmed_needle, trimmed_replacement)
-        {
-            located.strategy = Strategy::TrimmedContext;
-            return Outcome::Found(located);
-        }
-    }
-
-    // 5. Block anchors.
-    if let Some(outcome) = file.block_anchors(&needle, &replacement) {
-        return outcome;
-    }
-
-    Outcome::NotFound {
-        closest: file.closest(&needle),
-    }
+    file.line_stages(&needle, &replacement)
 }
 
-/// Why a prepared edit cannot be applied to the current text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RelocateError {
-    Vanished,
-    Ambiguous { lines: Vec<usize> },
-    CountChanged { expected: usize, found: usize },
-}
-
-/// Applies prepared `(original, replacement)` pairs to the *current* text: each original must be
-/// found again exactly (once, or — with `replace_all` — exactly as often as when prepared).
-/// Returns the new text and the first line of each replaced region (in the current text).
-pub(crate) fn relocate(
-    text: &str,
-    pairs: &[(String, String)],
-    replace_all: bool,
-) -> Result<(String, Vec<usize>), RelocateError> {
-    let mut edits: Vec<(Range<usize>, &str)> = Vec::new();
-    let mut done: Vec<&str> = Vec::new();
-    for (original, _) in pairs {
-        if done.contains(&original.as_str()) {
-            continue;
-        }
-        done.push(original);
-        let same: Vec<&str> = pairs
-            .iter()
-            .filter(|(other, _)| other == original)
-            .map(|(_, replacement)| replacement.as_str())
-            .collect();
-        let positions = occurrences(text, original);
-        if positions.is_empty() {
-            return Err(RelocateError::Vanished);
-        }
-        if !replace_all && positions.len() > 1 {
-            let lines = positions
-                .iter()
-                .map(|at| text::line_of(text, *at))
-                .collect();
-            return Err(RelocateError::Ambiguous { lines });
-        }
-        let positions = non_overlapping(&positions, original.len());
-        if positions.len() != same.len() {
-            return Err(RelocateError::CountChanged {
-                expected: same.len(),
-                found: positions.len(),
-            });
-        }
-        for (at, replacement) in positions.into_iter().zip(same) {
-            edits.push((at..at + original.len(), replacement));
-        }
-    }
-    edits.sort_by_key(|(range, _)| range.start);
-    if edits.windows(2).any(|pair| pair[0].0.end > pair[1].0.start) {
-        let lines = edits
-            .iter()
-            .map(|(range, _)| text::line_of(text, range.start))
-            .collect();
-        return Err(RelocateError::Ambiguous { lines });
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut lines = Vec::with_capacity(edits.len());
-    let mut cursor = 0;
-    for (range, replacement) in edits {
-        lines.push(text::line_of(text, range.start));
-        out.push_str(&text[cursor..range.start]);
-        out.push_str(replacement);
-        cursor = range.end;
-    }
-    out.push_str(&text[cursor..]);
-    Ok((out, lines))
-}
-
-/// Applies located replacements to the text they were located in.
-pub(crate) fn apply(text: &str, replacements: &[Replacement]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut cursor = 0;
-    for replacement in replacements {
-        out.push_str(&text[cursor..replacement.range.start]);
-        out.push_str(&replacement.text);
-        cursor = replacement.range.end;
-    }
-    out.push_str(&text[cursor..]);
-    out
-}
-
-/// Every start position of `needle` in `text`, overlapping ones included.
+/// Every start of `needle` in `text` that does not cut a word, overlapping ones included.
 fn occurrences(text: &str, needle: &str) -> Vec<usize> {
     let mut positions = Vec::new();
     if needle.is_empty() {
@@ -295,9 +233,10 @@ fn occurrences(text: &str, needle: &str) -> Vec<usize> {
     let mut from = 0;
     while let Some(found) = text[from..].find(needle) {
         let at = from + found;
-        positions.push(at);
-        let step = text[at..].chars().next().map_or(1, char::len_utf8);
-        from = at + step;
+        if !fold::cuts_word(text, at..at + needle.len(), needle) {
+            positions.push(at);
+        }
+        from = at + text[at..].chars().next().map_or(1, char::len_utf8);
         if from > text.len() {
             break;
         }
@@ -316,430 +255,235 @@ fn non_overlapping(positions: &[usize], len: usize) -> Vec<usize> {
     kept
 }
 
-/// One line of the file: its bytes without the terminator, and where the next line starts.
-#[derive(Debug, Clone, Copy)]
-struct Line<'a> {
-    start: usize,
-    end: usize,
-    next: usize,
-    text: &'a str,
-}
-
-fn split_lines(text: &str) -> Vec<Line<'_>> {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let (end, next) = match text[start..].find('\n') {
-            Some(found) => {
-                let newline = start + found;
-                let end = if text[start..newline].ends_with('\r') {
-                    newline - 1
-                } else {
-                    newline
-                };
-                (end, newline + 1)
-            }
-            None => (text.len(), text.len()),
-        };
-        lines.push(Line {
-            start,
-            end,
-            next,
-            text: &text[start..end],
-        });
-        start = next;
+/// Stage 1.
+fn exact(text: &str, needle: &str, replacement: &str, replace_all: bool) -> Option<Outcome> {
+    let positions = occurrences(text, needle);
+    if positions.is_empty() {
+        return None;
     }
-    lines
+    if positions.len() > 1 && !replace_all {
+        let lines = positions
+            .iter()
+            .map(|at| text::line_of(text, *at))
+            .collect();
+        return Some(Outcome::Ambiguous { lines });
+    }
+    let replacements = non_overlapping(&positions, needle.len())
+        .into_iter()
+        .map(|at| Replacement {
+            range: at..at + needle.len(),
+            text: replacement.to_owned(),
+        })
+        .collect();
+    Some(Outcome::Found(Located {
+        strategy: Strategy::Exact,
+        repair: None,
+        replacements,
+    }))
 }
 
-/// `old_string` and `new_string` as lines. A trailing newline on `old` means "whole lines": it is
-/// dropped from both (the file keeps its own terminator). An empty `new` is a deletion (no
-/// lines).
-fn needle_lines<'a>(old_lf: &'a str, new_lf: &'a str) -> (Vec<&'a str>, Vec<&'a str>) {
-    let (old_body, new_body) = match old_lf.strip_suffix('\n') {
-        Some(old_body) => (old_body, new_lf.strip_suffix('\n').unwrap_or(new_lf)),
-        None => (old_lf, new_lf),
-    };
-    let needle = old_body.split('\n').collect();
-    let replacement = if new_lf.is_empty() {
+/// Stage 2: exact after folding both sides character by character.
+fn folded(text: &str, file: &FileLines<'_>, needle: &str, new_lf: &str) -> Option<Outcome> {
+    if !needle.chars().any(fold::folds) && !text.chars().any(fold::folds) {
+        return None;
+    }
+    let haystack = Folded::new(text);
+    let wanted = Folded::new(needle);
+    if wanted.text.trim().is_empty() {
+        return None;
+    }
+    let positions = occurrences(&haystack.text, &wanted.text);
+    if positions.is_empty() {
+        return None;
+    }
+    let len = wanted.text.len();
+    let ranges: Vec<Range<usize>> = positions
+        .iter()
+        .map(|at| haystack.original(*at, at + len))
+        .collect();
+    if ranges.len() > 1 && !file.replace_all {
+        let lines = ranges
+            .iter()
+            .map(|range| text::line_of(text, range.start))
+            .collect();
+        return Some(Outcome::Ambiguous { lines });
+    }
+    let kept = non_overlapping(&positions, len);
+    let needle_lf = text::to_lf(needle);
+    let old_lines: Vec<&str> = needle_lf.split('\n').collect();
+    let new_lines: Vec<&str> = new_lf.split('\n').collect();
+    let replacements = kept
+        .into_iter()
+        .map(|at| {
+            let range = haystack.original(at, at + len);
+            let region = text::to_lf(&text[range.clone()]);
+            let region_lines: Vec<&str> = region.split('\n').collect();
+            let adapted = if region_lines.len() == old_lines.len() {
+                render::adapt(&region_lines, &old_lines, &new_lines, render::Layout::Same)
+            } else {
+                new_lines.iter().map(|line| (*line).to_owned()).collect()
+            };
+            Replacement {
+                range,
+                text: adapted.join(file.eol),
+            }
+        })
+        .collect();
+    Some(Outcome::Found(Located {
+        strategy: Strategy::Folded,
+        repair: None,
+        replacements,
+    }))
+}
+
+/// What to tell the model when nothing matched.
+fn miss(text: &str, file: &FileLines<'_>, old: &str, repeated: bool) -> Miss {
+    let old_lf = text::to_lf(old);
+    let needle = text::with_line_ending(&old_lf, file.eol);
+    let mut inside_words = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text[from..].find(needle.as_str()) {
+        let at = from + found;
+        let line = text::line_of(text, at);
+        if inside_words.last().is_none_or(|(last, _)| *last != line) && inside_words.len() < 3 {
+            let shown = file
+                .lines
+                .get(line - 1)
+                .map_or(String::new(), |line| line.text.to_owned());
+            inside_words.push((line, shown));
+        }
+        from = at + text[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    let (needle_lines, _) = needle_lines(&old_lf, "");
+    let elision = needle_lines
+        .iter()
+        .enumerate()
+        .find(|(_, line)| {
+            repair::is_elision(line)
+                && !file
+                    .normalized
+                    .iter()
+                    .any(|have| *have == fold::normalize(line))
+        })
+        .map(|(index, line)| Elided {
+            line: index + 1,
+            text: (*line).to_owned(),
+            repeated,
+        });
+    let candidates = if needle_lines.iter().all(|line| line.trim().is_empty()) {
         Vec::new()
     } else {
-        new_body.split('\n').collect()
+        closest::candidates(file, &needle_lines)
     };
-    (needle, replacement)
-}
-
-/// Enough of a needle left to trust a unique match: at least 12 non-blank characters.
-fn substantial(needle: &[&str]) -> bool {
-    needle
-        .iter()
-        .map(|line| line.chars().filter(|ch| !ch.is_whitespace()).count())
-        .sum::<usize>()
-        >= 12
-}
-
-/// A line for comparison: whitespace runs collapsed, ends trimmed, punctuation folded.
-fn normalize(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut space = false;
-    for ch in line.chars() {
-        let ch = fold(ch);
-        if ch.is_whitespace() {
-            space = !out.is_empty();
-            continue;
-        }
-        if space {
-            out.push(' ');
-            space = false;
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// Typographic punctuation a model tends to "fix" or "break", folded to ASCII.
-fn fold(ch: char) -> char {
-    match ch {
-        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => '\'',
-        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => '"',
-        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
-        '\u{00A0}' | '\u{2007}' | '\u{202F}' | '\u{3000}' => ' ',
-        other => other,
+    Miss {
+        candidates,
+        inside_words,
+        elision,
     }
 }
 
-fn indent_of(line: &str) -> &str {
-    let body = line.trim_start_matches([' ', '\t']);
-    &line[..line.len() - body.len()]
+/// Why an approved edit cannot be applied to the current text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RelocateError {
+    /// Nothing matches any more.
+    Vanished,
+    /// Several places match now.
+    Ambiguous { lines: Vec<usize> },
+    /// `replace_all` finds a different number of places.
+    CountChanged { expected: usize, found: usize },
+    /// The place is found, but its text is not what was approved (first and last line).
+    Changed { first: usize, last: usize },
 }
 
-/// The column an indentation reaches with tab stops every `tab` columns.
-fn columns(indent: &str, tab: usize) -> usize {
-    indent.chars().fold(0, |column, ch| match ch {
-        '\t' => (column / tab + 1) * tab,
-        _ => column + 1,
-    })
+/// An edit as approved: the model's strings and, per place, the file's bytes then and what
+/// replaces them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Approved {
+    pub(crate) old: String,
+    pub(crate) new: String,
+    pub(crate) replace_all: bool,
+    pub(crate) pairs: Vec<(String, String)>,
 }
 
-/// How the needle's indentation relates to the file's for one match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Shift {
-    tab: usize,
-    delta: isize,
-    /// The indentation characters are identical: use `new_string` as written.
-    verbatim: bool,
-}
-
-impl Shift {
-    fn reindent(self, line: &str, tabs: bool) -> String {
-        if self.verbatim {
-            return line.to_owned();
-        }
-        if line.trim().is_empty() {
-            return String::new();
-        }
-        let indent = indent_of(line);
-        let column = (columns(indent, self.tab) as isize + self.delta).max(0) as usize;
-        let mut out = if tabs {
-            let mut out = "\t".repeat(column / self.tab);
-            out.push_str(&" ".repeat(column % self.tab));
-            out
-        } else {
-            " ".repeat(column)
-        };
-        out.push_str(&line[indent.len()..]);
-        out
-    }
-}
-
-/// A candidate region: lines `first..=last` (0-based).
-#[derive(Debug, Clone, Copy)]
-struct Window {
-    first: usize,
-    last: usize,
-    shift: Shift,
-}
-
-struct FileLines<'a> {
-    lines: Vec<Line<'a>>,
-    normalized: Vec<String>,
-    eol: &'static str,
-    replace_all: bool,
-}
-
-impl FileLines<'_> {
-    /// Stages 2 and 3: normalised lines equal, indentation equal or consistently shifted.
-    fn line_stages(&self, needle: &[&str], replacement: &[&str]) -> Option<Outcome> {
-        let (count, total) = (needle.len(), self.lines.len());
-        if count == 0 || count > total {
-            return None;
-        }
-        let wanted: Vec<String> = needle.iter().map(|line| normalize(line)).collect();
-        let mut same = Vec::new();
-        let mut shifted = Vec::new();
-        for first in 0..=total - count {
-            if !(0..count).all(|index| self.normalized[first + index] == wanted[index]) {
-                continue;
-            }
-            let region = &self.lines[first..first + count];
-            let Some(shift) = consistent_shift(region, needle) else {
-                continue;
-            };
-            let window = Window {
-                first,
-                last: first + count - 1,
-                shift,
-            };
-            if shift.delta == 0 {
-                same.push(window);
-            } else {
-                shifted.push(window);
-            }
-        }
-        [
-            (Strategy::Whitespace, same),
-            (Strategy::Indentation, shifted),
-        ]
-        .into_iter()
-        .find(|(_, windows)| !windows.is_empty())
-        .map(|(strategy, windows)| self.decide(strategy, windows, replacement))
-    }
-
-    /// Stage 5: first and last lines equal (normalised), the middle similar enough.
-    fn block_anchors(&self, needle: &[&str], replacement: &[&str]) -> Option<Outcome> {
-        let count = needle.len();
-        if count < 3 {
-            return None;
-        }
-        let first_wanted = normalize(needle[0]);
-        let last_wanted = normalize(needle[count - 1]);
-        if first_wanted.is_empty() || last_wanted.is_empty() {
-            return None;
-        }
-        let middle_wanted: Vec<String> = needle[1..count - 1]
-            .iter()
-            .map(|line| normalize(line))
-            .collect();
-        let slack = (count / 4).max(1);
-        let total = self.lines.len();
-        let mut windows = Vec::new();
-        for first in 0..total {
-            if self.normalized[first] != first_wanted {
-                continue;
-            }
-            let low = first + (count - 1).saturating_sub(slack).max(1);
-            let high = (first + count - 1 + slack).min(total.saturating_sub(1));
-            let mut best: Option<(usize, f64)> = None;
-            for last in low..=high {
-                if last >= total || self.normalized[last] != last_wanted {
-                    continue;
-                }
-                let score = similarity(&self.normalized[first + 1..last], &middle_wanted);
-                if best.is_none_or(|(_, best_score)| score > best_score) {
-                    best = Some((last, score));
-                }
-            }
-            if let Some((last, score)) = best
-                && score >= BLOCK_SIMILARITY
-            {
-                let file_indent = indent_of(self.lines[first].text);
-                let needle_indent = indent_of(needle[0]);
-                let shift = Shift {
-                    tab: 4,
-                    delta: columns(file_indent, 4) as isize - columns(needle_indent, 4) as isize,
-                    verbatim: file_indent == needle_indent,
-                };
-                windows.push(Window { first, last, shift });
-            }
-        }
-        if windows.is_empty() {
-            return None;
-        }
-        Some(self.decide(Strategy::BlockAnchor, windows, replacement))
-    }
-
-    /// Uniqueness, or every non-overlapping window with `replace_all`.
-    fn decide(&self, strategy: Strategy, windows: Vec<Window>, replacement: &[&str]) -> Outcome {
-        if windows.len() > 1 && !self.replace_all {
-            return Outcome::Ambiguous {
-                lines: windows.iter().map(|window| window.first + 1).collect(),
-            };
-        }
-        let mut kept: Vec<Window> = Vec::new();
-        for window in windows {
-            if kept.last().is_none_or(|last| window.first > last.last) {
-                kept.push(window);
-            }
-        }
-        Outcome::Found(Located {
-            strategy,
-            replacements: kept
-                .into_iter()
-                .map(|window| self.replacement(window, replacement))
-                .collect(),
-        })
-    }
-
-    fn replacement(&self, window: Window, replacement: &[&str]) -> Replacement {
-        let region = &self.lines[window.first..=window.last];
-        let tabs = region
-            .iter()
-            .any(|line| !line.text.trim().is_empty() && indent_of(line.text).starts_with('\t'));
-        let text = replacement
-            .iter()
-            .map(|line| window.shift.reindent(line, tabs))
-            .collect::<Vec<_>>()
-            .join(self.eol);
-        let first = self.lines[window.first];
-        let last = self.lines[window.last];
-        let mut range = first.start..last.end;
-        if replacement.is_empty() {
-            // A deletion takes the whole lines, terminator included.
-            if last.next > last.end {
-                range.end = last.next;
-            } else if window.first > 0 {
-                range.start = self.lines[window.first - 1].end;
-            }
-        }
-        Replacement { range, text }
-    }
-
-    /// The window of the needle's height most like it, line by line.
-    fn closest(&self, needle: &[&str]) -> Option<Closest> {
-        let total = self.lines.len();
-        if total == 0 {
-            return None;
-        }
-        let height = needle.len().clamp(1, total);
-        if total.saturating_mul(height) > CLOSEST_BUDGET {
-            return None;
-        }
-        let wanted: Vec<Vec<(char, char)>> = needle
-            .iter()
-            .take(height)
-            .map(|line| bigrams(&normalize(line)))
-            .collect();
-        let have: Vec<Vec<(char, char)>> =
-            self.normalized.iter().map(|line| bigrams(line)).collect();
-        let mut best: Option<(usize, f64)> = None;
-        for first in 0..=total - height {
-            let score = (0..height)
-                .map(|index| dice(&have[first + index], &wanted[index]))
-                .sum::<f64>()
-                / height as f64;
-            if best.is_none_or(|(_, best_score)| score > best_score) {
-                best = Some((first, score));
-            }
-        }
-        let (first, similarity) = best?;
-        if similarity < CLOSEST_SIMILARITY {
-            return None;
-        }
-        let shown = height.min(CLOSEST_MAX_LINES);
-        let mut excerpt = text::numbered_block(
-            first as u64 + 1,
-            self.lines[first..first + shown]
+impl Approved {
+    pub(crate) fn new(
+        text: &str,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+        located: &Located,
+    ) -> Self {
+        Self {
+            old: old.to_owned(),
+            new: new.to_owned(),
+            replace_all,
+            pairs: located
+                .replacements
                 .iter()
-                .map(|line| line.text),
-        );
-        if shown < height {
-            excerpt.push_str(&format!("   … {} more lines\n", height - shown));
+                .map(|replacement| {
+                    (
+                        text[replacement.range.clone()].to_owned(),
+                        replacement.text.clone(),
+                    )
+                })
+                .collect(),
         }
-        Some(Closest {
-            first_line: first + 1,
-            last_line: first + height,
-            similarity,
-            excerpt,
-        })
     }
 }
 
-/// The shift that maps the needle's indentation onto the region's, if one does for every
-/// non-blank line (trying tab widths 4, 8 and 2).
-fn consistent_shift(region: &[Line<'_>], needle: &[&str]) -> Option<Shift> {
-    let pairs = || {
-        region
-            .iter()
-            .zip(needle)
-            .filter(|(line, wanted)| !line.text.trim().is_empty() && !wanted.trim().is_empty())
+/// Applies an approved edit to the *current* text: the same cascade finds the place again
+/// (moved is fine), which must hold the approved bytes. Returns the new text and the first line
+/// of each replaced region.
+pub(crate) fn relocate(
+    text: &str,
+    approved: &Approved,
+) -> Result<(String, Vec<usize>), RelocateError> {
+    let located = match locate(text, &approved.old, &approved.new, approved.replace_all) {
+        Outcome::Found(located) => located,
+        Outcome::Ambiguous { lines } => return Err(RelocateError::Ambiguous { lines }),
+        Outcome::NotFound(_) => return Err(RelocateError::Vanished),
     };
-    if pairs().all(|(line, wanted)| indent_of(line.text) == indent_of(wanted)) {
-        return Some(Shift {
-            tab: 4,
-            delta: 0,
-            verbatim: true,
+    let found = located.replacements.len();
+    let expected = approved.pairs.len();
+    if found != expected {
+        return Err(if approved.replace_all {
+            RelocateError::CountChanged { expected, found }
+        } else {
+            RelocateError::Vanished
         });
     }
-    'tabs: for tab in [4, 8, 2] {
-        let mut delta = None;
-        for (line, wanted) in pairs() {
-            let here = columns(indent_of(line.text), tab) as isize
-                - columns(indent_of(wanted), tab) as isize;
-            match delta {
-                None => delta = Some(here),
-                Some(seen) if seen == here => {}
-                Some(_) => continue 'tabs,
-            }
+    let mut replacements = Vec::with_capacity(found);
+    for (replacement, (region, approved_text)) in located.replacements.iter().zip(&approved.pairs) {
+        let range = replacement.range.clone();
+        if text[range.clone()] != **region {
+            return Err(RelocateError::Changed {
+                first: text::line_of(text, range.start),
+                last: text::line_of(text, range.end.saturating_sub(1).max(range.start)),
+            });
         }
-        return Some(Shift {
-            tab,
-            delta: delta.unwrap_or(0),
-            verbatim: false,
+        replacements.push(Replacement {
+            range,
+            text: approved_text.clone(),
         });
     }
-    None
-}
-
-/// Character similarity of two blocks of lines, 0 to 1.
-fn similarity(have: &[String], wanted: &[String]) -> f64 {
-    if have.is_empty() && wanted.is_empty() {
-        return 1.0;
-    }
-    let have = have.join("\n");
-    let wanted = wanted.join("\n");
-    f64::from(
-        similar::TextDiff::configure()
-            .timeout(Duration::from_millis(200))
-            .diff_chars(&have, &wanted)
-            .ratio(),
-    )
-}
-
-/// Sorted character bigrams of a line, padded so one-character lines have some.
-fn bigrams(line: &str) -> Vec<(char, char)> {
-    let chars: Vec<char> = std::iter::once(' ')
-        .chain(line.chars())
-        .chain(std::iter::once(' '))
+    let lines = replacements
+        .iter()
+        .map(|replacement| text::line_of(text, replacement.range.start))
         .collect();
-    if line.is_empty() {
-        return Vec::new();
-    }
-    let mut grams: Vec<(char, char)> = chars.windows(2).map(|pair| (pair[0], pair[1])).collect();
-    grams.sort_unstable();
-    grams
+    Ok((apply(text, &replacements), lines))
 }
 
-/// Dice coefficient of two sorted bigram lists; two blank lines are alike.
-fn dice(left: &[(char, char)], right: &[(char, char)]) -> f64 {
-    if left.is_empty() && right.is_empty() {
-        return 1.0;
+/// Applies located replacements to the text they were located in.
+pub(crate) fn apply(text: &str, replacements: &[Replacement]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut cursor = 0;
+    for replacement in replacements {
+        out.push_str(&text[cursor..replacement.range.start]);
+        out.push_str(&replacement.text);
+        cursor = replacement.range.end;
     }
-    if left.is_empty() || right.is_empty() {
-        return 0.0;
-    }
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < left.len() && j < right.len() {
-        match left[i].cmp(&right[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    2.0 * shared as f64 / (left.len() + right.len()) as f64
+    out.push_str(&text[cursor..]);
+    out
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use tokio::process::Child;
 use crate::args;
 use crate::error::ToolError;
 use crate::registry::ToolContext;
+use crate::sandbox::Widening;
 use crate::shell::{self, Spawned, signal_group};
 use crate::text;
 use crate::tool::{Action, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec};
@@ -257,6 +258,7 @@ impl ProcessTable {
         &self,
         context: &ToolContext,
         command: &str,
+        widening: Widening,
     ) -> Result<ToolOutput, ToolError> {
         let running = self.running();
         if running >= context.limits.max_background {
@@ -267,7 +269,7 @@ impl ProcessTable {
             group,
             log_path,
             pump: _,
-        } = shell::spawn(context, command, "background-")?;
+        } = shell::spawn(context, command, "background-", widening, None)?;
         let pid = child.id().unwrap_or_default();
         let mut table = self.lock();
         table.next += 1;

@@ -10,6 +10,8 @@ use tokio::sync::OwnedMutexGuard;
 
 use crate::error::ToolError;
 use crate::process::ProcessTable;
+use crate::sandbox::Sandbox;
+use crate::stream::OutputSink;
 use crate::tool::{Action, Cancellation, Plan, Prepared, ToolOutput, ToolSpec};
 use crate::workspace::Workspace;
 use crate::{edit, process, read, search, shell, todo, write};
@@ -77,6 +79,7 @@ pub struct ToolContext {
     pub(crate) output_dir: PathBuf,
     pub(crate) limits: ToolLimits,
     pub(crate) processes: ProcessTable,
+    pub(crate) sandbox: Sandbox,
     locks: FileLocks,
 }
 
@@ -93,8 +96,22 @@ impl ToolContext {
             output_dir,
             limits: ToolLimits::default(),
             processes: ProcessTable::default(),
+            sandbox: Sandbox::off(),
             locks: FileLocks::default(),
         }
+    }
+
+    /// Runs every command under `sandbox`. Without this call commands run unconfined
+    /// ([`Sandbox::off`]): the composition root decides, because only it knows where the sandbox
+    /// helper is and what the user asked for.
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The sandbox commands run under.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
     }
 
     /// Replaces the default limits.
@@ -234,6 +251,17 @@ impl ToolRegistry {
     /// Phase two: carries a prepared call out. An edit is located again in the file's current
     /// text; a command is killed (with its process group) when `cancel` fires.
     pub async fn apply(&self, plan: Plan, cancel: Cancellation) -> Result<ToolOutput, ToolError> {
+        self.apply_streaming(plan, cancel, None).await
+    }
+
+    /// [`ToolRegistry::apply`], with a foreground command's output also streamed to `sink`
+    /// while it runs (other tools ignore it).
+    pub async fn apply_streaming(
+        &self,
+        plan: Plan,
+        cancel: Cancellation,
+        sink: Option<OutputSink>,
+    ) -> Result<ToolOutput, ToolError> {
         if cancel.is_cancelled() {
             return Err(ToolError::Cancelled {
                 output: String::new(),
@@ -254,7 +282,7 @@ impl ToolRegistry {
             }
             Action::Glob(plan) => search::glob(Arc::clone(context), plan, cancel).await,
             Action::Grep(plan) => search::grep(Arc::clone(context), plan, cancel).await,
-            Action::Bash(plan) => shell::run(context, plan, cancel).await,
+            Action::Bash(plan) => shell::run(context, plan, cancel, sink).await,
             Action::Process(plan) => process::apply(context, plan).await,
             Action::Todo(todos) => Ok(todo::output(todos)),
         }

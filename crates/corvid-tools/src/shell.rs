@@ -1,20 +1,26 @@
 //! `bash`: one command through `bash -c` in the project folder.
 //!
 //! How a command runs, and why:
+//! - **Inside the kernel sandbox** (see [`crate::sandbox`]): the runner starts the sandbox helper,
+//!   which confines itself and then becomes `bash -c …`. This is the one place that starts
+//!   processes, so everything started later (background commands, custom tools, MCP servers)
+//!   gets the same confinement. A command the sandbox stopped gets a note saying so and how to
+//!   ask for more (`sandbox: {write_outside, network}`, always approved by the user).
 //! - **Its own process group** (`setpgid(0, 0)` at spawn). A timeout, a cancel or `process stop`
 //!   signals the whole group, so `sleep` children and test runners' workers die with the shell.
 //!   Whatever is still in the group when the shell itself exits is killed too: long-lived
 //!   servers belong in `background: true`. (Processes that start their own session, daemons,
-//!   escape any group; that is what they are for.)
+//!   escape any group; that is what they are for.) The helper also arms the parent-death
+//!   signal, so the shell dies with corvid even when corvid is killed outright. (The kernel
+//!   sends it when the *thread* that started the command ends; commands are started from async
+//!   tasks, whose runtime threads live as long as the runtime.)
 //! - **stdin is /dev/null**, so a command that waits for input fails instead of hanging.
 //! - **stdout and stderr share one pipe**, so they interleave as in a terminal. A thread copies
-//!   the pipe into a log file (mode 0600) up to a cap and counts the rest. The result keeps the
-//!   head and the tail of the output; when it had to cut, it names the log file. A log that fit
-//!   whole in the result is deleted.
+//!   the pipe into a log file (mode 0600) up to a cap and counts the rest; while the command
+//!   runs it also streams the output to an [`OutputSink`] (throttled and capped, see
+//!   [`stream`](crate::stream)). The result keeps the head and the tail of the output; when it
+//!   had to cut, it names the log file. A log that fit whole in the result is deleted.
 //! - **Stopping** is SIGTERM to the group, a grace period, then SIGKILL.
-//!
-//! There is no sandbox here: a command can touch anything the user can. That is why `bash` is
-//! [`ToolKind::Command`] and goes through the approval gate.
 
 use std::fs::File;
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
@@ -33,6 +39,8 @@ use tokio::sync::oneshot;
 use crate::args;
 use crate::error::ToolError;
 use crate::registry::ToolContext;
+use crate::sandbox::{Confinement, Widening};
+use crate::stream::{OutputSink, Streamer};
 use crate::text;
 use crate::tool::{
     Action, Cancellation, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec,
@@ -52,14 +60,28 @@ pub(crate) fn spec() -> ToolSpec {
             and everything it started are stopped. Long output keeps its head and tail and names a log file with the \
             rest. Processes still running when the command exits are stopped: for servers and watchers set \
             background: true, which returns an id for the `process` tool (status, tail, stop). \
-            Prefer read, grep and glob over cat, grep and find. The user may be asked to approve the command.",
+            Prefer read, grep and glob over cat, grep and find. The user may be asked to approve the command. \
+            Commands run in a sandbox: they may write only inside the project and the temp folders, cannot read \
+            corvid's configuration or secret stores such as ~/.ssh, and have no network. When a command needs more \
+            (installing packages, downloading, writing outside the project), call it again with \
+            sandbox: {\"network\": true} and/or {\"write_outside\": true}; that one command then runs with more, after the \
+            user approves exactly that.",
         parameters: json!({
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command line"},
                 "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600000, "description": "Timeout in milliseconds (default 120000)"},
                 "background": {"type": "boolean", "description": "Start it and return at once with a process id (default false)"},
-                "description": {"type": "string", "description": "A few words on what the command does, shown to the user"}
+                "description": {"type": "string", "description": "A few words on what the command does, shown to the user"},
+                "sandbox": {
+                    "type": "object",
+                    "description": "Only when the sandbox stopped the command or it clearly needs more: widen the sandbox for this one command. The user is always asked.",
+                    "properties": {
+                        "write_outside": {"type": "boolean", "description": "May write outside the project and temp folders"},
+                        "network": {"type": "boolean", "description": "May use the network"}
+                    },
+                    "additionalProperties": false
+                }
             },
             "required": ["command"],
             "additionalProperties": false
@@ -82,6 +104,8 @@ struct BashArgs {
     background: Option<bool>,
     #[serde(default)]
     description: Option<String>,
+    #[serde(default)]
+    sandbox: Option<Widening>,
 }
 
 #[derive(Debug)]
@@ -91,6 +115,10 @@ pub(crate) struct BashPlan {
     /// The timeout asked for was above the maximum and was lowered.
     capped: bool,
     background: bool,
+    /// What the model asked for beyond the sandbox's usual limits.
+    widening: Widening,
+    /// How the command will be confined, decided at prepare time for the approval gate.
+    pub(crate) confinement: Confinement,
 }
 
 pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepared, ToolError> {
@@ -111,10 +139,23 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
         .filter(|description| !description.is_empty())
         .map(|description| format!(" ({description})"))
         .unwrap_or_default();
+    let widening = arguments.sandbox.unwrap_or_default();
+    let confinement = context.sandbox.confinement(widening);
+    let widened = match &confinement {
+        Confinement::Widened(widening) => format!(
+            " — with more than the sandbox allows: {}",
+            describe_widening(*widening)
+        ),
+        Confinement::Unavailable(_) => " — without a sandbox (the kernel offers none)".to_owned(),
+        Confinement::Sandboxed | Confinement::Off => String::new(),
+    };
     let summary = if background {
-        format!("Start in the background: `{}`{what}", arguments.command)
+        format!(
+            "Start in the background: `{}`{what}{widened}",
+            arguments.command
+        )
     } else {
-        format!("Run `{}`{what}", arguments.command)
+        format!("Run `{}`{what}{widened}", arguments.command)
     };
     Ok(Prepared {
         tool: NAME,
@@ -131,20 +172,37 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
                 timeout: asked.min(limits.max_timeout),
                 capped,
                 background,
+                widening,
+                confinement,
             }),
         },
     })
+}
+
+/// What widening does, in words for the user and the model.
+pub(crate) fn describe_widening(widening: Widening) -> String {
+    let mut parts = Vec::new();
+    if widening.write_outside {
+        parts.push("may write outside the project and temp folders");
+    }
+    if widening.network {
+        parts.push("may use the network");
+    }
+    parts.join(" and ")
 }
 
 pub(crate) async fn run(
     context: &Arc<ToolContext>,
     plan: BashPlan,
     cancel: Cancellation,
+    sink: Option<OutputSink>,
 ) -> Result<ToolOutput, ToolError> {
     if plan.background {
-        return context.processes.start(context, &plan.command);
+        return context
+            .processes
+            .start(context, &plan.command, plan.widening);
     }
-    foreground(context, &plan, cancel).await
+    foreground(context, &plan, cancel, sink).await
 }
 
 /// How a foreground command ended.
@@ -158,6 +216,7 @@ async fn foreground(
     context: &ToolContext,
     plan: &BashPlan,
     mut cancel: Cancellation,
+    sink: Option<OutputSink>,
 ) -> Result<ToolOutput, ToolError> {
     let limits = &context.limits;
     let Spawned {
@@ -165,7 +224,7 @@ async fn foreground(
         group,
         log_path,
         pump,
-    } = spawn(context, &plan.command, "bash-")?;
+    } = spawn(context, &plan.command, "bash-", plan.widening, sink)?;
     // If this future is dropped instead of cancelled (the caller gave up on it), the guard
     // still kills the whole group; `kill_on_drop` alone would only reach the shell.
     let guard = GroupGuard(group);
@@ -220,6 +279,15 @@ async fn foreground(
     };
     text.push('\n');
     text.push_str(&ending);
+    if is_error
+        && matches!(
+            plan.confinement,
+            Confinement::Sandboxed | Confinement::Widened(_)
+        )
+        && looks_refused(&text)
+    {
+        text.push_str(&sandbox_note(context));
+    }
     if plan.capped {
         text.push_str(&format!(
             "\n(The timeout asked for was above the maximum, {}.)",
@@ -235,6 +303,36 @@ async fn foreground(
             log_path: kept_log,
         }),
     })
+}
+
+/// Whether a failed command's output looks like the sandbox refused something.
+fn looks_refused(text: &str) -> bool {
+    [
+        "Permission denied",
+        "Operation not permitted",
+        // Landlock refuses linking a file into a folder with more rights than its own as EXDEV.
+        "Invalid cross-device link",
+        // The read-only .git/hooks and .git/config.
+        "Read-only file system",
+        "Device or resource busy",
+        "EACCES",
+        "EPERM",
+        "corvid sandbox:",
+    ]
+    .iter()
+    .any(|sign| text.contains(sign))
+}
+
+/// The note added to a result the sandbox probably caused.
+fn sandbox_note(context: &ToolContext) -> String {
+    format!(
+        "\n\n[corvid sandbox] This command ran in corvid's sandbox, which refuses writing outside the project \
+         ({}) and the temp folders, writing .git/hooks and .git/config, reading corvid's configuration and secret \
+         stores (~/.ssh, ~/.aws, …), and all network access. \"Permission denied\", \"Operation not permitted\" or \"Invalid cross-device link\" above is most likely the sandbox. \
+         If the command really needs more, call bash again with the same command and \
+         \"sandbox\": {{\"write_outside\": true}} and/or {{\"network\": true}}; the user will be asked to approve exactly that.",
+        context.workspace.root().display()
+    )
 }
 
 /// A started command.
@@ -260,25 +358,25 @@ pub(crate) fn spawn(
     context: &ToolContext,
     command: &str,
     prefix: &str,
+    widening: Widening,
+    sink: Option<OutputSink>,
 ) -> Result<Spawned, ToolError> {
     let (log, log_path) = create_log(&context.output_dir, prefix)?;
     let (reader, writer) = io::pipe().map_err(|source| ToolError::Spawn { source })?;
     let error_writer = writer
         .try_clone()
         .map_err(|source| ToolError::Spawn { source })?;
-    let mut builder = tokio::process::Command::new("bash");
+    let bash = ["-c".into(), command.into()];
+    let mut builder = context
+        .sandbox
+        .command(context.workspace.root(), "bash", &bash, widening);
     builder
-        .arg("-c")
-        .arg(command)
-        .current_dir(context.workspace.root())
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(error_writer)
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .process_group(0)
-        .kill_on_drop(true);
+        .env("GIT_TERMINAL_PROMPT", "0");
     let spawned = builder.spawn();
     // The builder holds our copies of the pipe's write end; until they close, the reader would
     // never see end-of-file.
@@ -296,7 +394,8 @@ pub(crate) fn spawn(
     let thread = std::thread::Builder::new()
         .name("corvid-command-output".to_owned())
         .spawn(move || {
-            let _ = sender.send(copy_output(reader, log, cap));
+            let streamer = sink.map(Streamer::new);
+            let _ = sender.send(copy_output(reader, log, cap, streamer));
         });
     if let Err(source) = thread {
         signal_group(group, Signal::KILL);
@@ -310,11 +409,24 @@ pub(crate) fn spawn(
     })
 }
 
-/// Copies the command's output into the log, keeping at most `cap` bytes and counting the rest.
-fn copy_output(mut reader: io::PipeReader, mut log: File, cap: u64) -> Pumped {
+/// Copies the command's output into the log, keeping at most `cap` bytes and counting the rest,
+/// and streams it to `streamer` when there is one.
+fn copy_output(
+    mut reader: io::PipeReader,
+    mut log: File,
+    cap: u64,
+    mut streamer: Option<Streamer>,
+) -> Pumped {
     let mut buffer = vec![0u8; 64 * 1024];
     let mut pumped = Pumped { total: 0, kept: 0 };
     loop {
+        if let Some(streamer) = streamer.as_mut()
+            && let Some(wait) = streamer.due_in()
+            && !output_within(&reader, wait)
+        {
+            streamer.flush_due();
+            continue;
+        }
         let read = match reader.read(&mut buffer) {
             Ok(0) => break,
             Ok(read) => read,
@@ -322,12 +434,30 @@ fn copy_output(mut reader: io::PipeReader, mut log: File, cap: u64) -> Pumped {
             Err(_) => break,
         };
         pumped.total += read as u64;
+        if let Some(streamer) = streamer.as_mut() {
+            streamer.push(&buffer[..read]);
+        }
         let room = cap.saturating_sub(pumped.kept).min(read as u64) as usize;
         if room > 0 && log.write_all(&buffer[..room]).is_ok() {
             pumped.kept += room as u64;
         }
     }
+    if let Some(streamer) = streamer.as_mut() {
+        streamer.finish();
+    }
     pumped
+}
+
+/// Whether the pipe has output (or was closed) within `wait`. An error counts as yes, so the
+/// caller goes on to a plain blocking read.
+fn output_within(reader: &io::PipeReader, wait: Duration) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let timeout = Timespec {
+        tv_sec: wait.as_secs() as i64,
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    };
+    let mut fds = [PollFd::new(reader, PollFlags::IN)];
+    !matches!(rustix::event::poll(&mut fds, Some(&timeout)), Ok(0))
 }
 
 fn create_log(dir: &Path, prefix: &str) -> Result<(File, PathBuf), ToolError> {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use tokio::sync::watch;
 
+use crate::sandbox::Confinement;
 use crate::todo::Todo;
 use crate::{edit, process, read, search, shell, write};
 
@@ -66,6 +67,17 @@ pub struct Prepared {
 #[derive(Debug)]
 pub struct Plan {
     pub(crate) action: Action,
+}
+
+impl Plan {
+    /// For a command: how the sandbox will confine it, so the gate can ask when it runs with
+    /// more than the sandbox allows (or without one). `None` for every other tool.
+    pub fn confinement(&self) -> Option<&Confinement> {
+        match &self.action {
+            Action::Bash(plan) => Some(&plan.confinement),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug)]

@@ -9,6 +9,7 @@ mod suite {
     mod process;
     mod read;
     mod registry;
+    mod sandbox;
     mod search;
     mod support;
     mod write;

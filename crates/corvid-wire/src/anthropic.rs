@@ -15,16 +15,18 @@ mod request;
 mod response;
 mod stream;
 mod stream_encoder;
+mod system_turns;
 
 #[cfg(test)]
 mod tests;
 
 pub use encode::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, encode_request};
-pub use error::{decode_error, encode_error};
+pub use error::{decode_error, encode_error, request_error_message};
 pub use request::decode_request;
 pub use response::{decode_response, encode_response};
 pub use stream::StreamDecoder;
 pub use stream_encoder::{StreamEncoder, StreamOptions};
+pub use system_turns::{Folded, fold_system_turns, may_hold_system_turns};
 
 /// What [`count_tokens_estimate`] charges for one image, whatever its size (Anthropic bills
 /// about `width × height / 750`, capped near this for a 1.15 megapixel image).
@@ -41,7 +43,7 @@ pub fn count_tokens_estimate(request: &ChatRequest) -> u64 {
     request.system.iter().for_each(|text| add(text));
     for part in request.messages.iter().flat_map(|message| &message.parts) {
         match part {
-            Part::Text { text } => add(text),
+            Part::Text { text } | Part::System { text } => add(text),
             Part::Image(_) => images += 1,
             Part::ToolCall(call) => {
                 add(&call.name);
@@ -92,8 +94,12 @@ fn finish_to_wire(finish: FinishReason) -> &'static str {
     }
 }
 
+/// Where Anthropic reports the thinking share of `output_tokens`, when it does.
+const THINKING_TOKENS: &str = "/output_tokens_details/thinking_tokens";
+
 /// An Anthropic `usage` object → canonical (§6.5): `input_tokens` already excludes cache reads
-/// and writes; `output_tokens` includes thinking, which Anthropic does not count apart.
+/// and writes; `output_tokens` includes thinking, whose share is
+/// `output_tokens_details.thinking_tokens` when given.
 fn usage_from_wire(usage: Option<&Value>) -> Usage {
     let count = |field: &str| {
         usage
@@ -106,7 +112,10 @@ fn usage_from_wire(usage: Option<&Value>) -> Usage {
         cache_read: count("cache_read_input_tokens"),
         cache_write: count("cache_creation_input_tokens"),
         output: count("output_tokens"),
-        reasoning: 0,
+        reasoning: usage
+            .and_then(|usage| usage.pointer(THINKING_TOKENS))
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
     }
 }
 
@@ -119,12 +128,17 @@ fn tool_input(arguments: &str) -> Value {
     }
 }
 
-/// Canonical usage → an Anthropic `usage` object, both cache fields always present.
+/// Canonical usage → an Anthropic `usage` object, both cache fields always present, and the
+/// thinking share in `output_tokens_details.thinking_tokens` when there is one.
 fn usage_to_wire(usage: &Usage) -> Value {
-    json!({
+    let mut wire = json!({
         "input_tokens": usage.input,
         "cache_creation_input_tokens": usage.cache_write,
         "cache_read_input_tokens": usage.cache_read,
         "output_tokens": usage.output,
-    })
+    });
+    if usage.reasoning > 0 {
+        wire["output_tokens_details"] = json!({ "thinking_tokens": usage.reasoning });
+    }
+    wire
 }

@@ -32,14 +32,21 @@ impl Dialect {
 }
 
 /// The endpoint under a provider's base URL for a request in `dialect` (Gemini puts the model
-/// and the streaming choice in the path).
+/// and the streaming choice in the path; the model is one encoded segment, see
+/// [`crate::url_path::segment`]).
 pub fn endpoint_path(dialect: Dialect, model: &str, stream: bool) -> String {
     match dialect {
         Dialect::OpenAiChat => "chat/completions".to_owned(),
         Dialect::OpenAiResponses => "responses".to_owned(),
         Dialect::Anthropic => "messages".to_owned(),
-        Dialect::Gemini if stream => format!("models/{model}:streamGenerateContent?alt=sse"),
-        Dialect::Gemini => format!("models/{model}:generateContent"),
+        Dialect::Gemini => {
+            let model = crate::url_path::segment(model);
+            if stream {
+                format!("models/{model}:streamGenerateContent?alt=sse")
+            } else {
+                format!("models/{model}:generateContent")
+            }
+        }
     }
 }
 
@@ -54,6 +61,15 @@ pub fn decode_request(
         Dialect::OpenAiResponses => openai_responses::decode_request(body),
         Dialect::Anthropic => anthropic::decode_request(body),
         Dialect::Gemini => gemini::decode_request(body, path_model),
+    }
+}
+
+/// The message a client of `dialect` gets for a request that could not be decoded, in that
+/// dialect's own wording (Anthropic clients match on Anthropic's).
+pub fn request_error_message(dialect: Dialect, error: &DecodeError) -> String {
+    match dialect {
+        Dialect::Anthropic => anthropic::request_error_message(error),
+        _ => error.to_string(),
     }
 }
 

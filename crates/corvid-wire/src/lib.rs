@@ -6,11 +6,14 @@
 
 pub mod anthropic;
 pub mod codec;
+pub mod crossing;
 pub mod fim;
 pub mod gemini;
+pub mod minted;
 pub mod model;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod sse;
+pub mod url_path;
 
 pub use codec::Dialect;

@@ -26,7 +26,8 @@ pub struct ChatRequest {
     /// with `\n\n`.
     pub system: Vec<String>,
     /// The conversation, oldest first. Only `user` and `assistant` roles: tool results are
-    /// parts of user messages, as in Anthropic's model.
+    /// parts of user messages, as in Anthropic's model, and a system turn in mid-conversation
+    /// is a [`Part::System`] of a user message, at its position.
     pub messages: Vec<Message>,
     /// Function tools the model may call.
     pub tools: Vec<Tool>,
@@ -37,6 +38,26 @@ pub struct ChatRequest {
     /// Top-level fields the decoding codec did not model, by name, untouched. Only the same
     /// dialect's encoder may put them back.
     pub extra: Map<String, Value>,
+}
+
+/// Adds system parts at the end of the conversation: to the last message when it holds only
+/// system parts (consecutive system turns), else as a user message of their own.
+pub(crate) fn push_system_turn(messages: &mut Vec<Message>, parts: Vec<Part>) {
+    match messages.last_mut() {
+        Some(last)
+            if last.role == Role::User
+                && last
+                    .parts
+                    .iter()
+                    .all(|part| matches!(part, Part::System { .. })) =>
+        {
+            last.parts.extend(parts);
+        }
+        _ => messages.push(Message {
+            role: Role::User,
+            parts,
+        }),
+    }
 }
 
 /// Who wrote a message.
@@ -78,6 +99,12 @@ pub enum Part {
     ToolResult(ToolResult),
     /// The model's reasoning, with whatever the provider needs to accept it back.
     Reasoning(Reasoning),
+    /// A system (or developer) instruction given in mid-conversation, at its position (user
+    /// messages only; Claude Code sends these for models it does not know). Instructions that
+    /// come before the conversation live in [`ChatRequest::system`] instead.
+    System {
+        text: String,
+    },
 }
 
 /// An image, inline or by URL.

@@ -173,7 +173,11 @@ pub(crate) fn opaque_reasoning(
     signature: Option<&str>,
 ) -> Option<String> {
     match (encrypted, signature) {
-        (Some(data), _) if has_item_id => Some(data.to_owned()),
+        // What corvid minted already says what it holds and where it came from.
+        (Some(data), _) if has_item_id || crate::minted::is_minted(data) => Some(data.to_owned()),
+        (None, Some(signature)) if crate::minted::is_minted(signature) => {
+            Some(signature.to_owned())
+        }
         (Some(data), _) => Some(format!("{REDACTED_PREFIX}{data}")),
         (None, Some(signature)) => Some(format!("{SIGNATURE_PREFIX}{signature}")),
         (None, None) => None,
@@ -192,6 +196,10 @@ pub(crate) enum Opaque {
 
 impl Opaque {
     pub(crate) fn read(data: &str) -> Self {
+        // Minted tokens stay whole until `minted::settle` opens them for the target provider.
+        if crate::minted::is_minted(data) {
+            return Self::Encrypted(data.to_owned());
+        }
         if let Some(signature) = data.strip_prefix(SIGNATURE_PREFIX) {
             Self::Signature(signature.to_owned())
         } else if let Some(redacted) = data.strip_prefix(REDACTED_PREFIX) {
@@ -216,6 +224,25 @@ impl Opaque {
                 reasoning.id = None;
             }
         }
+    }
+}
+
+/// Codex's namespaced tools (`{"type": "namespace", "name": "collaboration", "tools": […]}`)
+/// live in the canonical model as one tool per function, named `<namespace>.<tool>`: a dot
+/// cannot occur in a Responses function name, so the split back is unambiguous. Dialects
+/// without namespaces get the name through [`wire_name`](crate::model::wire_name)
+/// (`collaboration__spawn_agent`), and replies restore it through `NameMap`.
+pub(crate) fn namespaced(namespace: &str, name: &str) -> String {
+    format!("{namespace}.{name}")
+}
+
+/// A canonical tool name as a Responses client knows it: the namespace, if any, and the name.
+pub(crate) fn split_namespace(name: &str) -> (Option<&str>, &str) {
+    match name.split_once('.') {
+        Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() => {
+            (Some(namespace), name)
+        }
+        _ => (None, name),
     }
 }
 

@@ -14,6 +14,8 @@ pub struct SseScanner {
     after_cr: bool,
     /// The current line grew past [`MAX_LINE`]; ignore it until its end.
     skipping: bool,
+    /// Lines skipped for their length so far (a decoder lost an event with each).
+    overlong: u64,
 }
 
 impl SseScanner {
@@ -59,11 +61,18 @@ impl SseScanner {
         if !self.skipping {
             if self.line.len() + rest.len() > MAX_LINE {
                 self.skipping = true;
+                self.overlong += 1;
                 self.line.clear();
             } else {
                 self.line.extend_from_slice(rest);
             }
         }
+    }
+
+    /// How many lines were skipped so far for being longer than 8 MiB. The bytes still flowed
+    /// on; an event decoder lost what they held.
+    pub fn overlong_lines(&self) -> u64 {
+        self.overlong
     }
 
     /// Whether the stream stopped in the middle of a line (a writer appending an event of its

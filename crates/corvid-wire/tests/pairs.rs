@@ -66,7 +66,7 @@ impl Content {
                     call.name.clone(),
                     serde_json::from_str(&call.arguments).unwrap(),
                 )),
-                Part::Image(_) | Part::ToolResult(_) => {}
+                Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => {}
             }
         }
         content
@@ -595,6 +595,43 @@ fn error_after_first_byte() {
     }
 }
 
+/// Issue 10, item 19: every client encoder writes an `Error` that arrives after the
+/// provider's finish and usage (a reply cut before its real end) as its in-stream error, with
+/// nothing after it — never a success end that hides it.
+#[test]
+fn a_late_error_after_finish_and_usage_is_an_error_in_every_dialect() {
+    let events = [
+        StreamEvent::Start {
+            id: "up_1".into(),
+            model: "m".into(),
+        },
+        StreamEvent::TextDelta {
+            text: "Partial".into(),
+        },
+        StreamEvent::Finish(corvid_wire::model::FinishReason::EndTurn),
+        StreamEvent::Usage(corvid_wire::model::Usage {
+            input: 3,
+            output: 1,
+            ..Default::default()
+        }),
+        StreamEvent::Error(WireError::api("the reply was cut short")),
+    ];
+    for client in ALL {
+        let mut encoder = client.encoder();
+        let mut out = Vec::new();
+        for event in &events {
+            encoder.encode(event, &mut out);
+        }
+        encoder.finish(&mut out);
+        let text = String::from_utf8(out).unwrap();
+        framing::check(client, &text, Ending::Error);
+        assert!(
+            text.contains("the reply was cut short"),
+            "{client:?}: {text}"
+        );
+    }
+}
+
 /// A stream cut in the middle of a line, with no end marker and no error event, is a failure,
 /// never a silent truncation (pitfall 19).
 #[test]
@@ -749,8 +786,9 @@ fn odd_canonical_sequences_through_every_client() {
         ("nothing at all", vec![]),
     ];
     for (label, events) in &sequences {
-        // An error at any point ends every client's stream with its error event, except an
-        // Anthropic stream already closed by `Finish` and `Usage` (`message_stop` went out).
+        // An error at any point ends every client's stream with its error event, even after
+        // `Finish` and `Usage` (issue 10, item 19: Anthropic used to close with `message_stop`
+        // there and drop the error).
         for cut in 0..=events.len() {
             let mut failed = events[..cut].to_vec();
             failed.push(StreamEvent::Error(WireError {
@@ -758,8 +796,6 @@ fn odd_canonical_sequences_through_every_client() {
                 message: "gone".into(),
                 code: None,
             }));
-            let closed = failed.iter().any(|e| matches!(e, StreamEvent::Finish(_)))
-                && failed.iter().any(|e| matches!(e, StreamEvent::Usage(_)));
             for a in ALL {
                 let mut encoder = a.encoder();
                 let mut out = Vec::new();
@@ -768,15 +804,8 @@ fn odd_canonical_sequences_through_every_client() {
                     .for_each(|event| encoder.encode(event, &mut out));
                 encoder.finish(&mut out);
                 let text = String::from_utf8(out).unwrap();
-                let ending = if closed && a == Dialect::Anthropic {
-                    Ending::Normal
-                } else {
-                    Ending::Error
-                };
-                framing::check(a, &text, ending);
-                if ending == Ending::Error {
-                    assert!(text.contains("gone"), "{label} cut at {cut}: {a:?}\n{text}");
-                }
+                framing::check(a, &text, Ending::Error);
+                assert!(text.contains("gone"), "{label} cut at {cut}: {a:?}\n{text}");
             }
         }
     }

@@ -472,3 +472,88 @@ fn provider_errors_name_the_key() {
         assert!(message.contains(needle), "{text:?}: {message}");
     }
 }
+
+/// Issue 10, seen as a new user: a secrets file other users can read is used, but never
+/// silently: the warning names the file and the `chmod` that fixes it.
+#[cfg(unix)]
+#[test]
+fn a_world_readable_env_file_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let env_file = home.path().join("env");
+    fs::write(&env_file, "XAI_API_KEY=xai-secret\n").unwrap();
+    fs::set_permissions(&env_file, fs::Permissions::from_mode(0o644)).unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert_eq!(loaded.secret("XAI_API_KEY").as_deref(), Some("xai-secret"));
+    let expected = format!("run `chmod 600 {}`", env_file.display());
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|warning| warning.contains(&expected)),
+        "{:?}",
+        loaded.warnings
+    );
+    assert!(
+        !loaded
+            .warnings
+            .iter()
+            .any(|warning| warning.contains("xai-secret"))
+    );
+
+    fs::set_permissions(&env_file, fs::Permissions::from_mode(0o600)).unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert!(
+        !loaded
+            .warnings
+            .iter()
+            .any(|warning| warning.contains("chmod")),
+        "{:?}",
+        loaded.warnings
+    );
+}
+
+/// Issue 10, seen as a new user: every `config.toml` key, and the environment override of
+/// every scalar one, is documented in the top-level README.
+#[test]
+fn every_setting_is_in_the_readme() {
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    for key in KNOWN_KEYS {
+        assert!(
+            readme.contains(&format!("{key} =")) || readme.contains(&format!("[{key}")),
+            "config.toml key `{key}` is not in README.md"
+        );
+        if !matches!(*key, "aliases" | "prices" | "providers") {
+            let name = format!("`{}`", key.to_ascii_uppercase());
+            assert!(
+                readme.contains(&name),
+                "override {name} is not in README.md"
+            );
+        }
+    }
+    for name in ["`ALLOW_REMOTE`", "`CONFIG`", "`ENV`", "`CORVID_HOME`"] {
+        assert!(readme.contains(name), "{name} is not in README.md");
+    }
+}
+
+#[test]
+fn the_sandbox_is_on_unless_turned_off() {
+    let home = tempfile::tempdir().unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert_eq!(loaded.config.sandbox, SandboxSetting::On);
+    fs::write(home.path().join("config.toml"), "sandbox = \"off\"\n").unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert_eq!(loaded.config.sandbox, SandboxSetting::Off);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let loaded = load(
+        &Flags::default(),
+        &env(home.path(), &[("CORVID_SANDBOX", "on")]),
+    )
+    .unwrap();
+    assert_eq!(loaded.config.sandbox, SandboxSetting::On);
+    fs::write(home.path().join("config.toml"), "sandbox = \"maybe\"\n").unwrap();
+    let error = load(&Flags::default(), &env(home.path(), &[])).unwrap_err();
+    assert!(error.to_string().contains("sandbox"), "{error}");
+    assert!(error.to_string().contains("on, off"), "{error}");
+}

@@ -261,6 +261,15 @@ async fn a_dead_upstream_is_a_502_after_retries() {
             .contains("could not reach"),
         "{value}"
     );
+    // Issue 10, seen as a new user: the message says why (the connect error's cause).
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("refused"),
+        "{value}"
+    );
 }
 
 #[tokio::test]

@@ -3,7 +3,9 @@
 use corvid_auth::Secret;
 use corvid_auth::zed::{ZedCredentials, ZedHosts};
 use corvid_providers::zed::{ZedClient, ZedConfig};
-use corvid_test_support::zed_cloud::{ACCOUNT_TOKEN, CompletionReply, MockZedCloud, USER_ID};
+use corvid_test_support::zed_cloud::{
+    ACCOUNT_TOKEN, CompletionReply, MockZedCloud, USER_ID, fixtures,
+};
 use http::StatusCode;
 use serde_json::Value;
 
@@ -155,4 +157,165 @@ async fn payment_required_says_what_to_do() {
         !message.is_empty() && message.to_lowercase().contains("plan"),
         "{message}"
     );
+}
+
+/// Issue 10, item 19: a Zed reply cut before `stream_ended` reaches an Anthropic client as an
+/// error event, never as a `message_stop` success.
+#[tokio::test]
+async fn a_reply_without_stream_ended_is_an_error_for_an_anthropic_client() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::without_stream_ended(
+        fixtures::provider_events("anthropic", "claude-sonnet-4-6"),
+    ));
+    let response = gateway
+        .post(
+            "/v1/messages",
+            r#"{"model":"zed/claude-sonnet-4-6","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"weather?"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("event: error"), "{text}");
+    assert!(text.contains("stream_ended"), "{text}");
+    assert!(!text.contains("event: message_stop"), "{text}");
+    assert!(
+        text.trim_end()
+            .lines()
+            .rev()
+            .find(|line| line.starts_with("event: "))
+            == Some("event: error"),
+        "{text}"
+    );
+}
+
+/// Issue 10, item 20: a Zed 5xx before any output is retried like any provider's.
+#[tokio::test]
+async fn a_zed_server_error_before_output_is_retried() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::status(
+        500,
+        serde_json::json!({"code": "upstream_http_error", "message": "overloaded", "upstream_status": 503}),
+    ));
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"zed/grok-4","messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(cloud.requests_to("/completions").len(), 2);
+}
+
+/// Issue 10, item 20: a Zed 429's `retry_after` reaches the client as `Retry-After` (whole
+/// seconds, rounded up); one longer than corvid waits itself is not waited out.
+#[tokio::test]
+async fn a_zed_rate_limit_reaches_the_client_with_retry_after() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::status(
+        429,
+        serde_json::json!({"code": "upstream_http_429", "message": "rate limited", "retry_after": 30.5}),
+    ));
+    let response = gateway
+        .post(
+            "/v1/messages",
+            r#"{"model":"zed/claude-sonnet-4-6","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        response
+            .headers()
+            .get("retry-after")
+            .and_then(|value| value.to_str().ok()),
+        Some("31")
+    );
+    let value: Value = response.json().await.unwrap();
+    assert_eq!(value["type"], "error", "{value}");
+    assert_eq!(cloud.requests_to("/completions").len(), 1);
+}
+
+const REQUEST_ID: &str = "2f6e1c9a-3b7d-4c1e-9a55-0d7c2b8e4f10";
+
+/// Issue 10, item 20: a `failed` status before any output (after `queued`/`started`) is a
+/// failed call like a 5xx: retried, and the retry's answer reaches the client.
+#[tokio::test]
+async fn a_failure_before_any_output_is_retried() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::lines(vec![
+        fixtures::queued(1),
+        fixtures::started(),
+        fixtures::failed("upstream_http_503", "overloaded", REQUEST_ID, None),
+    ]));
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"zed/grok-4","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    assert!(
+        text.contains("Hello") && !text.contains("overloaded"),
+        "{text}"
+    );
+    assert_eq!(cloud.requests_to("/completions").len(), 2);
+}
+
+/// Issue 10, item 20: a rate-limit failure before any output, with a `retry_after` longer than
+/// corvid waits itself, is answered 429 with `Retry-After`, not as a 200 stream.
+#[tokio::test]
+async fn a_rate_limit_before_any_output_is_a_429_with_retry_after() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.enqueue_completion(CompletionReply::lines(vec![
+        fixtures::started(),
+        fixtures::failed("upstream_http_429", "rate limited", REQUEST_ID, Some(45.0)),
+    ]));
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            r#"{"model":"zed/grok-4","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        response
+            .headers()
+            .get("retry-after")
+            .and_then(|value| value.to_str().ok()),
+        Some("45")
+    );
+    let value: Value = response.json().await.unwrap();
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("rate limited"),
+        "{value}"
+    );
+    assert_eq!(cloud.requests_to("/completions").len(), 1);
+}
+
+/// Issue 10, item 21: when Zed refuses the sign-in, the client is told to sign in again (a
+/// 401, not a 404 about the model), and so is every later `zed/` request.
+#[tokio::test]
+async fn a_refused_sign_in_tells_the_client_to_sign_in_again() {
+    let (gateway, cloud) = gateway_with_zed().await;
+    cloud.revoke_account();
+    for attempt in 0..2 {
+        let response = gateway
+            .post(
+                "/v1/chat/completions",
+                r#"{"model":"zed/claude-sonnet-4-6","messages":[{"role":"user","content":"hi"}]}"#,
+            )
+            .await;
+        let status = response.status();
+        let value: Value = response.json().await.unwrap();
+        let message = value["error"]["message"].as_str().unwrap();
+        assert!(message.contains("corvid login zed"), "{attempt}: {message}");
+        if attempt == 0 {
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{value}");
+        }
+    }
 }

@@ -232,3 +232,25 @@ fn unknown_policy_names_list_the_accepted_ones() {
         "{error}"
     );
 }
+
+#[test]
+fn widened_and_unsandboxed_commands_ask_under_every_policy_and_rule() {
+    let rules = [ApprovalRule::command_prefix("npm install")];
+    let action = command("npm install");
+    // (confinement, [decision under ask, auto-edit, full-auto]) with a rule that matches.
+    let table = [
+        (Confinement::Sandboxed, [Runs, Runs, Runs]),
+        (Confinement::SandboxOff, [Runs, Runs, Runs]),
+        (Confinement::Widened, [Asks, Asks, Asks]),
+        (Confinement::Unsandboxed, [Asks, Asks, Asks]),
+    ];
+    for (confinement, expected) in table {
+        let got = ApprovalPolicy::ALL
+            .map(|policy| decision_with_sandbox(policy, &rules, &action, confinement));
+        assert_eq!(got, expected, "{confinement:?}");
+    }
+    // Without the rule, a sandboxed command follows the policy table.
+    let got = ApprovalPolicy::ALL
+        .map(|policy| decision_with_sandbox(policy, &[], &action, Confinement::Sandboxed));
+    assert_eq!(got, [Asks, Asks, Runs]);
+}

@@ -143,7 +143,7 @@ fn the_readme_examples_are_valid_frames() {
         .lines()
         .filter(|line| line.starts_with("{\"id\""))
         .collect();
-    assert_eq!(frames.len(), 6);
+    assert_eq!(frames.len(), 7);
     for line in frames {
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
         if value.get("op").is_some() {

@@ -5,10 +5,10 @@ use std::collections::BTreeSet;
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, ConversationSummary,
     ErrorClass, ErrorNotification, Event, EventMsg, FileChange, HistoryEntry, ImageInput, Op,
-    ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification, SendParams,
-    SubagentKind, Submission, TodoItem, TodoStatus, TokenUsage, ToolCallNotification,
-    ToolResultNotification, Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome,
-    UsageNotification, schema_json,
+    ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification, SandboxMode,
+    SandboxNotice, SandboxState, SendParams, SubagentKind, Submission, TodoItem, TodoStatus,
+    TokenUsage, ToolCallNotification, ToolResultNotification, Truncation, TurnChanges,
+    TurnFinishedNotification, TurnOutcome, UsageNotification, schema_json,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -264,6 +264,8 @@ fn events() -> Vec<(EventMsg, Value)> {
                 conversation_id: "c-1".into(),
                 model: "grok-4".into(),
                 approval_policy: ApprovalPolicy::Ask,
+                missed: None,
+                sandbox: None,
             }),
             json!({
                 "type": "ready",
@@ -276,6 +278,47 @@ fn events() -> Vec<(EventMsg, Value)> {
             }),
         ),
         (
+            EventMsg::Ready(ReadyNotification {
+                version: 2,
+                engine: "corvid 0.1.0".into(),
+                cwd: "/home/ada/project".into(),
+                conversation_id: "c-1".into(),
+                model: "grok-4".into(),
+                approval_policy: ApprovalPolicy::FullAuto,
+                missed: None,
+                sandbox: Some(SandboxState {
+                    mode: SandboxMode::Enforced,
+                    landlock_abi: Some(7),
+                    seccomp: true,
+                    network: false,
+                    summary: "landlock ABI 7 + seccomp".into(),
+                }),
+            }),
+            json!({
+                "type": "ready",
+                "version": 2,
+                "engine": "corvid 0.1.0",
+                "cwd": "/home/ada/project",
+                "conversation_id": "c-1",
+                "model": "grok-4",
+                "approval_policy": "full-auto",
+                "sandbox": {
+                    "mode": "enforced",
+                    "landlock_abi": 7,
+                    "seccomp": true,
+                    "network": false,
+                    "summary": "landlock ABI 7 + seccomp"
+                }
+            }),
+        ),
+        (
+            EventMsg::ToolOutputDelta {
+                call_id: "call-1".into(),
+                text: "Compiling corvid\n".into(),
+            },
+            json!({"type": "tool_output_delta", "call_id": "call-1", "text": "Compiling corvid\n"}),
+        ),
+        (
             EventMsg::SettingsChanged {
                 model: "grok-4".into(),
                 approval_policy: ApprovalPolicy::FullAuto,
@@ -286,8 +329,9 @@ fn events() -> Vec<(EventMsg, Value)> {
             EventMsg::TurnStarted {
                 conversation_id: "c-1".into(),
                 model: "grok-4".into(),
+                prompt: Some("fix the failing test".into()),
             },
-            json!({"type": "turn_started", "conversation_id": "c-1", "model": "grok-4"}),
+            json!({"type": "turn_started", "conversation_id": "c-1", "model": "grok-4", "prompt": "fix the failing test"}),
         ),
         (
             EventMsg::TextDelta {
@@ -421,8 +465,44 @@ fn events() -> Vec<(EventMsg, Value)> {
                 call_id: format!("call-{index}"),
                 kind,
                 always_scope,
+                sandbox: None,
             }),
             expected,
+        ));
+    }
+    for (notice, notice_json) in [
+        (
+            SandboxNotice::Widened {
+                write_outside: false,
+                network: true,
+            },
+            json!({"type": "widened", "write_outside": false, "network": true}),
+        ),
+        (
+            SandboxNotice::Unavailable {
+                reason: "no Landlock".into(),
+            },
+            json!({"type": "unavailable", "reason": "no Landlock"}),
+        ),
+    ] {
+        table.push((
+            EventMsg::Proposal(ProposalNotification {
+                proposal_id: "p-9".into(),
+                call_id: "call-9".into(),
+                kind: ProposalKind::Command {
+                    command: "npm install".into(),
+                    cwd: ".".into(),
+                },
+                always_scope: None,
+                sandbox: Some(notice),
+            }),
+            json!({
+                "type": "proposal",
+                "proposal_id": "p-9",
+                "call_id": "call-9",
+                "kind": {"type": "command", "command": "npm install", "cwd": "."},
+                "sandbox": notice_json
+            }),
         ));
     }
     for (outcome, name) in [
@@ -709,6 +789,7 @@ fn every_event_round_trips_inside_an_event() {
             depth: 0,
             parent_call_id: None,
             at: 1_767_225_600,
+            replay: false,
             msg,
         };
         let frame =
@@ -731,6 +812,7 @@ fn subagent_events_carry_depth_and_parent_call() {
         depth: 1,
         parent_call_id: Some("call-9".into()),
         at: 1_767_225_601,
+        replay: false,
         msg: EventMsg::TextDelta {
             delta: "Searching".into(),
         },
@@ -801,4 +883,37 @@ fn token_usage_adds_up() {
         ..TokenUsage::default()
     };
     assert_eq!((huge + huge).input, u64::MAX);
+}
+
+#[test]
+fn replayed_events_say_so_and_live_ones_stay_as_they_were() {
+    let event = Event {
+        id: String::new(),
+        seq: 7,
+        depth: 0,
+        parent_call_id: None,
+        at: 1_767_225_600,
+        replay: true,
+        msg: EventMsg::Ready(ReadyNotification {
+            version: 2,
+            engine: "corvid 0.1.0".into(),
+            cwd: "/p".into(),
+            conversation_id: "c-1".into(),
+            model: "m".into(),
+            approval_policy: ApprovalPolicy::Ask,
+            missed: Some(12),
+            sandbox: None,
+        }),
+    };
+    assert_round_trip(
+        &event,
+        &json!({"id": "", "seq": 7, "depth": 0, "at": 1_767_225_600, "replay": true,
+            "msg": {"type": "ready", "version": 2, "engine": "corvid 0.1.0", "cwd": "/p",
+                "conversation_id": "c-1", "model": "m", "approval_policy": "ask", "missed": 12}}),
+    );
+    // A frame from an engine before `replay` existed is live.
+    let old: Event = serde_json::from_value(json!({"id": "s-1", "seq": 1, "depth": 0, "at": 0,
+        "msg": {"type": "turn_started", "conversation_id": "c-1", "model": "m"}}))
+    .unwrap();
+    assert!(!old.replay);
 }

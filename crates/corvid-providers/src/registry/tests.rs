@@ -135,3 +135,98 @@ fn switched_off_providers_are_refused() {
     let error = route(&registry, "openai/gpt-5").unwrap_err();
     assert!(error.to_string().contains("enabled = false"), "{error}");
 }
+
+fn zed_route_error(registry: &Registry) -> String {
+    match registry.resolve("zed/claude-sonnet-4-6") {
+        Err(error) => error.to_string(),
+        Ok(route) => panic!("routed to {}", route.provider.name()),
+    }
+}
+
+/// Issue 10, item 21: a `zed/` request without a sign-in, or with the Zed account off under
+/// `CORVID_ALLOW_REMOTE`, says what to do (or why), not "declare it under [providers]".
+#[test]
+fn zed_requests_say_how_to_sign_in_or_why_the_account_is_off() {
+    let home = tempfile::tempdir().unwrap();
+    let signed_out = registry(home.path(), "", &[("CORVID_KEYRING", "off")]);
+    let message = zed_route_error(&signed_out);
+    assert!(message.contains("corvid login zed"), "{message}");
+    assert!(!message.contains("[providers]"), "{message}");
+
+    let remote = registry(
+        home.path(),
+        "",
+        &[
+            ("CORVID_KEYRING", "off"),
+            ("CORVID_ALLOW_REMOTE", "1"),
+            ("ZED_USER_ID", "42"),
+            ("ZED_ACCESS_TOKEN", "token"),
+        ],
+    );
+    let message = zed_route_error(&remote);
+    assert!(message.contains("CORVID_ALLOW_REMOTE"), "{message}");
+    assert!(!message.contains("[providers]"), "{message}");
+}
+
+/// Issue 10, item 21: once Zed refuses the sign-in (401), `zed/` requests say so and how to
+/// sign in again.
+#[tokio::test]
+async fn a_refused_zed_sign_in_makes_zed_requests_say_so() {
+    let cloud = corvid_test_support::zed_cloud::MockZedCloud::start().await;
+    cloud.revoke_account();
+    let home = tempfile::tempdir().unwrap();
+    let registry = registry(
+        home.path(),
+        &format!("[providers.zed]\nbase_url = \"{}\"\n", cloud.base_url()),
+        &[
+            ("CORVID_KEYRING", "off"),
+            ("ZED_USER_ID", "42"),
+            ("ZED_ACCESS_TOKEN", "token"),
+        ],
+    );
+    assert!(registry.resolve("zed/claude-sonnet-4-6").is_ok());
+    let zed = registry.provider("zed").unwrap().zed_service().unwrap();
+    assert!(zed.models().await.is_err());
+    let message = zed_route_error(&registry);
+    assert!(message.contains("refused"), "{message}");
+    assert!(message.contains("corvid login zed"), "{message}");
+}
+
+/// Issue 10, item 22: `/models` is read again once a new LLM token was minted (the list can
+/// change with the plan), as Zed does.
+#[tokio::test]
+async fn zed_models_are_read_again_after_the_token_is_renewed() {
+    use corvid_test_support::zed_cloud::{MockZedCloud, StaleReply, fixtures};
+    let cloud = MockZedCloud::start().await;
+    let client = crate::zed::ZedClient::with_http_client(
+        crate::zed::ZedConfig::new(&corvid_auth::zed::ZedHosts::single(&cloud.base_url())),
+        corvid_auth::zed::ZedCredentials {
+            user_id: corvid_test_support::zed_cloud::USER_ID.to_owned(),
+            access_token: corvid_auth::Secret::new(corvid_test_support::zed_cloud::ACCOUNT_TOKEN),
+            system_id: None,
+        },
+        reqwest::Client::builder().no_proxy().build().unwrap(),
+    );
+    let service = ZedService::new(client.clone());
+    let first = service.models().await.unwrap();
+    assert!(first.get("grok-4").is_some());
+    // Cached: no second read while the token stands.
+    service.models().await.unwrap();
+    assert_eq!(cloud.requests_to("/models").len(), 1);
+
+    let mut changed = fixtures::models();
+    changed["models"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|model| model["id"] != "grok-4");
+    cloud.set_models(changed);
+    cloud.expire_tokens(StaleReply::expired());
+    let stale = client.llm_token().await.unwrap();
+    client.refresh_llm_token(&stale).await.unwrap();
+    let second = service.models().await.unwrap();
+    assert!(
+        second.get("grok-4").is_none(),
+        "the list was not read again"
+    );
+    assert_eq!(cloud.requests_to("/models").len(), 2);
+}

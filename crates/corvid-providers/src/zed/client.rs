@@ -6,13 +6,18 @@
 //! whose request was refused for a stale token asks for a refresh *of that token*; if another
 //! caller already replaced it, the new one is returned without a second mint. Each request is
 //! resent at most once.
+//!
+//! A 401 from the account API means the sign-in is dead (reference §2.5): the client then
+//! counts as signed out ([`ZedClient::is_signed_out`]) and, when it was given the store the
+//! sign-in came from ([`ZedClient::with_store`]), removes it there, so `corvid status` and the
+//! routing say "run `corvid login zed`" instead of trusting it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use bytes::Bytes;
 use corvid_auth::Secret;
-use corvid_auth::zed::ZedCredentials;
+use corvid_auth::zed::{ZedCredentials, ZedStore};
 use corvid_wire::model::{ChatRequest, NameMap};
 use http::{HeaderValue, Method, StatusCode};
 use serde::Deserialize;
@@ -49,6 +54,10 @@ struct Inner {
     mints: AtomicU64,
     /// What `/client/users/me` said last: the organization tokens are minted for, the plan.
     account: Mutex<AccountCache>,
+    /// Zed answered 401 to the sign-in.
+    signed_out: AtomicBool,
+    /// Where the sign-in is kept, to remove it once Zed refuses it.
+    store: OnceLock<ZedStore>,
 }
 
 #[derive(Debug, Default)]
@@ -87,8 +96,43 @@ impl ZedClient {
                 token: tokio::sync::Mutex::new(None),
                 mints: AtomicU64::new(0),
                 account: Mutex::new(AccountCache::default()),
+                signed_out: AtomicBool::new(false),
+                store: OnceLock::new(),
             }),
         }
+    }
+
+    /// Removes the sign-in from `store` when Zed answers 401 to it (only if the store still
+    /// holds this token: a newer sign-in is left alone).
+    pub fn with_store(self, store: ZedStore) -> Self {
+        // A second store is ignored: the first one is where this sign-in came from.
+        let _ = self.inner.store.set(store);
+        self
+    }
+
+    /// Whether Zed refused this sign-in (401 from the account API).
+    pub fn is_signed_out(&self) -> bool {
+        self.inner.signed_out.load(Ordering::SeqCst)
+    }
+
+    /// The account API answered 401: remember it, and remove the dead sign-in from its store.
+    async fn signed_out(&self) -> ZedError {
+        let first = !self.inner.signed_out.swap(true, Ordering::SeqCst);
+        if let (true, Some(store)) = (first, self.inner.store.get().cloned()) {
+            let refused = self.inner.credentials.access_token.clone();
+            // The env file and the keyring are blocking IO.
+            match tokio::task::spawn_blocking(move || store.clear_if_token(&refused)).await {
+                Ok(Ok(true)) => tracing::warn!(
+                    "Zed refused the stored sign-in (401); it was removed: run `corvid login zed` to sign in again"
+                ),
+                Ok(Ok(false)) => {}
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "Zed refused the stored sign-in (401), and it could not be removed")
+                }
+                Err(error) => tracing::warn!(%error, "could not remove the refused Zed sign-in"),
+            }
+        }
+        ZedError::SignedOut
     }
 
     pub fn config(&self) -> &ZedConfig {
@@ -268,7 +312,7 @@ impl ZedClient {
             .await?;
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED {
-            return Err(ZedError::SignedOut);
+            return Err(self.signed_out().await);
         }
         if !status.is_success() {
             let headers = response.headers().clone();
@@ -307,7 +351,7 @@ impl ZedClient {
             .await?;
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED {
-            return Err(ZedError::SignedOut);
+            return Err(self.signed_out().await);
         }
         if !status.is_success() {
             let headers = response.headers().clone();

@@ -11,6 +11,7 @@ use corvid_wire::model::{ErrorKind, StreamEvent, WireError};
 use futures_util::stream::BoxStream;
 use futures_util::{Stream, StreamExt};
 
+use super::error::ZedFailure;
 use super::stream::{ZedFraming, ZedStreamDecoder};
 
 /// A streamed completion. Poll it as a `Stream<Item = StreamEvent>` (or call
@@ -56,6 +57,29 @@ impl ZedCompletion {
     /// The next event, or `None` at the end.
     pub async fn next_event(&mut self) -> Option<StreamEvent> {
         self.next().await
+    }
+
+    /// Reads up to the reply's first output (anything but `Start` and `Usage`) and keeps what
+    /// it read for the stream to yield. When that first output is the failure Zed reported,
+    /// returns it: nothing has reached the client yet, so the call may be retried or answered
+    /// with an error status instead of a stream.
+    pub async fn failure_before_output(&mut self) -> Option<ZedFailure> {
+        let mut read = VecDeque::new();
+        let mut failure = None;
+        while let Some(event) = self.next().await {
+            let output = !matches!(event, StreamEvent::Start { .. } | StreamEvent::Usage(_));
+            if matches!(event, StreamEvent::Error(_)) {
+                failure = self.decoder.failure().cloned();
+            }
+            read.push_back(event);
+            if output {
+                break;
+            }
+        }
+        // What was read goes out first, before anything still pending.
+        read.append(&mut self.pending);
+        self.pending = read;
+        failure
     }
 }
 

@@ -132,6 +132,21 @@ pub struct ZedFailure {
 }
 
 impl ZedFailure {
+    /// The failure as the error of a call that produced no output: its status (502 when the
+    /// code names none), kind, code and `retry_after`; a payment failure keeps its wording.
+    pub fn into_error(self, plan: Option<ZedPlan>) -> ZedError {
+        if self.payment_required {
+            return payment_required(plan, &self.message);
+        }
+        ZedError::Status {
+            status: self.status.unwrap_or(502),
+            kind: self.kind,
+            message: format!("{} ({})", self.message, self.code),
+            code: Some(self.code),
+            retry_after: self.retry_after,
+        }
+    }
+
     /// Whether the request may be sent again (only before any output reached the client).
     pub fn retry(&self) -> Retry {
         if self.payment_required {
@@ -253,7 +268,11 @@ pub(crate) fn error_from_reply(
         return payment_required(plan, &message);
     }
     let mut mapped = status;
-    let mut retry_after = None;
+    // Zed's body `retry_after` wins; an HTTP `Retry-After` counts too.
+    let mut retry_after = headers
+        .get(http::header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(crate::parse_retry_after);
     if let Some(code) = code
         .as_deref()
         .filter(|code| code.starts_with("upstream_http_"))
@@ -270,10 +289,13 @@ pub(crate) fn error_from_reply(
                 .parse()
                 .unwrap_or(status),
         };
-        retry_after = json
+        if let Some(after) = json
             .as_ref()
             .and_then(|json| json["retry_after"].as_f64())
-            .and_then(seconds);
+            .and_then(seconds)
+        {
+            retry_after = Some(after);
+        }
     }
     let kind = if is_prompt_too_long(&message) {
         ErrorKind::RequestTooLarge

@@ -73,10 +73,7 @@ pub fn provider_request(request: &ChatRequest, model: &ZedModel, thread_id: Opti
         }
         ZedProvider::Google => {
             let mut body = gemini::encode_request(&request);
-            if let Some(object) = body.as_object_mut() {
-                // Inside the provider request the model has its prefix; outside it has none.
-                object.insert("model".to_owned(), json!(format!("models/{}", model.id)));
-            }
+            fit_google(&mut body, model);
             body
         }
     }
@@ -176,4 +173,34 @@ fn fit_chat(body: &mut Value) {
         object.entry("max_completion_tokens").or_insert(max_tokens);
     }
     object.remove("prompt_cache_key");
+}
+
+/// Google: the prefixed model inside the request, and what Zed's own Gemini types read: the
+/// calling mode in lowercase (`"any"`, as Zed's client writes it; Gemini's own `"ANY"` does
+/// not parse there), a `description` on every function declaration.
+fn fit_google(body: &mut Value, model: &ZedModel) {
+    let Some(object) = body.as_object_mut() else {
+        return;
+    };
+    // Inside the provider request the model has its prefix; outside it has none.
+    object.insert("model".to_owned(), json!(format!("models/{}", model.id)));
+    if let Some(mode) = object
+        .get_mut("toolConfig")
+        .and_then(|config| config.get_mut("functionCallingConfig"))
+        .and_then(|calling| calling.get_mut("mode"))
+        && let Some(text) = mode.as_str()
+    {
+        *mode = json!(text.to_ascii_lowercase());
+    }
+    if let Some(tools) = object.get_mut("tools").and_then(Value::as_array_mut) {
+        for declaration in tools
+            .iter_mut()
+            .filter_map(|tool| tool.get_mut("functionDeclarations"))
+            .filter_map(Value::as_array_mut)
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
+            declaration.entry("description").or_insert(json!(""));
+        }
+    }
 }

@@ -11,6 +11,11 @@
 //! - `stream_ended` completes it. In wrapped mode a body that ends without it was cut short:
 //!   an `Error`, never a silent success. In bare mode the provider's own end marker decides.
 //!
+//! In wrapped mode the provider's own end (its `Finish`, and whatever follows it) is held back
+//! until `stream_ended` arrives: a client encoder that saw the finish would close the reply as
+//! a success before corvid could know it was whole. A reply cut after the provider's end comes
+//! out as its content, its usage, then the `Error` — never the `Finish`.
+//!
 //! Chat Completions chunks (xAI, Baseten) carry no `[DONE]` on this path, so the decoder adds
 //! one when the reply is complete.
 
@@ -124,6 +129,9 @@ pub struct ZedStreamDecoder {
     finish_seen: bool,
     /// The provider's decoder emitted `Error` (it is then over).
     inner_failed: bool,
+    /// Wrapped mode: the provider's `Finish` and the events after it, waiting for
+    /// `stream_ended`.
+    held: Vec<StreamEvent>,
     status: Option<ZedStatus>,
     failure: Option<ZedFailure>,
     plan: Option<ZedPlan>,
@@ -142,6 +150,7 @@ impl ZedStreamDecoder {
             state: State::Open,
             finish_seen: false,
             inner_failed: false,
+            held: Vec::new(),
             status: None,
             failure: None,
             plan: None,
@@ -219,6 +228,7 @@ impl ZedStreamDecoder {
         match self.framing {
             ZedFraming::Wrapped => {
                 self.state = State::Failed;
+                self.release_unfinished(out);
                 out.push(StreamEvent::Error(WireError::api(
                     "the Zed stream ended unexpectedly (no `stream_ended`): the reply was cut short",
                 )));
@@ -266,19 +276,44 @@ impl ZedStreamDecoder {
         framed.extend_from_slice(b"data: ");
         framed.extend_from_slice(event);
         framed.extend_from_slice(b"\n\n");
-        let start = out.len();
-        self.inner.feed(&framed, out);
-        self.observe(start, out);
+        let mut produced = Vec::new();
+        self.inner.feed(&framed, &mut produced);
+        self.route(produced, out);
     }
 
-    fn observe(&mut self, start: usize, out: &[StreamEvent]) {
-        for event in &out[start..] {
+    /// Passes the provider decoder's events on. In wrapped mode, while the reply is open, its
+    /// `Finish` and everything after it wait in `held` for `stream_ended`; an `Error` goes out
+    /// at once, after the held content (its `Finish` dropped).
+    fn route(&mut self, produced: Vec<StreamEvent>, out: &mut Vec<StreamEvent>) {
+        let hold = self.framing == ZedFraming::Wrapped && self.state == State::Open;
+        for event in produced {
             match event {
-                StreamEvent::Finish(_) => self.finish_seen = true,
-                StreamEvent::Error(_) => self.inner_failed = true,
-                _ => {}
+                StreamEvent::Error(_) => {
+                    self.inner_failed = true;
+                    self.release_unfinished(out);
+                    out.push(event);
+                }
+                StreamEvent::Finish(_) if hold => {
+                    self.finish_seen = true;
+                    self.held.push(event);
+                }
+                StreamEvent::Finish(_) => {
+                    self.finish_seen = true;
+                    out.push(event);
+                }
+                _ if hold && !self.held.is_empty() => self.held.push(event),
+                _ => out.push(event),
             }
         }
+    }
+
+    /// The reply failed or was cut short: the held events go out without their `Finish`.
+    fn release_unfinished(&mut self, out: &mut Vec<StreamEvent>) {
+        out.extend(
+            self.held
+                .drain(..)
+                .filter(|event| !matches!(event, StreamEvent::Finish(_))),
+        );
     }
 
     fn status_line(&mut self, status: &Value, out: &mut Vec<StreamEvent>) {
@@ -319,15 +354,16 @@ impl ZedStreamDecoder {
     /// The reply is complete: let the provider's decoder close it (adding the `[DONE]` chat
     /// chunks lack on this path, when `chat_done`).
     fn end_inner(&mut self, chat_done: bool, out: &mut Vec<StreamEvent>) {
+        out.append(&mut self.held);
         if self.inner_failed {
             return;
         }
-        let start = out.len();
+        let mut produced = Vec::new();
         if self.provider.is_chat() && chat_done {
-            self.inner.feed(b"data: [DONE]\n\n", out);
+            self.inner.feed(b"data: [DONE]\n\n", &mut produced);
         }
-        self.inner.finish(out);
-        self.observe(start, out);
+        self.inner.finish(&mut produced);
+        self.route(produced, out);
     }
 
     fn failed(&mut self, failed: FailedWire, out: &mut Vec<StreamEvent>) {
@@ -345,6 +381,7 @@ impl ZedStreamDecoder {
             format!("Zed reported a failure ({}): {message}{retry}", failed.code)
         };
         self.state = State::Failed;
+        self.release_unfinished(out);
         out.push(StreamEvent::Error(WireError {
             kind,
             message: shown,
@@ -366,6 +403,7 @@ impl ZedStreamDecoder {
             return;
         }
         self.state = State::Failed;
+        self.release_unfinished(out);
         out.push(StreamEvent::Error(WireError::api(format!(
             "the Zed stream sent {what}"
         ))));

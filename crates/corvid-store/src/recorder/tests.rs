@@ -51,6 +51,21 @@ fn full_batches_are_written_as_they_fill_and_flush_writes_the_rest() {
 }
 
 #[test]
+fn by_default_a_finished_row_waits_at_most_ten_milliseconds_for_its_commit() {
+    // The bound the README gives for what a crash can lose.
+    assert!(RecorderOptions::default().max_delay <= Duration::from_millis(10));
+    let (_dir, path, store) = file_store();
+    let recorder = UsageRecorder::spawn(store).unwrap();
+    recorder.record(sample(NOV_29, "grok-4.6"));
+    let give_up = Instant::now() + Duration::from_secs(10);
+    // Committed without a flush and with the handle alive: a killed process keeps it.
+    while rows_in(&path) == 0 {
+        assert!(Instant::now() < give_up, "the row was never committed");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
 fn a_partial_batch_is_written_after_max_delay_without_a_flush() {
     let (_dir, path, store) = file_store();
     let options = RecorderOptions {

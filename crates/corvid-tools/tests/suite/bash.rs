@@ -276,3 +276,34 @@ async fn nothing_starts_once_cancelled() {
     assert!(matches!(error, ToolError::Cancelled { .. }), "{error:?}");
     assert!(!p.path("ran").exists());
 }
+
+/// A running command's output reaches the sink while it runs, not only when it ends.
+#[tokio::test]
+async fn output_streams_while_the_command_runs() {
+    let p = project();
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(16);
+    let prepared = p
+        .prepare("bash", json!({"command": "echo early; sleep 2; echo late"}))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let run = p.tools.apply_streaming(
+        prepared.plan,
+        Cancellation::never(),
+        Some(corvid_tools::OutputSink::new(sender)),
+    );
+    tokio::pin!(run);
+    let first = tokio::select! {
+        text = receiver.recv() => text.unwrap(),
+        _ = &mut run => panic!("the command ended before any output was streamed"),
+    };
+    assert_eq!(first, "early\n");
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    let output = run.await.unwrap();
+    assert_eq!(output.text, "early\nlate\n\nExit code: 0");
+    let mut rest = String::new();
+    while let Ok(text) = receiver.try_recv() {
+        rest.push_str(&text);
+    }
+    assert_eq!(rest, "late\n");
+}

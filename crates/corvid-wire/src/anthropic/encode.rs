@@ -41,10 +41,31 @@ pub fn encode_request(request: &ChatRequest) -> Value {
     let params = &request.params;
     let mut body = Map::new();
     body.insert("model".to_owned(), json!(request.model));
-    if let Some(system) = encode_system(&request.system) {
+    // System turns ahead of the whole conversation are plain system text.
+    let leading = request
+        .messages
+        .iter()
+        .take_while(|message| {
+            message
+                .parts
+                .iter()
+                .all(|part| matches!(part, Part::System { .. }))
+        })
+        .count();
+    let mut system = request.system.clone();
+    system.extend(
+        request.messages[..leading]
+            .iter()
+            .flat_map(|message| &message.parts)
+            .filter_map(|part| match part {
+                Part::System { text } => Some(text.clone()),
+                _ => None,
+            }),
+    );
+    if let Some(system) = encode_system(&system) {
         body.insert("system".to_owned(), system);
     }
-    let messages = encode_messages(&request.messages);
+    let messages = encode_messages(&request.messages[leading..]);
     let budget = thinking_budget(params.reasoning).filter(|_| tool_loop_allows_thinking(&messages));
     body.insert("messages".to_owned(), Value::Array(messages));
 
@@ -328,6 +349,11 @@ fn encode_turn(message: &Message) -> Turn {
                 turn.blocks.extend(thinking_block(reasoning));
             }
             Part::Reasoning(_) => {}
+            // In mid-conversation (leading ones went to `system` in `encode_request`) a
+            // system turn stays where it was, as text of the user turn: Anthropic has no
+            // system role inside `messages`, and moving it to the top would change its meaning.
+            Part::System { text } if text.is_empty() => {}
+            Part::System { text } => turn.blocks.push(json!({"type": "text", "text": text})),
         }
     }
     turn

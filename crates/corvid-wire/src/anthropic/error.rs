@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::model::{ErrorKind, WireError};
+use crate::model::{DecodeError, ErrorKind, WireError};
 
 #[cfg(test)]
 mod tests;
@@ -47,6 +47,57 @@ pub fn decode_error(status: u16, body: &[u8]) -> WireError {
         message,
         code,
     }
+}
+
+/// A request that could not be decoded, worded as Anthropic words its own refusals:
+/// `messages.1.content: Field required` — a dotted path, then Anthropic's phrase. Claude Code
+/// matches on Anthropic's wording to recover, so corvid's refusals on the Anthropic route read
+/// the same.
+pub fn request_error_message(error: &DecodeError) -> String {
+    match error {
+        DecodeError::Json(detail) => {
+            format!("The request body is not valid JSON: {detail}")
+        }
+        DecodeError::Field { field, problem } => {
+            format!("{}: {}", dotted_path(field), anthropic_phrase(problem))
+        }
+    }
+}
+
+/// `messages[1].content[0]` → `messages.1.content.0`.
+fn dotted_path(field: &str) -> String {
+    field
+        .replace("][", ".")
+        .replace(['[', ']'], ".")
+        .replace("..", ".")
+        .trim_end_matches('.')
+        .to_owned()
+}
+
+/// corvid's problem phrases in Anthropic's (pydantic's) words; others, capitalised.
+fn anthropic_phrase(problem: &str) -> String {
+    let phrase = match problem {
+        "is required" => "Field required",
+        "must be a string" => "Input should be a valid string",
+        "must be an array" => "Input should be a valid list",
+        "must be a boolean" => "Input should be a valid boolean",
+        "must be a number" => "Input should be a valid number",
+        "must be a non-negative integer" => "Input should be a valid integer",
+        "must be an object" | "must be a JSON object" => "Input should be a valid dictionary",
+        other => {
+            let other = other.strip_prefix("must be ").map_or_else(
+                || other.to_owned(),
+                |rest| format!("Input should be {rest}"),
+            );
+            let mut chars = other.chars();
+            return match chars.next() {
+                Some(first) => first.to_uppercase().chain(chars).collect(),
+                None => other,
+            }
+            .replace('`', "'");
+        }
+    };
+    phrase.to_owned()
 }
 
 /// Canonical error → (status, body) for an Anthropic client. 502/503 upstream failures are

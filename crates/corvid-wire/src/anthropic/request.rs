@@ -35,12 +35,28 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
         None | Some(Value::Null) => Vec::new(),
         Some(system) => decode_system(&system)?,
     };
+    let mut system = system;
     let messages = match fields.remove("messages") {
-        Some(Value::Array(messages)) => messages
-            .iter()
-            .enumerate()
-            .filter_map(|(index, message)| decode_message(index, message).transpose())
-            .collect::<Result<_, _>>()?,
+        Some(Value::Array(messages)) => {
+            let mut decoded: Vec<Message> = Vec::with_capacity(messages.len());
+            for (index, message) in messages.iter().enumerate() {
+                match decode_message(index, message)? {
+                    // System turns ahead of the conversation join the system text; later ones
+                    // keep their position.
+                    Some(Turn::System(texts)) if decoded.is_empty() => system.extend(texts),
+                    Some(Turn::System(texts)) => crate::model::push_system_turn(
+                        &mut decoded,
+                        texts
+                            .into_iter()
+                            .map(|text| Part::System { text })
+                            .collect(),
+                    ),
+                    Some(Turn::Message(message)) => decoded.push(message),
+                    None => {}
+                }
+            }
+            decoded
+        }
         Some(_) => return Err(DecodeError::field("messages", "must be an array")),
         None => return Err(DecodeError::field("messages", "is required")),
     };
@@ -118,18 +134,45 @@ fn decode_system(system: &Value) -> Result<Vec<String>, DecodeError> {
     }
 }
 
+/// One entry of `messages`: a message, or a system turn (Claude Code sends `{"role":
+/// "system"}` entries for models it does not know).
+enum Turn {
+    Message(Message),
+    System(Vec<String>),
+}
+
 /// One message; `None` when nothing in it can be carried (only unknown blocks).
-fn decode_message(index: usize, message: &Value) -> Result<Option<Message>, DecodeError> {
+fn decode_message(index: usize, message: &Value) -> Result<Option<Turn>, DecodeError> {
     let path = format!("messages[{index}]");
     let role = match message.get("role").and_then(Value::as_str) {
         Some("user") => Role::User,
         Some("assistant") => Role::Assistant,
-        _ => {
+        Some("system" | "developer") => {
+            let texts = match message.get("content") {
+                Some(content @ (Value::String(_) | Value::Array(_))) => decode_system(content)
+                    .map_err(|_| {
+                        DecodeError::field(
+                            format!("{path}.content"),
+                            "must be a string or an array of text blocks",
+                        )
+                    })?,
+                _ => {
+                    return Err(DecodeError::field(
+                        format!("{path}.content"),
+                        "must be a string or an array of text blocks",
+                    ));
+                }
+            };
+            let texts: Vec<String> = texts.into_iter().filter(|text| !text.is_empty()).collect();
+            return Ok((!texts.is_empty()).then_some(Turn::System(texts)));
+        }
+        Some(other) => {
             return Err(DecodeError::field(
                 format!("{path}.role"),
-                "must be `user` or `assistant`",
+                format!("Unexpected role \"{other}\". Allowed roles are \"user\" or \"assistant\""),
             ));
         }
+        None => return Err(DecodeError::field(format!("{path}.role"), "is required")),
     };
     let parts = match message.get("content") {
         Some(Value::String(text)) => vec![Part::Text { text: text.clone() }],
@@ -148,7 +191,7 @@ fn decode_message(index: usize, message: &Value) -> Result<Option<Message>, Deco
             ));
         }
     };
-    Ok((!parts.is_empty()).then_some(Message { role, parts }))
+    Ok((!parts.is_empty()).then_some(Turn::Message(Message { role, parts })))
 }
 
 /// One content block; `None` for block types the canonical model does not carry.

@@ -106,7 +106,7 @@ pub fn encode_response(response: &ChatResponse, model: &str) -> Value {
                 "name": call.name,
                 "input": tool_input(&call.arguments),
             })),
-            Part::Image(_) | Part::ToolResult(_) => None,
+            Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => None,
         })
         .collect();
     let id = if response.id.is_empty() {
@@ -135,6 +135,10 @@ fn client_thinking_block(reasoning: &Reasoning) -> Option<Value> {
         }
         (_, Some(data), None) if !data.is_empty() && reasoning.text.is_empty() => {
             Some(json!({"type": "redacted_thinking", "data": data}))
+        }
+        // Another provider's encrypted reasoning, minted by corvid, rides as the signature.
+        (_, Some(data), Some(_)) if crate::minted::is_minted(data) => {
+            Some(json!({"type": "thinking", "thinking": reasoning.text, "signature": data}))
         }
         _ if reasoning.text.is_empty() => None,
         _ => Some(json!({"type": "thinking", "thinking": reasoning.text, "signature": ""})),

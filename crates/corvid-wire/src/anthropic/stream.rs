@@ -13,7 +13,7 @@ use crate::model::{ErrorKind, FinishReason, NameMap, StreamEvent, Usage, WireErr
 use crate::sse::SseScanner;
 
 use super::error::kind_from_type;
-use super::{finish_from_wire, usage_from_wire};
+use super::{THINKING_TOKENS, finish_from_wire, usage_from_wire};
 
 #[cfg(test)]
 mod tests;
@@ -80,6 +80,9 @@ impl StreamDecoder {
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) {
         let mut scanner = std::mem::take(&mut self.scanner);
         scanner.feed(chunk, |payload| self.payload(payload, out));
+        if scanner.overlong_lines() > 0 && !self.ended {
+            self.corrupt("a line longer than 8 MiB", out);
+        }
         self.scanner = scanner;
     }
 
@@ -101,8 +104,12 @@ impl StreamDecoder {
         if self.ended {
             return;
         }
-        let Ok(event) = serde_json::from_slice::<Value>(payload) else {
-            return;
+        // A payload that is not one JSON object (cut short, invalid UTF-8) lost an event the
+        // client would have seen: the stream fails rather than go on without it.
+        let event = match serde_json::from_slice::<Value>(payload) {
+            Ok(event) if event.is_object() => event,
+            Ok(_) => return self.corrupt("not a JSON object", out),
+            Err(problem) => return self.corrupt(&problem.to_string(), out),
         };
         match event.get("type").and_then(Value::as_str) {
             Some("message_start") => self.message_start(&event, out),
@@ -140,6 +147,14 @@ impl StreamDecoder {
             // `ping` and event types this decoder does not know.
             _ => {}
         }
+    }
+
+    /// A malformed event: the stream ends with an error.
+    fn corrupt(&mut self, problem: &str, out: &mut Vec<StreamEvent>) {
+        self.ended = true;
+        out.push(StreamEvent::Error(WireError::api(format!(
+            "the upstream sent a malformed stream event: {problem}"
+        ))));
     }
 
     fn message_start(&mut self, event: &Value, out: &mut Vec<StreamEvent>) {
@@ -327,6 +342,9 @@ impl StreamDecoder {
             }
             if present("cache_creation_input_tokens") {
                 self.usage.cache_write = update.cache_write;
+            }
+            if usage.pointer(THINKING_TOKENS).is_some_and(Value::is_u64) {
+                self.usage.reasoning = update.reasoning;
             }
         }
         out.push(StreamEvent::Usage(self.usage));

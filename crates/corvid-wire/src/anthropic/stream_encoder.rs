@@ -7,7 +7,10 @@
 //!   closed before `message_delta`;
 //! - `message_delta` carries the stop reason and the cumulative usage, so it waits until both
 //!   `Finish` and `Usage` are known (an OpenAI upstream sends its usage after the finish), or
-//!   until [`StreamEncoder::finish`].
+//!   until [`StreamEncoder::finish`];
+//! - `message_stop` goes out only from [`StreamEncoder::finish`], when the caller knows the
+//!   reply is whole: an `Error` that arrives after the provider's finish is still written as an
+//!   `error` event, never swallowed behind a `message_stop` (issue 10, item 19).
 //!
 //! Parallel tool calls whose argument deltas interleave cannot stream side by side in one-block-
 //! at-a-time framing: a call that starts while another tool block is open waits, its arguments
@@ -48,6 +51,8 @@ pub struct StreamEncoder {
     started: bool,
     /// `message_stop` or `error` was written: nothing more goes out.
     done: bool,
+    /// `message_delta` was written: only `message_stop` or an `error` may follow.
+    delta_written: bool,
     /// The index the next content block gets.
     next_block: u32,
     /// The content block currently open: its index and kind.
@@ -86,6 +91,7 @@ impl StreamEncoder {
             options,
             started: false,
             done: false,
+            delta_written: false,
             next_block: 0,
             open: None,
             waiting: VecDeque::new(),
@@ -148,6 +154,15 @@ impl StreamEncoder {
                 );
                 self.close_open(out);
             }
+            // Another provider's encrypted reasoning that corvid minted rides as the signature
+            // of a thinking block, which Claude Code keeps and sends back verbatim.
+            StreamEvent::ReasoningEncrypted { data, id: Some(_) }
+                if crate::minted::is_minted(data) =>
+            {
+                self.open_thinking(out);
+                self.delta(json!({"type": "signature_delta", "signature": data}), out);
+                self.close_open(out);
+            }
             StreamEvent::ToolCallStart {
                 index, id, name, ..
             } => self.tool_start(*index, id, name, out),
@@ -170,16 +185,22 @@ impl StreamEncoder {
                 }
             }
             StreamEvent::Usage(usage) => {
+                if self.delta_written {
+                    return;
+                }
                 self.usage = Some(*usage);
                 if self.finish.is_some() {
-                    self.end(out);
+                    self.message_delta(out);
                 }
             }
             StreamEvent::Finish(reason) => {
+                if self.delta_written {
+                    return;
+                }
                 self.settle(out);
                 self.finish = Some(*reason);
                 if self.usage.is_some() {
-                    self.end(out);
+                    self.message_delta(out);
                 }
             }
             StreamEvent::Error(error) => self.error(error, out),
@@ -335,9 +356,20 @@ impl StreamEncoder {
         }
     }
 
-    /// `message_delta` then `message_stop`. A reply that made tool calls ends with `tool_use`
-    /// even when the source said `end_turn`.
+    /// `message_delta` (unless written already) then `message_stop`.
     fn end(&mut self, out: &mut Vec<u8>) {
+        self.message_delta(out);
+        write_event(out, &json!({"type": "message_stop"}));
+        self.done = true;
+    }
+
+    /// `message_delta`, once. A reply that made tool calls ends with `tool_use` even when the
+    /// source said `end_turn`.
+    fn message_delta(&mut self, out: &mut Vec<u8>) {
+        if self.delta_written {
+            return;
+        }
+        self.delta_written = true;
         self.start("", "", out);
         self.settle(out);
         let made_calls = !self.tools_seen.is_empty();
@@ -358,8 +390,6 @@ impl StreamEncoder {
                 "usage": usage_to_wire(&usage),
             }),
         );
-        write_event(out, &json!({"type": "message_stop"}));
-        self.done = true;
     }
 
     fn error(&mut self, error: &WireError, out: &mut Vec<u8>) {

@@ -401,8 +401,9 @@ fn pitfall_07_usage_placement() {
     assert_eq!(
         delta["usage"],
         json!({"input_tokens": 300, "cache_creation_input_tokens": 0,
-               "cache_read_input_tokens": 1000, "output_tokens": 42}),
-        "message_delta: cumulative output and the real input and cache numbers"
+               "cache_read_input_tokens": 1000, "output_tokens": 42,
+               "output_tokens_details": {"thinking_tokens": 10}}),
+        "message_delta: cumulative output, the real input and cache numbers, thinking share"
     );
     // An Anthropic upstream: message_start's counts are kept; output_tokens is cumulative.
     let decoded = decode_stream(&fixture("stream_text.sse"), &NameMap::default());
@@ -416,7 +417,7 @@ fn pitfall_07_usage_placement() {
 }
 
 /// Like [`check_framing`] for a stream still in progress: frames and event lines only.
-fn check_framing_prefix(bytes: &[u8]) -> Vec<Value> {
+pub(super) fn check_framing_prefix(bytes: &[u8]) -> Vec<Value> {
     let text = std::str::from_utf8(bytes).unwrap();
     text.split_terminator("\n\n")
         .map(|frame| {
@@ -744,6 +745,7 @@ fn pitfall_20_claude_code_surface() {
             Part::ToolCall(_) => "tool_call",
             Part::ToolResult(_) => "tool_result",
             Part::Reasoning(_) => "reasoning",
+            Part::System { .. } => "system",
         })
         .collect();
     assert_eq!(
@@ -868,4 +870,41 @@ fn error_kinds_survive_a_stream() {
             code: Some("rate_limit_error".into()),
         })]
     );
+}
+
+/// Issue 10.7: the thinking share Anthropic reports in `message_delta` is read, not dropped.
+#[test]
+fn streamed_thinking_tokens_are_read() {
+    let frames = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+            "role": "assistant", "model": "claude-opus-4-7", "content": [],
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": "Hi"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 40, "output_tokens_details": {"thinking_tokens": 25}}}),
+        json!({"type": "message_stop"}),
+    ];
+    let body: String = frames
+        .iter()
+        .map(|data| {
+            format!(
+                "event: {}\ndata: {data}\n\n",
+                data["type"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let events = decode_stream(body.as_bytes(), &NameMap::default());
+    let usage = events
+        .iter()
+        .rev()
+        .find_map(|event| match event {
+            StreamEvent::Usage(usage) => Some(*usage),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!((usage.output, usage.reasoning), (40, 25));
 }

@@ -163,9 +163,15 @@ impl Conversation {
             }));
         } else if let Some(text) = field(part, "text").and_then(Value::as_str) {
             if field(part, "thought") == Some(&Value::Bool(true)) {
-                if !text.is_empty() {
+                // A token corvid minted for another provider stays whole until
+                // `minted::settle`; Gemini's own signatures on thoughts are not kept.
+                let token = non_empty(field(part, "thoughtSignature"))
+                    .filter(|token| crate::minted::is_minted(token))
+                    .map(str::to_owned);
+                if !text.is_empty() || token.is_some() {
                     out.push(Part::Reasoning(Reasoning {
                         text: text.to_owned(),
+                        signature: token,
                         ..Reasoning::default()
                     }));
                 }
@@ -219,18 +225,30 @@ impl Conversation {
     }
 }
 
-/// A function response's `response` object as text. `{"result": "<text>"}` and
-/// `{"error": …}` (what [`encode_request`](super::encode_request) sends) are unwrapped;
-/// anything else is kept as its JSON text.
+/// A function response's `response` object as text. The SDK's documented `{"output": …}`
+/// and `{"error": …}` keys, and `{"result": …}` (what [`encode_request`](super::encode_request)
+/// sends), are unwrapped — a string as it is, other values as their JSON text; an error wins
+/// over an output. Anything else is kept as its JSON text.
 fn result_content(response: Option<&Value>) -> (Vec<ToolResultContent>, bool) {
     let text = |text: String| vec![ToolResultContent::Text { text }];
+    let inner = |value: &Value| match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
     match response {
         None | Some(Value::Null) => (Vec::new(), false),
-        Some(Value::Object(object)) if object.len() == 1 => {
-            match (object.get("result"), object.get("error")) {
-                (Some(Value::String(result)), _) => (text(result.clone()), false),
-                (_, Some(Value::String(error))) => (text(error.clone()), true),
-                (_, Some(error)) => (text(error.to_string()), true),
+        Some(Value::Object(object))
+            if !object.is_empty()
+                && object
+                    .keys()
+                    .all(|key| matches!(key.as_str(), "output" | "result" | "error")) =>
+        {
+            match (
+                object.get("error"),
+                object.get("output").or(object.get("result")),
+            ) {
+                (Some(error), _) if !error.is_null() => (text(inner(error)), true),
+                (_, Some(output)) => (text(inner(output)), false),
                 _ => (text(Value::Object(object.clone()).to_string()), false),
             }
         }

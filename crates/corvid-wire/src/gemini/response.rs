@@ -220,8 +220,20 @@ pub fn encode_response(response: &ChatResponse, model: &str) -> Value {
 fn client_part(part: &Part) -> Option<Value> {
     match part {
         Part::Text { text } if !text.is_empty() => Some(json!({ "text": text })),
-        Part::Reasoning(reasoning) if !reasoning.text.is_empty() => {
-            Some(json!({ "text": reasoning.text, "thought": true }))
+        Part::Reasoning(reasoning) => {
+            // Another provider's opaque reasoning, minted by corvid, rides as the thought
+            // part's `thoughtSignature`, which Gemini clients send back with the part.
+            let token = [&reasoning.signature, &reasoning.encrypted]
+                .into_iter()
+                .flatten()
+                .find(|token| crate::minted::is_minted(token));
+            let mut part = json!({ "text": reasoning.text, "thought": true });
+            if let Some(token) = token {
+                part["thoughtSignature"] = json!(token);
+            } else if reasoning.text.is_empty() {
+                return None;
+            }
+            Some(part)
         }
         Part::ToolCall(call) => Some(call_part(
             &call.id,
@@ -235,7 +247,7 @@ fn client_part(part: &Part) -> Option<Value> {
             }
             ImageSource::Url { url } => json!({ "fileData": { "fileUri": url } }),
         }),
-        Part::Text { .. } | Part::Reasoning(_) | Part::ToolResult(_) => None,
+        Part::Text { .. } | Part::ToolResult(_) | Part::System { .. } => None,
     }
 }
 

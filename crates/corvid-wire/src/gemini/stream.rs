@@ -56,6 +56,12 @@ impl StreamDecoder {
         for payload in payloads {
             self.payload(&payload, out);
         }
+        if self.scanner.overlong_lines() > 0 && !self.failed {
+            self.fail(
+                WireError::api("the Gemini stream sent a line longer than 8 MiB"),
+                out,
+            );
+        }
     }
 
     /// The body ended: a last line without its line end still counts; a stream that never
@@ -78,8 +84,13 @@ impl StreamDecoder {
         if self.failed || payload.is_empty() || payload == b"[DONE]" {
             return;
         }
-        let value: Value = match serde_json::from_slice(payload) {
-            Ok(value) => value,
+        let value = match serde_json::from_slice::<Value>(payload) {
+            Ok(value) if value.is_object() => value,
+            Ok(_) => {
+                let message = "the Gemini stream sent a chunk that is not a JSON object";
+                self.fail(WireError::api(message), out);
+                return;
+            }
             Err(error) => {
                 let message = format!("the Gemini stream sent invalid JSON: {error}");
                 self.fail(WireError::api(message), out);
@@ -233,6 +244,17 @@ impl StreamEncoder {
             }
             StreamEvent::ReasoningDelta { text } if !text.is_empty() => {
                 self.write_parts(vec![json!({ "text": text, "thought": true })], out);
+            }
+            // Another provider's opaque reasoning, minted by corvid, rides as a thought part's
+            // `thoughtSignature`.
+            StreamEvent::ReasoningSignature { signature: token }
+            | StreamEvent::ReasoningEncrypted { data: token, .. }
+                if crate::minted::is_minted(token) =>
+            {
+                self.write_parts(
+                    vec![json!({ "text": "", "thought": true, "thoughtSignature": token })],
+                    out,
+                );
             }
             StreamEvent::TextDelta { .. }
             | StreamEvent::ReasoningDelta { .. }

@@ -80,9 +80,20 @@ pub fn encode_request(request: &ChatRequest) -> Value {
 
     let mut body = Map::new();
     body.insert("contents".into(), contents.into());
+    // Gemini has no system turn inside `contents`: system turns join `systemInstruction`, in
+    // order, after the leading system text.
+    let turns = request
+        .messages
+        .iter()
+        .flat_map(|message| &message.parts)
+        .filter_map(|part| match part {
+            Part::System { text } => Some(text),
+            _ => None,
+        });
     let system: Vec<Value> = request
         .system
         .iter()
+        .chain(turns)
         .filter(|text| !text.is_empty())
         .map(|text| json!({ "text": text }))
         .collect();
@@ -194,7 +205,8 @@ fn encode_part(
 ) {
     match part {
         Part::Text { text } if !text.is_empty() => parts.push(json!({ "text": text })),
-        Part::Text { .. } | Part::Reasoning(_) => {}
+        // System turns go to `systemInstruction` (see `encode_request`).
+        Part::Text { .. } | Part::Reasoning(_) | Part::System { .. } => {}
         Part::Image(image) => parts.push(image_part(image)),
         Part::ToolCall(call) => {
             let args = match serde_json::from_str::<Value>(&call.arguments) {

@@ -160,7 +160,7 @@ impl ResponseBuilder {
                     events.push(StreamEvent::ToolCallEnd { index: tool_index });
                     tool_index += 1;
                 }
-                Part::Image(_) | Part::ToolResult(_) => {}
+                Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => {}
             }
         }
         events.push(StreamEvent::Usage(response.usage));

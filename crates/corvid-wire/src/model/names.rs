@@ -43,12 +43,21 @@ impl NameMap {
     }
 }
 
-/// `name` if OpenAI accepts it; otherwise its allowed characters (others become `_`), cut to
-/// leave room for `_` and 8 hex digits of a hash of the full name.
+/// `name` if OpenAI accepts it; a namespaced name (`collaboration.spawn_agent`, see
+/// `openai_responses`) with `__` for the dot when that fits; otherwise its allowed characters
+/// (others become `_`), cut to leave room for `_` and 8 hex digits of a hash of the full name.
 pub fn wire_name(name: &str) -> String {
     let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    if !name.is_empty() && name.len() <= MAX_TOOL_NAME && name.chars().all(valid) {
+    let fits =
+        |name: &str| !name.is_empty() && name.len() <= MAX_TOOL_NAME && name.chars().all(valid);
+    if fits(name) {
         return name.to_owned();
+    }
+    if let Some((namespace, tool)) = name.split_once('.') {
+        let flat = format!("{namespace}__{tool}");
+        if !namespace.is_empty() && !tool.is_empty() && fits(&flat) {
+            return flat;
+        }
     }
     let cleaned: String = name
         .chars()
@@ -112,19 +121,24 @@ mod tests {
     #[test]
     fn long_and_odd_names_round_trip() {
         let long = format!("mcp__{}__tool", "a".repeat(85));
-        let dotted = "my.tool";
+        let dotted = "my.tool.x";
         let names = NameMap::new(&[tool(&long), tool(dotted), tool("read_file")]);
         let wire = names.wire(&long);
         assert_eq!(wire.len(), MAX_TOOL_NAME);
         assert_eq!(names.original(&wire), long);
         assert_eq!(
             names.wire(dotted),
-            format!("my_tool_{:08x}", fnv1a(b"my.tool") as u32)
+            format!("my_tool_x_{:08x}", fnv1a(b"my.tool.x") as u32)
         );
         assert_eq!(names.original(&names.wire(dotted)), dotted);
         assert_eq!(names.wire("read_file"), "read_file");
         assert_eq!(names.original("read_file"), "read_file");
         assert_eq!(wire_name(&long), wire, "stable");
+        // A namespaced tool (Codex's `namespace` tools) reads as `namespace__tool`.
+        let namespaced = "collaboration.spawn_agent";
+        let names = NameMap::new(&[tool(namespaced)]);
+        assert_eq!(names.wire(namespaced), "collaboration__spawn_agent");
+        assert_eq!(names.original("collaboration__spawn_agent"), namespaced);
     }
 
     #[test]

@@ -30,8 +30,8 @@ const MODELED: [&str; 13] = [
 
 /// Client → corvid: a Chat Completions request body.
 ///
-/// `system` and `developer` messages, wherever they sit, become `system` entries in order (one
-/// per text part). Each `tool` message becomes a [`ToolResult`] part; consecutive ones share one
+/// `system` and `developer` messages ahead of the conversation become `system` entries in order
+/// (one per text part); later ones become [`Part::System`] parts at their position. Each `tool` message becomes a [`ToolResult`] part; consecutive ones share one
 /// user message, and a user message right after them joins it, after the results (Anthropic's
 /// shape). `reasoning_content` (or `reasoning`) on an assistant message becomes a
 /// [`Reasoning`] part ahead of its text. Fields the model does not hold (`stream_options`,
@@ -129,9 +129,20 @@ impl Conversation {
         let message = as_object(message, at)?;
         match req_str(message, "role", at)? {
             "system" | "developer" => {
-                for part in content_parts(message, at, Context::System)? {
-                    if let Part::Text { text } = part {
-                        self.system.push(text);
+                let texts = content_parts(message, at, Context::System)?
+                    .into_iter()
+                    .filter_map(|part| match part {
+                        Part::Text { text } => Some(text),
+                        _ => None,
+                    });
+                if self.messages.is_empty() {
+                    self.system.extend(texts);
+                } else {
+                    // In mid-conversation a system turn keeps its position.
+                    let parts: Vec<Part> = texts.map(|text| Part::System { text }).collect();
+                    if !parts.is_empty() {
+                        crate::model::push_system_turn(&mut self.messages, parts);
+                        self.in_tool_turn = false;
                     }
                 }
             }

@@ -140,10 +140,33 @@ fn messages(request: &ChatRequest, names: &NameMap) -> Vec<Value> {
     }
     // The ids of the previous assistant message's calls, in order, while they await results.
     let mut calls: Vec<String> = Vec::new();
+    // System turns that came between calls and their results: Chat wants the `tool` messages
+    // right after the calls, so these follow the results.
+    let mut deferred: Vec<&str> = Vec::new();
+    let flush = |out: &mut Vec<Value>, deferred: &mut Vec<&str>| {
+        for text in deferred.drain(..) {
+            out.push(json!({"role": "system", "content": text}));
+        }
+    };
     for message in &request.messages {
+        let system_only = message
+            .parts
+            .iter()
+            .all(|part| matches!(part, Part::System { .. }));
         match message.role {
+            Role::User if system_only && !calls.is_empty() => {
+                deferred.extend(message.parts.iter().filter_map(|part| match part {
+                    Part::System { text } => Some(text.as_str()),
+                    _ => None,
+                }));
+            }
+            Role::User => {
+                user(message, &mut calls, &mut out);
+                flush(&mut out, &mut deferred);
+            }
             Role::Assistant => {
                 answer_calls(&mut out, &mut calls, &[]);
+                flush(&mut out, &mut deferred);
                 out.push(assistant(message, names));
                 calls = message
                     .parts
@@ -154,10 +177,10 @@ fn messages(request: &ChatRequest, names: &NameMap) -> Vec<Value> {
                     })
                     .collect();
             }
-            Role::User => user(message, &mut calls, &mut out),
         }
     }
     answer_calls(&mut out, &mut calls, &[]);
+    flush(&mut out, &mut deferred);
     out
 }
 
@@ -224,9 +247,19 @@ fn user(message: &Message, calls: &mut Vec<String>, out: &mut Vec<Value>) {
         match part {
             Part::Text { text } => content.push(json!({"type": "text", "text": text})),
             Part::Image(image) => content.push(image_part(image)),
+            // A system turn keeps its place: the user content before it goes out first.
+            Part::System { text } => {
+                push_user(out, std::mem::take(&mut content));
+                out.push(json!({"role": "system", "content": text}));
+            }
             Part::ToolResult(_) | Part::ToolCall(_) | Part::Reasoning(_) => {}
         }
     }
+    push_user(out, content);
+}
+
+/// A `user` message with `content` (a plain string for one text part), unless it is empty.
+fn push_user(out: &mut Vec<Value>, content: Vec<Value>) {
     match content.as_slice() {
         [] => {}
         [single] if single["type"] == "text" => {
@@ -267,7 +300,7 @@ fn assistant(message: &Message, names: &NameMap) -> Value {
                     "function": {"name": names.wire(&call.name), "arguments": arguments},
                 }));
             }
-            Part::Reasoning(_) | Part::Image(_) | Part::ToolResult(_) => {}
+            Part::Reasoning(_) | Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => {}
         }
     }
     let mut out = Map::new();

@@ -104,7 +104,7 @@ pub fn encode_response(response: &ChatResponse, model: &str) -> Value {
                 "type": "function",
                 "function": {"name": call.name, "arguments": call.arguments},
             })),
-            Part::Image(_) | Part::ToolResult(_) => {}
+            Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => {}
         }
     }
     let mut message = serde_json::Map::new();

@@ -76,6 +76,12 @@ impl StreamDecoder {
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) {
         let mut scanner = std::mem::take(&mut self.scanner);
         scanner.feed(chunk, |payload| self.payload(payload, out));
+        if scanner.overlong_lines() > 0 && self.state == State::Open {
+            self.fail(
+                WireError::api("the upstream sent a line longer than 8 MiB"),
+                out,
+            );
+        }
         self.scanner = scanner;
     }
 
@@ -106,8 +112,14 @@ impl StreamDecoder {
             self.state = State::Done;
             return;
         }
-        let chunk: Value = match serde_json::from_slice(payload) {
-            Ok(chunk) => chunk,
+        let chunk = match serde_json::from_slice::<Value>(payload) {
+            Ok(chunk) if chunk.is_object() => chunk,
+            Ok(_) => {
+                return self.fail(
+                    WireError::api("the upstream sent a stream chunk that is not a JSON object"),
+                    out,
+                );
+            }
             Err(problem) => {
                 return self.fail(
                     WireError::api(format!(

@@ -155,7 +155,13 @@ impl Conversation {
                         _ => None,
                     })
                     .collect();
-                self.push_system(text.join("\n"));
+                let text = text.join("\n");
+                if self.messages.is_empty() {
+                    self.push_system(text);
+                } else if !text.is_empty() {
+                    // In mid-conversation a system turn keeps its position.
+                    crate::model::push_system_turn(&mut self.messages, vec![Part::System { text }]);
+                }
             }
             "user" if !parts.is_empty() => self.messages.push(Message {
                 role: Role::User,
@@ -283,9 +289,14 @@ fn function_call(item: &Value, path: &str) -> Result<ToolCall, DecodeError> {
     let arguments = optional_string(&item["arguments"], &format!("{path}.arguments"))?
         .filter(|arguments| !arguments.trim().is_empty())
         .unwrap_or("{}");
+    let name = string(&item["name"], &format!("{path}.name"))?;
+    let name = match optional_string(&item["namespace"], &format!("{path}.namespace"))? {
+        Some(namespace) => super::namespaced(namespace, name),
+        None => name.to_owned(),
+    };
     Ok(ToolCall {
         id: id.to_owned(),
-        name: string(&item["name"], &format!("{path}.name"))?.to_owned(),
+        name,
         arguments: arguments.to_owned(),
         signature: None,
     })
@@ -363,11 +374,35 @@ fn decode_tools(tools: &Value) -> Result<(Vec<Tool>, bool), DecodeError> {
     let mut has_builtin = false;
     for (position, tool) in optional_array(tools, "tools")?.iter().enumerate() {
         let path = format!("tools[{position}]");
+        if tool["type"].as_str() == Some("namespace") {
+            // Codex's MCP and subagent tools: each function inside becomes a tool named
+            // `<namespace>.<tool>`, which dialects without namespaces can carry (see
+            // `super::namespaced`).
+            let namespace = string(&tool["name"], &format!("{path}.name"))?;
+            for (inner, child) in optional_array(&tool["tools"], &format!("{path}.tools"))?
+                .iter()
+                .enumerate()
+                .filter(|(_, child)| matches!(child["type"].as_str(), None | Some("function")))
+            {
+                let mut function = function_tool(child, &format!("{path}.tools[{inner}]"))?;
+                function.name = super::namespaced(namespace, &function.name);
+                functions.push(function);
+            }
+            continue;
+        }
         if tool["type"].as_str() != Some("function") {
             has_builtin = true;
             continue;
         }
-        functions.push(Tool {
+        functions.push(function_tool(tool, &path)?);
+    }
+    Ok((functions, has_builtin))
+}
+
+/// One `function` tool.
+fn function_tool(tool: &Value, path: &str) -> Result<Tool, DecodeError> {
+    {
+        Ok(Tool {
             name: string(&tool["name"], &format!("{path}.name"))?.to_owned(),
             description: optional_string(&tool["description"], &format!("{path}.description"))?
                 .map(str::to_owned),
@@ -376,9 +411,8 @@ fn decode_tools(tools: &Value) -> Result<(Vec<Tool>, bool), DecodeError> {
                 schema => schema.clone(),
             },
             strict: optional_bool(&tool["strict"], &format!("{path}.strict"))?,
-        });
+        })
     }
-    Ok((functions, has_builtin))
 }
 
 struct DecodedToolChoice {

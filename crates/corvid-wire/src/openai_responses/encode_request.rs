@@ -147,6 +147,15 @@ fn input_items(messages: &[Message], names: &NameMap) -> Vec<Value> {
                     content.push(json!({ "type": "output_text", "text": text }));
                 }
                 (Role::User, Part::Image(image)) => content.push(input_image(image)),
+                // A system turn keeps its place, as a `system` message item.
+                (Role::User, Part::System { text }) if !text.is_empty() => {
+                    flush_message(&mut items, message.role, &mut content);
+                    items.push(json!({
+                        "type": "message",
+                        "role": "system",
+                        "content": [{ "type": "input_text", "text": text }],
+                    }));
+                }
                 (Role::User, Part::ToolResult(result)) => {
                     flush_message(&mut items, message.role, &mut content);
                     items.push(function_call_output(result));
@@ -383,6 +392,13 @@ fn reasoning(request: &ChatRequest) -> Option<Value> {
     });
     if let Some(effort) = effort {
         reasoning.insert("effort".to_owned(), json!(effort.as_str()));
+        // Without a summary a Responses model shows none of its reasoning: ask for one
+        // whenever the client asked for reasoning (a Responses client's own choice stands).
+        if effort != Effort::None {
+            reasoning
+                .entry("summary".to_owned())
+                .or_insert_with(|| json!("auto"));
+        }
     }
     (!reasoning.is_empty()).then_some(Value::Object(reasoning))
 }

@@ -104,7 +104,7 @@ pub(crate) fn arguments_done(at: At<'_>, name: &str, arguments: &str) -> Value {
         "type": "response.function_call_arguments.done",
         "item_id": at.item_id,
         "output_index": at.output_index,
-        "name": name,
+        "name": super::split_namespace(name).1,
         "arguments": arguments,
     })
 }

@@ -244,12 +244,17 @@ pub(crate) fn function_call_item(
     arguments: &str,
     status: &str,
 ) -> Value {
-    json!({
+    let (namespace, name) = super::split_namespace(name);
+    let mut item = json!({
         "type": "function_call",
         "id": function_call_item_id(call_id),
         "call_id": call_id,
         "name": name,
         "arguments": arguments,
         "status": status,
-    })
+    });
+    if let Some(namespace) = namespace {
+        item["namespace"] = json!(namespace);
+    }
+    item
 }

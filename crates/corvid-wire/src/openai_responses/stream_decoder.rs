@@ -89,6 +89,9 @@ impl StreamDecoder {
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<StreamEvent>) {
         let mut scanner = std::mem::take(&mut self.scanner);
         scanner.feed(chunk, |payload| self.payload(payload, out));
+        if scanner.overlong_lines() > 0 && !self.ended {
+            self.corrupt("a line longer than 8 MiB", out);
+        }
         self.scanner = scanner;
     }
 
@@ -109,9 +112,17 @@ impl StreamDecoder {
         if self.ended {
             return;
         }
-        // `[DONE]` (some compatible servers) and comments are not JSON: nothing to do.
-        let Ok(event) = serde_json::from_slice::<Value>(payload) else {
+        // `[DONE]` (some compatible servers) and empty `data:` lines carry nothing. Any other
+        // payload that is not one JSON object (cut short, invalid UTF-8) lost an event the
+        // client would have seen: the stream fails rather than go on without it.
+        let trimmed = payload.trim_ascii();
+        if trimmed.is_empty() || trimmed == b"[DONE]" {
             return;
+        }
+        let event = match serde_json::from_slice::<Value>(trimmed) {
+            Ok(event) if event.is_object() => event,
+            Ok(_) => return self.corrupt("not a JSON object", out),
+            Err(problem) => return self.corrupt(&problem.to_string(), out),
         };
         let kind = event["type"].as_str().unwrap_or_default();
         match kind {
@@ -423,6 +434,14 @@ impl StreamDecoder {
             }
             _ => {}
         }
+    }
+
+    /// A malformed event: the stream ends with an error.
+    fn corrupt(&mut self, problem: &str, out: &mut Vec<StreamEvent>) {
+        self.ended = true;
+        out.push(StreamEvent::Error(WireError::api(format!(
+            "the upstream sent a malformed stream event: {problem}"
+        ))));
     }
 
     /// `response.completed`, `.incomplete`, `.failed` or xAI's `response.done`: items the

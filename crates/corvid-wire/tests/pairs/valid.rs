@@ -48,7 +48,8 @@ fn chat(body: &Value) -> Vec<String> {
             pending.clear();
         }
         match role {
-            "system" if i > 0 => problems.push(format!("messages[{i}]: system not first")),
+            // Chat takes system messages anywhere (a system turn keeps its place), just not
+            // between a call and its result, which the check above catches.
             "system" | "user" => {}
             "assistant" => {
                 for call in array(message, "tool_calls") {

@@ -55,6 +55,40 @@ async fn a_401_on_the_account_means_signed_out() {
     ));
 }
 
+/// Issue 10, item 21: a sign-in Zed refuses (401) is removed from where it was stored (the
+/// installation's system id stays), so `corvid status` no longer says "signed in".
+#[tokio::test]
+async fn a_401_on_the_account_removes_the_stored_sign_in() {
+    use corvid_auth::zed::{ZED_SYSTEM_ID_VAR, ZedStore};
+    let home = tempfile::tempdir().unwrap();
+    let env_file = home.path().join("env");
+    let store = ZedStore::file_only(env_file.clone());
+    store.save(&super::credentials()).unwrap();
+    assert!(store.load().unwrap().is_some());
+    let cloud = MockZedCloud::start().await;
+    cloud.revoke_account();
+    let client = client_for(&cloud).with_store(store.clone());
+    assert!(!client.is_signed_out());
+    assert!(matches!(client.me().await, Err(ZedError::SignedOut)));
+    assert!(client.is_signed_out());
+    assert!(store.load().unwrap().is_none(), "the dead sign-in was kept");
+    let file = corvid_config::EnvFile::read(&env_file).unwrap();
+    assert_eq!(file.get(ZED_SYSTEM_ID_VAR), Some(SYSTEM_ID));
+
+    // Through the mint too, and a newer sign-in in the store is left alone.
+    store.save(&super::credentials()).unwrap();
+    let mut newer = super::credentials();
+    newer.access_token = corvid_auth::Secret::new("a-newer-token");
+    store.save(&newer).unwrap();
+    let client = client_for(&cloud).with_store(store.clone());
+    assert!(matches!(client.llm_token().await, Err(ZedError::SignedOut)));
+    assert!(client.is_signed_out());
+    assert!(
+        store.load().unwrap().is_some(),
+        "a newer sign-in was removed"
+    );
+}
+
 #[tokio::test]
 async fn models_use_a_minted_token_and_leave_out_disabled_ones() {
     let cloud = MockZedCloud::start().await;

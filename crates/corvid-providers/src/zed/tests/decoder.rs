@@ -158,6 +158,60 @@ fn a_reply_without_stream_ended_is_an_error() {
     assert_eq!(errors, 1);
 }
 
+/// Issue 10 item 19: the provider's own end (`Finish`) must not come out before
+/// `stream_ended` says the reply is whole, or a client encoder closes it as a success.
+#[test]
+fn the_providers_end_waits_for_stream_ended() {
+    for (provider, name, model) in [
+        (ZedProvider::Anthropic, "anthropic", "claude-sonnet-4-6"),
+        (ZedProvider::OpenAi, "open_ai", "gpt-5"),
+        (ZedProvider::XAi, "x_ai", "grok-4"),
+        (ZedProvider::Google, "google", "gemini-2.5-pro"),
+    ] {
+        let mut lines = wrapped_reply(name, model);
+        let ended = lines.pop().unwrap();
+        let mut decoder = decoder(provider, ZedFraming::Wrapped);
+        let mut out = Vec::new();
+        decoder.feed(body(&lines).as_bytes(), &mut out);
+        assert!(
+            !out.iter()
+                .any(|event| matches!(event, StreamEvent::Finish(_))),
+            "{name}: {out:?}"
+        );
+        // Whole: the finish comes out with `stream_ended`.
+        let mut rest = Vec::new();
+        decoder.feed(body(&[ended]).as_bytes(), &mut rest);
+        assert!(
+            rest.iter()
+                .any(|event| matches!(event, StreamEvent::Finish(_))),
+            "{name}: {rest:?}"
+        );
+        // Cut short: content and usage, then the error, never a finish.
+        let mut decoder = self::decoder(provider, ZedFraming::Wrapped);
+        let cut = decode(&mut decoder, &body(&lines));
+        assert!(
+            !cut.iter()
+                .any(|event| matches!(event, StreamEvent::Finish(_))),
+            "{name}: {cut:?}"
+        );
+        assert!(
+            matches!(cut.last(), Some(StreamEvent::Error(_))),
+            "{name}: {cut:?}"
+        );
+        assert_eq!(summarize_text(&cut), "Hello", "{name}");
+    }
+}
+
+fn summarize_text(events: &[StreamEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn a_failure_mid_stream_is_an_error_with_its_retry_after() {
     let events = provider_events("anthropic", "claude-sonnet-4-6");

@@ -137,3 +137,34 @@ fn google_requests_carry_the_prefixed_model_inside_only() {
     assert!(request.get("metadata").is_none());
     let _: &Value = request;
 }
+
+/// Issue 10, item 22: a forced tool choice to a Gemini model goes out as Zed's own client
+/// writes it (lowercase `any`), and every declaration has the `description` Zed's type needs.
+#[test]
+fn google_tool_choice_is_written_as_zed_writes_it() {
+    use corvid_wire::model::ToolChoice;
+    for (choice, mode) in [
+        (ToolChoice::Required, "any"),
+        (ToolChoice::Named("get_weather".to_owned()), "any"),
+        (ToolChoice::Auto, "auto"),
+        (ToolChoice::None, "none"),
+    ] {
+        let mut request = chat_request();
+        request.tool_choice = Some(choice);
+        let body = completion_body(
+            &request,
+            &model(ZedProvider::Google, "gemini-2.5-pro"),
+            None,
+            None,
+        );
+        let provider_request = &body["provider_request"];
+        assert_eq!(
+            provider_request["toolConfig"]["functionCallingConfig"]["mode"], mode,
+            "{provider_request}"
+        );
+        assert_eq!(
+            provider_request["tools"][0]["functionDeclarations"][0]["description"],
+            ""
+        );
+    }
+}

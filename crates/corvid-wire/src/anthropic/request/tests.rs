@@ -313,8 +313,18 @@ fn malformed_fields_are_named() {
         DecodeError::field("model", "is required")
     );
     assert_eq!(
-        error(json!({"model": "m", "messages": [{"role": "system", "content": "x"}]})),
-        DecodeError::field("messages[0].role", "must be `user` or `assistant`")
+        error(json!({"model": "m", "messages": [{"role": "tool", "content": "x"}]})),
+        DecodeError::field(
+            "messages[0].role",
+            "Unexpected role \"tool\". Allowed roles are \"user\" or \"assistant\""
+        )
+    );
+    assert_eq!(
+        error(json!({"model": "m", "messages": [{"role": "system", "content": 3}]})),
+        DecodeError::field(
+            "messages[0].content",
+            "must be a string or an array of text blocks"
+        )
     );
     assert_eq!(
         error(json!({"model": "m", "messages": [{"role": "user", "content": 3}]})),

@@ -60,7 +60,25 @@ fn usage_arithmetic_both_ways() {
     assert_eq!(
         encoded["usage"],
         serde_json::json!({"input_tokens": 300, "cache_read_input_tokens": 1000,
-                           "cache_creation_input_tokens": 0, "output_tokens": 42})
+                           "cache_creation_input_tokens": 0, "output_tokens": 42,
+                           "output_tokens_details": {"thinking_tokens": 10}})
+    );
+}
+
+#[test]
+fn thinking_tokens_are_read_and_written() {
+    let body = serde_json::json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-4-7",
+        "content": [{"type": "text", "text": "Hi"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 50,
+                  "output_tokens_details": {"thinking_tokens": 30}},
+    });
+    let response = decode_response(body.to_string().as_bytes(), &NameMap::default()).unwrap();
+    assert_eq!((response.usage.output, response.usage.reasoning), (50, 30));
+    let encoded = encode_response(&response, "claude-opus-4-7");
+    assert_eq!(
+        encoded["usage"]["output_tokens_details"]["thinking_tokens"],
+        30
     );
 }
 

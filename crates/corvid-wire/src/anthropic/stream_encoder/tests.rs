@@ -2,7 +2,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
-use crate::anthropic::tests::{check_framing, encode_stream, options};
+use crate::anthropic::tests::{check_framing, check_framing_prefix, encode_stream, options};
 use crate::model::ErrorKind;
 
 fn start() -> StreamEvent {
@@ -10,6 +10,14 @@ fn start() -> StreamEvent {
         id: "chatcmpl-9f3".into(),
         model: "gpt-4.1".into(),
     }
+}
+
+fn error() -> StreamEvent {
+    StreamEvent::Error(WireError {
+        kind: ErrorKind::Api,
+        message: "the reply was cut short".into(),
+        code: None,
+    })
 }
 
 fn text(text: &str) -> StreamEvent {
@@ -151,17 +159,53 @@ fn usage_before_finish_ends_at_the_finish() {
     ] {
         encoder.encode(&event, &mut out);
     }
-    let written = check_framing(&out);
+    // message_delta as soon as reason and usage are known …
+    let written = check_framing_prefix(&out);
+    assert_eq!(written.last().unwrap()["type"], "message_delta");
     assert_eq!(
-        written[written.len() - 2]["delta"]["stop_reason"],
+        written.last().unwrap()["delta"]["stop_reason"],
         "max_tokens"
     );
-    // Nothing more once message_stop is out.
+    // … nothing more but message_stop, which waits for the caller's finish.
     let before = out.len();
     encoder.encode(&text("late"), &mut out);
     encoder.encode(&usage(9, 9, 9), &mut out);
-    encoder.finish(&mut out);
     assert_eq!(out.len(), before);
+    encoder.finish(&mut out);
+    let written = check_framing(&out);
+    assert_eq!(written.last().unwrap()["type"], "message_stop");
+    let before = out.len();
+    encoder.finish(&mut out);
+    encoder.encode(&error(), &mut out);
+    assert_eq!(out.len(), before);
+}
+
+/// Issue 10, item 19: a failure that arrives after the provider's finish and usage (a Zed
+/// reply cut before `stream_ended`, a body that breaks after `message_delta`) is still an
+/// `error` event, and no `message_stop` claims the reply was whole.
+#[test]
+fn a_late_error_after_finish_and_usage_is_still_written() {
+    let mut encoder = StreamEncoder::new(options());
+    let mut out = Vec::new();
+    for event in [
+        start(),
+        text("x"),
+        StreamEvent::Finish(FinishReason::EndTurn),
+        usage(5, 0, 1),
+        error(),
+    ] {
+        encoder.encode(&event, &mut out);
+    }
+    encoder.finish(&mut out);
+    let kinds: Vec<String> = check_framing(&out)
+        .iter()
+        .map(|event| event["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds.last().map(String::as_str), Some("error"), "{kinds:?}");
+    assert!(
+        !kinds.iter().any(|kind| kind == "message_stop"),
+        "{kinds:?}"
+    );
 }
 
 #[test]

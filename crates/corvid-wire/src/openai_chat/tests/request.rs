@@ -109,7 +109,7 @@ fn decodes_a_zed_tool_loop() {
 }
 
 #[test]
-fn decodes_parameters_images_and_system_messages_anywhere() {
+fn decodes_parameters_images_and_system_messages_in_place() {
     let request = decode_request(&fixture("request_params.json")).unwrap();
     let mut lookup = tool(
         "lookup",
@@ -121,31 +121,41 @@ fn decodes_parameters_images_and_system_messages_anywhere() {
         request,
         ChatRequest {
             model: "gpt-5".to_owned(),
-            // `developer` first, then the later `system` message, one entry per text part.
-            system: vec![
-                "Follow the style guide.".to_owned(),
-                "Answer in JSON.".to_owned(),
-                "Be brief.".to_owned(),
+            // The leading `developer` message is system text; the later `system` message keeps
+            // its place, one part per text part.
+            system: vec!["Follow the style guide.".to_owned()],
+            messages: vec![
+                Message {
+                    role: Role::User,
+                    parts: vec![
+                        text("What is in these images?"),
+                        Part::Image(Image {
+                            source: ImageSource::Base64 {
+                                media_type: "image/jpeg".to_owned(),
+                                data: "/9j/4AAQSkZJRg==".to_owned(),
+                            },
+                            detail: Some("low".to_owned()),
+                        }),
+                        Part::Image(Image {
+                            source: ImageSource::Url {
+                                url: "https://example.com/cat.png".to_owned(),
+                            },
+                            detail: Some("high".to_owned()),
+                        }),
+                    ],
+                },
+                Message {
+                    role: Role::User,
+                    parts: vec![
+                        Part::System {
+                            text: "Answer in JSON.".to_owned(),
+                        },
+                        Part::System {
+                            text: "Be brief.".to_owned(),
+                        },
+                    ],
+                }
             ],
-            messages: vec![Message {
-                role: Role::User,
-                parts: vec![
-                    text("What is in these images?"),
-                    Part::Image(Image {
-                        source: ImageSource::Base64 {
-                            media_type: "image/jpeg".to_owned(),
-                            data: "/9j/4AAQSkZJRg==".to_owned(),
-                        },
-                        detail: Some("low".to_owned()),
-                    }),
-                    Part::Image(Image {
-                        source: ImageSource::Url {
-                            url: "https://example.com/cat.png".to_owned(),
-                        },
-                        detail: Some("high".to_owned()),
-                    }),
-                ],
-            }],
             tools: vec![lookup],
             tool_choice: Some(ToolChoice::Named("lookup".to_owned())),
             params: Params {

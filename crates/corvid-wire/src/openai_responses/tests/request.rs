@@ -176,7 +176,7 @@ fn input_as_a_string_is_one_user_message() {
 }
 
 #[test]
-fn system_and_developer_messages_anywhere_become_system_text() {
+fn system_and_developer_messages_keep_their_place() {
     let request = decode(json!({
         "model": "gpt-5",
         "input": [
@@ -186,11 +186,23 @@ fn system_and_developer_messages_anywhere_become_system_text() {
               "content": [{ "type": "input_text", "text": "Two" }, { "type": "input_text", "text": "lines." }] },
         ],
     }));
+    assert_eq!(request.system, vec!["One.".to_owned()]);
     assert_eq!(
-        request.system,
-        vec!["One.".to_owned(), "Two\nlines.".to_owned()]
+        request.messages,
+        vec![
+            Message::text(Role::User, "Hi"),
+            Message {
+                role: Role::User,
+                parts: vec![Part::System {
+                    text: "Two\nlines.".to_owned()
+                }],
+            },
+        ]
     );
-    assert_eq!(request.messages, vec![Message::text(Role::User, "Hi")]);
+    // And back out, in place, as a system message item.
+    let input = &encode_request(&request)["input"];
+    assert_eq!(input[1]["role"], "system");
+    assert_eq!(input[1]["content"][0]["text"], "Two\nlines.");
 }
 
 #[test]
@@ -411,12 +423,31 @@ fn encodes_a_foreign_conversation() {
 fn reasoning_settings_map_to_an_effort() {
     let mut request = foreign_request();
     let effort = |request: &ChatRequest| encode_request(request)["reasoning"].clone();
+    // Reasoning on asks for a summary too: without one no reasoning is shown (issue 10.8).
     request.params.reasoning = Some(ReasoningConfig::Budget(1024));
-    assert_eq!(effort(&request), json!({ "effort": "low" }));
+    assert_eq!(
+        effort(&request),
+        json!({ "effort": "low", "summary": "auto" })
+    );
     request.params.reasoning = Some(ReasoningConfig::Budget(20000));
-    assert_eq!(effort(&request), json!({ "effort": "high" }));
+    assert_eq!(
+        effort(&request),
+        json!({ "effort": "high", "summary": "auto" })
+    );
     request.params.reasoning = Some(ReasoningConfig::Effort(Effort::XHigh));
-    assert_eq!(effort(&request), json!({ "effort": "xhigh" }));
+    assert_eq!(
+        effort(&request),
+        json!({ "effort": "xhigh", "summary": "auto" })
+    );
+    // A Responses client's own summary choice stands.
+    request
+        .extra
+        .insert("reasoning".to_owned(), json!({ "summary": "detailed" }));
+    assert_eq!(
+        effort(&request),
+        json!({ "effort": "xhigh", "summary": "detailed" })
+    );
+    request.extra.remove("reasoning");
     request.params.reasoning = Some(ReasoningConfig::Disabled);
     assert_eq!(effort(&request), json!({ "effort": "none" }));
     assert_eq!(

@@ -1,0 +1,311 @@
+//! The session service: one `Agents` per process owns the model client, the store and every
+//! open session (one per conversation, each on its own project folder), so the terminal, the
+//! web page and ACP share one store, one provider registry and one token refresher. Front ends
+//! reach a session only through `corvid_protocol` frames (`Session::submit`, `subscribe`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use corvid_protocol::{ConversationSummary, HistoryEntry};
+use corvid_wire::model::Message;
+
+use crate::config::{AgentConfig, AgentError};
+use crate::conversation::OpenConversation;
+use crate::engine::project_folder;
+use crate::handle::{Session, Started, start};
+use crate::journal::Subscription;
+use crate::model::ModelClient;
+use crate::session::{Claims, SharedStore, lock};
+
+/// The session service. Cheap to clone; every clone is the same service.
+#[derive(Clone)]
+pub struct Agents {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    model: Arc<dyn ModelClient>,
+    store: SharedStore,
+    claims: Arc<Claims>,
+    sessions: Mutex<HashMap<String, Session>>,
+    /// Opens run one at a time, so two opens of one conversation find one session.
+    opening: tokio::sync::Mutex<()>,
+    next: AtomicU64,
+}
+
+/// One stored conversation with its history, for a front end that shows it before (or without)
+/// subscribing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationDetail {
+    pub summary: ConversationSummary,
+    /// Oldest first; for an open session, its completed turns (a running turn's events come
+    /// only to its listeners).
+    pub history: Vec<HistoryEntry>,
+    /// The open session holding it, if any.
+    pub session: Option<String>,
+}
+
+/// One open session, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The session's id (`a1`, `a2`, …), not a conversation id.
+    pub id: String,
+    /// Its project folder, canonical.
+    pub project: PathBuf,
+    /// The conversation it holds now.
+    pub conversation_id: String,
+    /// Live subscriptions.
+    pub listeners: usize,
+    /// Whether a turn is running.
+    pub running: bool,
+}
+
+impl Agents {
+    pub fn new(model: Arc<dyn ModelClient>, store: SharedStore) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                model,
+                store,
+                claims: Arc::new(Claims::default()),
+                sessions: Mutex::new(HashMap::new()),
+                opening: tokio::sync::Mutex::new(()),
+                next: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Opens a session on `config.project` (its `database` is ignored: the service's store is
+    /// used). When the conversation asked for is already open, that session is returned.
+    pub async fn open(
+        &self,
+        config: AgentConfig,
+        conversation: OpenConversation,
+    ) -> Result<Session, AgentError> {
+        Ok(self.open_inner(config, conversation).await?.0)
+    }
+
+    /// Like `open`, with a listener that hears a newly started session from its first event
+    /// (start-up warnings and `ready`, no replay) — what `corvid chat` and `exec` use. For a
+    /// session that was open already, the listener starts with the usual replay.
+    pub async fn open_listening(
+        &self,
+        config: AgentConfig,
+        conversation: OpenConversation,
+    ) -> Result<(Session, Subscription), AgentError> {
+        self.open_inner(config, conversation).await
+    }
+
+    async fn open_inner(
+        &self,
+        config: AgentConfig,
+        which: OpenConversation,
+    ) -> Result<(Session, Subscription), AgentError> {
+        let _opening = self.inner.opening.lock().await;
+        let project =
+            blocking(move || project_folder(&config).map(|path| (path, config))).await??;
+        let (project, config) = project;
+        let store = Arc::clone(&self.inner.store);
+        let (model_name, folder) = (config.model.clone(), project.clone());
+        let conversation = blocking(move || {
+            crate::conversation::resolve(&mut lock(&store), &folder, &model_name, &which)
+        })
+        .await??;
+        let session_id = {
+            let mut sessions = lock(&self.inner.sessions);
+            sessions.retain(|_, session| !session.is_closed());
+            if let Some(session) = self
+                .inner
+                .claims
+                .holder(&conversation)
+                .and_then(|holder| sessions.get(&holder))
+            {
+                return Ok((session.clone(), session.subscribe()));
+            }
+            let session_id = format!("a{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);
+            // Free a moment ago under the same lock: nobody else can hold it.
+            let _ = self.inner.claims.claim(&conversation, &session_id);
+            session_id
+        };
+        let (model, store, claims) = (
+            Arc::clone(&self.inner.model),
+            Arc::clone(&self.inner.store),
+            Arc::clone(&self.inner.claims),
+        );
+        let runtime = tokio::runtime::Handle::current();
+        let (id, held) = (session_id.clone(), conversation.clone());
+        let started =
+            blocking(move || start(config, model, store, claims, id, held, &runtime)).await?;
+        match started {
+            Ok(Started { session, first }) => {
+                lock(&self.inner.sessions).insert(session_id, session.clone());
+                Ok((session, first))
+            }
+            Err(error) => {
+                self.inner.claims.release(&conversation, &session_id);
+                Err(error)
+            }
+        }
+    }
+
+    /// The open sessions.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        let mut sessions = lock(&self.inner.sessions);
+        sessions.retain(|_, session| !session.is_closed());
+        let mut list: Vec<SessionInfo> = sessions
+            .values()
+            .map(|session| SessionInfo {
+                id: session.id().to_owned(),
+                project: session.project().to_owned(),
+                conversation_id: session.conversation_id(),
+                listeners: session.listeners(),
+                running: session.is_running(),
+            })
+            .collect();
+        list.sort_by(|a, b| a.id.cmp(&b.id));
+        list
+    }
+
+    /// An open session by its id.
+    pub fn session(&self, id: &str) -> Option<Session> {
+        lock(&self.inner.sessions)
+            .get(id)
+            .filter(|session| !session.is_closed())
+            .cloned()
+    }
+
+    /// The open session holding `conversation_id`, if any.
+    pub fn session_for(&self, conversation_id: &str) -> Option<Session> {
+        let holder = self.inner.claims.holder(conversation_id)?;
+        self.session(&holder)
+    }
+
+    /// The project's stored conversations, most recently updated first.
+    pub async fn conversations(
+        &self,
+        project: &Path,
+    ) -> Result<Vec<ConversationSummary>, AgentError> {
+        let key = canonical(project).await?.display().to_string();
+        let store = Arc::clone(&self.inner.store);
+        let list = blocking(move || lock(&store).list_conversations(&key)).await??;
+        Ok(list.into_iter().map(crate::conversation::summary).collect())
+    }
+
+    /// One stored conversation of the project with its history; `None` when there is none.
+    /// Read only: a conversation left broken by a crash is repaired when a session opens it.
+    pub async fn conversation(
+        &self,
+        project: &Path,
+        conversation_id: &str,
+    ) -> Result<Option<ConversationDetail>, AgentError> {
+        let folder = canonical(project).await?;
+        if let Some(session) = self.session_for(conversation_id)
+            && session.project() == folder
+            && let Some((summary, history)) = session.conversation()
+            && summary.id == conversation_id
+        {
+            return Ok(Some(ConversationDetail {
+                summary,
+                history,
+                session: Some(session.id().to_owned()),
+            }));
+        }
+        let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
+        let key = folder.display().to_string();
+        let found = blocking(move || {
+            let store = lock(&store);
+            let Some(summary) = store.conversation(&key, &id)? else {
+                return Ok(None);
+            };
+            let messages: Vec<Message> = store
+                .messages(&id)?
+                .iter()
+                .filter_map(|stored| serde_json::from_str(&stored.content).ok())
+                .collect();
+            Ok::<_, corvid_store::StoreError>(Some((summary, messages)))
+        })
+        .await??;
+        Ok(found.map(|(summary, messages)| ConversationDetail {
+            summary: crate::conversation::summary(summary),
+            history: crate::history::entries(&messages, &folder),
+            session: None,
+        }))
+    }
+
+    /// The service's store (the usage ledger and conversations live there), for front ends that
+    /// report on it.
+    pub fn store(&self) -> SharedStore {
+        Arc::clone(&self.inner.store)
+    }
+
+    /// Deletes a stored conversation (closing its session first when one is open); false when
+    /// the project has no such conversation.
+    pub async fn delete_conversation(
+        &self,
+        project: &Path,
+        conversation_id: &str,
+    ) -> Result<bool, AgentError> {
+        if let Some(session) = self.session_for(conversation_id) {
+            self.close(session.id()).await;
+        }
+        let key = canonical(project).await?.display().to_string();
+        let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
+        Ok(blocking(move || lock(&store).delete_conversation(&key, &id)).await??)
+    }
+
+    /// Closes a session (see `Session::close`); false when no such session is open. Returns
+    /// when its engine has stopped.
+    pub async fn close(&self, session_id: &str) -> bool {
+        let removed = lock(&self.inner.sessions).remove(session_id);
+        match removed {
+            Some(session) if !session.is_closed() => {
+                session.close().await;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Closes every session (at the process's end).
+    pub async fn close_all(&self) {
+        let sessions: Vec<Session> = lock(&self.inner.sessions)
+            .drain()
+            .map(|(_, session)| session)
+            .collect();
+        for session in sessions {
+            session.close().await;
+        }
+    }
+}
+
+async fn canonical(project: &Path) -> Result<PathBuf, AgentError> {
+    let project = project.to_owned();
+    blocking(move || {
+        project.canonicalize().map_err(|error| AgentError::Project {
+            path: project.clone(),
+            message: error.to_string(),
+        })
+    })
+    .await?
+}
+
+/// Runs blocking work (the store, the file system) off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, AgentError> {
+    tokio::task::spawn_blocking(work).await.map_err(|join| {
+        AgentError::Store(corvid_store::StoreError::Spawn(std::io::Error::other(
+            join.to_string(),
+        )))
+    })
+}
+
+impl std::fmt::Debug for Agents {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Agents")
+            .field("sessions", &lock(&self.inner.sessions).len())
+            .finish_non_exhaustive()
+    }
+}

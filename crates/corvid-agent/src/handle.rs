@@ -1,0 +1,260 @@
+//! The front ends' handles: `Session` (one session of an `Agents` service, cheap to clone) and
+//! `AgentHandle` (a session of its own, outside any service: its own store, for tests and tools
+//! that want one agent and nothing else).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, Op, Submission};
+use corvid_store::Store;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::{AgentConfig, AgentError};
+use crate::conversation::OpenConversation;
+use crate::emitter::Scope;
+use crate::engine::{Engine, Wiring, project_folder};
+use crate::journal::{Journal, Subscription};
+use crate::model::ModelClient;
+use crate::session::{Approvals, Claims, SharedStore};
+
+/// Operations waiting for a session's engine; past them a submission is refused at once.
+pub const OP_BUFFER: usize = 64;
+
+/// One session: submit operations, subscribe to its events. Every clone is the same session.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: String,
+    project: PathBuf,
+    ops: mpsc::Sender<Submission>,
+    journal: Arc<Journal>,
+    approvals: Arc<Approvals>,
+    next: AtomicU64,
+    stopped: watch::Receiver<bool>,
+}
+
+/// A session's engine, built but not yet running, with its first listener.
+pub(crate) struct Started {
+    pub(crate) session: Session,
+    pub(crate) first: Subscription,
+}
+
+/// Builds the session's engine and starts it on the current tokio runtime. Blocking (the store,
+/// the project folder): call it from a blocking thread when on the async ones.
+pub(crate) fn start(
+    config: AgentConfig,
+    model: Arc<dyn ModelClient>,
+    store: SharedStore,
+    claims: Arc<Claims>,
+    session_id: String,
+    conversation: String,
+    runtime: &tokio::runtime::Handle,
+) -> Result<Started, AgentError> {
+    let project = project_folder(&config)?;
+    let journal = Journal::new();
+    // Subscribed before the engine says anything: this listener hears every event, no replay.
+    let first = journal.subscribe();
+    let approvals = Arc::new(Approvals::default());
+    let engine = Engine::open(
+        config,
+        Wiring {
+            model,
+            store,
+            journal: Arc::clone(&journal),
+            approvals: Arc::clone(&approvals),
+            claims,
+            session_id: session_id.clone(),
+        },
+        conversation,
+    )?;
+    let (ops, ops_rx) = mpsc::channel(OP_BUFFER);
+    let (stopped_tx, stopped) = watch::channel(false);
+    runtime.spawn(engine.run(ops_rx, stopped_tx));
+    Ok(Started {
+        session: Session {
+            inner: Arc::new(Inner {
+                id: session_id,
+                project,
+                ops,
+                journal,
+                approvals,
+                next: AtomicU64::new(0),
+                stopped,
+            }),
+        },
+        first,
+    })
+}
+
+impl Session {
+    /// The session's id (`a1`, `a2`, …), not a conversation id.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The project folder, canonical.
+    pub fn project(&self) -> &Path {
+        &self.inner.project
+    }
+
+    /// The conversation the session holds now.
+    pub fn conversation_id(&self) -> String {
+        self.inner.journal.conversation_id()
+    }
+
+    /// A new listener: a replay of the session so far, then live events.
+    pub fn subscribe(&self) -> Subscription {
+        self.inner.journal.subscribe()
+    }
+
+    /// Queues an operation; returns the submission id its events carry.
+    pub fn submit(&self, op: Op) -> String {
+        let id = format!("s{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);
+        self.submit_with_id(Submission::new(id.clone(), op));
+        id
+    }
+
+    /// Queues a submission under the caller's own id. Never blocks: when `OP_BUFFER` operations
+    /// already wait, it is answered at once with an `error` under its id.
+    pub fn submit_with_id(&self, submission: Submission) {
+        match self.inner.ops.try_send(submission) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(submission)) => self.inner.journal.emit(
+                &Scope {
+                    id: submission.id,
+                    ..Scope::default()
+                },
+                EventMsg::Error(ErrorNotification {
+                    class: ErrorClass::InvalidRequest,
+                    message: format!(
+                        "too many operations waiting ({OP_BUFFER}); this one was dropped"
+                    ),
+                    next_action: "Wait for the session to answer, then send it again.".to_owned(),
+                    retryable: true,
+                }),
+            ),
+            // The engine stopped: listeners already saw `shutdown_complete` or the end.
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+
+    /// Whether the engine has stopped (closed, shut down).
+    pub fn is_closed(&self) -> bool {
+        *self.inner.stopped.borrow()
+    }
+
+    /// The active conversation and its completed turns' history.
+    pub(crate) fn conversation(
+        &self,
+    ) -> Option<(
+        corvid_protocol::ConversationSummary,
+        Vec<corvid_protocol::HistoryEntry>,
+    )> {
+        self.inner.journal.conversation()
+    }
+
+    /// Live listeners now.
+    pub fn listeners(&self) -> usize {
+        self.inner.journal.listeners()
+    }
+
+    /// Whether a turn is running.
+    pub fn is_running(&self) -> bool {
+        self.inner.journal.turn_running()
+    }
+
+    /// Ends the session: every waiting approval is answered "session closed" at once, then the
+    /// engine cancels its turn, saves, says `shutdown_complete` and stops. Returns when it has.
+    pub async fn close(&self) {
+        self.inner.approvals.close();
+        // A full queue is waited out here: closing must not be dropped like a flood.
+        let _ = self
+            .inner
+            .ops
+            .send(Submission::new("close", Op::Shutdown))
+            .await;
+        let mut stopped = self.inner.stopped.clone();
+        let _ = stopped.wait_for(|stopped| *stopped).await;
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Session")
+            .field("id", &self.inner.id)
+            .field("project", &self.inner.project)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One session outside any `Agents` service, with its own store (`AgentConfig::database`, or
+/// in memory): the engine lives as long as a handle does.
+#[derive(Debug, Clone)]
+pub struct AgentHandle {
+    session: Session,
+}
+
+impl AgentHandle {
+    /// Starts an agent on the current tokio runtime (on the project's current conversation);
+    /// the subscription hears it from its first event.
+    pub fn spawn(
+        config: AgentConfig,
+        model: Arc<dyn ModelClient>,
+    ) -> Result<(Self, Subscription), AgentError> {
+        let mut store = match &config.database {
+            Some(path) => Store::open(path)?,
+            None => Store::open_in_memory()?,
+        };
+        let project = project_folder(&config)?;
+        let conversation = crate::conversation::resolve(
+            &mut store,
+            &project,
+            &config.model,
+            &OpenConversation::Current,
+        )?;
+        let store: SharedStore = Arc::new(std::sync::Mutex::new(store));
+        let claims = Arc::new(Claims::default());
+        let _ = claims.claim(&conversation, "a1");
+        let runtime = tokio::runtime::Handle::current();
+        let started = start(
+            config,
+            model,
+            store,
+            claims,
+            "a1".to_owned(),
+            conversation,
+            &runtime,
+        )?;
+        Ok((
+            Self {
+                session: started.session,
+            },
+            started.first,
+        ))
+    }
+
+    /// The session behind the handle.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Another listener (a replay, then live events).
+    pub fn subscribe(&self) -> Subscription {
+        self.session.subscribe()
+    }
+
+    /// Sends an operation; returns the submission id its events will carry.
+    pub fn submit(&self, op: Op) -> String {
+        self.session.submit(op)
+    }
+
+    /// Sends a submission with the caller's own id.
+    pub fn submit_with_id(&self, submission: Submission) {
+        self.session.submit_with_id(submission);
+    }
+}

@@ -1,0 +1,714 @@
+//! The session service: many sessions over one store, many listeners per session, replay and
+//! resync, and approvals that always get an answer — through the real engine, tools and store,
+//! against a scripted model.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use corvid_agent::{
+    AgentConfig, Agents, EVENT_BUFFER, EventStream, ModelClient, ModelError, OpenConversation,
+    Session, Subscription,
+};
+use corvid_protocol::{
+    ApprovalDecision, ApprovalPolicy, ApproveParams, ErrorClass, Event, EventMsg, HistoryEntry, Op,
+    ProposalOutcome, SendParams, TurnOutcome,
+};
+use corvid_store::Store;
+use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
+use corvid_wire::model::{ChatRequest, StreamEvent};
+use tokio::time::timeout;
+
+struct Scripted(Arc<ScriptedModel>);
+
+impl ModelClient for Scripted {
+    fn stream(&self, request: ChatRequest) -> corvid_agent::StreamFuture<'_> {
+        let reply = self.0.next(request);
+        Box::pin(async move {
+            match reply {
+                ScriptedReply::Events(events) => {
+                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
+                }
+                ScriptedReply::Fail { message, .. } => {
+                    Err(ModelError::new(ErrorClass::ServerError, message))
+                }
+                ScriptedReply::Hang => std::future::pending().await,
+                ScriptedReply::Fed(mut receiver) => {
+                    Ok(Box::pin(futures_util::stream::poll_fn(move |cx| {
+                        receiver.poll_recv(cx)
+                    })) as EventStream)
+                }
+            }
+        })
+    }
+}
+
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn service(replies: Vec<ScriptedReply>) -> (Agents, Arc<ScriptedModel>) {
+    let model = Arc::new(ScriptedModel::new(replies));
+    let store = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
+    (
+        Agents::new(Arc::new(Scripted(Arc::clone(&model))), store),
+        model,
+    )
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "one\n").unwrap();
+    dir
+}
+
+fn config(project: &Path, policy: ApprovalPolicy) -> AgentConfig {
+    let mut config = AgentConfig::new(project.to_owned(), "scripted-model");
+    config.approval = policy;
+    config.output_dir = project.join(".corvid-test-output");
+    config
+}
+
+async fn next(listener: &mut Subscription) -> Event {
+    timeout(PATIENCE, listener.recv())
+        .await
+        .expect("an event in time")
+        .expect("the session is running")
+}
+
+/// Events until one matches, all of them returned (the match last).
+async fn until(listener: &mut Subscription, matches: impl Fn(&Event) -> bool) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let event = next(listener).await;
+        let done = matches(&event);
+        seen.push(event);
+        if done {
+            return seen;
+        }
+    }
+}
+
+fn turn_finished(event: &Event) -> bool {
+    matches!(event.msg, EventMsg::TurnFinished(_)) && event.depth == 0
+}
+
+/// The id of the latest proposal among `events`.
+fn proposal_id(events: &[Event]) -> String {
+    events
+        .iter()
+        .rev()
+        .find_map(|event| match &event.msg {
+            EventMsg::Proposal(proposal) => Some(proposal.proposal_id.clone()),
+            _ => None,
+        })
+        .expect("a proposal")
+}
+
+fn approve(session: &Session, proposal_id: &str, decision: ApprovalDecision) -> String {
+    session.submit(Op::Approve(ApproveParams {
+        proposal_id: proposal_id.to_owned(),
+        decision,
+    }))
+}
+
+/// What events say, without when (a replay's summaries are stamped when they are made).
+fn messages(events: &[Event]) -> Vec<(u64, EventMsg)> {
+    events
+        .iter()
+        .map(|event| (event.seq, event.msg.clone()))
+        .collect()
+}
+
+/// Reads the replay a new subscription starts with.
+async fn replay(listener: &mut Subscription) -> Vec<Event> {
+    let mut events = Vec::new();
+    while listener.buffered() > 0 {
+        let event = next(listener).await;
+        assert!(event.replay, "{event:?}");
+        events.push(event);
+    }
+    events
+}
+
+#[tokio::test]
+async fn two_listeners_see_the_same_events() {
+    let dir = project();
+    let (agents, _) = service(vec![
+        ScriptedReply::tool_call("c1", "read", r#"{"path":"notes.txt"}"#),
+        ScriptedReply::text("It says one."),
+    ]);
+    let session = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    let mut first = session.subscribe();
+    let mut second = session.subscribe();
+    assert_eq!(
+        messages(&replay(&mut first).await),
+        messages(&replay(&mut second).await)
+    );
+    session.submit(Op::Send(SendParams::text("what do the notes say?")));
+    let seen_first = until(&mut first, turn_finished).await;
+    let seen_second = until(&mut second, turn_finished).await;
+    assert_eq!(seen_first, seen_second);
+    assert!(seen_first.iter().all(|event| !event.replay));
+    let seqs: Vec<u64> = seen_first.iter().map(|event| event.seq).collect();
+    assert!(
+        seqs.windows(2).all(|pair| pair[1] == pair[0] + 1),
+        "{seqs:?}"
+    );
+    assert!(matches!(
+        &seen_first[0].msg,
+        EventMsg::TurnStarted { prompt: Some(prompt), .. } if prompt == "what do the notes say?"
+    ));
+    assert_eq!(session.listeners(), 2);
+}
+
+// On two threads, as a server runs it: answers and events race for real.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_subscriber_gets_the_replay_of_finished_and_running_turns() {
+    let dir = project();
+    let (agents, _) = service(vec![
+        ScriptedReply::text("Hello."),
+        ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo two >> notes.txt"}"#),
+        ScriptedReply::text("Appended."),
+    ]);
+    let session = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    let mut early = session.subscribe();
+    session.submit(Op::Send(SendParams::text("hi")));
+    until(&mut early, turn_finished).await;
+    session.submit(Op::Send(SendParams::text("append two")));
+    let before = until(&mut early, |event| {
+        matches!(event.msg, EventMsg::Proposal(_))
+    })
+    .await;
+    let last_live = before.last().unwrap().seq;
+
+    let mut late = session.subscribe();
+    let events = replay(&mut late).await;
+    match &events[0].msg {
+        EventMsg::Ready(ready) => {
+            assert_eq!(ready.conversation_id, session.conversation_id());
+            assert_eq!(ready.missed, None);
+        }
+        other => panic!("a replay starts with ready, not {other:?}"),
+    }
+    let history = events
+        .iter()
+        .find_map(|event| match &event.msg {
+            EventMsg::ConversationSwitched { history, .. } => Some(history.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        history,
+        vec![
+            HistoryEntry::User { text: "hi".into() },
+            HistoryEntry::Assistant {
+                text: "Hello.".into()
+            },
+        ]
+    );
+    // The running turn, from its start to the waiting proposal, seqs never decreasing.
+    assert!(events.iter().any(|event| matches!(
+        &event.msg,
+        EventMsg::TurnStarted { prompt: Some(prompt), .. } if prompt == "append two"
+    )));
+    assert_eq!(proposal_id(&events), proposal_id(&before));
+    assert_eq!(events.last().unwrap().seq, last_live);
+    assert!(events.windows(2).all(|pair| pair[0].seq <= pair[1].seq));
+
+    // The late listener answers; both hear the rest, live, in the same order.
+    approve(&session, &proposal_id(&events), ApprovalDecision::Approve);
+    let rest_late = until(&mut late, turn_finished).await;
+    let rest_early = until(&mut early, turn_finished).await;
+    assert_eq!(rest_late, rest_early);
+    assert_eq!(rest_late[0].seq, last_live + 1);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+}
+
+#[tokio::test]
+async fn a_listener_that_never_reads_stalls_nothing_and_stays_bounded() {
+    const DELTAS: usize = EVENT_BUFFER * 6;
+    let ScriptedReply::Events(mut events) = ScriptedReply::text("") else {
+        unreachable!()
+    };
+    let deltas = (0..DELTAS).map(|_| StreamEvent::TextDelta { text: "x".into() });
+    events.splice(1..2, deltas);
+    let dir = project();
+    let (agents, _) = service(vec![ScriptedReply::Events(events)]);
+    let session = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    let mut stuck = session.subscribe();
+    let stuck_replay = stuck.buffered();
+    let mut reader = session.subscribe();
+    replay(&mut reader).await;
+    session.submit(Op::Send(SendParams::text("talk a lot")));
+    // The reader may fall behind too (the deltas come faster than it reads): then a resync
+    // brings it up to date, and it still learns that the turn ended.
+    loop {
+        let event = next(&mut reader).await;
+        if turn_finished(&event) {
+            break;
+        }
+        if matches!(&event.msg, EventMsg::Ready(ready) if ready.missed.is_some()) {
+            let rebuilt = replay(&mut reader).await;
+            let running = rebuilt
+                .iter()
+                .any(|event| matches!(event.msg, EventMsg::TurnStarted { .. }));
+            if !running {
+                break;
+            }
+        }
+    }
+    // The one that never read holds no more than the ring, however much was said.
+    assert!(
+        stuck.buffered() <= stuck_replay + EVENT_BUFFER,
+        "{} buffered",
+        stuck.buffered()
+    );
+    // A new listener's replay is small: the turn's deltas were merged into its history.
+    let mut fresh = session.subscribe();
+    assert!(fresh.buffered() <= 3, "{} replayed", fresh.buffered());
+    let fresh_replay = replay(&mut fresh).await;
+    let said = "x".repeat(DELTAS);
+    assert!(fresh_replay.iter().any(|event| matches!(
+        &event.msg,
+        EventMsg::ConversationSwitched { history, .. }
+            if history.contains(&HistoryEntry::Assistant { text: said.clone() })
+    )));
+
+    // When it reads at last: its old replay, then a resync that says how much it missed.
+    for _ in 0..stuck_replay {
+        assert!(next(&mut stuck).await.replay);
+    }
+    let resync = next(&mut stuck).await;
+    match &resync.msg {
+        // Of the turn's events only the ring's worth were held for it; the rest were dropped.
+        EventMsg::Ready(ready) => assert!(
+            ready.missed.unwrap() as usize >= DELTAS - EVENT_BUFFER,
+            "{:?} missed",
+            ready.missed
+        ),
+        other => panic!("expected a resync, got {other:?}"),
+    }
+    let rebuilt = replay(&mut stuck).await;
+    assert_eq!(messages(&rebuilt), messages(&fresh_replay[1..]));
+}
+
+// On two threads, as a server runs it: answers and events race for real.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_is_answered_from_either_listener_and_a_second_answer_is_refused() {
+    let dir = project();
+    let (agents, _) = service(vec![
+        ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo a >> notes.txt"}"#),
+        ScriptedReply::tool_call("c2", "bash", r#"{"command":"echo b >> notes.txt"}"#),
+        ScriptedReply::text("Both ran."),
+    ]);
+    // Two tabs open the same conversation: one session, two listeners.
+    let tab_one = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    let tab_two = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::Existing(tab_one.conversation_id()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(tab_one.id(), tab_two.id());
+    let mut one = tab_one.subscribe();
+    let mut two = tab_two.subscribe();
+    replay(&mut one).await;
+    replay(&mut two).await;
+
+    tab_one.submit(Op::Send(SendParams::text("append a and b")));
+    let first =
+        proposal_id(&until(&mut two, |event| matches!(event.msg, EventMsg::Proposal(_))).await);
+    approve(&tab_two, &first, ApprovalDecision::Approve);
+    let second = proposal_id(
+        &until(&mut one, |event| {
+            matches!(&event.msg, EventMsg::Proposal(proposal) if proposal.proposal_id != first)
+        })
+        .await,
+    );
+    approve(&tab_one, &second, ApprovalDecision::Approve);
+    let late_answer = approve(
+        &tab_two,
+        &second,
+        ApprovalDecision::Reject { feedback: None },
+    );
+    let rest = until(&mut two, turn_finished).await;
+    let refusal = rest
+        .iter()
+        .find(|event| event.id == late_answer)
+        .expect("the second answer is answered");
+    match &refusal.msg {
+        EventMsg::Error(error) => {
+            assert_eq!(error.class, ErrorClass::InvalidRequest);
+            assert!(
+                error.message.contains("already answered (approved)"),
+                "{}",
+                error.message
+            );
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(rest.iter().any(|event| matches!(
+        &event.msg,
+        EventMsg::ProposalClosed { proposal_id, outcome: ProposalOutcome::Approved } if *proposal_id == second
+    )));
+    match &rest.last().unwrap().msg {
+        EventMsg::TurnFinished(finished) => assert_eq!(finished.outcome, TurnOutcome::Completed),
+        _ => unreachable!(),
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "one\na\nb\n"
+    );
+}
+
+// On two threads, as a server runs it: answers and events race for real.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
+    let dir = project();
+    let database = tempfile::tempdir().unwrap();
+    let model = Arc::new(ScriptedModel::new(vec![ScriptedReply::tool_call(
+        "c1",
+        "bash",
+        r#"{"command":"echo never >> notes.txt"}"#,
+    )]));
+    let store = Arc::new(Mutex::new(
+        Store::open(&database.path().join("corvid.db")).unwrap(),
+    ));
+    let agents = Agents::new(Arc::new(Scripted(Arc::clone(&model))), Arc::clone(&store));
+    let session = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    let conversation = session.conversation_id();
+    let mut listener = session.subscribe();
+    session.submit(Op::Send(SendParams::text("append never")));
+    until(&mut listener, |event| {
+        matches!(event.msg, EventMsg::Proposal(_))
+    })
+    .await;
+
+    assert!(
+        timeout(PATIENCE, agents.close(session.id()))
+            .await
+            .expect("close ends")
+    );
+    let mut rest = Vec::new();
+    while let Some(event) = timeout(PATIENCE, listener.recv())
+        .await
+        .expect("the stream ends")
+    {
+        rest.push(event.msg);
+    }
+    assert!(rest.iter().any(|msg| matches!(
+        msg,
+        EventMsg::ProposalClosed {
+            outcome: ProposalOutcome::Interrupted,
+            ..
+        }
+    )));
+    assert!(rest.iter().any(|msg| matches!(
+        msg,
+        EventMsg::ToolResult(result) if !result.ok && result.output.contains("the session was closed")
+    )));
+    assert!(rest.iter().any(|msg| matches!(
+        msg,
+        EventMsg::TurnFinished(finished) if finished.outcome == TurnOutcome::Cancelled
+    )));
+    assert_eq!(rest.last(), Some(&EventMsg::ShutdownComplete));
+    assert!(session.is_closed());
+    assert!(agents.sessions().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "one\n"
+    );
+    // The turn's step, with the call's "session closed" result, is in the store.
+    let stored = store.lock().unwrap().messages(&conversation).unwrap();
+    assert!(
+        stored
+            .iter()
+            .any(|message| message.content.contains("the session was closed")),
+        "{stored:?}"
+    );
+    // An answer after the end is dropped quietly; the conversation can be opened again.
+    approve(&session, "p_c1", ApprovalDecision::Approve);
+    let reopened = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::Existing(conversation.clone()),
+        )
+        .await
+        .unwrap();
+    assert_ne!(reopened.id(), session.id());
+    assert_eq!(reopened.conversation_id(), conversation);
+}
+
+// On two threads, as a server runs it: answers and events race for real.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_sessions_run_at_once_on_different_projects() {
+    const SESSIONS: usize = 3;
+    let mut feeds = Vec::new();
+    let mut replies = Vec::new();
+    for _ in 0..SESSIONS {
+        let (feed, reply) = ScriptedReply::fed();
+        feeds.push(feed);
+        replies.push(reply);
+    }
+    let (agents, _) = service(replies);
+    let projects: Vec<tempfile::TempDir> = (0..SESSIONS).map(|_| project()).collect();
+    let mut sessions = Vec::new();
+    let mut listeners = Vec::new();
+    for (index, dir) in projects.iter().enumerate() {
+        let session = agents
+            .open(
+                config(dir.path(), ApprovalPolicy::Ask),
+                OpenConversation::Current,
+            )
+            .await
+            .unwrap();
+        let mut listener = session.subscribe();
+        replay(&mut listener).await;
+        session.submit(Op::Send(SendParams::text(format!("job {index}"))));
+        sessions.push(session);
+        listeners.push(listener);
+    }
+    // Every turn is waiting on its model at the same time.
+    for listener in &mut listeners {
+        until(listener, |event| {
+            matches!(event.msg, EventMsg::TurnStarted { .. })
+        })
+        .await;
+    }
+    timeout(PATIENCE, async {
+        while agents.sessions().iter().filter(|info| info.running).count() < SESSIONS {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("all turns run at once");
+    let infos = agents.sessions();
+    let folders: std::collections::HashSet<_> =
+        infos.iter().map(|info| info.project.clone()).collect();
+    assert_eq!(folders.len(), SESSIONS);
+    for feed in feeds {
+        for event in [
+            StreamEvent::Start {
+                id: "r".into(),
+                model: "scripted-model".into(),
+            },
+            StreamEvent::TextDelta {
+                text: "done".into(),
+            },
+            StreamEvent::Finish(corvid_wire::model::FinishReason::EndTurn),
+        ] {
+            feed.send(event).unwrap();
+        }
+    }
+    for (listener, session) in listeners.iter_mut().zip(&sessions) {
+        let events = until(listener, turn_finished).await;
+        assert!(events.iter().all(|event| !event.replay));
+        match &events.last().unwrap().msg {
+            EventMsg::TurnFinished(finished) => {
+                assert_eq!(finished.outcome, TurnOutcome::Completed)
+            }
+            _ => unreachable!(),
+        }
+        // Each conversation belongs to its own project, in the one store.
+        let listed = agents.conversations(session.project()).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].id, session.conversation_id());
+    }
+    // A conversation can be read with its history, open or not.
+    let detail = agents
+        .conversation(projects[1].path(), &sessions[1].conversation_id())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.session.as_deref(), Some(sessions[1].id()));
+    assert_eq!(
+        detail.history,
+        vec![
+            HistoryEntry::User {
+                text: "job 1".into()
+            },
+            HistoryEntry::Assistant {
+                text: "done".into()
+            },
+        ]
+    );
+    assert!(
+        agents
+            .conversation(projects[1].path(), "c_nope")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Opening a project's current conversation again finds its open session.
+    let again = agents
+        .open(
+            config(projects[0].path(), ApprovalPolicy::Ask),
+            OpenConversation::Current,
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.id(), sessions[0].id());
+    agents.close_all().await;
+    assert!(sessions.iter().all(Session::is_closed));
+    let stored = agents
+        .conversation(projects[1].path(), &sessions[1].conversation_id())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((stored.session, stored.history), (None, detail.history));
+}
+
+#[tokio::test]
+async fn a_conversation_open_in_another_session_is_not_taken_over() {
+    let dir = project();
+    let (agents, _) = service(Vec::new());
+    let first = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    let second = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    assert_ne!(first.id(), second.id());
+    assert_ne!(first.conversation_id(), second.conversation_id());
+    let mut listener = second.subscribe();
+    replay(&mut listener).await;
+    for op in [
+        Op::SwitchConversation {
+            conversation_id: first.conversation_id(),
+        },
+        Op::DeleteConversation {
+            conversation_id: first.conversation_id(),
+        },
+    ] {
+        let id = second.submit(op);
+        let answer = until(&mut listener, |event| event.id == id).await;
+        match &answer.last().unwrap().msg {
+            EventMsg::Error(error) => {
+                assert_eq!(error.class, ErrorClass::InvalidRequest);
+                assert!(
+                    error.message.contains("open in another session"),
+                    "{}",
+                    error.message
+                );
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    assert_eq!(agents.sessions().len(), 2);
+    assert_eq!(
+        agents.session_for(&first.conversation_id()).unwrap().id(),
+        first.id()
+    );
+    // Once the first session is closed, the conversation is free to switch to.
+    agents.close(first.id()).await;
+    let id = second.submit(Op::SwitchConversation {
+        conversation_id: first.conversation_id(),
+    });
+    let answer = until(&mut listener, |event| event.id == id).await;
+    assert!(matches!(
+        &answer.last().unwrap().msg,
+        EventMsg::ConversationSwitched { conversation, .. } if conversation.id == first.conversation_id()
+    ));
+    assert_eq!(second.conversation_id(), first.conversation_id());
+    // Deleting it through the service closes the session holding it and removes it from the
+    // store.
+    assert!(
+        agents
+            .delete_conversation(dir.path(), &first.conversation_id())
+            .await
+            .unwrap()
+    );
+    assert!(second.is_closed());
+    assert_eq!(agents.conversations(dir.path()).await.unwrap().len(), 1);
+}
+
+/// A web server keeps the service in its shared state and awaits it in request handlers: the
+/// handles and the futures must cross threads.
+#[test]
+fn the_service_and_its_futures_can_cross_threads() {
+    fn shared<T: Send + Sync + Clone + 'static>() {}
+    fn sent<T: Send>(_: &T) {}
+    shared::<Agents>();
+    shared::<Session>();
+    fn movable<T: Send + 'static>() {}
+    movable::<Subscription>();
+    let (agents, _) = service(Vec::new());
+    let dir = project();
+    let open = agents.open(
+        config(dir.path(), ApprovalPolicy::Ask),
+        OpenConversation::New,
+    );
+    sent(&open);
+    let close = agents.close("a1");
+    sent(&close);
+    let conversations = agents.conversations(dir.path());
+    sent(&conversations);
+    let detail = agents.conversation(dir.path(), "c1");
+    sent(&detail);
+    let delete = agents.delete_conversation(dir.path(), "c1");
+    sent(&delete);
+    drop((open, close, conversations, detail, delete));
+}
+
+#[tokio::test]
+async fn a_subscription_receives_across_threads() {
+    let dir = project();
+    let (agents, _) = service(vec![ScriptedReply::text("hi")]);
+    let session = agents
+        .open(
+            config(dir.path(), ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
+        .await
+        .unwrap();
+    let mut listener = session.subscribe();
+    let reader = tokio::spawn(async move {
+        replay(&mut listener).await;
+        until(&mut listener, turn_finished).await.len()
+    });
+    session.submit(Op::Send(SendParams::text("hello")));
+    assert!(timeout(PATIENCE, reader).await.unwrap().unwrap() > 1);
+}

@@ -1,0 +1,101 @@
+//! What one corvid process is built from, built once: one provider registry (so one token
+//! refresher per sign-in: xAI's refresh token rotates, and two refreshers would race), one
+//! conversation store, and the agent's session service over them. `chat` and `exec` take their
+//! sessions from it; `serve` is to take the registry and the agents from it too, so the gateway,
+//! the page and the agent share them.
+
+use std::sync::{Arc, Mutex};
+
+use corvid_agent::{
+    AgentConfig, Agents, EventStream, ModelClient, ModelError, ModelRoute, ProjectFolders,
+    StreamFuture,
+};
+use corvid_config::Loaded;
+use corvid_protocol::ErrorClass;
+use corvid_providers::{FailureClass, Registry};
+use corvid_store::Store;
+use corvid_wire::model::ChatRequest;
+
+/// The process's shared parts. (`serve`, once it runs the agent beside the gateway, adds the
+/// registry here and hands its clone — the same sign-in sessions — to the gateway.)
+pub(crate) struct Composition {
+    pub(crate) agents: Agents,
+}
+
+impl Composition {
+    pub(crate) fn build(loaded: &Loaded) -> anyhow::Result<Self> {
+        let registry = registry(loaded)?;
+        let store = Store::open(&loaded.paths.database()).map_err(|error| {
+            anyhow::anyhow!(
+                "cannot open the conversation store {}: {error}",
+                loaded.paths.database().display()
+            )
+        })?;
+        let agents = Agents::new(
+            Arc::new(InProcessModel(registry)),
+            Arc::new(Mutex::new(store)),
+        );
+        Ok(Self { agents })
+    }
+}
+
+/// A session's settings from the configuration: the project, the model, the front end that the
+/// usage ledger names, and corvid's data folders for spilled output and checkpoints (every front
+/// end the same, so `/undo` in the page undoes a turn made in the terminal).
+pub(crate) fn agent_config(
+    loaded: &Loaded,
+    folders: ProjectFolders,
+    model: String,
+    front_end: &str,
+) -> AgentConfig {
+    let mut config = AgentConfig::new(folders.root, model);
+    config.cwd = folders.cwd;
+    config.front_end = front_end.to_owned();
+    config.output_dir = loaded.paths.data_dir.join("output");
+    config.checkpoint_dir = Some(loaded.paths.data_dir.join("checkpoints"));
+    // Every front end gets the kernel sandbox as config.toml sets it; `chat`/`exec` may
+    // override it with `--sandbox`.
+    config.sandbox = crate::sandbox_setup::sandbox(loaded, None);
+    config
+}
+
+/// The provider registry; a process builds one and clones it (clones share sign-in sessions).
+pub(crate) fn registry(loaded: &Loaded) -> anyhow::Result<Registry> {
+    let oauth_http = corvid_auth::oauth_http_client()?;
+    Registry::from_config(loaded, oauth_http)
+        .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))
+}
+
+/// The in-process model client: the gateway's providers, routing and credentials.
+pub(crate) struct InProcessModel(pub(crate) Registry);
+
+impl ModelClient for InProcessModel {
+    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
+        Box::pin(async move {
+            match self.0.stream(request).await {
+                Ok(stream) => Ok(Box::pin(stream) as EventStream),
+                Err(failure) => {
+                    let class = match failure.class {
+                        FailureClass::NotConfigured => ErrorClass::NotConfigured,
+                        FailureClass::AuthenticationRejected => ErrorClass::AuthenticationRejected,
+                        FailureClass::RateLimited => ErrorClass::RateLimited,
+                        FailureClass::ServerError => ErrorClass::ServerError,
+                        FailureClass::Network => ErrorClass::Network,
+                        FailureClass::UnexpectedResponse => ErrorClass::UnexpectedResponse,
+                    };
+                    let mut error = ModelError::new(class, failure.message);
+                    error.retry_after = failure.retry_after;
+                    Err(error)
+                }
+            }
+        })
+    }
+
+    fn route(&self, model: &str) -> Option<ModelRoute> {
+        let route = self.0.resolve(model).ok()?;
+        Some(ModelRoute {
+            provider: route.provider.name().to_owned(),
+            model: route.model,
+        })
+    }
+}

@@ -1,0 +1,584 @@
+//! What corvid mints: opaque provider tokens (Anthropic thinking signatures and redacted
+//! thinking, Responses `encrypted_content`, Gemini thought signatures) handed to a client of
+//! another dialect, wrapped in an envelope that says corvid made it and which provider the
+//! value inside came from.
+//!
+//! A client keeps such a token and sends it back on a later turn, maybe to another provider.
+//! The envelope lets corvid give the value back only to the provider that produced it and
+//! strip it everywhere else — on the translation path ([`settle`]) and on the pass-through
+//! path (the gateway looks for [`MARKER`] with one byte search, and rewrites only then).
+//!
+//! Text form (thinking `signature`, redacted `data`, `encrypted_content`):
+//! `corvid1_<origin>_<kind><value>`. Id form (a tool call id carrying a Gemini signature, for
+//! clients whose tool calls have no signature field): `corvid1_<origin>_g<hex id>_<base64url
+//! signature>`, only `[A-Za-z0-9_-]`, so Anthropic's id rule holds. `origin` is the provider's
+//! name reduced to `[a-z0-9]`.
+
+use std::sync::LazyLock;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use memchr::memmem::{self, Finder};
+
+use crate::Dialect;
+use crate::model::{ChatRequest, ChatResponse, Part, Reasoning, StreamEvent, ToolCall, ToolResult};
+
+#[cfg(test)]
+mod tests;
+
+/// What every minted token starts with: the pass-through path looks for these bytes.
+pub const MARKER: &str = "corvid1_";
+
+/// What a minted token holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An Anthropic thinking `signature`.
+    Signature,
+    /// Anthropic `redacted_thinking` data.
+    Redacted,
+    /// Responses `encrypted_content`.
+    Encrypted,
+    /// A Gemini `thoughtSignature` (carried in a tool call id).
+    GeminiSignature,
+}
+
+impl Kind {
+    fn letter(self) -> char {
+        match self {
+            Self::Signature => 's',
+            Self::Redacted => 'r',
+            Self::Encrypted => 'e',
+            Self::GeminiSignature => 'g',
+        }
+    }
+
+    fn from_letter(letter: u8) -> Option<Self> {
+        Some(match letter {
+            b's' => Self::Signature,
+            b'r' => Self::Redacted,
+            b'e' => Self::Encrypted,
+            b'g' => Self::GeminiSignature,
+            _ => return None,
+        })
+    }
+}
+
+/// An opened token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Minted {
+    /// The provider the value came from (see [`origin_label`]).
+    pub origin: String,
+    pub kind: Kind,
+    /// The provider's own value, as it sent it.
+    pub value: String,
+}
+
+/// A provider name as it is written in tokens: ASCII letters and digits, lower case.
+pub fn origin_label(provider: &str) -> String {
+    provider
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Whether `text` is (or starts like) something corvid minted.
+pub fn is_minted(text: &str) -> bool {
+    text.starts_with(MARKER)
+}
+
+/// Wraps `value` from provider `origin` (an [`origin_label`]).
+pub fn mint(origin: &str, kind: Kind, value: &str) -> String {
+    format!("{MARKER}{origin}_{}{value}", kind.letter())
+}
+
+/// Opens a token in text form; `None` when corvid did not mint it.
+pub fn open(text: &str) -> Option<Minted> {
+    let rest = text.strip_prefix(MARKER)?;
+    let (origin, rest) = rest.split_once('_')?;
+    let kind = Kind::from_letter(*rest.as_bytes().first()?)?;
+    Some(Minted {
+        origin: origin.to_owned(),
+        kind,
+        value: rest[1..].to_owned(),
+    })
+}
+
+/// A tool call id that carries the Gemini `signature` of call `id` from provider `origin`.
+pub fn mint_id(origin: &str, id: &str, signature: &str) -> String {
+    let hex: String = id.bytes().map(|byte| format!("{byte:02x}")).collect();
+    format!(
+        "{MARKER}{origin}_g{hex}_{}",
+        URL_SAFE_NO_PAD.encode(signature)
+    )
+}
+
+/// An opened tool call id: the provider, the original id and the signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MintedId {
+    pub origin: String,
+    pub id: String,
+    pub signature: String,
+}
+
+/// Opens a tool call id made by [`mint_id`]; `None` for any other id.
+pub fn open_id(text: &str) -> Option<MintedId> {
+    let rest = text.strip_prefix(MARKER)?;
+    let (origin, rest) = rest.split_once('_')?;
+    let rest = rest.strip_prefix('g')?;
+    let (hex, encoded) = rest.split_once('_')?;
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
+        .collect();
+    let id = String::from_utf8(bytes?).ok()?;
+    let signature = String::from_utf8(URL_SAFE_NO_PAD.decode(encoded).ok()?).ok()?;
+    Some(MintedId {
+        origin: origin.to_owned(),
+        id,
+        signature,
+    })
+}
+
+/// Wraps what a translated reply hands a client: every opaque value from provider `origin`
+/// goes out minted, so it can be recognised when it comes back.
+#[derive(Debug, Clone)]
+pub struct Minter {
+    origin: String,
+    client: Dialect,
+}
+
+impl Minter {
+    /// A minter for replies from `provider` (its configured name) to a `client` dialect.
+    pub fn new(provider: &str, client: Dialect) -> Self {
+        Self {
+            origin: origin_label(provider),
+            client,
+        }
+    }
+
+    /// Mints the opaque values of one stream event in place.
+    pub fn event(&self, event: &mut StreamEvent) {
+        match event {
+            StreamEvent::ReasoningSignature { signature } if !signature.is_empty() => {
+                *signature = self.wrap(Kind::Signature, signature);
+            }
+            StreamEvent::ReasoningEncrypted { data, id } if !data.is_empty() => {
+                let kind = if id.is_some() {
+                    Kind::Encrypted
+                } else {
+                    Kind::Redacted
+                };
+                *data = self.wrap(kind, data);
+            }
+            StreamEvent::ToolCallStart { id, signature, .. } => {
+                if let Some(minted) = self.call_id(id, signature.as_deref()) {
+                    *id = minted;
+                    *signature = None;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Mints the opaque values of a whole reply in place.
+    pub fn response(&self, response: &mut ChatResponse) {
+        for part in &mut response.parts {
+            match part {
+                Part::Reasoning(reasoning) => {
+                    if let Some(signature) = reasoning.signature.as_mut().filter(|s| !s.is_empty())
+                    {
+                        *signature = self.wrap(Kind::Signature, signature);
+                    }
+                    let kind = if reasoning.id.is_some() {
+                        Kind::Encrypted
+                    } else {
+                        Kind::Redacted
+                    };
+                    if let Some(data) = reasoning.encrypted.as_mut().filter(|d| !d.is_empty()) {
+                        *data = self.wrap(kind, data);
+                    }
+                }
+                Part::ToolCall(call) => {
+                    if let Some(minted) = self.call_id(&call.id, call.signature.as_deref()) {
+                        call.id = minted;
+                        call.signature = None;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn wrap(&self, kind: Kind, value: &str) -> String {
+        if is_minted(value) {
+            value.to_owned()
+        } else {
+            mint(&self.origin, kind, value)
+        }
+    }
+
+    /// The id that carries a call's Gemini signature, for clients that have no field for it
+    /// (a Gemini client has one: its calls keep their signature).
+    fn call_id(&self, id: &str, signature: Option<&str>) -> Option<String> {
+        let signature = signature.filter(|signature| !signature.is_empty())?;
+        (self.client != Dialect::Gemini && !is_minted(id))
+            .then(|| mint_id(&self.origin, id, signature))
+    }
+}
+
+/// Opens what corvid minted in a client's request for provider `target` (its configured
+/// name): a value the target produced goes back in its own field; anything another provider
+/// produced is removed (a provider cannot read another's tokens, and Anthropic refuses a
+/// thinking block it did not sign). Reasoning left with nothing is dropped.
+pub fn settle(request: &mut ChatRequest, target: &str) {
+    let target = origin_label(target);
+    for message in &mut request.messages {
+        message.parts.retain_mut(|part| match part {
+            Part::Reasoning(reasoning) => settle_reasoning(reasoning, &target),
+            Part::ToolCall(call) => {
+                settle_call(call, &target);
+                true
+            }
+            Part::ToolResult(result) => {
+                settle_result(result);
+                true
+            }
+            _ => true,
+        });
+    }
+}
+
+/// Whether the reasoning still holds anything once its minted values are settled.
+fn settle_reasoning(reasoning: &mut Reasoning, target: &str) -> bool {
+    let mut opened = Vec::new();
+    if let Some(minted) = reasoning.signature.as_deref().and_then(open) {
+        reasoning.signature = None;
+        opened.push(minted);
+    }
+    if let Some(minted) = reasoning.encrypted.as_deref().and_then(open) {
+        reasoning.encrypted = None;
+        opened.push(minted);
+    }
+    let had_minted = !opened.is_empty();
+    for minted in opened {
+        if minted.origin != target {
+            continue;
+        }
+        match minted.kind {
+            Kind::Signature => reasoning.signature = Some(minted.value),
+            Kind::Redacted => {
+                reasoning.encrypted = Some(minted.value);
+                reasoning.id = None;
+            }
+            Kind::Encrypted => {
+                reasoning.encrypted = Some(minted.value);
+                reasoning.id.get_or_insert_with(|| "rs_corvid".to_owned());
+            }
+            Kind::GeminiSignature => {}
+        }
+    }
+    if had_minted && reasoning.encrypted.is_none() {
+        // Responses' item id only means something beside its encrypted content.
+        reasoning.id = None;
+    }
+    !reasoning.text.is_empty() || reasoning.signature.is_some() || reasoning.encrypted.is_some()
+}
+
+fn settle_call(call: &mut ToolCall, target: &str) {
+    if let Some(minted) = open_id(&call.id) {
+        call.id = minted.id;
+        call.signature = (minted.origin == target).then_some(minted.signature);
+    }
+}
+
+fn settle_result(result: &mut ToolResult) {
+    if let Some(minted) = open_id(&result.call_id) {
+        result.call_id = minted.id;
+    }
+}
+
+/// The prefixes of the Anthropic tokens corvid once wrapped for Responses clients (before the
+/// envelope above): no Responses provider can read them either.
+const LEGACY_PREFIX: &str = "corvid-anthropic-";
+
+/// The empty signature of thinking corvid (or another gateway) made from unsigned reasoning:
+/// Anthropic refuses it ("Invalid signature in thinking block").
+const EMPTY_SIGNATURE: &str = r#""signature":"""#;
+
+/// Whether a request's conversation field (see [`conversation_field`]; the whole body works
+/// too) in `dialect` may hold something corvid minted: one byte search or two (SIMD, about
+/// 7 GB/s each), so the pass-through path stays as fast as it was when nothing is there.
+pub fn may_hold_minted(dialect: Dialect, conversation: &[u8]) -> bool {
+    static MARKER_FINDER: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(MARKER.as_bytes()));
+    static EMPTY_SIGNATURE_FINDER: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(EMPTY_SIGNATURE.as_bytes()));
+    let minted = MARKER_FINDER.find(conversation).is_some();
+    minted
+        || match dialect {
+            Dialect::Anthropic => EMPTY_SIGNATURE_FINDER.find(conversation).is_some(),
+            Dialect::OpenAiResponses => {
+                memmem::find(conversation, LEGACY_PREFIX.as_bytes()).is_some()
+            }
+            Dialect::OpenAiChat | Dialect::Gemini => false,
+        }
+}
+
+/// The top-level field that holds a `dialect` request's conversation.
+pub fn conversation_field(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Anthropic | Dialect::OpenAiChat => "messages",
+        Dialect::OpenAiResponses => "input",
+        Dialect::Gemini => "contents",
+    }
+}
+
+/// A conversation with what corvid minted settled for the pass-through target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stripped {
+    /// The new JSON text of the conversation field.
+    pub conversation: String,
+    /// Anthropic: whether thinking may stay on. With thinking on, the assistant turn of an
+    /// ongoing tool loop must start with a thinking block; when stripping removed it, the
+    /// request's `thinking` has to go.
+    pub thinking_allowed: bool,
+}
+
+/// Settles what corvid minted in the raw JSON of a `dialect` request's conversation field
+/// (see [`conversation_field`]) for the pass-through provider named `target`: a value the
+/// target produced is given back in its own form, anything else is removed, and minted tool
+/// call ids get their original ids back. `None` when nothing changed (or the field is not
+/// JSON the dialect knows): the caller sends the body as it came.
+pub fn strip(dialect: Dialect, target: &str, conversation: &[u8]) -> Option<Stripped> {
+    let mut value: serde_json::Value = serde_json::from_slice(conversation).ok()?;
+    let target = origin_label(target);
+    let items = value.as_array_mut()?;
+    let changed = match dialect {
+        Dialect::Anthropic => strip_anthropic(items, &target),
+        Dialect::OpenAiResponses => strip_responses(items, &target),
+        Dialect::OpenAiChat => strip_chat(items),
+        Dialect::Gemini => strip_gemini(items),
+    };
+    if !changed {
+        return None;
+    }
+    let thinking_allowed = dialect != Dialect::Anthropic || anthropic_thinking_allowed(items);
+    Some(Stripped {
+        conversation: value.to_string(),
+        thinking_allowed,
+    })
+}
+
+/// What to do with one opaque value on its way to `target`.
+enum Verdict {
+    Keep,
+    Replace(String),
+    Remove,
+}
+
+fn verdict(text: &str, kind: Kind, target: &str) -> Verdict {
+    match open(text) {
+        Some(minted) if minted.origin == target && minted.kind == kind => {
+            Verdict::Replace(minted.value)
+        }
+        Some(_) => Verdict::Remove,
+        None => Verdict::Keep,
+    }
+}
+
+/// A minted call id's original id, made valid for Anthropic when `anthropic`.
+fn plain_id(id: &str, anthropic: bool) -> Option<String> {
+    let minted = open_id(id)?;
+    Some(if anthropic {
+        crate::model::anthropic_safe_id(&minted.id)
+    } else {
+        minted.id
+    })
+}
+
+fn strip_anthropic(messages: &mut Vec<serde_json::Value>, target: &str) -> bool {
+    use serde_json::Value;
+    let mut changed = false;
+    for message in messages.iter_mut() {
+        let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        blocks.retain_mut(|block| {
+            let (field, kind) = match block.get("type").and_then(Value::as_str) {
+                Some("thinking") => ("signature", Kind::Signature),
+                Some("redacted_thinking") => ("data", Kind::Redacted),
+                Some("tool_use") => {
+                    changed |= replace_id(block, "id", true);
+                    return true;
+                }
+                Some("tool_result") => {
+                    changed |= replace_id(block, "tool_use_id", true);
+                    return true;
+                }
+                _ => return true,
+            };
+            let Some(text) = block.get(field).and_then(Value::as_str) else {
+                return true;
+            };
+            let verdict = if text.is_empty() && kind == Kind::Signature {
+                Verdict::Remove
+            } else {
+                verdict(text, kind, target)
+            };
+            match verdict {
+                Verdict::Keep => true,
+                Verdict::Replace(original) => {
+                    block[field] = Value::String(original);
+                    changed = true;
+                    true
+                }
+                Verdict::Remove => {
+                    changed = true;
+                    false
+                }
+            }
+        });
+    }
+    if changed {
+        messages.retain(|message| {
+            message
+                .get("content")
+                .and_then(Value::as_array)
+                .is_none_or(|blocks| !blocks.is_empty())
+        });
+    }
+    changed
+}
+
+fn replace_id(item: &mut serde_json::Value, field: &str, anthropic: bool) -> bool {
+    match item
+        .get(field)
+        .and_then(serde_json::Value::as_str)
+        .and_then(|id| plain_id(id, anthropic))
+    {
+        Some(plain) => {
+            item[field] = serde_json::Value::String(plain);
+            true
+        }
+        None => false,
+    }
+}
+
+fn strip_responses(items: &mut Vec<serde_json::Value>, target: &str) -> bool {
+    use serde_json::Value;
+    let mut changed = false;
+    items.retain_mut(|item| match item.get("type").and_then(Value::as_str) {
+        Some("reasoning") => {
+            let Some(text) = item.get("encrypted_content").and_then(Value::as_str) else {
+                return true;
+            };
+            let verdict = if text.starts_with(LEGACY_PREFIX) {
+                Verdict::Remove
+            } else {
+                verdict(text, Kind::Encrypted, target)
+            };
+            match verdict {
+                Verdict::Keep => true,
+                Verdict::Replace(original) => {
+                    item["encrypted_content"] = Value::String(original);
+                    changed = true;
+                    true
+                }
+                Verdict::Remove => {
+                    changed = true;
+                    false
+                }
+            }
+        }
+        Some("function_call" | "function_call_output") => {
+            if replace_id(item, "call_id", false) {
+                changed = true;
+                // The item id corvid derived from the minted call id names nothing upstream.
+                if let Some(object) = item.as_object_mut()
+                    && object
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| id.contains(MARKER))
+                {
+                    object.remove("id");
+                }
+            }
+            true
+        }
+        _ => true,
+    });
+    changed
+}
+
+fn strip_chat(messages: &mut [serde_json::Value]) -> bool {
+    use serde_json::Value;
+    let mut changed = false;
+    for message in messages {
+        changed |= replace_id(message, "tool_call_id", false);
+        if let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) {
+            for call in calls {
+                changed |= replace_id(call, "id", false);
+            }
+        }
+    }
+    changed
+}
+
+/// A Gemini provider never made what corvid minted for a Gemini client (those come from other
+/// providers): minted thought signatures go, and thought parts left empty with them.
+fn strip_gemini(contents: &mut [serde_json::Value]) -> bool {
+    use serde_json::Value;
+    let mut changed = false;
+    for content in contents {
+        let Some(parts) = content.get_mut("parts").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        parts.retain_mut(|part| {
+            let minted = part
+                .get("thoughtSignature")
+                .and_then(Value::as_str)
+                .is_some_and(is_minted);
+            if !minted {
+                return true;
+            }
+            changed = true;
+            if let Some(object) = part.as_object_mut() {
+                object.remove("thoughtSignature");
+            }
+            let empty_thought = part.get("thought") == Some(&Value::Bool(true))
+                && part
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty);
+            !empty_thought
+        });
+    }
+    changed
+}
+
+/// Whether Anthropic accepts thinking on for these messages: in an ongoing tool loop (the
+/// last message answers the assistant turn before it with tool results), that assistant
+/// turn must start with a thinking block.
+fn anthropic_thinking_allowed(messages: &[serde_json::Value]) -> bool {
+    let first_type = |message: &serde_json::Value| {
+        message["content"]
+            .get(0)
+            .and_then(|block| block.get("type"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let [.., assistant, user] = messages else {
+        return true;
+    };
+    if assistant["role"] != "assistant" || first_type(user).as_deref() != Some("tool_result") {
+        return true;
+    }
+    matches!(
+        first_type(assistant).as_deref(),
+        Some("thinking" | "redacted_thinking")
+    )
+}
