@@ -10,6 +10,7 @@ Run: python tests/web/test_page.py (after `cargo build --bins`; needs /usr/bin/c
 import asyncio
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -213,6 +214,9 @@ async def run(browser, mock, url, home, project):
     # 9. Status, usage, and the chat at phone width.
     await browser.click("[data-tab=status]")
     await browser.wait_for("document.querySelector('#status table')", 10, "the status page")
+    # The page's agent runs in the configured sandbox: its `ready` carried the sandbox state.
+    sandbox = await browser.evaluate("document.querySelector('#sandbox').textContent")
+    assert re.match(r"agent sandbox: (enforced|unavailable|off) · \S", sandbox), sandbox
     await shot("12-status")
     # A sign-in started from the page shows its outcome (here the mock has no OAuth server: the
     # failure is shown, with the reason).

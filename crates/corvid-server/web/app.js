@@ -14,6 +14,7 @@ const state = {
   model: "",
   policy: "ask",
   conversationId: null,
+  sandbox: null, // the agent's kernel sandbox, from `ready`
   conversations: [],
   scopes: new Map(), // "depth:parent" → {box, text, textNode, reasoning}
   calls: new Map(), // call_id → tool card
@@ -334,6 +335,7 @@ function onEvent(event) {
     case "ready":
       state.model = msg.model;
       state.policy = msg.approval_policy;
+      state.sandbox = msg.sandbox ?? null;
       setPickers();
       if (!state.conversationId) submit({ type: "switch_conversation", conversation_id: msg.conversation_id });
       break;
@@ -552,6 +554,12 @@ async function saveKey(variable, value) {
   }
 }
 
+// The agent's sandbox as its `ready` said: the mode and the one line for people.
+function sandboxLine() {
+  if (!state.sandbox) return "agent sandbox: not reported yet";
+  return `agent sandbox: ${state.sandbox.mode} · ${state.sandbox.summary}`;
+}
+
 async function loadStatus() {
   const page = $("#status");
   try {
@@ -562,6 +570,7 @@ async function loadStatus() {
     page.replaceChildren(
       el("h2", ["Status"]),
       el("p", [`gateway ${status.gateway} · corvid ${status.version}`]),
+      el("p", [sandboxLine()], { id: "sandbox" }),
       el("table", [el("tr", ["provider", "kind", "on", "state", "key", "base URL"].map((h) => el("th", [h]))), ...rows], { class: "providers" }),
       el("h3", ["Sign-ins"]),
       el("p", [`xAI (${xai.mode}): ${xai.signed_in ? `signed in${xai.email ? ` as ${xai.email}` : ""}${expiry}` : "not signed in"}`]),
