@@ -9,11 +9,11 @@ use anyhow::Context;
 use corvid_config::Loaded;
 use corvid_gateway::{AppState, check_bind_address, router};
 use corvid_providers::Registry;
-use corvid_server::{EngineSessions, PageState, Token, page_url};
+use corvid_server::{PageState, ServiceSessions, Token, page_url};
 use corvid_store::{Store, UsageRecorder};
 use tracing_subscriber::EnvFilter;
 
-use crate::compose::InProcessModel;
+use crate::compose::Composition;
 
 /// Where the running server leaves its page URL (with the token) for `corvid open`; readable
 /// by the user only, removed at shutdown.
@@ -91,7 +91,7 @@ pub(crate) async fn run(
         default_model = %config.default_model,
         "corvid listening on http://{bound}"
     );
-    let served = match start_agent(&loaded, project.as_deref(), &state) {
+    let served = match start_agent(&loaded, project.as_deref(), &state).await {
         Ok((sessions, root)) => {
             let token = Token::generate();
             let url = page_url(&config.host, bound.port(), &token);
@@ -129,21 +129,21 @@ pub(crate) async fn run(
     Ok(())
 }
 
-/// The page's agent: one engine in the project folder, tagged `web` in the ledger, in the
-/// configured sandbox.
-fn start_agent(
+/// The page's agent: a session of the session service (built over the gateway's registry) in
+/// the project folder, tagged `web` in the ledger, in the configured sandbox.
+async fn start_agent(
     loaded: &Loaded,
     project: Option<&Path>,
     state: &AppState,
-) -> anyhow::Result<(EngineSessions, PathBuf)> {
+) -> anyhow::Result<(ServiceSessions, PathBuf)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, project);
     let root = folders.root.clone();
-    let mut agent =
+    let composition = Composition::with_registry(loaded, state.registry().clone())?;
+    let agent =
         crate::compose::agent_config(loaded, folders, loaded.config.default_model.clone(), "web");
-    agent.database = Some(loaded.paths.database());
-    let model = Arc::new(InProcessModel(state.registry().clone()));
-    Ok((EngineSessions::spawn(agent, model)?, root))
+    let sessions = ServiceSessions::open(composition.agents, agent).await?;
+    Ok((sessions, root))
 }
 
 /// Writes `text` to `path`, readable and writable by the user only.

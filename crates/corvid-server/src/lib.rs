@@ -30,7 +30,9 @@ use futures_util::future::Either;
 use tower::Service;
 
 pub use security::{Token, page_url};
-pub use sessions::{AgentSessions, EngineSessions, LISTENER_BUFFER, Listener, Received};
+pub use sessions::{
+    AgentSessions, EngineSessions, LISTENER_BUFFER, Listener, Received, ServiceSessions,
+};
 
 /// The largest REST body the page sends (settings, a new conversation): JSON, small.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;

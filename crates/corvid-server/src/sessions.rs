@@ -10,7 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use corvid_agent::{AgentConfig, AgentError, AgentHandle, ModelClient};
+use corvid_agent::{
+    AgentConfig, AgentError, AgentHandle, Agents, ModelClient, OpenConversation, Session,
+    Subscription,
+};
 use corvid_protocol::{Event, EventMsg, Op, Submission};
 use futures_util::future::BoxFuture;
 use tokio::sync::broadcast;
@@ -57,7 +60,47 @@ impl Listener for broadcast::Receiver<Event> {
     }
 }
 
-/// One engine shared by every tab.
+/// A session listener of the service: a replay of the session so far, then live events. It
+/// never reports a lag: one that falls behind is resynced with a fresh replay whose `ready`
+/// carries `missed`. `Subscription::recv` is cancel-safe (its replay is a queue it pops only
+/// when it returns an event; its live side is a broadcast receiver), so this is too.
+impl Listener for Subscription {
+    fn recv(&mut self) -> BoxFuture<'_, Received> {
+        Box::pin(async move {
+            match Subscription::recv(self).await {
+                Some(event) => Received::Event(Box::new(event)),
+                None => Received::Closed,
+            }
+        })
+    }
+}
+
+/// The page's agent as a session of the session service: the project's current conversation,
+/// shared by every tab (each subscription starts with the replay of it).
+pub struct ServiceSessions {
+    session: Session,
+}
+
+impl ServiceSessions {
+    /// Opens (or joins, when it is open already) the session on the project's current
+    /// conversation.
+    pub async fn open(agents: Agents, config: AgentConfig) -> Result<Self, AgentError> {
+        let session = agents.open(config, OpenConversation::Current).await?;
+        Ok(Self { session })
+    }
+}
+
+impl AgentSessions for ServiceSessions {
+    fn submit(&self, submission: Submission) {
+        self.session.submit_with_id(submission);
+    }
+
+    fn subscribe(&self) -> Box<dyn Listener> {
+        Box::new(self.session.subscribe())
+    }
+}
+
+/// One engine outside any service, shared by every tab.
 pub struct EngineSessions {
     handle: AgentHandle,
     events: broadcast::Sender<Event>,

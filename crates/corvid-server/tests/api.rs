@@ -752,3 +752,69 @@ async fn a_listener_that_never_reads_stalls_nothing() {
         }
     }
 }
+
+#[tokio::test]
+async fn tabs_share_one_service_session_and_each_starts_with_its_replay() {
+    use corvid_agent::Agents;
+    use corvid_protocol::{EventMsg, Op, SendParams, Submission};
+    use corvid_server::{AgentSessions, Received, ServiceSessions};
+    use corvid_wire::model::{FinishReason, StreamEvent, Usage};
+
+    let project = tempfile::tempdir().unwrap();
+    let model = Arc::new(Scripted(Arc::new(ScriptedModel::new(vec![
+        ScriptedReply::Events(vec![
+            StreamEvent::TextDelta {
+                text: "hello".to_owned(),
+            },
+            StreamEvent::Usage(Usage::default()),
+            StreamEvent::Finish(FinishReason::EndTurn),
+        ]),
+    ]))));
+    let store = corvid_store::Store::open_in_memory().unwrap();
+    let agents = Agents::new(model, Arc::new(std::sync::Mutex::new(store)));
+    let mut config = AgentConfig::new(project.path().to_owned(), "scripted");
+    config.output_dir = project.path().join(".out");
+    let sessions = ServiceSessions::open(agents.clone(), config.clone())
+        .await
+        .unwrap();
+    // A second open of the project's current conversation joins the same session.
+    let again = ServiceSessions::open(agents.clone(), config).await.unwrap();
+    assert_eq!(agents.sessions().len(), 1);
+
+    async fn until(
+        listener: &mut Box<dyn corvid_server::Listener>,
+        wanted: impl Fn(&corvid_protocol::Event) -> bool,
+    ) -> corvid_protocol::Event {
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match listener.recv().await {
+                    Received::Event(event) if wanted(&event) => return *event,
+                    Received::Event(_) => {}
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+        })
+        .await
+        .expect("the event within 10 s")
+    }
+    let mut first = sessions.subscribe();
+    let ready = until(&mut first, |event| matches!(event.msg, EventMsg::Ready(_))).await;
+    assert!(ready.replay, "a tab's listener starts with the replay");
+    sessions.submit(Submission::new("t1", Op::Send(SendParams::text("hi"))));
+    until(&mut first, |event| {
+        matches!(event.msg, EventMsg::TurnFinished(_))
+    })
+    .await;
+    // A tab opened later, through the other handle: the replay holds the finished turn.
+    let mut second = again.subscribe();
+    let switched = until(&mut second, |event| {
+        matches!(event.msg, EventMsg::ConversationSwitched { .. })
+    })
+    .await;
+    assert!(switched.replay);
+    let EventMsg::ConversationSwitched { history, .. } = switched.msg else {
+        unreachable!()
+    };
+    let text = serde_json::to_string(&history).unwrap();
+    assert!(text.contains("hi") && text.contains("hello"), "{text}");
+}
