@@ -16,8 +16,8 @@ use corvid_providers::{FailureClass, Registry};
 use corvid_store::Store;
 use corvid_wire::model::ChatRequest;
 
-/// The process's shared parts. (`serve`, once it runs the agent beside the gateway, adds the
-/// registry here and hands its clone — the same sign-in sessions — to the gateway.)
+/// The process's shared parts. (`serve` builds it over the gateway's registry, so the gateway
+/// and the page's agent share one.)
 pub(crate) struct Composition {
     pub(crate) agents: Agents,
     /// The registry the agents' model client uses (a clone: the same sign-in sessions), for
@@ -27,7 +27,12 @@ pub(crate) struct Composition {
 
 impl Composition {
     pub(crate) fn build(loaded: &Loaded) -> anyhow::Result<Self> {
-        let registry = registry(loaded)?;
+        Self::with_registry(loaded, registry(loaded)?)
+    }
+
+    /// Over a registry already built (`serve` passes the gateway's, so the page's agent and
+    /// the gateway share sign-in sessions).
+    pub(crate) fn with_registry(loaded: &Loaded, registry: Registry) -> anyhow::Result<Self> {
         let store = Store::open(&loaded.paths.database()).map_err(|error| {
             anyhow::anyhow!(
                 "cannot open the conversation store {}: {error}",

@@ -42,8 +42,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the gateway in the foreground (default 127.0.0.1:8787) until Ctrl-C or SIGTERM.
+    /// Run the gateway and the web page in the foreground (default 127.0.0.1:8787) until Ctrl-C
+    /// or SIGTERM; prints the page's URL.
     Serve(ServeArgs),
+    /// Open the page of the running `corvid serve` in a browser (prints its URL when there is
+    /// no browser).
+    Open,
     /// Work in this project with a coding agent, interactively.
     Chat(agent_front::AgentArgs),
     /// Serve the agent over the Agent Client Protocol on stdin/stdout (Zed's agent panel).
@@ -115,6 +119,10 @@ struct ServeArgs {
     /// Log as JSON lines instead of text.
     #[arg(long)]
     json_logs: bool,
+    /// The web page's agent works in this project folder (default: the nearest folder at or
+    /// above the current one holding `.git`; else the current directory).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -205,8 +213,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 allow_remote: args.allow_remote,
             };
             let loaded = load(&flags)?;
-            runtime.block_on(serve::run(loaded, args.json_logs))
+            runtime.block_on(serve::run(loaded, args.json_logs, args.project))
         }
+        Command::Open => serve::open(&load(&config_only(cli.config))?),
         Command::Login {
             provider: LoginProvider::Xai { device },
         } => {

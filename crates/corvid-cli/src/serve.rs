@@ -1,14 +1,31 @@
-//! `corvid serve`: logging, the credential, the upstream client, the bind policy, and the
-//! server with its signal handling.
+//! `corvid serve`: logging, the credential, the upstream client, the bind policy, the agent
+//! behind the web page, and the server with its signal handling; `corvid open`: the page of
+//! the running server in a browser.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
 use corvid_config::Loaded;
 use corvid_gateway::{AppState, check_bind_address, router};
 use corvid_providers::Registry;
+use corvid_server::{PageState, ServiceSessions, Token, page_url};
 use corvid_store::{Store, UsageRecorder};
 use tracing_subscriber::EnvFilter;
 
-pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
+use crate::compose::Composition;
+
+/// Where the running server leaves its page URL (with the token) for `corvid open`; readable
+/// by the user only, removed at shutdown.
+fn url_file(loaded: &Loaded) -> PathBuf {
+    loaded.paths.data_dir.join("page-url")
+}
+
+pub(crate) async fn run(
+    loaded: Loaded,
+    json_logs: bool,
+    project: Option<PathBuf>,
+) -> anyhow::Result<()> {
     init_logging(loaded.config.log_level.as_str(), json_logs);
     let config = loaded.config.clone();
     check_bind_address(&config.host, config.allow_remote)?;
@@ -54,7 +71,7 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
             tracing::warn!(%error, "usage ledger unavailable; requests will not be recorded")
         }
     }
-    let app = router(state.clone());
+    let gateway = router(state.clone());
 
     let address = format!(
         "{}:{}",
@@ -74,10 +91,89 @@ pub(crate) async fn run(loaded: Loaded, json_logs: bool) -> anyhow::Result<()> {
         default_model = %config.default_model,
         "corvid listening on http://{bound}"
     );
-    corvid_gateway::serve(listener, app, shutdown_signal(), config.shutdown_grace).await?;
+    let served = match start_agent(&loaded, project.as_deref(), &state).await {
+        Ok((sessions, root)) => {
+            let token = Token::generate();
+            let url = page_url(&config.host, bound.port(), &token);
+            let page = PageState::new(
+                state.clone(),
+                Arc::new(sessions),
+                token,
+                loaded.clone(),
+                bound.port(),
+                Some(loaded.paths.database()),
+            );
+            let app = corvid_server::app(gateway, page);
+            if let Err(error) = write_private(&url_file(&loaded), &url) {
+                tracing::warn!(%error, "cannot leave the page URL for `corvid open`");
+            }
+            // The URL holds the token: stdout only (for the user), never the log.
+            println!("corvid: the web page is at {url}");
+            println!("corvid: the agent works in {}", root.display());
+            let served =
+                corvid_gateway::serve(listener, app, shutdown_signal(), config.shutdown_grace)
+                    .await;
+            let _ = std::fs::remove_file(url_file(&loaded));
+            served
+        }
+        // The gateway does not need the agent: editors and SDKs keep working without the page.
+        Err(error) => {
+            tracing::warn!(%error, "the web page is off: its agent cannot start");
+            corvid_gateway::serve(listener, gateway, shutdown_signal(), config.shutdown_grace).await
+        }
+    };
+    served?;
     // The last responses' ledger rows are written after their bytes went out; let them land.
     state.settle().await;
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// The page's agent: a session of the session service (built over the gateway's registry) in
+/// the project folder, tagged `web` in the ledger, in the configured sandbox.
+async fn start_agent(
+    loaded: &Loaded,
+    project: Option<&Path>,
+    state: &AppState,
+) -> anyhow::Result<(ServiceSessions, PathBuf)> {
+    let here = std::env::current_dir().context("cannot read the current directory")?;
+    let folders = corvid_agent::project_folders(&here, project);
+    let root = folders.root.clone();
+    let composition = Composition::with_registry(loaded, state.registry().clone())?;
+    let agent =
+        crate::compose::agent_config(loaded, folders, loaded.config.default_model.clone(), "web");
+    let sessions = ServiceSessions::open(composition.agents, agent).await?;
+    Ok((sessions, root))
+}
+
+/// Writes `text` to `path`, readable and writable by the user only.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::io::Write::write_all(&mut options.open(path)?, text.as_bytes())
+}
+
+/// `corvid open`: the running server's page in a browser, or its URL when none starts.
+pub(crate) fn open(loaded: &Loaded) -> anyhow::Result<()> {
+    let path = url_file(loaded);
+    let url = std::fs::read_to_string(&path)
+        .map(|text| text.trim().to_owned())
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "corvid serve is not running (no {}); start it first",
+                path.display()
+            )
+        })?;
+    if corvid_auth::open_in_browser(&url) {
+        println!("opened {url}");
+    } else {
+        println!("no browser to open; visit {url}");
+    }
     Ok(())
 }
 

@@ -31,7 +31,7 @@ mod translate;
 
 pub use corvid_wire::Dialect;
 pub use error::ApiError;
-pub use listen::{BindError, ServeLimits, check_bind_address, serve, serve_with};
+pub use listen::{BindError, ServeLimits, Served, check_bind_address, serve, serve_with};
 pub use state::AppState;
 
 use axum::Router;

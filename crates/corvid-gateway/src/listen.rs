@@ -63,13 +63,38 @@ impl Default for ServeLimits {
     }
 }
 
+/// What [`serve`] runs: the gateway's [`crate::App`], or a service wrapping it (corvid-server's,
+/// which adds the web page in front of it) that passes the end of the grace on to it.
+pub trait Served:
+    tower::Service<
+        axum::extract::Request,
+        Response = axum::response::Response,
+        Error = std::convert::Infallible,
+    > + Clone
+    + Send
+    + 'static
+{
+    /// The grace is over: every body still streaming ends with an in-stream error.
+    fn end_streams(&self);
+}
+
+impl Served for crate::App {
+    fn end_streams(&self) {
+        self.closing.close();
+    }
+}
+
 /// [`serve_with`] with the default [`ServeLimits`].
-pub async fn serve(
+pub async fn serve<S>(
     listener: TcpListener,
-    app: crate::App,
+    app: S,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: Served,
+    S::Future: Send + 'static,
+{
     serve_with(listener, app, shutdown, grace, ServeLimits::default()).await
 }
 
@@ -80,13 +105,17 @@ const LAST_WORDS: Duration = Duration::from_secs(1);
 /// requests finish for at most `grace`, ends the streams still running with an in-stream
 /// error (their ledger rows are written as for any other end), and returns (dropping the
 /// listener frees the port).
-pub async fn serve_with(
+pub async fn serve_with<S>(
     listener: TcpListener,
-    app: crate::App,
+    app: S,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
     limits: ServeLimits,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: Served,
+    S::Future: Send + 'static,
+{
     // One signal, many listeners: the accept loop and every connection.
     let (signal, stopped) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
@@ -132,7 +161,10 @@ pub async fn serve_with(
                 tower::ServiceExt::oneshot(app.clone(), request)
             })
         };
-        let connection = http.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+        // With upgrades: the page's WebSocket is an upgraded connection.
+        let connection = http
+            .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+            .with_upgrades();
         let mut stop = stopped.clone();
         let held = open.subscribe();
         tokio::spawn(async move {
@@ -154,7 +186,7 @@ pub async fn serve_with(
             grace_s = grace.as_secs_f64(),
             "in-flight requests did not finish in time; ending them"
         );
-        app.closing.close();
+        app.end_streams();
         let _ = tokio::time::timeout(LAST_WORDS, open.closed()).await;
     }
     anchor.abort();

@@ -257,6 +257,8 @@ fn control(shared: &Shared, command: &str, body: &[u8]) -> Response {
                 // `"framing": "event"` adds `event: <type>` lines (Anthropic, Responses).
                 Some(events) => {
                     let with_event_lines = script["framing"] == "event";
+                    // `"delay_ms"`: a pause before each event (a model that streams slowly).
+                    let delay = Duration::from_millis(script["delay_ms"].as_u64().unwrap_or(0));
                     let chunks = events
                         .iter()
                         .map(|event| {
@@ -270,7 +272,7 @@ fn control(shared: &Shared, command: &str, body: &[u8]) -> Response {
                                 }
                                 _ => format!("data: {data}\n\n"),
                             };
-                            (Duration::ZERO, Bytes::from(text))
+                            (delay, Bytes::from(text))
                         })
                         .collect();
                     Reply::Stream {

@@ -1,0 +1,184 @@
+//! Sign-in from the page: `POST /api/sign-in/{xai,zed}` starts the account's flow in the
+//! background (xAI: the device-code flow, whose code the page shows; Zed: the browser flow,
+//! whose link the page shows and corvid also tries to open), `GET /api/sign-in` reports each
+//! flow's state. The tokens are stored exactly as `corvid login` stores them; no response ever
+//! carries one. A new sign-in applies once `corvid serve` restarts (the providers read their
+//! credentials at start).
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use corvid_auth::zed::{ZedLogin, ZedStore, login_zed};
+use corvid_auth::{CredentialStore, DeviceCode, OAuthEndpoints, login_device, persist_login};
+use corvid_gateway::ApiError;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::PageState;
+
+/// One account's sign-in, as the page sees it.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub(crate) enum SignIn {
+    #[default]
+    Idle,
+    /// Waiting for the user: open `url` (and, for xAI, enter `code`).
+    Waiting {
+        url: String,
+        code: Option<String>,
+    },
+    SignedIn {
+        account: Option<String>,
+    },
+    Failed {
+        message: String,
+    },
+}
+
+/// The two flows' states.
+#[derive(Debug, Default)]
+pub(crate) struct SignIns {
+    xai: Mutex<SignIn>,
+    zed: Mutex<SignIn>,
+}
+
+impl SignIns {
+    fn slot(&self, account: &str) -> Option<&Mutex<SignIn>> {
+        match account {
+            "xai" => Some(&self.xai),
+            "zed" => Some(&self.zed),
+            _ => None,
+        }
+    }
+}
+
+fn set(slot: &Mutex<SignIn>, state: SignIn) {
+    *slot.lock().unwrap_or_else(PoisonError::into_inner) = state;
+}
+
+fn get_state(slot: &Mutex<SignIn>) -> SignIn {
+    slot.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+pub(crate) fn routes() -> Router<PageState> {
+    Router::new()
+        .route("/api/sign-in", get(read))
+        .route("/api/sign-in/{account}", post(start))
+}
+
+fn snapshot(state: &PageState) -> Value {
+    let sign_ins = &state.0.sign_ins;
+    json!({"xai": get_state(&sign_ins.xai), "zed": get_state(&sign_ins.zed)})
+}
+
+async fn read(State(state): State<PageState>) -> Json<Value> {
+    Json(snapshot(&state))
+}
+
+async fn start(
+    State(state): State<PageState>,
+    Path(account): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let Some(slot) = state.0.sign_ins.slot(&account) else {
+        return Err(ApiError::not_found(format!(
+            "no sign-in for {account:?} (xai or zed)"
+        )));
+    };
+    if matches!(get_state(slot), SignIn::Waiting { .. }) {
+        return Ok(Json(snapshot(&state)));
+    }
+    set(slot, SignIn::Idle);
+    let task_state = state.clone();
+    match account.as_str() {
+        "xai" => {
+            tokio::spawn(async move { xai(&task_state).await });
+        }
+        _ => {
+            tokio::spawn(async move { zed(&task_state).await });
+        }
+    }
+    // Answer once the link is known (or the flow failed), so the page can show it at once.
+    for _ in 0..100 {
+        if !matches!(get_state(slot), SignIn::Idle) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(Json(snapshot(&state)))
+}
+
+async fn xai(state: &PageState) {
+    let slot = &state.0.sign_ins.xai;
+    let loaded = &state.0.loaded;
+    let outcome = async {
+        let endpoints = OAuthEndpoints::from_config(&loaded.config);
+        let http = corvid_auth::oauth_http_client().map_err(|error| error.to_string())?;
+        let on_code = |code: &DeviceCode| {
+            let url = code
+                .verification_uri_complete
+                .clone()
+                .unwrap_or_else(|| code.verification_uri.clone());
+            set(
+                slot,
+                SignIn::Waiting {
+                    url,
+                    code: Some(code.user_code.clone()),
+                },
+            );
+        };
+        let tokens = login_device(&endpoints, &http, on_code)
+            .await
+            .map_err(|error| error.to_string())?;
+        persist_login(&CredentialStore::detect(loaded), &tokens)
+            .map_err(|error| format!("signed in, but the tokens could not be stored: {error}"))?;
+        Ok::<_, String>(tokens.email.clone())
+    }
+    .await;
+    set(
+        slot,
+        match outcome {
+            Ok(account) => SignIn::SignedIn { account },
+            Err(message) => SignIn::Failed { message },
+        },
+    );
+}
+
+async fn zed(state: &PageState) {
+    let slot = &state.0.sign_ins.zed;
+    let loaded = &state.0.loaded;
+    let outcome = async {
+        let hosts = corvid_providers::zed_hosts(&loaded.config);
+        let store = ZedStore::detect(loaded);
+        let system_id = store.system_id().map_err(|error| error.to_string())?;
+        let page = state.clone();
+        let mut options = ZedLogin::new(hosts, move |url| {
+            set(
+                &page.0.sign_ins.zed,
+                SignIn::Waiting {
+                    url: url.to_owned(),
+                    code: None,
+                },
+            );
+            corvid_auth::open_in_browser(url);
+        });
+        options.system_id = Some(system_id);
+        let credentials = login_zed(options)
+            .await
+            .map_err(|error| error.to_string())?;
+        store
+            .save(&credentials)
+            .map_err(|error| error.to_string())?;
+        Ok::<_, String>(None)
+    }
+    .await;
+    set(
+        slot,
+        match outcome {
+            Ok(account) => SignIn::SignedIn { account },
+            Err(message) => SignIn::Failed { message },
+        },
+    );
+}

@@ -1,0 +1,686 @@
+// corvid's page: one module, no framework. The socket carries corvid-protocol frames (see
+// /api/agent/schema); the REST API carries settings, status and usage. Everything a model or
+// a tool wrote is put in the page as text (markdown.js builds nodes, never HTML).
+
+import { el, renderMarkdown } from "/assets/markdown.js";
+
+const PROTOCOL_VERSION = 2;
+const FOLD_LINES = 12;
+
+const state = {
+  socket: null,
+  next: 0,
+  running: false,
+  model: "",
+  policy: "ask",
+  conversationId: null,
+  sandbox: null, // the agent's kernel sandbox, from `ready`
+  conversations: [],
+  scopes: new Map(), // "depth:parent" → {box, text, textNode, reasoning}
+  calls: new Map(), // call_id → tool card
+  proposals: new Map(), // proposal_id → approval card
+  conversationTokens: { input: 0, output: 0 },
+  models: { models: [], aliases: {}, default_model: "" },
+};
+
+const $ = (selector) => document.querySelector(selector);
+
+function api(method, path, body) {
+  const options = { method, headers: {} };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  return fetch(path, options).then(async (response) => {
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(data?.error?.message || `${response.status}`);
+    return data;
+  });
+}
+
+function submit(op) {
+  const id = `w${++state.next}`;
+  if (state.socket?.readyState === WebSocket.OPEN) state.socket.send(JSON.stringify({ id, op }));
+  else notice("error", "not connected to corvid");
+  return id;
+}
+
+// ---- layout -------------------------------------------------------------------------------
+
+function layout() {
+  const policy = el("select", [], { id: "policy", title: "approval policy" });
+  for (const name of ["ask", "auto-edit", "full-auto"]) policy.append(el("option", [name], { value: name }));
+  policy.addEventListener("change", () => submit({ type: "set_approval_policy", policy: policy.value }));
+  const model = el("select", [], { id: "model", title: "model" });
+  model.addEventListener("change", () => submit({ type: "set_model", model: model.value }));
+  const tabs = el("nav", [], { id: "tabs" });
+  for (const [name, label] of [["chat", "Chat"], ["settings", "Settings"], ["status", "Status"], ["usage", "Usage"]]) {
+    const button = el("button", [label], { "data-tab": name });
+    button.addEventListener("click", () => show(name));
+    tabs.append(button);
+  }
+  const menu = el("button", ["☰"], { id: "menu", title: "conversations" });
+  menu.addEventListener("click", () => document.body.classList.toggle("sidebar-open"));
+  const header = el("header", [menu, el("strong", ["corvid"]), tabs, el("span", [], { class: "grow" }), model, policy]);
+
+  const newButton = el("button", ["+ New"], { id: "new-conversation" });
+  newButton.addEventListener("click", () => submit({ type: "new_conversation" }));
+  const sidebar = el("aside", [newButton, el("ul", [], { id: "conversations" })]);
+
+  const input = el("textarea", [], { id: "input", rows: "3", placeholder: "Message the agent — Enter sends, Shift-Enter is a newline, Esc stops. /init /clear /new /diff /undo /compact" });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      send();
+    }
+  });
+  const sendButton = el("button", ["Send"], { id: "send" });
+  sendButton.addEventListener("click", send);
+  const stop = el("button", ["Stop"], { id: "stop", class: "danger" });
+  stop.addEventListener("click", () => submit({ type: "cancel" }));
+  const chat = el("section", [
+    el("div", [], { id: "todos" }),
+    el("div", [], { id: "messages" }),
+    el("div", [], { id: "turn-usage" }),
+    el("div", [input, el("div", [sendButton, stop], { class: "buttons" })], { id: "composer" }),
+  ], { id: "chat", class: "page" });
+  const main = el("main", [
+    chat,
+    el("section", [], { id: "settings", class: "page" }),
+    el("section", [], { id: "status", class: "page" }),
+    el("section", [], { id: "usage", class: "page" }),
+  ]);
+  $("#app").replaceChildren(header, el("div", [sidebar, main], { id: "body" }), el("div", [], { id: "notices" }));
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && state.running) submit({ type: "cancel" });
+  });
+  show("chat");
+}
+
+function show(name) {
+  for (const page of document.querySelectorAll(".page")) page.hidden = page.id !== name;
+  for (const button of document.querySelectorAll("#tabs button")) button.classList.toggle("active", button.dataset.tab === name);
+  if (name === "settings") loadSettings();
+  if (name === "status") loadStatus();
+  if (name === "usage") loadUsage();
+}
+
+function notice(kind, text) {
+  const item = el("div", [text], { class: `notice ${kind}` });
+  $("#notices").append(item);
+  setTimeout(() => item.remove(), 6000);
+}
+
+function setRunning(running) {
+  state.running = running;
+  document.body.classList.toggle("running", running);
+}
+
+function send() {
+  const input = $("#input");
+  const text = input.value.trim();
+  if (!text) return;
+  input.value = "";
+  const commands = {
+    "/init": { type: "init" },
+    "/clear": { type: "clear_conversation" },
+    "/new": { type: "new_conversation" },
+    "/diff": { type: "diff" },
+    "/undo": { type: "undo" },
+    "/compact": { type: "compact" },
+  };
+  if (commands[text]) {
+    submit(commands[text]);
+    return;
+  }
+  userMessage(text);
+  submit({ type: "send", text });
+}
+
+// ---- the conversation ---------------------------------------------------------------------
+
+function userMessage(text) {
+  $("#messages").append(el("div", [text], { class: "user" }));
+  scrollDown();
+}
+
+function scrollDown() {
+  const messages = $("#messages");
+  messages.scrollTop = messages.scrollHeight;
+}
+
+function resetConversation() {
+  $("#messages").replaceChildren();
+  $("#todos").replaceChildren();
+  $("#turn-usage").textContent = "";
+  state.scopes.clear();
+  state.calls.clear();
+  state.proposals.clear();
+  state.conversationTokens = { input: 0, output: 0 };
+}
+
+// Where an event's output goes: the main thread, or the box of the subagent that emitted it.
+function scopeFor(event) {
+  const key = `${event.depth}:${event.parent_call_id || ""}`;
+  let scope = state.scopes.get(key);
+  if (!scope) {
+    const parent = event.depth > 0 && state.calls.get(event.parent_call_id);
+    const box = parent ? parent.querySelector(".subagent") : $("#messages");
+    scope = { box, text: "", node: null, reasoning: null };
+    state.scopes.set(key, scope);
+  }
+  return scope;
+}
+
+function appendText(scope, delta) {
+  if (!scope.node) {
+    scope.node = el("div", [], { class: "assistant markdown" });
+    scope.text = "";
+    scope.box.append(scope.node);
+  }
+  scope.text += delta;
+  scope.node.replaceChildren(renderMarkdown(scope.text));
+}
+
+function appendReasoning(scope, delta) {
+  if (!scope.reasoning) {
+    const body = el("div", [], { class: "reasoning-text" });
+    scope.reasoning = el("details", [el("summary", ["Reasoning"]), body], { class: "reasoning" });
+    scope.box.append(scope.reasoning);
+  }
+  scope.reasoning.querySelector(".reasoning-text").append(delta);
+}
+
+function endBlock(scope) {
+  scope.node = null;
+  scope.reasoning = null;
+}
+
+function folded(text, label) {
+  const pre = el("pre", [text]);
+  if (text.split("\n").length <= FOLD_LINES && text.length < 2000) return pre;
+  return el("details", [el("summary", [`${label} (${text.split("\n").length} lines)`]), pre], { class: "fold" });
+}
+
+function toolCard(call, scope) {
+  const card = el("div", [
+    el("div", [el("span", [call.tool], { class: "tool-name" }), " ", call.summary], { class: "tool-head" }),
+    folded(JSON.stringify(call.arguments, null, 2), "arguments"),
+    el("div", [], { class: "subagent" }),
+    el("div", [], { class: "tool-result" }),
+  ], { class: "tool", "data-call": call.call_id });
+  state.calls.set(call.call_id, card);
+  scope.box.append(card);
+}
+
+function toolResult(result) {
+  const card = state.calls.get(result.call_id);
+  if (!card) return;
+  card.classList.add(result.ok ? "ok" : "failed");
+  const slot = card.querySelector(".tool-result");
+  slot.replaceChildren(folded(result.output, result.ok ? "result" : "error"));
+  if (result.truncation?.full_output_path) slot.append(el("div", [`full output: ${result.truncation.full_output_path}`], { class: "muted" }));
+}
+
+function diffView(diff) {
+  const pre = el("pre", [], { class: "diff" });
+  for (const line of diff.split("\n")) {
+    const kind = line.startsWith("+++") || line.startsWith("---") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "ctx";
+    pre.append(el("span", [line + "\n"], { class: kind }));
+  }
+  return pre;
+}
+
+function proposalCard(proposal, scope) {
+  const kind = proposal.kind;
+  const body = [];
+  if (kind.type === "edit" || kind.type === "write") {
+    body.push(el("div", [`${kind.type === "edit" ? "Edit" : "Write"} ${kind.path}`], { class: "proposal-title" }), diffView(kind.diff));
+  } else if (kind.type === "command") {
+    body.push(el("div", [`Run in ${kind.cwd || "."}`], { class: "proposal-title" }), el("pre", [kind.command], { class: "command" }));
+  } else {
+    body.push(el("div", [`${kind.tool}: ${kind.summary}`], { class: "proposal-title" }));
+  }
+  const answer = (decision) => submit({ type: "approve", proposal_id: proposal.proposal_id, decision });
+  const feedback = el("textarea", [], { rows: "2", placeholder: "What should the agent do instead?", class: "feedback", hidden: "" });
+  const buttons = el("div", [], { class: "buttons" });
+  const button = (label, action, cls = "") => {
+    const b = el("button", [label], { class: cls });
+    b.addEventListener("click", action);
+    buttons.append(b);
+  };
+  button("Approve", () => answer({ type: "approve" }), "primary");
+  if (proposal.always_scope) button("Always", () => answer({ type: "approve_always", scope: proposal.always_scope }));
+  button("Deny", () => answer({ type: "reject" }), "danger");
+  button("Deny with feedback…", () => {
+    if (feedback.hidden) {
+      feedback.hidden = false;
+      feedback.focus();
+    } else answer({ type: "reject", feedback: feedback.value.trim() || undefined });
+  });
+  const card = el("div", [...body, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal" });
+  state.proposals.set(proposal.proposal_id, card);
+  scope.box.append(card);
+}
+
+function renderTodos(todos) {
+  const list = el("ul");
+  for (const todo of todos) list.append(el("li", [todo.content], { class: todo.status }));
+  $("#todos").replaceChildren(...(todos.length ? [el("strong", ["Todos"]), list] : []));
+}
+
+function tokens(usage) {
+  const input = usage.input + usage.cache_read + usage.cache_write;
+  return { input, output: usage.output };
+}
+
+function cost(usage) {
+  const price = state.models.prices?.[state.model.split("/").pop()];
+  if (!price) return "";
+  const value = (usage.input * price.input + usage.cache_read * price.cached_input + usage.cache_write * price.cache_write + usage.output * price.output) / 1e6;
+  return ` · $${value.toFixed(4)}`;
+}
+
+function showUsage(turn) {
+  const t = tokens(turn);
+  const c = state.conversationTokens;
+  $("#turn-usage").textContent = `turn: ${t.input} in / ${t.output} out${cost(turn)} · conversation: ${c.input + t.input} in / ${c.output + t.output} out`;
+}
+
+function renderHistory(history) {
+  const scope = scopeFor({ depth: 0 });
+  for (const entry of history) {
+    if (entry.type === "user") userMessage(entry.text);
+    else if (entry.type === "assistant") {
+      appendText(scope, entry.text);
+      endBlock(scope);
+    } else if (entry.type === "tool_call") {
+      endBlock(scope);
+      toolCard(entry, scope);
+    } else if (entry.type === "tool_result") toolResult(entry);
+  }
+}
+
+function renderConversations() {
+  const list = $("#conversations");
+  list.replaceChildren();
+  for (const conversation of state.conversations) {
+    const open = el("button", [conversation.title || "(untitled)"], { class: "open" });
+    open.addEventListener("click", () => {
+      submit({ type: "switch_conversation", conversation_id: conversation.id });
+      document.body.classList.remove("sidebar-open");
+    });
+    const remove = el("button", ["✕"], { class: "delete", title: "delete" });
+    remove.addEventListener("click", () => {
+      if (confirm(`Delete “${conversation.title || "(untitled)"}”?`)) submit({ type: "delete_conversation", conversation_id: conversation.id });
+    });
+    const item = el("li", [open, remove], { "data-id": conversation.id });
+    if (conversation.id === state.conversationId) item.classList.add("current");
+    list.append(item);
+  }
+}
+
+function setPickers() {
+  const model = $("#model");
+  const names = new Set([state.model, state.models.default_model, ...Object.keys(state.models.aliases || {}), ...state.models.models.map((m) => m.id)]);
+  model.replaceChildren(...[...names].filter(Boolean).map((name) => el("option", [name], { value: name })));
+  model.value = state.model;
+  $("#policy").value = state.policy;
+}
+
+function onEvent(event) {
+  const msg = event.msg;
+  const scope = scopeFor(event);
+  switch (msg.type) {
+    case "ready":
+      state.model = msg.model;
+      state.policy = msg.approval_policy;
+      state.sandbox = msg.sandbox ?? null;
+      setPickers();
+      if (!state.conversationId) submit({ type: "switch_conversation", conversation_id: msg.conversation_id });
+      break;
+    case "settings_changed":
+      state.model = msg.model;
+      state.policy = msg.approval_policy;
+      setPickers();
+      break;
+    case "turn_started":
+      setRunning(true);
+      break;
+    case "text_delta":
+      appendText(scope, msg.delta);
+      break;
+    case "reasoning_delta":
+      appendReasoning(scope, msg.delta);
+      break;
+    case "message_completed":
+      endBlock(scope);
+      break;
+    case "tool_call":
+      endBlock(scope);
+      toolCard(msg, scope);
+      break;
+    case "tool_result":
+      toolResult(msg);
+      break;
+    case "proposal":
+      endBlock(scope);
+      proposalCard(msg, scope);
+      break;
+    case "proposal_closed": {
+      const card = state.proposals.get(msg.proposal_id);
+      if (card) {
+        card.classList.add("closed", msg.outcome);
+        card.querySelector(".outcome").textContent = msg.outcome;
+        for (const button of card.querySelectorAll("button")) button.disabled = true;
+      }
+      break;
+    }
+    case "todos":
+      renderTodos(msg.todos);
+      break;
+    case "subagent_started": {
+      const card = state.calls.get(msg.call_id);
+      if (card) card.querySelector(".subagent").prepend(el("div", [`${msg.agent} subagent: ${msg.description}`], { class: "muted" }));
+      break;
+    }
+    case "subagent_finished": {
+      const card = state.calls.get(msg.call_id);
+      if (card) card.classList.add(msg.ok ? "ok" : "failed");
+      break;
+    }
+    case "usage":
+      if (event.depth === 0) showUsage(msg.turn);
+      break;
+    case "error":
+      endBlock(scope);
+      scope.box.append(el("div", [msg.message, msg.next_action ? ` — ${msg.next_action}` : ""], { class: "error" }));
+      break;
+    case "warning":
+      notice("warning", msg.message);
+      break;
+    case "turn_finished": {
+      if (event.depth > 0) break;
+      endBlock(scope);
+      setRunning(false);
+      showUsage(msg.usage);
+      const t = tokens(msg.usage);
+      state.conversationTokens.input += t.input;
+      state.conversationTokens.output += t.output;
+      $("#messages").append(el("div", [`${msg.outcome} · ${msg.steps} steps · ${t.input} in / ${t.output} out${cost(msg.usage)}`], { class: `turn-end ${msg.outcome}` }));
+      submit({ type: "list_conversations" });
+      break;
+    }
+    case "conversation_list":
+      state.conversations = msg.conversations;
+      if (msg.current) state.conversationId = msg.current;
+      renderConversations();
+      break;
+    case "conversation_switched":
+      resetConversation();
+      state.conversationId = msg.conversation.id;
+      renderHistory(msg.history);
+      api("GET", `/api/conversations/${encodeURIComponent(msg.conversation.id)}`).then((answer) => {
+        const total = answer.usage?.total;
+        if (total && state.conversationId === msg.conversation.id) {
+          state.conversationTokens = { input: total.input, output: total.output };
+          $("#turn-usage").textContent = `conversation: ${total.input} in / ${total.output} out`;
+        }
+      }, () => {});
+      submit({ type: "list_conversations" });
+      break;
+    case "conversation_deleted":
+    case "conversation_cleared":
+      if (msg.type === "conversation_cleared") resetConversation();
+      submit({ type: "list_conversations" });
+      break;
+    case "undone":
+      notice("info", `undid turn ${msg.turn}: ${msg.files.map((f) => f.path).join(", ")}`);
+      break;
+    case "diff":
+      for (const turn of msg.turns) $("#messages").append(el("div", [el("div", [`turn ${turn.turn}`], { class: "proposal-title" }), diffView(turn.diff)], { class: "proposal closed" }));
+      if (!msg.turns.length) notice("info", "no changes");
+      break;
+    case "compacted":
+      notice("info", `compacted: ${msg.tokens_before} → ${msg.tokens_after} tokens`);
+      break;
+  }
+  scrollDown();
+}
+
+function connect() {
+  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/agent/ws`);
+  state.socket = socket;
+  socket.addEventListener("message", (message) => {
+    const frame = JSON.parse(message.data);
+    if (frame.type === "protocol") {
+      if (frame.version !== PROTOCOL_VERSION) {
+        notice("error", `this page speaks protocol ${PROTOCOL_VERSION}; corvid speaks ${frame.version}: reload`);
+        return;
+      }
+      document.body.classList.add("connected");
+      state.conversationId = null;
+      submit({ type: "hello", version: PROTOCOL_VERSION, client: "corvid-web" });
+      submit({ type: "list_conversations" });
+    } else if (frame.type === "rejected") notice("error", `refused: ${frame.message}`);
+    else if (frame.type === "lagged") submit({ type: "switch_conversation", conversation_id: state.conversationId });
+    else onEvent(frame);
+  });
+  socket.addEventListener("close", () => {
+    document.body.classList.remove("connected");
+    setTimeout(connect, 1500);
+  });
+}
+
+// ---- settings, status, usage ----------------------------------------------------------------
+
+function field(label, input) {
+  return el("label", [el("span", [label]), input], { class: "field" });
+}
+
+async function loadSettings() {
+  const page = $("#settings");
+  let settings;
+  try {
+    settings = await api("GET", "/api/settings");
+  } catch (error) {
+    page.replaceChildren(el("p", [error.message], { class: "error" }));
+    return;
+  }
+  const defaultModel = el("input", [], { id: "default-model", value: settings.default_model, list: "model-names" });
+  const names = el("datalist", [], { id: "model-names" });
+  for (const option of $("#model").options) names.append(el("option", [], { value: option.value }));
+  const policy = el("select", [], { id: "settings-policy" });
+  for (const name of settings.approval_policies) policy.append(el("option", [name], { value: name }));
+  policy.value = settings.session?.approval_policy || "ask";
+  const aliases = el("textarea", [Object.entries(settings.aliases).map(([k, v]) => `${k} = ${v}`).join("\n")], { rows: "4", id: "aliases" });
+  const providers = el("table", [el("tr", [el("th", ["provider"]), el("th", ["on"]), el("th", ["base URL"])])], { class: "providers" });
+  for (const provider of settings.providers) {
+    const enabled = el("input", [], { type: "checkbox", "data-provider": provider.name });
+    enabled.checked = provider.enabled;
+    const url = el("input", [], { value: provider.base_url, "data-provider-url": provider.name });
+    providers.append(el("tr", [el("td", [provider.name]), el("td", [enabled]), el("td", [url])]));
+  }
+  const save = el("button", ["Save settings"], { class: "primary", id: "save-settings" });
+  save.addEventListener("click", async () => {
+    const aliasMap = {};
+    for (const line of aliases.value.split("\n")) {
+      const [name, target] = line.split("=").map((part) => part?.trim());
+      if (name && target) aliasMap[name] = target;
+    }
+    const providerChanges = settings.providers.map((provider) => ({
+      name: provider.name,
+      enabled: page.querySelector(`[data-provider="${provider.name}"]`).checked,
+      base_url: page.querySelector(`[data-provider-url="${provider.name}"]`).value.trim(),
+    })).filter((change, index) => change.enabled !== settings.providers[index].enabled || change.base_url !== settings.providers[index].base_url);
+    const change = { approval_policy: policy.value };
+    if (defaultModel.value.trim() !== settings.default_model) change.default_model = defaultModel.value.trim();
+    if (JSON.stringify(aliasMap) !== JSON.stringify(settings.aliases)) change.aliases = aliasMap;
+    if (providerChanges.length) change.providers = providerChanges;
+    try {
+      const answer = await api("PUT", "/api/settings", change);
+      notice("info", answer.restart_needed ? "saved; restart corvid serve for provider and alias changes" : "saved");
+      loadSettings();
+    } catch (error) {
+      notice("error", error.message);
+    }
+  });
+  const keys = el("div", [], { class: "keys" });
+  for (const key of settings.keys) {
+    const input = el("input", [], { type: "password", autocomplete: "off", placeholder: key.set ? "set — type to replace" : "not set", "data-key": key.variable });
+    const store = el("button", ["Save"]);
+    store.addEventListener("click", () => saveKey(key.variable, input.value.trim() || null));
+    const clear = el("button", ["Clear"], { class: "danger" });
+    clear.addEventListener("click", () => saveKey(key.variable, null));
+    keys.append(el("div", [el("code", [key.variable]), el("span", [key.set ? "set" : "not set"], { class: key.set ? "badge ok" : "badge" }), input, store, clear], { class: "key" }));
+  }
+  page.replaceChildren(
+    el("h2", ["Settings"]),
+    field("Default model", defaultModel), names,
+    field("Approval policy (this session)", policy),
+    field("Aliases (name = target, one a line)", aliases),
+    el("h3", ["Providers"]), providers, save,
+    el("h3", ["Keys"]), el("p", ["Stored in corvid's env file. A key is never shown again; corvid only says whether it is set. Restart corvid serve to use a new key."], { class: "muted" }), keys,
+  );
+}
+
+async function saveKey(variable, value) {
+  try {
+    await api("PUT", "/api/settings", { keys: { [variable]: value } });
+    notice("info", value === null ? `${variable} cleared` : `${variable} saved`);
+    loadSettings();
+  } catch (error) {
+    notice("error", error.message);
+  }
+}
+
+// The agent's sandbox as its `ready` said: the mode and the one line for people.
+function sandboxLine() {
+  if (!state.sandbox) return "agent sandbox: not reported yet";
+  return `agent sandbox: ${state.sandbox.mode} · ${state.sandbox.summary}`;
+}
+
+async function loadStatus() {
+  const page = $("#status");
+  try {
+    const status = await api("GET", "/api/status");
+    const rows = status.providers.map((p) => el("tr", [el("td", [p.name]), el("td", [p.kind]), el("td", [p.enabled ? "on" : "off"]), el("td", [p.available ? "ready" : "unavailable"]), el("td", [p.key + (p.key_variable ? ` (${p.key_variable})` : "")]), el("td", [p.base_url])]));
+    const xai = status.sign_ins.xai;
+    const expiry = xai.expires_at ? ` · expires ${new Date(xai.expires_at * 1000).toLocaleString()}` : "";
+    page.replaceChildren(
+      el("h2", ["Status"]),
+      el("p", [`gateway ${status.gateway} · corvid ${status.version}`]),
+      el("p", [sandboxLine()], { id: "sandbox" }),
+      el("table", [el("tr", ["provider", "kind", "on", "state", "key", "base URL"].map((h) => el("th", [h]))), ...rows], { class: "providers" }),
+      el("h3", ["Sign-ins"]),
+      el("p", [`xAI (${xai.mode}): ${xai.signed_in ? `signed in${xai.email ? ` as ${xai.email}` : ""}${expiry}` : "not signed in"}`]),
+      signInButton("xai", "Sign in to xAI (SuperGrok)"),
+      el("p", [`Zed: ${status.sign_ins.zed.signed_in ? "signed in" : "not signed in"}`]),
+      signInButton("zed", "Sign in to Zed"),
+      el("div", [], { id: "sign-in-progress" }),
+      el("h3", ["Today"]),
+      el("p", [`${status.usage_today.requests} requests · ${status.usage_today.input} in / ${status.usage_today.output} out · ${status.usage_today.errors} errors`]),
+    );
+    api("GET", "/api/sign-in").then(showSignIn, () => {});
+  } catch (error) {
+    page.replaceChildren(el("p", [error.message], { class: "error" }));
+  }
+}
+
+function signInButton(account, label) {
+  const button = el("button", [label], { "data-sign-in": account });
+  button.addEventListener("click", async () => {
+    try {
+      showSignIn(await api("POST", `/api/sign-in/${account}`, {}));
+      pollSignIn();
+    } catch (error) {
+      notice("error", error.message);
+    }
+  });
+  return button;
+}
+
+// The flows' states: a link (and for xAI a code) while waiting, then the outcome.
+function showSignIn(states) {
+  const box = $("#sign-in-progress");
+  if (!box) return;
+  box.replaceChildren();
+  for (const [account, state] of Object.entries(states)) {
+    const name = account === "xai" ? "xAI" : "Zed";
+    if (state.state === "waiting") {
+      const link = /^https?:/i.test(state.url) ? el("a", [state.url], { href: state.url, target: "_blank", rel: "noopener noreferrer" }) : state.url;
+      box.append(el("p", [`${name}: open `, link, state.code ? ` and enter the code ` : "", state.code ? el("code", [state.code], { class: "user-code" }) : ""], { class: "sign-in" }));
+    } else if (state.state === "signed_in") {
+      box.append(el("p", [`${name}: signed in${state.account ? ` as ${state.account}` : ""}. Restart corvid serve to use it.`], { class: "sign-in ok" }));
+    } else if (state.state === "failed") {
+      box.append(el("p", [`${name}: sign-in failed: ${state.message}`], { class: "error" }));
+    }
+  }
+}
+
+function pollSignIn() {
+  setTimeout(async () => {
+    const states = await api("GET", "/api/sign-in").catch(() => null);
+    if (!states) return;
+    showSignIn(states);
+    if (Object.values(states).some((state) => state.state === "waiting")) pollSignIn();
+  }, 1500);
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attributes, children = []) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+async function loadUsage() {
+  const page = $("#usage");
+  let usage;
+  try {
+    usage = await api("GET", "/api/usage?days=30");
+  } catch (error) {
+    page.replaceChildren(el("p", [error.message], { class: "error" }));
+    return;
+  }
+  const days = [...new Set(usage.rows.map((row) => row.day))];
+  const models = [...new Set(usage.rows.map((row) => row.model))];
+  const colours = ["#4f7cff", "#2bb673", "#f5a623", "#d0021b", "#9013fe", "#50e3c2", "#8b572a"];
+  const total = (day) => usage.rows.filter((row) => row.day === day).reduce((sum, row) => sum + row.input + row.output, 0);
+  const top = Math.max(1, ...days.map(total));
+  const width = Math.max(300, days.length * 40), height = 200;
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height + 20}`, width, height: height + 20, class: "chart", role: "img" });
+  days.forEach((day, index) => {
+    let y = height;
+    for (const row of usage.rows.filter((r) => r.day === day)) {
+      const h = ((row.input + row.output) / top) * (height - 10);
+      y -= h;
+      chart.append(svg("rect", { x: index * 40 + 8, y, width: 24, height: h, fill: colours[models.indexOf(row.model) % colours.length] }, [svg("title", {}, [`${day} ${row.model}: ${row.input + row.output} tokens`])]));
+    }
+    chart.append(svg("text", { x: index * 40 + 20, y: height + 15, "text-anchor": "middle", "font-size": "9" }, [day.slice(5)]));
+  });
+  const legend = el("div", models.map((model, index) => el("span", [el("i"), model], { class: "legend", "data-colour": String(index % colours.length) })));
+  const table = el("table", [el("tr", ["day", "model", "front end", "requests", "in", "out", "cost"].map((h) => el("th", [h])))], { class: "providers" });
+  for (const row of usage.rows) table.append(el("tr", [row.day, row.model, row.front_end, row.requests, row.input, row.output, row.cost_usd == null ? "" : `$${row.cost_usd.toFixed(4)}`].map((cell) => el("td", [String(cell)]))));
+  page.replaceChildren(el("h2", ["Usage, last 30 days"]), usage.rows.length ? chart : el("p", ["No requests yet."], { class: "muted" }), legend, table);
+}
+
+// ---- start ----------------------------------------------------------------------------------
+
+async function start() {
+  layout();
+  try {
+    state.models = await api("GET", "/api/models");
+  } catch (error) {
+    $("#app").replaceChildren(el("div", [
+      el("h2", ["corvid"]),
+      el("p", ["This page needs the link corvid printed when it started (http://127.0.0.1:…/?token=…). Run corvid open, or copy the link from corvid serve's output."]),
+      el("p", [error.message], { class: "muted" }),
+    ], { class: "signin" }));
+    return;
+  }
+  connect();
+}
+
+start();

@@ -1,0 +1,268 @@
+"""The web page in a real headless chromium against `corvid serve` and a scripted mock model:
+a message streams in; an edit approved from its diff card changes the file; a command denied
+with feedback reaches the model; a turn stopped with Esc; conversations switched; the model
+changed in settings; a key set and never shown again. Saves a screenshot of each step in
+$CORVID_SCREENSHOTS (default target/web-screenshots).
+
+Run: python tests/web/test_page.py (after `cargo build --bins`; needs /usr/bin/chromium and the
+`websockets` package)."""
+
+import asyncio
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cdp import Browser  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = Path(os.environ.get("CORVID_TARGET_DIR")
+              or Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug")
+SHOTS = Path(os.environ.get("CORVID_SCREENSHOTS", ROOT / "target" / "web-screenshots"))
+CHAT = "/v1/chat/completions"
+SECRET = "sk-ant-browser-secret-7781"
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.upper().endswith("_PROXY") and not k.startswith(("CORVID_", "SUPERGROK_ZED_", "XAI_"))}
+    env.update(extra)
+    return env
+
+
+def chunk(delta, finish=None):
+    return {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+USAGE = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [],
+         "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}}
+
+
+def text_reply(pieces, delay_ms=0):
+    return {"path": CHAT, "delay_ms": delay_ms, "sse": [
+        chunk({"role": "assistant", "content": ""}),
+        *[chunk({"content": piece}) for piece in pieces],
+        chunk({}, "stop"), USAGE, "[DONE]"]}
+
+
+def tool_reply(call_id, name, arguments):
+    return {"path": CHAT, "sse": [
+        chunk({"role": "assistant", "content": None, "tool_calls": [
+            {"index": 0, "id": call_id, "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}]}),
+        chunk({}, "tool_calls"), USAGE, "[DONE]"]}
+
+
+class Mock:
+    def __init__(self):
+        self.process = subprocess.Popen([str(TARGET / "corvid-mock-upstream")], stdout=subprocess.PIPE,
+                                        env=clean_env(), text=True)
+        self.base_url = self.process.stdout.readline().strip()
+        self.root = self.base_url.rsplit("/v1", 1)[0]
+
+    def call(self, method, path, payload=None):
+        data = None if payload is None else json.dumps(payload).encode()
+        request = urllib.request.Request(self.root + path, data=data, method=method,
+                                         headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def enqueue(self, reply):
+        self.call("POST", "/__mock/enqueue", {"status": 200, **reply})
+
+    def chat_requests(self):
+        return [r for r in self.call("GET", "/__mock/requests") if r.get("path", "").endswith(CHAT)]
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_corvid(home, project, mock):
+    Path(home, "env").write_text("XAI_API_KEY='sk-upstream-test'\n")
+    # xAI's sign-in goes to the mock too (it has no OAuth routes: the sign-in fails, visibly).
+    Path(home, "config.toml").write_text(f'xai_auth_url = "{mock.root}"\n')
+    os.chmod(Path(home, "env"), 0o600)
+    port = free_port()
+    log = open(Path(home, "corvid.log"), "w")
+    process = subprocess.Popen(
+        [str(TARGET / "corvid"), "serve", "--port", str(port), "--project", str(project)],
+        env=clean_env(CORVID_HOME=home, CORVID_UPSTREAM=mock.base_url, NO_COLOR="1"),
+        stdout=subprocess.PIPE, stderr=log, text=True)
+    deadline = time.monotonic() + 30
+    for line in process.stdout:
+        if "web page is at" in line:
+            return process, line.split(" at ", 1)[1].strip()
+        if time.monotonic() > deadline:
+            break
+    raise AssertionError("corvid serve printed no page URL:\n" + Path(home, "corvid.log").read_text())
+
+
+async def send(browser, text):
+    await browser.type("#input", text)
+    await browser.key("Enter", key_code=13)
+
+
+async def turn_ends(browser, count, outcome="completed"):
+    await browser.wait_for(f"document.querySelectorAll('.turn-end').length >= {count}", 30, f"turn {count} to end")
+    last = await browser.evaluate("[...document.querySelectorAll('.turn-end')].pop().className")
+    assert outcome in last, last
+
+
+async def run(browser, mock, url, home, project):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = lambda name: browser.screenshot(str(SHOTS / f"{name}.png"))
+
+    # 1. The printed link: the token becomes a cookie, the page connects.
+    await browser.navigate(url)
+    await browser.wait_for("document.body.classList.contains('connected')", 20, "the page to connect")
+    assert "token" not in await browser.evaluate("location.href"), "the token stays out of the address bar"
+    assert await browser.evaluate("document.cookie") == "", "the cookie is HttpOnly"
+
+    # 2. A message streams in, rendered as markdown.
+    mock.enqueue(text_reply(["Hello ", "from **the** ", "mock ", "model.\n\n", "- one\n", "- two\n"], delay_ms=300))
+    await send(browser, "Say hello")
+    await browser.wait_for("document.querySelector('.assistant')?.textContent.includes('from')", 20, "the first words")
+    streaming = await browser.evaluate("document.querySelector('.assistant').textContent")
+    await shot("01-streaming")
+    await turn_ends(browser, 1)
+    final = await browser.evaluate("document.querySelector('.assistant').textContent")
+    assert len(final) > len(streaming), (streaming, final)
+    assert await browser.evaluate("document.querySelector('.assistant strong')?.textContent") == "the"
+    assert await browser.evaluate("document.querySelectorAll('.assistant li').length") == 2
+    await shot("02-streamed")
+
+    # 3. An edit approved from its diff card changes the file.
+    mock.enqueue(tool_reply("call_edit", "edit", {"path": "notes.txt", "old_string": "colour = red", "new_string": "colour = blue"}))
+    mock.enqueue(text_reply(["Changed the colour."]))
+    await send(browser, "Make it blue")
+    await browser.wait_for("document.querySelector('.proposal .diff .add')", 20, "the diff card")
+    assert "colour = blue" in await browser.evaluate("document.querySelector('.proposal .diff .add').textContent")
+    await shot("03-edit-proposal")
+    assert Path(project, "notes.txt").read_text() == "colour = red\n"
+    await browser.click_text(".proposal button", "Approve")
+    await turn_ends(browser, 2)
+    assert Path(project, "notes.txt").read_text() == "colour = blue\n"
+    await shot("04-edit-approved")
+
+    # 4. A command denied with feedback: the feedback reaches the model.
+    mock.enqueue(tool_reply("call_bash", "bash", {"command": "rm -rf build"}))
+    mock.enqueue(text_reply(["Understood, I will not delete it."]))
+    await send(browser, "Clean up")
+    await browser.wait_for("[...document.querySelectorAll('.proposal:not(.closed) .command')].some(e => e.textContent === 'rm -rf build')", 20, "the command card")
+    await browser.click_text(".proposal:not(.closed) button", "Deny with feedback")
+    await browser.type(".proposal:not(.closed) .feedback", "keep the build folder")
+    await shot("05-command-feedback")
+    await browser.click_text(".proposal:not(.closed) button", "Deny with feedback")
+    await turn_ends(browser, 3)
+    last = mock.chat_requests()[-1]
+    assert "keep the build folder" in json.dumps(last.get("body")), last
+    await shot("06-command-denied")
+
+    # 5. A turn stopped with Esc.
+    mock.enqueue(text_reply([f"word{i} " for i in range(60)], delay_ms=250))
+    await send(browser, "Write a long story")
+    await browser.wait_for("[...document.querySelectorAll('.assistant')].pop().textContent.includes('word1')", 20, "the story to start")
+    await browser.key("Escape", key_code=27)
+    await turn_ends(browser, 4, "cancelled")
+    await shot("07-stopped")
+
+    # 6. Conversations: a new one, then back to the first.
+    await browser.click("#new-conversation")
+    await browser.wait_for("document.querySelectorAll('#messages > *').length === 0", 10, "an empty conversation")
+    mock.enqueue(text_reply(["Second conversation here."]))
+    await send(browser, "Second topic")
+    await turn_ends(browser, 1)
+    await browser.wait_for("document.querySelectorAll('#conversations li').length === 2", 10, "two conversations")
+    await shot("08-second-conversation")
+    await browser.click("#conversations li:not(.current) .open")
+    await browser.wait_for("document.querySelector('#messages').textContent.includes('Make it blue')", 10, "the first conversation's history")
+    assert "Second topic" not in await browser.evaluate("document.querySelector('#messages').textContent")
+    await shot("09-switched-back")
+
+    # 7. The model changed in settings.
+    await browser.click("[data-tab=settings]")
+    await browser.wait_for("document.querySelector('#default-model')", 10, "the settings page")
+    await browser.evaluate("document.querySelector('#default-model').value = ''")
+    await browser.type("#default-model", "grok-3-mini")
+    await browser.click("#save-settings")
+    await browser.wait_for("document.querySelector('#model').value === 'grok-3-mini'", 10, "the model picker to follow")
+    assert 'default_model = "grok-3-mini"' in Path(home, "config.toml").read_text()
+    await shot("10-settings-model")
+
+    # 8. A key set, and never shown again.
+    await browser.type("[data-key=ANTHROPIC_API_KEY]", SECRET)
+    await browser.click_text(".key:has([data-key=ANTHROPIC_API_KEY]) button", "Save")
+    await browser.wait_for("document.querySelector('.key:has([data-key=ANTHROPIC_API_KEY]) .badge.ok')", 10, "the key to show as set")
+    assert SECRET in Path(home, "env").read_text()
+    html = await browser.evaluate("document.documentElement.outerHTML + [...document.querySelectorAll('input')].map(i => i.value).join()")
+    assert SECRET not in html
+    settings = await browser.evaluate("fetch('/api/settings').then(r => r.text())")
+    assert SECRET not in settings and '"set":true' in settings.replace(" ", "")
+    await shot("11-key-set")
+
+    # 9. Status, usage, and the chat at phone width.
+    await browser.click("[data-tab=status]")
+    await browser.wait_for("document.querySelector('#status table')", 10, "the status page")
+    # The page's agent runs in the configured sandbox: its `ready` carried the sandbox state.
+    sandbox = await browser.evaluate("document.querySelector('#sandbox').textContent")
+    assert re.match(r"agent sandbox: (enforced|unavailable|off) · \S", sandbox), sandbox
+    await shot("12-status")
+    # A sign-in started from the page shows its outcome (here the mock has no OAuth server: the
+    # failure is shown, with the reason).
+    await browser.click("[data-sign-in=xai]")
+    await browser.wait_for("document.querySelector('#sign-in-progress .error')?.textContent.includes('sign-in failed')", 20, "the sign-in outcome")
+    await shot("12b-sign-in")
+    await browser.click("[data-tab=usage]")
+    await browser.wait_for("document.querySelector('#usage h2')", 10, "the usage page")
+    await shot("13-usage")
+    await browser.size(390, 844, mobile=True)
+    await browser.click("[data-tab=chat]")
+    await shot("14-phone")
+    # Nothing the page did broke the CSP.
+    violations = [e for e in browser.events if e.get("method") == "Runtime.consoleAPICalled" and "Content Security Policy" in json.dumps(e)]
+    assert not violations, violations
+
+
+async def main():
+    mock = Mock()
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as project:
+        Path(project, "notes.txt").write_text("colour = red\n")
+        subprocess.run(["git", "init", "-q", project], check=True)
+        corvid, url = start_corvid(home, project, mock)
+        browser = Browser(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+        try:
+            await browser.attach()
+            await run(browser, mock, url, home, project)
+            print(f"web page test passed; screenshots in {SHOTS}")
+        except BaseException:
+            print(Path(home, "corvid.log").read_text()[-4000:], file=sys.stderr)
+            try:
+                await browser.screenshot(str(SHOTS / "failure.png"))
+            except Exception:
+                pass
+            raise
+        finally:
+            try:
+                await browser.close()
+            finally:
+                corvid.terminate()
+                try:
+                    corvid.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    corvid.kill()
+                mock.process.kill()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
