@@ -287,7 +287,7 @@ fn response_objects_become_text_and_errors() {
         vec![
             (vec![text(r#"{"content":"pub fn add() {}"}"#)], false),
             (vec![text(r#"{"code":2}"#)], true),
-            (vec![text(r#"{"extra":1,"result":"ok"}"#)], false),
+            (vec![text(r#"{"result":"ok","extra":1}"#)], false),
             (
                 vec![
                     text("shot"),

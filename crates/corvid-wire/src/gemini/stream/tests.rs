@@ -117,7 +117,8 @@ fn decodes_a_text_stream() {
 #[test]
 fn decodes_thoughts_text_and_parallel_calls() {
     let first = r#"{"path":"a.rs"}"#;
-    let second = r#"{"limit":20,"path":"b.rs"}"#;
+    // As the provider wrote it (serde_json keeps key order: `preserve_order`).
+    let second = r#"{"path":"b.rs","limit":20}"#;
     assert_eq!(
         decode_every_split(&fixture("stream_thinking_tools.sse")),
         vec![
