@@ -407,7 +407,7 @@ function onEvent(event) {
       const t = tokens(msg.usage);
       state.conversationTokens.input += t.input;
       state.conversationTokens.output += t.output;
-      $("#messages").append(el("div", [`${msg.outcome} · ${msg.steps} steps · ${t.input} in / ${t.output} out${cost(msg.usage)}`], { class: `turn-end ${msg.outcome}` }));
+      $("#messages").append(el("div", [`${msg.outcome} · ${msg.steps} ${msg.steps === 1 ? "step" : "steps"} · ${t.input} in / ${t.output} out${cost(msg.usage)}`], { class: `turn-end ${msg.outcome}` }));
       submit({ type: "list_conversations" });
       break;
     }
