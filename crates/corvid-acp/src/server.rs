@@ -18,10 +18,11 @@ use agent_client_protocol::v1::schema::{
     NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind,
     PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome,
     RequestPermissionRequest, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionInfo, SessionListCapabilities, SessionNotification,
-    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
-    ToolCallStatus, ToolCallUpdate, UnstructuredCommandInput, UsageUpdate,
+    SessionCloseCapabilities, SessionConfigOption, SessionInfo, SessionListCapabilities,
+    SessionModeState, SessionNotification, SessionResumeCapabilities, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason, ToolCallStatus, ToolCallUpdate, UnstructuredCommandInput,
+    UsageUpdate,
 };
 use agent_client_protocol::{
     Agent, Client, Error, Stdio, on_receive_notification, on_receive_request,
@@ -89,16 +90,11 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
                 cx.clone().spawn(async move {
                     match server.open(&cx, request.cwd, None).await {
                         Ok(live) => {
-                            let (mode, model) = live.settings();
+                            let (modes, config) = live.options();
                             responder.respond(
                                 NewSessionResponse::new(live.id.clone())
-                                    .modes(options::mode_state(mode))
-                                    .config_options(options::config_options(
-                                        mode,
-                                        &model,
-                                        &live.models,
-                                        &live.sandbox,
-                                    )),
+                                    .modes(modes)
+                                    .config_options(config),
                             )?;
                             live.announce_commands(&cx)
                         }
@@ -118,16 +114,11 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
                             for update in updates::history(&live.history, &live.project) {
                                 live.send(&cx, update)?;
                             }
-                            let (mode, model) = live.settings();
+                            let (modes, config) = live.options();
                             responder.respond(
                                 LoadSessionResponse::new()
-                                    .modes(options::mode_state(mode))
-                                    .config_options(options::config_options(
-                                        mode,
-                                        &model,
-                                        &live.models,
-                                        &live.sandbox,
-                                    )),
+                                    .modes(modes)
+                                    .config_options(config),
                             )?;
                             live.announce_commands(&cx)
                         }
@@ -144,16 +135,11 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
                     let id = request.session_id.0.to_string();
                     match server.open(&cx, request.cwd, Some(id)).await {
                         Ok(live) => {
-                            let (mode, model) = live.settings();
+                            let (modes, config) = live.options();
                             responder.respond(
                                 ResumeSessionResponse::new()
-                                    .modes(options::mode_state(mode))
-                                    .config_options(options::config_options(
-                                        mode,
-                                        &model,
-                                        &live.models,
-                                        &live.sandbox,
-                                    )),
+                                    .modes(modes)
+                                    .config_options(config),
                             )?;
                             live.announce_commands(&cx)
                         }
@@ -485,6 +471,15 @@ impl Live {
         (state.mode, state.model.clone())
     }
 
+    /// The session's modes and config options, as new, load and resume answer them.
+    fn options(&self) -> (SessionModeState, Vec<SessionConfigOption>) {
+        let (mode, model) = self.settings();
+        (
+            options::mode_state(mode),
+            options::config_options(mode, &model, &self.models, &self.sandbox),
+        )
+    }
+
     fn send(&self, cx: &ConnectionTo<Client>, update: SessionUpdate) -> Result<(), Error> {
         cx.send_notification(SessionNotification::new(self.id.clone(), update))
     }
@@ -644,11 +639,7 @@ impl Live {
         }
     }
 
-    fn set_option(
-        &self,
-        id: &str,
-        value: &str,
-    ) -> Result<Vec<agent_client_protocol::v1::schema::SessionConfigOption>, String> {
+    fn set_option(&self, id: &str, value: &str) -> Result<Vec<SessionConfigOption>, String> {
         let mut state = lock(&self.state);
         match id {
             MODE => {
