@@ -365,3 +365,6 @@ impl Stream for ModelStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
