@@ -9,7 +9,7 @@ use axum::Json;
 use axum::extract::{Request, State};
 use bytes::{Bytes, BytesMut};
 use corvid_config::CompletionsBackend;
-use corvid_providers::{Route, UpstreamBody, UpstreamRequest, is_timeout};
+use corvid_providers::{Route, UpstreamBody, UpstreamRequest, WholeFailure, is_timeout};
 use corvid_store::Outcome;
 use corvid_wire::fim::{
     self, CompletionRequest, FimError, FimPrompt, FinishReason, TokenUsage, UpstreamCompletion,
@@ -23,7 +23,6 @@ use crate::body::read_body;
 use crate::error::ApiError;
 use crate::exchange::Exchange;
 use crate::state::AppState;
-use corvid_providers::dialect_of;
 use corvid_wire::Dialect;
 use corvid_wire::codec;
 
@@ -63,10 +62,9 @@ pub(crate) async fn complete(
         .resolve(&request.model)
         .map_err(|error| ApiError::from_route(&error))?;
     let prompt = request.fim_prompt();
-    if let Some(zed) = route.provider.zed_service() {
-        return zed_fim(&state, zed, &route, &prompt, &request, started).await;
-    }
-    let backend = backend_for(&route, config.completions_backend);
+    let Some(backend) = backend_for(&route, config.completions_backend) else {
+        return pipeline_fim(&state, route, &prompt, &request, started).await;
+    };
     let (path, upstream_body) = upstream_body(backend, &route, &prompt, &request);
     let mut exchange = exchange_for(&state, &route, &prompt, started);
     let sent = route
@@ -163,42 +161,44 @@ fn answer(
     ))
 }
 
-/// Edit predictions from a model on the signed-in Zed account.
-async fn zed_fim(
+/// Edit predictions from a provider that takes canonical calls only (the Zed account),
+/// through the one model-call pipeline: retried before any output, failures worded and
+/// classified as every provider's.
+async fn pipeline_fim(
     state: &AppState,
-    zed: &corvid_providers::ZedService,
-    route: &Route,
+    route: Route,
     prompt: &FimPrompt,
     request: &CompletionRequest,
     started: Instant,
 ) -> Result<Json<Value>, ApiError> {
-    let model = zed
-        .model(&route.model)
-        .await
-        .map_err(crate::translate::zed_model_error)?;
     let canonical = canonical_request(&route.model, prompt, request);
-    let mut exchange = exchange_for(state, route, prompt, started);
-    // Retried before any output, as every provider is.
-    let (completion, attempts) = zed.completion(&canonical, &model).await;
-    exchange.attempts = attempts;
-    let mut completion = match completion {
-        Ok(completion) => completion,
-        Err(error) => {
-            exchange.finish(error.status(), Outcome::Error, None, None);
-            return Err(crate::translate::zed_error(&error));
+    let mut exchange = exchange_for(state, &route, prompt, started);
+    let reply = match route.prepare(canonical).send().await {
+        Ok(reply) => reply,
+        Err(failed) => {
+            exchange.attempts = failed.attempts;
+            exchange.finish(failed.error.status_code(), Outcome::Error, None, None);
+            return Err(ApiError::from_provider(&failed.error, false));
         }
     };
-    let mut builder = model::ResponseBuilder::new();
-    while let Some(event) = futures_util::StreamExt::next(&mut completion).await {
-        builder.push(&event);
-    }
-    let response = builder.finish().map_err(|error| {
-        exchange.finish(200, Outcome::StreamError, None, None);
-        ApiError::new(StatusCode::BAD_GATEWAY, "api_error", error.message)
-    })?;
+    exchange.attempts = reply.attempts();
+    let status = reply.status();
+    let response = match reply.whole().await {
+        Ok(response) => response,
+        Err(failure) => {
+            let (outcome, message) = match failure {
+                WholeFailure::Unreadable(message) => (Outcome::Error, message),
+                WholeFailure::Broken(error) | WholeFailure::Reported(error) => {
+                    (Outcome::StreamError, error.message)
+                }
+            };
+            exchange.finish(status, outcome, None, None);
+            return Err(ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message));
+        }
+    };
     Ok(answer(
         &mut exchange,
-        200,
+        status,
         completion_from(response),
         request,
     ))
@@ -246,9 +246,10 @@ fn completion_from(response: model::ChatResponse) -> UpstreamCompletion {
 }
 
 /// Responses for providers that have it (unless `completions_backend = "chat"`), chat for other
-/// OpenAI-compatible servers, the provider's own API otherwise. Never a failover between them.
-fn backend_for(route: &Route, configured: CompletionsBackend) -> Backend {
-    match dialect_of(route.provider.kind()) {
+/// OpenAI-compatible servers, the provider's own API otherwise; `None` for a provider that
+/// takes canonical calls only (the pipeline serves it). Never a failover between them.
+fn backend_for(route: &Route, configured: CompletionsBackend) -> Option<Backend> {
+    let backend = match route.provider.api_dialect()? {
         Dialect::OpenAiResponses => Backend::Responses,
         Dialect::OpenAiChat => {
             let has_responses = route.provider.config().capabilities.serves_responses;
@@ -258,7 +259,8 @@ fn backend_for(route: &Route, configured: CompletionsBackend) -> Backend {
             }
         }
         other => Backend::Canonical(other),
-    }
+    };
+    Some(backend)
 }
 
 fn upstream_body(

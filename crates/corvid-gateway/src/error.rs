@@ -144,6 +144,16 @@ impl ApiError {
                 error.to_string(),
             ),
             ProviderError::Auth(auth) => Self::from_auth(auth),
+            // A backend's own refusal (the Zed account), in its words, with its wait.
+            ProviderError::Refused(refusal) => {
+                let mut api = Self::new(
+                    refusal.status,
+                    type_for_status(refusal.status),
+                    refusal.message.clone(),
+                );
+                api.retry_after = refusal.retry_after;
+                api
+            }
         }
     }
 

@@ -66,7 +66,7 @@ pub(crate) async fn handle(
         .resolve(&requested)
         .map_err(|error| ApiError::from_route(&error).in_dialect(inbound))?;
     let outbound = dialect_of(route.provider.kind());
-    if route.provider.zed_service().is_none() && speaks(&route, inbound) {
+    if route.provider.takes_as_is(inbound) {
         let path = match inbound {
             Dialect::OpenAiResponses => "responses".to_owned(),
             _ => codec::endpoint_path(outbound, &route.model, false),
@@ -137,16 +137,6 @@ fn decode_refusal(inbound: Dialect, error: &corvid_wire::model::DecodeError) -> 
 #[derive(serde::Deserialize)]
 struct StreamOptions {
     include_usage: Option<bool>,
-}
-
-/// Whether the route's provider takes `inbound` bodies as they are. A chat provider that
-/// serves `/responses` too (the xAI and OpenAI presets) takes Responses clients straight.
-fn speaks(route: &corvid_providers::Route, inbound: Dialect) -> bool {
-    let outbound = dialect_of(route.provider.kind());
-    outbound == inbound
-        || (inbound == Dialect::OpenAiResponses
-            && outbound == Dialect::OpenAiChat
-            && route.provider.config().capabilities.serves_responses)
 }
 
 fn forward_headers(headers: &HeaderMap, names: &[&'static str]) -> Vec<(HeaderName, HeaderValue)> {
@@ -233,9 +223,7 @@ pub(crate) async fn gemini(
     } else {
         "generate_content"
     };
-    if route.provider.zed_service().is_none()
-        && dialect_of(route.provider.kind()) == Dialect::Gemini
-    {
+    if route.provider.takes_as_is(Dialect::Gemini) {
         let top = top_level(&original, inbound)?;
         let path = codec::endpoint_path(Dialect::Gemini, &route.model, stream);
         let passthrough = Passthrough {

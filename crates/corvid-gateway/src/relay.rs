@@ -20,7 +20,7 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
-use corvid_providers::{BoxError, UpstreamBody, is_timeout};
+use corvid_providers::{BoxError, UpstreamBody};
 use corvid_store::Outcome;
 use corvid_wire::codec::{self, StreamWatch};
 use corvid_wire::model::{Usage, WireError};
@@ -207,11 +207,8 @@ impl RelayBody {
                 None
             }
             Some(Err(error)) => {
-                let message = if is_timeout(error.as_ref()) {
-                    "the upstream stopped sending (idle timeout)".to_owned()
-                } else {
-                    format!("the upstream stream broke: {error}")
-                };
+                // Worded as the translation and the agent word a broken reply.
+                let message = corvid_providers::broken_stream(error.as_ref()).message;
                 self.fail(message)
             }
         }

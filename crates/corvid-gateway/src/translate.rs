@@ -1,23 +1,24 @@
-//! Different dialects in and out: decode the client's request into the canonical model,
-//! encode it for the provider, and turn the reply back — streamed replies event by event as
-//! they arrive (first-token latency preserved), whole replies at once.
+//! Different dialects in and out: the client's request, decoded into the canonical model, goes
+//! through corvid-providers' one model-call pipeline (the agent's too), and the reply's
+//! canonical events are encoded back into the client's dialect — streamed replies event by
+//! event as they arrive (first-token latency preserved), whole replies at once. This module
+//! owns only that encoding, the minted tokens, and the ledger row.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use axum::Json;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
-use bytes::{Bytes, BytesMut};
-use corvid_providers::{ProviderError, Route, UpstreamBody, is_timeout};
+use bytes::Bytes;
+use corvid_providers::{ModelStream, ProviderError, Route, WholeFailure};
 use corvid_store::Outcome;
 use corvid_wire::anthropic;
-use corvid_wire::model::{ChatRequest, ErrorKind, NameMap, StreamEvent, Usage, WireError};
-use futures_util::Stream;
+use corvid_wire::model::{ChatRequest, ErrorKind, StreamEvent, Usage, WireError};
 use http::{HeaderValue, StatusCode};
 use http_body::Frame;
-use http_body_util::BodyExt;
 
 use crate::error::ApiError;
 use crate::exchange::Exchange;
@@ -25,11 +26,8 @@ use crate::log_text::Clean;
 use crate::state::AppState;
 use corvid_providers::dialect_of;
 use corvid_wire::Dialect;
-use corvid_wire::codec::{self, Decoder, Encoder, EncoderSetup};
+use corvid_wire::codec::{self, Encoder, EncoderSetup};
 use corvid_wire::minted::Minter;
-
-/// Whole replies larger than this are refused rather than held in memory.
-const WHOLE_REPLY_LIMIT: usize = 64 * 1024 * 1024;
 
 /// One request to translate.
 pub(crate) struct Translation<'a> {
@@ -53,62 +51,39 @@ impl Translation<'_> {
             inbound,
             route_name,
             client_model,
-            mut request,
+            request,
             include_usage,
             started,
         } = self;
-        let provider = &route.provider;
+        let provider = Arc::clone(&route.provider);
         let outbound = dialect_of(provider.kind());
-        corvid_providers::prepare_request(provider, &route.model, &mut request);
-        // What corvid minted for another provider, and Anthropic-only lines, stay behind.
-        corvid_wire::crossing::prepare(&mut request, provider.name(), outbound);
+        let model = route.model.clone();
+        // The one pipeline: the provider's quirks, what crosses between providers, its dialect.
+        let call = route.prepare(request);
         let minter = Minter::new(provider.name(), inbound);
-        if let Some(zed) = provider.zed_service() {
-            let setup = EncoderSetup {
-                model: client_model.clone(),
-                id: new_id(inbound),
-                created: unix_now(),
-                include_usage,
-                input_tokens: (inbound == Dialect::Anthropic)
-                    .then(|| anthropic::count_tokens_estimate(&request)),
-            };
-            let exchange = Exchange {
-                state: state.clone(),
-                route: route_name,
-                inbound,
-                provider: provider.name().to_owned(),
-                model: route.model.clone(),
-                started,
-                attempts: 1,
-                prompt: None,
-            };
-            return zed_completion(zed, &route.model, request, inbound, setup, exchange, minter)
-                .await;
-        }
-        let names = NameMap::new(&request.tools);
-        let stream = request.stream;
-        let input_estimate =
-            (inbound == Dialect::Anthropic).then(|| anthropic::count_tokens_estimate(&request));
-        let mut encoded = codec::encode_request(outbound, &request);
-        corvid_providers::quirks::settle_encoded(provider, &route.model, &mut encoded);
-        let prompt = state.config().log_prompts.then(|| encoded.to_string());
-        let path = codec::endpoint_path(outbound, &route.model, stream);
+        let stream = call.request().stream;
+        let input_estimate = (inbound == Dialect::Anthropic)
+            .then(|| anthropic::count_tokens_estimate(call.request()));
+        let prompt = state
+            .config()
+            .log_prompts
+            .then(|| call.prompt_text())
+            .flatten();
         let mut exchange = Exchange {
             state: state.clone(),
             route: route_name,
             inbound,
             provider: provider.name().to_owned(),
-            model: route.model.clone(),
+            model,
             started,
             attempts: 0,
             prompt,
         };
-        let sent = provider.upstream().post_encoded(&path, &encoded).await;
-        let upstream = match sent {
-            Ok(upstream) => upstream,
+        let reply = match call.send().await {
+            Ok(reply) => reply,
             Err(failed) => {
                 let error = &failed.error;
-                tracing::warn!(route = route_name, provider = %provider.name(), model = %Clean(&route.model), error = %Clean(&corvid_providers::error_chain(error)), "upstream call failed");
+                tracing::warn!(route = route_name, provider = %provider.name(), model = %Clean(&exchange.model), error = %Clean(&corvid_providers::error_chain(error)), "upstream call failed");
                 exchange.attempts = failed.attempts;
                 let (status, response) = error_response(
                     error,
@@ -120,8 +95,8 @@ impl Translation<'_> {
                 return Ok(response);
             }
         };
-        exchange.attempts = upstream.attempts;
-        let status = upstream.response.status().as_u16();
+        exchange.attempts = reply.attempts();
+        let status = reply.status();
         let setup = EncoderSetup {
             model: client_model.clone(),
             id: new_id(inbound),
@@ -131,10 +106,7 @@ impl Translation<'_> {
         };
         if stream {
             let body = TranslateBody {
-                source: Source::Bytes {
-                    inner: upstream.response.into_body(),
-                    decoder: Box::new(Decoder::new(outbound, names)),
-                },
+                source: reply.into_stream(),
                 encoder: Encoder::new(inbound, setup),
                 minter,
                 events: Vec::new(),
@@ -158,15 +130,7 @@ impl Translation<'_> {
             );
             return Ok(response);
         }
-        let collected = match collect(upstream.response.into_body()).await {
-            Ok(collected) => collected,
-            Err(message) => {
-                exchange.finish(status, Outcome::StreamError, None, None);
-                return Err(ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message)
-                    .in_dialect(inbound));
-            }
-        };
-        match codec::decode_response(outbound, &collected, &names) {
+        match reply.whole().await {
             Ok(mut reply) => {
                 if reply.created == 0 {
                     reply.created = unix_now();
@@ -176,126 +140,34 @@ impl Translation<'_> {
                 exchange.finish(status, Outcome::Ok, ttfb, Some(reply.usage));
                 Ok(Json(codec::encode_response(inbound, &reply, &client_model)).into_response())
             }
-            Err(error) => {
-                exchange.finish(status, Outcome::Error, None, None);
-                Err(ApiError::new(
-                    StatusCode::BAD_GATEWAY,
-                    "api_error",
-                    format!("the upstream reply could not be read: {error}"),
-                )
-                .in_dialect(inbound))
+            Err(failure) => {
+                let (outcome, refusal) = whole_failure(failure, inbound);
+                exchange.finish(status, outcome, None, None);
+                Err(refusal.in_dialect(inbound))
             }
         }
     }
 }
 
-/// A model on the signed-in Zed account: its events come already decoded.
-async fn zed_completion(
-    zed: &corvid_providers::ZedService,
-    model: &str,
-    request: ChatRequest,
-    inbound: Dialect,
-    setup: EncoderSetup,
-    mut exchange: Exchange,
-    minter: Minter,
-) -> Result<Response, ApiError> {
-    let model = match zed.model(model).await {
-        Ok(model) => model,
-        Err(error) => {
-            let refusal = zed_model_error(error);
-            exchange.finish(refusal.status.as_u16(), Outcome::Error, None, None);
-            return Err(refusal.in_dialect(inbound));
-        }
-    };
-    let stream = request.stream;
-    // Retried before any output as every provider is (5xx, 429, …, `max_retries`).
-    let (completion, attempts) = zed.completion(&request, &model).await;
-    exchange.attempts = attempts;
-    let completion = match completion {
-        Ok(completion) => completion,
-        Err(error) => {
-            tracing::warn!(route = exchange.route, provider = "zed", model = %exchange.model, error = %corvid_providers::error_chain(&error), "Zed call failed");
-            exchange.finish(error.status(), Outcome::Error, None, None);
-            return Err(zed_error(&error).in_dialect(inbound));
-        }
-    };
-    if stream {
-        let body = TranslateBody {
-            source: Source::Events(Box::pin(completion)),
-            encoder: Encoder::new(inbound, setup),
-            minter,
-            events: Vec::new(),
-            ended: false,
-            outcome: Outcome::Cancelled,
-            usage: None,
-            status: 200,
-            ttfb_ms: None,
-            exchange,
-            closing: None,
-        };
-        let mut response = Response::new(Body::new(body));
-        let headers = response.headers_mut();
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        headers.insert(
-            http::header::CACHE_CONTROL,
-            HeaderValue::from_static("no-cache"),
-        );
-        return Ok(response);
-    }
-    let mut builder = corvid_wire::model::ResponseBuilder::new();
-    let mut completion = completion;
-    while let Some(event) = futures_util::StreamExt::next(&mut completion).await {
-        builder.push(&event);
-    }
-    match builder.finish() {
-        Ok(mut reply) => {
-            reply.created = unix_now();
-            minter.response(&mut reply);
-            exchange.finish(
-                200,
-                Outcome::Ok,
-                Some(exchange.started.elapsed().as_millis() as u64),
-                Some(reply.usage),
-            );
-            Ok(Json(codec::encode_response(inbound, &reply, &setup.model)).into_response())
-        }
-        Err(error) => {
-            exchange.finish(200, Outcome::StreamError, None, None);
+/// A whole reply that could not be had: a break is a 502 (the stream went wrong), an
+/// unreadable body a 502 (an error), a failure the provider reported keeps its kind's status.
+fn whole_failure(failure: WholeFailure, inbound: Dialect) -> (Outcome, ApiError) {
+    match failure {
+        WholeFailure::Broken(error) => (
+            Outcome::StreamError,
+            ApiError::new(StatusCode::BAD_GATEWAY, "api_error", error.message),
+        ),
+        WholeFailure::Unreadable(message) => (
+            Outcome::Error,
+            ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message),
+        ),
+        WholeFailure::Reported(error) => {
             let status = StatusCode::from_u16(codec::encode_error(inbound, &error).0)
                 .unwrap_or(StatusCode::BAD_GATEWAY);
-            Err(
-                ApiError::new(status, crate::error::type_for_status(status), error.message)
-                    .in_dialect(inbound),
+            (
+                Outcome::StreamError,
+                ApiError::new(status, crate::error::type_for_status(status), error.message),
             )
-        }
-    }
-}
-
-/// A Zed failure before any output: its status, its causes, and its `retry_after` as the
-/// client's `Retry-After`.
-pub(crate) fn zed_error(error: &corvid_providers::zed::ZedError) -> ApiError {
-    let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-    let mut api = ApiError::new(
-        status,
-        crate::error::type_for_status(status),
-        corvid_providers::error_chain(error),
-    );
-    if let corvid_providers::zed::ZedError::Status { retry_after, .. } = error {
-        api.retry_after = *retry_after;
-    }
-    api
-}
-
-/// A Zed model that could not be looked up: Zed's own failure (a refused sign-in is a 401
-/// saying to run `corvid login zed`), or a 404 listing what the account offers.
-pub(crate) fn zed_model_error(error: corvid_providers::ZedModelError) -> ApiError {
-    match error {
-        corvid_providers::ZedModelError::Zed(error) => zed_error(&error),
-        unlisted @ corvid_providers::ZedModelError::Unlisted { .. } => {
-            ApiError::not_found(unlisted.to_string())
         }
     }
 }
@@ -328,10 +200,7 @@ fn error_response(
         }
         return (status.as_u16(), response);
     }
-    let status = match error {
-        ProviderError::Status { status, .. } => status.as_u16(),
-        _ => 0,
-    };
+    let status = error.status_code();
     let oauth = mode == corvid_config::AuthMode::OAuth;
     (
         status,
@@ -339,20 +208,6 @@ fn error_response(
             .in_dialect(inbound)
             .into_response(),
     )
-}
-
-async fn collect(mut body: UpstreamBody) -> Result<BytesMut, String> {
-    let mut collected = BytesMut::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|error| format!("the upstream reply broke off: {error}"))?;
-        if let Ok(data) = frame.into_data() {
-            if collected.len() + data.len() > WHOLE_REPLY_LIMIT {
-                return Err("the upstream reply is too large".to_owned());
-            }
-            collected.extend_from_slice(&data);
-        }
-    }
-    Ok(collected)
 }
 
 fn unix_now() -> i64 {
@@ -372,20 +227,10 @@ fn new_id(dialect: Dialect) -> String {
     }
 }
 
-/// Where a translated stream's events come from: a provider's bytes through its decoder, or a
-/// client that already yields canonical events (a Zed account).
-enum Source {
-    Bytes {
-        inner: UpstreamBody,
-        decoder: Box<Decoder>,
-    },
-    Events(Pin<Box<dyn Stream<Item = StreamEvent> + Send>>),
-}
-
-/// The translated stream: upstream bytes → decoder → canonical events → encoder → client
-/// bytes, one upstream frame at a time.
+/// The translated stream: the pipeline's canonical events → encoder → client bytes, one
+/// upstream frame at a time.
 struct TranslateBody {
-    source: Source,
+    source: ModelStream,
     encoder: Encoder,
     /// Wraps the provider's opaque tokens before the client sees them.
     minter: Minter,
@@ -414,45 +259,17 @@ impl http_body::Body for TranslateBody {
                 return Poll::Ready(None);
             }
             let mut out = Vec::new();
-            match &mut this.source {
-                Source::Bytes { inner, decoder } => match Pin::new(inner).poll_frame(cx) {
-                    Poll::Pending => return this.wait(cx),
-                    Poll::Ready(Some(Ok(frame))) => {
-                        let Ok(data) = frame.into_data() else {
-                            continue;
-                        };
-                        decoder.feed(&data, &mut this.events);
-                        // The dialect's own end (Anthropic's `message_stop`…) ends the client's
-                        // stream, even when the upstream keeps its connection open.
-                        let ended = decoder.ended();
-                        this.encode_pending(&mut out);
-                        if ended {
-                            this.finish(&mut out);
-                        }
-                    }
-                    Poll::Ready(None) => {
-                        decoder.finish(&mut this.events);
-                        this.encode_pending(&mut out);
+            match this.source.poll_events(cx, &mut this.events) {
+                Poll::Pending => return this.wait(cx),
+                Poll::Ready(more) => {
+                    this.encode_pending(&mut out);
+                    // The dialect's own end (Anthropic's `message_stop`…) ends the client's
+                    // stream in the same frame, even when the upstream keeps its connection
+                    // open.
+                    if !more || this.source.is_over() {
                         this.finish(&mut out);
                     }
-                    Poll::Ready(Some(Err(error))) => {
-                        this.events
-                            .push(StreamEvent::Error(broken_stream(error.as_ref())));
-                        this.encode_pending(&mut out);
-                        this.finish(&mut out);
-                    }
-                },
-                Source::Events(events) => match events.as_mut().poll_next(cx) {
-                    Poll::Pending => return this.wait(cx),
-                    Poll::Ready(Some(event)) => {
-                        this.events.push(event);
-                        this.encode_pending(&mut out);
-                    }
-                    Poll::Ready(None) => {
-                        this.encode_pending(&mut out);
-                        this.finish(&mut out);
-                    }
-                },
+                }
             }
             if !out.is_empty() {
                 if this.ttfb_ms.is_none() {
@@ -516,24 +333,5 @@ impl Drop for TranslateBody {
     fn drop(&mut self) {
         self.exchange
             .finish(self.status, self.outcome, self.ttfb_ms, self.usage);
-    }
-}
-
-fn broken_stream(error: &(dyn std::error::Error + 'static)) -> WireError {
-    let (kind, message) = if is_timeout(error) {
-        (
-            ErrorKind::Timeout,
-            "the upstream stopped sending (idle timeout)".to_owned(),
-        )
-    } else {
-        (
-            ErrorKind::Api,
-            format!("the upstream stream broke: {error}"),
-        )
-    };
-    WireError {
-        kind,
-        message,
-        code: None,
     }
 }

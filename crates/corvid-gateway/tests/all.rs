@@ -10,6 +10,7 @@ mod suite {
     mod harness;
     mod ledger;
     mod oauth;
+    mod pipeline;
     mod routes;
     mod security;
     mod streaming;

@@ -1,4 +1,11 @@
+//! When to try a failed upstream call again: the backoff schedule, `Retry-After` values, and
+//! [`Retries`], the one retry step every backend's loop takes (HTTP providers and the Zed
+//! account alike), so the rules — what may be retried, how long to wait, how often — live here
+//! once.
+
 use std::time::{Duration, SystemTime};
+
+use crate::error::{ProviderError, Retry};
 
 /// The longest `Retry-After` corvid waits out itself; a longer one goes back to the client.
 pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
@@ -9,6 +16,43 @@ pub fn backoff_delay(attempt: u32) -> Duration {
     let base = (0.5 * 2f64.powi(attempt.min(16) as i32)).min(8.0);
     let jitter = 0.5 + rand::random::<f64>();
     Duration::from_secs_f64(base * jitter)
+}
+
+/// The retries of one call: how many were made, and whether another may follow a failure.
+#[derive(Debug)]
+pub(crate) struct Retries {
+    max: u32,
+    made: u32,
+}
+
+impl Retries {
+    /// At most `max` retries (`max_retries` in config.toml).
+    pub(crate) fn new(max: u32) -> Self {
+        Self { max, made: 0 }
+    }
+
+    /// After `error` (before any output reached the caller): how long to wait before trying
+    /// again, or `None` to give up — the error says no ([`ProviderError::retry`]), the retries
+    /// are spent, or the upstream asks for a wait longer than corvid waits itself (it goes back
+    /// to the caller as `Retry-After`). Logs the retry.
+    pub(crate) fn after(&mut self, error: &ProviderError) -> Option<Duration> {
+        let delay = match error.retry() {
+            Retry::No => return None,
+            Retry::After(_) if self.made >= self.max => return None,
+            Retry::After(Some(wait)) if wait > MAX_RETRY_AFTER => return None,
+            Retry::After(Some(wait)) => wait,
+            Retry::After(None) => backoff_delay(self.made),
+        };
+        self.made += 1;
+        tracing::warn!(
+            error = %crate::error_chain(error),
+            retry = self.made,
+            of = self.max,
+            delay_ms = delay.as_millis() as u64,
+            "upstream call failed before any output; retrying"
+        );
+        Some(delay)
+    }
 }
 
 /// Parses a `Retry-After` value: delta seconds (fractions allowed, as some servers send) or an
@@ -40,6 +84,48 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn retries_follow_the_errors_decision_the_longest_wait_and_the_budget() {
+        use crate::error::Refusal;
+        use corvid_wire::model::ErrorKind;
+        let refused = |retryable, retry_after| {
+            ProviderError::Refused(Refusal {
+                status: http::StatusCode::SERVICE_UNAVAILABLE,
+                kind: ErrorKind::Overloaded,
+                code: None,
+                message: "overloaded".to_owned(),
+                retry_after,
+                retryable,
+            })
+        };
+        let mut retries = Retries::new(2);
+        assert_eq!(
+            retries.after(&refused(false, None)),
+            None,
+            "the error says no"
+        );
+        assert_eq!(
+            retries.after(&refused(true, Some(Duration::from_secs(3)))),
+            Some(Duration::from_secs(3)),
+            "the upstream's wait"
+        );
+        assert_eq!(
+            retries.after(&refused(true, Some(Duration::from_secs(31)))),
+            None,
+            "longer than corvid waits itself: back to the caller"
+        );
+        let second = retries.after(&refused(true, None)).unwrap().as_secs_f64();
+        assert!(
+            (0.5..1.5).contains(&second),
+            "the schedule's second step: {second}"
+        );
+        assert_eq!(
+            retries.after(&refused(true, None)),
+            None,
+            "the budget is spent"
+        );
     }
 
     #[test]

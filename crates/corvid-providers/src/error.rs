@@ -1,7 +1,12 @@
+//! Why an upstream call failed, whether a retry may help ([`ProviderError::retry`]) and what
+//! kind of failure it was for a person ([`ProviderError::class`]): one error type for every
+//! backend — an HTTP provider's and the Zed account's — so each failure is decided once.
+
 use std::time::Duration;
 
 use bytes::Bytes;
 use corvid_auth::AuthError;
+use corvid_wire::model::ErrorKind;
 
 use crate::transport::BoxError;
 use http::StatusCode;
@@ -47,6 +52,67 @@ pub enum ProviderError {
     /// No usable credential.
     #[error(transparent)]
     Auth(#[from] AuthError),
+    /// A backend that reads its upstream's answers itself (the Zed account) refused the call,
+    /// in words already meant for the caller.
+    #[error("{}", .0.message)]
+    Refused(Refusal),
+}
+
+/// A refusal a backend has already read: the status to answer with, the canonical kind, the
+/// upstream's code, the sentence for the caller, and whether and when to try again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub status: StatusCode,
+    pub kind: ErrorKind,
+    pub code: Option<String>,
+    pub message: String,
+    pub retry_after: Option<Duration>,
+    /// The backend's own rule says a retry may help (Zed's: 5xx, 408, 425, 429, a
+    /// `retry_after`, a transient kind).
+    pub retryable: bool,
+}
+
+/// What kind of failure stopped a model call, so a caller can say what to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureClass {
+    /// No provider is set up for the model (no key, unknown model or provider).
+    NotConfigured,
+    /// The provider refused the credential (401, 403).
+    AuthenticationRejected,
+    /// Too many requests (429) after the retries.
+    RateLimited,
+    /// The provider failed (5xx, overloaded) after the retries.
+    ServerError,
+    /// The provider could not be reached, or stopped answering.
+    Network,
+    /// The provider answered something corvid cannot use (another 4xx, an unreadable reply).
+    UnexpectedResponse,
+}
+
+impl FailureClass {
+    /// The class of an upstream's error status.
+    fn of_status(status: StatusCode) -> Self {
+        match status.as_u16() {
+            401 | 403 => Self::AuthenticationRejected,
+            402 => Self::NotConfigured,
+            429 => Self::RateLimited,
+            500..=599 => Self::ServerError,
+            _ => Self::UnexpectedResponse,
+        }
+    }
+
+    /// The class of an error that ended a stream already under way.
+    pub fn of_stream_error(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::Authentication | ErrorKind::Permission => Self::AuthenticationRejected,
+            ErrorKind::RateLimited => Self::RateLimited,
+            ErrorKind::Overloaded | ErrorKind::Api => Self::ServerError,
+            ErrorKind::Timeout => Self::Network,
+            ErrorKind::InvalidRequest | ErrorKind::NotFound | ErrorKind::RequestTooLarge => {
+                Self::UnexpectedResponse
+            }
+        }
+    }
 }
 
 /// A failed call and how many requests it sent (0 when none left corvid: no credential, a bad
@@ -108,6 +174,42 @@ impl ProviderError {
             Self::Connect { .. } => Retry::After(None),
             Self::Auth(err) if err.is_retryable() => Retry::After(None),
             Self::Auth(_) => Retry::No,
+            Self::Refused(refusal) if refusal.retryable => Retry::After(refusal.retry_after),
+            Self::Refused(_) => Retry::No,
+        }
+    }
+
+    /// The one classification of a failed call, for the agent and every other caller that
+    /// says what to do next. Exhaustive, like [`ProviderError::retry`].
+    pub fn class(&self) -> FailureClass {
+        match self {
+            Self::Status { status, .. } => FailureClass::of_status(*status),
+            // A backend's own lookup found no such model (Zed: not on the account's list).
+            Self::Refused(refusal) if refusal.status == StatusCode::NOT_FOUND => {
+                FailureClass::NotConfigured
+            }
+            Self::Refused(refusal) => FailureClass::of_status(refusal.status),
+            Self::Connect { .. } | Self::Timeout { .. } | Self::Transport { .. } => {
+                FailureClass::Network
+            }
+            Self::Auth(auth) if auth.is_retryable() => FailureClass::Network,
+            Self::Auth(_) | Self::InvalidCredential | Self::InvalidUrl { .. } => {
+                FailureClass::NotConfigured
+            }
+        }
+    }
+
+    /// The status the upstream answered (or a backend's refusal stands for); 0 when none came.
+    pub fn status_code(&self) -> u16 {
+        match self {
+            Self::Status { status, .. } => status.as_u16(),
+            Self::Refused(refusal) => refusal.status.as_u16(),
+            Self::Connect { .. }
+            | Self::Timeout { .. }
+            | Self::Transport { .. }
+            | Self::InvalidUrl { .. }
+            | Self::InvalidCredential
+            | Self::Auth(_) => 0,
         }
     }
 }

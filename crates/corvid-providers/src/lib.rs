@@ -1,11 +1,14 @@
 //! The one place corvid makes upstream HTTP requests: a shared client with connect and idle
 //! timeouts, credential injection, retries with backoff before the first byte, one
-//! refresh-and-retry after a 401, and classified errors.
+//! refresh-and-retry after a 401, and classified errors; and the one model-call pipeline
+//! (`Route::prepare` → `ModelCall::send` → `ModelReply`) the gateway's translation and the
+//! agent both use, with the Zed account as one more backend behind it.
 
 mod backoff;
 mod context_windows;
 mod error;
 mod model_call;
+mod pipeline;
 pub mod quirks;
 mod registry;
 mod transport;
@@ -14,13 +17,13 @@ pub mod zed;
 
 pub use backoff::{backoff_delay, parse_retry_after};
 pub use context_windows::{ContextWindow, WindowSource, family_window};
-pub use error::{CallError, ProviderError, Retry, error_chain};
-pub use model_call::{FailureClass, ModelFailure, ModelStream};
+pub use error::{CallError, FailureClass, ProviderError, Refusal, Retry, error_chain};
+pub use model_call::ModelFailure;
+pub use pipeline::{ModelCall, ModelReply, ModelStream, WholeFailure, broken_stream};
 pub use quirks::prepare_request;
-pub use registry::{
-    Provider, Registry, Route, RouteError, ZedModelError, ZedService, dialect_of, zed_hosts,
-};
+pub use registry::{Provider, Registry, Route, RouteError, dialect_of, zed_hosts};
 pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};
 pub use upstream::{
     ANTHROPIC_VERSION, AuthStyle, Upstream, UpstreamRequest, UpstreamResponse, build_transport,
 };
+pub use zed::ZedService;

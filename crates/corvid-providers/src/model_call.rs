@@ -1,39 +1,18 @@
 //! The in-process model client: one canonical request to whichever provider serves its model,
-//! as a stream of canonical events. The agent uses this (through its `ModelClient` trait) with
-//! the same routing, aliases and credentials as the gateway.
+//! as a stream of canonical events, through the same pipeline as the gateway's translation
+//! (`pipeline`). The agent uses this (through its `ModelClient` trait) with the same routing,
+//! aliases and credentials as the gateway; this module only adapts failures to what the agent
+//! shows (a class and a sentence).
 
-use std::collections::VecDeque;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use corvid_wire::Dialect;
-use corvid_wire::codec::{self, Decoder};
-use corvid_wire::model::{ChatRequest, ErrorKind, NameMap, StreamEvent, WireError};
-use futures_util::Stream;
-use http_body::Body;
+use corvid_wire::codec;
+use corvid_wire::model::ChatRequest;
 
-use crate::error::ProviderError;
-use crate::quirks::prepare_request;
+use crate::error::{FailureClass, ProviderError};
+use crate::pipeline::ModelStream;
 use crate::registry::{Registry, RouteError, dialect_of};
-use crate::transport::{UpstreamBody, is_timeout};
-
-/// What kind of failure stopped a model call, so a caller can say what to do next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailureClass {
-    /// No provider is set up for the model (no key, unknown model or provider).
-    NotConfigured,
-    /// The provider refused the credential (401, 403).
-    AuthenticationRejected,
-    /// Too many requests (429) after the retries.
-    RateLimited,
-    /// The provider failed (5xx, overloaded) after the retries.
-    ServerError,
-    /// The provider could not be reached, or stopped answering.
-    Network,
-    /// The provider answered something corvid cannot use (another 4xx, an unreadable reply).
-    UnexpectedResponse,
-}
 
 /// A failed model call.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -45,76 +24,41 @@ pub struct ModelFailure {
 }
 
 impl ModelFailure {
-    fn new(class: FailureClass, message: impl Into<String>) -> Self {
+    fn from_route(error: &RouteError) -> Self {
         Self {
-            class,
-            message: message.into(),
+            class: FailureClass::NotConfigured,
+            message: error.to_string(),
             retry_after: None,
         }
     }
 
-    /// A Zed failure before any output, classified like any provider's.
-    fn from_zed(error: &crate::zed::ZedError) -> Self {
-        let class = match error {
-            crate::zed::ZedError::SignedOut | crate::zed::ZedError::InvalidCredential => {
-                FailureClass::AuthenticationRejected
-            }
-            crate::zed::ZedError::Transport { .. } => FailureClass::Network,
-            _ => match error.status() {
-                401 | 403 => FailureClass::AuthenticationRejected,
-                402 => FailureClass::NotConfigured,
-                429 => FailureClass::RateLimited,
-                500..=599 => FailureClass::ServerError,
-                _ => FailureClass::UnexpectedResponse,
-            },
-        };
-        let retry_after = match error {
-            crate::zed::ZedError::Status { retry_after, .. } => *retry_after,
-            _ => None,
-        };
-        Self {
-            class,
-            message: crate::error_chain(error),
-            retry_after,
-        }
-    }
-
-    fn from_route(error: &RouteError) -> Self {
-        Self::new(FailureClass::NotConfigured, error.to_string())
-    }
-
+    /// Any provider's failure (the Zed account's too), classified by
+    /// [`ProviderError::class`]; an upstream's error body is read in its own `dialect`.
     fn from_provider(error: &ProviderError, dialect: Dialect) -> Self {
-        match error {
+        let (message, retry_after) = match error {
             ProviderError::Status {
                 status,
                 body,
                 retry_after,
             } => {
                 let wire = codec::decode_error(dialect, status.as_u16(), body);
-                let class = match status.as_u16() {
-                    401 | 403 => FailureClass::AuthenticationRejected,
-                    429 => FailureClass::RateLimited,
-                    500..=599 => FailureClass::ServerError,
-                    _ => FailureClass::UnexpectedResponse,
-                };
-                Self {
-                    class,
-                    message: format!("{} ({})", wire.message, status.as_u16()),
-                    retry_after: *retry_after,
-                }
+                (
+                    format!("{} ({})", wire.message, status.as_u16()),
+                    *retry_after,
+                )
             }
+            ProviderError::Refused(refusal) => (refusal.message.clone(), refusal.retry_after),
             ProviderError::Connect { .. }
             | ProviderError::Timeout { .. }
-            | ProviderError::Transport { .. } => {
-                Self::new(FailureClass::Network, crate::error_chain(error))
-            }
-            ProviderError::Auth(auth) if auth.is_retryable() => {
-                Self::new(FailureClass::Network, auth.to_string())
-            }
-            ProviderError::Auth(auth) => Self::new(FailureClass::NotConfigured, auth.to_string()),
-            ProviderError::InvalidCredential | ProviderError::InvalidUrl { .. } => {
-                Self::new(FailureClass::NotConfigured, error.to_string())
-            }
+            | ProviderError::Transport { .. } => (crate::error_chain(error), None),
+            ProviderError::Auth(_)
+            | ProviderError::InvalidCredential
+            | ProviderError::InvalidUrl { .. } => (error.to_string(), None),
+        };
+        Self {
+            class: error.class(),
+            message,
+            retry_after,
         }
     }
 }
@@ -127,125 +71,13 @@ impl Registry {
             .resolve(&request.model)
             .map_err(|error| ModelFailure::from_route(&error))?;
         let dialect = dialect_of(route.provider.kind());
-        prepare_request(&route.provider, &route.model, &mut request);
         request.stream = true;
-        if let Some(zed) = route.provider.zed_service() {
-            let model = zed.model(&route.model).await.map_err(|error| match error {
-                crate::ZedModelError::Zed(error) => ModelFailure::from_zed(&error),
-                unlisted @ crate::ZedModelError::Unlisted { .. } => {
-                    ModelFailure::new(FailureClass::NotConfigured, unlisted.to_string())
-                }
-            })?;
-            let (completion, _attempts) = zed.completion(&request, &model).await;
-            let completion = completion.map_err(|error| ModelFailure::from_zed(&error))?;
-            return Ok(ModelStream {
-                source: Source::Events(Box::pin(completion)),
-                pending: VecDeque::new(),
-                done: false,
-                provider: route.provider.name().to_owned(),
-            });
-        }
-        let names = NameMap::new(&request.tools);
-        let mut encoded = codec::encode_request(dialect, &request);
-        crate::quirks::settle_encoded(&route.provider, &route.model, &mut encoded);
-        let path = codec::endpoint_path(dialect, &route.model, true);
-        let sent = route
-            .provider
-            .upstream()
-            .post_encoded(&path, &encoded)
+        let reply = route
+            .prepare(request)
+            .send()
             .await
-            .map_err(|error| ModelFailure::from_provider(&error, dialect))?;
-        Ok(ModelStream {
-            source: Source::Bytes {
-                body: sent.response.into_body(),
-                decoder: Box::new(Decoder::new(dialect, names)),
-            },
-            pending: VecDeque::new(),
-            done: false,
-            provider: route.provider.name().to_owned(),
-        })
-    }
-}
-
-/// A provider's reply as canonical events. A broken or cut stream ends with an `Error` event.
-pub struct ModelStream {
-    source: Source,
-    pending: VecDeque<StreamEvent>,
-    done: bool,
-    provider: String,
-}
-
-/// Where the events come from: a provider's bytes, or a Zed account's decoded stream.
-enum Source {
-    Bytes {
-        body: UpstreamBody,
-        decoder: Box<Decoder>,
-    },
-    Events(Pin<Box<dyn Stream<Item = StreamEvent> + Send>>),
-}
-
-impl ModelStream {
-    /// The provider answering.
-    pub fn provider(&self) -> &str {
-        &self.provider
-    }
-}
-
-impl Stream for ModelStream {
-    type Item = StreamEvent;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<StreamEvent>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(event) = this.pending.pop_front() {
-                return Poll::Ready(Some(event));
-            }
-            if this.done {
-                return Poll::Ready(None);
-            }
-            let mut events = Vec::new();
-            match &mut this.source {
-                Source::Events(stream) => match stream.as_mut().poll_next(cx) {
-                    Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Some(event)) => events.push(event),
-                    Poll::Ready(None) => this.done = true,
-                },
-                Source::Bytes { body, decoder } => match Pin::new(body).poll_frame(cx) {
-                    Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Some(Ok(frame))) => {
-                        if let Ok(data) = frame.into_data() {
-                            decoder.feed(&data, &mut events);
-                            // The dialect's own end, even if the connection stays open.
-                            this.done = decoder.ended();
-                        }
-                    }
-                    Poll::Ready(None) => {
-                        decoder.finish(&mut events);
-                        this.done = true;
-                    }
-                    Poll::Ready(Some(Err(error))) => {
-                        let (kind, message) = if is_timeout(error.as_ref()) {
-                            (
-                                ErrorKind::Timeout,
-                                "the provider stopped sending (idle timeout)".to_owned(),
-                            )
-                        } else {
-                            (
-                                ErrorKind::Api,
-                                format!("the provider's stream broke: {error}"),
-                            )
-                        };
-                        events.push(StreamEvent::Error(WireError {
-                            kind,
-                            message,
-                            code: None,
-                        }));
-                        this.done = true;
-                    }
-                },
-            }
-            this.pending.extend(events);
-        }
+            .map_err(|failed| ModelFailure::from_provider(&failed.error, dialect))?;
+        Ok(reply.into_stream())
     }
 }
 

@@ -17,7 +17,7 @@ use tokio::sync::Mutex;
 
 use crate::transport::{BoxError, Transport};
 use crate::upstream::{AuthStyle, Upstream};
-use crate::zed::ZedClient;
+use crate::zed::{ZedClient, ZedService};
 
 /// How long a fetched model list is trusted.
 const MODEL_LIST_TTL: Duration = Duration::from_secs(600);
@@ -28,8 +28,8 @@ pub struct Provider {
     config: ProviderConfig,
     upstream: Upstream,
     fetched: Mutex<Option<(Instant, Vec<ListedModel>)>>,
-    /// The signed-in Zed account, for the `zed` provider.
-    zed: Option<ZedService>,
+    /// The signed-in Zed account, for the `zed` provider: its backend instead of `upstream`.
+    zed: Option<Arc<ZedService>>,
 }
 
 /// A model of a fetched list, with the input limit the list states, if any.
@@ -37,131 +37,6 @@ pub struct Provider {
 struct ListedModel {
     id: String,
     window: Option<u64>,
-}
-
-/// A Zed account's client and its model list (kept so each model's own provider is known).
-#[derive(Debug)]
-pub struct ZedService {
-    client: ZedClient,
-    /// The list, when it was read, and how many LLM tokens had been minted then.
-    models: Mutex<Option<CachedZedModels>>,
-    /// Retries of a completion before any output, as for every provider (`max_retries`).
-    max_retries: u32,
-}
-
-#[derive(Debug)]
-struct CachedZedModels {
-    at: Instant,
-    mints: u64,
-    models: crate::zed::ZedModels,
-}
-
-/// Why a Zed model could not be looked up.
-#[derive(Debug, thiserror::Error)]
-pub enum ZedModelError {
-    /// `/models` could not be read.
-    #[error(transparent)]
-    Zed(#[from] crate::zed::ZedError),
-    /// The account does not offer this model.
-    #[error("your Zed account offers no model `{id}`; it offers: {}", offered.join(", "))]
-    Unlisted { id: String, offered: Vec<String> },
-}
-
-impl ZedService {
-    pub fn new(client: ZedClient) -> Self {
-        Self::with_retries(client, 0)
-    }
-
-    /// A service that retries a failed completion up to `max_retries` times before any output.
-    pub fn with_retries(client: ZedClient, max_retries: u32) -> Self {
-        Self {
-            client,
-            models: Mutex::new(None),
-            max_retries,
-        }
-    }
-
-    pub fn client(&self) -> &ZedClient {
-        &self.client
-    }
-
-    /// The account's models, fetched on demand and cached; read again once a new LLM token
-    /// was minted (the list can change with the plan, as Zed re-reads it) or after ten
-    /// minutes.
-    pub async fn models(&self) -> Result<crate::zed::ZedModels, crate::zed::ZedError> {
-        let mut cache = self.models.lock().await;
-        if let Some(cached) = cache.as_ref()
-            && cached.at.elapsed() < MODEL_LIST_TTL
-            && cached.mints == self.client.llm_tokens_minted()
-        {
-            return Ok(cached.models.clone());
-        }
-        let models = self.client.models().await?;
-        *cache = Some(CachedZedModels {
-            at: Instant::now(),
-            // Read after the fetch: the fetch itself may have minted the first token.
-            mints: self.client.llm_tokens_minted(),
-            models: models.clone(),
-        });
-        Ok(models)
-    }
-
-    /// The model called `id`: Zed's failure when the list cannot be read (a refused sign-in, a
-    /// 5xx), or the list when `id` is not on it.
-    pub async fn model(&self, id: &str) -> Result<crate::zed::ZedModel, ZedModelError> {
-        let models = self.models().await?;
-        models
-            .get(id)
-            .cloned()
-            .ok_or_else(|| ZedModelError::Unlisted {
-                id: id.to_owned(),
-                offered: models.models.iter().map(|model| model.id.clone()).collect(),
-            })
-    }
-
-    /// `POST /completions`, retried before any output by the gateway's rules: what Zed's
-    /// failure says may be retried (5xx, 408, 425, 429, a `retry_after`), with the usual
-    /// backoff or Zed's `retry_after` (a longer one goes back to the client), at most
-    /// `max_retries` times. A `failed` status before the reply's first output counts as a
-    /// failed call (an error status for the client, with `Retry-After`), not as a stream.
-    /// Returns the attempts made with the outcome.
-    pub async fn completion(
-        &self,
-        request: &corvid_wire::model::ChatRequest,
-        model: &crate::zed::ZedModel,
-    ) -> (Result<crate::zed::ZedCompletion, crate::zed::ZedError>, u32) {
-        let mut retries = 0u32;
-        loop {
-            let error = match self.client.completion(request, model, None, None).await {
-                Ok(mut completion) => match completion.failure_before_output().await {
-                    // A `failed` status before any output is a failed call, not a stream.
-                    Some(failure) => failure.into_error(self.client.plan()),
-                    None => return (Ok(completion), retries + 1),
-                },
-                Err(error) => error,
-            };
-            let delay = match error.retry() {
-                crate::Retry::After(_) if retries >= self.max_retries => {
-                    return (Err(error), retries + 1);
-                }
-                crate::Retry::After(Some(wait)) if wait > crate::backoff::MAX_RETRY_AFTER => {
-                    return (Err(error), retries + 1);
-                }
-                crate::Retry::After(Some(wait)) => wait,
-                crate::Retry::After(None) => crate::backoff_delay(retries),
-                crate::Retry::No => return (Err(error), retries + 1),
-            };
-            tracing::warn!(
-                error = %crate::error_chain(&error),
-                retry = retries + 1,
-                of = self.max_retries,
-                delay_ms = delay.as_millis() as u64,
-                "Zed completion failed before any output; retrying"
-            );
-            tokio::time::sleep(delay).await;
-            retries += 1;
-        }
-    }
 }
 
 impl Provider {
@@ -177,14 +52,43 @@ impl Provider {
     /// The `zed` provider, backed by a signed-in account.
     pub fn zed(config: ProviderConfig, upstream: Upstream, service: ZedService) -> Self {
         Self {
-            zed: Some(service),
+            zed: Some(Arc::new(service)),
             ..Self::new(config, upstream)
         }
     }
 
     /// The Zed account behind this provider, when it is the `zed` provider and signed in.
     pub fn zed_service(&self) -> Option<&ZedService> {
-        self.zed.as_ref()
+        self.zed.as_deref()
+    }
+
+    /// The account backend the pipeline sends this provider's calls through, if any.
+    pub(crate) fn account(&self) -> Option<Arc<ZedService>> {
+        self.zed.clone()
+    }
+
+    /// The dialect this provider's own HTTP API speaks, or `None` for a backend that takes
+    /// canonical requests only (the Zed account, whose models each speak their own provider's
+    /// dialect inside Zed's wrapper): nothing is ever passed through to it.
+    pub fn api_dialect(&self) -> Option<corvid_wire::Dialect> {
+        match self.zed {
+            Some(_) => None,
+            None => Some(dialect_of(self.config.kind)),
+        }
+    }
+
+    /// Whether this provider takes `inbound` bodies as they are (the byte pass-through). A
+    /// chat provider that serves `/responses` too (the xAI and OpenAI presets) takes Responses
+    /// clients straight.
+    pub fn takes_as_is(&self, inbound: corvid_wire::Dialect) -> bool {
+        use corvid_wire::Dialect;
+        let Some(outbound) = self.api_dialect() else {
+            return false;
+        };
+        outbound == inbound
+            || (inbound == Dialect::OpenAiResponses
+                && outbound == Dialect::OpenAiChat
+                && self.config.capabilities.serves_responses)
     }
 
     pub fn name(&self) -> &str {
@@ -214,7 +118,7 @@ impl Provider {
                 && self
                     .zed
                     .as_ref()
-                    .is_some_and(|zed| !zed.client.is_signed_out());
+                    .is_some_and(|zed| !zed.client().is_signed_out());
         }
         self.config.enabled
             && (self.config.explicit || self.config.name == "xai" || self.has_own_credential())
@@ -233,14 +137,7 @@ impl Provider {
         }
         if let Some(zed) = &self.zed {
             return zed
-                .models
-                .try_lock()
-                .ok()
-                .and_then(|cache| {
-                    cache
-                        .as_ref()
-                        .map(|cached| cached.models.get(model).is_some())
-                })
+                .cached(|models| Some(models.get(model).is_some()))
                 .unwrap_or(false);
         }
         self.fetched
@@ -259,13 +156,12 @@ impl Provider {
     /// `context_window`, `max_model_len` or `max_input_tokens` of OpenAI-shaped lists).
     pub fn listed_window(&self, model: &str) -> Option<u64> {
         if let Some(zed) = &self.zed {
-            let cache = zed.models.try_lock().ok()?;
-            return cache
-                .as_ref()?
-                .models
-                .get(model)
-                .map(|listed| listed.max_token_count)
-                .filter(|tokens| *tokens > 0);
+            return zed.cached(|models| {
+                models
+                    .get(model)
+                    .map(|listed| listed.max_token_count)
+                    .filter(|tokens| *tokens > 0)
+            });
         }
         let cache = self.fetched.try_lock().ok()?;
         cache
@@ -623,7 +519,7 @@ impl Registry {
         let zed_refused = provider
             .zed
             .as_ref()
-            .is_some_and(|zed| zed.client.is_signed_out());
+            .is_some_and(|zed| zed.client().is_signed_out());
         Some(match &provider.config.credential {
             _ if provider.kind() == ProviderKind::Zed && self.allow_remote => {
                 "the Zed account is off while corvid may listen beyond loopback \
@@ -673,8 +569,9 @@ pub fn dialect_of(kind: ProviderKind) -> corvid_wire::Dialect {
         ProviderKind::OpenAiResponses => corvid_wire::Dialect::OpenAiResponses,
         ProviderKind::Anthropic => corvid_wire::Dialect::Anthropic,
         ProviderKind::Gemini => corvid_wire::Dialect::Gemini,
-        // A Zed model speaks its own provider's dialect inside Zed's wrapper; callers check
-        // `Provider::zed()` first and never pass a Zed body through.
+        // A Zed model speaks its own provider's dialect inside Zed's wrapper; the pipeline
+        // sends it through the account backend and `Provider::takes_as_is` never passes a
+        // body through to it.
         ProviderKind::Zed => corvid_wire::Dialect::OpenAiChat,
     }
 }

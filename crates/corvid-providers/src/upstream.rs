@@ -9,8 +9,8 @@ use corvid_config::ProviderKind;
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 
-use crate::backoff::{MAX_RETRY_AFTER, backoff_delay, parse_retry_after};
-use crate::error::{CallError, ProviderError, Retry};
+use crate::backoff::{Retries, parse_retry_after};
+use crate::error::{CallError, ProviderError};
 use crate::transport::{BoxError, SendError, Transport, UpstreamBody};
 
 /// How much of an upstream error body is kept for the caller's error message.
@@ -208,7 +208,7 @@ impl Upstream {
         let mut attempts = 0u32;
         let failed = |error: ProviderError, attempts: u32| CallError { error, attempts };
         let url = self.url(request.path).map_err(|error| failed(error, 0))?;
-        let mut retries = 0u32;
+        let mut retries = Retries::new(self.max_retries);
         let mut renewed_after_401 = false;
         let mut bearer = self
             .credential
@@ -245,26 +245,10 @@ impl Upstream {
                 Ok(response) => status_error(response).await,
                 Err(error) => error,
             };
-            let delay = match error.retry() {
-                Retry::After(_) if retries >= self.max_retries => {
-                    return Err(failed(error, attempts));
-                }
-                Retry::After(Some(wait)) if wait > MAX_RETRY_AFTER => {
-                    return Err(failed(error, attempts));
-                }
-                Retry::After(Some(wait)) => wait,
-                Retry::After(None) => backoff_delay(retries),
-                Retry::No => return Err(failed(error, attempts)),
-            };
-            tracing::warn!(
-                error = %crate::error_chain(&error),
-                retry = retries + 1,
-                of = self.max_retries,
-                delay_ms = delay.as_millis() as u64,
-                "upstream call failed; retrying"
-            );
-            tokio::time::sleep(delay).await;
-            retries += 1;
+            match retries.after(&error) {
+                Some(delay) => tokio::time::sleep(delay).await,
+                None => return Err(failed(error, attempts)),
+            }
         }
     }
 

@@ -10,6 +10,9 @@
 //!   dialect by corvid-wire, and the newline-delimited reply decoded into canonical
 //!   [`StreamEvent`]s as it arrives ([`ZedStreamDecoder`] is the pure part).
 //!
+//! - [`ZedService`]: the account as the `zed` provider's backend (cached model list, retried
+//!   completions, failures as `ProviderError`s).
+//!
 //! The client identity (User-Agent, `x-zed-version`) is configuration, visible in
 //! [`ZedConfig`], not hidden.
 //!
@@ -26,6 +29,7 @@ mod completion;
 mod error;
 mod models;
 mod request;
+mod service;
 mod stream;
 
 #[cfg(test)]
@@ -37,6 +41,7 @@ pub use completion::ZedCompletion;
 pub use error::{ACCOUNT_URL, ZedError, ZedFailure};
 pub use models::{ZedEffortLevel, ZedModel, ZedModels, ZedProvider};
 pub use request::{completion_body, provider_request};
+pub use service::ZedService;
 pub use stream::{SERVER_STATUS_HEADER, ZedFraming, ZedStatus, ZedStreamDecoder};
 
 /// The Zed release the requests say they come from, unless configured otherwise.

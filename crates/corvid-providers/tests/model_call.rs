@@ -178,3 +178,110 @@ async fn an_upstream_refusing_stream_options_is_asked_again_without_it() {
     assert!(sent[0].json().get("stream_options").is_some());
     assert!(sent[1].json().get("stream_options").is_none());
 }
+
+/// A registry whose `zed` provider is the mock cloud's account and whose HTTP providers are
+/// the mock upstream, all with the same `max_retries`.
+fn with_zed(
+    upstream: &MockUpstream,
+    cloud: &corvid_test_support::zed_cloud::MockZedCloud,
+    max_retries: u32,
+) -> Registry {
+    use corvid_auth::zed::{ZedCredentials, ZedHosts};
+    use corvid_providers::zed::{ZedClient, ZedConfig};
+    use corvid_test_support::zed_cloud::{ACCOUNT_TOKEN, USER_ID};
+    let mut config = Config {
+        max_retries,
+        ..Config::default()
+    };
+    for provider in &mut config.providers {
+        provider.base_url = upstream.base_url();
+    }
+    let client = ZedClient::new(
+        ZedConfig::new(&ZedHosts::single(&cloud.base_url())),
+        ZedCredentials {
+            user_id: USER_ID.to_owned(),
+            access_token: Secret::new(ACCOUNT_TOKEN),
+            system_id: None,
+        },
+    )
+    .unwrap();
+    Registry::build(&config, |_| Credential::ApiKey(Secret::new("k")))
+        .unwrap()
+        .with_zed(client)
+}
+
+/// Issue 10, item 20, through the one pipeline: a Zed 5xx before any output is retried by the
+/// same retry step as any provider's — `max_retries` counts for both alike, and what is left
+/// when the retries are spent is classified alike.
+#[tokio::test]
+async fn a_zed_server_error_before_output_is_retried_as_any_providers() {
+    use corvid_test_support::zed_cloud::{CompletionReply, MockZedCloud};
+    for max_retries in [0, 1] {
+        let upstream = MockUpstream::start().await;
+        let cloud = MockZedCloud::start().await;
+        let registry = with_zed(&upstream, &cloud, max_retries);
+        cloud.enqueue_completion(CompletionReply::status(
+            503,
+            json!({"code": "upstream_http_503", "message": "overloaded"}),
+        ));
+        upstream.enqueue(
+            "/v1/chat/completions",
+            Reply::status(
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({"error": {"message": "overloaded"}}),
+            ),
+        );
+        let zed = registry.stream(request("zed/grok-4")).await;
+        let xai = registry.stream(request("grok-4.6")).await;
+        let sent = (
+            cloud.requests_to("/completions").len(),
+            upstream.requests().len(),
+        );
+        if max_retries == 0 {
+            assert_eq!(sent, (1, 1), "no retry when max_retries = 0");
+            let (zed, xai) = (zed.err().unwrap(), xai.err().unwrap());
+            assert_eq!(zed.class, FailureClass::ServerError, "{zed}");
+            assert_eq!(xai.class, FailureClass::ServerError, "{xai}");
+        } else {
+            assert_eq!(sent, (2, 2), "one retry each");
+            let zed: Vec<StreamEvent> = zed.unwrap().collect().await;
+            assert!(
+                zed.iter()
+                    .any(|event| matches!(event, StreamEvent::TextDelta { .. })),
+                "{zed:?}"
+            );
+            assert!(xai.is_ok());
+        }
+    }
+}
+
+/// The Zed account's failures are classified as any provider's: a refused sign-in says to
+/// sign in again, an unlisted model lists what the account offers.
+#[tokio::test]
+async fn zed_failures_before_output_are_classified_with_their_wording() {
+    use corvid_test_support::zed_cloud::MockZedCloud;
+    let upstream = MockUpstream::start().await;
+    let cloud = MockZedCloud::start().await;
+    let registry = with_zed(&upstream, &cloud, 0);
+    let unlisted = registry.stream(request("zed/nope")).await.err().unwrap();
+    assert_eq!(unlisted.class, FailureClass::NotConfigured, "{unlisted}");
+    assert!(
+        unlisted.message.contains("offers no model `nope`")
+            && unlisted.message.contains("claude-sonnet-4-6"),
+        "{unlisted}"
+    );
+    let fresh = MockZedCloud::start().await;
+    let registry = with_zed(&upstream, &fresh, 0);
+    fresh.revoke_account();
+    let refused = registry
+        .stream(request("zed/claude-sonnet-4-6"))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(
+        refused.class,
+        FailureClass::AuthenticationRejected,
+        "{refused}"
+    );
+    assert!(refused.message.contains("corvid login zed"), "{refused}");
+}

@@ -198,14 +198,22 @@ async fn a_refused_zed_sign_in_makes_zed_requests_say_so() {
 async fn zed_models_are_read_again_after_the_token_is_renewed() {
     use corvid_test_support::zed_cloud::{MockZedCloud, StaleReply, fixtures};
     let cloud = MockZedCloud::start().await;
-    let client = crate::zed::ZedClient::with_http_client(
-        crate::zed::ZedConfig::new(&corvid_auth::zed::ZedHosts::single(&cloud.base_url())),
+    let config = crate::zed::ZedConfig::new(&corvid_auth::zed::ZedHosts::single(&cloud.base_url()));
+    let transport = crate::Transport::new(
+        config.connect_timeout,
+        config.idle_timeout,
+        &config.llm_url,
+        |_| None,
+    )
+    .unwrap();
+    let client = crate::zed::ZedClient::with_transport(
+        config,
         corvid_auth::zed::ZedCredentials {
             user_id: corvid_test_support::zed_cloud::USER_ID.to_owned(),
             access_token: corvid_auth::Secret::new(corvid_test_support::zed_cloud::ACCOUNT_TOKEN),
             system_id: None,
         },
-        reqwest::Client::builder().no_proxy().build().unwrap(),
+        transport,
     );
     let service = ZedService::new(client.clone());
     let first = service.models().await.unwrap();

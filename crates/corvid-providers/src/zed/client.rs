@@ -15,12 +15,17 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use corvid_auth::Secret;
 use corvid_auth::zed::{ZedCredentials, ZedStore};
 use corvid_wire::model::{ChatRequest, NameMap};
-use http::{HeaderValue, Method, StatusCode};
+use http::{HeaderName, HeaderValue, Method, StatusCode};
+use http_body_util::BodyExt;
 use serde::Deserialize;
+
+use crate::transport::{Transport, UpstreamBody};
 
 use super::ZedConfig;
 use super::account::{ZedAccount, ZedPlan};
@@ -45,7 +50,8 @@ pub struct ZedClient {
 
 #[derive(Debug)]
 struct Inner {
-    http: reqwest::Client,
+    /// The one HTTP client every provider uses (keep-alive, TLS, the system proxy).
+    transport: Transport,
     config: ZedConfig,
     credentials: ZedCredentials,
     /// The LLM token; the mutex also serializes minting.
@@ -67,30 +73,31 @@ struct AccountCache {
 }
 
 impl ZedClient {
-    /// A client with its own HTTP client (connect and idle timeouts from `config`, the system
+    /// A client on corvid's transport (connect and idle timeouts from `config`, the system
     /// proxy honoured).
     pub fn new(config: ZedConfig, credentials: ZedCredentials) -> Result<Self, ZedError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.idle_timeout)
-            .tcp_nodelay(true)
-            .build()
-            .map_err(|source| ZedError::Transport {
-                url: config.cloud_url.clone(),
-                source,
-            })?;
-        Ok(Self::with_http_client(config, credentials, http))
+        let transport = Transport::new(
+            config.connect_timeout,
+            config.idle_timeout,
+            &config.llm_url,
+            |name| std::env::var(name).ok(),
+        )
+        .map_err(|source| ZedError::Transport {
+            url: config.llm_url.clone(),
+            source,
+        })?;
+        Ok(Self::with_transport(config, credentials, transport))
     }
 
-    /// A client over an existing HTTP client (tests pass one without proxies).
-    pub fn with_http_client(
+    /// A client over an existing transport (tests pass one that ignores proxies).
+    pub fn with_transport(
         config: ZedConfig,
         credentials: ZedCredentials,
-        http: reqwest::Client,
+        transport: Transport,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
-                http,
+                transport,
                 config,
                 credentials,
                 token: tokio::sync::Mutex::new(None),
@@ -207,9 +214,9 @@ impl ZedClient {
         let url = format!("{}/models", self.inner.config.llm_url);
         let response = self
             .send_llm(&url, |token| {
-                Ok(self
-                    .llm_request(Method::GET, &url, token)?
-                    .header("x-zed-client-supports-x-ai", "true"))
+                let mut request = self.llm_request(Method::GET, &url, token, Bytes::new())?;
+                static_header(&mut request, "x-zed-client-supports-x-ai", "true");
+                Ok(request)
             })
             .await?;
         let status = response.status();
@@ -244,18 +251,26 @@ impl ZedClient {
         let body = Bytes::from(completion_body(request, model, thread_id, prompt_id).to_string());
         let response = self
             .send_llm(&url, |token| {
-                let mut builder = self
-                    .llm_request(Method::POST, &url, token)?
-                    .header("x-zed-client-supports-status-messages", "true")
-                    .header(
-                        "x-zed-client-supports-stream-ended-request-completion-status",
-                        "true",
-                    )
-                    .body(body.clone());
+                let mut request = self.llm_request(Method::POST, &url, token, body.clone())?;
+                static_header(
+                    &mut request,
+                    "x-zed-client-supports-status-messages",
+                    "true",
+                );
+                static_header(
+                    &mut request,
+                    "x-zed-client-supports-stream-ended-request-completion-status",
+                    "true",
+                );
                 if !self.inner.config.version.is_empty() {
-                    builder = builder.header("x-zed-version", &self.inner.config.version);
+                    config_header(
+                        &mut request,
+                        "x-zed-version",
+                        &self.inner.config.version,
+                        &url,
+                    )?;
                 }
-                Ok(builder)
+                Ok(request)
             })
             .await?;
         let status = response.status();
@@ -280,35 +295,43 @@ impl ZedClient {
     async fn send_llm(
         &self,
         url: &str,
-        build: impl Fn(&Secret) -> Result<reqwest::RequestBuilder, ZedError>,
-    ) -> Result<reqwest::Response, ZedError> {
+        build: impl Fn(&Secret) -> Result<http::Request<Bytes>, ZedError>,
+    ) -> Result<http::Response<UpstreamBody>, ZedError> {
         let token = self.llm_token().await?;
-        let response = self.send(url, build(&token)?).await?;
+        let response = self.send(url, build(&token)?, None).await?;
         if !token_is_stale(&response) {
             return Ok(response);
         }
         drop(response);
         tracing::debug!("Zed refused the LLM token as stale; minting a new one");
         let token = self.refresh_llm_token(&token).await?;
-        self.send(url, build(&token)?).await
+        self.send(url, build(&token)?, None).await
     }
 
+    /// Sends one request; `deadline` bounds a whole account call (a completion is bounded by
+    /// the idle timeout only).
     async fn send(
         &self,
         url: &str,
-        builder: reqwest::RequestBuilder,
-    ) -> Result<reqwest::Response, ZedError> {
-        builder.send().await.map_err(|source| ZedError::Transport {
-            url: url.to_owned(),
-            source,
-        })
+        request: http::Request<Bytes>,
+        deadline: Option<Duration>,
+    ) -> Result<http::Response<UpstreamBody>, ZedError> {
+        self.inner
+            .transport
+            .send(request, deadline)
+            .await
+            .map_err(|error| ZedError::from_send(url, error))
     }
 
     /// `/client/users/me` without touching the LLM token (minting calls it under the lock).
     async fn fetch_account(&self) -> Result<ZedAccount, ZedError> {
         let url = format!("{}/client/users/me", self.inner.config.cloud_url);
         let response = self
-            .send(&url, self.account_request(Method::GET, &url)?)
+            .send(
+                &url,
+                self.account_request(Method::GET, &url, Bytes::new())?,
+                Some(self.inner.config.account_timeout),
+            )
             .await?;
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED {
@@ -347,7 +370,11 @@ impl ZedClient {
         let url = format!("{}/client/llm_tokens", self.inner.config.cloud_url);
         let body = serde_json::json!({ "organization_id": organization }).to_string();
         let response = self
-            .send(&url, self.account_request(Method::POST, &url)?.body(body))
+            .send(
+                &url,
+                self.account_request(Method::POST, &url, Bytes::from(body))?,
+                Some(self.inner.config.account_timeout),
+            )
             .await?;
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED {
@@ -378,25 +405,19 @@ impl ZedClient {
         &self,
         method: Method,
         url: &str,
-    ) -> Result<reqwest::RequestBuilder, ZedError> {
+        body: Bytes,
+    ) -> Result<http::Request<Bytes>, ZedError> {
         let credentials = &self.inner.credentials;
         let authorization = sensitive(&format!(
             "{} {}",
             credentials.user_id,
             credentials.access_token.expose()
         ))?;
-        let mut builder = self
-            .inner
-            .http
-            .request(method, url)
-            .timeout(self.inner.config.account_timeout)
-            .header("authorization", authorization)
-            .header("content-type", "application/json")
-            .header("user-agent", &self.inner.config.user_agent);
+        let mut request = self.request(method, url, authorization, body)?;
         if let Some(system_id) = &credentials.system_id {
-            builder = builder.header("x-zed-system-id", system_id);
+            config_header(&mut request, "x-zed-system-id", system_id, url)?;
         }
-        Ok(builder)
+        Ok(request)
     }
 
     /// An LLM request: `Authorization: Bearer <llm token>`.
@@ -405,17 +426,39 @@ impl ZedClient {
         method: Method,
         url: &str,
         token: &Secret,
-    ) -> Result<reqwest::RequestBuilder, ZedError> {
-        Ok(self
-            .inner
-            .http
-            .request(method, url)
-            .header(
-                "authorization",
-                sensitive(&format!("Bearer {}", token.expose()))?,
-            )
-            .header("content-type", "application/json")
-            .header("user-agent", &self.inner.config.user_agent))
+        body: Bytes,
+    ) -> Result<http::Request<Bytes>, ZedError> {
+        let authorization = sensitive(&format!("Bearer {}", token.expose()))?;
+        self.request(method, url, authorization, body)
+    }
+
+    /// A request with what every call to Zed carries: its credential, JSON, the User-Agent.
+    fn request(
+        &self,
+        method: Method,
+        url: &str,
+        authorization: HeaderValue,
+        body: Bytes,
+    ) -> Result<http::Request<Bytes>, ZedError> {
+        let mut request = http::Request::new(body);
+        *request.method_mut() = method;
+        *request.uri_mut() = url.parse().map_err(|error| ZedError::Transport {
+            url: url.to_owned(),
+            source: Box::new(error),
+        })?;
+        let headers = request.headers_mut();
+        headers.insert(http::header::AUTHORIZATION, authorization);
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        config_header(
+            &mut request,
+            "user-agent",
+            &self.inner.config.user_agent,
+            url,
+        )?;
+        Ok(request)
     }
 
     fn lock_account(&self) -> std::sync::MutexGuard<'_, AccountCache> {
@@ -432,11 +475,37 @@ struct TokenReply {
 }
 
 /// A 401, or a stale-token header on any status.
-fn token_is_stale(response: &reqwest::Response) -> bool {
+fn token_is_stale(response: &http::Response<UpstreamBody>) -> bool {
     response.status() == StatusCode::UNAUTHORIZED
         || STALE_TOKEN_HEADERS
             .iter()
             .any(|name| response.headers().contains_key(*name))
+}
+
+/// Adds a header whose value corvid wrote itself.
+fn static_header(request: &mut http::Request<Bytes>, name: &'static str, value: &'static str) {
+    request.headers_mut().insert(
+        HeaderName::from_static(name),
+        HeaderValue::from_static(value),
+    );
+}
+
+/// Adds a header whose value comes from configuration or the sign-in (a version, the
+/// User-Agent, the system id); one that cannot be sent fails the request before it leaves.
+fn config_header(
+    request: &mut http::Request<Bytes>,
+    name: &'static str,
+    value: &str,
+    url: &str,
+) -> Result<(), ZedError> {
+    let value = HeaderValue::from_str(value).map_err(|error| ZedError::Transport {
+        url: url.to_owned(),
+        source: Box::new(error),
+    })?;
+    request
+        .headers_mut()
+        .insert(HeaderName::from_static(name), value);
+    Ok(())
 }
 
 fn sensitive(value: &str) -> Result<HeaderValue, ZedError> {
@@ -446,9 +515,13 @@ fn sensitive(value: &str) -> Result<HeaderValue, ZedError> {
 }
 
 /// Up to `limit` bytes of the body; a broken body yields what arrived.
-async fn read_body(mut response: reqwest::Response, limit: usize) -> Vec<u8> {
+async fn read_body(response: http::Response<UpstreamBody>, limit: usize) -> Vec<u8> {
+    let mut reply = response.into_body();
     let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
+    while let Some(Ok(frame)) = reply.frame().await {
+        let Ok(chunk) = frame.into_data() else {
+            continue;
+        };
         let room = limit.saturating_sub(body.len());
         body.extend_from_slice(&chunk[..chunk.len().min(room)]);
         if body.len() >= limit {

@@ -6,19 +6,19 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use corvid_wire::model::{ErrorKind, StreamEvent, WireError};
-use futures_util::stream::BoxStream;
+use corvid_wire::model::StreamEvent;
 use futures_util::{Stream, StreamExt};
+use http_body::Body;
 
 use super::error::ZedFailure;
 use super::stream::{ZedFraming, ZedStreamDecoder};
+use crate::transport::UpstreamBody;
 
 /// A streamed completion. Poll it as a `Stream<Item = StreamEvent>` (or call
 /// [`ZedCompletion::next_event`]); it ends after the reply's last event, which is an
 /// `Error` when the reply failed or was cut short.
 pub struct ZedCompletion {
-    body: BoxStream<'static, Result<Bytes, reqwest::Error>>,
+    body: UpstreamBody,
     decoder: ZedStreamDecoder,
     pending: VecDeque<StreamEvent>,
     done: bool,
@@ -35,9 +35,9 @@ impl std::fmt::Debug for ZedCompletion {
 }
 
 impl ZedCompletion {
-    pub(crate) fn new(response: reqwest::Response, decoder: ZedStreamDecoder) -> Self {
+    pub(crate) fn new(response: http::Response<UpstreamBody>, decoder: ZedStreamDecoder) -> Self {
         Self {
-            body: response.bytes_stream().boxed(),
+            body: response.into_body(),
             decoder,
             pending: VecDeque::new(),
             done: false,
@@ -96,25 +96,22 @@ impl Stream for ZedCompletion {
                 return Poll::Ready(None);
             }
             let mut out = Vec::new();
-            match this.body.poll_next_unpin(cx) {
+            match Pin::new(&mut this.body).poll_frame(cx) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(chunk))) => {
+                Poll::Ready(Some(Ok(frame))) => {
+                    let Ok(chunk) = frame.into_data() else {
+                        continue;
+                    };
                     this.decoder.feed(&chunk, &mut out);
                     // Whatever follows `stream_ended` or a failure is not read.
                     this.done = this.decoder.is_done();
                 }
-                Poll::Ready(Some(Err(err))) => {
+                Poll::Ready(Some(Err(error))) => {
                     this.done = true;
-                    let kind = if err.is_timeout() {
-                        ErrorKind::Timeout
-                    } else {
-                        ErrorKind::Api
-                    };
-                    out.push(StreamEvent::Error(WireError {
-                        kind,
-                        message: format!("the connection to Zed broke mid-reply: {err}"),
-                        code: None,
-                    }));
+                    // Worded as every provider's broken stream is.
+                    out.push(StreamEvent::Error(crate::pipeline::broken_stream(
+                        error.as_ref(),
+                    )));
                 }
                 Poll::Ready(None) => {
                     this.done = true;

@@ -10,6 +10,8 @@ use serde_json::Value;
 
 use super::account::ZedPlan;
 use crate::Retry;
+use crate::error::{ProviderError, Refusal};
+use crate::transport::{BoxError, SendError};
 
 /// Where to manage a Zed account.
 pub const ACCOUNT_URL: &str = "https://zed.dev/account";
@@ -46,12 +48,23 @@ pub enum ZedError {
         message: String,
         retry_after: Option<Duration>,
     },
-    /// Zed could not be reached, or the connection broke before the reply's head.
+    /// Zed could not be reached (DNS, refused, TLS).
     #[error("could not reach Zed at {url}")]
+    Connect {
+        url: String,
+        #[source]
+        source: BoxError,
+    },
+    /// Zed took the request and sent no reply head in time. Not retried, as for every
+    /// provider: Zed may be working on it.
+    #[error("Zed at {url} did not answer in time")]
+    Timeout { url: String },
+    /// The request failed for another reason before the reply's head.
+    #[error("the request to Zed at {url} failed")]
     Transport {
         url: String,
         #[source]
-        source: reqwest::Error,
+        source: BoxError,
     },
     /// A reply corvid cannot read.
     #[error("Zed sent a reply corvid cannot read ({what}): {message}")]
@@ -80,7 +93,8 @@ impl ZedError {
                     Retry::No
                 }
             }
-            Self::Transport { .. } => Retry::After(None),
+            Self::Connect { .. } => Retry::After(None),
+            Self::Timeout { .. } | Self::Transport { .. } => Retry::No,
             Self::SignedOut
             | Self::NoOrganization
             | Self::PaymentRequired { .. }
@@ -96,7 +110,8 @@ impl ZedError {
             Self::NoOrganization => 403,
             Self::PaymentRequired { .. } => 402,
             Self::Status { status, .. } => *status,
-            Self::Transport { .. } | Self::Decode { .. } => 502,
+            Self::Timeout { .. } => 504,
+            Self::Connect { .. } | Self::Transport { .. } | Self::Decode { .. } => 502,
         }
     }
 
@@ -106,12 +121,57 @@ impl ZedError {
             Self::SignedOut | Self::InvalidCredential => (ErrorKind::Authentication, None),
             Self::NoOrganization | Self::PaymentRequired { .. } => (ErrorKind::Permission, None),
             Self::Status { kind, code, .. } => (*kind, code.clone()),
-            Self::Transport { .. } | Self::Decode { .. } => (ErrorKind::Api, None),
+            Self::Timeout { .. } => (ErrorKind::Timeout, None),
+            Self::Connect { .. } | Self::Transport { .. } | Self::Decode { .. } => {
+                (ErrorKind::Api, None)
+            }
         };
         WireError {
             kind,
             message: self.to_string(),
             code,
+        }
+    }
+}
+
+impl ZedError {
+    /// A request that got no reply head, in Zed's words.
+    pub(crate) fn from_send(url: &str, error: SendError) -> Self {
+        let url = url.to_owned();
+        match error {
+            SendError::Connect(source) => Self::Connect { url, source },
+            SendError::Timeout => Self::Timeout { url },
+            SendError::Other(source) => Self::Transport { url, source },
+        }
+    }
+}
+
+/// The Zed account is one more backend: its failures are [`ProviderError`]s, decided and
+/// classified like every provider's. Transport failures keep their causes; a refusal keeps
+/// Zed's wording (a dead sign-in says to run `corvid login zed`), status and retry rule.
+impl From<ZedError> for ProviderError {
+    fn from(error: ZedError) -> Self {
+        let retryable = matches!(error.retry(), Retry::After(_));
+        match error {
+            ZedError::Connect { url, source } => ProviderError::Connect { url, source },
+            ZedError::Timeout { url } => ProviderError::Timeout { url },
+            ZedError::Transport { url, source } => ProviderError::Transport { url, source },
+            other => {
+                let wire = other.to_wire_error();
+                let retry_after = match &other {
+                    ZedError::Status { retry_after, .. } => *retry_after,
+                    _ => None,
+                };
+                ProviderError::Refused(Refusal {
+                    status: http::StatusCode::from_u16(other.status())
+                        .unwrap_or(http::StatusCode::BAD_GATEWAY),
+                    kind: wire.kind,
+                    code: wire.code,
+                    message: wire.message,
+                    retry_after,
+                    retryable,
+                })
+            }
         }
     }
 }

@@ -29,12 +29,16 @@ fn credentials() -> ZedCredentials {
 }
 
 fn client_for(cloud: &MockZedCloud) -> ZedClient {
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
-    ZedClient::with_http_client(
-        ZedConfig::new(&ZedHosts::single(&cloud.base_url())),
-        credentials(),
-        http,
+    let config = ZedConfig::new(&ZedHosts::single(&cloud.base_url()));
+    // No system proxy, whatever the environment says.
+    let transport = crate::Transport::new(
+        config.connect_timeout,
+        config.idle_timeout,
+        &config.llm_url,
+        |_| None,
     )
+    .unwrap();
+    ZedClient::with_transport(config, credentials(), transport)
 }
 
 /// A turn after one tool round trip: system text, the question, the model's call, its result,
@@ -105,4 +109,39 @@ fn summarize(events: &[StreamEvent]) -> (String, Vec<(String, String, String)>, 
         }
     }
     (text, calls, finished)
+}
+
+/// The account is one more backend: its failures are `ProviderError`s with Zed's wording,
+/// status and retry rule, and the transport's failures the same variants as any provider's.
+#[test]
+fn zed_errors_become_provider_errors() {
+    use crate::{FailureClass, ProviderError, Retry};
+    use corvid_wire::model::ErrorKind;
+    let status = |status: u16, retry_after: Option<std::time::Duration>| super::ZedError::Status {
+        status,
+        kind: ErrorKind::from_status(status),
+        code: Some(format!("upstream_http_{status}")),
+        message: "busy".to_owned(),
+        retry_after,
+    };
+    let overloaded = ProviderError::from(status(503, None));
+    assert_eq!(overloaded.retry(), Retry::After(None));
+    assert_eq!(overloaded.class(), FailureClass::ServerError);
+    assert_eq!(overloaded.status_code(), 503);
+    assert_eq!(overloaded.to_string(), "Zed answered 503: busy");
+    let wait = Some(std::time::Duration::from_secs(2));
+    assert_eq!(
+        ProviderError::from(status(429, wait)).retry(),
+        Retry::After(wait)
+    );
+    assert_eq!(ProviderError::from(status(400, None)).retry(), Retry::No);
+    let signed_out = ProviderError::from(super::ZedError::SignedOut);
+    assert_eq!(signed_out.class(), FailureClass::AuthenticationRejected);
+    assert_eq!(signed_out.status_code(), 401);
+    assert!(signed_out.to_string().contains("corvid login zed"));
+    let timeout = ProviderError::from(super::ZedError::Timeout {
+        url: "https://cloud.zed.dev/completions".to_owned(),
+    });
+    assert!(matches!(timeout, ProviderError::Timeout { .. }));
+    assert_eq!(timeout.retry(), Retry::No, "as for every provider");
 }
