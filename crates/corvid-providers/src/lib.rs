@@ -5,6 +5,7 @@
 mod backoff;
 mod context_windows;
 mod error;
+mod last_failure;
 mod model_call;
 pub mod quirks;
 mod registry;
@@ -15,6 +16,7 @@ pub mod zed;
 pub use backoff::{backoff_delay, parse_retry_after};
 pub use context_windows::{ContextWindow, WindowSource, family_window};
 pub use error::{CallError, ProviderError, Retry, error_chain};
+pub use last_failure::LastFailure;
 pub use model_call::{FailureClass, ModelFailure, ModelStream};
 pub use quirks::prepare_request;
 pub use registry::{
