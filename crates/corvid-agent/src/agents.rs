@@ -267,6 +267,9 @@ impl Agents {
         project: &Path,
         conversation_id: &str,
     ) -> Result<bool, AgentError> {
+        // No open in between: a front end whose session this closes may reopen the conversation
+        // at once, and must find it gone, not start a session on it before it is deleted.
+        let _opening = self.inner.opening.lock().await;
         if let Some(session) = self.session_for(conversation_id) {
             self.close(session.id()).await;
         }

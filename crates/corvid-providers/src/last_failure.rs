@@ -37,7 +37,10 @@ impl FailureLog {
     }
 
     pub(crate) fn last(&self) -> Option<LastFailure> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -67,7 +70,10 @@ fn describe(error: &ProviderError) -> LastFailure {
 /// dialect's error shape has one of them. Anything else in the body is not kept.
 fn upstream_message(body: &[u8]) -> Option<String> {
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let value = value.as_array().and_then(|all| all.first()).unwrap_or(&value);
+    let value = value
+        .as_array()
+        .and_then(|all| all.first())
+        .unwrap_or(&value);
     [
         value.pointer("/error/message"),
         value.get("message"),

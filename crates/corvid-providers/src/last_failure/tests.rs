@@ -34,7 +34,11 @@ fn every_dialects_error_shape_gives_its_message_and_other_bodies_give_none() {
         r#"{"error": "busy"}"#,
         r#"{"detail": "busy"}"#,
     ] {
-        assert_eq!(upstream_message(body.as_bytes()).as_deref(), Some("busy"), "{body}");
+        assert_eq!(
+            upstream_message(body.as_bytes()).as_deref(),
+            Some("busy"),
+            "{body}"
+        );
     }
     assert_eq!(upstream_message(b"<html>bad gateway</html>"), None);
 }
@@ -47,9 +51,15 @@ fn keys_are_masked_urls_lose_user_and_query_and_long_text_is_cut() {
         "Incorrect API key provided: **** See https://host.example/v1/x and ****"
     );
     let long_key = "A1b2".repeat(10);
-    assert_eq!(clean(&format!("token {long_key} rejected")), "token **** rejected");
+    assert_eq!(
+        clean(&format!("token {long_key} rejected")),
+        "token **** rejected"
+    );
     // Model names stay readable.
-    assert_eq!(clean("claude-3-5-sonnet-20241022 is busy"), "claude-3-5-sonnet-20241022 is busy");
+    assert_eq!(
+        clean("claude-3-5-sonnet-20241022 is busy"),
+        "claude-3-5-sonnet-20241022 is busy"
+    );
     let cut = clean(&"word ".repeat(200));
     assert_eq!(cut.chars().count(), MESSAGE_CHARS + 1);
     assert!(cut.ends_with('…'));

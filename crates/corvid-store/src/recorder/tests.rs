@@ -29,7 +29,12 @@ fn no_timer(capacity: usize, max_batch: usize) -> RecorderOptions {
 fn full_batches_are_written_as_they_fill_and_flush_writes_the_rest() {
     let (_dir, path, store) = file_store();
     let (open_gate, gate) = mpsc::channel();
-    let recorder = spawn_gated(Arc::new(Mutex::new(store)), no_timer(1_024, 256), Some(gate)).unwrap();
+    let recorder = spawn_gated(
+        Arc::new(Mutex::new(store)),
+        no_timer(1_024, 256),
+        Some(gate),
+    )
+    .unwrap();
     for index in 0..600 {
         recorder.record(sample(NOV_29 + index, "grok-4.6"));
     }
@@ -150,7 +155,9 @@ fn a_recorder_over_the_process_store_writes_through_that_one_handle() {
     recorder.flush().unwrap();
     assert_eq!(lock(&store).totals(None).unwrap().requests, 1);
     // The agent's own rows go through the same handle meanwhile.
-    lock(&store).record(&sample(NOV_29 + 1, "grok-4.6")).unwrap();
+    lock(&store)
+        .record(&sample(NOV_29 + 1, "grok-4.6"))
+        .unwrap();
     recorder.record(sample(NOV_29 + 2, "grok-4.6"));
     drop(recorder);
     assert_eq!(lock(&store).totals(None).unwrap().requests, 3);
