@@ -402,7 +402,9 @@ function onEvent(event) {
       scope.box.append(el("div", [msg.message, msg.next_action ? ` — ${msg.next_action}` : ""], { class: "error" }));
       break;
     case "warning":
-      notice("warning", msg.message);
+      // A replayed warning is old news (said when the session started, before this tab looked):
+      // only live ones pop up.
+      if (!event.replay) notice("warning", msg.message);
       break;
     case "turn_finished": {
       if (event.depth > 0) break;
@@ -617,7 +619,9 @@ async function loadStatus() {
 function lastError(failure) {
   if (!failure) return "none";
   const what = failure.status ? String(failure.status) : failure.cause;
-  return `${new Date(failure.at_ms).toLocaleString()} · ${what}${failure.message ? ` · ${failure.message}` : ""}`;
+  const at = new Date(failure.at_ms);
+  const when = at.toDateString() === new Date().toDateString() ? at.toLocaleTimeString() : at.toLocaleString();
+  return `${when} · ${what}${failure.message ? ` · ${failure.message}` : ""}`;
 }
 
 function signInButton(account, label) {
