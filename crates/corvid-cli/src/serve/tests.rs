@@ -81,14 +81,56 @@ async fn the_gateway_and_the_pages_agent_write_one_ledger_through_one_store() {
     .await
     .expect("the turn finished");
     assert_eq!(finished.outcome, corvid_protocol::TurnOutcome::Completed);
+    // A failed call of the agent is the provider's last error, as a gateway request's is.
+    let xai = state.registry().provider("xai").unwrap().clone();
+    assert_eq!(xai.upstream().last_failure(), None);
+    upstream.enqueue(
+        "/v1/chat/completions",
+        Reply::status(
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            serde_json::json!({"error": {"message": "overloaded right now"}}),
+        )
+        .with_header("retry-after", "0"),
+    );
+    for _ in 0..loaded.config.max_retries {
+        upstream.enqueue(
+            "/v1/chat/completions",
+            Reply::status(
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                serde_json::json!({"error": {"message": "overloaded right now"}}),
+            )
+            .with_header("retry-after", "0"),
+        );
+    }
+    session.submit(Op::Send(SendParams::text("again")));
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let event = events.recv().await.expect("the session runs");
+            if matches!(event.msg, EventMsg::TurnFinished(_)) {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("the failed turn finished");
+    let failure = xai
+        .upstream()
+        .last_failure()
+        .expect("the agent's failure is noted");
+    assert_eq!(failure.status, Some(503));
+    assert_eq!(failure.message, "overloaded right now");
     state.settle().await;
 
     let store = corvid_store::lock(&store);
     let rows = store.usage_by_day_and_model(None).unwrap();
-    let mut front_ends: Vec<&str> = rows.iter().map(|row| row.front_end.as_str()).collect();
-    front_ends.sort_unstable();
-    assert_eq!(front_ends, ["gateway", "web"], "{rows:?}");
-    assert!(rows.iter().all(|row| row.requests == 1), "{rows:?}");
+    let requests = |front_end: &str| -> u64 {
+        rows.iter()
+            .filter(|row| row.front_end == front_end)
+            .map(|row| row.requests)
+            .sum()
+    };
+    // The gateway's request; the agent's answered call and its failed one.
+    assert_eq!((requests("gateway"), requests("web")), (1, 2), "{rows:?}");
     let key = project.path().canonicalize().unwrap().display().to_string();
     assert_eq!(store.list_conversations(&key).unwrap().len(), 1);
     // Nothing was written to the database file in the data folder: there is no second handle.
