@@ -96,6 +96,10 @@ function layout() {
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && state.running) submit({ type: "cancel" });
   });
+  // Other tabs add and delete conversations: coming back to this one, list them again.
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && state.socket?.readyState === WebSocket.OPEN) submit({ type: "list_conversations" });
+  });
   show("chat");
 }
 
