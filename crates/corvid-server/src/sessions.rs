@@ -89,22 +89,27 @@ impl PageAgent {
     }
 
     /// A tab stopped listening to `session`: close it once nobody listens and no turn runs.
-    /// Another tab that joined it meanwhile keeps it open (it releases it in its turn).
     pub fn release(&self, session: Session) {
-        let agents = self.0.agents.clone();
-        tokio::spawn(async move {
-            loop {
-                if session.is_closed() || session.listeners() > 0 {
-                    return;
-                }
-                if !session.is_running() {
-                    agents.close(session.id()).await;
-                    return;
-                }
-                tokio::time::sleep(IDLE_CHECK).await;
-            }
-        });
+        release(session);
     }
+}
+
+/// Closes `session` once nobody listens to it and no turn runs. A listener that joined it
+/// meanwhile keeps it open, and releases it in its turn (a tab when it leaves, a REST call when
+/// it has its answer).
+pub(crate) fn release(session: Session) {
+    tokio::spawn(async move {
+        loop {
+            if session.is_closed() || session.listeners() > 0 {
+                return;
+            }
+            if !session.is_running() {
+                session.close().await;
+                return;
+            }
+            tokio::time::sleep(IDLE_CHECK).await;
+        }
+    });
 }
 
 /// Why a request to a session got no answer.
@@ -144,9 +149,12 @@ pub(crate) async fn ask(
             }
         }
     };
-    tokio::time::timeout(timeout, wait)
+    let answer = tokio::time::timeout(timeout, wait)
         .await
-        .unwrap_or(Err(AskError::Timeout(timeout)))
+        .unwrap_or(Err(AskError::Timeout(timeout)));
+    drop(events);
+    release(session.clone());
+    answer
 }
 
 /// The session's model and approval policy now, from the `ready` its replay starts with.
@@ -158,5 +166,7 @@ pub(crate) async fn settings_of(session: &Session, timeout: Duration) -> Option<
             _ => None,
         }
     };
-    tokio::time::timeout(timeout, read).await.ok().flatten()
+    let ready = tokio::time::timeout(timeout, read).await.ok().flatten();
+    release(session.clone());
+    ready
 }
