@@ -1,7 +1,9 @@
 """The web page in a real headless chromium against `corvid serve` and a scripted mock model:
 a message streams in; an edit approved from its diff card changes the file; a command denied
-with feedback reaches the model; a turn stopped with Esc; conversations switched; the model
-changed in settings; a key set and never shown again. Saves a screenshot of each step in
+with feedback reaches the model; a turn stopped with Esc; conversations switched; a second tab
+that switches to another conversation while the first keeps its own (a session per tab); the
+model changed in settings; a key set and never shown again; a provider's last error on the
+Status tab. Saves a screenshot of each step in
 $CORVID_SCREENSHOTS (default target/web-screenshots).
 
 Run: python tests/web/test_page.py (after `cargo build --bins`; needs /usr/bin/chromium and the
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -128,6 +131,9 @@ async def run(browser, mock, url, home, project):
     await browser.wait_for("document.body.classList.contains('connected')", 20, "the page to connect")
     assert "token" not in await browser.evaluate("location.href"), "the token stays out of the address bar"
     assert await browser.evaluate("document.cookie") == "", "the cookie is HttpOnly"
+    # The replay on connecting shows the conversation: the page asks for no switch of its own.
+    await browser.wait_for("document.querySelectorAll('#conversations li.current').length === 1", 10, "the conversation list")
+    assert not [f for f in browser.frames_sent() if "switch_conversation" in f], browser.frames_sent()
 
     # 2. A message streams in, rendered as markdown.
     mock.enqueue(text_reply(["Hello ", "from **the** ", "mock ", "model.\n\n", "- one\n", "- two\n"], delay_ms=300))
@@ -190,6 +196,31 @@ async def run(browser, mock, url, home, project):
     assert "Second topic" not in await browser.evaluate("document.querySelector('#messages').textContent")
     await shot("09-switched-back")
 
+    # 6b. A second tab: it opens on the same conversation, switches to the other one and works
+    # there, while the first tab keeps its own conversation (a session per tab).
+    base = url.split("?", 1)[0]
+    tab = await browser.new_tab(base)
+    try:
+        await tab.wait_for("document.body.classList.contains('connected')", 20, "the second tab to connect")
+        await tab.wait_for("document.querySelector('#messages').textContent.includes('Make it blue')", 10, "the second tab's replay")
+        await tab.click("#conversations li:not(.current) .open")
+        await tab.wait_for("document.querySelector('#messages').textContent.includes('Second topic')", 10, "the second tab's switch")
+        mock.enqueue(text_reply(["Tab two answer."]))
+        await send(tab, "Third message, in tab two")
+        await turn_ends(tab, 1)
+        await tab.bring_to_front()
+        await tab.screenshot(str(SHOTS / "09b-second-tab.png"))
+        await browser.bring_to_front()
+        shown = await browser.evaluate("document.querySelector('#messages').textContent")
+        assert "Make it blue" in shown and "Second topic" not in shown and "Tab two" not in shown, shown
+        mock.enqueue(text_reply(["Tab one answer."]))
+        await send(browser, "Back in tab one")
+        await turn_ends(browser, 1)
+        assert "Tab one answer" not in await tab.evaluate("document.querySelector('#messages').textContent")
+        await shot("09c-first-tab-kept")
+    finally:
+        await tab.close_tab()
+
     # 7. The model changed in settings.
     await browser.click("[data-tab=settings]")
     await browser.wait_for("document.querySelector('#default-model')", 10, "the settings page")
@@ -211,9 +242,22 @@ async def run(browser, mock, url, home, project):
     assert SECRET not in settings and '"set":true' in settings.replace(" ", "")
     await shot("11-key-set")
 
-    # 9. Status, usage, and the chat at phone width.
+    # 9. Status, usage, and the chat at phone width. First a request through the gateway that
+    # the upstream fails, for the Status tab's last error.
+    mock.call("POST", "/__mock/enqueue", {"status": 500, "path": CHAT, "body": {"error": {"message": "the upstream fell over", "type": "server_error"}}})
+    gateway = base.rstrip("/") + CHAT
+    failed = urllib.request.Request(gateway, data=json.dumps({"model": "grok-4", "messages": [{"role": "user", "content": "hi"}]}).encode(),
+                                    method="POST", headers={"content-type": "application/json"})
+    try:
+        urllib.request.urlopen(failed, timeout=10)
+        raise AssertionError("the gateway passed a failed upstream call on as a success")
+    except urllib.error.HTTPError as error:
+        assert error.code >= 500, error.code
     await browser.click("[data-tab=status]")
     await browser.wait_for("document.querySelector('#status table')", 10, "the status page")
+    # The provider's last failure: the mock answered 500 to a request through the gateway.
+    failure = await browser.evaluate("[...document.querySelectorAll('#providers-status td.last-error')].map(e => e.textContent).join()")
+    assert "500" in failure and "the upstream fell over" in failure, failure
     # The page's agent runs in the configured sandbox: its `ready` carried the sandbox state.
     sandbox = await browser.evaluate("document.querySelector('#sandbox').textContent")
     assert re.match(r"agent sandbox: (enforced|unavailable|off) · \S", sandbox), sandbox

@@ -233,6 +233,27 @@ impl Agents {
         }))
     }
 
+    /// Creates an empty conversation in the project and makes it the project's current one,
+    /// without opening a session on it (`open` with `Existing` does that when it is shown).
+    /// Returns its id.
+    pub async fn create_conversation(
+        &self,
+        project: &Path,
+        model: &str,
+    ) -> Result<String, AgentError> {
+        let key = canonical(project).await?.display().to_string();
+        let (store, model) = (Arc::clone(&self.inner.store), model.to_owned());
+        Ok(blocking(move || lock(&store).create_conversation(&key, Some(&model))).await??)
+    }
+
+    /// The project's current conversation (the one a session opened with `Current` holds),
+    /// if it has one.
+    pub async fn current_conversation(&self, project: &Path) -> Result<Option<String>, AgentError> {
+        let key = canonical(project).await?.display().to_string();
+        let store = Arc::clone(&self.inner.store);
+        Ok(blocking(move || lock(&store).current_conversation(&key)).await??)
+    }
+
     /// The service's store (the usage ledger and conversations live there), for front ends that
     /// report on it.
     pub fn store(&self) -> SharedStore {
@@ -246,6 +267,9 @@ impl Agents {
         project: &Path,
         conversation_id: &str,
     ) -> Result<bool, AgentError> {
+        // No open in between: a front end whose session this closes may reopen the conversation
+        // at once, and must find it gone, not start a session on it before it is deleted.
+        let _opening = self.inner.opening.lock().await;
         if let Some(session) = self.session_for(conversation_id) {
             self.close(session.id()).await;
         }
@@ -257,14 +281,19 @@ impl Agents {
     /// Closes a session (see `Session::close`); false when no such session is open. Returns
     /// when its engine has stopped.
     pub async fn close(&self, session_id: &str) -> bool {
-        let removed = lock(&self.inner.sessions).remove(session_id);
-        match removed {
+        let found = lock(&self.inner.sessions).get(session_id).cloned();
+        let closed = match found {
             Some(session) if !session.is_closed() => {
                 session.close().await;
                 true
             }
             _ => false,
-        }
+        };
+        // Removed only once it has stopped (and freed its conversation): an `open` of that
+        // conversation meanwhile finds this session and hears it end, instead of starting a
+        // second session on a conversation that is still claimed.
+        lock(&self.inner.sessions).remove(session_id);
+        closed
     }
 
     /// Closes every session (at the process's end).

@@ -111,6 +111,14 @@ impl Session {
         self.inner.journal.subscribe()
     }
 
+    /// A new listener once the engine has said `ready` (at once for a session that has, or
+    /// has ended): its replay then starts with `ready` and the conversation's history. What a
+    /// front end that shows a conversation it just opened wants; `subscribe` right after
+    /// opening a new session may come before `ready` and hear it live, without the history.
+    pub async fn subscribe_ready(&self) -> Subscription {
+        self.inner.journal.subscribe_ready().await
+    }
+
     /// Queues an operation; returns the submission id its events carry.
     pub fn submit(&self, op: Op) -> String {
         let id = format!("s{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);

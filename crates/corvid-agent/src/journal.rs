@@ -15,7 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use corvid_protocol::{
     ConversationSummary, Event, EventMsg, HistoryEntry, ReadyNotification, TodoItem,
 };
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 use crate::emitter::Scope;
 
@@ -41,6 +41,9 @@ struct State {
     turn: Vec<Event>,
     /// The seq of the last event before the running turn.
     before_turn: u64,
+    /// True once the engine has said `ready` or the session has ended: what
+    /// `subscribe_ready` waits for.
+    settled: watch::Sender<bool>,
 }
 
 impl Journal {
@@ -57,6 +60,7 @@ impl Journal {
                 notices: VecDeque::new(),
                 turn: Vec::new(),
                 before_turn: 0,
+                settled: watch::Sender::new(false),
             }),
         })
     }
@@ -108,9 +112,21 @@ impl Journal {
         }
     }
 
+    /// A new listener once the engine has said `ready` (or the session has ended), so its
+    /// replay holds the whole state: `ready`, the start-up notices, the conversation and its
+    /// history. A listener subscribed before `ready` hears it live, without the conversation.
+    pub(crate) async fn subscribe_ready(self: &Arc<Self>) -> Subscription {
+        let mut settled = self.lock().settled.subscribe();
+        // The sender lives as long as the journal, which `self` holds.
+        let _ = settled.wait_for(|settled| *settled).await;
+        self.subscribe()
+    }
+
     /// The session ended: listeners get what is buffered, then the end of their stream.
     pub(crate) fn close(&self) {
-        self.lock().live = None;
+        let mut state = self.lock();
+        state.live = None;
+        state.settled.send_replace(true);
     }
 
     pub(crate) fn conversation_id(&self) -> String {
@@ -173,6 +189,7 @@ impl State {
                     missed: None,
                     ..ready.clone()
                 });
+                self.settled.send_replace(true);
                 return;
             }
             EventMsg::SettingsChanged {

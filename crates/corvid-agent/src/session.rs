@@ -16,9 +16,10 @@ use tokio::sync::oneshot;
 use crate::emitter::{Emitter, Scope};
 use crate::model::ModelClient;
 
-/// The one store of a process, shared by every session of an `Agents` service (and the usage
-/// rows they write). Store work runs on blocking threads (`Shared::with_store`).
-pub type SharedStore = Arc<Mutex<Store>>;
+/// The one store of a process (`corvid_store::SharedStore`), shared by every session of an
+/// `Agents` service (and the usage rows they write) and, under `corvid serve`, by the gateway's
+/// ledger writer. Store work runs on blocking threads (`Shared::with_store`).
+pub use corvid_store::SharedStore;
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)

@@ -712,3 +712,58 @@ async fn a_subscription_receives_across_threads() {
     session.submit(Op::Send(SendParams::text("hello")));
     assert!(timeout(PATIENCE, reader).await.unwrap().unwrap() > 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribing_once_ready_replays_the_history_even_for_a_session_just_started() {
+    let (agents, _model) = service(vec![ScriptedReply::text("an answer worth keeping")]);
+    let project = project();
+    let config = config(project.path(), ApprovalPolicy::Ask);
+    let session = agents
+        .open(config.clone(), OpenConversation::New)
+        .await
+        .unwrap();
+    let conversation = session.conversation_id();
+    let mut listener = session.subscribe_ready().await;
+    session.submit(Op::Send(SendParams::text("remember this")));
+    until(&mut listener, turn_finished).await;
+    drop(listener);
+    assert!(agents.close(session.id()).await);
+    assert!(agents.sessions().is_empty());
+    // A session started again on the stored conversation: a listener that subscribed at once
+    // could come before `ready` and get no history; one that waits for `ready` always gets it.
+    let session = agents
+        .open(config, OpenConversation::Existing(conversation.clone()))
+        .await
+        .unwrap();
+    let mut listener = session.subscribe_ready().await;
+    let first = next(&mut listener).await;
+    let EventMsg::Ready(ready) = &first.msg else {
+        panic!("the replay starts with ready: {first:?}")
+    };
+    assert!(first.replay);
+    assert_eq!(ready.conversation_id, conversation);
+    let events = until(&mut listener, |event| {
+        matches!(event.msg, EventMsg::ConversationSwitched { .. })
+    })
+    .await;
+    let EventMsg::ConversationSwitched { history, .. } = &events.last().unwrap().msg else {
+        unreachable!()
+    };
+    assert_eq!(
+        history,
+        &vec![
+            HistoryEntry::User {
+                text: "remember this".to_owned()
+            },
+            HistoryEntry::Assistant {
+                text: "an answer worth keeping".to_owned()
+            },
+        ]
+    );
+    // A session that has ended answers at once (with what it had).
+    agents.close(session.id()).await;
+    let mut ended = timeout(PATIENCE, session.subscribe_ready())
+        .await
+        .expect("an ended session does not keep a subscriber waiting");
+    while timeout(PATIENCE, ended.recv()).await.unwrap().is_some() {}
+}

@@ -1,8 +1,9 @@
 //! What one corvid process is built from, built once: one provider registry (so one token
 //! refresher per sign-in: xAI's refresh token rotates, and two refreshers would race), one
-//! conversation store, and the agent's session service over them. `chat` and `exec` take their
-//! sessions from it; `serve` is to take the registry and the agents from it too, so the gateway,
-//! the page and the agent share them.
+//! store (one SQLite connection for conversations and the usage ledger), and the agent's
+//! session service over them. `chat`, `exec` and `acp` take their sessions from it; `serve`
+//! builds it over the gateway's registry and the store the gateway's ledger writer uses, so the
+//! gateway, the page and the agent share all three.
 
 use std::sync::{Arc, Mutex};
 
@@ -13,11 +14,11 @@ use corvid_agent::{
 use corvid_config::Loaded;
 use corvid_protocol::ErrorClass;
 use corvid_providers::{FailureClass, Registry};
-use corvid_store::Store;
+use corvid_store::{SharedStore, Store};
 use corvid_wire::model::ChatRequest;
 
-/// The process's shared parts. (`serve` builds it over the gateway's registry, so the gateway
-/// and the page's agent share one.)
+/// The process's shared parts. (`serve` builds it over the gateway's registry and store, so the
+/// gateway and the page's agent share them.)
 pub(crate) struct Composition {
     pub(crate) agents: Agents,
     /// The registry the agents' model client uses (a clone: the same sign-in sessions), for
@@ -30,21 +31,28 @@ impl Composition {
         Self::with_registry(loaded, registry(loaded)?)
     }
 
-    /// Over a registry already built (`serve` passes the gateway's, so the page's agent and
-    /// the gateway share sign-in sessions).
+    /// Over a registry already built, with the store opened here.
     pub(crate) fn with_registry(loaded: &Loaded, registry: Registry) -> anyhow::Result<Self> {
-        let store = Store::open(&loaded.paths.database()).map_err(|error| {
-            anyhow::anyhow!(
-                "cannot open the conversation store {}: {error}",
-                loaded.paths.database().display()
-            )
-        })?;
-        let agents = Agents::new(
-            Arc::new(InProcessModel(registry.clone())),
-            Arc::new(Mutex::new(store)),
-        );
-        Ok(Self { agents, registry })
+        Ok(Self::with_parts(registry, open_store(loaded)?))
     }
+
+    /// Over a registry and a store already built (`serve` passes the gateway's, so the page's
+    /// agent and the gateway share sign-in sessions and one database connection).
+    pub(crate) fn with_parts(registry: Registry, store: SharedStore) -> Self {
+        let agents = Agents::new(Arc::new(InProcessModel(registry.clone())), store);
+        Self { agents, registry }
+    }
+}
+
+/// Opens the process's one store (`<data dir>/corvid.db`).
+pub(crate) fn open_store(loaded: &Loaded) -> anyhow::Result<SharedStore> {
+    let store = Store::open(&loaded.paths.database()).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot open the store {}: {error}",
+            loaded.paths.database().display()
+        )
+    })?;
+    Ok(Arc::new(Mutex::new(store)))
 }
 
 /// A session's settings from the configuration: the project, the model, the front end that the

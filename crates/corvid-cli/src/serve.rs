@@ -1,6 +1,10 @@
 //! `corvid serve`: logging, the credential, the upstream client, the bind policy, the agent
 //! behind the web page, and the server with its signal handling; `corvid open`: the page of
 //! the running server in a browser.
+//!
+//! One process, one of each: the gateway and the page's agent share one provider registry
+//! (one token refresher per sign-in) and one store (one SQLite connection: the gateway's ledger
+//! writer, the agent's conversations and ledger rows, the page's usage and status reports).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,8 +13,8 @@ use anyhow::Context;
 use corvid_config::Loaded;
 use corvid_gateway::{AppState, check_bind_address, router};
 use corvid_providers::Registry;
-use corvid_server::{PageState, ServiceSessions, Token, page_url};
-use corvid_store::{Store, UsageRecorder};
+use corvid_server::{PageAgent, PageState, Token, page_url};
+use corvid_store::{SharedStore, UsageRecorder};
 use tracing_subscriber::EnvFilter;
 
 use crate::compose::Composition;
@@ -64,13 +68,14 @@ pub(crate) async fn run(
         }
         tracing::info!(provider = provider.name(), kind = provider.kind().as_str(), base_url = %provider.config().base_url, "provider ready");
     }
-    let mut state = AppState::new(config.clone(), registry);
-    match Store::open(&loaded.paths.database()).and_then(UsageRecorder::spawn) {
-        Ok(recorder) => state = state.with_recorder(recorder),
+    let store = match crate::compose::open_store(&loaded) {
+        Ok(store) => Some(store),
         Err(error) => {
-            tracing::warn!(%error, "usage ledger unavailable; requests will not be recorded")
+            tracing::warn!(error = %format!("{error:#}"), "usage ledger unavailable; requests will not be recorded and the web page is off");
+            None
         }
-    }
+    };
+    let state = gateway_state(config.clone(), registry, store.as_ref());
     let gateway = router(state.clone());
 
     let address = format!(
@@ -91,17 +96,20 @@ pub(crate) async fn run(
         default_model = %config.default_model,
         "corvid listening on http://{bound}"
     );
-    let served = match start_agent(&loaded, project.as_deref(), &state).await {
-        Ok((sessions, root)) => {
+    let agent = match store {
+        Some(store) => page_agent(&loaded, project.as_deref(), &state, store),
+        None => Err(anyhow::anyhow!("the store cannot be opened")),
+    };
+    let served = match agent {
+        Ok((agent, root)) => {
             let token = Token::generate();
             let url = page_url(&config.host, bound.port(), &token);
             let page = PageState::new(
                 state.clone(),
-                Arc::new(sessions),
+                agent.clone(),
                 token,
                 loaded.clone(),
                 bound.port(),
-                Some(loaded.paths.database()),
             );
             let app = corvid_server::app(gateway, page);
             if let Err(error) = write_private(&url_file(&loaded), &url) {
@@ -114,6 +122,8 @@ pub(crate) async fn run(
                 corvid_gateway::serve(listener, app, shutdown_signal(), config.shutdown_grace)
                     .await;
             let _ = std::fs::remove_file(url_file(&loaded));
+            // Running turns end as cancelled turns do: their finished steps saved.
+            agent.agents().close_all().await;
             served
         }
         // The gateway does not need the agent: editors and SDKs keep working without the page.
@@ -129,21 +139,46 @@ pub(crate) async fn run(
     Ok(())
 }
 
-/// The page's agent: a session of the session service (built over the gateway's registry) in
-/// the project folder, tagged `web` in the ledger, in the configured sandbox.
-async fn start_agent(
+/// The gateway's state, its usage ledger written through the process's store (when it opened).
+fn gateway_state(
+    config: corvid_config::Config,
+    registry: Registry,
+    store: Option<&SharedStore>,
+) -> AppState {
+    let state = AppState::new(config, registry);
+    let Some(store) = store else {
+        return state;
+    };
+    match UsageRecorder::spawn_shared(Arc::clone(store)) {
+        Ok(recorder) => state.with_recorder(recorder),
+        Err(error) => {
+            tracing::warn!(%error, "usage ledger unavailable; requests will not be recorded");
+            state
+        }
+    }
+}
+
+/// The page's agent: the session service over the gateway's registry and the process's store,
+/// its sessions in the project folder, tagged `web` in the ledger, in the configured sandbox.
+/// Each tab opens its own session on the conversation it shows.
+fn page_agent(
     loaded: &Loaded,
     project: Option<&Path>,
     state: &AppState,
-) -> anyhow::Result<(ServiceSessions, PathBuf)> {
+    store: SharedStore,
+) -> anyhow::Result<(PageAgent, PathBuf)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, project);
     let root = folders.root.clone();
-    let composition = Composition::with_registry(loaded, state.registry().clone())?;
-    let agent =
+    anyhow::ensure!(
+        root.is_dir(),
+        "the project {} is not a folder",
+        root.display()
+    );
+    let composition = Composition::with_parts(state.registry().clone(), store);
+    let config =
         crate::compose::agent_config(loaded, folders, loaded.config.default_model.clone(), "web");
-    let sessions = ServiceSessions::open(composition.agents, agent).await?;
-    Ok((sessions, root))
+    Ok((PageAgent::new(composition.agents, config), root))
 }
 
 /// Writes `text` to `path`, readable and writable by the user only.
@@ -241,3 +276,6 @@ async fn shutdown_signal() {
         () = terminate => tracing::info!("SIGTERM received"),
     }
 }
+
+#[cfg(test)]
+mod tests;

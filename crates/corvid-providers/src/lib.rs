@@ -7,6 +7,7 @@
 mod backoff;
 mod context_windows;
 mod error;
+mod last_failure;
 mod model_call;
 mod pipeline;
 pub mod quirks;
@@ -20,6 +21,7 @@ pub use context_windows::{ContextWindow, WindowSource, family_window};
 pub use error::{CallError, FailureClass, ProviderError, Refusal, Retry, error_chain};
 pub use model_call::ModelFailure;
 pub use pipeline::{ModelCall, ModelReply, ModelStream, WholeFailure, broken_stream};
+pub use last_failure::LastFailure;
 pub use quirks::prepare_request;
 pub use registry::{Provider, Registry, Route, RouteError, dialect_of, zed_hosts};
 pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};

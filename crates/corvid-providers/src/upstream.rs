@@ -11,6 +11,7 @@ use http_body_util::BodyExt;
 
 use crate::backoff::{Retries, parse_retry_after};
 use crate::error::{CallError, ProviderError};
+use crate::last_failure::{FailureLog, LastFailure};
 use crate::transport::{BoxError, SendError, Transport, UpstreamBody};
 
 /// How much of an upstream error body is kept for the caller's error message.
@@ -87,6 +88,8 @@ pub struct Upstream {
     /// Sent on every request (configured provider headers).
     headers: Arc<[(HeaderName, HeaderValue)]>,
     prepared: Arc<Prepared>,
+    /// The last failed call, for the status page.
+    failures: Arc<FailureLog>,
 }
 
 /// What is the same for almost every request and cost more to build each time than the rest
@@ -116,6 +119,7 @@ impl Upstream {
             auth: AuthStyle::Bearer,
             headers: Arc::from(Vec::new()),
             prepared: Arc::default(),
+            failures: Arc::default(),
         }
     }
 
@@ -200,7 +204,26 @@ impl Upstream {
         self.call(Method::GET, request).await
     }
 
+    /// The last call of this upstream that failed (from any caller: the gateway, the agent, a
+    /// model list), cleaned for showing; `None` when none has.
+    pub fn last_failure(&self) -> Option<LastFailure> {
+        self.failures.last()
+    }
+
+    /// Every call ends here, so a failure is noted once, whoever made the call.
     async fn call(
+        &self,
+        method: Method,
+        request: UpstreamRequest<'_>,
+    ) -> Result<UpstreamResponse, CallError> {
+        let result = self.call_retrying(method, request).await;
+        if let Err(failed) = &result {
+            self.failures.note(&failed.error);
+        }
+        result
+    }
+
+    async fn call_retrying(
         &self,
         method: Method,
         request: UpstreamRequest<'_>,

@@ -16,7 +16,6 @@ mod signin;
 mod ws;
 
 use std::convert::Infallible;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -30,9 +29,7 @@ use futures_util::future::Either;
 use tower::Service;
 
 pub use security::{Token, page_url};
-pub use sessions::{
-    AgentSessions, EngineSessions, LISTENER_BUFFER, Listener, Received, ServiceSessions,
-};
+pub use sessions::PageAgent;
 
 /// The largest REST body the page sends (settings, a new conversation): JSON, small.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -45,32 +42,30 @@ pub struct PageState(Arc<Inner>);
 
 struct Inner {
     gateway: AppState,
-    sessions: Arc<dyn AgentSessions>,
+    agent: PageAgent,
     token: Token,
     allowed_hosts: Vec<String>,
     loaded: Loaded,
-    database: Option<PathBuf>,
     sign_ins: signin::SignIns,
 }
 
 impl PageState {
     /// `port` is the port actually bound: the Host allowlist and the one accepted Origin are
-    /// built from it. `database` is the usage ledger (`None`: usage is reported empty).
+    /// built from it. The agent's store is the one the usage and conversation routes read (the
+    /// process's one store: the gateway's ledger writer should write through it too).
     pub fn new(
         gateway: AppState,
-        sessions: Arc<dyn AgentSessions>,
+        agent: PageAgent,
         token: Token,
         loaded: Loaded,
         port: u16,
-        database: Option<PathBuf>,
     ) -> Self {
         Self(Arc::new(Inner {
             allowed_hosts: security::allowed_hosts(&loaded.config.host, port),
             gateway,
-            sessions,
+            agent,
             token,
             loaded,
-            database,
             sign_ins: signin::SignIns::default(),
         }))
     }

@@ -1,27 +1,21 @@
-//! The REST routes: conversations (answered by the engine, so the page and the socket agree),
-//! models, status and usage. Every answer is JSON; every failure is the gateway's error shape
-//! `{"error": {"type", "message"}}` with a status that says whose fault it was.
-
-use std::time::Duration;
+//! The REST routes: conversations (through the session service, so the page, its sockets and
+//! every other front end agree), models, status and usage. Every answer is JSON; every failure
+//! is the gateway's error shape `{"error": {"type", "message"}}` with a status that says whose
+//! fault it was.
 
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use corvid_agent::AgentError;
 use corvid_config::CredentialSource;
 use corvid_gateway::ApiError;
-use corvid_protocol::{EventMsg, Op};
 use corvid_store::Store;
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::PageState;
-use crate::sessions::{AskError, ask};
-
-/// How long a REST call waits for the engine (it answers conversation operations between
-/// turns' events, so this is generous).
-const ENGINE_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub(crate) fn routes() -> Router<PageState> {
     Router::new()
@@ -42,33 +36,70 @@ pub(crate) async fn not_found(uri: http::Uri) -> ApiError {
     ApiError::not_found(format!("no route for {}", uri.path()))
 }
 
-fn engine_error(error: AskError) -> ApiError {
+pub(crate) fn internal(error: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "api_error",
+        error.to_string(),
+    )
+}
+
+fn agent_error(error: AgentError) -> ApiError {
     match error {
-        AskError::Refused(message) => {
-            ApiError::new(StatusCode::NOT_FOUND, "not_found_error", message)
-        }
-        other => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "api_error",
-            other.to_string(),
-        ),
+        AgentError::UnknownConversation { .. } => ApiError::not_found(error.to_string()),
+        other => internal(other),
     }
 }
 
-async fn conversation_list(state: &PageState) -> Result<Value, ApiError> {
-    let answer = ask(
-        state.0.sessions.as_ref(),
-        Op::ListConversations,
-        |msg| matches!(msg, EventMsg::ConversationList { .. }),
-        ENGINE_TIMEOUT,
-    )
-    .await
-    .map_err(engine_error)?;
-    Ok(serde_json::to_value(answer).unwrap_or(Value::Null))
+/// Runs `work` on the process's one store, off the async threads.
+pub(crate) async fn with_store<T: Send + 'static>(
+    state: &PageState,
+    work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
+) -> Result<T, ApiError> {
+    on_store(state, work).await.map_err(internal)
 }
 
+async fn on_store<T: Send + 'static>(
+    state: &PageState,
+    work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
+) -> Result<T, String> {
+    let store = state.0.agent.store();
+    tokio::task::spawn_blocking(move || work(&mut corvid_store::lock(&store)))
+        .await
+        .map_err(|error| error.to_string())?
+        .map_err(|error| error.to_string())
+}
+
+/// The project's conversations (most recent first), its current one, and the sessions open on
+/// them (a tab's, or several tabs' shared one).
 async fn list_conversations(State(state): State<PageState>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(conversation_list(&state).await?))
+    let agent = &state.0.agent;
+    let agents = agent.agents();
+    let conversations = agents
+        .conversations(agent.project())
+        .await
+        .map_err(agent_error)?;
+    let current = agents
+        .current_conversation(agent.project())
+        .await
+        .map_err(agent_error)?;
+    let sessions: Vec<Value> = agents
+        .sessions()
+        .into_iter()
+        .map(|session| {
+            json!({
+                "id": session.id,
+                "conversation_id": session.conversation_id,
+                "listeners": session.listeners,
+                "running": session.running,
+            })
+        })
+        .collect();
+    Ok(Json(json!({
+        "conversations": conversations,
+        "current": current,
+        "sessions": sessions,
+    })))
 }
 
 /// The body of `POST /api/conversations`: nothing yet; unknown fields are refused so a typo
@@ -77,20 +108,20 @@ async fn list_conversations(State(state): State<PageState>) -> Result<Json<Value
 #[serde(deny_unknown_fields)]
 struct NewConversation {}
 
+/// Creates an empty conversation (the project's current one from now on); a tab opens it with
+/// `switch_conversation`.
 async fn new_conversation(
     State(state): State<PageState>,
     body: Result<Json<NewConversation>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(NewConversation {}) = body.map_err(json_error)?;
-    let answer = ask(
-        state.0.sessions.as_ref(),
-        Op::NewConversation,
-        |msg| matches!(msg, EventMsg::ConversationSwitched { .. }),
-        ENGINE_TIMEOUT,
-    )
-    .await
-    .map_err(engine_error)?;
-    let body = serde_json::to_value(answer).unwrap_or(Value::Null);
+    let agent = &state.0.agent;
+    let id = agent
+        .agents()
+        .create_conversation(agent.project(), &agent.model())
+        .await
+        .map_err(agent_error)?;
+    let body = conversation_body(&state, &id).await?;
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
@@ -98,49 +129,58 @@ async fn get_conversation(
     State(state): State<PageState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let list = conversation_list(&state).await?;
-    let found = list["conversations"]
-        .as_array()
-        .and_then(|all| {
-            all.iter()
-                .find(|conversation| conversation["id"] == id.as_str())
-        })
-        .cloned();
-    // Tokens per turn and in all, from the store (`None` when there is no ledger).
-    let usage = open_store(&state)
-        .and_then(|store| store.conversation_usage(&id).ok())
-        .map(|(turns, total)| {
-            let tokens = |t: &corvid_store::Tokens| json!({"input": t.total_input(), "output": t.output});
-            json!({
-                "turns": turns.iter().map(|(turn, t)| json!({"turn": turn, "tokens": tokens(t)})).collect::<Vec<_>>(),
-                "total": tokens(&total),
-            })
-        });
-    match found {
-        Some(conversation) => Ok(Json(json!({
-            "conversation": conversation,
-            "current": list["current"] == id.as_str(),
-            "usage": usage,
-        }))),
-        None => Err(ApiError::not_found(format!("no conversation {id:?}"))),
-    }
+    Ok(Json(conversation_body(&state, &id).await?))
 }
 
+/// One conversation with its history (its completed turns, as a `conversation_switched` event
+/// carries them), the session holding it, whether it is the project's current one, and its
+/// tokens per turn and in all.
+async fn conversation_body(state: &PageState, id: &str) -> Result<Value, ApiError> {
+    let agent = &state.0.agent;
+    let found = agent
+        .agents()
+        .conversation(agent.project(), id)
+        .await
+        .map_err(agent_error)?;
+    let Some(detail) = found else {
+        return Err(ApiError::not_found(format!("no conversation {id:?}")));
+    };
+    let current = agent
+        .agents()
+        .current_conversation(agent.project())
+        .await
+        .map_err(agent_error)?;
+    let owned = id.to_owned();
+    let (turns, total) = with_store(state, move |store| store.conversation_usage(&owned)).await?;
+    let tokens = |t: &corvid_store::Tokens| json!({"input": t.total_input(), "output": t.output});
+    Ok(json!({
+        "conversation": detail.summary,
+        "history": detail.history,
+        "session": detail.session,
+        "current": current.as_deref() == Some(id),
+        "usage": {
+            "turns": turns.iter().map(|(turn, t)| json!({"turn": turn, "tokens": tokens(t)})).collect::<Vec<_>>(),
+            "total": tokens(&total),
+        },
+    }))
+}
+
+/// Deletes a conversation; a session holding it is closed first (a tab showing it moves to a
+/// new conversation).
 async fn delete_conversation(
     State(state): State<PageState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let answer = ask(
-        state.0.sessions.as_ref(),
-        Op::DeleteConversation {
-            conversation_id: id,
-        },
-        |msg| matches!(msg, EventMsg::ConversationDeleted { .. }),
-        ENGINE_TIMEOUT,
-    )
-    .await
-    .map_err(engine_error)?;
-    Ok(Json(serde_json::to_value(answer).unwrap_or(Value::Null)))
+    let agent = &state.0.agent;
+    let deleted = agent
+        .agents()
+        .delete_conversation(agent.project(), &id)
+        .await
+        .map_err(agent_error)?;
+    if !deleted {
+        return Err(ApiError::not_found(format!("no conversation {id:?}")));
+    }
+    Ok(Json(json!({"conversation_id": id, "deleted": true})))
 }
 
 /// A JSON body that did not parse, as a 400 (or 413 when it was too big) that says why.
@@ -217,6 +257,7 @@ pub(crate) fn key_state(
 }
 
 async fn status(State(state): State<PageState>) -> Json<Value> {
+    let today = usage_since(&state, start_of_today_ms()).await;
     let registry = state.0.gateway.registry();
     let providers: Vec<Value> = registry
         .providers()
@@ -231,6 +272,12 @@ async fn status(State(state): State<PageState>) -> Json<Value> {
                 "base_url": provider.config().base_url,
                 "key": key,
                 "key_variable": variable,
+                "last_error": provider.upstream().last_failure().map(|failure| json!({
+                    "at_ms": failure.at_ms,
+                    "status": failure.status,
+                    "cause": failure.cause,
+                    "message": failure.message,
+                })),
             })
         })
         .collect();
@@ -239,7 +286,6 @@ async fn status(State(state): State<PageState>) -> Json<Value> {
         .providers()
         .iter()
         .any(|provider| provider.zed_service().is_some());
-    let today = usage_since(&state, start_of_today_ms());
     Json(json!({
         "gateway": "up",
         "version": env!("CARGO_PKG_VERSION"),
@@ -262,26 +308,15 @@ fn start_of_today_ms() -> i64 {
     now - now.rem_euclid(86_400_000)
 }
 
-fn open_store(state: &PageState) -> Option<Store> {
-    let path = state.0.database.as_ref()?;
-    if !path.exists() {
-        return None;
-    }
-    Store::open(path).ok()
-}
-
-fn usage_since(state: &PageState, since_ms: i64) -> Value {
-    let Some(store) = open_store(state) else {
-        return json!({"requests": 0, "errors": 0, "input": 0, "output": 0});
-    };
-    match store.totals(Some(since_ms)) {
+async fn usage_since(state: &PageState, since_ms: i64) -> Value {
+    match on_store(state, move |store| store.totals(Some(since_ms))).await {
         Ok(totals) => json!({
             "requests": totals.requests,
             "errors": totals.errors,
             "input": totals.tokens.total_input(),
             "output": totals.tokens.output,
         }),
-        Err(error) => json!({"error": error.to_string()}),
+        Err(error) => json!({"error": error}),
     }
 }
 
@@ -303,16 +338,10 @@ async fn usage(
         return Err(ApiError::invalid_request("days must be between 1 and 3660"));
     }
     let since = start_of_today_ms() - i64::from(days - 1) * 86_400_000;
-    let Some(store) = open_store(&state) else {
-        return Ok(Json(json!({"days": days, "rows": []})));
-    };
-    let rows = store.usage_by_day_and_model(Some(since)).map_err(|error| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "api_error",
-            error.to_string(),
-        )
-    })?;
+    let rows = with_store(&state, move |store| {
+        store.usage_by_day_and_model(Some(since))
+    })
+    .await?;
     let prices = &state.0.gateway.config().prices;
     let rows: Vec<Value> = rows
         .iter()

@@ -1,29 +1,31 @@
-//! `GET/PUT /api/settings`: the settings window of the page. The default model, aliases and
-//! providers (on/off, base URL) are written to `config.toml`; the approval policy and the model
-//! apply to the running session at once (through the engine's `set_model` and
-//! `set_approval_policy`); provider keys are set or cleared in the env file and never read back:
-//! the answer says only whether each is set.
+//! `GET/PUT /api/settings[?conversation=<id>]`: the settings window of the page. The default
+//! model, aliases and providers (on/off, base URL) are written to `config.toml`; the approval
+//! policy and the model apply at once to the session of the tab's conversation (`conversation`
+//! in the query or the body; through the engine's `set_model` and `set_approval_policy`), and a
+//! new default model to every session the page opens from then on; provider keys are set or
+//! cleared in the env file and never read back: the answer says only whether each is set.
 //!
-//! `config.toml` is rewritten from its parsed form, so comments in it are not kept; the
-//! gateway reads it at start, so provider and alias changes apply after a restart (the answer
-//! says `restart_needed`).
+//! `config.toml` is edited in place (`toml_edit`): only the keys that change are touched, and
+//! its comments, blank lines and order stay as the user wrote them. The gateway reads it at
+//! start, so provider and alias changes apply after a restart (the answer says
+//! `restart_needed`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use corvid_config::{CredentialSource, EnvFile};
 use corvid_gateway::ApiError;
-use corvid_protocol::{ApprovalPolicy, EventMsg, Op, PROTOCOL_VERSION};
-use http::StatusCode;
+use corvid_protocol::{ApprovalPolicy, EventMsg, Op};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toml_edit::{DocumentMut, Item, Table, TableLike};
 
 use crate::PageState;
-use crate::rest::json_error;
-use crate::sessions::ask;
+use crate::rest::{internal, json_error};
+use crate::sessions::{ask, settings_of};
 
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -53,61 +55,73 @@ fn env_file(state: &PageState) -> Result<EnvFile, ApiError> {
     EnvFile::read(path).map_err(internal)
 }
 
-fn config_table(state: &PageState) -> Result<toml::Table, ApiError> {
+fn config_document(state: &PageState) -> Result<DocumentMut, ApiError> {
     let path = &state.0.loaded.paths.config_file;
     match std::fs::read_to_string(path) {
-        Ok(text) => text.parse::<toml::Table>().map_err(internal),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(toml::Table::new()),
+        Ok(text) => text.parse::<DocumentMut>().map_err(internal),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(DocumentMut::new()),
         Err(error) => Err(internal(error)),
     }
 }
 
-fn internal(error: impl std::fmt::Display) -> ApiError {
-    ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "api_error",
-        error.to_string(),
-    )
+/// The query of `GET /api/settings`: the conversation whose session's model and policy to show.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SettingsQuery {
+    conversation: Option<String>,
 }
 
-async fn read(State(state): State<PageState>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(view(&state).await?))
+async fn read(
+    State(state): State<PageState>,
+    query: Result<Query<SettingsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(query) =
+        query.map_err(|rejection| ApiError::invalid_request(rejection.body_text()))?;
+    Ok(Json(view(&state, query.conversation.as_deref()).await?))
 }
 
-/// What the page shows: the file's values over the launch configuration, the session's model
-/// and policy, and for each key variable only whether it is set.
-async fn view(state: &PageState) -> Result<Value, ApiError> {
+/// A string at `key` of a table, if it is one.
+fn text<'a>(table: Option<&'a dyn TableLike>, key: &str) -> Option<&'a str> {
+    table?.get(key)?.as_str()
+}
+
+/// What the page shows: the file's values over the launch configuration, the model and policy
+/// of the session holding `conversation`, and for each key variable only whether it is set.
+async fn view(state: &PageState, conversation: Option<&str>) -> Result<Value, ApiError> {
+    // First: the file's tables are not `Send`, so none may be held across this wait.
+    let session = match conversation.and_then(|id| state.0.agent.agents().session_for(id)) {
+        Some(session) => settings_of(&session, ENGINE_TIMEOUT).await.map(|ready| {
+            json!({"conversation": ready.conversation_id, "model": ready.model, "approval_policy": ready.approval_policy})
+        }),
+        None => None,
+    };
     let config = state.0.gateway.config();
-    let table = config_table(state)?;
-    let default_model = table
-        .get("default_model")
-        .and_then(toml::Value::as_str)
+    let document = config_document(state)?;
+    let root: Option<&dyn TableLike> = Some(document.as_table());
+    let default_model = text(root, "default_model")
         .unwrap_or(&config.default_model)
         .to_owned();
     let aliases: BTreeMap<String, String> =
-        match table.get("aliases").and_then(toml::Value::as_table) {
+        match document.get("aliases").and_then(Item::as_table_like) {
             Some(aliases) => aliases
                 .iter()
-                .filter_map(|(name, target)| Some((name.clone(), target.as_str()?.to_owned())))
+                .filter_map(|(name, target)| Some((name.to_owned(), target.as_str()?.to_owned())))
                 .collect(),
             None => config.aliases.clone(),
         };
-    let file_providers = table.get("providers").and_then(toml::Value::as_table);
+    let file_providers = document.get("providers").and_then(Item::as_table_like);
     let providers: Vec<Value> = config
         .providers
         .iter()
         .map(|provider| {
             let entry = file_providers
                 .and_then(|all| all.get(&provider.name))
-                .and_then(toml::Value::as_table);
+                .and_then(Item::as_table_like);
             let enabled = entry
                 .and_then(|entry| entry.get("enabled"))
-                .and_then(toml::Value::as_bool)
+                .and_then(Item::as_bool)
                 .unwrap_or(provider.enabled);
-            let base_url = entry
-                .and_then(|entry| entry.get("base_url"))
-                .and_then(toml::Value::as_str)
-                .unwrap_or(&provider.base_url);
+            let base_url = text(entry, "base_url").unwrap_or(&provider.base_url);
             json!({"name": provider.name, "kind": provider.kind.as_str(), "enabled": enabled, "base_url": base_url})
         })
         .collect();
@@ -122,23 +136,6 @@ async fn view(state: &PageState) -> Result<Value, ApiError> {
             json!({"variable": variable, "set": set})
         })
         .collect();
-    let session = ask(
-        state.0.sessions.as_ref(),
-        Op::Hello {
-            version: PROTOCOL_VERSION,
-            client: Some("corvid-server settings".to_owned()),
-        },
-        |msg| matches!(msg, EventMsg::Ready(_)),
-        ENGINE_TIMEOUT,
-    )
-    .await
-    .ok()
-    .and_then(|msg| match msg {
-        EventMsg::Ready(ready) => {
-            Some(json!({"model": ready.model, "approval_policy": ready.approval_policy}))
-        }
-        _ => None,
-    });
     Ok(json!({
         "default_model": default_model,
         "aliases": aliases,
@@ -153,6 +150,9 @@ async fn view(state: &PageState) -> Result<Value, ApiError> {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Change {
+    /// The tab's conversation: its session gets `model` and `approval_policy` (and a new
+    /// default model) at once.
+    conversation: Option<String>,
     default_model: Option<String>,
     /// The session's model now, without changing the default.
     model: Option<String>,
@@ -184,55 +184,48 @@ async fn write(
     let touches_config =
         change.default_model.is_some() || change.aliases.is_some() || !change.providers.is_empty();
     if touches_config {
-        let mut table = config_table(&state)?;
+        let mut document = config_document(&state)?;
+        let was_empty = document.as_table().is_empty();
         if let Some(model) = &change.default_model {
-            table.insert(
-                "default_model".to_owned(),
-                toml::Value::String(model.clone()),
-            );
+            set(document.as_table_mut(), "default_model", model.as_str());
         }
         if let Some(aliases) = &change.aliases {
-            let aliases = aliases
+            let table = table_at(document.as_table_mut(), "aliases", "aliases")?;
+            let gone: Vec<String> = table
                 .iter()
-                .map(|(name, target)| (name.clone(), toml::Value::String(target.clone())))
+                .map(|(name, _)| name.to_owned())
+                .filter(|name| !aliases.contains_key(name))
                 .collect();
-            table.insert("aliases".to_owned(), toml::Value::Table(aliases));
+            for name in gone {
+                table.remove(&name);
+            }
+            for (name, target) in aliases {
+                set(table, name, target.as_str());
+            }
             restart_needed = true;
         }
         if !change.providers.is_empty() {
-            let providers = table
-                .entry("providers")
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            let Some(providers) = providers.as_table_mut() else {
-                return Err(ApiError::invalid_request(
-                    "config.toml's `providers` is not a table; fix it by hand",
-                ));
-            };
+            let providers = table_at(document.as_table_mut(), "providers", "providers")?;
             for provider in &change.providers {
-                let entry = providers
-                    .entry(provider.name.clone())
-                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-                let Some(entry) = entry.as_table_mut() else {
-                    return Err(ApiError::invalid_request(format!(
-                        "config.toml's providers.{} is not a table",
-                        provider.name
-                    )));
-                };
+                let entry = table_at(
+                    providers,
+                    &provider.name,
+                    &format!("providers.{}", provider.name),
+                )?;
                 if let Some(enabled) = provider.enabled {
-                    entry.insert("enabled".to_owned(), toml::Value::Boolean(enabled));
+                    set(entry, "enabled", enabled);
                 }
                 if let Some(base_url) = &provider.base_url {
-                    entry.insert("base_url".to_owned(), toml::Value::String(base_url.clone()));
+                    set(entry, "base_url", base_url.as_str());
                 }
             }
             restart_needed = true;
         }
-        let text = toml::to_string(&table).map_err(internal)?;
         let path = &state.0.loaded.paths.config_file;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(internal)?;
         }
-        std::fs::write(path, text).map_err(internal)?;
+        std::fs::write(path, render(document, was_empty)).map_err(internal)?;
     }
     if !change.keys.is_empty() {
         let mut file = env_file(&state)?;
@@ -249,31 +242,96 @@ async fn write(
         // Keys are read when the providers are built.
         restart_needed = true;
     }
-    let sessions = state.0.sessions.as_ref();
-    let settings_changed = |msg: &EventMsg| matches!(msg, EventMsg::SettingsChanged { .. });
-    if let Some(model) = change.model.clone().or(change.default_model.clone()) {
-        ask(
-            sessions,
-            Op::SetModel { model },
-            settings_changed,
-            ENGINE_TIMEOUT,
-        )
-        .await
-        .map_err(|error| ApiError::invalid_request(error.to_string()))?;
+    if let Some(model) = &change.default_model {
+        state.0.agent.set_model(model);
     }
-    if let Some(policy) = change.approval_policy {
-        ask(
-            sessions,
-            Op::SetApprovalPolicy { policy },
-            settings_changed,
-            ENGINE_TIMEOUT,
-        )
-        .await
-        .map_err(|error| ApiError::invalid_request(error.to_string()))?;
+    let session = change
+        .conversation
+        .as_deref()
+        .and_then(|id| state.0.agent.agents().session_for(id));
+    if let Some(session) = &session {
+        let settings_changed = |msg: &EventMsg| matches!(msg, EventMsg::SettingsChanged { .. });
+        if let Some(model) = change.model.clone().or(change.default_model.clone()) {
+            ask(
+                session,
+                Op::SetModel { model },
+                settings_changed,
+                ENGINE_TIMEOUT,
+            )
+            .await
+            .map_err(|error| ApiError::invalid_request(error.to_string()))?;
+        }
+        if let Some(policy) = change.approval_policy {
+            ask(
+                session,
+                Op::SetApprovalPolicy { policy },
+                settings_changed,
+                ENGINE_TIMEOUT,
+            )
+            .await
+            .map_err(|error| ApiError::invalid_request(error.to_string()))?;
+        }
     }
-    let mut answer = view(&state).await?;
+    let mut answer = view(&state, change.conversation.as_deref()).await?;
     answer["restart_needed"] = Value::Bool(restart_needed);
     Ok(Json(answer))
+}
+
+/// The edited file's text. A file that held only comments keeps them on top: toml_edit reads
+/// them as the document's trailing text, which it writes after every item.
+fn render(mut document: DocumentMut, was_empty: bool) -> String {
+    if !was_empty {
+        return document.to_string();
+    }
+    let head = document.trailing().as_str().unwrap_or_default().to_owned();
+    document.set_trailing("");
+    let body = document.to_string();
+    if head.trim().is_empty() {
+        return body;
+    }
+    let gap = match (head.ends_with("\n\n"), head.ends_with('\n')) {
+        (true, _) => "",
+        (false, true) => "\n",
+        (false, false) => "\n\n",
+    };
+    format!("{head}{gap}{body}")
+}
+
+/// Sets `key` in `table`, keeping the comment and spacing around a value that was there.
+fn set(table: &mut dyn TableLike, key: &str, value: impl Into<toml_edit::Value>) {
+    let mut value = value.into();
+    match table.get_mut(key).and_then(Item::as_value_mut) {
+        Some(existing) => {
+            *value.decor_mut() = existing.decor().clone();
+            *existing = value;
+        }
+        None => {
+            table.insert(key, Item::Value(value));
+        }
+    }
+}
+
+/// The table at `key` of `parent` (a `[section]` or an inline table), created as a section when
+/// missing; `shown` names it in the error when the file has something else there.
+fn table_at<'a>(
+    parent: &'a mut dyn TableLike,
+    key: &str,
+    shown: &str,
+) -> Result<&'a mut dyn TableLike, ApiError> {
+    if parent.get(key).is_none() {
+        let mut table = Table::new();
+        // `[providers.xai]` without an empty `[providers]` above it.
+        table.set_implicit(true);
+        parent.insert(key, Item::Table(table));
+    }
+    parent
+        .get_mut(key)
+        .and_then(Item::as_table_like_mut)
+        .ok_or_else(|| {
+            ApiError::invalid_request(format!(
+                "config.toml's `{shown}` is not a table; fix it by hand"
+            ))
+        })
 }
 
 fn validate(state: &PageState, change: &Change) -> Result<(), ApiError> {
@@ -291,6 +349,15 @@ fn validate(state: &PageState, change: &Change) -> Result<(), ApiError> {
                 "alias {name:?}: names and targets must be non-empty text"
             )));
         }
+    }
+    let for_session = change.model.is_some() || change.approval_policy.is_some();
+    if let Some(conversation) = &change.conversation
+        && for_session
+        && state.0.agent.agents().session_for(conversation).is_none()
+    {
+        return Err(ApiError::invalid_request(format!(
+            "conversation {conversation:?} is not open in any tab; reload the page"
+        )));
     }
     let config = state.0.gateway.config();
     for provider in &change.providers {

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_agent::{AgentConfig, EventStream, ModelClient, ModelError, StreamFuture};
+use corvid_agent::{AgentConfig, Agents, EventStream, ModelClient, ModelError, StreamFuture};
 use corvid_protocol::ErrorClass;
-use corvid_server::{EngineSessions, PageState, Token};
+use corvid_server::{PageAgent, PageState, Token};
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
 use corvid_wire::model::ChatRequest;
 use futures_util::{SinkExt, StreamExt};
@@ -37,6 +37,7 @@ impl ModelClient for Scripted {
 }
 
 struct Running {
+    agents: Agents,
     base: String,
     host: String,
     home: tempfile::TempDir,
@@ -49,16 +50,29 @@ async fn start(replies: Vec<ScriptedReply>) -> Running {
 }
 
 async fn start_with(replies: Vec<ScriptedReply>, config_toml: &str) -> Running {
+    start_full(replies, config_toml, &[]).await
+}
+
+async fn start_full(
+    replies: Vec<ScriptedReply>,
+    config_toml: &str,
+    extra_env: &[(&str, &str)],
+) -> Running {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     if !config_toml.is_empty() {
         std::fs::write(home.path().join("config.toml"), config_toml).unwrap();
     }
     // The keyring off: a test must never write to the machine's real one.
-    let env = HashMap::from([
+    let mut env = HashMap::from([
         ("CORVID_HOME".to_owned(), home.path().display().to_string()),
         ("CORVID_KEYRING".to_owned(), "off".to_owned()),
     ]);
+    env.extend(
+        extra_env
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned())),
+    );
     let loaded = corvid_config::load(&corvid_config::Flags::default(), &env).unwrap();
     let registry =
         corvid_providers::Registry::from_config(&loaded, reqwest::Client::new()).unwrap();
@@ -67,17 +81,16 @@ async fn start_with(replies: Vec<ScriptedReply>, config_toml: &str) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let mut agent = AgentConfig::new(project.path().to_owned(), "scripted");
-    agent.database = Some(home.path().join("agent.sqlite"));
     agent.output_dir = home.path().join("output");
     let model = Arc::new(Scripted(Arc::new(ScriptedModel::new(replies))));
-    let sessions = EngineSessions::spawn(agent, model).unwrap();
+    let store = corvid_store::Store::open(&home.path().join("agent.sqlite")).unwrap();
+    let agents = Agents::new(model, Arc::new(std::sync::Mutex::new(store)));
     let page = PageState::new(
         gateway_state,
-        Arc::new(sessions),
+        PageAgent::new(agents.clone(), agent),
         Token::from_text(TOKEN),
         loaded,
         port,
-        Some(home.path().join("agent.sqlite")),
     );
     let app = corvid_server::app(gateway, page);
     tokio::spawn(corvid_gateway::serve(
@@ -87,6 +100,7 @@ async fn start_with(replies: Vec<ScriptedReply>, config_toml: &str) -> Running {
         Duration::from_secs(1),
     ));
     Running {
+        agents,
         base: format!("http://127.0.0.1:{port}"),
         host: format!("127.0.0.1:{port}"),
         home,
@@ -396,12 +410,14 @@ async fn routes_answer_bad_input_clearly() {
 #[tokio::test]
 async fn a_key_is_stored_and_never_read_back() {
     let server = start(vec![]).await;
+    // A tab: the model and policy apply to its session.
+    let (mut tab, conversation) = open_tab(&server, None).await;
     let secret = "xai-very-secret-key-42";
     let (status, body) = server
         .json(
             reqwest::Method::PUT,
             "/api/settings",
-            json!({"keys": {"XAI_API_KEY": secret}, "default_model": "grok-code-fast-1", "approval_policy": "auto-edit"}),
+            json!({"keys": {"XAI_API_KEY": secret}, "default_model": "grok-code-fast-1", "approval_policy": "auto-edit", "conversation": conversation}),
         )
         .await;
     assert_eq!(status, 200, "{body}");
@@ -415,6 +431,8 @@ async fn a_key_is_stored_and_never_read_back() {
     assert_eq!(key["set"], true);
     assert_eq!(body["session"]["approval_policy"], "auto-edit");
     assert_eq!(body["session"]["model"], "grok-code-fast-1");
+    let changed = frame_where(&mut tab, |frame| frame["msg"]["type"] == "settings_changed").await;
+    assert_eq!(changed["msg"]["model"], "grok-code-fast-1", "{changed}");
     let env = std::fs::read_to_string(server.home.path().join("env")).unwrap();
     assert!(env.contains(secret));
     let config = std::fs::read_to_string(server.home.path().join("config.toml")).unwrap();
@@ -520,6 +538,13 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
         .await
         .unwrap();
     assert_eq!(next_frame(&mut socket).await["type"], "protocol");
+    // The tab's replay comes first: `ready`, then the conversation.
+    let ready = next_frame(&mut socket).await;
+    assert_eq!(ready["msg"]["type"], "ready", "{ready}");
+    frame_where(&mut socket, |frame| {
+        frame["msg"]["type"] == "conversation_switched"
+    })
+    .await;
     let oversize = format!(
         r#"{{"id":"big","op":{{"type":"send","text":"{}"}}}}"#,
         "x".repeat(corvid_server::MAX_FRAME_BYTES)
@@ -686,135 +711,367 @@ async fn gateway_routes_still_reach_the_gateway() {
     assert!(models.headers().get("content-security-policy").is_none());
 }
 
-#[tokio::test]
-async fn a_listener_that_never_reads_stalls_nothing() {
-    use corvid_agent::AgentConfig;
-    use corvid_protocol::{EventMsg, Op, SendParams, Submission};
-    use corvid_server::{AgentSessions, Received};
-    use corvid_wire::model::{FinishReason, StreamEvent, Usage};
+/// A tab: a socket on `?conversation=` (or the project's current conversation), read up to the
+/// `ready` its replay starts with; returns it and the conversation it shows.
+async fn open_tab(server: &Running, conversation: Option<&str>) -> (Socket, String) {
+    let query = conversation.map_or(String::new(), |id| format!("?conversation={id}"));
+    let mut request = format!("ws://{}/api/agent/ws{query}", server.host)
+        .into_client_request()
+        .unwrap();
+    let headers = request.headers_mut();
+    headers.insert("origin", server.origin().parse().unwrap());
+    headers.insert("cookie", format!("corvid_token={TOKEN}").parse().unwrap());
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    assert_eq!(next_frame(&mut socket).await["type"], "protocol");
+    let ready = frame_where(&mut socket, |frame| frame["msg"]["type"] == "ready").await;
+    assert_eq!(
+        ready["replay"], true,
+        "a tab starts with its session's replay: {ready}"
+    );
+    let conversation = ready["msg"]["conversation_id"].as_str().unwrap().to_owned();
+    (socket, conversation)
+}
 
-    let project = tempfile::tempdir().unwrap();
-    let deltas = corvid_server::LISTENER_BUFFER * 2;
-    let mut events = vec![StreamEvent::Start {
-        id: "s".to_owned(),
-        model: "m".to_owned(),
-    }];
-    events.extend((0..deltas).map(|_| StreamEvent::TextDelta {
-        text: "x".to_owned(),
-    }));
-    events.push(StreamEvent::Usage(Usage::default()));
-    events.push(StreamEvent::Finish(FinishReason::EndTurn));
-    let model = Arc::new(Scripted(Arc::new(ScriptedModel::new(vec![
-        ScriptedReply::Events(events),
-    ]))));
-    let mut config = AgentConfig::new(project.path().to_owned(), "scripted");
-    config.output_dir = project.path().join(".out");
-    let sessions = EngineSessions::spawn(config, model).unwrap();
-    let mut idle = sessions.subscribe();
-    let mut reader = sessions.subscribe();
-    sessions.submit(Submission::new("t1", Op::Send(SendParams::text("go"))));
-    let mut seen = 0;
-    let finished = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            match reader.recv().await {
-                Received::Event(event) if matches!(event.msg, EventMsg::TurnFinished(_)) => {
-                    return seen;
-                }
-                // Counted in text: a resync's replay hands deltas over merged.
-                Received::Event(event) => {
-                    if let EventMsg::TextDelta { delta } = &event.msg {
-                        seen += delta.len();
-                    }
-                }
-                other => panic!("the reading listener lost events: {other:?}"),
-            }
-        }
-    })
-    .await
-    .expect("the turn finished although one listener never read");
-    assert_eq!(finished, deltas);
-    // The idle listener holds at most a buffer's worth (memory stays bounded): it is told it
-    // lagged, or what it holds fits the buffer (when the engine's own listener was resynced
-    // with merged deltas, fewer events were fanned out).
-    let mut held = 0;
+async fn submit(socket: &mut Socket, id: &str, op: Value) {
+    socket
+        .send(Message::text(json!({"id": id, "op": op}).to_string()))
+        .await
+        .unwrap();
+}
+
+/// Frames up to the `turn_finished` of submission `id`, all of them.
+async fn turn_of(socket: &mut Socket, id: &str) -> Vec<Value> {
+    let mut frames = Vec::new();
     loop {
-        match idle.recv().await {
-            Received::Lagged(missed) => {
-                assert!(missed > 0);
-                break;
-            }
-            Received::Event(event) if matches!(event.msg, EventMsg::TurnFinished(_)) => {
-                assert!(held <= corvid_server::LISTENER_BUFFER, "{held} events held");
-                break;
-            }
-            Received::Event(_) => held += 1,
-            Received::Closed => panic!("the engine stopped"),
+        let frame = next_frame(socket).await;
+        let done = frame["id"] == id && frame["msg"]["type"] == "turn_finished";
+        frames.push(frame);
+        if done {
+            return frames;
         }
     }
 }
 
 #[tokio::test]
-async fn tabs_share_one_service_session_and_each_starts_with_its_replay() {
-    use corvid_agent::Agents;
-    use corvid_protocol::{EventMsg, Op, SendParams, Submission};
-    use corvid_server::{AgentSessions, Received, ServiceSessions};
-    use corvid_wire::model::{FinishReason, StreamEvent, Usage};
+async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_their_own() {
+    let server = start(vec![
+        ScriptedReply::tool_call(
+            "call_w",
+            "write",
+            r#"{"path": "shared.txt", "content": "written\n"}"#,
+        ),
+        ScriptedReply::text("wrote it"),
+        ScriptedReply::text("for the first tab"),
+        ScriptedReply::text("for the second tab"),
+    ])
+    .await;
+    // Two tabs on the project's current conversation: one session, both hear it, either answers.
+    let (mut first, conversation) = open_tab(&server, None).await;
+    let (mut second, same) = open_tab(&server, None).await;
+    assert_eq!(same, conversation);
+    assert_eq!(server.agents.sessions().len(), 1);
+    submit(
+        &mut first,
+        "w1",
+        json!({"type": "send", "text": "write the file"}),
+    )
+    .await;
+    let proposal = frame_where(&mut second, |frame| frame["msg"]["type"] == "proposal").await;
+    assert_eq!(proposal["id"], "w1");
+    let proposal_id = proposal["msg"]["proposal_id"].as_str().unwrap();
+    submit(
+        &mut second,
+        "a1",
+        json!({"type": "approve", "proposal_id": proposal_id, "decision": {"type": "approve"}}),
+    )
+    .await;
+    let closed = frame_where(&mut first, |frame| {
+        frame["msg"]["type"] == "proposal_closed"
+    })
+    .await;
+    assert_eq!(closed["msg"]["outcome"], "approved", "{closed}");
+    turn_of(&mut first, "w1").await;
+    turn_of(&mut second, "w1").await;
+    assert_eq!(
+        std::fs::read_to_string(server._project.path().join("shared.txt")).unwrap(),
+        "written\n"
+    );
 
-    let project = tempfile::tempdir().unwrap();
-    let model = Arc::new(Scripted(Arc::new(ScriptedModel::new(vec![
-        ScriptedReply::Events(vec![
-            StreamEvent::TextDelta {
-                text: "hello".to_owned(),
-            },
-            StreamEvent::Usage(Usage::default()),
-            StreamEvent::Finish(FinishReason::EndTurn),
-        ]),
-    ]))));
-    let store = corvid_store::Store::open_in_memory().unwrap();
-    let agents = Agents::new(model, Arc::new(std::sync::Mutex::new(store)));
-    let mut config = AgentConfig::new(project.path().to_owned(), "scripted");
-    config.output_dir = project.path().join(".out");
-    let sessions = ServiceSessions::open(agents.clone(), config.clone())
+    // The second tab starts a conversation of its own: a session of its own, with its replay.
+    submit(&mut second, "n1", json!({"type": "new_conversation"})).await;
+    let ready = frame_where(&mut second, |frame| frame["msg"]["type"] == "ready").await;
+    let other = ready["msg"]["conversation_id"].as_str().unwrap().to_owned();
+    assert_ne!(other, conversation);
+    let switched = frame_where(&mut second, |frame| {
+        frame["msg"]["type"] == "conversation_switched"
+    })
+    .await;
+    assert_eq!(switched["replay"], true, "{switched}");
+    assert_eq!(switched["msg"]["history"], json!([]));
+    assert_eq!(server.agents.sessions().len(), 2);
+
+    // Each runs on its own: the first tab's turn is not heard in the second, and back.
+    submit(
+        &mut first,
+        "m2",
+        json!({"type": "send", "text": "first again"}),
+    )
+    .await;
+    let frames = turn_of(&mut first, "m2").await;
+    assert!(
+        frames
+            .iter()
+            .any(|f| f["msg"]["delta"] == "for the first tab")
+    );
+    submit(
+        &mut second,
+        "m3",
+        json!({"type": "send", "text": "second topic"}),
+    )
+    .await;
+    let frames = turn_of(&mut second, "m3").await;
+    assert!(
+        frames
+            .iter()
+            .any(|f| f["msg"]["delta"] == "for the second tab")
+    );
+    assert!(
+        frames.iter().all(|f| f["id"] != "m2" && f["id"] != "w1"),
+        "the second tab heard the first tab's session: {frames:?}"
+    );
+    let (_, list) = server
+        .json(reqwest::Method::GET, "/api/conversations", Value::Null)
+        .await;
+    assert_eq!(list["conversations"].as_array().unwrap().len(), 2, "{list}");
+    assert_eq!(list["sessions"].as_array().unwrap().len(), 2, "{list}");
+
+    // The conversation's history over REST, for a tab that did not see it live.
+    let (status, got) = server
+        .json(
+            reqwest::Method::GET,
+            &format!("/api/conversations/{conversation}"),
+            Value::Null,
+        )
+        .await;
+    assert_eq!(status, 200, "{got}");
+    let history = got["history"].to_string();
+    for text in [
+        "write the file",
+        "wrote it",
+        "first again",
+        "for the first tab",
+    ] {
+        assert!(history.contains(text), "{text}: {history}");
+    }
+    assert!(!history.contains("second topic"), "{history}");
+    assert!(
+        got["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|entry| entry["type"] == "tool_call" && entry["tool"] == "write"),
+        "{history}"
+    );
+    assert!(got["session"].is_string(), "{got}");
+
+    // The second tab goes: nobody listens to its idle session, so it is closed.
+    drop(second);
+    let mut open = server.agents.sessions();
+    for _ in 0..100 {
+        open = server.agents.sessions();
+        if open.len() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0].conversation_id, conversation);
+
+    // A tab reconnecting to it reopens it, with its history, and switches back.
+    let (mut again, shown) = open_tab(&server, Some(&other)).await;
+    assert_eq!(shown, other);
+    let switched = frame_where(&mut again, |frame| {
+        frame["msg"]["type"] == "conversation_switched"
+    })
+    .await;
+    assert!(
+        switched["msg"]["history"]
+            .to_string()
+            .contains("for the second tab"),
+        "{switched}"
+    );
+    submit(
+        &mut again,
+        "s1",
+        json!({"type": "switch_conversation", "conversation_id": conversation}),
+    )
+    .await;
+    let ready = frame_where(&mut again, |frame| frame["msg"]["type"] == "ready").await;
+    assert_eq!(ready["msg"]["conversation_id"], conversation.as_str());
+    // An unknown conversation is refused, and the tab stays where it is.
+    submit(
+        &mut again,
+        "s2",
+        json!({"type": "switch_conversation", "conversation_id": "c_nope"}),
+    )
+    .await;
+    let refused = frame_where(&mut again, |frame| frame["type"] == "rejected").await;
+    assert_eq!(refused["id"], "s2", "{refused}");
+
+    // Deleting the conversation another tab shows moves that tab to a new one.
+    submit(
+        &mut again,
+        "d1",
+        json!({"type": "delete_conversation", "conversation_id": other}),
+    )
+    .await;
+    let deleted = frame_where(&mut again, |frame| frame["type"] == "conversation_deleted").await;
+    assert_eq!(deleted["conversation_id"], other.as_str());
+    submit(
+        &mut again,
+        "d2",
+        json!({"type": "delete_conversation", "conversation_id": conversation}),
+    )
+    .await;
+    frame_where(&mut again, |frame| frame["type"] == "conversation_deleted").await;
+    for tab in [&mut first, &mut again] {
+        let ready = frame_where(tab, |frame| frame["msg"]["type"] == "ready").await;
+        let moved = ready["msg"]["conversation_id"].as_str().unwrap();
+        assert!(moved != conversation && moved != other, "{ready}");
+    }
+}
+
+#[tokio::test]
+async fn settings_keep_config_tomls_comments_and_layout() {
+    let config = r#"# corvid, set up by hand
+default_model = "grok-4" # the usual one
+
+# shortcuts I use
+[aliases]
+fast = "grok-3-mini" # quick answers
+old = "grok-2"
+
+[providers.xai]
+# the account's endpoint
+base_url = "https://api.x.ai/v1"
+"#;
+    let server = start_with(vec![], config).await;
+    let (status, body) = server
+        .json(
+            reqwest::Method::PUT,
+            "/api/settings",
+            json!({
+                "default_model": "grok-code-fast-1",
+                "aliases": {"fast": "grok-4-fast", "smart": "grok-4"},
+                "providers": [{"name": "xai", "enabled": false}],
+            }),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let written = std::fs::read_to_string(server.home.path().join("config.toml")).unwrap();
+    assert_eq!(
+        written,
+        r#"# corvid, set up by hand
+default_model = "grok-code-fast-1" # the usual one
+
+# shortcuts I use
+[aliases]
+fast = "grok-4-fast" # quick answers
+smart = "grok-4"
+
+[providers.xai]
+# the account's endpoint
+base_url = "https://api.x.ai/v1"
+enabled = false
+"#
+    );
+    // What was written reads back.
+    let (_, settings) = server
+        .json(reqwest::Method::GET, "/api/settings", Value::Null)
+        .await;
+    assert_eq!(settings["default_model"], "grok-code-fast-1");
+    assert_eq!(
+        settings["aliases"],
+        json!({"fast": "grok-4-fast", "smart": "grok-4"})
+    );
+    // A file without the sections gets them.
+    let bare = start_with(vec![], "# nothing yet\n").await;
+    let (status, _) = bare
+        .json(
+            reqwest::Method::PUT,
+            "/api/settings",
+            json!({"aliases": {"fast": "grok-3-mini"}, "providers": [{"name": "xai", "enabled": true}]}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let written = std::fs::read_to_string(bare.home.path().join("config.toml")).unwrap();
+    assert_eq!(
+        written,
+        "# nothing yet\n\n[aliases]\nfast = \"grok-3-mini\"\n\n[providers.xai]\nenabled = true\n"
+    );
+    corvid_config::load(
+        &corvid_config::Flags::default(),
+        &HashMap::from([(
+            "CORVID_HOME".to_owned(),
+            bare.home.path().display().to_string(),
+        )]),
+    )
+    .expect("the edited file still loads");
+}
+
+#[tokio::test]
+async fn a_providers_last_failure_is_on_the_status_page() {
+    use corvid_test_support::upstream::{MockUpstream, Reply};
+
+    let upstream = MockUpstream::start().await;
+    let server = start_full(
+        vec![],
+        "",
+        &[
+            ("CORVID_UPSTREAM", upstream.base_url().as_str()),
+            ("XAI_API_KEY", "xai-status-test-key-0123456789abcdef"),
+        ],
+    )
+    .await;
+    let xai = |status: &Value| {
+        status["providers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|provider| provider["name"] == "xai")
+            .cloned()
+            .unwrap()
+    };
+    let (_, before) = server
+        .json(reqwest::Method::GET, "/api/status", Value::Null)
+        .await;
+    assert_eq!(xai(&before)["last_error"], Value::Null, "{before}");
+    upstream.enqueue(
+        "/v1/chat/completions",
+        Reply::status(
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            json!({"error": {"message": "the model fell over", "type": "server_error"}}),
+        ),
+    );
+    let answer = server
+        .http
+        .post(format!("{}/v1/chat/completions", server.base))
+        .json(&json!({"model": "grok-4", "messages": [{"role": "user", "content": "my private prompt"}]}))
+        .send()
         .await
         .unwrap();
-    // A second open of the project's current conversation joins the same session.
-    let again = ServiceSessions::open(agents.clone(), config).await.unwrap();
-    assert_eq!(agents.sessions().len(), 1);
-
-    async fn until(
-        listener: &mut Box<dyn corvid_server::Listener>,
-        wanted: impl Fn(&corvid_protocol::Event) -> bool,
-    ) -> corvid_protocol::Event {
-        tokio::time::timeout(Duration::from_secs(10), async {
-            loop {
-                match listener.recv().await {
-                    Received::Event(event) if wanted(&event) => return *event,
-                    Received::Event(_) => {}
-                    other => panic!("unexpected {other:?}"),
-                }
-            }
-        })
-        .await
-        .expect("the event within 10 s")
-    }
-    let mut first = sessions.subscribe();
-    let ready = until(&mut first, |event| matches!(event.msg, EventMsg::Ready(_))).await;
-    assert!(ready.replay, "a tab's listener starts with the replay");
-    sessions.submit(Submission::new("t1", Op::Send(SendParams::text("hi"))));
-    until(&mut first, |event| {
-        matches!(event.msg, EventMsg::TurnFinished(_))
-    })
-    .await;
-    // A tab opened later, through the other handle: the replay holds the finished turn.
-    let mut second = again.subscribe();
-    let switched = until(&mut second, |event| {
-        matches!(event.msg, EventMsg::ConversationSwitched { .. })
-    })
-    .await;
-    assert!(switched.replay);
-    let EventMsg::ConversationSwitched { history, .. } = switched.msg else {
-        unreachable!()
-    };
-    let text = serde_json::to_string(&history).unwrap();
-    assert!(text.contains("hi") && text.contains("hello"), "{text}");
+    assert!(answer.status().is_server_error(), "{}", answer.status());
+    let (_, after) = server
+        .json(reqwest::Method::GET, "/api/status", Value::Null)
+        .await;
+    let failure = &xai(&after)["last_error"];
+    assert_eq!(failure["status"], 500, "{after}");
+    assert_eq!(failure["cause"], "status");
+    assert_eq!(failure["message"], "the model fell over");
+    assert!(failure["at_ms"].as_i64().unwrap() > 0);
+    let text = after.to_string();
+    assert!(
+        !text.contains("my private prompt") && !text.contains("xai-status-test-key"),
+        "{text}"
+    );
 }

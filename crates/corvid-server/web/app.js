@@ -6,6 +6,8 @@ import { el, renderMarkdown } from "/assets/markdown.js";
 
 const PROTOCOL_VERSION = 2;
 const FOLD_LINES = 12;
+// The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
+const SHOWN = "corvid-conversation";
 
 const state = {
   socket: null,
@@ -93,6 +95,10 @@ function layout() {
   $("#app").replaceChildren(header, el("div", [sidebar, main], { id: "body" }), el("div", [], { id: "notices" }));
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && state.running) submit({ type: "cancel" });
+  });
+  // Other tabs add and delete conversations: coming back to this one, list them again.
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden && state.socket?.readyState === WebSocket.OPEN) submit({ type: "list_conversations" });
   });
   show("chat");
 }
@@ -333,11 +339,14 @@ function onEvent(event) {
   const scope = scopeFor(event);
   switch (msg.type) {
     case "ready":
+      // The start of a session's replay (on connecting, after a switch, or a resync): the
+      // conversation and the running turn follow; a running turn says so again.
       state.model = msg.model;
       state.policy = msg.approval_policy;
       state.sandbox = msg.sandbox ?? null;
       setPickers();
-      if (!state.conversationId) submit({ type: "switch_conversation", conversation_id: msg.conversation_id });
+      if (event.replay) setRunning(false);
+      showConversation(msg.conversation_id);
       break;
     case "settings_changed":
       state.model = msg.model;
@@ -397,7 +406,9 @@ function onEvent(event) {
       scope.box.append(el("div", [msg.message, msg.next_action ? ` — ${msg.next_action}` : ""], { class: "error" }));
       break;
     case "warning":
-      notice("warning", msg.message);
+      // A replayed warning is old news (said when the session started, before this tab looked):
+      // only live ones pop up.
+      if (!event.replay) notice("warning", msg.message);
       break;
     case "turn_finished": {
       if (event.depth > 0) break;
@@ -418,7 +429,7 @@ function onEvent(event) {
       break;
     case "conversation_switched":
       resetConversation();
-      state.conversationId = msg.conversation.id;
+      showConversation(msg.conversation.id);
       renderHistory(msg.history);
       api("GET", `/api/conversations/${encodeURIComponent(msg.conversation.id)}`).then((answer) => {
         const total = answer.usage?.total;
@@ -448,8 +459,29 @@ function onEvent(event) {
   scrollDown();
 }
 
+function showConversation(id) {
+  state.conversationId = id;
+  try {
+    sessionStorage.setItem(SHOWN, id);
+  } catch {
+    // Storage off: a reload shows the project's current conversation instead.
+  }
+  renderConversations();
+}
+
+function shownConversation() {
+  try {
+    return state.conversationId || sessionStorage.getItem(SHOWN);
+  } catch {
+    return state.conversationId;
+  }
+}
+
+// One socket per tab, on the conversation the tab shows (a reconnect keeps it).
 function connect() {
-  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/agent/ws`);
+  const shown = shownConversation();
+  const query = shown ? `?conversation=${encodeURIComponent(shown)}` : "";
+  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/agent/ws${query}`);
   state.socket = socket;
   socket.addEventListener("message", (message) => {
     const frame = JSON.parse(message.data);
@@ -459,11 +491,10 @@ function connect() {
         return;
       }
       document.body.classList.add("connected");
-      state.conversationId = null;
       submit({ type: "hello", version: PROTOCOL_VERSION, client: "corvid-web" });
       submit({ type: "list_conversations" });
     } else if (frame.type === "rejected") notice("error", `refused: ${frame.message}`);
-    else if (frame.type === "lagged") submit({ type: "switch_conversation", conversation_id: state.conversationId });
+    else if (frame.type === "conversation_deleted") submit({ type: "list_conversations" });
     else onEvent(frame);
   });
   socket.addEventListener("close", () => {
@@ -482,7 +513,8 @@ async function loadSettings() {
   const page = $("#settings");
   let settings;
   try {
-    settings = await api("GET", "/api/settings");
+    const shown = state.conversationId ? `?conversation=${encodeURIComponent(state.conversationId)}` : "";
+    settings = await api("GET", `/api/settings${shown}`);
   } catch (error) {
     page.replaceChildren(el("p", [error.message], { class: "error" }));
     return;
@@ -513,7 +545,7 @@ async function loadSettings() {
       enabled: page.querySelector(`[data-provider="${provider.name}"]`).checked,
       base_url: page.querySelector(`[data-provider-url="${provider.name}"]`).value.trim(),
     })).filter((change, index) => change.enabled !== settings.providers[index].enabled || change.base_url !== settings.providers[index].base_url);
-    const change = { approval_policy: policy.value };
+    const change = { approval_policy: policy.value, conversation: state.conversationId || undefined };
     if (defaultModel.value.trim() !== settings.default_model) change.default_model = defaultModel.value.trim();
     if (JSON.stringify(aliasMap) !== JSON.stringify(settings.aliases)) change.aliases = aliasMap;
     if (providerChanges.length) change.providers = providerChanges;
@@ -564,14 +596,14 @@ async function loadStatus() {
   const page = $("#status");
   try {
     const status = await api("GET", "/api/status");
-    const rows = status.providers.map((p) => el("tr", [el("td", [p.name]), el("td", [p.kind]), el("td", [p.enabled ? "on" : "off"]), el("td", [p.available ? "ready" : "unavailable"]), el("td", [p.key + (p.key_variable ? ` (${p.key_variable})` : "")]), el("td", [p.base_url])]));
+    const rows = status.providers.map((p) => el("tr", [el("td", [p.name]), el("td", [p.kind]), el("td", [p.enabled ? "on" : "off"]), el("td", [p.available ? "ready" : "unavailable"]), el("td", [p.key + (p.key_variable ? ` (${p.key_variable})` : "")]), el("td", [p.base_url]), el("td", [lastError(p.last_error)], { class: p.last_error ? "last-error" : "muted" })]));
     const xai = status.sign_ins.xai;
     const expiry = xai.expires_at ? ` · expires ${new Date(xai.expires_at * 1000).toLocaleString()}` : "";
     page.replaceChildren(
       el("h2", ["Status"]),
       el("p", [`gateway ${status.gateway} · corvid ${status.version}`]),
       el("p", [sandboxLine()], { id: "sandbox" }),
-      el("table", [el("tr", ["provider", "kind", "on", "state", "key", "base URL"].map((h) => el("th", [h]))), ...rows], { class: "providers" }),
+      el("table", [el("tr", ["provider", "kind", "on", "state", "key", "base URL", "last error"].map((h) => el("th", [h]))), ...rows], { class: "providers", id: "providers-status" }),
       el("h3", ["Sign-ins"]),
       el("p", [`xAI (${xai.mode}): ${xai.signed_in ? `signed in${xai.email ? ` as ${xai.email}` : ""}${expiry}` : "not signed in"}`]),
       signInButton("xai", "Sign in to xAI (SuperGrok)"),
@@ -585,6 +617,15 @@ async function loadStatus() {
   } catch (error) {
     page.replaceChildren(el("p", [error.message], { class: "error" }));
   }
+}
+
+// A provider's last failed call: when, the status (or what failed), the upstream's words.
+function lastError(failure) {
+  if (!failure) return "none";
+  const what = failure.status ? String(failure.status) : failure.cause;
+  const at = new Date(failure.at_ms);
+  const when = at.toDateString() === new Date().toDateString() ? at.toLocaleTimeString() : at.toLocaleString();
+  return `${when} · ${what}${failure.message ? ` · ${failure.message}` : ""}`;
 }
 
 function signInButton(account, label) {

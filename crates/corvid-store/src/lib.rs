@@ -5,6 +5,8 @@
 //! - [`Store`] opens (and migrates) the database and answers queries. It wraps one
 //!   `rusqlite::Connection`, so it is `Send` but not `Sync`: give each thread its own `Store`
 //!   (WAL mode lets readers run while a writer writes).
+//! - [`SharedStore`] is the one store of a process (`corvid serve`: the gateway's ledger writer,
+//!   the agent's sessions and the page's reports), one connection behind a mutex.
 //! - [`UsageRecorder`] is the gateway's hot-path handle: `record` hands a [`UsageRecord`] to one
 //!   background writer thread and never blocks; the thread batches inserts into transactions.
 //! - [`cost`] prices a [`Tokens`] split with a [`corvid_config::Price`].
@@ -24,7 +26,7 @@ pub use checkpoints::CheckpointRecord;
 pub use conversations::{ConversationSummary, StoredMessage};
 pub use error::StoreError;
 pub use recorder::{RecorderOptions, RecorderStats, UsageRecorder};
-pub use store::Store;
+pub use store::{SharedStore, Store, lock};
 pub use usage::{
     FRONT_END_GATEWAY, Outcome, ROUTE_AGENT, Tokens, UsageRecord, UsageRow, UsageTotals, cost,
     now_ms,

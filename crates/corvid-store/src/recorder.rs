@@ -1,7 +1,9 @@
 //! The non-blocking usage writer for the gateway's hot path.
 //!
 //! Concurrency model: every [`UsageRecorder`] clone shares one bounded `std::sync::mpsc`
-//! channel whose only receiver is one background thread that owns a [`Store`]. Request
+//! channel whose only receiver is one background thread that writes through a [`SharedStore`]
+//! (its own, or the process's one store, shared with the agent: [`UsageRecorder::spawn_shared`];
+//! the thread holds the store's lock only while it commits a batch). Request
 //! handlers call [`UsageRecorder::record`], which uses `try_send`: when the channel is full the
 //! record is dropped and counted, so a slow disk can never stall a response. The writer thread
 //! collects records into a batch and writes the batch in one transaction when it reaches
@@ -19,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::{Store, StoreError, UsageRecord};
+use crate::{SharedStore, Store, StoreError, UsageRecord, lock};
 
 /// How often the batching writer looks up from its sleep.
 const BATCH_TICK: Duration = Duration::from_millis(5);
@@ -112,7 +114,13 @@ impl UsageRecorder {
 
     /// Starts the writer thread with `options`.
     pub fn spawn_with(store: Store, options: RecorderOptions) -> Result<UsageRecorder, StoreError> {
-        spawn_gated(store, options, None)
+        spawn_gated(SharedStore::new(store.into()), options, None)
+    }
+
+    /// Starts the writer thread over a store the process shares (the agent's sessions write
+    /// conversations and their own ledger rows through the same handle), default options.
+    pub fn spawn_shared(store: SharedStore) -> Result<UsageRecorder, StoreError> {
+        spawn_gated(store, RecorderOptions::default(), None)
     }
 
     /// Hands `record` to the writer thread. Never blocks: when the channel is full (or the
@@ -197,7 +205,7 @@ impl Drop for Shared {
 /// Starts the writer; with a `gate`, the thread waits for a message (or the gate's closing)
 /// before it reads anything, which lets tests fill the channel deterministically.
 fn spawn_gated(
-    store: Store,
+    store: SharedStore,
     options: RecorderOptions,
     gate: Option<Receiver<()>>,
 ) -> Result<UsageRecorder, StoreError> {
@@ -232,7 +240,7 @@ fn spawn_gated(
 }
 
 struct Writer {
-    store: Store,
+    store: SharedStore,
     receiver: Receiver<Message>,
     options: RecorderOptions,
     counters: Arc<Counters>,
@@ -308,7 +316,8 @@ impl Writer {
             return;
         }
         let rows = self.batch.len() as u64;
-        match self.store.record_all(&self.batch) {
+        let written = lock(&self.store).record_all(&self.batch);
+        match written {
             Ok(()) => {
                 self.counters.written.fetch_add(rows, Ordering::Relaxed);
                 self.counters.batches.fetch_add(1, Ordering::Relaxed);

@@ -1,6 +1,7 @@
 //! Opening the database: the file and its directory, connection settings, migrations.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior};
@@ -10,6 +11,18 @@ use crate::migrations::MIGRATIONS;
 
 /// How long a statement waits for another connection's write lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The one store of a process, shared by everything in it that reads or writes the database
+/// (the gateway's ledger writer, the agent's sessions, the page's reports): one connection, so
+/// one process never holds two to the same file. Lock it with [`lock`] for one piece of work
+/// at a time, off the async threads.
+pub type SharedStore = Arc<Mutex<Store>>;
+
+/// Locks a shared store. A panic while it was held left no half-written transaction behind
+/// (SQLite rolls back an unfinished one), so a poisoned lock is taken as it is.
+pub fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
+    store.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// An open, migrated corvid database.
 ///

@@ -29,7 +29,12 @@ fn no_timer(capacity: usize, max_batch: usize) -> RecorderOptions {
 fn full_batches_are_written_as_they_fill_and_flush_writes_the_rest() {
     let (_dir, path, store) = file_store();
     let (open_gate, gate) = mpsc::channel();
-    let recorder = spawn_gated(store, no_timer(1_024, 256), Some(gate)).unwrap();
+    let recorder = spawn_gated(
+        Arc::new(Mutex::new(store)),
+        no_timer(1_024, 256),
+        Some(gate),
+    )
+    .unwrap();
     for index in 0..600 {
         recorder.record(sample(NOV_29 + index, "grok-4.6"));
     }
@@ -89,7 +94,7 @@ fn a_partial_batch_is_written_after_max_delay_without_a_flush() {
 fn dropping_the_last_handle_writes_what_is_queued() {
     let (_dir, path, store) = file_store();
     let (open_gate, gate) = mpsc::channel::<()>();
-    let recorder = spawn_gated(store, no_timer(64, 256), Some(gate)).unwrap();
+    let recorder = spawn_gated(Arc::new(Mutex::new(store)), no_timer(64, 256), Some(gate)).unwrap();
     let clone = recorder.clone();
     for index in 0..5 {
         recorder.record(sample(NOV_29 + index, "grok-4.6"));
@@ -108,7 +113,7 @@ fn record_never_blocks_when_the_channel_is_full_and_counts_drops() {
     let (open_gate, gate) = mpsc::channel();
     // The writer does not read until the gate opens, so the channel fills after 4 records;
     // if `record` blocked, this test would hang on the 5th.
-    let recorder = spawn_gated(store, no_timer(4, 256), Some(gate)).unwrap();
+    let recorder = spawn_gated(Arc::new(Mutex::new(store)), no_timer(4, 256), Some(gate)).unwrap();
     for index in 0..10 {
         recorder.record(sample(NOV_29 + index, "grok-4.6"));
     }
@@ -138,4 +143,22 @@ fn a_failed_write_is_counted_and_reported_by_the_next_flush() {
     assert_eq!((stats.written, stats.failed, stats.batches), (0, 1, 0));
     // The error was reported once; the next flush starts clean.
     recorder.flush().unwrap();
+}
+
+#[test]
+fn a_recorder_over_the_process_store_writes_through_that_one_handle() {
+    // An in-memory database exists only in its one connection: the rows can be read back
+    // through the shared handle only if the writer used that very connection.
+    let store: SharedStore = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
+    let recorder = UsageRecorder::spawn_shared(Arc::clone(&store)).unwrap();
+    recorder.record(sample(NOV_29, "grok-4.6"));
+    recorder.flush().unwrap();
+    assert_eq!(lock(&store).totals(None).unwrap().requests, 1);
+    // The agent's own rows go through the same handle meanwhile.
+    lock(&store)
+        .record(&sample(NOV_29 + 1, "grok-4.6"))
+        .unwrap();
+    recorder.record(sample(NOV_29 + 2, "grok-4.6"));
+    drop(recorder);
+    assert_eq!(lock(&store).totals(None).unwrap().requests, 3);
 }
