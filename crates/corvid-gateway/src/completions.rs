@@ -108,7 +108,7 @@ pub(crate) async fn complete(
         Ok(parsed) => parsed,
         Err(message) => {
             exchange.finish(status, Outcome::Error, None, None);
-            return Err(ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message));
+            return Err(ApiError::new(StatusCode::BAD_GATEWAY, message));
         }
     };
     Ok(answer(&mut exchange, status, parsed, &request))
@@ -194,7 +194,7 @@ async fn zed_fim(
     }
     let response = builder.finish().map_err(|error| {
         exchange.finish(200, Outcome::StreamError, None, None);
-        ApiError::new(StatusCode::BAD_GATEWAY, "api_error", error.message)
+        ApiError::new(StatusCode::BAD_GATEWAY, error.message)
     })?;
     Ok(answer(
         &mut exchange,
@@ -300,9 +300,11 @@ fn parse_reply(backend: Backend, reply: &[u8]) -> Result<UpstreamCompletion, Str
 }
 
 fn request_error(error: &FimError) -> ApiError {
-    let mut api = ApiError::invalid_request(error.to_string());
-    api.param = error.field();
-    api
+    let api = ApiError::invalid_request(error.to_string());
+    match error.field() {
+        Some(field) => api.with_param(field),
+        None => api,
+    }
 }
 
 async fn read_reply(mut body: UpstreamBody) -> Result<BytesMut, ApiError> {
@@ -316,7 +318,6 @@ async fn read_reply(mut body: UpstreamBody) -> Result<BytesMut, ApiError> {
                 if reply.len() + chunk.len() > REPLY_LIMIT {
                     return Err(ApiError::new(
                         StatusCode::BAD_GATEWAY,
-                        "api_error",
                         "upstream completion reply is too large",
                     ));
                 }
@@ -324,14 +325,13 @@ async fn read_reply(mut body: UpstreamBody) -> Result<BytesMut, ApiError> {
             }
             None => return Ok(reply),
             Some(Err(error)) => {
-                let (status, kind) = if is_timeout(error.as_ref()) {
-                    (StatusCode::GATEWAY_TIMEOUT, "timeout_error")
+                let status = if is_timeout(error.as_ref()) {
+                    StatusCode::GATEWAY_TIMEOUT
                 } else {
-                    (StatusCode::BAD_GATEWAY, "api_error")
+                    StatusCode::BAD_GATEWAY
                 };
                 return Err(ApiError::new(
                     status,
-                    kind,
                     format!("upstream reply broke off: {error}"),
                 ));
             }

@@ -162,8 +162,7 @@ impl Translation<'_> {
             Ok(collected) => collected,
             Err(message) => {
                 exchange.finish(status, Outcome::StreamError, None, None);
-                return Err(ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message)
-                    .in_dialect(inbound));
+                return Err(ApiError::new(StatusCode::BAD_GATEWAY, message).in_dialect(inbound));
             }
         };
         match codec::decode_response(outbound, &collected, &names) {
@@ -180,7 +179,6 @@ impl Translation<'_> {
                 exchange.finish(status, Outcome::Error, None, None);
                 Err(ApiError::new(
                     StatusCode::BAD_GATEWAY,
-                    "api_error",
                     format!("the upstream reply could not be read: {error}"),
                 )
                 .in_dialect(inbound))
@@ -203,7 +201,7 @@ async fn zed_completion(
         Ok(model) => model,
         Err(error) => {
             let refusal = zed_model_error(error);
-            exchange.finish(refusal.status.as_u16(), Outcome::Error, None, None);
+            exchange.finish(refusal.status().as_u16(), Outcome::Error, None, None);
             return Err(refusal.in_dialect(inbound));
         }
     };
@@ -264,12 +262,7 @@ async fn zed_completion(
         }
         Err(error) => {
             exchange.finish(200, Outcome::StreamError, None, None);
-            let status = StatusCode::from_u16(codec::encode_error(inbound, &error).0)
-                .unwrap_or(StatusCode::BAD_GATEWAY);
-            Err(
-                ApiError::new(status, crate::error::type_for_status(status), error.message)
-                    .in_dialect(inbound),
-            )
+            Err(ApiError::from_wire(error).in_dialect(inbound))
         }
     }
 }
@@ -278,11 +271,7 @@ async fn zed_completion(
 /// client's `Retry-After`.
 pub(crate) fn zed_error(error: &corvid_providers::zed::ZedError) -> ApiError {
     let status = StatusCode::from_u16(error.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-    let mut api = ApiError::new(
-        status,
-        crate::error::type_for_status(status),
-        corvid_providers::error_chain(error),
-    );
+    let mut api = ApiError::new(status, corvid_providers::error_chain(error));
     if let corvid_providers::zed::ZedError::Status { retry_after, .. } = error {
         api.retry_after = *retry_after;
     }
@@ -478,11 +467,10 @@ impl TranslateBody {
             return Poll::Pending;
         }
         let mut out = Vec::new();
-        self.events.push(StreamEvent::Error(WireError {
-            kind: ErrorKind::Overloaded,
-            message: crate::closing::MESSAGE.to_owned(),
-            code: None,
-        }));
+        self.events.push(StreamEvent::Error(WireError::new(
+            ErrorKind::Overloaded,
+            crate::closing::MESSAGE.to_owned(),
+        )));
         self.encode_pending(&mut out);
         self.finish(&mut out);
         Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
@@ -531,9 +519,5 @@ fn broken_stream(error: &(dyn std::error::Error + 'static)) -> WireError {
             format!("the upstream stream broke: {error}"),
         )
     };
-    WireError {
-        kind,
-        message,
-        code: None,
-    }
+    WireError::new(kind, message)
 }

@@ -235,11 +235,7 @@ impl Stream for ModelStream {
                                 format!("the provider's stream broke: {error}"),
                             )
                         };
-                        events.push(StreamEvent::Error(WireError {
-                            kind,
-                            message,
-                            code: None,
-                        }));
+                        events.push(StreamEvent::Error(WireError::new(kind, message)));
                         this.done = true;
                     }
                 },

@@ -44,14 +44,8 @@ pub(crate) async fn not_found(uri: http::Uri) -> ApiError {
 
 fn engine_error(error: AskError) -> ApiError {
     match error {
-        AskError::Refused(message) => {
-            ApiError::new(StatusCode::NOT_FOUND, "not_found_error", message)
-        }
-        other => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "api_error",
-            other.to_string(),
-        ),
+        AskError::Refused(message) => ApiError::new(StatusCode::NOT_FOUND, message),
+        other => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, other.to_string()),
     }
 }
 
@@ -151,7 +145,7 @@ pub(crate) fn json_error(rejection: axum::extract::rejection::JsonRejection) -> 
     } else {
         StatusCode::BAD_REQUEST
     };
-    ApiError::new(status, "invalid_request_error", rejection.body_text())
+    ApiError::new(status, rejection.body_text())
 }
 
 /// The models the page can pick: every available provider's listed models, the aliases and the
@@ -306,13 +300,9 @@ async fn usage(
     let Some(store) = open_store(&state) else {
         return Ok(Json(json!({"days": days, "rows": []})));
     };
-    let rows = store.usage_by_day_and_model(Some(since)).map_err(|error| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "api_error",
-            error.to_string(),
-        )
-    })?;
+    let rows = store
+        .usage_by_day_and_model(Some(since))
+        .map_err(|error| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()))?;
     let prices = &state.0.gateway.config().prices;
     let rows: Vec<Value> = rows
         .iter()

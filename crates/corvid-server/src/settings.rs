@@ -63,11 +63,7 @@ fn config_table(state: &PageState) -> Result<toml::Table, ApiError> {
 }
 
 fn internal(error: impl std::fmt::Display) -> ApiError {
-    ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "api_error",
-        error.to_string(),
-    )
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, error.to_string())
 }
 
 async fn read(State(state): State<PageState>) -> Result<Json<Value>, ApiError> {

@@ -110,11 +110,10 @@ impl Stream for ZedCompletion {
                     } else {
                         ErrorKind::Api
                     };
-                    out.push(StreamEvent::Error(WireError {
+                    out.push(StreamEvent::Error(WireError::new(
                         kind,
-                        message: format!("the connection to Zed broke mid-reply: {err}"),
-                        code: None,
-                    }));
+                        format!("the connection to Zed broke mid-reply: {err}"),
+                    )));
                 }
                 Poll::Ready(None) => {
                     this.done = true;

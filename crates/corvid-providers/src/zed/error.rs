@@ -108,11 +108,7 @@ impl ZedError {
             Self::Status { kind, code, .. } => (*kind, code.clone()),
             Self::Transport { .. } | Self::Decode { .. } => (ErrorKind::Api, None),
         };
-        WireError {
-            kind,
-            message: self.to_string(),
-            code,
-        }
+        WireError::new(kind, self.to_string()).with_code(code)
     }
 }
 
