@@ -10,6 +10,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
+use corvid_test_support::scratch::outside_temp;
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
@@ -65,7 +66,7 @@ struct Folders {
 }
 
 fn folders() -> Folders {
-    let dir = scratch_dir();
+    let dir = outside_temp(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let folders = Folders {
         project: base.join("project"),
@@ -294,29 +295,4 @@ async fn command_dies_with_corvid(extra: &[&str]) {
     child.wait().await.unwrap();
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(!late.exists(), "the command outlived corvid ({extra:?})");
-}
-
-/// A folder for a test's files that the sandbox does not count as temporary: everything under
-/// `/tmp` or `$TMPDIR` is writable inside the sandbox, so "outside the project" must live
-/// elsewhere. A checkout under `/tmp` puts `CARGO_TARGET_TMPDIR` there; then `/var/tmp` is used.
-fn scratch_dir() -> tempfile::TempDir {
-    let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let canonical =
-        |path: &std::path::Path| std::fs::canonicalize(path).unwrap_or(path.to_path_buf());
-    let temp_roots = [
-        std::path::PathBuf::from("/tmp"),
-        std::env::temp_dir(),
-        std::path::PathBuf::from("/dev/shm"),
-    ];
-    let in_temp = temp_roots
-        .iter()
-        .any(|root| canonical(&target).starts_with(canonical(root)));
-    let base = if in_temp {
-        let base = std::path::PathBuf::from("/var/tmp/corvid-sandbox-tests");
-        std::fs::create_dir_all(&base).unwrap();
-        base
-    } else {
-        target
-    };
-    tempfile::tempdir_in(base).unwrap()
 }

@@ -53,7 +53,6 @@ pub(crate) fn join(mut chunks: Vec<Bytes>) -> Bytes {
 fn too_large(limit: usize) -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
-        "invalid_request_error",
         format!(
             "request body is larger than the {} MiB limit (max_body_mb)",
             limit / (1024 * 1024)

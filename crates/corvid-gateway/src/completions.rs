@@ -106,7 +106,7 @@ pub(crate) async fn complete(
         Ok(parsed) => parsed,
         Err(message) => {
             exchange.finish(status, Outcome::Error, None, None);
-            return Err(ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message));
+            return Err(ApiError::new(StatusCode::BAD_GATEWAY, message));
         }
     };
     Ok(answer(&mut exchange, status, parsed, &request))
@@ -193,7 +193,7 @@ async fn pipeline_fim(
                 }
             };
             exchange.finish(status, outcome, None, None);
-            return Err(ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message));
+            return Err(ApiError::new(StatusCode::BAD_GATEWAY, message));
         }
     };
     Ok(answer(
@@ -302,9 +302,11 @@ fn parse_reply(backend: Backend, reply: &[u8]) -> Result<UpstreamCompletion, Str
 }
 
 fn request_error(error: &FimError) -> ApiError {
-    let mut api = ApiError::invalid_request(error.to_string());
-    api.param = error.field();
-    api
+    let api = ApiError::invalid_request(error.to_string());
+    match error.field() {
+        Some(field) => api.with_param(field),
+        None => api,
+    }
 }
 
 async fn read_reply(mut body: UpstreamBody) -> Result<BytesMut, ApiError> {
@@ -318,7 +320,6 @@ async fn read_reply(mut body: UpstreamBody) -> Result<BytesMut, ApiError> {
                 if reply.len() + chunk.len() > REPLY_LIMIT {
                     return Err(ApiError::new(
                         StatusCode::BAD_GATEWAY,
-                        "api_error",
                         "upstream completion reply is too large",
                     ));
                 }
@@ -326,14 +327,13 @@ async fn read_reply(mut body: UpstreamBody) -> Result<BytesMut, ApiError> {
             }
             None => return Ok(reply),
             Some(Err(error)) => {
-                let (status, kind) = if is_timeout(error.as_ref()) {
-                    (StatusCode::GATEWAY_TIMEOUT, "timeout_error")
+                let status = if is_timeout(error.as_ref()) {
+                    StatusCode::GATEWAY_TIMEOUT
                 } else {
-                    (StatusCode::BAD_GATEWAY, "api_error")
+                    StatusCode::BAD_GATEWAY
                 };
                 return Err(ApiError::new(
                     status,
-                    kind,
                     format!("upstream reply broke off: {error}"),
                 ));
             }

@@ -143,7 +143,6 @@ async fn not_found(uri: http::Uri) -> ApiError {
 async fn method_not_allowed(method: http::Method, uri: http::Uri) -> ApiError {
     ApiError::new(
         http::StatusCode::METHOD_NOT_ALLOWED,
-        "invalid_request_error",
         format!("{method} is not allowed on {}", uri.path()),
     )
     .in_dialect(path_dialect::of_path(uri.path()))

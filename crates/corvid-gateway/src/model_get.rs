@@ -54,7 +54,8 @@ fn find(list: &Value, field: &str, key: &str, wanted: &str) -> Option<Response> 
 }
 
 fn missing(id: &str, dialect: Dialect) -> Response {
-    let mut error = ApiError::not_found(format!("model {id:?} is not in corvid's catalog"));
-    error.code = Some(Box::new(Value::from("model_not_found")));
-    error.in_dialect(dialect).into_response()
+    ApiError::not_found(format!("model {id:?} is not in corvid's catalog"))
+        .with_code("model_not_found")
+        .in_dialect(dialect)
+        .into_response()
 }

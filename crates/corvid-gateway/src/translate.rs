@@ -155,19 +155,16 @@ fn whole_failure(failure: WholeFailure, inbound: Dialect) -> (Outcome, ApiError)
     match failure {
         WholeFailure::Broken(error) => (
             Outcome::StreamError,
-            ApiError::new(StatusCode::BAD_GATEWAY, "api_error", error.message),
+            ApiError::new(StatusCode::BAD_GATEWAY, error.message),
         ),
         WholeFailure::Unreadable(message) => (
             Outcome::Error,
-            ApiError::new(StatusCode::BAD_GATEWAY, "api_error", message),
+            ApiError::new(StatusCode::BAD_GATEWAY, message),
         ),
         WholeFailure::Reported(error) => {
             let status = StatusCode::from_u16(codec::encode_error(inbound, &error).0)
                 .unwrap_or(StatusCode::BAD_GATEWAY);
-            (
-                Outcome::StreamError,
-                ApiError::new(status, crate::error::type_for_status(status), error.message),
-            )
+            (Outcome::StreamError, ApiError::new(status, error.message))
         }
     }
 }
@@ -295,11 +292,10 @@ impl TranslateBody {
             return Poll::Pending;
         }
         let mut out = Vec::new();
-        self.events.push(StreamEvent::Error(WireError {
-            kind: ErrorKind::Overloaded,
-            message: crate::closing::MESSAGE.to_owned(),
-            code: None,
-        }));
+        self.events.push(StreamEvent::Error(WireError::new(
+            ErrorKind::Overloaded,
+            crate::closing::MESSAGE.to_owned(),
+        )));
         self.encode_pending(&mut out);
         self.finish(&mut out);
         Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))

@@ -258,11 +258,10 @@ async fn collect(mut body: UpstreamBody) -> Result<BytesMut, WireError> {
 /// account.
 pub fn broken_stream(error: &(dyn std::error::Error + 'static)) -> WireError {
     if is_timeout(error) {
-        WireError {
-            kind: ErrorKind::Timeout,
-            message: "the upstream stopped sending (idle timeout)".to_owned(),
-            code: None,
-        }
+        WireError::new(
+            ErrorKind::Timeout,
+            "the upstream stopped sending (idle timeout)",
+        )
     } else {
         WireError::api(format!("the upstream stream broke: {error}"))
     }

@@ -37,11 +37,7 @@ pub(crate) async fn not_found(uri: http::Uri) -> ApiError {
 }
 
 pub(crate) fn internal(error: impl std::fmt::Display) -> ApiError {
-    ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "api_error",
-        error.to_string(),
-    )
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, error.to_string())
 }
 
 fn agent_error(error: AgentError) -> ApiError {
@@ -191,7 +187,7 @@ pub(crate) fn json_error(rejection: axum::extract::rejection::JsonRejection) -> 
     } else {
         StatusCode::BAD_REQUEST
     };
-    ApiError::new(status, "invalid_request_error", rejection.body_text())
+    ApiError::new(status, rejection.body_text())
 }
 
 /// The models the page can pick: every available provider's listed models, the aliases and the

@@ -156,7 +156,6 @@ pub(crate) async fn api_guard(
     if !presented_token(headers).is_some_and(|token| state.0.token.matches(token)) {
         return ApiError::new(
             StatusCode::UNAUTHORIZED,
-            "authentication_error",
             "missing or wrong token: open the page at the URL `corvid serve` printed (`corvid open` opens it)",
         )
         .into_response();
@@ -168,7 +167,6 @@ pub(crate) async fn api_guard(
     {
         return ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "invalid_request_error",
             "the body must be JSON (Content-Type: application/json)",
         )
         .into_response();

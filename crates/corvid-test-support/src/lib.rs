@@ -2,6 +2,8 @@
 //! on an ephemeral loopback port chosen by the OS and records what it received.
 
 pub mod oauth;
+pub mod props;
+pub mod scratch;
 pub mod scripted;
 pub mod upstream;
 pub mod zed_cloud;

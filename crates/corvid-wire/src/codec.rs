@@ -123,7 +123,9 @@ pub fn decode_error(dialect: Dialect, status: u16, body: &[u8]) -> WireError {
     }
 }
 
-/// An error for a client of `dialect`: status and body.
+/// An error for a client of `dialect`: status and body. The one renderer of an error body:
+/// the gateway's own refusals and an upstream's translated error alike (an exact status the
+/// error carries is kept; see `model::WireError`).
 pub fn encode_error(dialect: Dialect, error: &WireError) -> (u16, Value) {
     match dialect {
         Dialect::OpenAiChat => openai_chat::encode_error(error),

@@ -10,10 +10,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod builder;
+mod error;
 mod names;
 mod usage;
 
 pub use builder::ResponseBuilder;
+pub use error::{ErrorKind, WireError};
 pub use names::{MAX_TOOL_NAME, NameMap, anthropic_safe_id, synthetic_call_id, wire_name};
 pub use usage::Usage;
 
@@ -400,60 +402,6 @@ pub enum StreamEvent {
     Finish(FinishReason),
     /// The stream failed after it began.
     Error(WireError),
-}
-
-/// A failure, in the canonical vocabulary, with the upstream's wording kept.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WireError {
-    pub kind: ErrorKind,
-    pub message: String,
-    /// The provider's own error code, when it gave one.
-    pub code: Option<String>,
-}
-
-impl WireError {
-    /// A provider-side failure without a code of its own (a broken or truncated stream).
-    pub fn api(message: impl Into<String>) -> Self {
-        Self {
-            kind: ErrorKind::Api,
-            message: message.into(),
-            code: None,
-        }
-    }
-}
-
-/// Error categories shared by all dialects (reference `wire-formats.md` §6.8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    InvalidRequest,
-    Authentication,
-    Permission,
-    NotFound,
-    RequestTooLarge,
-    RateLimited,
-    /// The upstream is overloaded or unavailable (Anthropic 529, HTTP 502/503).
-    Overloaded,
-    Timeout,
-    /// Anything else on the server side.
-    Api,
-}
-
-impl ErrorKind {
-    /// The kind for an HTTP status.
-    pub fn from_status(status: u16) -> Self {
-        match status {
-            400 | 409 | 422 => Self::InvalidRequest,
-            401 => Self::Authentication,
-            402 | 403 => Self::Permission,
-            404 => Self::NotFound,
-            413 => Self::RequestTooLarge,
-            429 => Self::RateLimited,
-            502 | 503 | 529 => Self::Overloaded,
-            408 | 504 => Self::Timeout,
-            _ => Self::Api,
-        }
-    }
 }
 
 /// Why a body could not be decoded.

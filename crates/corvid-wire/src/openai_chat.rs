@@ -22,6 +22,7 @@ pub mod usage;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use error::error_type;
 pub use error::{decode_error, encode_error};
 pub use request_decode::decode_request;
 pub use request_encode::encode_request;

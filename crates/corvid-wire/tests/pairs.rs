@@ -791,11 +791,10 @@ fn odd_canonical_sequences_through_every_client() {
         // there and drop the error).
         for cut in 0..=events.len() {
             let mut failed = events[..cut].to_vec();
-            failed.push(StreamEvent::Error(WireError {
-                kind: ErrorKind::Overloaded,
-                message: "gone".into(),
-                code: None,
-            }));
+            failed.push(StreamEvent::Error(WireError::new(
+                ErrorKind::Overloaded,
+                "gone",
+            )));
             for a in ALL {
                 let mut encoder = a.encoder();
                 let mut out = Vec::new();

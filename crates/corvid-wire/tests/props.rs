@@ -6,13 +6,19 @@
 //! events (the encoder writes what the decoder reads); valid request bodies are written per
 //! dialect from random text. The suite runs a few cases per property; a long run:
 //! `PROPTEST_CASES=100000 cargo test -p corvid-wire --test props --release`.
+//! The harness (case count, random replies, chunked feeding, damage) is
+//! `corvid_test_support::props`, shared with corvid-providers' `zed_props`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
+use corvid_test_support::props::{
+    chunk_sizes, config, damage, damaged, damaged_body, encoded, failed, feed_in_pieces, reply,
+    sse_payloads, text,
+};
 use corvid_wire::Dialect;
-use corvid_wire::codec::{self, Decoder, Encoder, EncoderSetup};
+use corvid_wire::codec::{self, Decoder};
 use corvid_wire::fim::CompletionRequest;
-use corvid_wire::model::{FinishReason, NameMap, StreamEvent, Usage};
+use corvid_wire::model::{FinishReason, NameMap, StreamEvent};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -23,207 +29,14 @@ const DIALECTS: [Dialect; 4] = [
     Dialect::Gemini,
 ];
 
-/// Cases per property in the normal suite, unless `PROPTEST_CASES` says otherwise.
-fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(24);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
-/// Text with anything in it: quotes, backslashes, newlines, control characters, emoji.
-fn text() -> impl Strategy<Value = String> {
-    prop_oneof![
-        prop::collection::vec(any::<char>(), 1..16).prop_map(String::from_iter),
-        prop::collection::vec(
-            prop::sample::select(vec!['a', ' ', '"', '\\', '\n', 'é', '😀', '{', '}', ':']),
-            1..16
-        )
-        .prop_map(String::from_iter),
-    ]
-}
-
-/// One tool call: a name and its arguments object, sent in pieces.
-fn tool_call() -> impl Strategy<Value = (String, Vec<String>)> {
-    (
-        "[a-z][a-z_]{0,10}".prop_map(String::from),
-        text(),
-        1usize..4,
-    )
-        .prop_map(|(name, value, pieces)| {
-            let arguments = json!({ "value": value, "n": 1 }).to_string();
-            let chars: Vec<char> = arguments.chars().collect();
-            let size = chars.len().div_ceil(pieces);
-            let parts = chars.chunks(size.max(1)).map(String::from_iter).collect();
-            (name, parts)
-        })
-}
-
-/// A well-formed canonical reply.
-fn reply() -> impl Strategy<Value = Vec<StreamEvent>> {
-    (
-        prop::collection::vec(text(), 0..3),
-        prop::collection::vec(text(), 0..5),
-        prop::collection::vec(tool_call(), 0..3),
-        (0u64..5000, 0u64..500, 0u64..2000),
-    )
-        .prop_map(|(reasoning, texts, tools, (input, cached, output))| {
-            let mut events = vec![StreamEvent::Start {
-                id: "reply-1".to_owned(),
-                model: "model-1".to_owned(),
-            }];
-            events.extend(
-                reasoning
-                    .into_iter()
-                    .map(|text| StreamEvent::ReasoningDelta { text }),
-            );
-            events.extend(
-                texts
-                    .into_iter()
-                    .map(|text| StreamEvent::TextDelta { text }),
-            );
-            let called = !tools.is_empty();
-            for (index, (name, parts)) in tools.into_iter().enumerate() {
-                let index = index as u32;
-                events.push(StreamEvent::ToolCallStart {
-                    index,
-                    id: format!("call_{index}"),
-                    name,
-                    signature: None,
-                });
-                events.extend(
-                    parts
-                        .into_iter()
-                        .map(|delta| StreamEvent::ToolCallArgs { index, delta }),
-                );
-                events.push(StreamEvent::ToolCallEnd { index });
-            }
-            events.push(StreamEvent::Usage(Usage {
-                input,
-                cache_read: cached,
-                output,
-                ..Usage::default()
-            }));
-            events.push(StreamEvent::Finish(if called {
-                FinishReason::ToolCalls
-            } else {
-                FinishReason::EndTurn
-            }));
-            events
-        })
-}
-
-/// What a provider of `dialect` would send for `events`.
-fn provider_bytes(dialect: Dialect, events: &[StreamEvent]) -> Vec<u8> {
-    let mut encoder = Encoder::new(
-        dialect,
-        EncoderSetup {
-            model: "model-1".to_owned(),
-            id: "reply-1".to_owned(),
-            created: 1,
-            include_usage: true,
-            input_tokens: Some(1),
-        },
-    );
-    let mut out = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut out);
-    }
-    encoder.finish(&mut out);
-    out
-}
-
 /// `bytes` decoded as a provider stream of `dialect`, fed in pieces of the given sizes (cycled;
 /// none: all at once).
 fn decode(dialect: Dialect, bytes: &[u8], sizes: &[usize]) -> Vec<StreamEvent> {
     let mut decoder = Decoder::new(dialect, NameMap::default());
     let mut events = Vec::new();
-    let mut rest = bytes;
-    let mut size = sizes.iter().copied().cycle();
-    while !rest.is_empty() {
-        let take = size.next().unwrap_or(rest.len()).clamp(1, rest.len());
-        let (chunk, tail) = rest.split_at(take);
-        decoder.feed(chunk, &mut events);
-        rest = tail;
-    }
+    feed_in_pieces(bytes, sizes, |chunk| decoder.feed(chunk, &mut events));
     decoder.finish(&mut events);
     events
-}
-
-fn failed(events: &[StreamEvent]) -> bool {
-    events
-        .iter()
-        .any(|event| matches!(event, StreamEvent::Error(_)))
-}
-
-/// The `data:` lines of an SSE body: where each payload starts and ends.
-fn payloads(bytes: &[u8]) -> Vec<(usize, usize)> {
-    let mut found = Vec::new();
-    let mut start = 0;
-    for line in bytes.split(|&byte| byte == b'\n') {
-        let end = start + line.len();
-        if let Some(payload) = line.strip_prefix(b"data: ") {
-            let payload_end = end - usize::from(line.ends_with(b"\r"));
-            if !payload.is_empty() {
-                found.push((end - payload.len(), payload_end));
-            }
-        }
-        start = end + 1;
-    }
-    found
-}
-
-/// A way to damage one event's payload that no decoder can mistake for a valid event.
-#[derive(Debug, Clone)]
-enum Damage {
-    /// Cut the payload short (keeping at least one byte), as a truncated write would.
-    Cut(usize),
-    /// Put a byte that is never valid UTF-8 somewhere in it.
-    Invalid(usize, u8),
-}
-
-fn damage() -> impl Strategy<Value = Damage> {
-    prop_oneof![
-        any::<usize>().prop_map(Damage::Cut),
-        (
-            any::<usize>(),
-            prop::sample::select(vec![0xff_u8, 0xfe, 0xc0, 0xc1, 0xf8])
-        )
-            .prop_map(|(at, byte)| Damage::Invalid(at, byte)),
-    ]
-}
-
-/// `bytes` with one payload (`which`, modulo their number) damaged.
-fn damaged(bytes: &[u8], which: usize, damage: &Damage) -> Option<Vec<u8>> {
-    let spans = payloads(bytes);
-    let &(start, end) = spans.get(which % spans.len().max(1))?;
-    let length = end - start;
-    let mut out = bytes[..start].to_vec();
-    match *damage {
-        Damage::Cut(at) => {
-            if length < 2 {
-                return None;
-            }
-            out.extend_from_slice(&bytes[start..start + 1 + at % (length - 1)]);
-        }
-        Damage::Invalid(at, byte) => {
-            let at = start + at % (length + 1);
-            out.extend_from_slice(&bytes[start..at]);
-            out.push(byte);
-            out.extend_from_slice(&bytes[at..end]);
-        }
-    }
-    out.extend_from_slice(&bytes[end..]);
-    Some(out)
-}
-
-fn chunk_sizes() -> impl Strategy<Value = Vec<usize>> {
-    prop::collection::vec(1usize..48, 1..24)
 }
 
 proptest! {
@@ -235,7 +48,7 @@ proptest! {
         sizes in chunk_sizes(),
     ) {
         for dialect in DIALECTS {
-            let bytes = provider_bytes(dialect, &events);
+            let bytes = encoded(dialect, &events);
             let whole = decode(dialect, &bytes, &[]);
             prop_assert!(!failed(&whole), "{dialect:?}: {whole:?}\n{}", String::from_utf8_lossy(&bytes));
             prop_assert_eq!(&decode(dialect, &bytes, &sizes), &whole, "{:?}", dialect);
@@ -251,8 +64,8 @@ proptest! {
         damage in damage(),
     ) {
         for dialect in DIALECTS {
-            let bytes = provider_bytes(dialect, &events);
-            let Some(broken) = damaged(&bytes, which, &damage) else { continue };
+            let bytes = encoded(dialect, &events);
+            let Some(broken) = damaged(&bytes, &sse_payloads(&bytes), which, &damage) else { continue };
             let decoded = decode(dialect, &broken, &sizes);
             // An event after the stream's end may be ignored; anything else must fail.
             prop_assert!(
@@ -270,7 +83,7 @@ proptest! {
         at in any::<usize>(),
     ) {
         for dialect in DIALECTS {
-            let bytes = provider_bytes(dialect, &events);
+            let bytes = encoded(dialect, &events);
             let cut = &bytes[..at % bytes.len().max(1)];
             let decoded = decode(dialect, cut, &sizes);
             prop_assert!(
@@ -290,7 +103,7 @@ proptest! {
     ) {
         for dialect in DIALECTS {
             decode(dialect, &garbage, &sizes);
-            let mut bytes = provider_bytes(dialect, &events);
+            let mut bytes = encoded(dialect, &events);
             for (at, byte) in &flips {
                 let length = bytes.len().max(1);
                 if let Some(slot) = bytes.get_mut(at % length) {
@@ -362,17 +175,6 @@ fn decode_fim(body: &[u8]) -> Result<String, String> {
         .map_err(|error| error.to_string())
 }
 
-/// `body` damaged so that it is no longer one valid JSON object.
-fn damaged_body(body: &[u8], damage: &Damage) -> Vec<u8> {
-    match *damage {
-        Damage::Cut(at) => body[..at % body.len()].to_vec(),
-        Damage::Invalid(at, byte) => {
-            let at = at % (body.len() + 1);
-            [&body[..at], &[byte], &body[at..]].concat()
-        }
-    }
-}
-
 proptest! {
     #![proptest_config(config())]
 
@@ -434,9 +236,9 @@ fn a_line_too_long_to_keep_fails_every_stream_decoder() {
         StreamEvent::Finish(FinishReason::EndTurn),
     ];
     for dialect in DIALECTS {
-        let bytes = provider_bytes(dialect, &events);
+        let bytes = encoded(dialect, &events);
         // An event too long to keep, in the middle of the stream.
-        let spans = payloads(&bytes);
+        let spans = sse_payloads(&bytes);
         let (start, _) = spans[spans.len() / 2];
         let mut long = bytes[..start].to_vec();
         long.extend_from_slice(br#"{"text":""#);

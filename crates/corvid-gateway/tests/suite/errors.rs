@@ -7,7 +7,7 @@ use http::StatusCode;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::harness::Gateway;
+use super::harness::{Gateway, providers_on_mock};
 
 const CHAT: &str = r#"{"model":"grok","messages":[{"role":"user","content":"hi"}]}"#;
 
@@ -41,7 +41,7 @@ async fn health_needs_no_credential_and_no_upstream() {
 }
 
 #[tokio::test]
-async fn missing_credentials_are_a_401_auth_error() {
+async fn missing_credentials_are_a_401_authentication_error() {
     for mode in [AuthMode::ApiKey, AuthMode::OAuth] {
         let gateway = Gateway::start_with_credential(|_| {}, Credential::Missing { mode }).await;
         for path in ["/v1/chat/completions", "/v1/responses", "/v1/completions"] {
@@ -52,7 +52,7 @@ async fn missing_credentials_are_a_401_auth_error() {
             };
             let (status, body) = error_body(gateway.post(path, body).await).await;
             assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}");
-            assert_eq!(body["error"]["type"], "auth_error");
+            assert_eq!(body["error"]["type"], "authentication_error");
             assert!(
                 body["error"]["message"]
                     .as_str()
@@ -348,4 +348,76 @@ async fn claude_code_gets_anthropics_model_list_shape() {
     assert_eq!(value["data"][0]["type"], "model");
     assert!(value["data"][0]["display_name"].is_string());
     assert_eq!(value["first_id"], value["data"][0]["id"]);
+}
+
+/// The field names of an OpenAI error object, in the order they were sent.
+fn error_fields(body: &Value) -> Vec<String> {
+    body["error"].as_object().unwrap().keys().cloned().collect()
+}
+
+/// One renderer: a failure class reads the same whether corvid refused the request itself or
+/// an upstream did and the translation carried it to the client (type, fields, their order).
+#[tokio::test]
+async fn corvids_own_refusals_read_like_the_upstream_errors_it_translates() {
+    const CLAUDE: &str =
+        r#"{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}"#;
+    let translated = Gateway::start_with(|config| {
+        providers_on_mock(config, &["anthropic"]);
+        config.max_retries = 0;
+    })
+    .await;
+    let upstream = |status: StatusCode, kind: &str, message: &str| {
+        Reply::status(
+            status,
+            json!({"type": "error", "error": {"type": kind, "message": message}}),
+        )
+    };
+
+    let missing = Gateway::start_with_credential(
+        |_| {},
+        Credential::Missing {
+            mode: AuthMode::ApiKey,
+        },
+    )
+    .await;
+    let (status, own) = error_body(missing.post("/v1/chat/completions", CHAT).await).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    translated.upstream.enqueue(
+        "/v1/messages",
+        upstream(
+            StatusCode::UNAUTHORIZED,
+            "authentication_error",
+            "invalid x-api-key",
+        ),
+    );
+    let (status, carried) = error_body(translated.post("/v1/chat/completions", CLAUDE).await).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        own["error"]["type"], carried["error"]["type"],
+        "{own} {carried}"
+    );
+    assert_eq!(error_fields(&own), error_fields(&carried));
+
+    let dead = Gateway::start_with(|config| {
+        config.max_retries = 0;
+        config.upstream = "http://127.0.0.1:9/v1".to_owned();
+    })
+    .await;
+    let (status, own) = error_body(dead.post("/v1/chat/completions", CHAT).await).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY);
+    translated.upstream.enqueue(
+        "/v1/messages",
+        upstream(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "api_error",
+            "Internal server error",
+        ),
+    );
+    let (status, carried) = error_body(translated.post("/v1/chat/completions", CLAUDE).await).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(
+        own["error"]["type"], carried["error"]["type"],
+        "{own} {carried}"
+    );
+    assert_eq!(error_fields(&own), error_fields(&carried));
 }

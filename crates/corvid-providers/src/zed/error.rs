@@ -126,11 +126,7 @@ impl ZedError {
                 (ErrorKind::Api, None)
             }
         };
-        WireError {
-            kind,
-            message: self.to_string(),
-            code,
-        }
+        WireError::new(kind, self.to_string()).with_code(code)
     }
 }
 
@@ -166,7 +162,7 @@ impl From<ZedError> for ProviderError {
                     status: http::StatusCode::from_u16(other.status())
                         .unwrap_or(http::StatusCode::BAD_GATEWAY),
                     kind: wire.kind,
-                    code: wire.code,
+                    code: wire.code_str().map(str::to_owned),
                     message: wire.message,
                     retry_after,
                     retryable,

@@ -382,11 +382,9 @@ impl ZedStreamDecoder {
         };
         self.state = State::Failed;
         self.release_unfinished(out);
-        out.push(StreamEvent::Error(WireError {
-            kind,
-            message: shown,
-            code: Some(failed.code.clone()),
-        }));
+        out.push(StreamEvent::Error(
+            WireError::new(kind, shown).with_code(failed.code.clone()),
+        ));
         self.failure = Some(ZedFailure {
             code: failed.code,
             message,

@@ -10,6 +10,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use corvid_test_support::scratch::outside_temp;
 use corvid_tools::{
     Cancellation, Confinement, Sandbox, SandboxProbe, ToolContext, ToolOutput, ToolRegistry,
     Widening, Workspace,
@@ -37,7 +38,7 @@ fn jail() -> Option<Jail> {
         eprintln!("SKIPPED: this kernel has no Landlock, so there is no sandbox to test");
         return None;
     }
-    let dir = scratch_dir();
+    let dir = outside_temp(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let root = base.join("project");
     let outside = base.join("outside");
@@ -498,7 +499,7 @@ fn a_command_dies_with_its_parent() {
         eprintln!("SKIPPED: this kernel has no Landlock");
         return;
     }
-    let dir = scratch_dir();
+    let dir = outside_temp(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let marker = dir.path().join("late");
     let policy = json!({
         "landlock": true,
@@ -541,29 +542,4 @@ fn which(program: &str) -> Result<PathBuf, ()> {
         .map(|folder| folder.join(program))
         .find(|candidate| Path::new(candidate).is_file())
         .ok_or(())
-}
-
-/// A folder for a test's files that the sandbox does not count as temporary: everything under
-/// `/tmp` or `$TMPDIR` is writable inside the sandbox, so "outside the project" must live
-/// elsewhere. A checkout under `/tmp` puts `CARGO_TARGET_TMPDIR` there; then `/var/tmp` is used.
-fn scratch_dir() -> tempfile::TempDir {
-    let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let canonical =
-        |path: &std::path::Path| std::fs::canonicalize(path).unwrap_or(path.to_path_buf());
-    let temp_roots = [
-        std::path::PathBuf::from("/tmp"),
-        std::env::temp_dir(),
-        std::path::PathBuf::from("/dev/shm"),
-    ];
-    let in_temp = temp_roots
-        .iter()
-        .any(|root| canonical(&target).starts_with(canonical(root)));
-    let base = if in_temp {
-        let base = std::path::PathBuf::from("/var/tmp/corvid-sandbox-tests");
-        std::fs::create_dir_all(&base).unwrap();
-        base
-    } else {
-        target
-    };
-    tempfile::tempdir_in(base).unwrap()
 }

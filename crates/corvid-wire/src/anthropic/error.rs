@@ -42,11 +42,7 @@ pub fn decode_error(status: u16, body: &[u8]) -> WireError {
         .as_deref()
         .and_then(kind_from_type)
         .unwrap_or_else(|| ErrorKind::from_status(status));
-    WireError {
-        kind,
-        message,
-        code,
-    }
+    WireError::new(kind, message).with_code(code)
 }
 
 /// A request that could not be decoded, worded as Anthropic words its own refusals:
@@ -101,7 +97,9 @@ fn anthropic_phrase(problem: &str) -> String {
 }
 
 /// Canonical error → (status, body) for an Anthropic client. 502/503 upstream failures are
-/// already `Overloaded`, which Anthropic clients know as 529 `overloaded_error`.
+/// already `Overloaded`, which Anthropic clients know as 529 `overloaded_error`; any other
+/// exact status the error carries is kept. The type follows the kind (Anthropic's own
+/// wording: Claude Code recovers by it).
 pub fn encode_error(error: &WireError) -> (u16, Value) {
     let (status, _) = status_and_type(error);
     (status, error_body(error))
@@ -114,8 +112,20 @@ pub(crate) fn error_body(error: &WireError) -> Value {
 }
 
 fn status_and_type(error: &WireError) -> (u16, &'static str) {
+    let (usual, kind) = usual_status_and_type(error);
     match error.kind {
-        ErrorKind::Permission if error.code.as_deref() == Some(BILLING_ERROR) => {
+        ErrorKind::Overloaded => (usual, kind),
+        _ => (error.status.unwrap_or(usual), kind),
+    }
+}
+
+/// The status and type Anthropic answers a kind with; a billing problem (its code, or HTTP
+/// 402) is its own type.
+fn usual_status_and_type(error: &WireError) -> (u16, &'static str) {
+    match error.kind {
+        ErrorKind::Permission
+            if error.code_str() == Some(BILLING_ERROR) || error.status == Some(402) =>
+        {
             (402, BILLING_ERROR)
         }
         ErrorKind::InvalidRequest => (400, "invalid_request_error"),

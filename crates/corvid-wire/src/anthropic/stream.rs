@@ -139,14 +139,15 @@ impl StreamDecoder {
                         .map(str::to_owned)
                 };
                 let code = field("type");
-                out.push(StreamEvent::Error(WireError {
-                    kind: code
-                        .as_deref()
-                        .and_then(kind_from_type)
-                        .unwrap_or(ErrorKind::Api),
-                    message: field("message").unwrap_or_else(|| "upstream error".to_owned()),
-                    code,
-                }));
+                out.push(StreamEvent::Error(
+                    WireError::new(
+                        code.as_deref()
+                            .and_then(kind_from_type)
+                            .unwrap_or(ErrorKind::Api),
+                        field("message").unwrap_or_else(|| "upstream error".to_owned()),
+                    )
+                    .with_code(code),
+                ));
                 self.ended = true;
             }
             // `ping` and event types this decoder does not know.

@@ -853,22 +853,16 @@ fn request_round_trip_through_canonical_keeps_what_anthropic_carries() {
 
 #[test]
 fn error_kinds_survive_a_stream() {
-    let error = WireError {
-        kind: ErrorKind::RateLimited,
-        message: "slow down".into(),
-        code: None,
-    };
+    let error = WireError::new(ErrorKind::RateLimited, "slow down");
     let mut out = Vec::new();
     let mut encoder = StreamEncoder::new(options());
     encoder.encode(&StreamEvent::Error(error), &mut out);
     let events = decode_stream(&out, &NameMap::default());
     assert_eq!(
         events,
-        [StreamEvent::Error(WireError {
-            kind: ErrorKind::RateLimited,
-            message: "slow down".into(),
-            code: Some("rate_limit_error".into()),
-        })]
+        [StreamEvent::Error(
+            WireError::new(ErrorKind::RateLimited, "slow down").with_code("rate_limit_error")
+        )]
     );
 }
 

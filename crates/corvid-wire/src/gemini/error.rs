@@ -37,15 +37,12 @@ pub fn decode_error(status: u16, body: &[u8]) -> WireError {
         Some(error) => error_from_object(status, error),
         None => {
             let text = String::from_utf8_lossy(body).trim().to_owned();
-            WireError {
-                kind: ErrorKind::from_status(status),
-                message: if text.is_empty() {
-                    format!("Gemini answered HTTP {status}")
-                } else {
-                    text
-                },
-                code: None,
-            }
+            let message = if text.is_empty() {
+                format!("Gemini answered HTTP {status}")
+            } else {
+                text
+            };
+            WireError::new(ErrorKind::from_status(status), message)
         }
     }
 }
@@ -98,11 +95,7 @@ pub(crate) fn error_from_object(status: u16, error: &Value) -> WireError {
         .and_then(Value::as_str)
         .filter(|message| !message.is_empty())
         .map_or_else(|| format!("Gemini answered HTTP {http}"), str::to_owned);
-    WireError {
-        kind,
-        message,
-        code: google_status.map(str::to_owned),
-    }
+    WireError::new(kind, message).with_code(google_status)
 }
 
 fn kind_from_google(status: &str) -> Option<ErrorKind> {
@@ -136,18 +129,31 @@ fn google_status(kind: ErrorKind) -> (u16, &'static str) {
 
 /// Canonical error → `(status, body)` for a Gemini client. A Google status name carried in
 /// `code` (an upstream Gemini's own, e.g. `FAILED_PRECONDITION`) is kept when it belongs to the
-/// same kind.
+/// same kind; an exact HTTP status the error carries is kept (as the body's `code` too).
 pub fn encode_error(error: &WireError) -> (u16, Value) {
-    (google_status(error.kind).0, error_body(error))
+    (http_status(error), error_body(error))
+}
+
+fn http_status(error: &WireError) -> u16 {
+    error.status.unwrap_or(google_status(error.kind).0)
+}
+
+/// Google's name for an exact HTTP status where it says more than the kind's name (Google's
+/// own mapping: a conflict is `ABORTED`, a missing method `UNIMPLEMENTED`).
+fn name_for_status(status: Option<u16>) -> Option<&'static str> {
+    match status? {
+        409 => Some("ABORTED"),
+        501 => Some("UNIMPLEMENTED"),
+        _ => None,
+    }
 }
 
 /// The `{"error":{…}}` body, also written as an in-stream error line.
 pub(crate) fn error_body(error: &WireError) -> Value {
-    let (code, default_status) = google_status(error.kind);
     let status = error
-        .code
-        .as_deref()
+        .code_str()
         .filter(|code| STATUSES.contains(code) && kind_from_google(code) == Some(error.kind))
-        .unwrap_or(default_status);
-    json!({ "error": { "code": code, "message": error.message, "status": status } })
+        .or_else(|| name_for_status(error.status))
+        .unwrap_or(google_status(error.kind).1);
+    json!({ "error": { "code": http_status(error), "message": error.message, "status": status } })
 }

@@ -95,11 +95,7 @@ fn decode_error_keeps_the_message_and_maps_every_status() {
             "status": google, "details": []}});
         assert_eq!(
             decode_error(status, body.to_string().as_bytes()),
-            WireError {
-                kind,
-                message: format!("upstream says {google}"),
-                code: Some(google.into()),
-            },
+            WireError::new(kind, format!("upstream says {google}")).with_code(google),
             "{status} {google}"
         );
     }
@@ -109,27 +105,15 @@ fn decode_error_keeps_the_message_and_maps_every_status() {
 fn decode_error_reads_bodies_that_are_not_google_errors() {
     assert_eq!(
         decode_error(502, b"<html>Bad Gateway</html>\n"),
-        WireError {
-            kind: ErrorKind::Overloaded,
-            message: "<html>Bad Gateway</html>".into(),
-            code: None
-        }
+        WireError::new(ErrorKind::Overloaded, "<html>Bad Gateway</html>")
     );
     assert_eq!(
         decode_error(429, b""),
-        WireError {
-            kind: ErrorKind::RateLimited,
-            message: "Gemini answered HTTP 429".into(),
-            code: None
-        }
+        WireError::new(ErrorKind::RateLimited, "Gemini answered HTTP 429")
     );
     assert_eq!(
         decode_error(400, br#"{"error":{"code":400}}"#),
-        WireError {
-            kind: ErrorKind::InvalidRequest,
-            message: "Gemini answered HTTP 400".into(),
-            code: None
-        }
+        WireError::new(ErrorKind::InvalidRequest, "Gemini answered HTTP 400")
     );
 }
 
@@ -149,11 +133,10 @@ fn encode_error_gives_every_kind_a_google_status() {
     let encoded: Vec<(u16, Value)> = kinds
         .into_iter()
         .map(|kind| {
-            encode_error(&WireError {
-                kind,
-                message: format!("{kind:?} happened"),
-                code: Some("some_other_dialects_code".into()),
-            })
+            encode_error(
+                &WireError::new(kind, format!("{kind:?} happened"))
+                    .with_code("some_other_dialects_code"),
+            )
         })
         .collect();
     insta::assert_json_snapshot!(encoded);
@@ -173,11 +156,7 @@ fn encode_error_keeps_an_upstream_google_status_of_the_same_kind() {
                 "status": "FAILED_PRECONDITION"}})
         )
     );
-    let mismatched = WireError {
-        kind: ErrorKind::RateLimited,
-        message: "m".into(),
-        code: Some("NOT_FOUND".into()),
-    };
+    let mismatched = WireError::new(ErrorKind::RateLimited, "m").with_code("NOT_FOUND");
     assert_eq!(
         encode_error(&mismatched).1["error"]["status"],
         "RESOURCE_EXHAUSTED"

@@ -134,10 +134,9 @@ fn a_stream_error_is_the_result() {
     builder.push(&StreamEvent::TextDelta {
         text: "partial".into(),
     });
-    builder.push(&StreamEvent::Error(WireError {
-        kind: ErrorKind::Overloaded,
-        message: "busy".into(),
-        code: None,
-    }));
+    builder.push(&StreamEvent::Error(WireError::new(
+        ErrorKind::Overloaded,
+        "busy",
+    )));
     assert_eq!(builder.finish().unwrap_err().kind, ErrorKind::Overloaded);
 }

@@ -25,40 +25,40 @@ pub fn decode_error(status: u16, body: &[u8]) -> WireError {
         kind => kind,
     };
     match fields {
-        Some(fields) => WireError {
+        Some(fields) => WireError::new(
             kind,
-            message: fields
+            fields
                 .message
                 .unwrap_or_else(|| format!("upstream answered HTTP {status}")),
-            code: fields.code,
-        },
-        None => WireError {
-            kind,
-            message: raw_message(status, body),
-            code: None,
-        },
+        )
+        .with_code(fields.code),
+        None => WireError::new(kind, raw_message(status, body)),
     }
 }
 
-/// Canonical error → the status and body a Chat Completions client expects. Zed reads
-/// `error.message` and classifies by status; the `code` is the upstream's, kept.
+/// Canonical error → the status and body an OpenAI client (Chat Completions or Responses)
+/// expects. Zed reads `error.message` and classifies by status; the `code` is the upstream's,
+/// kept as it came; the status is the error's exact one when it has one.
 pub fn encode_error(error: &WireError) -> (u16, Value) {
     let body = ErrorBody::new(error);
-    // Cannot fail: a struct of strings.
+    // Cannot fail: strings and a JSON value.
     let body = serde_json::to_value(&body).unwrap_or(Value::Null);
-    (status(error.kind), body)
+    (error.status.unwrap_or(error.kind.status()), body)
 }
 
 /// The error as it is read from a stream's `data: {"error":…}` line, where no status exists.
 pub(crate) fn from_stream(value: &Value) -> Option<WireError> {
     let fields = ErrorFields::read(value)?;
-    Some(WireError {
-        kind: fields.kind().unwrap_or(ErrorKind::Api),
-        message: fields
-            .message
-            .unwrap_or_else(|| "the upstream stream failed".to_owned()),
-        code: fields.code,
-    })
+    let kind = fields.kind().unwrap_or(ErrorKind::Api);
+    Some(
+        WireError::new(
+            kind,
+            fields
+                .message
+                .unwrap_or_else(|| "the upstream stream failed".to_owned()),
+        )
+        .with_code(fields.code),
+    )
 }
 
 /// `{"error":{"message","type","param","code"}}`, the body and the in-stream error line alike.
@@ -73,7 +73,7 @@ struct ErrorObject<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     param: Option<&'a str>,
-    code: Option<&'a str>,
+    code: Option<&'a Value>,
 }
 
 impl<'a> ErrorBody<'a> {
@@ -82,28 +82,15 @@ impl<'a> ErrorBody<'a> {
             error: ErrorObject {
                 message: &error.message,
                 kind: error_type(error.kind),
-                param: None,
+                param: error.param.as_deref(),
                 code: error.code.as_deref(),
             },
         }
     }
 }
 
-fn status(kind: ErrorKind) -> u16 {
-    match kind {
-        ErrorKind::InvalidRequest => 400,
-        ErrorKind::Authentication => 401,
-        ErrorKind::Permission => 403,
-        ErrorKind::NotFound => 404,
-        ErrorKind::RequestTooLarge => 413,
-        ErrorKind::RateLimited => 429,
-        ErrorKind::Api => 500,
-        ErrorKind::Overloaded => 503,
-        ErrorKind::Timeout => 504,
-    }
-}
-
-fn error_type(kind: ErrorKind) -> &'static str {
+/// OpenAI's `error.type` for a kind (also the Responses stream's fallback code).
+pub(crate) fn error_type(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::InvalidRequest | ErrorKind::RequestTooLarge => "invalid_request_error",
         ErrorKind::Authentication => "authentication_error",

@@ -1,7 +1,7 @@
 //! Errors: the OpenAI shape `{"error":{"message","type","param","code"}}` (§6.8), xAI's
 //! `{"code","error":"<string>"}`, and the codes of in-stream `error` events.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::model::{ErrorKind, WireError};
 
@@ -37,11 +37,7 @@ pub fn decode_error(status: u16, body: &[u8]) -> WireError {
     if status == 400 && is_bad_key(code.as_deref(), &message) {
         kind = ErrorKind::Authentication;
     }
-    WireError {
-        kind,
-        message,
-        code,
-    }
+    WireError::new(kind, message).with_code(code)
 }
 
 fn is_bad_key(code: Option<&str>, message: &str) -> bool {
@@ -51,36 +47,10 @@ fn is_bad_key(code: Option<&str>, message: &str) -> bool {
         || message.contains("invalid api key")
 }
 
-/// The status and OpenAI-shaped body for a client. 502/503 answer 503 (§6.8); the message and
-/// the upstream code are kept.
+/// The status and OpenAI-shaped body for a client: the same as a Chat Completions client
+/// gets (one OpenAI error shape, one renderer).
 pub fn encode_error(error: &WireError) -> (u16, Value) {
-    let (status, kind) = status_and_type(error.kind);
-    (
-        status,
-        json!({
-            "error": {
-                "message": error.message,
-                "type": kind,
-                "param": null,
-                "code": error.code,
-            }
-        }),
-    )
-}
-
-/// The HTTP status and OpenAI error `type` for a kind.
-pub(crate) fn status_and_type(kind: ErrorKind) -> (u16, &'static str) {
-    match kind {
-        ErrorKind::InvalidRequest => (400, "invalid_request_error"),
-        ErrorKind::Authentication => (401, "authentication_error"),
-        ErrorKind::Permission => (403, "permission_error"),
-        ErrorKind::NotFound => (404, "not_found_error"),
-        ErrorKind::RequestTooLarge => (413, "invalid_request_error"),
-        ErrorKind::RateLimited => (429, "rate_limit_error"),
-        ErrorKind::Overloaded => (503, "server_error"),
-        ErrorKind::Timeout => (504, "timeout_error"),
-        ErrorKind::Api => (500, "server_error"),
-    }
+    crate::openai_chat::encode_error(error)
 }
 
 /// The kind of a failure reported inside a stream (`error` event, `response.failed`), by its
@@ -117,13 +87,9 @@ pub(crate) fn stream_error(value: &Value, fallback: &str) -> WireError {
         .as_str()
         .or(error["type"].as_str().filter(|kind| *kind != "error"))
         .map(str::to_owned);
-    WireError {
-        kind: kind_from_code(code.as_deref()),
-        message: error["message"]
-            .as_str()
-            .filter(|message| !message.is_empty())
-            .unwrap_or(fallback)
-            .to_owned(),
-        code,
-    }
+    let message = error["message"]
+        .as_str()
+        .filter(|message| !message.is_empty())
+        .unwrap_or(fallback);
+    WireError::new(kind_from_code(code.as_deref()), message).with_code(code)
 }

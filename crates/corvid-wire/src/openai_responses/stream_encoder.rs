@@ -24,7 +24,6 @@ use std::io::Write as _;
 
 use serde_json::Value;
 
-use super::error::status_and_type;
 use super::events::{self, At};
 use super::response::{envelope, function_call_item, message_item, reasoning_item};
 use super::{
@@ -451,9 +450,8 @@ impl StreamEncoder {
 /// An `error` event's data: the error's own code, else the type its kind maps to.
 fn error_data(error: &WireError) -> Value {
     let code = error
-        .code
-        .as_deref()
-        .unwrap_or(status_and_type(error.kind).1);
+        .code_str()
+        .unwrap_or(crate::openai_chat::error_type(error.kind));
     events::error(code, &error.message)
 }
 

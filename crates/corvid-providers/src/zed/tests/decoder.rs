@@ -141,13 +141,12 @@ fn a_reply_without_stream_ended_is_an_error() {
     let events = decode(&mut decoder, &body(&lines));
     assert_eq!(
         events.last(),
-        Some(&StreamEvent::Error(WireError {
-            kind: ErrorKind::Api,
-            message: "the Zed stream ended unexpectedly (no `stream_ended`): the reply was cut \
+        Some(&StreamEvent::Error(WireError::new(
+            ErrorKind::Api,
+            "the Zed stream ended unexpectedly (no `stream_ended`): the reply was cut \
                       short"
-                .to_owned(),
-            code: None,
-        }))
+                .to_owned()
+        )))
     );
     assert!(!decoder.is_complete());
     // Only the one error.
@@ -227,12 +226,14 @@ fn a_failure_mid_stream_is_an_error_with_its_retry_after() {
     let out = decode(&mut decoder, &body(&lines));
     assert_eq!(
         out.last(),
-        Some(&StreamEvent::Error(WireError {
-            kind: ErrorKind::RateLimited,
-            message: "Zed reported a failure (upstream_http_429): rate limited (retry after 1.5 s)"
-                .to_owned(),
-            code: Some("upstream_http_429".to_owned()),
-        }))
+        Some(&StreamEvent::Error(
+            WireError::new(
+                ErrorKind::RateLimited,
+                "Zed reported a failure (upstream_http_429): rate limited (retry after 1.5 s)"
+                    .to_owned()
+            )
+            .with_code("upstream_http_429")
+        ))
     );
     assert!(
         !out.iter()

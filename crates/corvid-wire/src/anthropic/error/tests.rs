@@ -27,11 +27,7 @@ fn anthropic_errors_decode_for_every_status() {
         let message = format!("{kind} says so");
         assert_eq!(
             decode_error(status, &anthropic_body(kind, &message)),
-            WireError {
-                kind: expected,
-                message: message.clone(),
-                code: Some(kind.into()),
-            },
+            WireError::new(expected, message.clone()).with_code(kind),
             "HTTP {status}"
         );
         // And back to an Anthropic client unchanged, billing included.
@@ -61,11 +57,7 @@ fn canonical_kinds_encode_by_the_table() {
         (ErrorKind::Timeout, 504, "timeout_error"),
     ];
     for (kind, status, name) in rows {
-        let error = WireError {
-            kind,
-            message: "m".into(),
-            code: Some("rate_limit_exceeded".into()),
-        };
+        let error = WireError::new(kind, "m").with_code("rate_limit_exceeded");
         assert_eq!(
             encode_error(&error),
             (
@@ -90,35 +82,22 @@ fn other_shapes_keep_their_wording() {
             429,
             br#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#
         ),
-        WireError {
-            kind: ErrorKind::RateLimited,
-            message: "Rate limit reached".into(),
-            code: Some("requests".into()),
-        }
+        WireError::new(ErrorKind::RateLimited, "Rate limit reached").with_code("requests")
     );
     assert_eq!(
         decode_error(400, br#"{"code":"Client specified an invalid argument","error":"Incorrect API key provided"}"#),
-        WireError {
-            kind: ErrorKind::InvalidRequest,
-            message: "Incorrect API key provided".into(),
-            code: None,
-        }
+        WireError::new(ErrorKind::InvalidRequest, "Incorrect API key provided")
     );
     assert_eq!(
         decode_error(502, b"<html><body>Bad Gateway</body></html>\n"),
-        WireError {
-            kind: ErrorKind::Overloaded,
-            message: "<html><body>Bad Gateway</body></html>".into(),
-            code: None,
-        }
+        WireError::new(
+            ErrorKind::Overloaded,
+            "<html><body>Bad Gateway</body></html>"
+        )
     );
     assert_eq!(
         decode_error(504, b""),
-        WireError {
-            kind: ErrorKind::Timeout,
-            message: "upstream answered HTTP 504".into(),
-            code: None,
-        }
+        WireError::new(ErrorKind::Timeout, "upstream answered HTTP 504")
     );
     let long = "x".repeat(MAX_RAW_MESSAGE + 10);
     assert_eq!(

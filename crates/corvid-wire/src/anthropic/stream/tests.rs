@@ -135,11 +135,9 @@ fn error_event_mid_stream() {
             StreamEvent::TextDelta {
                 text: "Partial".into()
             },
-            StreamEvent::Error(WireError {
-                kind: ErrorKind::Overloaded,
-                message: "Overloaded".into(),
-                code: Some("overloaded_error".into()),
-            }),
+            StreamEvent::Error(
+                WireError::new(ErrorKind::Overloaded, "Overloaded").with_code("overloaded_error")
+            ),
         ],
         "no second error at the end of the body"
     );
@@ -158,11 +156,10 @@ fn a_stream_cut_before_message_stop_ends_in_error() {
         [
             start("msg_1"),
             StreamEvent::TextDelta { text: "Hel".into() },
-            StreamEvent::Error(WireError {
-                kind: ErrorKind::Api,
-                message: "the upstream stream ended before message_stop".into(),
-                code: None,
-            }),
+            StreamEvent::Error(WireError::new(
+                ErrorKind::Api,
+                "the upstream stream ended before message_stop"
+            )),
         ]
     );
 }

@@ -13,11 +13,7 @@ fn start() -> StreamEvent {
 }
 
 fn error() -> StreamEvent {
-    StreamEvent::Error(WireError {
-        kind: ErrorKind::Api,
-        message: "the reply was cut short".into(),
-        code: None,
-    })
+    StreamEvent::Error(WireError::new(ErrorKind::Api, "the reply was cut short"))
 }
 
 fn text(text: &str) -> StreamEvent {
@@ -287,11 +283,10 @@ fn error_mid_stream() {
     for event in [
         start(),
         text("Partial"),
-        StreamEvent::Error(WireError {
-            kind: ErrorKind::Overloaded,
-            message: "upstream 503: try later".into(),
-            code: None,
-        }),
+        StreamEvent::Error(WireError::new(
+            ErrorKind::Overloaded,
+            "upstream 503: try later",
+        )),
         text("ignored"),
     ] {
         encoder.encode(&event, &mut out);

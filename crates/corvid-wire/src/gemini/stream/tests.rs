@@ -156,11 +156,13 @@ fn decodes_an_error_mid_stream() {
         vec![
             start("e1", "gemini-2.5-flash"),
             text("Let me"),
-            StreamEvent::Error(WireError {
-                kind: ErrorKind::Overloaded,
-                message: "The model is overloaded. Please try again later.".into(),
-                code: Some("UNAVAILABLE".into()),
-            }),
+            StreamEvent::Error(
+                WireError::new(
+                    ErrorKind::Overloaded,
+                    "The model is overloaded. Please try again later."
+                )
+                .with_code("UNAVAILABLE")
+            ),
         ]
     );
 }
@@ -172,20 +174,18 @@ fn a_stream_cut_before_its_finish_is_an_error() {
         vec![
             start("c1", "gemini-2.5-flash"),
             text("Half an ans"),
-            StreamEvent::Error(WireError {
-                kind: ErrorKind::Api,
-                message: "the Gemini stream ended before its finishReason".into(),
-                code: None,
-            }),
+            StreamEvent::Error(WireError::new(
+                ErrorKind::Api,
+                "the Gemini stream ended before its finishReason"
+            )),
         ]
     );
     assert_eq!(
         run(&[b""]),
-        vec![StreamEvent::Error(WireError {
-            kind: ErrorKind::Api,
-            message: "the Gemini stream ended before its finishReason".into(),
-            code: None,
-        })],
+        vec![StreamEvent::Error(WireError::new(
+            ErrorKind::Api,
+            "the Gemini stream ended before its finishReason"
+        ))],
         "an empty body"
     );
 }
@@ -314,11 +314,9 @@ fn encodes_an_error_mid_stream_and_stops() {
     let mut out = Vec::new();
     encoder.encode(&text("Let me"), &mut out);
     encoder.encode(
-        &StreamEvent::Error(WireError {
-            kind: ErrorKind::RateLimited,
-            message: "Slow down".into(),
-            code: Some("rate_limit_error".into()),
-        }),
+        &StreamEvent::Error(
+            WireError::new(ErrorKind::RateLimited, "Slow down").with_code("rate_limit_error"),
+        ),
         &mut out,
     );
     encoder.encode(&text("ignored"), &mut out);
@@ -347,11 +345,11 @@ fn an_encoded_stream_decodes_to_the_same_events() {
 
 #[test]
 fn an_error_decoded_from_an_encoded_stream_keeps_its_kind() {
-    let error = WireError {
-        kind: ErrorKind::Timeout,
-        message: "Deadline expired before operation could complete.".into(),
-        code: Some("DEADLINE_EXCEEDED".into()),
-    };
+    let error = WireError::new(
+        ErrorKind::Timeout,
+        "Deadline expired before operation could complete.",
+    )
+    .with_code("DEADLINE_EXCEEDED");
     let bytes = encode(&[start("x", "m"), StreamEvent::Error(error.clone())]);
     assert_eq!(run(&[&bytes]), vec![StreamEvent::Error(error)]);
 }

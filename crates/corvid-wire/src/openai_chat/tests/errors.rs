@@ -8,11 +8,7 @@ use crate::model::{ErrorKind, WireError};
 use crate::openai_chat::{decode_error, encode_error};
 
 fn error(kind: ErrorKind, message: &str, code: Option<&str>) -> WireError {
-    WireError {
-        kind,
-        message: message.to_owned(),
-        code: code.map(str::to_owned),
-    }
+    WireError::new(kind, message.to_owned()).with_code(code.map(str::to_owned))
 }
 
 /// Every status of §6.8, in OpenAI's shape: decoded, then encoded for a Chat client.
@@ -46,7 +42,7 @@ fn every_status_maps_both_ways() {
                                         "type": kind, "param": null, "code": code}});
             let decoded = decode_error(status, body.to_string().as_bytes());
             assert_eq!(decoded.message, format!("upstream says {status}"));
-            assert_eq!(decoded.code.as_deref(), code);
+            assert_eq!(decoded.code_str(), code);
             let (encoded_status, encoded) = encode_error(&decoded);
             json!({"status": status, "kind": decoded.kind, "client_status": encoded_status,
                    "client_body": encoded})

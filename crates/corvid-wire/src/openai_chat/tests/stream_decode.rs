@@ -153,12 +153,11 @@ fn an_error_event_mid_stream() {
         [
             start("chatcmpl-9f7", "gpt-4.1"),
             text("Partial"),
-            StreamEvent::Error(WireError {
-                kind: ErrorKind::Api,
-                message: "The server had an error while processing your request. Sorry about that!"
-                    .to_owned(),
-                code: None,
-            }),
+            StreamEvent::Error(WireError::new(
+                ErrorKind::Api,
+                "The server had an error while processing your request. Sorry about that!"
+                    .to_owned()
+            )),
         ]
     );
 }
@@ -169,11 +168,10 @@ fn an_xai_error_event_mid_stream() {
     let body = b"data: {\"code\":\"Some resource has been exhausted\",\"error\":\"Rate limit reached\"}\n\n";
     assert_eq!(
         decode_stream(body, &NameMap::default()),
-        [StreamEvent::Error(WireError {
-            kind: ErrorKind::RateLimited,
-            message: "Rate limit reached".to_owned(),
-            code: Some("Some resource has been exhausted".to_owned()),
-        })]
+        [StreamEvent::Error(
+            WireError::new(ErrorKind::RateLimited, "Rate limit reached")
+                .with_code("Some resource has been exhausted")
+        )]
     );
 }
 
@@ -185,11 +183,10 @@ fn a_stream_without_done_ends_in_an_error() {
         [
             start("chatcmpl-9f8", "gpt-4.1"),
             text("Half an ans"),
-            StreamEvent::Error(WireError {
-                kind: ErrorKind::Api,
-                message: "the upstream stream ended before `data: [DONE]`".to_owned(),
-                code: None,
-            }),
+            StreamEvent::Error(WireError::new(
+                ErrorKind::Api,
+                "the upstream stream ended before `data: [DONE]`"
+            )),
         ]
     );
     // Cut in the middle of a chunk: the half line is malformed, reported once.

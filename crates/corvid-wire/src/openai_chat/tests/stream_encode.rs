@@ -137,11 +137,9 @@ fn an_error_mid_stream_is_an_error_line_and_the_end() {
     let events = [
         start(),
         text("Partial"),
-        StreamEvent::Error(WireError {
-            kind: ErrorKind::Overloaded,
-            message: "Overloaded".to_owned(),
-            code: Some("overloaded_error".to_owned()),
-        }),
+        StreamEvent::Error(
+            WireError::new(ErrorKind::Overloaded, "Overloaded").with_code("overloaded_error"),
+        ),
         text("ignored"),
         StreamEvent::Finish(FinishReason::EndTurn),
     ];
@@ -156,11 +154,7 @@ fn an_error_mid_stream_is_an_error_line_and_the_end() {
 
 #[test]
 fn an_error_before_anything_is_only_the_error() {
-    let error = WireError {
-        kind: ErrorKind::RateLimited,
-        message: "Rate limit reached".to_owned(),
-        code: None,
-    };
+    let error = WireError::new(ErrorKind::RateLimited, "Rate limit reached");
     let stream = encode_stream(options(true), &[StreamEvent::Error(error)]);
     assert_eq!(
         String::from_utf8(stream).unwrap(),

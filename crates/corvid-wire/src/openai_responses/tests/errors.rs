@@ -91,11 +91,7 @@ fn pitfall_19_every_status_is_decoded_with_its_wording() {
             json!({ "error": { "message": message, "type": kind, "param": null, "code": code } });
         assert_eq!(
             decode_error(status, body.to_string().as_bytes()),
-            WireError {
-                kind: expected,
-                message,
-                code: Some(code.to_owned()),
-            },
+            WireError::new(expected, message).with_code(code.to_owned()),
             "status {status}"
         );
     }
@@ -106,11 +102,11 @@ fn pitfall_19_every_kind_is_encoded_as_an_openai_error() {
     let encoded: Vec<_> = KINDS
         .iter()
         .map(|kind| {
-            let (status, body) = encode_error(&WireError {
-                kind: *kind,
-                message: format!("{kind:?} happened"),
-                code: (*kind == ErrorKind::RateLimited).then(|| "rate_limit_exceeded".to_owned()),
-            });
+            let (status, body) = encode_error(
+                &WireError::new(*kind, format!("{kind:?} happened")).with_code(
+                    (*kind == ErrorKind::RateLimited).then(|| "rate_limit_exceeded".to_owned()),
+                ),
+            );
             json!({ "kind": kind, "status": status, "body": body })
         })
         .collect();
@@ -120,11 +116,7 @@ fn pitfall_19_every_kind_is_encoded_as_an_openai_error() {
 #[test]
 fn encoded_errors_decode_to_the_same_kind() {
     for kind in KINDS {
-        let error = WireError {
-            kind,
-            message: "m".to_owned(),
-            code: None,
-        };
+        let error = WireError::new(kind, "m");
         let (status, body) = encode_error(&error);
         let decoded = decode_error(status, body.to_string().as_bytes());
         assert_eq!(decoded.kind, kind);
@@ -140,20 +132,12 @@ fn pitfall_19_xai_string_errors_and_bad_keys_answered_with_400() {
     });
     assert_eq!(
         decode_error(400, body.to_string().as_bytes()),
-        WireError {
-            kind: ErrorKind::Authentication,
-            message: "Incorrect API key provided: xa***yz. You can obtain an API key from https://console.x.ai.".to_owned(),
-            code: Some("Client specified an invalid argument".to_owned()),
-        }
+        WireError::new(ErrorKind::Authentication, "Incorrect API key provided: xa***yz. You can obtain an API key from https://console.x.ai.").with_code("Client specified an invalid argument")
     );
     let gone = json!({ "code": "Gone", "error": "Live search is deprecated." });
     assert_eq!(
         decode_error(410, gone.to_string().as_bytes()),
-        WireError {
-            kind: ErrorKind::Api,
-            message: "Live search is deprecated.".to_owned(),
-            code: Some("Gone".to_owned()),
-        }
+        WireError::new(ErrorKind::Api, "Live search is deprecated.").with_code("Gone")
     );
 }
 
@@ -161,30 +145,18 @@ fn pitfall_19_xai_string_errors_and_bad_keys_answered_with_400() {
 fn bodies_that_are_not_plain_json_objects() {
     assert_eq!(
         decode_error(502, b"<html>Bad Gateway</html>"),
-        WireError {
-            kind: ErrorKind::Overloaded,
-            message: "<html>Bad Gateway</html>".to_owned(),
-            code: None,
-        }
+        WireError::new(ErrorKind::Overloaded, "<html>Bad Gateway</html>")
     );
     assert_eq!(
         decode_error(
             429,
             br#"[{"error":{"message":"Too many","code":"rate_limit_exceeded"}}]"#
         ),
-        WireError {
-            kind: ErrorKind::RateLimited,
-            message: "Too many".to_owned(),
-            code: Some("rate_limit_exceeded".to_owned()),
-        }
+        WireError::new(ErrorKind::RateLimited, "Too many").with_code("rate_limit_exceeded")
     );
     assert_eq!(
         decode_error(500, b""),
-        WireError {
-            kind: ErrorKind::Api,
-            message: "upstream answered HTTP 500".to_owned(),
-            code: None,
-        }
+        WireError::new(ErrorKind::Api, "upstream answered HTTP 500")
     );
 }
 
@@ -206,11 +178,9 @@ fn pitfall_19_a_mid_stream_failure_is_an_error_event() {
         StreamEvent::TextDelta {
             text: "Partial".to_owned(),
         },
-        StreamEvent::Error(WireError {
-            kind: ErrorKind::RateLimited,
-            message: "Slow down".to_owned(),
-            code: Some("rate_limit_exceeded".to_owned()),
-        }),
+        StreamEvent::Error(
+            WireError::new(ErrorKind::RateLimited, "Slow down").with_code("rate_limit_exceeded"),
+        ),
     ];
     let parsed = parse_sse(&encode_stream(&events, options()));
     assert_eq!(

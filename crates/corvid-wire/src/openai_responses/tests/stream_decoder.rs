@@ -195,11 +195,13 @@ fn error_event_mid_stream() {
         vec![
             start("resp_e1", "gpt-5"),
             text("Partial"),
-            StreamEvent::Error(WireError {
-                kind: ErrorKind::RateLimited,
-                message: "Rate limit reached for gpt-5 on tokens per min (TPM).".to_owned(),
-                code: Some("rate_limit_exceeded".to_owned()),
-            }),
+            StreamEvent::Error(
+                WireError::new(
+                    ErrorKind::RateLimited,
+                    "Rate limit reached for gpt-5 on tokens per min (TPM)."
+                )
+                .with_code("rate_limit_exceeded")
+            ),
         ]
     );
 }
@@ -211,11 +213,13 @@ fn failed_response_mid_stream() {
         vec![
             start("resp_f1", "gpt-5"),
             text("Partial"),
-            StreamEvent::Error(WireError {
-                kind: ErrorKind::Api,
-                message: "The server had an error while processing your request.".to_owned(),
-                code: Some("server_error".to_owned()),
-            }),
+            StreamEvent::Error(
+                WireError::new(
+                    ErrorKind::Api,
+                    "The server had an error while processing your request."
+                )
+                .with_code("server_error")
+            ),
         ]
     );
 }
@@ -227,11 +231,10 @@ fn a_stream_cut_short_is_an_error() {
         vec![
             start("resp_c1", "gpt-5"),
             text("Partial"),
-            StreamEvent::Error(WireError {
-                kind: ErrorKind::Api,
-                message: "the upstream stream ended before the response was complete".to_owned(),
-                code: None,
-            }),
+            StreamEvent::Error(WireError::new(
+                ErrorKind::Api,
+                "the upstream stream ended before the response was complete"
+            )),
         ]
     );
 }
@@ -345,10 +348,8 @@ fn an_error_event_with_a_nested_error_object() {
     );
     assert_eq!(
         events,
-        vec![StreamEvent::Error(WireError {
-            kind: ErrorKind::Overloaded,
-            message: "Busy.".to_owned(),
-            code: Some("server_overloaded".to_owned()),
-        })]
+        vec![StreamEvent::Error(
+            WireError::new(ErrorKind::Overloaded, "Busy.").with_code("server_overloaded")
+        )]
     );
 }

@@ -160,11 +160,7 @@ fn error_mid_stream() {
     let events = [
         start(),
         text("Partial"),
-        StreamEvent::Error(WireError {
-            kind: ErrorKind::Overloaded,
-            message: "Overloaded".to_owned(),
-            code: None,
-        }),
+        StreamEvent::Error(WireError::new(ErrorKind::Overloaded, "Overloaded")),
         text("ignored"),
         StreamEvent::Finish(FinishReason::EndTurn),
     ];
