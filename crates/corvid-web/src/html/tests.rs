@@ -1,0 +1,91 @@
+use pretty_assertions::assert_eq;
+use url::Url;
+
+use super::*;
+
+fn convert(html: &str) -> Converted {
+    to_markdown(
+        html,
+        &Url::parse("https://docs.example.com/guide/start.html").unwrap(),
+    )
+}
+
+#[test]
+fn a_page_keeps_headings_links_lists_and_code_and_drops_scripts_and_styles() {
+    let converted = convert(
+        r##"<!doctype html>
+<html><head><title>  Getting
+   started </title>
+<style>body { color: red }</style>
+<script>var secret = "do not show";</script>
+</head>
+<body>
+<h1>Getting started</h1>
+<p>Read the <a href="../api/index.html">API reference</a> or <a href="https://other.example/x">elsewhere</a>.</p>
+<ul><li>one</li><li>two</li></ul>
+<ol><li>first</li><li>second</li></ol>
+<pre><code class="language-rust">fn main() {
+    println!("hi");
+}
+</code></pre>
+<p>Inline <code>cargo run</code>.</p>
+<form><input name="q"><button>Search</button></form>
+<noscript>enable JavaScript</noscript>
+<p><a href="javascript:alert(1)">click</a> <a href="#install">Install</a></p>
+<p><img src="/img/logo.png" alt="Logo"> <img src="data:image/png;base64,AAAA" alt="dot"></p>
+</body></html>"##,
+    );
+    assert_eq!(converted.title.as_deref(), Some("Getting started"));
+    let markdown = &converted.markdown;
+    for expected in [
+        "# Getting started",
+        "[API reference](https://docs.example.com/api/index.html)",
+        "[elsewhere](https://other.example/x)",
+        "- one\n- two",
+        "1. first",
+        "2. second",
+        "```",
+        "fn main() {\n    println!(\"hi\");\n}",
+        "`cargo run`",
+        "[Install](https://docs.example.com/guide/start.html#install)",
+        "![Logo](https://docs.example.com/img/logo.png)",
+        "dot",
+        "click",
+    ] {
+        assert!(
+            markdown.contains(expected),
+            "{expected:?} missing from:\n{markdown}"
+        );
+    }
+    for absent in [
+        "secret",
+        "color: red",
+        "enable JavaScript",
+        "Search",
+        "javascript:",
+        "data:image",
+        "\n\n\n",
+    ] {
+        assert!(!markdown.contains(absent), "{absent:?} in:\n{markdown}");
+    }
+    assert!(
+        !markdown.contains("Getting\n"),
+        "the title is not repeated as text:\n{markdown}"
+    );
+}
+
+#[test]
+fn blank_lines_close_up_outside_code_only() {
+    assert_eq!(tidy("a  \n\n\n\nb\n"), "a\n\nb");
+    assert_eq!(tidy("```\nx\n\n\n\ny\n```"), "```\nx\n\n\n\ny\n```");
+    assert_eq!(tidy("\n\nstart"), "start");
+}
+
+#[test]
+fn link_targets_are_escaped_for_markdown() {
+    let converted = convert(r#"<a href="/wiki/Rust_(language) page">Rust</a>"#);
+    assert_eq!(
+        converted.markdown,
+        "[Rust](https://docs.example.com/wiki/Rust_%28language%29%20page)"
+    );
+}
