@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use corvid_config::WebConfig;
+use corvid_config::{Loaded, WebConfig};
 use corvid_tools::{Cancellation, ToolOutput};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -92,6 +92,25 @@ impl WebTools {
             max_text_bytes: web.max_text_bytes,
             search_results: web.search_results,
         }
+    }
+
+    /// The tools as `config.toml` and the keys set them, over the system's network. A backend
+    /// that cannot be used (its key is not set) leaves `web_search` off; the notice says what
+    /// to set, for the user (never the key's value).
+    pub fn configured(loaded: &Loaded) -> (Self, Vec<String>) {
+        let web = &loaded.config.web;
+        let mut notices = Vec::new();
+        let backend = match Backend::from_config(web.search, web.search_url.as_deref(), |name| {
+            loaded.secret(name)
+        }) {
+            Ok(backend) => backend,
+            Err(error) => {
+                notices.push(error.to_string());
+                None
+            }
+        };
+        let network: Arc<dyn Network> = Arc::new(crate::net::SystemNetwork);
+        (Self::new(web, backend, network), notices)
     }
 
     /// The tools on offer; none when both are off.

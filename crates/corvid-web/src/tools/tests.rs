@@ -139,3 +139,34 @@ fn an_error_status_is_an_error_with_a_short_page() {
     );
     assert!(output.text.len() < 3 * 1024, "{}", output.text.len());
 }
+
+#[test]
+fn the_configuration_decides_and_a_missing_key_is_a_notice() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[web]\nsearch = \"brave\"\n",
+    )
+    .unwrap();
+    let environment = |pairs: &[(&str, &str)]| {
+        let mut environment: std::collections::HashMap<String, String> = pairs
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+        environment.insert("CORVID_HOME".to_owned(), home.path().display().to_string());
+        environment
+    };
+    let loaded = corvid_config::load(&corvid_config::Flags::default(), &environment(&[])).unwrap();
+    let (tools, notices) = WebTools::configured(&loaded);
+    assert!(!tools.offers(SEARCH));
+    assert!(tools.offers(FETCH));
+    assert_eq!(notices.len(), 1);
+    assert!(notices[0].contains("BRAVE_API_KEY"), "{notices:?}");
+
+    std::fs::write(home.path().join("env"), "BRAVE_API_KEY=from-the-env-file\n").unwrap();
+    let loaded = corvid_config::load(&corvid_config::Flags::default(), &environment(&[])).unwrap();
+    let (tools, notices) = WebTools::configured(&loaded);
+    assert!(tools.offers(SEARCH));
+    assert!(notices.is_empty(), "{notices:?}");
+    assert!(!format!("{tools:?}").contains("from-the-env-file"));
+}

@@ -370,3 +370,32 @@ async fn a_silent_server_times_out_and_a_cancel_stops_the_fetch() {
     assert!(output.text.contains("cancelled"), "{}", output.text);
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+#[tokio::test]
+async fn https_goes_through_tls_and_a_server_that_does_not_speak_it_fails_cleanly() {
+    use tokio::io::AsyncWriteExt;
+    // A server that answers plain HTTP at once, whatever it is sent (a TLS hello here).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let plain = tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+                .await;
+        }
+    });
+    let fetcher = Fetcher::new(&loopback_allowed(), Arc::new(TestNetwork::default()));
+    let error = fetcher
+        .fetch(&format!("https://127.0.0.1:{port}/"))
+        .await
+        .unwrap_err();
+    plain.abort();
+    assert!(
+        matches!(error, FetchError::Request(RequestError::Tls { .. })),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("TLS with 127.0.0.1 failed"),
+        "{error}"
+    );
+}
