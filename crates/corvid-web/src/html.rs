@@ -146,8 +146,8 @@ fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Trailing spaces off every line; never more than one blank line in a row (outside code
-/// fences, which keep their lines as they are).
+/// Trailing spaces off every line, empty list items dropped, never more than one blank line
+/// in a row (outside code fences, which keep their lines as they are).
 fn tidy(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
     let mut blank_run = 0;
@@ -163,6 +163,10 @@ fn tidy(markdown: &str) -> String {
             in_fence = !in_fence;
         }
         let line = line.trim_end();
+        if matches!(line.trim_start(), "-" | "*" | "+") {
+            // A list item with nothing in it (an icon-only link): nothing to read.
+            continue;
+        }
         if line.is_empty() {
             blank_run += 1;
             if blank_run > 1 || out.is_empty() {

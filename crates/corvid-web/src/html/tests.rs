@@ -79,6 +79,8 @@ fn blank_lines_close_up_outside_code_only() {
     assert_eq!(tidy("a  \n\n\n\nb\n"), "a\n\nb");
     assert_eq!(tidy("```\nx\n\n\n\ny\n```"), "```\nx\n\n\n\ny\n```");
     assert_eq!(tidy("\n\nstart"), "start");
+    // Icon-only navigation leaves bullets with nothing after them.
+    assert_eq!(tidy("-\n- \n-\n\ntext\n- item"), "text\n- item");
 }
 
 #[test]
