@@ -59,6 +59,9 @@ pub enum FetchError {
     /// The whole fetch ran out of time.
     #[error("no complete answer within {0:?}")]
     Timeout(Duration),
+    /// The converter failed (a panic inside it); the session goes on.
+    #[error("the page could not be converted: {0}")]
+    Convert(String),
     /// Not text.
     #[error(
         "{url} is {content_type}, not a page or text; web_fetch only reads text (HTML, markdown, plain text, JSON, XML)"
@@ -153,7 +156,7 @@ impl Fetcher {
                 }
             };
             if !matches!(reply.status.as_u16(), 301 | 302 | 303 | 307 | 308) {
-                return self.read(requested, url, reply);
+                return read(requested, url, reply).await;
             }
             let next = reply
                 .headers
@@ -191,25 +194,32 @@ impl Fetcher {
             })
             .await
     }
+}
 
-    fn read(&self, requested: Url, url: Url, reply: Reply) -> Result<Fetched, FetchError> {
-        let content_type = reply
-            .headers
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
-        let page = page::read(&url, content_type.as_deref(), &reply.body).map_err(|found| {
-            FetchError::NotText {
-                url: url.to_string(),
-                content_type: found,
-            }
-        })?;
-        Ok(Fetched {
-            requested,
-            url,
-            page,
-            status: reply.status,
-            truncated: reply.truncated,
-        })
-    }
+/// Reads the final response as a page. Parsing and converting a few megabytes of HTML takes
+/// a while, so it runs on a blocking thread, not on the runtime's.
+async fn read(requested: Url, url: Url, reply: Reply) -> Result<Fetched, FetchError> {
+    let content_type = reply
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let (status, truncated) = (reply.status, reply.truncated);
+    let body = reply.body;
+    let page_url = url.clone();
+    let read =
+        tokio::task::spawn_blocking(move || page::read(&page_url, content_type.as_deref(), &body))
+            .await
+            .map_err(|error| FetchError::Convert(error.to_string()))?;
+    let page = read.map_err(|found| FetchError::NotText {
+        url: url.to_string(),
+        content_type: found,
+    })?;
+    Ok(Fetched {
+        requested,
+        url,
+        page,
+        status,
+        truncated,
+    })
 }
