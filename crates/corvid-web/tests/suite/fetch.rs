@@ -399,3 +399,34 @@ async fn https_goes_through_tls_and_a_server_that_does_not_speak_it_fails_cleanl
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_name_on_the_allowlist_may_resolve_privately_and_every_checked_address_is_tried() {
+    let server = html_server().await;
+    let port = server.address.port();
+    // Nothing listens on 127.0.0.3: the first address refuses, the second answers.
+    let network = Arc::new(TestNetwork::default().with("wiki.test", &["127.0.0.3", "127.0.0.1"]));
+    let web = WebConfig {
+        allow_hosts: vec![HostRule::parse("wiki.test").unwrap()],
+        ..WebConfig::default()
+    };
+    let fetcher = Fetcher::new(&web, network.clone());
+    let fetched = fetcher
+        .fetch(&format!("http://wiki.test:{port}/"))
+        .await
+        .unwrap();
+    assert_eq!(fetched.page.title.as_deref(), Some("Local"));
+    assert_eq!(
+        network.connects(),
+        [format!("127.0.0.3:{port}").parse().unwrap(), server.address]
+    );
+    // The same address under another name is not on the list.
+    let network = Arc::new(TestNetwork::default().with("other.test", &["127.0.0.1"]));
+    let fetcher = Fetcher::new(&web, network.clone());
+    let error = fetcher
+        .fetch(&format!("http://other.test:{port}/"))
+        .await
+        .unwrap_err();
+    refusal(error);
+    assert!(network.connects().is_empty());
+}
