@@ -107,7 +107,8 @@ pub enum Refusal {
     },
     /// The host is, or resolves to, an address outside the public internet.
     #[error(
-        "{host} {verb} {address}, {class}; web_fetch only reaches public addresses unless `[web] allow_private` or `allow_hosts` in config.toml says otherwise"
+        "{subject} {class}; web_fetch only reaches public addresses unless `[web] allow_private` or `allow_hosts` in config.toml says otherwise",
+        subject = subject(host, verb, address)
     )]
     Address {
         /// The host as written.
@@ -119,6 +120,15 @@ pub enum Refusal {
         /// Why.
         class: AddressClass,
     },
+}
+
+/// "10.0.0.1 is" for a literal, "intranet.example resolves to 10.0.0.1," for a name.
+fn subject(host: &str, verb: &str, address: &IpAddr) -> String {
+    if verb == "is" {
+        format!("{host} is")
+    } else {
+        format!("{host} {verb} {address},")
+    }
 }
 
 /// The guard built from `[web]`.

@@ -262,3 +262,27 @@ fn a_trusting_guard_passes_everything_that_is_http() {
     assert!(check(&guard, "http://localhost:8888/").is_ok());
     assert!(check(&guard, "file:///etc/passwd").is_err());
 }
+
+#[test]
+fn refusals_read_well_for_the_model() {
+    let guard = Guard::default();
+    assert_eq!(
+        check(&guard, "http://127.0.0.1:8080/")
+            .unwrap_err()
+            .to_string(),
+        "127.0.0.1 is a loopback address (this machine); web_fetch only reaches public addresses unless `[web] allow_private` or `allow_hosts` in config.toml says otherwise"
+    );
+    assert_eq!(
+        guard
+            .check_resolved("intranet.example", &[ip("10.0.0.1")])
+            .unwrap_err()
+            .to_string(),
+        "intranet.example resolves to 10.0.0.1, a private-network address; web_fetch only reaches public addresses unless `[web] allow_private` or `allow_hosts` in config.toml says otherwise"
+    );
+    assert_eq!(
+        check(&guard, "http://metadata.google.internal/")
+            .unwrap_err()
+            .to_string(),
+        "metadata.google.internal is a cloud metadata service; web_fetch does not reach it"
+    );
+}
