@@ -11,6 +11,7 @@
 //!   `html` turn the body into text and markdown.
 //! - [`search`]: SearXNG, Brave and Tavily.
 //! - [`tools`]: the two tools as the model sees them, their arguments, proposals and results.
+//! - [`source`]: the tools as one tool source for the agent ([`WebPlugin`]).
 //!
 //! A crate of its own so corvid-tools stays free of an HTTP client and TLS: only the binary that
 //! offers the web tools links them.
@@ -22,6 +23,7 @@ mod html;
 pub mod net;
 mod page;
 pub mod search;
+pub mod source;
 pub mod tools;
 
 pub use client::RequestError;
@@ -30,4 +32,5 @@ pub use guard::{AddressClass, Guard, Refusal};
 pub use net::{Network, SystemNetwork};
 pub use page::{Page, PageKind};
 pub use search::{ApiKey, Backend, BackendError, Hit, SearchError, Searcher};
+pub use source::WebPlugin;
 pub use tools::WebTools;

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod suite {
+    mod agent;
     mod fetch;
     mod search;
     mod support;
