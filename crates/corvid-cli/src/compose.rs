@@ -72,8 +72,10 @@ pub(crate) fn agent_config(
 /// precedence (a built-in wins a name clash, then the earlier plugin). Each is opened once per
 /// session over that session's tool context, so its commands share `bash`'s runner and sandbox.
 pub(crate) fn tool_plugins(loaded: &Loaded) -> Vec<Arc<dyn corvid_tools::ToolPlugin>> {
-    let _ = loaded;
-    Vec::new()
+    // corvid's own web tools first (web_fetch, web_search, as `[web]` sets them).
+    let web: Arc<dyn corvid_tools::ToolPlugin> =
+        Arc::new(corvid_web::WebPlugin::configured(loaded));
+    vec![web]
 }
 
 /// The provider registry; a process builds one and clones it (clones share sign-in sessions).
