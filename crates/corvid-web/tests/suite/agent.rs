@@ -1,5 +1,6 @@
 //! The web tools through the real agent: a scripted model calls `web_fetch`, the user approves
-//! the fetch (it asks under `ask`), and the page's markdown is in the model's next request.
+//! the fetch (it asks under `ask`), and the page's markdown is in the model's next request;
+//! `web_search` runs without asking.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -135,4 +136,71 @@ async fn a_scripted_model_fetches_a_page_and_reads_its_markdown_next() {
     assert!(text.contains("Title: Release notes"), "{text}");
     assert!(text.contains("## 1.2.0"), "{text}");
     assert!(text.contains("Faster builds"), "{text}");
+}
+
+#[tokio::test]
+async fn web_search_runs_without_asking_and_its_results_reach_the_model() {
+    let backend = Server::start("127.0.0.1", |_| {
+        page(
+            "application/json",
+            serde_json::json!({"results": [
+                {"title": "corvid", "url": "https://example.com/corvid", "content": "A local gateway."}
+            ]})
+            .to_string(),
+        )
+    })
+    .await;
+    let searxng = corvid_web::Backend::from_config(
+        corvid_config::SearchBackend::Searxng,
+        Some(&backend.url("")),
+        |_| None,
+    )
+    .unwrap();
+    let plugin = WebPlugin::new(
+        WebTools::new(
+            &WebConfig::default(),
+            searxng,
+            Arc::new(TestNetwork::default()),
+        ),
+        Vec::new(),
+    );
+    let project = tempfile::tempdir().unwrap();
+    let model = Arc::new(ScriptedModel::new(vec![
+        ScriptedReply::tool_call("c1", "web_search", r#"{"query":"corvid gateway"}"#),
+        ScriptedReply::text("Found it."),
+    ]));
+    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
+    config.approval = ApprovalPolicy::Ask;
+    config.output_dir = project.path().join(".output");
+    config.tool_plugins = vec![Arc::new(plugin)];
+    let (handle, mut events) =
+        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+    handle.submit(Op::Send(SendParams::text("search for corvid")));
+    let outcome = loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("the engine is running");
+        match event.msg {
+            EventMsg::Proposal(proposal) => panic!("a search asked: {proposal:?}"),
+            EventMsg::TurnFinished(finished) => break finished.outcome,
+            _ => {}
+        }
+    };
+    assert_eq!(outcome, TurnOutcome::Completed);
+    let requests = model.requests();
+    let offered: Vec<&str> = requests[0]
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert!(offered.contains(&"web_search"), "{offered:?}");
+    let results = results(&requests[1]);
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0]
+            .0
+            .contains("1. [corvid](https://example.com/corvid)"),
+        "{results:?}"
+    );
 }
