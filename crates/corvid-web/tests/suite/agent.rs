@@ -8,8 +8,8 @@ use std::time::Duration;
 use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, StreamFuture};
 use corvid_config::{HostRule, WebConfig};
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApproveParams, EventMsg, Op, ProposalKind, SendParams,
-    TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, EventMsg, Op, ProposalKind,
+    SendParams, TurnOutcome,
 };
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
 use corvid_web::WebTools;
@@ -203,4 +203,58 @@ async fn web_search_runs_without_asking_and_its_results_reach_the_model() {
             .contains("1. [corvid](https://example.com/corvid)"),
         "{results:?}"
     );
+}
+
+#[tokio::test]
+async fn always_allowing_web_fetch_lets_later_fetches_run_without_asking() {
+    let server = Server::start("127.0.0.1", |_| page("text/plain", "page text")).await;
+    let web = WebConfig {
+        allow_hosts: vec![HostRule::parse("127.0.0.1").unwrap()],
+        ..WebConfig::default()
+    };
+    let plugin = WebPlugin::new(
+        WebTools::new(&web, None, Arc::new(TestNetwork::default())),
+        Vec::new(),
+    );
+    let project = tempfile::tempdir().unwrap();
+    let first = serde_json::json!({ "url": server.url("/one") }).to_string();
+    let second = serde_json::json!({ "url": server.url("/two") }).to_string();
+    let model = Arc::new(ScriptedModel::new(vec![
+        ScriptedReply::tool_call("c1", "web_fetch", &first),
+        ScriptedReply::tool_call("c2", "web_fetch", &second),
+        ScriptedReply::text("Read both."),
+    ]));
+    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
+    config.approval = ApprovalPolicy::AutoEdit;
+    config.output_dir = project.path().join(".output");
+    config.tool_plugins = vec![Arc::new(plugin)];
+    let (handle, mut events) =
+        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+    handle.submit(Op::Send(SendParams::text("read two pages")));
+    let mut proposals = 0;
+    let outcome = loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("the engine is running");
+        match event.msg {
+            EventMsg::Proposal(proposal) => {
+                proposals += 1;
+                // auto-edit still asks for a fetch; "always" means this tool.
+                assert_eq!(proposal.always_scope, Some(ApprovalRule::tool("web_fetch")));
+                handle.submit(Op::Approve(ApproveParams {
+                    proposal_id: proposal.proposal_id,
+                    decision: ApprovalDecision::ApproveAlways {
+                        scope: ApprovalRule::tool("web_fetch"),
+                    },
+                }));
+            }
+            EventMsg::TurnFinished(finished) => break finished.outcome,
+            _ => {}
+        }
+    };
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert_eq!(proposals, 1, "the second fetch did not ask");
+    let targets: Vec<String> = server.seen().into_iter().map(|seen| seen.target).collect();
+    assert_eq!(targets, ["/one", "/two"]);
 }
