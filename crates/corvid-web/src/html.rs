@@ -1,12 +1,13 @@
 //! HTML → markdown for the model, by htmd (turndown's rules on html5ever's parser), with what a
 //! reader does not need taken out: scripts, styles, templates, forms and their controls,
-//! embedded frames and media, inline SVG. Links and images are made absolute against the page's
+//! embedded frames and media, inline SVG — and, when the page marks its main content (`<main>`
+//! or `role="main"`), everything around it (navigation, sidebars, footers). Links and images are made absolute against the page's
 //! URL so the model can fetch them next; `javascript:` links keep only their text and `data:`
 //! images their alt text. The `<title>` is kept apart, and runs of blank lines are closed up.
 
 use std::sync::{Arc, Mutex};
 
-use htmd::element_handler::Handlers;
+use htmd::element_handler::{HandlerResult, Handlers};
 use htmd::options::{BrStyle, BulletListMarker, Options};
 use htmd::{Element, HtmlToMarkdown};
 use url::Url;
@@ -29,10 +30,7 @@ pub(crate) struct Converted {
 
 /// Converts `html`, fetched from `base`.
 pub(crate) fn to_markdown(html: &str, base: &Url) -> Converted {
-    let title: Arc<Mutex<Option<String>>> = Arc::default();
-    let seen = Arc::clone(&title);
-    let link_base = base.clone();
-    let image_base = base.clone();
+    let walk: Arc<Mutex<Walk>> = Arc::default();
     // Compact lists (`- item`, `1. item`); a line break as `\` so trimming trailing spaces
     // cannot lose it.
     let options = Options {
@@ -42,38 +40,148 @@ pub(crate) fn to_markdown(html: &str, base: &Url) -> Converted {
         br_style: BrStyle::Backslash,
         ..Options::default()
     };
+    let (title, links, code, mains, divs, body) = (
+        Arc::clone(&walk),
+        Arc::clone(&walk),
+        Arc::clone(&walk),
+        Arc::clone(&walk),
+        Arc::clone(&walk),
+        Arc::clone(&walk),
+    );
+    let (link_base, image_base) = (base.clone(), base.clone());
     let converter = HtmlToMarkdown::builder()
         .options(options)
         .skip_tags(DROPPED.to_vec())
         .add_handler(
             vec!["title"],
-            move |handlers: &dyn Handlers, element: Element| {
-                let text = handlers.walk_children(element.node).content;
-                if let Ok(mut slot) = seen.lock()
-                    && slot.is_none()
-                {
-                    *slot = Some(unescape(&collapse(&text)));
-                }
-                None
-            },
+            move |handlers: &dyn Handlers, element: Element| on_title(&title, handlers, &element),
         )
         .add_handler(
             vec!["a"],
             move |handlers: &dyn Handlers, element: Element| {
-                let text = handlers.walk_children(element.node).content;
-                Some(link(&link_base, &element, &text).into())
+                on_link(&links, &link_base, handlers, &element)
             },
         )
         .add_handler(vec!["img"], move |_: &dyn Handlers, element: Element| {
             Some(image(&image_base, &element).into())
         })
+        .add_handler(
+            vec!["pre", "code"],
+            move |handlers: &dyn Handlers, element: Element| in_code(&code, handlers, element),
+        )
+        .add_handler(
+            vec!["main"],
+            move |handlers: &dyn Handlers, element: Element| {
+                Some(main_text(&mains, handlers, &element).into())
+            },
+        )
+        .add_handler(
+            vec!["div"],
+            move |handlers: &dyn Handlers, element: Element| {
+                if attribute(&element, "role") == Some("main") {
+                    Some(main_text(&divs, handlers, &element).into())
+                } else {
+                    handlers.fallback(element)
+                }
+            },
+        )
+        .add_handler(
+            vec!["body"],
+            move |handlers: &dyn Handlers, element: Element| on_body(&body, handlers, &element),
+        )
         .build();
     // htmd reads from memory; its only error is an I/O error of that read, which cannot happen.
     let markdown = converter.convert(html).unwrap_or_default();
-    let title = title.lock().ok().and_then(|slot| slot.clone());
+    let title = walk.lock().ok().and_then(|walk| walk.title.clone());
     Converted {
         title: title.filter(|title| !title.is_empty()),
         markdown: tidy(&markdown),
+    }
+}
+
+/// What the handlers learn while the document is walked.
+#[derive(Debug, Default)]
+struct Walk {
+    /// The first `<title>`.
+    title: Option<String>,
+    /// `pre`/`code` elements being walked now: inside them a link is its text (markdown in a
+    /// code span or block would be shown literally).
+    code_depth: usize,
+    /// `<main>` (or `role="main"`) elements being walked now; a main inside a main is part of
+    /// the outer one.
+    main_depth: usize,
+    /// Each outermost main's markdown: when there is one, the body is that and nothing else
+    /// (no navigation, sidebars or footers around it).
+    mains: Vec<String>,
+}
+
+fn on_title(
+    walk: &Mutex<Walk>,
+    handlers: &dyn Handlers,
+    element: &Element,
+) -> Option<HandlerResult> {
+    let text = handlers.walk_children(element.node).content;
+    if let Ok(mut walk) = walk.lock()
+        && walk.title.is_none()
+    {
+        walk.title = Some(unescape(&collapse(&text)));
+    }
+    None
+}
+
+fn on_link(
+    walk: &Mutex<Walk>,
+    base: &Url,
+    handlers: &dyn Handlers,
+    element: &Element,
+) -> Option<HandlerResult> {
+    let text = handlers.walk_children(element.node).content;
+    let in_code = walk.lock().map(|walk| walk.code_depth > 0).unwrap_or(false);
+    if in_code {
+        return Some(text.into());
+    }
+    Some(link(base, element, &text).into())
+}
+
+fn in_code(walk: &Mutex<Walk>, handlers: &dyn Handlers, element: Element) -> Option<HandlerResult> {
+    if let Ok(mut walk) = walk.lock() {
+        walk.code_depth += 1;
+    }
+    let converted = handlers.fallback(element);
+    if let Ok(mut walk) = walk.lock() {
+        walk.code_depth -= 1;
+    }
+    converted
+}
+
+fn main_text(walk: &Mutex<Walk>, handlers: &dyn Handlers, element: &Element) -> String {
+    if let Ok(mut walk) = walk.lock() {
+        walk.main_depth += 1;
+    }
+    let text = handlers.walk_children(element.node).content;
+    if let Ok(mut walk) = walk.lock() {
+        walk.main_depth -= 1;
+        if walk.main_depth == 0 {
+            walk.mains.push(text.clone());
+        }
+    }
+    format!("\n\n{text}\n\n")
+}
+
+fn on_body(
+    walk: &Mutex<Walk>,
+    handlers: &dyn Handlers,
+    element: &Element,
+) -> Option<HandlerResult> {
+    let everything = handlers.walk_children(element.node).content;
+    let mains = walk
+        .lock()
+        .map(|mut walk| std::mem::take(&mut walk.mains))
+        .unwrap_or_default();
+    if mains.iter().any(|main| !main.trim().is_empty()) {
+        Some(mains.join("\n\n").into())
+    } else {
+        Some(everything.into())
     }
 }
 

@@ -91,3 +91,36 @@ fn link_targets_are_escaped_for_markdown() {
         "[Rust](https://docs.example.com/wiki/Rust_%28language%29%20page)"
     );
 }
+
+#[test]
+fn a_page_with_a_main_element_is_only_its_main_content() {
+    let converted = convert(
+        r#"<html><body>
+<nav><ul><li><a href="/a">Chapter A</a></li><li><a href="/b">Chapter B</a></li></ul></nav>
+<main><h1>Vec</h1><p>A growable array.</p><main><p>nested part</p></main></main>
+<footer>© Someone</footer>
+</body></html>"#,
+    );
+    assert_eq!(
+        converted.markdown,
+        "# Vec\n\nA growable array.\n\nnested part"
+    );
+    let converted = convert(
+        r#"<body><div class="sidebar">Menu</div><div role="main"><h2>Article</h2></div></body>"#,
+    );
+    assert_eq!(converted.markdown, "## Article");
+    // Without one, the whole body.
+    let converted = convert("<body><nav>Menu</nav><div><p>Text</p></div></body>");
+    assert_eq!(converted.markdown, "Menu\n\nText");
+}
+
+#[test]
+fn links_inside_code_are_their_text() {
+    let converted = convert(
+        r#"<pre><code>pub struct Vec&lt;T, A = <a href="struct.Global.html">Global</a>&gt;</code></pre><p>See <code><a href="x.html">Vec::new</a></code> and <a href="y.html"><code>push</code></a>.</p>"#,
+    );
+    assert_eq!(
+        converted.markdown,
+        "```\npub struct Vec<T, A = Global>\n```\n\nSee `Vec::new` and [`push`](https://docs.example.com/guide/y.html)."
+    );
+}
