@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use corvid_config::WebConfig;
-use http::header::{ACCEPT, CONTENT_TYPE, LOCATION};
+use http::header::{ACCEPT, CONTENT_ENCODING, CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use url::Url;
 
@@ -59,6 +59,16 @@ pub enum FetchError {
     /// The whole fetch ran out of time.
     #[error("no complete answer within {0:?}")]
     Timeout(Duration),
+    /// The server compressed the body although only `identity` was accepted.
+    #[error(
+        "{url} was sent {encoding}-compressed although web_fetch asked for an uncompressed page"
+    )]
+    Compressed {
+        /// The final URL.
+        url: String,
+        /// Its `Content-Encoding`.
+        encoding: String,
+    },
     /// The converter failed (a panic inside it); the session goes on.
     #[error("the page could not be converted: {0}")]
     Convert(String),
@@ -199,6 +209,18 @@ impl Fetcher {
 /// Reads the final response as a page. Parsing and converting a few megabytes of HTML takes
 /// a while, so it runs on a blocking thread, not on the runtime's.
 async fn read(requested: Url, url: Url, reply: Reply) -> Result<Fetched, FetchError> {
+    let encoding = reply
+        .headers
+        .get(CONTENT_ENCODING)
+        .and_then(|value| value.to_str().ok())
+        .map(|value| value.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    if !matches!(encoding.as_str(), "" | "identity") {
+        return Err(FetchError::Compressed {
+            url: url.to_string(),
+            encoding,
+        });
+    }
     let content_type = reply
         .headers
         .get(CONTENT_TYPE)

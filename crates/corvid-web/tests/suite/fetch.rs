@@ -301,6 +301,11 @@ async fn binaries_are_refused_and_big_pages_are_capped() {
     let big = "word ".repeat(100_000);
     let server = Server::start("127.0.0.1", move |seen| match seen.target.as_str() {
         "/logo.png" => page("image/png", b"\x89PNG\r\n\x1a\n"),
+        "/gzipped" => respond(
+            "200 OK",
+            &[("Content-Type", "text/html"), ("Content-Encoding", "gzip")],
+            b"\x1f\x8b\x08\0\0\0\0\0",
+        ),
         "/big" => page("text/plain", big.as_bytes()),
         _ => page("text/plain", "small"),
     })
@@ -323,6 +328,10 @@ async fn binaries_are_refused_and_big_pages_are_capped() {
     let output = run(server.url("/logo.png")).await;
     assert!(output.is_error);
     assert!(output.text.contains("image/png"), "{}", output.text);
+
+    let output = run(server.url("/gzipped")).await;
+    assert!(output.is_error);
+    assert!(output.text.contains("gzip-compressed"), "{}", output.text);
 
     let output = run(server.url("/big")).await;
     assert!(!output.is_error, "{}", output.text);
