@@ -33,11 +33,11 @@ fn user(text: impl Into<String>) -> SessionUpdate {
 pub(crate) fn kind_of(tool: &str) -> ToolKind {
     match tool {
         "read" | "skill" => ToolKind::Read,
-        "glob" | "grep" => ToolKind::Search,
+        "glob" | "grep" | "web_search" => ToolKind::Search,
         "edit" | "write" => ToolKind::Edit,
         "bash" | "process" => ToolKind::Execute,
         "todowrite" | "task" => ToolKind::Think,
-        "webfetch" => ToolKind::Fetch,
+        "web_fetch" => ToolKind::Fetch,
         _ => ToolKind::Other,
     }
 }

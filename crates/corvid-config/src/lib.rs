@@ -11,6 +11,7 @@ mod paths;
 mod providers;
 mod schema;
 mod value;
+mod web;
 
 pub use env_file::EnvFile;
 pub use error::ConfigError;
@@ -23,3 +24,4 @@ pub use schema::{
     AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price, SandboxSetting,
 };
 pub use value::is_truthy;
+pub use web::{HostRule, SearchBackend, WebConfig};

@@ -252,6 +252,7 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     if let Some(table) = toml.get("context_windows") {
         config.context_windows = read_context_windows(table, &layers.toml_name)?;
     }
+    config.web = crate::web::read_web(toml.get("web"), &layers.toml_name)?;
 
     Ok(Loaded {
         config,
@@ -286,6 +287,7 @@ const KNOWN_KEYS: &[&str] = &[
     "sandbox",
     "context_window",
     "context_windows",
+    "web",
 ];
 
 /// The secrets file is readable by other users (group or world bits set): it is still used, but

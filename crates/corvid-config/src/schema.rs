@@ -189,6 +189,8 @@ pub struct Config {
     /// `[context_windows]`: a model name (as the user writes it, or `provider/model`) → its
     /// context window in tokens.
     pub context_windows: BTreeMap<String, u64>,
+    /// `[web]`: the agent's `web_fetch` and `web_search`.
+    pub web: crate::web::WebConfig,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -235,6 +237,7 @@ impl Default for Config {
             sandbox: SandboxSetting::On,
             context_window: None,
             context_windows: BTreeMap::new(),
+            web: crate::web::WebConfig::default(),
         }
     }
 }

@@ -75,3 +75,9 @@ fn a_running_commands_output_is_the_calls_content_cut_to_its_tail() {
     assert!(shown.starts_with("… ("), "{shown}");
     assert!(shown.len() < long.len());
 }
+
+#[test]
+fn the_web_tools_have_the_fetch_and_search_kinds() {
+    assert_eq!(kind_of("web_fetch"), ToolKind::Fetch);
+    assert_eq!(kind_of("web_search"), ToolKind::Search);
+}

@@ -1,0 +1,198 @@
+//! `web_fetch` through the real binary: `corvid exec` with `[web]` in config.toml, a scripted
+//! upstream that calls the tool, a page on loopback (allowed by this test's `allow_hosts` only),
+//! and the page's markdown in the upstream's next request.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use corvid_test_support::{MockUpstream, Reply};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
+
+fn chunk(delta: Value, finish: Value) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    .to_string()
+}
+
+fn script(mut events: Vec<String>) -> Reply {
+    events.push(
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
+               "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
+        .to_string(),
+    );
+    events.push("[DONE]".to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    Reply::sse(&refs, Duration::ZERO)
+}
+
+/// A page server on 127.0.0.1 that answers every request with the same HTML.
+async fn page_server(html: &'static str) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if stream.read(&mut byte).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                    html.len()
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    address
+}
+
+async fn exec(
+    upstream: &MockUpstream,
+    home: &std::path::Path,
+    project: &std::path::Path,
+) -> (bool, String) {
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(CORVID)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("CORVID_HOME", home)
+            .env("CORVID_UPSTREAM", upstream.base_url())
+            .env("XAI_API_KEY", "upstream-key")
+            .args([
+                "exec",
+                "--json",
+                "--approval",
+                "full-auto",
+                "--model",
+                "grok",
+                "--project",
+            ])
+            .arg(project)
+            .arg("what changed in 1.2.0?")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn exec_fetches_a_page_and_the_model_reads_its_markdown() {
+    let page = page_server(
+        "<html><head><title>Release notes</title><script>var x = 1;</script></head><body><h2>1.2.0</h2><ul><li>Faster builds</li></ul></body></html>",
+    )
+    .await;
+    let upstream = MockUpstream::start().await;
+    let path = "/v1/chat/completions";
+    let arguments = json!({ "url": format!("http://{page}/notes") }).to_string();
+    upstream.enqueue(
+        path,
+        script(vec![
+            chunk(
+                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "web_fetch", "arguments": arguments}}]}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!("tool_calls")),
+        ]),
+    );
+    upstream.enqueue(
+        path,
+        script(vec![
+            chunk(json!({"content": "Builds are faster."}), Value::Null),
+            chunk(json!({}), json!("stop")),
+        ]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[web]\nallow_hosts = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (ok, stderr) = exec(&upstream, home.path(), project.path()).await;
+    assert!(ok, "{stderr}");
+
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), 2, "{stderr}");
+    let first = requests[0].json();
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(offered.contains(&"web_fetch"), "{offered:?}");
+    assert!(
+        !offered.contains(&"web_search"),
+        "search is off until configured: {offered:?}"
+    );
+    let second = requests[1].json();
+    let tool_message = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .unwrap();
+    let text = tool_message["content"].as_str().unwrap();
+    assert!(text.contains("Title: Release notes"), "{text}");
+    assert!(text.contains("## 1.2.0"), "{text}");
+    assert!(text.contains("- Faster builds"), "{text}");
+    assert!(!text.contains("var x"), "{text}");
+}
+
+#[tokio::test]
+async fn without_the_allowlist_exec_refuses_the_loopback_page() {
+    let page = page_server("<p>internal</p>").await;
+    let upstream = MockUpstream::start().await;
+    let path = "/v1/chat/completions";
+    let arguments = json!({ "url": format!("http://{page}/") }).to_string();
+    upstream.enqueue(
+        path,
+        script(vec![
+            chunk(
+                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "web_fetch", "arguments": arguments}}]}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!("tool_calls")),
+        ]),
+    );
+    upstream.enqueue(
+        path,
+        script(vec![
+            chunk(json!({"content": "Could not."}), Value::Null),
+            chunk(json!({}), json!("stop")),
+        ]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (ok, stderr) = exec(&upstream, home.path(), project.path()).await;
+    assert!(ok, "{stderr}");
+    let second = upstream.requests()[1].json();
+    let tool_message = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .unwrap();
+    let text = tool_message["content"].as_str().unwrap();
+    assert!(text.contains("a loopback address"), "{text}");
+    assert!(!text.contains("internal"), "{text}");
+}

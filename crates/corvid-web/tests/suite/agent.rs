@@ -1,0 +1,260 @@
+//! The web tools through the real agent: a scripted model calls `web_fetch`, the user approves
+//! the fetch (it asks under `ask`), and the page's markdown is in the model's next request;
+//! `web_search` runs without asking.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, StreamFuture};
+use corvid_config::{HostRule, WebConfig};
+use corvid_protocol::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, EventMsg, Op, ProposalKind,
+    SendParams, TurnOutcome,
+};
+use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
+use corvid_web::WebTools;
+use corvid_web::source::WebPlugin;
+use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
+
+use super::support::{Server, TestNetwork, page};
+
+struct Scripted(Arc<ScriptedModel>);
+
+impl ModelClient for Scripted {
+    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
+        let reply = self.0.next(request);
+        Box::pin(async move {
+            match reply {
+                ScriptedReply::Events(events) => {
+                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
+                }
+                other => panic!("not scripted here: {other:?}"),
+            }
+        })
+    }
+}
+
+fn results(request: &ChatRequest) -> Vec<(String, bool)> {
+    request
+        .messages
+        .last()
+        .unwrap()
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::ToolResult(result) => Some((
+                result
+                    .content
+                    .iter()
+                    .filter_map(|content| match content {
+                        ToolResultContent::Text { text } => Some(text.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+                result.is_error,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_scripted_model_fetches_a_page_and_reads_its_markdown_next() {
+    let server = Server::start("127.0.0.1", |_| {
+        page(
+            "text/html",
+            "<html><head><title>Release notes</title></head><body><h2>1.2.0</h2><ul><li>Faster builds</li></ul></body></html>",
+        )
+    })
+    .await;
+    let web = WebConfig {
+        allow_hosts: vec![HostRule::parse("127.0.0.1").unwrap()],
+        ..WebConfig::default()
+    };
+    let plugin = WebPlugin::new(
+        WebTools::new(&web, None, Arc::new(TestNetwork::default())),
+        Vec::new(),
+    );
+    let project = tempfile::tempdir().unwrap();
+    let arguments = serde_json::json!({ "url": server.url("/notes") }).to_string();
+    let model = Arc::new(ScriptedModel::new(vec![
+        ScriptedReply::tool_call("c1", "web_fetch", &arguments),
+        ScriptedReply::text("1.2.0 makes builds faster."),
+    ]));
+    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
+    config.approval = ApprovalPolicy::Ask;
+    config.output_dir = project.path().join(".output");
+    config.tool_plugins = vec![Arc::new(plugin)];
+    let (handle, mut events) =
+        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+    handle.submit(Op::Send(SendParams::text("what changed in 1.2.0?")));
+    let outcome = loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("the engine is running");
+        match event.msg {
+            EventMsg::Proposal(proposal) => {
+                match &proposal.kind {
+                    ProposalKind::Other { tool, summary } => {
+                        assert_eq!(tool, "web_fetch");
+                        assert_eq!(summary, &format!("Fetch {}", server.url("/notes")));
+                    }
+                    other => panic!("{other:?}"),
+                }
+                assert_eq!(
+                    server.connections(),
+                    0,
+                    "nothing fetched before the approval"
+                );
+                handle.submit(Op::Approve(ApproveParams {
+                    proposal_id: proposal.proposal_id,
+                    decision: ApprovalDecision::Approve,
+                }));
+            }
+            EventMsg::TurnFinished(finished) => break finished.outcome,
+            _ => {}
+        }
+    };
+    assert_eq!(outcome, TurnOutcome::Completed);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    let offered: Vec<&str> = requests[0]
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert!(offered.contains(&"web_fetch"), "{offered:?}");
+    assert!(
+        !offered.contains(&"web_search"),
+        "search is off: {offered:?}"
+    );
+    let results = results(&requests[1]);
+    assert_eq!(results.len(), 1);
+    let (text, is_error) = &results[0];
+    assert!(!is_error, "{text}");
+    assert!(text.contains("Title: Release notes"), "{text}");
+    assert!(text.contains("## 1.2.0"), "{text}");
+    assert!(text.contains("Faster builds"), "{text}");
+}
+
+#[tokio::test]
+async fn web_search_runs_without_asking_and_its_results_reach_the_model() {
+    let backend = Server::start("127.0.0.1", |_| {
+        page(
+            "application/json",
+            serde_json::json!({"results": [
+                {"title": "corvid", "url": "https://example.com/corvid", "content": "A local gateway."}
+            ]})
+            .to_string(),
+        )
+    })
+    .await;
+    let searxng = corvid_web::Backend::from_config(
+        corvid_config::SearchBackend::Searxng,
+        Some(&backend.url("")),
+        |_| None,
+    )
+    .unwrap();
+    let plugin = WebPlugin::new(
+        WebTools::new(
+            &WebConfig::default(),
+            searxng,
+            Arc::new(TestNetwork::default()),
+        ),
+        Vec::new(),
+    );
+    let project = tempfile::tempdir().unwrap();
+    let model = Arc::new(ScriptedModel::new(vec![
+        ScriptedReply::tool_call("c1", "web_search", r#"{"query":"corvid gateway"}"#),
+        ScriptedReply::text("Found it."),
+    ]));
+    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
+    config.approval = ApprovalPolicy::Ask;
+    config.output_dir = project.path().join(".output");
+    config.tool_plugins = vec![Arc::new(plugin)];
+    let (handle, mut events) =
+        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+    handle.submit(Op::Send(SendParams::text("search for corvid")));
+    let outcome = loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("the engine is running");
+        match event.msg {
+            EventMsg::Proposal(proposal) => panic!("a search asked: {proposal:?}"),
+            EventMsg::TurnFinished(finished) => break finished.outcome,
+            _ => {}
+        }
+    };
+    assert_eq!(outcome, TurnOutcome::Completed);
+    let requests = model.requests();
+    let offered: Vec<&str> = requests[0]
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert!(offered.contains(&"web_search"), "{offered:?}");
+    let results = results(&requests[1]);
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0]
+            .0
+            .contains("1. [corvid](https://example.com/corvid)"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test]
+async fn always_allowing_web_fetch_lets_later_fetches_run_without_asking() {
+    let server = Server::start("127.0.0.1", |_| page("text/plain", "page text")).await;
+    let web = WebConfig {
+        allow_hosts: vec![HostRule::parse("127.0.0.1").unwrap()],
+        ..WebConfig::default()
+    };
+    let plugin = WebPlugin::new(
+        WebTools::new(&web, None, Arc::new(TestNetwork::default())),
+        Vec::new(),
+    );
+    let project = tempfile::tempdir().unwrap();
+    let first = serde_json::json!({ "url": server.url("/one") }).to_string();
+    let second = serde_json::json!({ "url": server.url("/two") }).to_string();
+    let model = Arc::new(ScriptedModel::new(vec![
+        ScriptedReply::tool_call("c1", "web_fetch", &first),
+        ScriptedReply::tool_call("c2", "web_fetch", &second),
+        ScriptedReply::text("Read both."),
+    ]));
+    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
+    config.approval = ApprovalPolicy::AutoEdit;
+    config.output_dir = project.path().join(".output");
+    config.tool_plugins = vec![Arc::new(plugin)];
+    let (handle, mut events) =
+        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+    handle.submit(Op::Send(SendParams::text("read two pages")));
+    let mut proposals = 0;
+    let outcome = loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
+            .await
+            .expect("an event within 20 s")
+            .expect("the engine is running");
+        match event.msg {
+            EventMsg::Proposal(proposal) => {
+                proposals += 1;
+                // auto-edit still asks for a fetch; "always" means this tool.
+                assert_eq!(proposal.always_scope, Some(ApprovalRule::tool("web_fetch")));
+                handle.submit(Op::Approve(ApproveParams {
+                    proposal_id: proposal.proposal_id,
+                    decision: ApprovalDecision::ApproveAlways {
+                        scope: ApprovalRule::tool("web_fetch"),
+                    },
+                }));
+            }
+            EventMsg::TurnFinished(finished) => break finished.outcome,
+            _ => {}
+        }
+    };
+    assert_eq!(outcome, TurnOutcome::Completed);
+    assert_eq!(proposals, 1, "the second fetch did not ask");
+    let targets: Vec<String> = server.seen().into_iter().map(|seen| seen.target).collect();
+    assert_eq!(targets, ["/one", "/two"]);
+}
