@@ -5,8 +5,9 @@
 //! Kinds, for the approval gate: `web_fetch` is [`ToolKind::Mutating`] — a network request to
 //! a place the model picked (a hostile page can ask it to send what it read elsewhere), so it
 //! asks under `ask` and `auto-edit`, "always" keeps allowing it for the session, and
-//! `full-auto` runs it. `web_search` is [`ToolKind::Read`]: it only ever reaches the backend the
-//! user configured, so it runs without asking, like a file read.
+//! `full-auto` runs it. `web_search` is [`ToolKind::Mutating`] too: it only reaches the backend
+//! the user configured, but the query is the model's words and leaves the machine (a prompt
+//! injection could put the project's contents in it), so it asks like a fetch.
 
 use std::sync::Arc;
 
@@ -58,12 +59,9 @@ pub struct WebSource {
     notices: Vec<String>,
 }
 
-fn kind(tool: &str) -> ToolKind {
-    if tool == SEARCH {
-        ToolKind::Read
-    } else {
-        ToolKind::Mutating
-    }
+/// Both tools send something the model wrote off the machine (see the module's comment).
+fn kind(_tool: &str) -> ToolKind {
+    ToolKind::Mutating
 }
 
 impl ToolSource for WebSource {

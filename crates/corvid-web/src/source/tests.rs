@@ -33,7 +33,7 @@ async fn fetch_asks_and_search_reads() {
         .collect();
     assert_eq!(
         kinds,
-        vec![(FETCH, ToolKind::Mutating), (SEARCH, ToolKind::Read)]
+        vec![(FETCH, ToolKind::Mutating), (SEARCH, ToolKind::Mutating)]
     );
     assert_eq!(listing.notices, vec!["a notice".to_owned()]);
     let listing = source(false).list().await;

@@ -1,6 +1,6 @@
 //! The web tools through the real agent: a scripted model calls `web_fetch`, the user approves
 //! the fetch (it asks under `ask`), and the page's markdown is in the model's next request;
-//! `web_search` runs without asking.
+//! `web_search` asks the same way, showing its query.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -139,7 +139,7 @@ async fn a_scripted_model_fetches_a_page_and_reads_its_markdown_next() {
 }
 
 #[tokio::test]
-async fn web_search_runs_without_asking_and_its_results_reach_the_model() {
+async fn web_search_asks_first_showing_the_query_and_its_results_reach_the_model() {
     let backend = Server::start("127.0.0.1", |_| {
         page(
             "application/json",
@@ -176,18 +176,33 @@ async fn web_search_runs_without_asking_and_its_results_reach_the_model() {
     let (handle, mut events) =
         AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
     handle.submit(Op::Send(SendParams::text("search for corvid")));
+    let mut asked = 0;
     let outcome = loop {
         let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
             .await
             .expect("an event within 20 s")
             .expect("the engine is running");
         match event.msg {
-            EventMsg::Proposal(proposal) => panic!("a search asked: {proposal:?}"),
+            EventMsg::Proposal(proposal) => {
+                match &proposal.kind {
+                    ProposalKind::Other { tool, summary } => {
+                        assert_eq!(tool, "web_search");
+                        assert!(summary.contains("corvid gateway"), "{summary}");
+                    }
+                    other => panic!("{other:?}"),
+                }
+                asked += 1;
+                handle.submit(Op::Approve(ApproveParams {
+                    proposal_id: proposal.proposal_id,
+                    decision: ApprovalDecision::Approve,
+                }));
+            }
             EventMsg::TurnFinished(finished) => break finished.outcome,
             _ => {}
         }
     };
     assert_eq!(outcome, TurnOutcome::Completed);
+    assert_eq!(asked, 1, "the search asked once");
     let requests = model.requests();
     let offered: Vec<&str> = requests[0]
         .tools
