@@ -252,6 +252,15 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     if let Some(table) = toml.get("context_windows") {
         config.context_windows = read_context_windows(table, &layers.toml_name)?;
     }
+    let max_tools = layers
+        .string("mcp_max_tools", "MCP_MAX_TOOLS")?
+        .map(|found| (found.value, found.source_name));
+    config.mcp = crate::mcp::read_global(
+        toml.get("mcp_servers"),
+        max_tools,
+        &paths.config_file,
+        &mut warnings,
+    )?;
 
     Ok(Loaded {
         config,
@@ -286,6 +295,8 @@ const KNOWN_KEYS: &[&str] = &[
     "sandbox",
     "context_window",
     "context_windows",
+    "mcp_servers",
+    "mcp_max_tools",
 ];
 
 /// The secrets file is readable by other users (group or world bits set): it is still used, but

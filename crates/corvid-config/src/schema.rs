@@ -189,6 +189,8 @@ pub struct Config {
     /// `[context_windows]`: a model name (as the user writes it, or `provider/model`) → its
     /// context window in tokens.
     pub context_windows: BTreeMap<String, u64>,
+    /// `[mcp_servers.<name>]` and `mcp_max_tools` (see [`crate::McpSettings`]).
+    pub mcp: crate::McpSettings,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -235,6 +237,7 @@ impl Default for Config {
             sandbox: SandboxSetting::On,
             context_window: None,
             context_windows: BTreeMap::new(),
+            mcp: crate::McpSettings::default(),
         }
     }
 }

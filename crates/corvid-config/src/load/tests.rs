@@ -524,7 +524,10 @@ fn every_setting_is_in_the_readme() {
             readme.contains(&format!("{key} =")) || readme.contains(&format!("[{key}")),
             "config.toml key `{key}` is not in README.md"
         );
-        if !matches!(*key, "aliases" | "prices" | "providers" | "context_windows") {
+        if !matches!(
+            *key,
+            "aliases" | "prices" | "providers" | "context_windows" | "mcp_servers"
+        ) {
             let name = format!("`{}`", key.to_ascii_uppercase());
             assert!(
                 readme.contains(&name),
