@@ -561,7 +561,11 @@ impl Entry {
             .collect()
     }
 
-    fn string_map(&self, field: &str, value: &Json) -> Result<BTreeMap<String, String>, ConfigError> {
+    fn string_map(
+        &self,
+        field: &str,
+        value: &Json,
+    ) -> Result<BTreeMap<String, String>, ConfigError> {
         let map = value
             .as_object()
             .ok_or_else(|| self.invalid(field, "expected a table of name = \"value\" pairs"))?;
@@ -621,10 +625,7 @@ pub fn expand(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<St
             Some((name, default)) => (name, Some(default)),
             None => (reference, None),
         };
-        let valid = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
             return Err(format!("`${{{reference}}}` is not a variable reference"));
         }

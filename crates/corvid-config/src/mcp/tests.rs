@@ -11,9 +11,12 @@ fn project(text: &str) -> Result<McpFile, ConfigError> {
 fn global(text: &str) -> Result<(McpSettings, Vec<String>), ConfigError> {
     let table: toml::Table = text.parse().unwrap();
     let mut warnings = Vec::new();
-    let max_tools = table
-        .get("mcp_max_tools")
-        .map(|value| (format!("{}", value.as_integer().unwrap()), "config.toml".to_owned()));
+    let max_tools = table.get("mcp_max_tools").map(|value| {
+        (
+            format!("{}", value.as_integer().unwrap()),
+            "config.toml".to_owned(),
+        )
+    });
     let settings = read_global(
         table.get("mcp_servers"),
         max_tools,
@@ -66,16 +69,22 @@ fn claude_codes_file_is_read_as_written() {
     assert!(filesystem.enabled);
     assert_eq!(filesystem.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
     assert_eq!(filesystem.tool_timeout, DEFAULT_TOOL_TIMEOUT);
-    assert_eq!(filesystem.sandbox, McpSandbox::default_for(McpScope::Project));
+    assert_eq!(
+        filesystem.sandbox,
+        McpSandbox::default_for(McpScope::Project)
+    );
     assert!(!filesystem.sandbox.write_outside);
     assert_eq!(filesystem.origin.scope, McpScope::Project);
     assert_eq!(
         sentry.transport,
         McpTransport::Http {
             url: "https://mcp.sentry.dev/mcp".to_owned(),
-            headers: [("Authorization".to_owned(), "Bearer ${SENTRY_TOKEN}".to_owned())]
-                .into_iter()
-                .collect(),
+            headers: [(
+                "Authorization".to_owned(),
+                "Bearer ${SENTRY_TOKEN}".to_owned()
+            )]
+            .into_iter()
+            .collect(),
             env_headers: BTreeMap::new(),
             bearer_token_env_var: None,
         }
@@ -164,7 +173,10 @@ startup_timeout_ms = 2500
         panic!()
     };
     assert_eq!(headers.get("X-Team").map(String::as_str), Some("core"));
-    assert_eq!(env_headers.get("X-Key").map(String::as_str), Some("TRACKER_KEY"));
+    assert_eq!(
+        env_headers.get("X-Key").map(String::as_str),
+        Some("TRACKER_KEY")
+    );
     assert_eq!(bearer_token_env_var.as_deref(), Some("TRACKER_TOKEN"));
 }
 
@@ -184,12 +196,18 @@ type = "http"
 args = ["a"]"#,
             "`mcp_servers.docs.args`",
         ),
-        ("[mcp_servers.docs]\ncommand = 3", "`mcp_servers.docs.command`"),
+        (
+            "[mcp_servers.docs]\ncommand = 3",
+            "`mcp_servers.docs.command`",
+        ),
         (
             "[mcp_servers.docs]\ncommand = \"x\"\ntool_timeout_sec = -1",
             "`mcp_servers.docs.tool_timeout_sec`",
         ),
-        ("[mcp_servers.docs]\nurl = \"ftp://x\"", "`mcp_servers.docs.url`"),
+        (
+            "[mcp_servers.docs]\nurl = \"ftp://x\"",
+            "`mcp_servers.docs.url`",
+        ),
         ("[mcp_servers.docs]\nenabled = true", "`mcp_servers.docs`"),
         ("mcp_max_tools = 0", "`mcp_max_tools`"),
         (
@@ -202,9 +220,10 @@ args = ["a"]"#,
         assert!(error.contains(key), "{text}: {error}");
         assert!(error.contains("config.toml"), "{text}: {error}");
     }
-    let error = project(r#"{"mcpServers": {"old": {"type": "sse", "url": "http://127.0.0.1/sse"}}}"#)
-        .unwrap_err()
-        .to_string();
+    let error =
+        project(r#"{"mcpServers": {"old": {"type": "sse", "url": "http://127.0.0.1/sse"}}}"#)
+            .unwrap_err()
+            .to_string();
     assert!(error.contains("`mcpServers.old.type`"), "{error}");
     assert!(error.contains("/p/.corvid/mcp.json"), "{error}");
     assert!(error.contains("Streamable HTTP"), "{error}");
@@ -214,10 +233,9 @@ args = ["a"]"#,
 
 #[test]
 fn project_servers_replace_global_ones_of_the_same_name() {
-    let (settings, _) = global(
-        "[mcp_servers.a]\ncommand = \"global-a\"\n[mcp_servers.b]\ncommand = \"global-b\"",
-    )
-    .unwrap();
+    let (settings, _) =
+        global("[mcp_servers.a]\ncommand = \"global-a\"\n[mcp_servers.b]\ncommand = \"global-b\"")
+            .unwrap();
     let file = project(r#"{"mcpServers": {"b": {"command": "project-b"}}}"#).unwrap();
     let merged = merge_servers(&settings.servers, &file.servers);
     let commands: Vec<(&str, &str)> = merged
