@@ -900,6 +900,9 @@ impl Live {
                 corvid_protocol::ApprovalRule::CommandPrefix { prefix } => {
                     format!("Always allow `{prefix} …`")
                 }
+                corvid_protocol::ApprovalRule::Origin { origin } => {
+                    format!("Always allow every tool of {origin}")
+                }
             };
             options.push(PermissionOption::new(
                 ALLOW_ALWAYS,

@@ -39,6 +39,9 @@ pub struct AgentConfig {
     /// Where the file tools read and write contents (an editor's buffers over ACP); `None`:
     /// the disk.
     pub files: Option<Arc<dyn corvid_tools::Files>>,
+    /// Tool sources beside the built-ins and the skills (custom tools, MCP servers), opened
+    /// once per session; a built-in wins a name clash, then the earlier plugin.
+    pub tool_plugins: Vec<Arc<dyn corvid_tools::ToolPlugin>>,
 }
 
 impl AgentConfig {
@@ -58,6 +61,7 @@ impl AgentConfig {
             context_window: None,
             sandbox: corvid_tools::Sandbox::off(),
             files: None,
+            tool_plugins: Vec::new(),
         }
     }
 }

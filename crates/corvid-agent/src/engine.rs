@@ -10,7 +10,7 @@ use corvid_protocol::{
     ConversationSummary, ErrorClass, ErrorNotification, EventMsg, Op, PROTOCOL_VERSION,
     ReadyNotification, SendParams, Submission, TurnFinishedNotification, TurnOutcome,
 };
-use corvid_tools::{ToolContext, ToolRegistry, Workspace};
+use corvid_tools::{Offer, ToolBox, ToolContext, ToolRegistry, ToolSource, Workspace};
 use corvid_wire::model::{Message, Part};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -52,7 +52,10 @@ pub(crate) struct Engine {
     pub(crate) history: Vec<Message>,
     pub(crate) turns: u32,
     running: Option<Running>,
-    tools: ToolRegistry,
+    /// The built-ins (their context holds the sandbox `ready` describes).
+    builtins: ToolRegistry,
+    /// Every source of tools, asked for this turn's offer as each turn starts.
+    toolbox: ToolBox,
     pub(crate) claims: Arc<Claims>,
     pub(crate) session_id: String,
 }
@@ -86,7 +89,7 @@ impl Engine {
         if let Some(files) = &config.files {
             context = context.with_files(Arc::clone(files));
         }
-        let tools = ToolRegistry::new(context);
+        let builtins = ToolRegistry::new(context);
         let project_key = project.display().to_string();
         let mut warnings = Vec::new();
         let (history, turns, found) = {
@@ -98,6 +101,7 @@ impl Engine {
         };
         let skill_set = crate::skills::load_skills(&project);
         warnings.extend(skill_set.warnings.iter().cloned());
+        let toolbox = toolbox(&config, &builtins, &skill_set);
         let emitter = Emitter::new(Arc::clone(&wiring.journal));
         let summary = found
             .map(crate::conversation::summary)
@@ -134,7 +138,8 @@ impl Engine {
             turns,
             history,
             running: None,
-            tools,
+            builtins,
+            toolbox,
             shared,
             claims: wiring.claims,
             session_id: wiring.session_id,
@@ -205,7 +210,9 @@ impl Engine {
                 model: self.model.clone(),
                 approval_policy: self.shared.gate().policy,
                 missed: None,
-                sandbox: Some(crate::sandbox_state::state(self.tools.context().sandbox())),
+                sandbox: Some(crate::sandbox_state::state(
+                    self.builtins.context().sandbox(),
+                )),
             }),
         );
     }
@@ -305,9 +312,15 @@ impl Engine {
             Op::Undo { turn } => self.shared.undo(&scope, &self.conversation, turn).await,
             Op::Diff { turn } => self.shared.diff(&scope, &self.conversation, turn).await,
             Op::Compact => {
+                let offer = offer_tools(&self.shared, &scope, &self.toolbox).await;
                 let compacted = self
                     .shared
-                    .compact_now(&scope, &self.model, &self.system_prompt(), &self.history)
+                    .compact_now(
+                        &scope,
+                        &self.model,
+                        &system_prompt(&self.shared, &offer),
+                        &self.history,
+                    )
                     .await;
                 if let Some(history) = compacted {
                     self.history = history;
@@ -399,22 +412,27 @@ impl Engine {
             },
         );
         let (cancel, cancel_rx) = watch::channel(false);
-        let setup = TurnSetup {
-            shared: Arc::clone(&self.shared),
-            scope,
-            tools: self.tools.clone(),
-            is_main: true,
-            model: self.model.clone(),
-            system: self.system_prompt(),
-            cancel: cancel_rx,
-        };
+        let shared = Arc::clone(&self.shared);
+        let toolbox = self.toolbox.clone();
+        let model = self.model.clone();
         let history = self.history.clone();
         let conversation = self.conversation.clone();
         let turn = self.turns;
-        let handle =
-            tokio::spawn(
-                async move { run_turn(&setup, &history, Some(&conversation), turn).await },
-            );
+        // The sources are asked on the turn's own task, so a slow one never keeps the engine
+        // from hearing a cancel.
+        let handle = tokio::spawn(async move {
+            let tools = offer_tools(&shared, &scope, &toolbox).await;
+            let setup = TurnSetup {
+                system: system_prompt(&shared, &tools),
+                shared,
+                scope,
+                tools,
+                is_main: true,
+                model,
+                cancel: cancel_rx,
+            };
+            run_turn(&setup, &history, Some(&conversation), turn).await
+        });
         self.running = Some(Running {
             handle,
             cancel,
@@ -493,11 +511,42 @@ impl Engine {
             Box::pin(self.start_turn(id, params)).await;
         }
     }
+}
 
-    pub(crate) fn system_prompt(&self) -> String {
-        let tools = crate::turn::offered_tools(&self.shared, &self.tools, true);
-        crate::prompt::system_prompt(&self.shared, &tools, &self.shared.todos())
+/// A session's tool sources, in order of precedence: the built-ins, the skills, then what the
+/// composition root plugged in (custom tools, MCP servers), each opened over the built-ins'
+/// context so it runs commands through the same runner and sandbox. `task` stays the agent's.
+fn toolbox(
+    config: &AgentConfig,
+    builtins: &ToolRegistry,
+    skills: &crate::skills::SkillSet,
+) -> ToolBox {
+    let mut sources: Vec<Arc<dyn ToolSource>> = vec![
+        Arc::new(builtins.clone()),
+        Arc::new(crate::skills::SkillSource::new(skills.clone())),
+    ];
+    sources.extend(
+        config
+            .tool_plugins
+            .iter()
+            .map(|plugin| plugin.open(builtins.shared_context())),
+    );
+    ToolBox::new(sources).with_reserved(&[crate::subagent::TASK_TOOL])
+}
+
+/// This turn's tools; what the sources have to say about them goes out as warnings.
+async fn offer_tools(shared: &Shared, scope: &Scope, toolbox: &ToolBox) -> Offer {
+    let offered = toolbox.offer().await;
+    for message in offered.notices {
+        shared.emit(scope, EventMsg::Warning { message });
     }
+    offered.offer
+}
+
+/// The main agent's system prompt, describing the tools of `offer`.
+fn system_prompt(shared: &Shared, offer: &Offer) -> String {
+    let tools = crate::turn::offered_tools(offer, true);
+    crate::prompt::system_prompt(shared, &tools, &shared.todos())
 }
 
 /// A conversation the store does not describe (yet): its id, nothing else.

@@ -18,7 +18,6 @@ pub mod instructions;
 mod journal;
 mod ledger;
 mod model;
-mod paths;
 mod persist;
 pub mod project;
 mod prompt;

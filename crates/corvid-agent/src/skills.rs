@@ -13,6 +13,7 @@
 //! stops a turn. A project skill with a built-in's name replaces the built-in, with a warning.
 
 mod frontmatter;
+mod source;
 
 use std::fs;
 use std::io;
@@ -23,8 +24,9 @@ use serde_json::json;
 
 use crate::instructions::{read_confined, slash_path};
 use frontmatter::{FrontmatterError, Value};
+pub(crate) use source::{SkillSource, summary as skill_summary};
 
-/// The name of the tool that loads a skill.
+/// The name of the tool that loads a skill (offered by the skills tool source).
 pub const SKILL_TOOL: &str = "skill";
 /// Where project skills live, relative to the project root.
 pub const SKILLS_DIR: &str = ".corvid/skills";

@@ -11,10 +11,24 @@ use serde_json::{Value, json};
 use crate::emitter::Scope;
 use crate::turn::{TurnSetup, run_turn};
 
+/// The tool's name: kept out of every tool source's offer, since only the agent can run it.
+pub(crate) const TASK_TOOL: &str = "task";
+
+/// Whether a call is the main agent's `task`.
+pub(crate) fn is_task(name: &str) -> bool {
+    name == TASK_TOOL
+}
+
+/// `task (explore) <description>`, the line front ends show.
+pub(crate) fn summary(arguments: &Value) -> String {
+    let field = |name: &str| arguments.get(name).and_then(Value::as_str).unwrap_or("");
+    format!("{TASK_TOOL} ({}) {}", field("agent"), field("description"))
+}
+
 /// The tool the main agent sees.
 pub(crate) fn task_tool() -> Tool {
     Tool {
-        name: "task".to_owned(),
+        name: TASK_TOOL.to_owned(),
         description: Some(
             "Start a subagent for a self-contained job and get its final answer. `explore` only reads \
              and searches (use it to investigate a question across many files); `general` can also \
@@ -72,15 +86,17 @@ pub(crate) async fn run(
         },
     );
     let tools = match kind {
-        SubagentKind::Explore => setup.tools.retain(|spec| spec.kind == ToolKind::Read),
-        SubagentKind::General => setup.tools.retain(|spec| spec.name != "todowrite"),
+        SubagentKind::Explore => setup
+            .tools
+            .retain(|spec| spec.subagents && spec.kind == ToolKind::Read),
+        SubagentKind::General => setup.tools.retain(|spec| spec.subagents),
     };
     // Its own prompt: it lists the tools this subagent has, not the main agent's.
     let system = format!(
         "{}\nYou are a {agent} subagent working for the main agent. Do the job below and end with a concise report of what you found or did; that report is all the main agent will see.",
         crate::prompt::system_prompt(
             &setup.shared,
-            &crate::turn::offered_tools(&setup.shared, &tools, false),
+            &crate::turn::offered_tools(&tools, false),
             &[],
         )
     );

@@ -1,5 +1,10 @@
 //! One turn: context → one streamed model step → tools through the approval gate → results fed
 //! back → repeat, until the model answers without tools, the user cancels, or the step cap.
+//!
+//! The turn knows no tool by name: the turn's [`Offer`] routes each call to the source that
+//! offered it, and the gate decides from the kind the tool was offered with, its proposal, and
+//! its name and origin. Only `task`, which runs a turn itself, is the agent's own
+//! (`crate::subagent`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,7 +14,7 @@ use corvid_protocol::{
     ProposalKind, ProposalNotification, ProposalOutcome, TokenUsage, ToolCallNotification,
     ToolResultNotification, TurnOutcome, UsageNotification, decision_with_sandbox,
 };
-use corvid_tools::{Cancellation, ToolKind, ToolOutput, ToolRegistry};
+use corvid_tools::{AlwaysAllow, Cancellation, Offer, Prepared, Run, ToolKind, ToolOutput};
 use corvid_wire::model::{
     ChatRequest, Message, Part, ResponseBuilder, Role, StreamEvent, Tool, ToolCall, ToolChoice,
     ToolResult, ToolResultContent, Usage,
@@ -33,7 +38,8 @@ const EVENT_OUTPUT_LIMIT: usize = 8 * 1024;
 pub(crate) struct TurnSetup {
     pub(crate) shared: Arc<Shared>,
     pub(crate) scope: Scope,
-    pub(crate) tools: ToolRegistry,
+    /// The tools on offer this turn, from every source.
+    pub(crate) tools: Offer,
     /// Whether this agent may start subagents (`task`) and keep todos.
     pub(crate) is_main: bool,
     pub(crate) model: String,
@@ -356,19 +362,18 @@ fn token_usage(usage: Usage) -> TokenUsage {
 
 /// The tools this agent offers the model.
 fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
-    offered_tools(&setup.shared, &setup.tools, setup.is_main)
+    offered_tools(&setup.tools, setup.is_main)
 }
 
-/// The tools an agent with `registry` offers: the registry's, plus `task` (the main agent only)
-/// and `skill`. The system prompt describes exactly these.
-pub(crate) fn offered_tools(shared: &Shared, registry: &ToolRegistry, is_main: bool) -> Vec<Tool> {
-    let mut tools: Vec<Tool> = registry
+/// The tools an agent with `offer` is offered: the offer's (a subagent only those meant for
+/// subagents), plus `task` for the main agent. The system prompt describes exactly these.
+pub(crate) fn offered_tools(offer: &Offer, is_main: bool) -> Vec<Tool> {
+    let mut tools: Vec<Tool> = offer
         .specs()
-        .iter()
-        .filter(|spec| is_main || spec.name != "todowrite")
+        .filter(|spec| is_main || spec.subagents)
         .map(|spec| Tool {
-            name: spec.name.to_owned(),
-            description: Some(spec.description.to_owned()),
+            name: spec.name.clone(),
+            description: Some(spec.description.clone()),
             parameters: spec.parameters.clone(),
             strict: None,
         })
@@ -376,9 +381,6 @@ pub(crate) fn offered_tools(shared: &Shared, registry: &ToolRegistry, is_main: b
     if is_main {
         tools.push(crate::subagent::task_tool());
     }
-    // `skill`: the model sees skills by name and description in the system prompt and loads
-    // one's full instructions on demand.
-    tools.push(shared.skills.tool());
     tools
 }
 
@@ -409,7 +411,7 @@ async fn handle_call(
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: arguments.clone(),
-            summary: summarize(project, &call.name, &arguments),
+            summary: live_summary(setup, project, &call.name, &arguments),
         }),
     );
     let signature = (call.name.clone(), normalized(&arguments));
@@ -481,25 +483,77 @@ pub(crate) fn shown_arguments(text: &str) -> serde_json::Value {
         .unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
 }
 
-/// A one-line description of a call for front ends; a path in it is relative to the project.
+/// A one-line description of a call in the history, for front ends replaying it: the agent's
+/// and the built-ins' lines (a path in it relative to the project); other tools by name (their
+/// source may be gone since).
 pub(crate) fn summarize(project: &Path, tool: &str, arguments: &serde_json::Value) -> String {
-    let field = |name: &str| {
-        arguments
-            .get(name)
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("")
+    if crate::subagent::is_task(tool) {
+        return crate::subagent::summary(arguments);
+    }
+    corvid_tools::builtin_summary(project, tool, arguments)
+        .or_else(|| {
+            (tool == crate::skills::SKILL_TOOL)
+                .then(|| crate::skills::skill_summary(arguments))
+                .flatten()
+        })
+        .unwrap_or_else(|| tool.to_owned())
+}
+
+/// The line for a call being made: its source's.
+fn live_summary(
+    setup: &TurnSetup,
+    project: &Path,
+    tool: &str,
+    arguments: &serde_json::Value,
+) -> String {
+    if setup.is_main && crate::subagent::is_task(tool) {
+        return crate::subagent::summary(arguments);
+    }
+    if setup.tools.spec(tool).is_some() {
+        return setup.tools.summary(tool, arguments);
+    }
+    summarize(project, tool, arguments)
+}
+
+/// What the gate sees of a prepared call: its kind as offered, and the name and origin that
+/// kept rules match.
+fn gate_action(prepared: &Prepared, origin: Option<&str>) -> ActionKind {
+    let other = |mutating| ActionKind::Other {
+        tool: prepared.tool.clone(),
+        origin: origin.map(str::to_owned),
+        mutating,
     };
-    match tool {
-        "read" | "write" | "edit" => {
-            format!("{tool} {}", crate::paths::shown(project, field("path")))
+    match prepared.kind {
+        ToolKind::Read => ActionKind::Read,
+        ToolKind::Edit => ActionKind::Edit {
+            tool: prepared.tool.clone(),
+            path: prepared
+                .proposal
+                .path
+                .as_ref()
+                .map(|path| path.display().to_string())
+                .unwrap_or_default(),
+        },
+        ToolKind::Command => ActionKind::Command {
+            command: prepared.proposal.command.clone().unwrap_or_default(),
+        },
+        ToolKind::Other => other(false),
+        ToolKind::Mutating => other(true),
+    }
+}
+
+/// The rule an "always" answer keeps: a command's prefix; for other tools, the tool or (when
+/// the tool asks for it) every tool of its origin.
+fn always_rule(
+    action: &ActionKind,
+    always: AlwaysAllow,
+    origin: Option<&str>,
+) -> Option<corvid_protocol::ApprovalRule> {
+    match (action, always, origin) {
+        (ActionKind::Other { .. } | ActionKind::Edit { .. }, AlwaysAllow::Origin, Some(origin)) => {
+            Some(corvid_protocol::ApprovalRule::origin(origin))
         }
-        "bash" => format!("$ {}", field("command")),
-        "glob" => format!("glob {}", field("pattern")),
-        "grep" => format!("grep {}", field("pattern")),
-        "task" => format!("task ({}) {}", field("agent"), field("description")),
-        "skill" => format!("skill {}", field("name")),
-        "process" => format!("process {} {}", field("action"), field("id")),
-        other => other.to_owned(),
+        _ => corvid_protocol::ApprovalRule::suggest_for(action),
     }
 }
 
@@ -518,46 +572,19 @@ async fn run_tool(
             None,
         )
     };
-    match call.name.as_str() {
-        "task" if setup.is_main => return crate::subagent::run(setup, call, arguments).await,
-        "skill" => {
-            return match setup.shared.skills.load_tool(arguments) {
-                Ok(body) => (
-                    ToolOutput {
-                        text: body,
-                        is_error: false,
-                        detail: None,
-                    },
-                    None,
-                ),
-                Err(message) => error(message),
-            };
-        }
-        _ => {}
+    if setup.is_main && crate::subagent::is_task(&call.name) {
+        return crate::subagent::run(setup, call, arguments).await;
     }
     let prepared = match setup.tools.prepare(&call.name, arguments).await {
         Ok(prepared) => prepared,
         Err(tool_error) => return error(tool_error.to_string()),
     };
-    let action = match prepared.kind {
-        ToolKind::Read => ActionKind::Read,
-        ToolKind::Edit => ActionKind::Edit {
-            tool: prepared.tool.to_owned(),
-            path: prepared
-                .proposal
-                .path
-                .as_ref()
-                .map(|path| path.display().to_string())
-                .unwrap_or_default(),
-        },
-        ToolKind::Command => ActionKind::Command {
-            command: prepared.proposal.command.clone().unwrap_or_default(),
-        },
-        ToolKind::Other => ActionKind::Other {
-            tool: prepared.tool.to_owned(),
-            mutating: false,
-        },
-    };
+    let (origin, always) = setup
+        .tools
+        .spec(&prepared.tool)
+        .map(|spec| (spec.origin.clone(), spec.always_allow))
+        .unwrap_or_default();
+    let action = gate_action(&prepared, origin.as_deref());
     let gate = setup.shared.gate();
     // A command widened beyond the sandbox, or run without one, always asks.
     let confinement = prepared.plan.confinement().cloned();
@@ -569,13 +596,19 @@ async fn run_tool(
         == GateDecision::Ask
     {
         let notice = confinement.as_ref().and_then(crate::sandbox_state::notice);
+        let always_scope = match &notice {
+            // A widened or unsandboxed command is asked about every time; "always" would hide
+            // that.
+            Some(_) => None,
+            None => always_rule(&action, always, origin.as_deref()),
+        };
         match ask(
             setup,
             call,
             &prepared.proposal,
-            &action,
-            prepared.tool,
+            &prepared.tool,
             notice,
+            always_scope,
         )
         .await
         {
@@ -613,11 +646,15 @@ async fn run_tool(
             }
         }
     }
-    if matches!(prepared.kind, ToolKind::Edit | ToolKind::Command) {
+    // Anything that may change the project gets a checkpoint first.
+    if matches!(
+        prepared.kind,
+        ToolKind::Edit | ToolKind::Command | ToolKind::Mutating
+    ) {
         setup.shared.before_change(&setup.scope).await;
     }
     let cancellation = Cancellation::new(setup.cancel.clone());
-    let output = match apply_streaming(setup, call, prepared.plan, cancellation).await {
+    let output = match apply_streaming(setup, call, prepared, cancellation).await {
         Ok(output) => output,
         Err(tool_error) => ToolOutput {
             text: tool_error.to_string(),
@@ -637,7 +674,7 @@ async fn run_tool(
 async fn apply_streaming(
     setup: &TurnSetup,
     call: &ToolCall,
-    plan: corvid_tools::Plan,
+    prepared: Prepared,
     cancellation: Cancellation,
 ) -> Result<ToolOutput, corvid_tools::ToolError> {
     let (sender, mut receiver) = mpsc::channel(16);
@@ -651,7 +688,11 @@ async fn apply_streaming(
             },
         );
     };
-    let apply = setup.tools.apply_streaming(plan, cancellation, Some(sink));
+    let run = Run {
+        cancel: cancellation,
+        sink: Some(sink),
+    };
+    let apply = setup.tools.apply(&prepared.tool, prepared.plan, run);
     tokio::pin!(apply);
     let result = loop {
         tokio::select! {
@@ -672,9 +713,9 @@ async fn ask(
     setup: &TurnSetup,
     call: &ToolCall,
     proposal: &corvid_tools::Proposal,
-    action: &ActionKind,
     tool: &str,
     sandbox: Option<corvid_protocol::SandboxNotice>,
+    always_scope: Option<corvid_protocol::ApprovalRule>,
 ) -> Verdict {
     let proposal_id = format!("p_{}", call.id);
     let path = proposal
@@ -682,16 +723,16 @@ async fn ask(
         .as_ref()
         .map(|path| path.display().to_string())
         .unwrap_or_default();
-    let kind = match (tool, &proposal.diff, &proposal.command) {
-        ("edit", Some(diff), _) => ProposalKind::Edit {
+    let kind = match (&proposal.diff, &proposal.command) {
+        (Some(diff), _) if proposal.whole_file => ProposalKind::Write {
             path,
             diff: diff.clone(),
         },
-        (_, Some(diff), _) => ProposalKind::Write {
+        (Some(diff), _) => ProposalKind::Edit {
             path,
             diff: diff.clone(),
         },
-        (_, None, Some(command)) => ProposalKind::Command {
+        (None, Some(command)) => ProposalKind::Command {
             command: command.clone(),
             // Commands run in the project root; event paths are relative to it.
             cwd: ".".to_owned(),
@@ -713,11 +754,7 @@ async fn ask(
             proposal_id: proposal_id.clone(),
             call_id: call.id.clone(),
             kind,
-            // A widened or unsandboxed command is asked about every time; "always" would hide that.
-            always_scope: match sandbox {
-                Some(_) => None,
-                None => corvid_protocol::ApprovalRule::suggest_for(action),
-            },
+            always_scope,
             sandbox,
         }),
     );

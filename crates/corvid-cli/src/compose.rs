@@ -64,7 +64,16 @@ pub(crate) fn agent_config(
     // Every front end gets the kernel sandbox as config.toml sets it; `chat`/`exec` may
     // override it with `--sandbox`.
     config.sandbox = crate::sandbox_setup::sandbox(loaded, None);
+    config.tool_plugins = tool_plugins(loaded);
     config
+}
+
+/// The tool sources every session gets beside the built-ins and the skills, in order of
+/// precedence (a built-in wins a name clash, then the earlier plugin). Each is opened once per
+/// session over that session's tool context, so its commands share `bash`'s runner and sandbox.
+pub(crate) fn tool_plugins(loaded: &Loaded) -> Vec<Arc<dyn corvid_tools::ToolPlugin>> {
+    let _ = loaded;
+    Vec::new()
 }
 
 /// The provider registry; a process builds one and clones it (clones share sign-in sessions).

@@ -94,12 +94,26 @@ pub enum ApprovalRule {
         /// One or more words; an empty prefix allows nothing.
         prefix: String,
     },
+    /// Every call of every tool from one origin (all the tools of one MCP server, say
+    /// `mcp:github`). Like a tool rule, it never covers shell commands, nor the built-ins,
+    /// which have no origin.
+    Origin {
+        /// The origin, exactly as the tools report it.
+        origin: String,
+    },
 }
 
 impl ApprovalRule {
     /// A rule allowing every call of `tool`.
     pub fn tool(tool: impl Into<String>) -> Self {
         Self::Tool { tool: tool.into() }
+    }
+
+    /// A rule allowing every tool from `origin`.
+    pub fn origin(origin: impl Into<String>) -> Self {
+        Self::Origin {
+            origin: origin.into(),
+        }
     }
 
     /// A rule allowing commands that start with the words of `prefix`.
@@ -117,9 +131,21 @@ impl ApprovalRule {
             (Self::CommandPrefix { prefix }, ActionKind::Command { command }) => {
                 !command_has_control_operators(command) && starts_with_words(command, prefix)
             }
-            // Reads need no rule; a tool rule never covers commands, a prefix rule only commands.
+            (
+                Self::Origin { origin: allowed },
+                ActionKind::Other {
+                    origin: Some(origin),
+                    ..
+                },
+            ) => allowed == origin,
+            // Reads need no rule; a tool or origin rule never covers commands, a prefix rule
+            // only commands.
             (_, ActionKind::Read)
-            | (Self::Tool { .. }, ActionKind::Command { .. })
+            | (Self::Tool { .. } | Self::Origin { .. }, ActionKind::Command { .. })
+            | (
+                Self::Origin { .. },
+                ActionKind::Edit { .. } | ActionKind::Other { origin: None, .. },
+            )
             | (Self::CommandPrefix { .. }, ActionKind::Edit { .. } | ActionKind::Other { .. }) => {
                 false
             }
@@ -165,6 +191,9 @@ pub enum ActionKind {
     Other {
         /// The tool's name.
         tool: String,
+        /// Where the tool comes from (`mcp:github`), for [`ApprovalRule::Origin`]; `None` for
+        /// the built-ins.
+        origin: Option<String>,
         /// Whether it may change files, processes or anything outside corvid. Tools whose
         /// effects are unknown count as mutating.
         mutating: bool,

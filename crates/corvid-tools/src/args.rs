@@ -24,10 +24,7 @@ fn not_json(error: &serde_json::Error) -> String {
 }
 
 /// Parses a tool's arguments.
-pub(crate) fn parse<T: DeserializeOwned>(
-    tool: &'static str,
-    arguments: Value,
-) -> Result<T, ToolError> {
+pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, ToolError> {
     let arguments = match arguments {
         // Some models double-encode: `"{\"path\": \"a\"}"`.
         Value::String(text) => serde_json::from_str::<Value>(&text)

@@ -22,13 +22,15 @@ use crate::error::ToolError;
 use crate::matcher::{self, Approved, Miss, Outcome, RelocateError};
 use crate::registry::ToolContext;
 use crate::text;
-use crate::tool::{Action, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec};
+use crate::tool::{
+    Action, BuiltinSpec, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput,
+};
 use crate::write::{read_current, recheck_path, write_file};
 
 pub(crate) const NAME: &str = "edit";
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec {
+pub(crate) fn spec() -> BuiltinSpec {
+    BuiltinSpec {
         name: NAME,
         description: "Replace text in a file. old_string must match one place in the file: copy it from `read` output \
             without the line-number prefix, every line in full, whole words, with enough surrounding lines to be \
@@ -182,11 +184,12 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
         }
     };
     Ok(Prepared {
-        tool: NAME,
+        tool: NAME.to_owned(),
         kind: ToolKind::Edit,
         proposal: Proposal {
             summary,
             diff: Some(text::cap_diff(diff, context.limits.diff_bytes)),
+            whole_file: false,
             command: None,
             path: Some(context.workspace.relative(&path)),
         },

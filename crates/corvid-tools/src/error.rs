@@ -9,7 +9,7 @@ use crate::workspace::PathError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
-    /// The model asked for a tool this registry does not offer.
+    /// The model asked for a tool that is not on offer.
     #[error("unknown tool `{name}`; the available tools are: {available}")]
     UnknownTool {
         /// The name asked for.
@@ -21,7 +21,7 @@ pub enum ToolError {
     #[error("invalid arguments for `{tool}`: {message}")]
     InvalidArguments {
         /// The tool.
-        tool: &'static str,
+        tool: String,
         /// What is wrong.
         message: String,
     },
@@ -155,12 +155,17 @@ pub enum ToolError {
     /// A bug or a panic inside a tool; the session goes on.
     #[error("internal error in the tool: {0}")]
     Internal(String),
+    /// A tool from another source (an MCP server, a custom tool) could not run; the text,
+    /// written for the model, says why.
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl ToolError {
-    pub(crate) fn invalid(tool: &'static str, message: impl Into<String>) -> Self {
+    /// The arguments given to `tool` do not fit its schema: `message` says how.
+    pub fn invalid(tool: &str, message: impl Into<String>) -> Self {
         Self::InvalidArguments {
-            tool,
+            tool: tool.to_owned(),
             message: message.into(),
         }
     }

@@ -12,6 +12,10 @@
 //!
 //! Reads run the same way; the gate simply does not ask (see [`ToolKind`]).
 //! `task` and `skill` are not here: they belong to the agent.
+//!
+//! The built-ins are one [`ToolSource`] among others: custom tools, MCP servers and whatever
+//! the binary plugs in ([`ToolPlugin`]) implement the same trait, and a [`ToolBox`] makes each
+//! turn's [`Offer`] from all of them, routing every call to the source that offered its name.
 
 mod args;
 mod edit;
@@ -24,10 +28,13 @@ mod registry;
 pub mod sandbox;
 mod search;
 mod shell;
+mod source;
 mod stream;
+mod summary;
 mod text;
 mod todo;
 mod tool;
+mod toolbox;
 mod workspace;
 mod write;
 
@@ -37,9 +44,12 @@ pub use files::{Disk, Files};
 pub use process::ProcessTable;
 pub use registry::{ToolContext, ToolLimits, ToolRegistry, builtin_tools};
 pub use sandbox::{Confinement, Sandbox, SandboxProbe, Widening};
+pub use source::{Listing, Run, ToolFuture, ToolPlugin, ToolSource};
 pub use stream::OutputSink;
+pub use summary::builtin_summary;
 pub use todo::{Todo, TodoStatus};
 pub use tool::{
-    Cancellation, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec,
+    AlwaysAllow, Cancellation, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec,
 };
+pub use toolbox::{MAX_TOOL_NAME, Offer, Offered, ToolBox};
 pub use workspace::{PathError, Workspace};

@@ -26,7 +26,9 @@ use crate::registry::ToolContext;
 use crate::sandbox::Widening;
 use crate::shell::{self, Spawned, signal_group};
 use crate::text;
-use crate::tool::{Action, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec};
+use crate::tool::{
+    Action, BuiltinSpec, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput,
+};
 
 pub(crate) const NAME: &str = "process";
 
@@ -41,8 +43,8 @@ const KILL_WAIT: Duration = Duration::from_secs(2);
 /// How often `stop` looks.
 const POLL: Duration = Duration::from_millis(25);
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec {
+pub(crate) fn spec() -> BuiltinSpec {
+    BuiltinSpec {
         name: NAME,
         description: "Look after commands started with bash background: true. \
             `status` (without id: all of them), `tail` (the last lines of its output; `lines`, default 50), \
@@ -108,11 +110,12 @@ pub(crate) fn prepare(_context: &ToolContext, arguments: Value) -> Result<Prepar
         (_, None) => String::new(),
     };
     Ok(Prepared {
-        tool: NAME,
+        tool: NAME.to_owned(),
         kind: ToolKind::Other,
         proposal: Proposal {
             summary,
             diff: None,
+            whole_file: false,
             command: None,
             path: None,
         },

@@ -10,15 +10,15 @@ use crate::args;
 use crate::error::ToolError;
 use crate::registry::ToolContext;
 use crate::text;
-use crate::tool::{Action, Plan, Prepared, Proposal, ToolKind, ToolOutput, ToolSpec};
+use crate::tool::{Action, BuiltinSpec, Plan, Prepared, Proposal, ToolKind, ToolOutput};
 
 pub(crate) const NAME: &str = "read";
 
 /// Files larger than this are not counted to the end for the "of N lines" note.
 const COUNT_LIMIT: u64 = 32 * 1024 * 1024;
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec {
+pub(crate) fn spec() -> BuiltinSpec {
+    BuiltinSpec {
         name: NAME,
         description: "Read a text file from the project as numbered lines (`     12\\tcode`), or list a directory. \
             Shows up to 2000 lines from `offset` (1-based); long lines are cut and output stops near 50 KB, \
@@ -66,11 +66,12 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
         .unwrap_or(context.limits.read_lines)
         .clamp(1, context.limits.read_lines);
     Ok(Prepared {
-        tool: NAME,
+        tool: NAME.to_owned(),
         kind: ToolKind::Read,
         proposal: Proposal {
             summary: format!("Read {shown}"),
             diff: None,
+            whole_file: false,
             command: None,
             path: Some(context.workspace.relative(&path)),
         },

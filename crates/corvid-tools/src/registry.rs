@@ -1,4 +1,6 @@
-//! The registry: which tools the model is offered, and the two-phase entry point that runs them.
+//! The built-in tools: which of them an agent is offered, and the two-phase entry point that
+//! runs them. The registry is the built-in [`ToolSource`]; other sources sit beside it in the
+//! agent's [`ToolBox`](crate::ToolBox).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +14,7 @@ use crate::error::ToolError;
 use crate::files::{Disk, Files};
 use crate::process::ProcessTable;
 use crate::sandbox::Sandbox;
+use crate::source::{Listing, Run, ToolFuture, ToolSource};
 use crate::stream::OutputSink;
 use crate::tool::{Action, Cancellation, Plan, Prepared, ToolOutput, ToolSpec};
 use crate::workspace::Workspace;
@@ -144,6 +147,11 @@ impl ToolContext {
     pub fn processes(&self) -> &ProcessTable {
         &self.processes
     }
+
+    /// Where command output that does not fit in a result is spilled.
+    pub fn output_dir(&self) -> &Path {
+        &self.output_dir
+    }
 }
 
 /// One async lock per file, so two approved edits of the same file never interleave their
@@ -168,16 +176,21 @@ impl FileLocks {
 
 /// The built-in tools as the model sees them: `read`, `write`, `edit`, `glob`, `grep`, `bash`,
 /// `process`, `todowrite`.
+/// `todowrite` is the main agent's only: subagents keep no todo list.
 pub fn builtin_tools() -> Vec<ToolSpec> {
+    let todos = ToolSpec {
+        subagents: false,
+        ..todo::spec().into()
+    };
     vec![
-        read::spec(),
-        write::spec(),
-        edit::spec(),
-        search::glob_spec(),
-        search::grep_spec(),
-        shell::spec(),
-        process::spec(),
-        todo::spec(),
+        read::spec().into(),
+        write::spec().into(),
+        edit::spec().into(),
+        search::glob_spec().into(),
+        search::grep_spec().into(),
+        shell::spec().into(),
+        process::spec().into(),
+        todos,
     ]
 }
 
@@ -227,6 +240,11 @@ impl ToolRegistry {
         &self.context
     }
 
+    /// The shared context, for a [`crate::ToolPlugin`] opening a source over it.
+    pub fn shared_context(&self) -> &Arc<ToolContext> {
+        &self.context
+    }
+
     /// Phase one: checks the arguments, resolves paths and computes the proposal. Nothing
     /// changes on disk.
     pub async fn prepare(&self, name: &str, arguments: Value) -> Result<Prepared, ToolError> {
@@ -236,13 +254,13 @@ impl ToolRegistry {
                 available: self
                     .specs
                     .iter()
-                    .map(|spec| spec.name)
+                    .map(|spec| spec.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", "),
             });
         };
-        let name = spec.name;
-        blocking(&self.context, move |context| match name {
+        let name = spec.name.clone();
+        blocking(&self.context, move |context| match name.as_str() {
             read::NAME => read::prepare(context, arguments),
             write::NAME => write::prepare(context, arguments),
             edit::NAME => edit::prepare(context, arguments),
@@ -295,6 +313,9 @@ impl ToolRegistry {
             Action::Bash(plan) => shell::run(context, plan, cancel, sink).await,
             Action::Process(plan) => process::apply(context, plan).await,
             Action::Todo(todos) => Ok(todo::output(todos)),
+            Action::External(_) => Err(ToolError::Internal(
+                "a plan made by another tool source was given to the built-ins".to_owned(),
+            )),
         }
     }
 
@@ -307,6 +328,42 @@ impl ToolRegistry {
     ) -> Result<ToolOutput, ToolError> {
         let prepared = self.prepare(name, arguments).await?;
         self.apply(prepared.plan, cancel).await
+    }
+}
+
+impl ToolSource for ToolRegistry {
+    fn name(&self) -> &str {
+        "built-in"
+    }
+
+    fn list(&self) -> ToolFuture<'_, Listing> {
+        Box::pin(async move {
+            Listing {
+                tools: self.specs.to_vec(),
+                notices: Vec::new(),
+            }
+        })
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+    ) -> ToolFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(ToolRegistry::prepare(self, tool, arguments))
+    }
+
+    fn apply<'a>(
+        &'a self,
+        _tool: &'a str,
+        plan: Plan,
+        run: Run,
+    ) -> ToolFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(self.apply_streaming(plan, run.cancel, run.sink))
+    }
+
+    fn summary(&self, tool: &str, arguments: &Value) -> Option<String> {
+        crate::summary::builtin_summary(self.context.workspace.root(), tool, arguments)
     }
 }
 
@@ -329,7 +386,7 @@ mod tests {
     #[test]
     fn builtin_specs_are_object_schemas_with_unique_names() {
         let specs = builtin_tools();
-        let mut names: Vec<&str> = specs.iter().map(|spec| spec.name).collect();
+        let mut names: Vec<&str> = specs.iter().map(|spec| spec.name.as_str()).collect();
         assert_eq!(
             names,
             [

@@ -17,7 +17,9 @@ use crate::args;
 use crate::error::ToolError;
 use crate::registry::ToolContext;
 use crate::text;
-use crate::tool::{Action, Cancellation, Plan, Prepared, Proposal, ToolKind, ToolOutput, ToolSpec};
+use crate::tool::{
+    Action, BuiltinSpec, Cancellation, Plan, Prepared, Proposal, ToolKind, ToolOutput,
+};
 
 pub(crate) const GLOB: &str = "glob";
 pub(crate) const GREP: &str = "grep";
@@ -27,8 +29,8 @@ const GLOB_SCAN_LIMIT: usize = 100_000;
 /// The most context lines `grep` shows around a match.
 const MAX_CONTEXT: u64 = 10;
 
-pub(crate) fn glob_spec() -> ToolSpec {
-    ToolSpec {
+pub(crate) fn glob_spec() -> BuiltinSpec {
+    BuiltinSpec {
         name: GLOB,
         description: "Find files by name pattern, most recently modified first (capped at 200). \
             `*` stays within a folder, `**` crosses folders: `src/**/*.rs`. A pattern without `/` matches \
@@ -46,8 +48,8 @@ pub(crate) fn glob_spec() -> ToolSpec {
     }
 }
 
-pub(crate) fn grep_spec() -> ToolSpec {
-    ToolSpec {
+pub(crate) fn grep_spec() -> BuiltinSpec {
+    BuiltinSpec {
         name: GREP,
         description: "Search file contents with a regular expression (Rust regex syntax, like ripgrep). \
             Prints `path:line: text` for each matching line (context lines as `path-line- text`), files in \
@@ -182,6 +184,7 @@ fn read_only_proposal(context: &ToolContext, summary: String, base: &Path) -> Pr
     Proposal {
         summary,
         diff: None,
+        whole_file: false,
         command: None,
         path: Some(context.workspace.relative(base)),
     }
@@ -197,7 +200,7 @@ pub(crate) fn prepare_glob(context: &ToolContext, arguments: Value) -> Result<Pr
         context.workspace.display(&base)
     );
     Ok(Prepared {
-        tool: GLOB,
+        tool: GLOB.to_owned(),
         kind: ToolKind::Read,
         proposal: read_only_proposal(context, summary, &base),
         plan: Plan {
@@ -230,7 +233,7 @@ pub(crate) fn prepare_grep(context: &ToolContext, arguments: Value) -> Result<Pr
         context.workspace.display(&base)
     );
     Ok(Prepared {
-        tool: GREP,
+        tool: GREP.to_owned(),
         kind: ToolKind::Read,
         proposal: read_only_proposal(context, summary, &base),
         plan: Plan {

@@ -43,7 +43,7 @@ use crate::sandbox::{Confinement, Widening};
 use crate::stream::{OutputSink, Streamer};
 use crate::text;
 use crate::tool::{
-    Action, Cancellation, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec,
+    Action, BuiltinSpec, Cancellation, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput,
 };
 
 pub(crate) const NAME: &str = "bash";
@@ -52,8 +52,8 @@ pub(crate) const NAME: &str = "bash";
 /// the group may still hold it).
 const DRAIN_WAIT: Duration = Duration::from_secs(2);
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec {
+pub(crate) fn spec() -> BuiltinSpec {
+    BuiltinSpec {
         name: NAME,
         description: "Run a shell command with `bash -c` in the project folder and return its combined stdout and stderr \
             and its exit code. stdin is empty. Default timeout 120 s (timeout_ms, at most 600000); on timeout the command \
@@ -158,11 +158,12 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
         format!("Run `{}`{what}{widened}", arguments.command)
     };
     Ok(Prepared {
-        tool: NAME,
+        tool: NAME.to_owned(),
         kind: ToolKind::Command,
         proposal: Proposal {
             summary,
             diff: None,
+            whole_file: false,
             command: Some(arguments.command.clone()),
             path: None,
         },

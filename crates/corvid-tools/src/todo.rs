@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use crate::args;
 use crate::error::ToolError;
-use crate::tool::{Action, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec};
+use crate::tool::{
+    Action, BuiltinSpec, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput,
+};
 
 pub(crate) const NAME: &str = "todowrite";
 
@@ -52,8 +54,8 @@ impl TodoStatus {
     }
 }
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec {
+pub(crate) fn spec() -> BuiltinSpec {
+    BuiltinSpec {
         name: NAME,
         description: "Write your todo list for the current task (the whole list each time; it replaces the previous one). \
             Use it for work with several steps: keep one item in_progress, mark items completed as soon as they are done.",
@@ -131,11 +133,12 @@ pub(crate) fn prepare(arguments: Value) -> Result<Prepared, ToolError> {
         .filter(|todo| todo.status == TodoStatus::Completed)
         .count();
     Ok(Prepared {
-        tool: NAME,
+        tool: NAME.to_owned(),
         kind: ToolKind::Other,
         proposal: Proposal {
             summary: format!("Update the todo list ({done}/{} done)", todos.len()),
             diff: None,
+            whole_file: false,
             command: None,
             path: None,
         },

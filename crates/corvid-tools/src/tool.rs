@@ -1,6 +1,9 @@
-//! The shapes every tool shares: its description for the model, the proposal shown to the user,
-//! the opaque plan, the output, and the cancellation signal.
+//! The shapes every tool shares, whichever source offers it (the built-ins, custom tools, MCP
+//! servers): its description for the model, the proposal shown to the user, the opaque plan,
+//! the output, and the cancellation signal.
 
+use std::any::Any;
+use std::fmt;
 use std::path::PathBuf;
 
 use tokio::sync::watch;
@@ -18,31 +21,96 @@ pub enum ToolKind {
     Edit,
     /// Runs a command: `bash`. Shows the command line.
     Command,
-    /// Anything else: `process` (only touches processes this session started), `todowrite`.
+    /// Changes nothing outside this session: `process` (only touches processes this session
+    /// started), `todowrite`. Runs without asking.
     Other,
+    /// May change anything, in ways corvid cannot show beforehand: an MCP tool, a custom tool.
+    /// Asks unless the policy is `full-auto` or the user kept an "always" rule for it.
+    Mutating,
 }
 
-/// A tool as the model sees it.
+/// What an "always" answer to one of a tool's proposals keeps allowing. A command's rule is
+/// always its command prefix; this chooses for the other kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum AlwaysAllow {
+    /// Every call of this tool.
+    #[default]
+    Tool,
+    /// Every call of every tool with the same [`ToolSpec::origin`] (one MCP server's tools).
+    Origin,
+}
+
+/// A tool as the model sees it, and what the agent needs to know to offer and gate it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
-    /// The name the model calls.
-    pub name: &'static str,
+    /// The name the model calls (unique among the tools on offer).
+    pub name: String,
     /// What it does and how to use it well.
-    pub description: &'static str,
+    pub description: String,
     /// JSON Schema of the arguments (an `object` schema).
     pub parameters: serde_json::Value,
-    /// For the approval gate.
+    /// For the approval gate. The kind offered is the kind the gate sees for every call.
     pub kind: ToolKind,
+    /// Where the tool comes from when that matters to the user and the gate (`mcp:github`, or
+    /// `custom` for a custom tool); `None` for the built-ins. Rules kept per origin use it.
+    pub origin: Option<String>,
+    /// What "always" keeps allowing for this tool's proposals.
+    pub always_allow: AlwaysAllow,
+    /// Whether subagents are offered it too (`todowrite` belongs to the main agent's list).
+    pub subagents: bool,
+}
+
+impl ToolSpec {
+    /// A tool offered to every agent, with no origin and "always" meaning this tool.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: serde_json::Value,
+        kind: ToolKind,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            kind,
+            origin: None,
+            always_allow: AlwaysAllow::Tool,
+            subagents: true,
+        }
+    }
+
+    /// The same tool, from `origin`.
+    pub fn with_origin(mut self, origin: impl Into<String>) -> Self {
+        self.origin = Some(origin.into());
+        self
+    }
+}
+
+/// A built-in tool's description, written as constants in its module.
+#[derive(Debug, Clone)]
+pub(crate) struct BuiltinSpec {
+    pub(crate) name: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) parameters: serde_json::Value,
+    pub(crate) kind: ToolKind,
+}
+
+impl From<BuiltinSpec> for ToolSpec {
+    fn from(spec: BuiltinSpec) -> Self {
+        Self::new(spec.name, spec.description, spec.parameters, spec.kind)
+    }
 }
 
 /// What a call would do, for the user to approve. Reads get a proposal too (a summary only), so
 /// a front end can show one line per tool activity.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Proposal {
     /// One line: "Edit src/main.rs (1 replacement at line 12)", "Run `cargo test`".
     pub summary: String,
     /// A unified diff, for `write` and `edit`.
     pub diff: Option<String>,
+    /// True when the diff replaces the file's whole text (`write`), not part of it (`edit`).
+    pub whole_file: bool,
     /// The command line, for `bash`.
     pub command: Option<String>,
     /// The path the call touches, relative to the project folder.
@@ -53,23 +121,52 @@ pub struct Proposal {
 #[derive(Debug)]
 pub struct Prepared {
     /// The tool's name.
-    pub tool: &'static str,
+    pub tool: String,
     /// Its kind.
     pub kind: ToolKind,
     /// What to show the user.
     pub proposal: Proposal,
-    /// What [`crate::ToolRegistry::apply`] carries out.
+    /// What the source's `apply` carries out.
     pub plan: Plan,
 }
 
+impl Prepared {
+    /// A call prepared by a source outside this crate.
+    pub fn new(tool: impl Into<String>, kind: ToolKind, proposal: Proposal, plan: Plan) -> Self {
+        Self {
+            tool: tool.into(),
+            kind,
+            proposal,
+            plan,
+        }
+    }
+}
+
 /// The opaque plan of a prepared call. For an edit it holds the exact text found at prepare time
-/// and its replacement; `apply` locates that text again in the current file.
+/// and its replacement; `apply` locates that text again in the current file. A source outside
+/// this crate carries its own plan ([`Plan::external`]).
 #[derive(Debug)]
 pub struct Plan {
     pub(crate) action: Action,
 }
 
 impl Plan {
+    /// The plan of a source outside this crate: any value it wants back at `apply`.
+    pub fn external<T: Any + Send>(plan: T) -> Self {
+        Self {
+            action: Action::External(External(Box::new(plan))),
+        }
+    }
+
+    /// The value given to [`Plan::external`], when it is a `T`; `None` for a built-in's plan
+    /// or another type (a plan given to the wrong source).
+    pub fn into_external<T: Any>(self) -> Option<T> {
+        match self.action {
+            Action::External(External(plan)) => plan.downcast::<T>().ok().map(|plan| *plan),
+            _ => None,
+        }
+    }
+
     /// For a command: how the sandbox will confine it, so the gate can ask when it runs with
     /// more than the sandbox allows (or without one). `None` for every other tool.
     pub fn confinement(&self) -> Option<&Confinement> {
@@ -90,6 +187,16 @@ pub(crate) enum Action {
     Bash(shell::BashPlan),
     Process(process::ProcessPlan),
     Todo(Vec<Todo>),
+    External(External),
+}
+
+/// A plan made outside this crate.
+pub(crate) struct External(Box<dyn Any + Send>);
+
+impl fmt::Debug for External {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("External(..)")
+    }
 }
 
 /// The result of a call, as the model will see it (`text`) plus structured detail for front
@@ -105,10 +212,20 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    pub(crate) fn text(text: impl Into<String>) -> Self {
+    /// A result that worked: `text` for the model.
+    pub fn text(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             is_error: false,
+            detail: None,
+        }
+    }
+
+    /// A call that ran and failed: `text` tells the model why.
+    pub fn failure(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            is_error: true,
             detail: None,
         }
     }

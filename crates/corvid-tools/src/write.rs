@@ -10,12 +10,14 @@ use crate::args;
 use crate::error::ToolError;
 use crate::registry::ToolContext;
 use crate::text;
-use crate::tool::{Action, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec};
+use crate::tool::{
+    Action, BuiltinSpec, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput,
+};
 
 pub(crate) const NAME: &str = "write";
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec {
+pub(crate) fn spec() -> BuiltinSpec {
+    BuiltinSpec {
         name: NAME,
         description: "Create a file, or replace a file's whole content. Parent folders are created. \
             An existing file keeps its line endings (CRLF) and byte order mark. \
@@ -91,11 +93,12 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
         ),
     };
     Ok(Prepared {
-        tool: NAME,
+        tool: NAME.to_owned(),
         kind: ToolKind::Edit,
         proposal: Proposal {
             summary,
             diff: Some(text::cap_diff(diff, context.limits.diff_bytes)),
+            whole_file: true,
             command: None,
             path: Some(context.workspace.relative(&path)),
         },

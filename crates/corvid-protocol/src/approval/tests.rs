@@ -21,8 +21,65 @@ fn command(command: &str) -> ActionKind {
 fn other(tool: &str, mutating: bool) -> ActionKind {
     ActionKind::Other {
         tool: tool.to_owned(),
+        origin: None,
         mutating,
     }
+}
+
+fn from_origin(tool: &str, origin: &str) -> ActionKind {
+    ActionKind::Other {
+        tool: tool.to_owned(),
+        origin: Some(origin.to_owned()),
+        mutating: true,
+    }
+}
+
+#[test]
+fn an_origin_rule_allows_every_tool_of_that_origin_and_nothing_else() {
+    let rules = [ApprovalRule::origin("mcp:github")];
+    for policy in [Ask, AutoEdit] {
+        assert_eq!(
+            decision_for(
+                policy,
+                &rules,
+                &from_origin("mcp__github__create_issue", "mcp:github")
+            ),
+            Runs
+        );
+        assert_eq!(
+            decision_for(
+                policy,
+                &rules,
+                &from_origin("mcp__gitlab__create_issue", "mcp:gitlab")
+            ),
+            Asks
+        );
+        // Neither a built-in (no origin) nor a command, nor an edit, whatever its name.
+        assert_eq!(
+            decision_for(policy, &rules, &other("mcp:github", true)),
+            Asks
+        );
+        assert_eq!(decision_for(policy, &rules, &command("mcp:github")), Asks);
+    }
+    assert_eq!(decision_for(Ask, &rules, &edit("mcp:github")), Asks);
+    // A tool rule still names one tool of the origin.
+    let one = [ApprovalRule::tool("mcp__github__create_issue")];
+    assert_eq!(
+        decision_for(
+            Ask,
+            &one,
+            &from_origin("mcp__github__create_issue", "mcp:github")
+        ),
+        Runs
+    );
+    assert_eq!(
+        decision_for(
+            Ask,
+            &one,
+            &from_origin("mcp__github__delete_repo", "mcp:github")
+        ),
+        Asks
+    );
 }
 
 #[test]

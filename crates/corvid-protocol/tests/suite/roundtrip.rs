@@ -853,6 +853,7 @@ fn history_entries_and_rules_cover_their_schema() {
     let rules = [
         ApprovalRule::tool("edit"),
         ApprovalRule::command_prefix("ls"),
+        ApprovalRule::origin("mcp:github"),
     ];
     let written: Vec<Value> = rules
         .iter()

@@ -5,9 +5,10 @@ use super::support::project;
 
 #[test]
 fn every_tool_has_a_kind_for_the_gate() {
-    let kinds: Vec<(&str, ToolKind)> = builtin_tools()
+    let specs = builtin_tools();
+    let kinds: Vec<(&str, ToolKind)> = specs
         .iter()
-        .map(|spec| (spec.name, spec.kind))
+        .map(|spec| (spec.name.as_str(), spec.kind))
         .collect();
     assert_eq!(
         kinds,
@@ -32,7 +33,7 @@ async fn a_narrowed_registry_refuses_the_tools_it_does_not_offer() {
         explore
             .specs()
             .iter()
-            .map(|spec| spec.name)
+            .map(|spec| spec.name.as_str())
             .collect::<Vec<_>>(),
         ["read", "glob", "grep"]
     );
@@ -52,7 +53,7 @@ async fn bad_arguments_say_what_is_wrong() {
     let p = project();
     let error = p.prepare("read", json!({"offset": 3})).await.unwrap_err();
     assert!(
-        matches!(error, ToolError::InvalidArguments { tool: "read", .. }),
+        matches!(&error, ToolError::InvalidArguments { tool, .. } if tool == "read"),
         "{error:?}"
     );
     assert!(

@@ -1,0 +1,458 @@
+//! The tool seam: a source plugged in through `AgentConfig::tool_plugins` is offered to the
+//! model, its calls go through the same approval gate as the built-ins, its results reach the
+//! model, and what it has to say arrives as warnings; a built-in wins a name clash.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, StreamFuture};
+use corvid_protocol::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, Event, EventMsg, Op,
+    ProposalKind, ProposalNotification, SendParams, TurnOutcome,
+};
+use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
+use corvid_tools::{
+    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolError, ToolFuture,
+    ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
+};
+use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
+use serde_json::{Value, json};
+
+struct Scripted(Arc<ScriptedModel>);
+
+impl ModelClient for Scripted {
+    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
+        let reply = self.0.next(request);
+        Box::pin(async move {
+            match reply {
+                ScriptedReply::Events(events) => {
+                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
+                }
+                other => panic!("this test scripts only events, not {other:?}"),
+            }
+        })
+    }
+}
+
+/// A notebook: `note_add` and `note_clear` change it (from the origin `test:notes`), `read`
+/// clashes with the built-in; the listing and its notices can change between turns.
+#[derive(Default)]
+struct Notebook {
+    notes: Mutex<Vec<String>>,
+    listing: Mutex<Listing>,
+    opened: Mutex<u32>,
+}
+
+impl Notebook {
+    fn new(always_allow: AlwaysAllow, notices: &[&str]) -> Arc<Self> {
+        let tool = |name: &str, description: &str| ToolSpec {
+            always_allow,
+            ..ToolSpec::new(
+                name,
+                description,
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+                ToolKind::Mutating,
+            )
+            .with_origin("test:notes")
+        };
+        let notebook = Self::default();
+        *notebook.listing.lock().unwrap() = Listing {
+            tools: vec![
+                tool("note_add", "Adds a note."),
+                tool(
+                    "read",
+                    "The notebook's read, which must lose to the built-in.",
+                ),
+                tool("note_clear", "Forgets every note."),
+            ],
+            notices: notices.iter().map(|notice| (*notice).to_owned()).collect(),
+        };
+        Arc::new(notebook)
+    }
+}
+
+#[derive(Debug)]
+struct NotePlan(Option<String>);
+
+impl ToolSource for Notebook {
+    fn name(&self) -> &str {
+        "notebook"
+    }
+
+    fn list(&self) -> ToolFuture<'_, Listing> {
+        let listing = self.listing.lock().unwrap().clone();
+        Box::pin(async move { listing })
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+    ) -> ToolFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(async move {
+            let (summary, plan) = match tool {
+                "note_add" => {
+                    let Some(text) = arguments.get("text").and_then(Value::as_str) else {
+                        return Err(ToolError::invalid(tool, "`text` is required"));
+                    };
+                    (
+                        format!("Add the note {text:?}"),
+                        NotePlan(Some(text.to_owned())),
+                    )
+                }
+                "note_clear" => ("Forget every note".to_owned(), NotePlan(None)),
+                other => return Err(ToolError::Failed(format!("the notebook has no {other}"))),
+            };
+            Ok(Prepared::new(
+                tool,
+                ToolKind::Mutating,
+                Proposal {
+                    summary,
+                    ..Proposal::default()
+                },
+                Plan::external(plan),
+            ))
+        })
+    }
+
+    fn apply<'a>(
+        &'a self,
+        _tool: &'a str,
+        plan: Plan,
+        _run: Run,
+    ) -> ToolFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let NotePlan(text) = plan.into_external::<NotePlan>().unwrap();
+            let mut notes = self.notes.lock().unwrap();
+            match text {
+                Some(text) => {
+                    notes.push(text.clone());
+                    Ok(ToolOutput::text(format!(
+                        "noted {text:?} ({} notes)",
+                        notes.len()
+                    )))
+                }
+                None => {
+                    notes.clear();
+                    Ok(ToolOutput::text("forgot every note"))
+                }
+            }
+        })
+    }
+
+    fn summary(&self, tool: &str, arguments: &Value) -> Option<String> {
+        Some(format!(
+            "notebook {tool} {}",
+            arguments.get("text").and_then(Value::as_str).unwrap_or("")
+        ))
+    }
+}
+
+#[derive(Debug)]
+struct NotebookPlugin(Arc<Notebook>);
+
+impl std::fmt::Debug for Notebook {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Notebook")
+    }
+}
+
+impl ToolPlugin for NotebookPlugin {
+    fn open(&self, context: &Arc<ToolContext>) -> Arc<dyn ToolSource> {
+        // The session's own context: the project folder the built-ins work in.
+        assert!(context.workspace().root().is_dir());
+        *self.0.opened.lock().unwrap() += 1;
+        Arc::clone(&self.0) as Arc<dyn ToolSource>
+    }
+}
+
+struct Harness {
+    handle: AgentHandle,
+    events: corvid_agent::Subscription,
+    model: Arc<ScriptedModel>,
+    seen: Vec<Event>,
+}
+
+impl Harness {
+    fn start(
+        project: &Path,
+        policy: ApprovalPolicy,
+        notebook: &Arc<Notebook>,
+        replies: Vec<ScriptedReply>,
+    ) -> Self {
+        let model = Arc::new(ScriptedModel::new(replies));
+        let mut config = AgentConfig::new(project.to_owned(), "scripted-model");
+        config.approval = policy;
+        config.output_dir = project.join(".corvid-test-output");
+        config.tool_plugins = vec![Arc::new(NotebookPlugin(Arc::clone(notebook)))];
+        let (handle, events) =
+            AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+        Self {
+            handle,
+            events,
+            model,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn until(&mut self, matches: impl Fn(&EventMsg) -> bool) -> Event {
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(20), self.events.recv())
+                .await
+                .expect("an event within 20 s")
+                .expect("the engine is running");
+            self.seen.push(event.clone());
+            if matches(&event.msg) {
+                return event;
+            }
+        }
+    }
+
+    async fn turn_finished(&mut self) -> TurnOutcome {
+        match self
+            .until(|msg| matches!(msg, EventMsg::TurnFinished(_)))
+            .await
+            .msg
+        {
+            EventMsg::TurnFinished(finished) => finished.outcome,
+            _ => unreachable!(),
+        }
+    }
+
+    async fn proposal(&mut self) -> ProposalNotification {
+        match self
+            .until(|msg| matches!(msg, EventMsg::Proposal(_)))
+            .await
+            .msg
+        {
+            EventMsg::Proposal(proposal) => proposal,
+            _ => unreachable!(),
+        }
+    }
+
+    fn send(&self, text: &str) {
+        self.handle.submit(Op::Send(SendParams::text(text)));
+    }
+
+    fn decide(&self, proposal_id: &str, decision: ApprovalDecision) {
+        self.handle.submit(Op::Approve(ApproveParams {
+            proposal_id: proposal_id.to_owned(),
+            decision,
+        }));
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter_map(|event| match &event.msg {
+                EventMsg::Warning { message } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The text of every tool result in request `index`'s last message.
+    fn results_in(&self, index: usize) -> Vec<(String, bool)> {
+        let requests = self.model.requests();
+        requests[index]
+            .messages
+            .last()
+            .unwrap()
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::ToolResult(result) => Some((
+                    result
+                        .content
+                        .iter()
+                        .filter_map(|content| match content {
+                            ToolResultContent::Text { text } => Some(text.clone()),
+                            _ => None,
+                        })
+                        .collect::<String>(),
+                    result.is_error,
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn a_plugged_in_tool_is_offered_gated_applied_and_its_result_reaches_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "from the disk\n").unwrap();
+    let notebook = Notebook::new(AlwaysAllow::Tool, &["the notebook skipped a page"]);
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        &notebook,
+        vec![
+            ScriptedReply::tool_call("c1", "note_add", r#"{"text":"buy milk"}"#),
+            ScriptedReply::tool_call("c2", "read", r#"{"path":"a.txt"}"#),
+            ScriptedReply::tool_call("c3", "note_add", r#"{"txt":"typo"}"#),
+            ScriptedReply::text("Noted."),
+        ],
+    );
+    agent.send("remember to buy milk");
+    let proposal = agent.proposal().await;
+    assert_eq!(
+        proposal.kind,
+        ProposalKind::Other {
+            tool: "note_add".to_owned(),
+            summary: "Add the note \"buy milk\"".to_owned(),
+        }
+    );
+    assert_eq!(proposal.always_scope, Some(ApprovalRule::tool("note_add")));
+    // Nothing happens before the user says yes.
+    assert!(notebook.notes.lock().unwrap().is_empty());
+    agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+
+    assert_eq!(*notebook.notes.lock().unwrap(), ["buy milk"]);
+    assert_eq!(
+        agent.results_in(1),
+        [("noted \"buy milk\" (1 notes)".to_owned(), false)]
+    );
+    // `read` is the built-in's: the file's text, not the notebook's refusal.
+    let (read, is_error) = agent.results_in(2)[0].clone();
+    assert!(!is_error && read.contains("from the disk"), "{read}");
+    // Arguments the source refuses come back as the source's error; nothing ran.
+    assert_eq!(
+        agent.results_in(3),
+        [(
+            "invalid arguments for `note_add`: `text` is required".to_owned(),
+            true
+        )]
+    );
+    assert_eq!(notebook.notes.lock().unwrap().len(), 1);
+
+    let request = &agent.model.requests()[0];
+    let offered: Vec<&str> = request
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert!(
+        offered.contains(&"note_add") && offered.contains(&"note_clear"),
+        "{offered:?}"
+    );
+    assert_eq!(offered.iter().filter(|name| **name == "read").count(), 1);
+    let read = request
+        .tools
+        .iter()
+        .find(|tool| tool.name == "read")
+        .unwrap();
+    assert!(
+        !read
+            .description
+            .as_deref()
+            .unwrap_or("")
+            .contains("notebook"),
+        "the built-in read wins the clash"
+    );
+    // The source's line for front ends, and its notice and the clash as warnings.
+    let summaries: Vec<String> = agent
+        .seen
+        .iter()
+        .filter_map(|event| match &event.msg {
+            EventMsg::ToolCall(call) => Some(call.summary.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(summaries[0], "notebook note_add buy milk");
+    assert_eq!(summaries[1], "read a.txt");
+    let warnings = agent.warnings();
+    assert!(
+        warnings.contains(&"the notebook skipped a page".to_owned()),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.contains(
+            &"the notebook tool `read` is not offered: a built-in tool has that name".to_owned()
+        ),
+        "{warnings:?}"
+    );
+    assert_eq!(*notebook.opened.lock().unwrap(), 1);
+}
+
+#[tokio::test]
+async fn always_for_an_origin_allows_its_other_tools_and_the_offer_follows_the_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let notebook = Notebook::new(AlwaysAllow::Origin, &["a notice"]);
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        &notebook,
+        vec![
+            ScriptedReply::tool_call("c1", "note_add", r#"{"text":"one"}"#),
+            ScriptedReply::tool_call("c2", "note_clear", "{}"),
+            ScriptedReply::text("done"),
+            ScriptedReply::tool_call("c3", "note_pin", "{}"),
+            ScriptedReply::text("done again"),
+        ],
+    );
+    agent.send("note and clear");
+    let proposal = agent.proposal().await;
+    assert_eq!(
+        proposal.always_scope,
+        Some(ApprovalRule::origin("test:notes"))
+    );
+    agent.decide(
+        &proposal.proposal_id,
+        ApprovalDecision::ApproveAlways {
+            scope: ApprovalRule::origin("test:notes"),
+        },
+    );
+    // `note_clear` is from the same origin: it runs without a proposal.
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let proposals = agent
+        .seen
+        .iter()
+        .filter(|event| matches!(event.msg, EventMsg::Proposal(_)))
+        .count();
+    assert_eq!(proposals, 1);
+    assert!(notebook.notes.lock().unwrap().is_empty(), "cleared");
+    assert_eq!(
+        agent.results_in(2),
+        [("forgot every note".to_owned(), false)]
+    );
+
+    // Between turns the source drops `note_clear` and lists `note_pin`; its notice is not
+    // repeated while it lasts.
+    {
+        let mut listing = notebook.listing.lock().unwrap();
+        listing.tools.retain(|tool| tool.name != "note_clear");
+        let mut pin = listing.tools[0].clone();
+        pin.name = "note_pin".to_owned();
+        listing.tools.push(pin);
+    }
+    agent.send("pin it");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let requests = agent.model.requests();
+    let offered: Vec<&str> = requests[3]
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert!(
+        offered.contains(&"note_pin") && !offered.contains(&"note_clear"),
+        "{offered:?}"
+    );
+    // The source refused it (`the notebook has no note_pin`): the call reached it.
+    assert_eq!(
+        agent.results_in(4),
+        [("the notebook has no note_pin".to_owned(), true)]
+    );
+    let notices = agent
+        .warnings()
+        .iter()
+        .filter(|warning| *warning == "a notice")
+        .count();
+    assert_eq!(notices, 1);
+    // One session, one source: opened once for both turns.
+    assert_eq!(*notebook.opened.lock().unwrap(), 1);
+}
