@@ -72,8 +72,8 @@ pub(crate) fn agent_config(
 /// precedence (a built-in wins a name clash, then the earlier plugin). Each is opened once per
 /// session over that session's tool context, so its commands share `bash`'s runner and sandbox.
 pub(crate) fn tool_plugins(loaded: &Loaded) -> Vec<Arc<dyn corvid_tools::ToolPlugin>> {
-    let _ = loaded;
-    Vec::new()
+    // MCP servers (config.toml's, and each session's .corvid/mcp.json) before custom tools.
+    vec![Arc::new(crate::mcp_command::plugin(loaded))]
 }
 
 /// The provider registry; a process builds one and clones it (clones share sign-in sessions).

@@ -1,6 +1,6 @@
 //! `corvid mcp list|add|remove`: the MCP servers corvid reads (`[mcp_servers.<name>]` in
-//! config.toml, `.corvid/mcp.json` in the project), their state and their tools; and the one
-//! place the binary builds a session's [`McpManager`].
+//! config.toml, `.corvid/mcp.json` in the project), their state and their tools; and the MCP
+//! tool source the composition root registers for every session ([`plugin`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use corvid_config::{
     Loaded, McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, merge_servers, read_project_mcp,
 };
-use corvid_mcp::{McpEnvironment, McpManager, ServerState};
+use corvid_mcp::{McpPlugin, ServerState};
 use corvid_tools::Sandbox;
 
 #[derive(Debug, clap::Subcommand)]
@@ -101,10 +101,21 @@ pub(crate) async fn run(
     }
 }
 
-/// The servers of a session in `project`: config.toml's and the project's (which win a name
-/// clash), with the warnings to show. A broken project file is a warning, not a failure: a
-/// session must start even when a cloned repository ships a bad `.corvid/mcp.json`.
-pub(crate) fn servers(loaded: &Loaded, project: &Path) -> (Vec<McpServer>, Vec<String>) {
+/// The MCP tool source every session gets: config.toml's servers, plus each session's
+/// `.corvid/mcp.json`; `${VAR}` references resolve from the process environment, then the env
+/// file.
+pub(crate) fn plugin(loaded: &Loaded) -> McpPlugin {
+    let secrets = loaded.clone();
+    McpPlugin::new(
+        loaded.config.mcp.servers.clone(),
+        loaded.config.mcp.max_tools(),
+        Arc::new(move |name| secrets.secret(name)),
+    )
+}
+
+/// The servers of `project` as a session would start them (config.toml's and the project's,
+/// which win a name clash), for the list.
+fn servers(loaded: &Loaded, project: &Path) -> (Vec<McpServer>, Vec<String>) {
     match read_project_mcp(project) {
         Ok(file) => (
             merge_servers(&loaded.config.mcp.servers, &file.servers),
@@ -115,25 +126,6 @@ pub(crate) fn servers(loaded: &Loaded, project: &Path) -> (Vec<McpServer>, Vec<S
             vec![format!("MCP servers of this project not read: {error}")],
         ),
     }
-}
-
-/// The MCP servers of one session in `project`, not started yet.
-pub(crate) fn manager(
-    loaded: &Loaded,
-    project: &Path,
-    sandbox: Sandbox,
-) -> (McpManager, Vec<String>) {
-    let (servers, warnings) = servers(loaded, project);
-    let secrets = loaded.clone();
-    let environment = McpEnvironment {
-        project: project.to_path_buf(),
-        sandbox,
-        lookup: Arc::new(move |name| secrets.secret(name)),
-    };
-    (
-        McpManager::new(servers, loaded.config.mcp.max_tools(), environment),
-        warnings,
-    )
 }
 
 fn project_root(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
@@ -154,7 +146,7 @@ async fn list(loaded: &Loaded, project: &Path, sandbox: Sandbox) -> anyhow::Resu
         ));
         return Ok(text);
     }
-    let (manager, _) = manager(loaded, project, sandbox);
+    let (manager, _) = plugin(loaded).manager(project, sandbox);
     // No built-in tool names here: the list shows the names a session without clashes gives.
     manager.tools(&|_| false).await;
     for status in manager.statuses() {

@@ -16,7 +16,9 @@ mod handler;
 mod launch;
 mod manager;
 pub mod names;
+mod source;
 
 pub use content::{McpImage, McpOutput};
 pub use launch::{Lookup, McpEnvironment};
 pub use manager::{MAX_RESTARTS, McpManager, McpTool, ServerState, ServerStatus};
+pub use source::{McpPlugin, McpSource};

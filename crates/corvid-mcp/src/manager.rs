@@ -3,8 +3,8 @@
 //!
 //! A turn asks [`McpManager::tools`] before each model step. It waits only for servers still
 //! starting, and never longer than their own startup timeout (measured from when they started,
-//! so later turns do not wait at all); a server that failed is left out and said once as a
-//! notice ([`McpManager::take_notices`]). A dead server is restarted (at most
+//! so later turns do not wait at all); a server that failed is left out, and says why in every
+//! [`McpManager::take_notices`] (the agent shows a notice once while it holds). A dead server is restarted (at most
 //! [`MAX_RESTARTS`] times a session); a call in flight when it died fails, saying so, and is
 //! not repeated, since it may have done part of its work.
 
@@ -96,8 +96,8 @@ struct Inner {
     /// The names handed out by the last [`McpManager::tools`], to route calls back.
     naming: Mutex<Naming>,
     notices: Mutex<Vec<String>>,
-    /// The last "left out by the cap" notice, so it is said once, not every step.
-    last_left_out: Mutex<Vec<(String, String)>>,
+    /// What the cap left out of the last listing, as a notice.
+    left_out: Mutex<Option<String>>,
 }
 
 /// The MCP servers of one session. Cheap to clone; clones share the servers.
@@ -146,7 +146,7 @@ impl McpManager {
                 max_tools,
                 naming: Mutex::new(Naming::default()),
                 notices: Mutex::new(Vec::new()),
-                last_left_out: Mutex::new(Vec::new()),
+                left_out: Mutex::new(None),
             }),
         }
     }
@@ -156,8 +156,12 @@ impl McpManager {
         self.inner.slots.is_empty()
     }
 
-    /// Starts every enabled server not yet started, in the background. Needs a tokio runtime.
+    /// Starts every enabled server not yet started, in the background. Outside a tokio runtime
+    /// it does nothing: the first [`McpManager::tools`] starts them.
     pub fn start(&self) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
         for index in 0..self.inner.slots.len() {
             if matches!(*self.inner.slots[index].state.borrow(), State::Idle) {
                 self.launch(index);
@@ -167,7 +171,7 @@ impl McpManager {
 
     /// The tools to offer for the next model step. `taken` says which names built-in tools
     /// hold (they win a clash). Waits for servers still starting, within their startup timeout.
-    pub async fn tools(&self, taken: &dyn Fn(&str) -> bool) -> Vec<McpTool> {
+    pub async fn tools(&self, taken: &(dyn Fn(&str) -> bool + Sync)) -> Vec<McpTool> {
         self.start();
         self.restart_dead();
         for slot in &self.inner.slots {
@@ -294,14 +298,31 @@ impl McpManager {
         }
     }
 
-    /// What happened since the last call: servers that failed to start, stopped, were
-    /// restarted, changed their tools; tools left out by the cap.
+    /// What the user should hear now: what happened since the last call (a server stopped and
+    /// was restarted, changed its tools), then what stays true (each server that is not
+    /// available and why; the tools the cap leaves out), repeated on every call while it holds
+    /// (the agent shows each line once).
     pub fn take_notices(&self) -> Vec<String> {
-        self.inner
+        let mut notices = self
+            .inner
             .notices
             .lock()
             .map(|mut notices| std::mem::take(&mut *notices))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        for slot in &self.inner.slots {
+            if let State::Failed(reason) = &*slot.state.borrow() {
+                notices.push(format!(
+                    "MCP server `{}` is not available in this session: {reason}",
+                    slot.config.name
+                ));
+            }
+        }
+        if let Ok(left_out) = self.inner.left_out.lock()
+            && let Some(left_out) = left_out.as_ref()
+        {
+            notices.push(left_out.clone());
+        }
+        notices
     }
 
     /// Every server and its state; ready servers with their tools as last listed.
@@ -359,6 +380,13 @@ impl McpManager {
         }
     }
 
+    /// The server and the server's own tool name behind a name the model was offered.
+    pub fn origin_of(&self, name: &str) -> Option<(String, String)> {
+        let naming = self.inner.naming.lock().ok()?;
+        let named = naming.resolve(name)?;
+        Some((named.server.clone(), named.tool.clone()))
+    }
+
     fn route(&self, name: &str) -> Option<(usize, String)> {
         let naming = self.inner.naming.lock().ok()?;
         let named = naming.resolve(name)?;
@@ -396,21 +424,15 @@ impl McpManager {
                     connection,
                     tools: Mutex::new(tools),
                 })),
-                Ok(Err(reason)) => {
-                    manager.push_notice(format!("MCP server `{name}` failed to start: {reason}"));
-                    State::Failed(reason)
-                }
-                Err(_) => {
-                    let reason = format!(
-                        "it did not start within {} (startup_timeout_sec)",
-                        seconds(timeout)
-                    );
-                    manager.push_notice(format!(
-                        "MCP server `{name}` is left out of this session: {reason}"
-                    ));
-                    State::Failed(reason)
-                }
+                Ok(Err(reason)) => State::Failed(reason),
+                Err(_) => State::Failed(format!(
+                    "it did not start within {} (startup_timeout_sec)",
+                    seconds(timeout)
+                )),
             };
+            if let State::Failed(reason) = &state {
+                tracing::info!(target: "corvid_mcp", "MCP server `{name}` failed: {reason}");
+            }
             // A shutdown meanwhile wins.
             slot.state.send_if_modified(|current| {
                 if matches!(current, State::Starting) {
@@ -446,7 +468,6 @@ impl McpManager {
         let restarts = slot.restarts.fetch_add(1, Ordering::SeqCst) + 1;
         if restarts > MAX_RESTARTS {
             let reason = format!("it stopped {restarts} times; not restarted again this session");
-            self.push_notice(format!("MCP server `{}`: {reason}", slot.config.name));
             slot.state.send_replace(State::Failed(reason));
             return;
         }
@@ -478,27 +499,22 @@ impl McpManager {
     }
 
     fn note_left_out(&self, naming: &Naming, total: usize) {
-        let Ok(mut last) = self.inner.last_left_out.lock() else {
-            return;
-        };
-        if *last == naming.left_out {
-            return;
+        let note = (!naming.left_out.is_empty()).then(|| {
+            let names: Vec<String> = naming
+                .left_out
+                .iter()
+                .map(|(server, tool)| format!("{server}/{tool}"))
+                .collect();
+            format!(
+                "MCP servers offer {total} tools; {} are given to the model (mcp_max_tools = {}), left out: {}",
+                naming.offered.len(),
+                self.inner.max_tools,
+                names.join(", ")
+            )
+        });
+        if let Ok(mut left_out) = self.inner.left_out.lock() {
+            *left_out = note;
         }
-        last.clone_from(&naming.left_out);
-        if naming.left_out.is_empty() {
-            return;
-        }
-        let names: Vec<String> = naming
-            .left_out
-            .iter()
-            .map(|(server, tool)| format!("{server}/{tool}"))
-            .collect();
-        self.push_notice(format!(
-            "MCP servers offer {total} tools; {} are given to the model (mcp_max_tools = {}), left out: {}",
-            naming.offered.len(),
-            self.inner.max_tools,
-            names.join(", ")
-        ));
     }
 
     fn push_notice(&self, notice: String) {

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod suite {
+    mod agent;
     mod everything;
     mod failures;
     mod support;
