@@ -113,6 +113,20 @@ pub(crate) fn plugin(loaded: &Loaded) -> McpPlugin {
     )
 }
 
+/// The tool source of the MCP servers an editor passes over ACP for one session.
+pub(crate) fn editor_given(loaded: &Loaded) -> corvid_acp::ClientMcp {
+    let secrets = loaded.clone();
+    let max_tools = loaded.config.mcp.max_tools();
+    Arc::new(move |servers| {
+        let secrets = secrets.clone();
+        Arc::new(McpPlugin::editor_given(
+            servers,
+            max_tools,
+            Arc::new(move |name| secrets.secret(name)),
+        )) as Arc<dyn corvid_tools::ToolPlugin>
+    })
+}
+
 /// The servers of `project` as a session would start them (config.toml's and the project's,
 /// which win a name clash), for the list.
 fn servers(loaded: &Loaded, project: &Path) -> (Vec<McpServer>, Vec<String>) {
@@ -154,6 +168,7 @@ async fn list(loaded: &Loaded, project: &Path, sandbox: Sandbox) -> anyhow::Resu
         let scope = match status.scope {
             McpScope::Global => "config.toml",
             McpScope::Project => PROJECT_MCP_FILE,
+            McpScope::Editor => "the editor",
         };
         let how = server.map(describe).unwrap_or_default();
         let state = match &status.state {

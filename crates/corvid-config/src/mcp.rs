@@ -111,13 +111,14 @@ pub struct McpSandbox {
 }
 
 impl McpSandbox {
-    /// The default for a server of `scope`: the user's own configuration may write anywhere
-    /// (`npx` fills `~/.npm`); a project's file, which may come with a cloned repository, may
-    /// write only inside the project and the temp folders. Both may use the network.
+    /// The default for a server of `scope`: the user's own configuration (and the editor's)
+    /// may write anywhere (`npx` fills `~/.npm`); a project's file, which may come with a
+    /// cloned repository, may write only inside the project and the temp folders. All may use
+    /// the network.
     pub fn default_for(scope: McpScope) -> Self {
         Self {
             network: true,
-            write_outside: scope == McpScope::Global,
+            write_outside: scope != McpScope::Project,
         }
     }
 }
@@ -129,11 +130,13 @@ pub struct McpOrigin {
     pub file: PathBuf,
 }
 
-/// Global (`config.toml`) or per project (`.corvid/mcp.json`).
+/// Global (`config.toml`), per project (`.corvid/mcp.json`), or given by the editor for one
+/// session (ACP's `session/new`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum McpScope {
     Global,
     Project,
+    Editor,
 }
 
 /// What a project's MCP file held: its servers and what was ignored in it.

@@ -25,6 +25,8 @@ pub struct McpPlugin {
     global: Vec<McpServer>,
     max_tools: usize,
     lookup: Lookup,
+    /// Whether each session's `.corvid/mcp.json` is read too (not for editor-given servers).
+    read_project: bool,
 }
 
 impl std::fmt::Debug for McpPlugin {
@@ -44,6 +46,16 @@ impl McpPlugin {
             global,
             max_tools,
             lookup,
+            read_project: true,
+        }
+    }
+
+    /// The servers an editor passed for one session (ACP's `session/new`): those alone, no
+    /// project file (the configured servers have their own plugin).
+    pub fn editor_given(servers: Vec<McpServer>, max_tools: usize, lookup: Lookup) -> Self {
+        Self {
+            read_project: false,
+            ..Self::new(servers, max_tools, lookup)
         }
     }
 
@@ -54,7 +66,12 @@ impl McpPlugin {
         project: &std::path::Path,
         sandbox: corvid_tools::Sandbox,
     ) -> (McpManager, Vec<String>) {
-        let (servers, notices) = match read_project_mcp(project) {
+        let read = if self.read_project {
+            read_project_mcp(project)
+        } else {
+            Ok(corvid_config::McpFile::default())
+        };
+        let (servers, notices) = match read {
             Ok(file) => (merge_servers(&self.global, &file.servers), file.warnings),
             Err(error) => (
                 self.global.clone(),
