@@ -63,6 +63,7 @@ pub(crate) fn servers(given: &[McpServer]) -> Vec<Server> {
                 enabled_tools: None,
                 disabled_tools: Vec::new(),
                 sandbox: McpSandbox::default_for(McpScope::Editor),
+                always_allow_server: false,
                 origin: McpOrigin {
                     scope: McpScope::Editor,
                     file: PathBuf::from("(the editor's session/new)"),

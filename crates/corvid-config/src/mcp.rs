@@ -61,6 +61,9 @@ pub struct McpServer {
     pub disabled_tools: Vec<String>,
     /// How a stdio server's process is confined (corvid's own key, `sandbox`).
     pub sandbox: McpSandbox,
+    /// What "always" allows for this server's tools (corvid's own key, `always_allow`:
+    /// `"tool"`, the default, or `"server"`).
+    pub always_allow_server: bool,
     /// Which file defined it.
     pub origin: McpOrigin,
 }
@@ -158,6 +161,7 @@ const SHARED_KEYS: &[&str] = &[
     "enabled_tools",
     "disabled_tools",
     "sandbox",
+    "always_allow",
 ];
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "env_vars", "cwd"];
 const HTTP_KEYS: &[&str] = &[
@@ -417,6 +421,17 @@ impl Entry {
             .map(|value| self.strings("disabled_tools", value))
             .transpose()?
             .unwrap_or_default();
+        let always_allow_server = match fields.get("always_allow") {
+            None => false,
+            Some(Json::String(scope)) if scope == "tool" => false,
+            Some(Json::String(scope)) if scope == "server" => true,
+            Some(other) => {
+                return Err(self.invalid(
+                    "always_allow",
+                    format!("expected \"tool\" or \"server\", got {other}"),
+                ));
+            }
+        };
         let sandbox = match fields.get("sandbox") {
             Some(value) => self.sandbox(value, origin.scope)?,
             None => McpSandbox::default_for(origin.scope),
@@ -430,6 +445,7 @@ impl Entry {
             enabled_tools,
             disabled_tools,
             sandbox,
+            always_allow_server,
             origin: origin.clone(),
         })
     }

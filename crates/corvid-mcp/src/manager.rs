@@ -42,6 +42,8 @@ pub struct McpTool {
     /// The server says the tool only reads (`readOnlyHint`). A hint from the server, not a
     /// promise: the approval gate still decides.
     pub read_only_hint: bool,
+    /// "Always" allows every tool of the server (`always_allow = "server"`), not just this one.
+    pub always_allow_server: bool,
 }
 
 /// A server's state, for `corvid mcp list` and `/mcp`.
@@ -208,6 +210,12 @@ impl McpManager {
             .offered
             .iter()
             .filter_map(|named| {
+                let always_allow_server = self
+                    .inner
+                    .slots
+                    .iter()
+                    .find(|slot| slot.config.name == named.server)
+                    .is_some_and(|slot| slot.config.always_allow_server);
                 let tool = pairs
                     .iter()
                     .position(|(server, tool)| *server == named.server && *tool == named.tool)
@@ -228,6 +236,7 @@ impl McpManager {
                         .as_ref()
                         .and_then(|annotations| annotations.read_only_hint)
                         .unwrap_or(false),
+                    always_allow_server,
                 })
             })
             .collect();

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use corvid_config::{McpServer, merge_servers, read_project_mcp};
 use corvid_tools::{
-    Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolError, ToolFuture, ToolKind,
-    ToolOutput, ToolPlugin, ToolSource, ToolSpec,
+    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolError, ToolFuture,
+    ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
 };
 use serde_json::Value;
 
@@ -158,13 +158,17 @@ impl ToolSource for McpSource {
                 .await
                 .into_iter()
                 .map(|tool| {
-                    ToolSpec::new(
+                    let mut spec = ToolSpec::new(
                         tool.name,
                         tool.description,
                         tool.parameters,
                         ToolKind::Mutating,
                     )
-                    .with_origin(format!("mcp:{}", tool.server))
+                    .with_origin(format!("mcp:{}", tool.server));
+                    if tool.always_allow_server {
+                        spec.always_allow = AlwaysAllow::Origin;
+                    }
+                    spec
                 })
                 .collect();
             let mut notices = self.notices.clone();

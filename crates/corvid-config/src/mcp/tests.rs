@@ -132,6 +132,7 @@ default_tools_approval_mode = "prompt"
 
 [mcp_servers.tracker]
 url = "https://mcp.example.com/mcp"
+always_allow = "server"
 bearer_token_env_var = "TRACKER_TOKEN"
 http_headers = { "X-Team" = "core" }
 env_http_headers = { "X-Key" = "TRACKER_KEY" }
@@ -162,6 +163,8 @@ startup_timeout_ms = 2500
     assert_eq!(cwd.as_deref(), Some(Path::new("/srv")));
     let tracker = &settings.servers[1];
     assert!(!tracker.enabled);
+    assert!(tracker.always_allow_server);
+    assert!(!docs.always_allow_server);
     assert_eq!(tracker.startup_timeout, Duration::from_millis(2500));
     let McpTransport::Http {
         headers,
@@ -210,6 +213,10 @@ args = ["a"]"#,
         ),
         ("[mcp_servers.docs]\nenabled = true", "`mcp_servers.docs`"),
         ("mcp_max_tools = 0", "`mcp_max_tools`"),
+        (
+            "[mcp_servers.docs]\ncommand = \"x\"\nalways_allow = \"all\"",
+            "`mcp_servers.docs.always_allow`",
+        ),
         (
             "[mcp_servers.docs]\ncommand = \"x\"\nsandbox = { net = true }",
             "`mcp_servers.docs.sandbox.net`",

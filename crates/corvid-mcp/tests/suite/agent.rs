@@ -1,6 +1,6 @@
 //! The whole path: a session's agent opens the project's `.corvid/mcp.json`, a scripted model
-//! calls server-everything's tools, the approval gate asks, and the results arrive in the
-//! model's next request.
+//! calls server-everything's tools, the approval gate asks (once: "always" for the server), and
+//! the results arrive in the model's next request.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,7 +68,8 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
         project.path().join(".corvid/mcp.json"),
         json!({"mcpServers": {"everything": {
             "command": "node",
-            "args": [npm_server(&modules, "server-everything"), "stdio"]
+            "args": [npm_server(&modules, "server-everything"), "stdio"],
+            "always_allow": "server"
         }}})
         .to_string(),
     )
@@ -102,9 +103,11 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
             .expect("the engine is running");
         match event.msg {
             EventMsg::Proposal(proposal) => {
+                // "Always", with the scope the proposal offers: the whole server.
+                let scope = proposal.always_scope.clone().unwrap();
                 handle.submit(Op::Approve(ApproveParams {
                     proposal_id: proposal.proposal_id.clone(),
-                    decision: ApprovalDecision::Approve,
+                    decision: ApprovalDecision::ApproveAlways { scope },
                 }));
                 proposals.push(proposal);
             }
@@ -114,8 +117,17 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
     };
     assert_eq!(outcome, TurnOutcome::Completed);
 
-    // Every MCP call asked first, showing the server, the tool and the arguments.
-    assert_eq!(proposals.len(), 2);
+    // The first call asked, showing the server, the tool and the arguments; "always" for the
+    // server (`always_allow = "server"`) let the second tool of the same server through.
+    assert_eq!(
+        proposals.len(),
+        1,
+        "{:?}",
+        proposals
+            .iter()
+            .map(|p| &p.always_scope)
+            .collect::<Vec<_>>()
+    );
     assert_eq!(
         proposals[0].kind,
         ProposalKind::Other {
@@ -126,7 +138,7 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
     );
     assert_eq!(
         proposals[0].always_scope,
-        Some(ApprovalRule::tool("mcp__everything__echo"))
+        Some(ApprovalRule::origin("mcp:everything"))
     );
 
     let requests = model.requests();
