@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use corvid_config::{
-    Loaded, McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, merge_servers, read_project_mcp,
+    CredentialSource, Loaded, McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, merge_servers,
+    read_project_mcp,
 };
 use corvid_mcp::{McpPlugin, ServerState};
 use corvid_tools::Sandbox;
@@ -111,6 +112,24 @@ pub(crate) fn plugin(loaded: &Loaded) -> McpPlugin {
         loaded.config.mcp.max_tools(),
         Arc::new(move |name| secrets.secret(name)),
     )
+    .with_protected(credential_names(loaded))
+}
+
+/// The variables that hold corvid's own credentials: each provider's key variables, the xAI
+/// sign-in's, and every name in the env file.
+fn credential_names(loaded: &Loaded) -> Vec<String> {
+    let mut names: Vec<String> = ["XAI_API_KEY", "XAI_ACCESS_TOKEN", "XAI_REFRESH_TOKEN"]
+        .map(str::to_owned)
+        .to_vec();
+    for provider in &loaded.config.providers {
+        if let CredentialSource::Env(variables) = &provider.credential {
+            names.extend(variables.iter().cloned());
+        }
+    }
+    names.extend(loaded.env_file.keys().map(str::to_owned));
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The tool source of the MCP servers an editor passes over ACP for one session.

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use corvid_config::{McpServer, McpTransport, expand};
+use corvid_config::{McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, expand};
 use corvid_tools::sandbox::is_secret_variable;
 use corvid_tools::{Sandbox, Widening};
 use http::{HeaderName, HeaderValue};
@@ -33,6 +33,11 @@ pub struct McpEnvironment {
     pub sandbox: Sandbox,
     /// Resolves `${VAR}` references, `env_vars`, `bearer_token_env_var`, `env_http_headers`.
     pub lookup: Lookup,
+    /// corvid's own credentials (its provider keys and tokens, everything in its env file):
+    /// a project's `.corvid/mcp.json`, which may come with a cloned repository, may not name
+    /// them, or a server it defines could carry them off. `CORVID_*` and `SUPERGROK_ZED_*` are
+    /// always corvid's.
+    pub protected: Arc<Vec<String>>,
 }
 
 impl std::fmt::Debug for McpEnvironment {
@@ -45,16 +50,56 @@ impl std::fmt::Debug for McpEnvironment {
 }
 
 impl McpEnvironment {
-    /// `lookup`, with `${workspaceFolder}` (Cursor, VS Code) meaning the project folder.
-    fn variable(&self, name: &str) -> Option<String> {
-        if name == "workspaceFolder" {
-            return Some(self.project.display().to_string());
+    /// Whether `name` is one of corvid's own credentials.
+    pub fn is_protected(&self, name: &str) -> bool {
+        let upper = name.to_ascii_uppercase();
+        upper.starts_with("CORVID_")
+            || upper.starts_with("SUPERGROK_ZED_")
+            || self.protected.iter().any(|protected| protected == name)
+    }
+
+    /// The variables `server` may read: `lookup`, with `${workspaceFolder}` (Cursor, VS Code)
+    /// meaning the project folder; a project's server never sees corvid's own credentials.
+    fn reader<'a>(&'a self, server: &McpServer) -> Reader<'a> {
+        Reader {
+            environment: self,
+            guarded: server.origin.scope == McpScope::Project,
         }
-        (self.lookup)(name)
+    }
+}
+
+/// Reads variables for one server.
+struct Reader<'a> {
+    environment: &'a McpEnvironment,
+    guarded: bool,
+}
+
+impl Reader<'_> {
+    fn variable(&self, name: &str) -> Result<Option<String>, String> {
+        if name == "workspaceFolder" {
+            return Ok(Some(self.environment.project.display().to_string()));
+        }
+        if self.guarded && self.environment.is_protected(name) {
+            return Err(format!(
+                "{name} is one of corvid's own credentials, which a project's {PROJECT_MCP_FILE} may not pass to a server; define this server in config.toml to give it that"
+            ));
+        }
+        Ok((self.environment.lookup)(name))
     }
 
     fn expand(&self, what: &str, value: &str) -> Result<String, String> {
-        expand(value, &|name| self.variable(name)).map_err(|err| format!("{what}: {err}"))
+        let refused = std::cell::RefCell::new(None);
+        let expanded = expand(value, &|name| match self.variable(name) {
+            Ok(found) => found,
+            Err(message) => {
+                refused.borrow_mut().get_or_insert(message);
+                None
+            }
+        });
+        if let Some(message) = refused.into_inner() {
+            return Err(format!("{what}: {message}"));
+        }
+        expanded.map_err(|err| format!("{what}: {err}"))
     }
 }
 
@@ -73,6 +118,7 @@ pub(crate) enum Started {
 
 /// Starts what `server` says, without speaking MCP yet.
 pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<Started, String> {
+    let variables = environment.reader(server);
     match &server.transport {
         McpTransport::Stdio {
             command,
@@ -81,10 +127,10 @@ pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<
             env_vars,
             cwd,
         } => {
-            let program = environment.expand("command", command)?;
+            let program = variables.expand("command", command)?;
             let arguments: Vec<OsString> = args
                 .iter()
-                .map(|arg| environment.expand("args", arg).map(OsString::from))
+                .map(|arg| variables.expand("args", arg).map(OsString::from))
                 .collect::<Result<_, _>>()?;
             let widening = Widening {
                 network: server.sandbox.network,
@@ -100,15 +146,15 @@ pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<
                 }
             }
             for (name, value) in env {
-                builder.env(name, environment.expand(&format!("env.{name}"), value)?);
+                builder.env(name, variables.expand(&format!("env.{name}"), value)?);
             }
             for name in env_vars {
-                if let Some(value) = environment.variable(name) {
+                if let Some(value) = variables.variable(name)? {
                     builder.env(name, value);
                 }
             }
             if let Some(cwd) = cwd {
-                let cwd = environment.expand("cwd", &cwd.display().to_string())?;
+                let cwd = variables.expand("cwd", &cwd.display().to_string())?;
                 builder.current_dir(environment.project.join(cwd));
             }
             builder
@@ -138,7 +184,7 @@ pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<
             env_headers,
             bearer_token_env_var,
         } => {
-            let url = environment.expand("url", url)?;
+            let url = variables.expand("url", url)?;
             let mut custom = HashMap::new();
             let mut add = |name: &str, value: String| -> Result<(), String> {
                 let header = HeaderName::from_bytes(name.as_bytes())
@@ -150,16 +196,16 @@ pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<
                 Ok(())
             };
             for (name, value) in headers {
-                add(name, environment.expand(&format!("headers.{name}"), value)?)?;
+                add(name, variables.expand(&format!("headers.{name}"), value)?)?;
             }
             for (name, variable) in env_headers {
-                if let Some(value) = environment.variable(variable) {
+                if let Some(value) = variables.variable(variable)? {
                     add(name, value)?;
                 }
             }
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
             if let Some(variable) = bearer_token_env_var {
-                let token = environment.variable(variable).ok_or_else(|| {
+                let token = variables.variable(variable)?.ok_or_else(|| {
                     format!("bearer_token_env_var: the variable {variable} is not set")
                 })?;
                 config = config.auth_header(token);

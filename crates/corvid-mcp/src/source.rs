@@ -27,6 +27,8 @@ pub struct McpPlugin {
     lookup: Lookup,
     /// Whether each session's `.corvid/mcp.json` is read too (not for editor-given servers).
     read_project: bool,
+    /// corvid's own credentials, which a project's servers may not name.
+    protected: Arc<Vec<String>>,
 }
 
 impl std::fmt::Debug for McpPlugin {
@@ -47,7 +49,15 @@ impl McpPlugin {
             max_tools,
             lookup,
             read_project: true,
+            protected: Arc::new(Vec::new()),
         }
+    }
+
+    /// The variable names that are corvid's own credentials (its providers' keys, the names in
+    /// its env file): a project's `.corvid/mcp.json` may not pass them to a server.
+    pub fn with_protected(mut self, names: Vec<String>) -> Self {
+        self.protected = Arc::new(names);
+        self
     }
 
     /// The servers an editor passed for one session (ACP's `session/new`): those alone, no
@@ -82,6 +92,7 @@ impl McpPlugin {
             project: project.to_path_buf(),
             sandbox,
             lookup: Arc::clone(&self.lookup),
+            protected: Arc::clone(&self.protected),
         };
         (
             McpManager::new(servers, self.max_tools, environment),

@@ -91,6 +91,7 @@ pub(super) fn manager_with(
         project: project.to_path_buf(),
         sandbox: Sandbox::off(),
         lookup: Arc::new(move |name| variables.get(name).cloned()),
+        protected: Arc::new(vec!["PROVIDER_KEY".to_owned()]),
     };
     McpManager::new(servers, max_tools, environment)
 }
