@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use corvid_config::{McpServer, merge_servers, read_project_mcp};
 use corvid_tools::{
-    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolError, ToolFuture,
-    ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
+    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolDetail, ToolError,
+    ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
 };
 use serde_json::Value;
 
@@ -238,11 +238,24 @@ impl ToolSource for McpSource {
                 )));
             };
             let output = self.manager.call(tool, plan.arguments, run.cancel).await;
-            Ok(if output.is_error {
+            let mut result = if output.is_error {
                 ToolOutput::failure(output.text)
             } else {
                 ToolOutput::text(output.text)
-            })
+            };
+            if !output.images.is_empty() {
+                result.detail = Some(ToolDetail::Images(
+                    output
+                        .images
+                        .into_iter()
+                        .map(|image| ToolImage {
+                            media_type: image.media_type,
+                            data: image.data,
+                        })
+                        .collect(),
+                ));
+            }
+            Ok(result)
         })
     }
 

@@ -81,6 +81,7 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
             r#"{"message":"hello through the agent"}"#,
         ),
         ScriptedReply::tool_call("c2", "mcp__everything__get-sum", r#"{"a":20,"b":22}"#),
+        ScriptedReply::tool_call("c3", "mcp__everything__get-tiny-image", "{}"),
         ScriptedReply::text("Done."),
     ]));
     let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
@@ -156,4 +157,19 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
     );
     let (sum, is_error) = results(&requests[2])[0].clone();
     assert!(!is_error && sum.contains("42"), "{sum}");
+    // The image itself reaches the model, beside the line naming it.
+    let Some(Part::ToolResult(image)) = requests[3].messages.last().unwrap().parts.first() else {
+        panic!("no tool result")
+    };
+    assert!(
+        image.content.iter().any(|content| matches!(
+            content,
+            ToolResultContent::Image(corvid_wire::model::Image {
+                source: corvid_wire::model::ImageSource::Base64 { media_type, .. },
+                ..
+            }) if media_type == "image/png"
+        )),
+        "{:?}",
+        image.content
+    );
 }
