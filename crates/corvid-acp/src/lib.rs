@@ -4,12 +4,14 @@
 //!
 //! stdout carries only protocol frames; the binary sends its logs to stderr.
 
+mod client_mcp;
 mod files;
 mod options;
 mod server;
 mod sessions;
 mod updates;
 
+pub use client_mcp::ClientMcp;
 pub use server::serve;
 pub use sessions::{
     BoxFuture, Listed, OpenRequest, Opened, ServiceSessions, SessionLink, Sessions,

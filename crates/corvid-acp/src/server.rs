@@ -15,14 +15,14 @@ use agent_client_protocol::v1::schema::{
     CloseSessionRequest, CloseSessionResponse, ConfigOptionUpdate, ContentBlock, CurrentModeUpdate,
     EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind,
-    PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionConfigOption, SessionInfo, SessionListCapabilities,
-    SessionModeState, SessionNotification, SessionResumeCapabilities, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason, ToolCallStatus, ToolCallUpdate, UnstructuredCommandInput,
-    UsageUpdate,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PermissionOption,
+    PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionConfigOption,
+    SessionInfo, SessionListCapabilities, SessionModeState, SessionNotification,
+    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    ToolCallStatus, ToolCallUpdate, UnstructuredCommandInput, UsageUpdate,
 };
 use agent_client_protocol::{
     Agent, Client, Error, Stdio, on_receive_notification, on_receive_request,
@@ -88,7 +88,10 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
             async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let server = c.clone();
                 cx.clone().spawn(async move {
-                    match server.open(&cx, request.cwd, None).await {
+                    match server
+                        .open(&cx, request.cwd, None, &request.mcp_servers)
+                        .await
+                    {
                         Ok(live) => {
                             let (modes, config) = live.options();
                             responder.respond(
@@ -109,7 +112,10 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
                 let server = d.clone();
                 cx.clone().spawn(async move {
                     let id = request.session_id.0.to_string();
-                    match server.open(&cx, request.cwd, Some(id)).await {
+                    match server
+                        .open(&cx, request.cwd, Some(id), &request.mcp_servers)
+                        .await
+                    {
                         Ok(live) => {
                             for update in updates::history(&live.history, &live.project) {
                                 live.send(&cx, update)?;
@@ -133,7 +139,10 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
                 let server = e.clone();
                 cx.clone().spawn(async move {
                     let id = request.session_id.0.to_string();
-                    match server.open(&cx, request.cwd, Some(id)).await {
+                    match server
+                        .open(&cx, request.cwd, Some(id), &request.mcp_servers)
+                        .await
+                    {
                         Ok(live) => {
                             let (modes, config) = live.options();
                             responder.respond(
@@ -309,6 +318,7 @@ impl Server {
             .agent_capabilities(
                 AgentCapabilities::new()
                     .load_session(true)
+                    .mcp_capabilities(McpCapabilities::new().http(true))
                     .prompt_capabilities(
                         PromptCapabilities::new().image(true).embedded_context(true),
                     )
@@ -342,6 +352,7 @@ impl Server {
         cx: &ConnectionTo<Client>,
         cwd: PathBuf,
         conversation: Option<String>,
+        mcp_servers: &[McpServer],
     ) -> Result<Arc<Live>, String> {
         if !cwd.is_absolute() {
             return Err(format!(
@@ -371,6 +382,7 @@ impl Server {
                 cwd,
                 conversation,
                 files,
+                mcp_servers: crate::client_mcp::servers(mcp_servers),
             })
             .await?;
         let Opened {

@@ -26,6 +26,8 @@ pub struct OpenRequest {
     pub conversation: Option<String>,
     /// Where file tools read and write (the editor's buffers); `None`: the disk.
     pub files: Option<Arc<dyn corvid_tools::Files>>,
+    /// The MCP servers the editor passed for this session (they join the configured ones).
+    pub mcp_servers: Vec<corvid_config::McpServer>,
 }
 
 /// An opened session.
@@ -88,6 +90,9 @@ pub struct ServiceSessions {
     pub base: AgentConfig,
     /// The catalog's models, the default first.
     pub models: Vec<String>,
+    /// Makes the tool source of the MCP servers an editor passes in `session/new` (the binary
+    /// injects it, so this crate needs no MCP client); `None` ignores them.
+    pub client_mcp: Option<crate::ClientMcp>,
 }
 
 impl SessionLink for Session {
@@ -111,6 +116,13 @@ impl Sessions for ServiceSessions {
             config.project = folders.root;
             config.cwd = folders.cwd;
             config.files = request.files.clone();
+            if let Some(client_mcp) = &self.client_mcp
+                && !request.mcp_servers.is_empty()
+            {
+                config
+                    .tool_plugins
+                    .push(client_mcp(request.mcp_servers.clone()));
+            }
             let which = match &request.conversation {
                 Some(id) => OpenConversation::Existing(id.clone()),
                 None => OpenConversation::New,

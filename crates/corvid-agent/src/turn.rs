@@ -458,7 +458,29 @@ async fn handle_call(
             }),
         }),
     );
-    (tool_result(call, &output.text, output.is_error), stop)
+    let mut part = tool_result(call, &output.text, output.is_error);
+    // Images a tool returned (MCP) go to the model with the text; each codec carries them as
+    // its API can.
+    if let (Part::ToolResult(result), Some(corvid_tools::ToolDetail::Images(images))) =
+        (&mut part, &output.detail)
+    {
+        result.content.extend(
+            images
+                .iter()
+                .map(|image| ToolResultContent::Image(tool_image(image))),
+        );
+    }
+    (part, stop)
+}
+
+fn tool_image(image: &corvid_tools::ToolImage) -> corvid_wire::model::Image {
+    corvid_wire::model::Image {
+        source: corvid_wire::model::ImageSource::Base64 {
+            media_type: image.media_type.clone(),
+            data: image.data.clone(),
+        },
+        detail: None,
+    }
 }
 
 fn cut(text: &str) -> (String, Option<usize>) {

@@ -6,6 +6,7 @@ mod agent_front;
 mod auth_commands;
 mod compose;
 mod exec;
+mod mcp_command;
 mod sandbox_setup;
 mod serve;
 mod setup;
@@ -91,6 +92,11 @@ enum Command {
     },
     /// Print the Zed settings.json keys that point Zed's chat and edit predictions at corvid.
     ZedConfig(ZedConfigArgs),
+    /// The MCP servers the agent uses: list them (with their state and tools), add, remove.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_command::McpCommand,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -273,6 +279,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Usage { days, json } => {
             let text = usage_command::usage(&load(&config_only(cli.config))?, days, json)?;
+            print_stdout(&text)
+        }
+        Command::Mcp { command } => {
+            let loaded = load(&config_only(cli.config))?;
+            let sandbox = sandbox_setup::sandbox(&loaded, None);
+            let text = runtime.block_on(mcp_command::run(&loaded, command, sandbox))?;
             print_stdout(&text)
         }
         Command::ZedConfig(args) => {

@@ -7,6 +7,7 @@
 mod env_file;
 mod error;
 mod load;
+mod mcp;
 mod paths;
 mod providers;
 mod schema;
@@ -16,6 +17,11 @@ mod web;
 pub use env_file::EnvFile;
 pub use error::ConfigError;
 pub use load::{Flags, Loaded, load};
+pub use mcp::{
+    DEFAULT_MAX_TOOLS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpFile, McpOrigin,
+    McpSandbox, McpScope, McpServer, McpSettings, McpTransport, PROJECT_MCP_FILE, expand,
+    merge_servers, parse_mcp_json, read_project_mcp,
+};
 pub use paths::{Paths, resolve_paths};
 pub use providers::{
     Capabilities, CredentialSource, ModelRule, ProviderConfig, ProviderKind, XAI_MODELS,

@@ -253,6 +253,15 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
         config.context_windows = read_context_windows(table, &layers.toml_name)?;
     }
     config.web = crate::web::read_web(toml.get("web"), &layers.toml_name)?;
+    let max_tools = layers
+        .string("mcp_max_tools", "MCP_MAX_TOOLS")?
+        .map(|found| (found.value, found.source_name));
+    config.mcp = crate::mcp::read_global(
+        toml.get("mcp_servers"),
+        max_tools,
+        &paths.config_file,
+        &mut warnings,
+    )?;
 
     Ok(Loaded {
         config,
@@ -288,6 +297,8 @@ const KNOWN_KEYS: &[&str] = &[
     "context_window",
     "context_windows",
     "web",
+    "mcp_servers",
+    "mcp_max_tools",
 ];
 
 /// The secrets file is readable by other users (group or world bits set): it is still used, but

@@ -191,6 +191,8 @@ pub struct Config {
     pub context_windows: BTreeMap<String, u64>,
     /// `[web]`: the agent's `web_fetch` and `web_search`.
     pub web: crate::web::WebConfig,
+    /// `[mcp_servers.<name>]` and `mcp_max_tools` (see [`crate::McpSettings`]).
+    pub mcp: crate::McpSettings,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -238,6 +240,7 @@ impl Default for Config {
             context_window: None,
             context_windows: BTreeMap::new(),
             web: crate::web::WebConfig::default(),
+            mcp: crate::McpSettings::default(),
         }
     }
 }

@@ -262,6 +262,18 @@ pub enum ToolDetail {
     },
     /// The todo list, validated (`todowrite`); the agent stores it.
     Todos(Vec<Todo>),
+    /// Images the tool returned (an MCP tool's screenshot): the agent passes them to the model
+    /// with the text.
+    Images(Vec<ToolImage>),
+}
+
+/// An image in a tool's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    /// `image/png`, …
+    pub media_type: String,
+    /// The bytes, base64.
+    pub data: String,
 }
 
 /// The user's cancel signal. A running command is killed (with its whole process group) when the

@@ -526,7 +526,7 @@ fn every_setting_is_in_the_readme() {
         );
         if !matches!(
             *key,
-            "aliases" | "prices" | "providers" | "context_windows" | "web"
+            "aliases" | "prices" | "providers" | "context_windows" | "web" | "mcp_servers"
         ) {
             let name = format!("`{}`", key.to_ascii_uppercase());
             assert!(

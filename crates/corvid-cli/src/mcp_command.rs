@@ -1,0 +1,480 @@
+//! `corvid mcp list|add|remove`: the MCP servers corvid reads (`[mcp_servers.<name>]` in
+//! config.toml, `.corvid/mcp.json` in the project), their state and their tools; and the MCP
+//! tool source the composition root registers for every session ([`plugin`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use corvid_config::{
+    CredentialSource, Loaded, McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, merge_servers,
+    read_project_mcp,
+};
+use corvid_mcp::{McpPlugin, ServerState};
+use corvid_tools::Sandbox;
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum McpCommand {
+    /// Show every configured server, its state and its tools (each is started briefly).
+    List {
+        /// The project whose .corvid/mcp.json is read (default: the nearest folder holding
+        /// .git at or above the current one).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
+    /// Add a server: `corvid mcp add NAME -- COMMAND [ARGS…]` or `corvid mcp add NAME --url URL`.
+    ///
+    /// Written to the project's .corvid/mcp.json (as Claude Code and Cursor write it), or with
+    /// --global to config.toml (as Codex writes it).
+    Add {
+        /// The server's name (letters, digits, `_` and `-`).
+        name: String,
+        /// A Streamable HTTP server at this URL.
+        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        url: Option<String>,
+        /// A header for an HTTP server, `NAME=VALUE` (`${VAR}` is read from the environment
+        /// when the server starts). Repeatable.
+        #[arg(long = "header", value_name = "NAME=VALUE")]
+        headers: Vec<String>,
+        /// A variable for a local server, `NAME=VALUE`. Repeatable.
+        #[arg(long = "env", value_name = "NAME=VALUE")]
+        env: Vec<String>,
+        /// Write to config.toml instead of the project's .corvid/mcp.json.
+        #[arg(long)]
+        global: bool,
+        /// The project whose .corvid/mcp.json is written.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// The program of a local server and its arguments, after `--`.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove a server from the project's .corvid/mcp.json (or, with --global, config.toml).
+    Remove {
+        name: String,
+        /// Remove it from config.toml.
+        #[arg(long)]
+        global: bool,
+        /// The project whose .corvid/mcp.json is changed.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
+}
+
+/// Runs one `corvid mcp` command; returns what to print.
+pub(crate) async fn run(
+    loaded: &Loaded,
+    command: McpCommand,
+    sandbox: Sandbox,
+) -> anyhow::Result<String> {
+    match command {
+        McpCommand::List { project } => {
+            list(loaded, &project_root(project.as_deref())?, sandbox).await
+        }
+        McpCommand::Add {
+            name,
+            url,
+            headers,
+            env,
+            global,
+            project,
+            command,
+        } => {
+            check_name(&name)?;
+            let entry = entry(url, &headers, &env, &command)?;
+            if global {
+                add_global(&loaded.paths.config_file, &name, &entry)
+            } else {
+                add_project(&project_root(project.as_deref())?, &name, &entry)
+            }
+        }
+        McpCommand::Remove {
+            name,
+            global,
+            project,
+        } => {
+            if global {
+                remove_global(&loaded.paths.config_file, &name)
+            } else {
+                remove_project(&project_root(project.as_deref())?, &name)
+            }
+        }
+    }
+}
+
+/// The MCP tool source every session gets: config.toml's servers, plus each session's
+/// `.corvid/mcp.json`; `${VAR}` references resolve from the process environment, then the env
+/// file.
+pub(crate) fn plugin(loaded: &Loaded) -> McpPlugin {
+    let secrets = loaded.clone();
+    McpPlugin::new(
+        loaded.config.mcp.servers.clone(),
+        loaded.config.mcp.max_tools(),
+        Arc::new(move |name| secrets.secret(name)),
+    )
+    .with_protected(credential_names(loaded))
+}
+
+/// The variables that hold corvid's own credentials: each provider's key variables, the xAI
+/// sign-in's, and every name in the env file.
+fn credential_names(loaded: &Loaded) -> Vec<String> {
+    let mut names: Vec<String> = ["XAI_API_KEY", "XAI_ACCESS_TOKEN", "XAI_REFRESH_TOKEN"]
+        .map(str::to_owned)
+        .to_vec();
+    for provider in &loaded.config.providers {
+        if let CredentialSource::Env(variables) = &provider.credential {
+            names.extend(variables.iter().cloned());
+        }
+    }
+    names.extend(loaded.env_file.keys().map(str::to_owned));
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The tool source of the MCP servers an editor passes over ACP for one session.
+pub(crate) fn editor_given(loaded: &Loaded) -> corvid_acp::ClientMcp {
+    let secrets = loaded.clone();
+    let max_tools = loaded.config.mcp.max_tools();
+    Arc::new(move |servers| {
+        let secrets = secrets.clone();
+        Arc::new(McpPlugin::editor_given(
+            servers,
+            max_tools,
+            Arc::new(move |name| secrets.secret(name)),
+        )) as Arc<dyn corvid_tools::ToolPlugin>
+    })
+}
+
+/// The servers of `project` as a session would start them (config.toml's and the project's,
+/// which win a name clash), for the list.
+fn servers(loaded: &Loaded, project: &Path) -> (Vec<McpServer>, Vec<String>) {
+    match read_project_mcp(project) {
+        Ok(file) => (
+            merge_servers(&loaded.config.mcp.servers, &file.servers),
+            file.warnings,
+        ),
+        Err(error) => (
+            loaded.config.mcp.servers.clone(),
+            vec![format!("MCP servers of this project not read: {error}")],
+        ),
+    }
+}
+
+fn project_root(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir().context("cannot read the current folder")?;
+    Ok(corvid_agent::project_folders(&cwd, explicit).root)
+}
+
+async fn list(loaded: &Loaded, project: &Path, sandbox: Sandbox) -> anyhow::Result<String> {
+    let (servers, warnings) = servers(loaded, project);
+    let mut text = String::new();
+    for warning in warnings {
+        text.push_str(&format!("warning: {warning}\n"));
+    }
+    if servers.is_empty() {
+        text.push_str(&format!(
+            "No MCP servers configured. Add one with `corvid mcp add NAME -- COMMAND…` (writes {PROJECT_MCP_FILE}) or `--global` (writes {}).\n",
+            loaded.paths.config_file.display()
+        ));
+        return Ok(text);
+    }
+    let (manager, _) = plugin(loaded).manager(project, sandbox);
+    // No built-in tool names here: the list shows the names a session without clashes gives.
+    manager.tools(&|_| false).await;
+    for status in manager.statuses() {
+        let server = servers.iter().find(|server| server.name == status.name);
+        let scope = match status.scope {
+            McpScope::Global => "config.toml",
+            McpScope::Project => PROJECT_MCP_FILE,
+            McpScope::Editor => "the editor",
+        };
+        let how = server.map(describe).unwrap_or_default();
+        let state = match &status.state {
+            ServerState::Ready => format!("ready, {} tools", status.tools.len()),
+            ServerState::Failed(reason) => format!("failed: {reason}"),
+            ServerState::Disabled => "disabled".to_owned(),
+            ServerState::Starting | ServerState::Idle => "not started".to_owned(),
+        };
+        text.push_str(&format!("{} ({scope}; {how}): {state}\n", status.name));
+        for (name, tool) in &status.tools {
+            if name.ends_with(&format!("__{tool}")) {
+                text.push_str(&format!("  {name}\n"));
+            } else {
+                text.push_str(&format!("  {name}  ({tool})\n"));
+            }
+        }
+        if !status.filtered.is_empty() {
+            text.push_str(&format!(
+                "  not offered (enabled_tools/disabled_tools): {}\n",
+                status.filtered.join(", ")
+            ));
+        }
+    }
+    for notice in manager.take_notices() {
+        if notice.contains("mcp_max_tools") {
+            text.push_str(&format!("note: {notice}\n"));
+        }
+    }
+    manager.shutdown().await;
+    Ok(text)
+}
+
+fn describe(server: &McpServer) -> String {
+    match &server.transport {
+        McpTransport::Stdio { command, args, .. } => {
+            let mut line = format!("stdio: {command}");
+            for arg in args {
+                line.push(' ');
+                line.push_str(arg);
+            }
+            line
+        }
+        McpTransport::Http { url, .. } => format!("http: {url}"),
+    }
+}
+
+fn check_name(name: &str) -> anyhow::Result<()> {
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid {
+        bail!("a server name may hold only letters, digits, `_` and `-`; got {name:?}");
+    }
+    Ok(())
+}
+
+/// The server as an `mcpServers` entry.
+fn entry(
+    url: Option<String>,
+    headers: &[String],
+    env: &[String],
+    command: &[String],
+) -> anyhow::Result<serde_json::Value> {
+    let pairs = |items: &[String],
+                 what: &str|
+     -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+        items
+            .iter()
+            .map(|item| match item.split_once('=') {
+                Some((name, value)) if !name.trim().is_empty() => {
+                    Ok((name.trim().to_owned(), serde_json::Value::from(value)))
+                }
+                _ => bail!("{what} must be NAME=VALUE, got {item:?}"),
+            })
+            .collect()
+    };
+    let mut entry = serde_json::Map::new();
+    match (url, command.split_first()) {
+        (Some(url), None) => {
+            if !env.is_empty() {
+                bail!("--env is for local servers; an HTTP server takes --header");
+            }
+            entry.insert("type".to_owned(), "http".into());
+            entry.insert("url".to_owned(), url.into());
+            if !headers.is_empty() {
+                entry.insert("headers".to_owned(), pairs(headers, "--header")?.into());
+            }
+        }
+        (None, Some((program, args))) => {
+            if !headers.is_empty() {
+                bail!("--header is for HTTP servers; a local server takes --env");
+            }
+            entry.insert("command".to_owned(), program.clone().into());
+            entry.insert("args".to_owned(), args.to_vec().into());
+            if !env.is_empty() {
+                entry.insert("env".to_owned(), pairs(env, "--env")?.into());
+            }
+        }
+        (Some(_), Some(_)) => bail!("give either --url or a command after --, not both"),
+        (None, None) => bail!("give the server's command after -- (or --url for an HTTP server)"),
+    }
+    Ok(entry.into())
+}
+
+fn add_project(project: &Path, name: &str, entry: &serde_json::Value) -> anyhow::Result<String> {
+    let file = project.join(PROJECT_MCP_FILE);
+    let mut document = read_json(&file)?;
+    let servers = servers_object(&mut document, &file)?;
+    if servers.contains_key(name) {
+        bail!(
+            "{} already has a server `{name}`; remove it first",
+            file.display()
+        );
+    }
+    servers.insert(name.to_owned(), entry.clone());
+    write_json(&file, &document)?;
+    Ok(format!("Added `{name}` to {}", file.display()))
+}
+
+fn remove_project(project: &Path, name: &str) -> anyhow::Result<String> {
+    let file = project.join(PROJECT_MCP_FILE);
+    let mut document = read_json(&file)?;
+    let servers = servers_object(&mut document, &file)?;
+    if servers.shift_remove(name).is_none() {
+        bail!("{} has no server `{name}`", file.display());
+    }
+    write_json(&file, &document)?;
+    Ok(format!("Removed `{name}` from {}", file.display()))
+}
+
+fn read_json(file: &Path) -> anyhow::Result<serde_json::Value> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => serde_json::from_str(&text)
+            .with_context(|| format!("{} is not valid JSON", file.display())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Ok(serde_json::json!({"mcpServers": {}}))
+        }
+        Err(error) => Err(error).with_context(|| format!("cannot read {}", file.display())),
+    }
+}
+
+fn servers_object<'a>(
+    document: &'a mut serde_json::Value,
+    file: &Path,
+) -> anyhow::Result<&'a mut serde_json::Map<String, serde_json::Value>> {
+    let top = document
+        .as_object_mut()
+        .with_context(|| format!("{} does not hold a JSON object", file.display()))?;
+    top.entry("mcpServers")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()
+        .with_context(|| format!("`mcpServers` in {} is not an object", file.display()))
+}
+
+fn write_json(file: &Path, document: &serde_json::Value) -> anyhow::Result<()> {
+    if let Some(folder) = file.parent() {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+    }
+    let mut text = serde_json::to_string_pretty(document)?;
+    text.push('\n');
+    std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))
+}
+
+/// Appends `[mcp_servers.<name>]` to config.toml as text, so its comments and layout stay.
+fn add_global(config: &Path, name: &str, entry: &serde_json::Value) -> anyhow::Result<String> {
+    let text = match std::fs::read_to_string(config) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot read {}", config.display()));
+        }
+    };
+    if global_names(&text, config)?
+        .iter()
+        .any(|known| known == name)
+    {
+        bail!(
+            "{} already has a server `{name}`; remove it first",
+            config.display()
+        );
+    }
+    // A JSON string literal is a valid TOML basic string.
+    let quote = |value: &serde_json::Value| serde_json::to_string(value).unwrap_or_default();
+    let mut table = format!("\n[mcp_servers.{name}]\n");
+    if let Some(fields) = entry.as_object() {
+        for (key, value) in fields {
+            match value {
+                serde_json::Value::Object(map) => {
+                    let key = if key == "headers" {
+                        "http_headers"
+                    } else {
+                        key.as_str()
+                    };
+                    let pairs: Vec<String> = map
+                        .iter()
+                        .map(|(name, value)| {
+                            format!("{} = {}", quote(&name.as_str().into()), quote(value))
+                        })
+                        .collect();
+                    table.push_str(&format!("{key} = {{ {} }}\n", pairs.join(", ")));
+                }
+                serde_json::Value::Array(items) => {
+                    let items: Vec<String> = items.iter().map(quote).collect();
+                    table.push_str(&format!("{key} = [{}]\n", items.join(", ")));
+                }
+                // Codex infers the transport; `type` is for the JSON files.
+                _ if key == "type" => {}
+                other => table.push_str(&format!("{key} = {}\n", quote(other))),
+            }
+        }
+    }
+    let mut updated = text.clone();
+    if !updated.is_empty() && !updated.ends_with('\n') {
+        updated.push('\n');
+    }
+    updated.push_str(&table);
+    if !global_names(&updated, config)?
+        .iter()
+        .any(|known| known == name)
+    {
+        bail!(
+            "could not add `{name}` to {}: edit it by hand",
+            config.display()
+        );
+    }
+    if let Some(folder) = config.parent() {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+    }
+    std::fs::write(config, updated)
+        .with_context(|| format!("cannot write {}", config.display()))?;
+    Ok(format!("Added `{name}` to {}", config.display()))
+}
+
+/// Removes the `[mcp_servers.<name>]` table (and its sub-tables) from config.toml's text.
+fn remove_global(config: &Path, name: &str) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(config)
+        .with_context(|| format!("cannot read {}", config.display()))?;
+    if !global_names(&text, config)?
+        .iter()
+        .any(|known| known == name)
+    {
+        bail!("{} has no server `{name}`", config.display());
+    }
+    let headers = [
+        format!("mcp_servers.{name}"),
+        format!("mcp_servers.\"{name}\""),
+    ];
+    let mut kept = Vec::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            let inside = trimmed.trim_start_matches('[').trim_end_matches(']').trim();
+            skipping = headers
+                .iter()
+                .any(|header| inside == header || inside.starts_with(&format!("{header}.")));
+        }
+        if !skipping {
+            kept.push(line);
+        }
+    }
+    let mut updated = kept.join("\n");
+    updated.push('\n');
+    if global_names(&updated, config)?
+        .iter()
+        .any(|known| known == name)
+    {
+        bail!(
+            "`{name}` in {} is not written as a [mcp_servers.{name}] table; remove it by hand",
+            config.display()
+        );
+    }
+    std::fs::write(config, updated)
+        .with_context(|| format!("cannot write {}", config.display()))?;
+    Ok(format!("Removed `{name}` from {}", config.display()))
+}
+
+fn global_names(text: &str, config: &Path) -> anyhow::Result<Vec<String>> {
+    let table: toml::Table = text
+        .parse()
+        .with_context(|| format!("{} is not valid TOML", config.display()))?;
+    Ok(table
+        .get("mcp_servers")
+        .and_then(toml::Value::as_table)
+        .map(|servers| servers.keys().cloned().collect())
+        .unwrap_or_default())
+}

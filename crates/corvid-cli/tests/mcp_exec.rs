@@ -1,0 +1,142 @@
+//! A project's `.corvid/mcp.json` server under `corvid exec`: its tools reach the model, and its
+//! process runs in the agent's sandbox — it cannot write outside the project, and corvid's own
+//! credentials are not in its environment.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use corvid_test_support::{MockUpstream, Reply};
+use serde_json::{Value, json};
+
+const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
+const CHAT: &str = "/v1/chat/completions";
+
+fn chunk(delta: Value, finish: Value) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    .to_string()
+}
+
+fn reply(chunks: Vec<String>) -> Reply {
+    let mut events = chunks;
+    events.push("[DONE]".to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    Reply::sse(&refs, Duration::ZERO)
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> Reply {
+    reply(vec![
+        chunk(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function",
+                   "function": {"name": name, "arguments": arguments.to_string()}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+    ])
+}
+
+fn python() -> Option<PathBuf> {
+    match std::env::var_os("CORVID_MCP_PYTHON").filter(|value| !value.is_empty()) {
+        Some(python) => Some(PathBuf::from(python)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CORVID_MCP_PYTHON is not set: under CI scripts/test must set it")
+        }
+        None => {
+            eprintln!(
+                "\n!!! SKIPPED: CORVID_MCP_PYTHON is not set (scripts/test sets it to a Python with the mcp SDK)\n"
+            );
+            None
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
+    let Some(python) = python() else { return };
+    if corvid_tools::SandboxProbe::detect().landlock_abi.is_none() {
+        eprintln!("\n!!! SKIPPED: this kernel has no Landlock, so there is no sandbox to test\n");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    // Outside the project and outside the temp folders (which the sandbox lets commands write).
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/fixture_server.py");
+    std::fs::create_dir(project.path().join(".corvid")).unwrap();
+    std::fs::write(
+        project.path().join(".corvid/mcp.json"),
+        json!({"mcpServers": {"fixture": {"command": python, "args": [fixture, "serve"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let escaped = outside.path().join("escaped.txt");
+    let inside = project.path().join("inside.txt");
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(
+        CHAT,
+        call("c1", "mcp__fixture__env", json!({"name": "XAI_API_KEY"})),
+    );
+    upstream.enqueue(
+        CHAT,
+        call("c2", "mcp__fixture__write", json!({"path": escaped})),
+    );
+    upstream.enqueue(
+        CHAT,
+        call("c3", "mcp__fixture__write", json!({"path": inside})),
+    );
+    upstream.enqueue(
+        CHAT,
+        reply(vec![
+            chunk(
+                json!({"role": "assistant", "content": "Done."}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!("stop")),
+        ]),
+    );
+    let output = tokio::process::Command::new(CORVID)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home.path())
+        .env("CORVID_UPSTREAM", upstream.base_url())
+        .env("XAI_API_KEY", "upstream-key")
+        .args(["exec", "--json", "--approval", "full-auto", "--project"])
+        .arg(project.path())
+        .arg("try the fixture's tools")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(90), output)
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+
+    let requests: Vec<Value> = upstream
+        .requests()
+        .iter()
+        .filter(|request| request.path == CHAT)
+        .map(|request| request.json())
+        .collect();
+    assert_eq!(requests.len(), 4, "{stderr}");
+    let result = |index: usize| -> String {
+        let messages = requests[index]["messages"].as_array().unwrap();
+        messages.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(result(1), "<unset>", "corvid's key leaked into the server");
+    assert!(result(2).starts_with("refused"), "{}", result(2));
+    assert!(!escaped.exists());
+    assert_eq!(result(3), "written");
+    assert_eq!(
+        std::fs::read_to_string(&inside).unwrap(),
+        "written by the fixture"
+    );
+}

@@ -1,0 +1,190 @@
+//! One live MCP session: the rmcp client over a started transport, the child process behind it
+//! (if any), and the words for what went wrong with it.
+
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+
+use corvid_config::McpServer;
+use rmcp::RoleClient;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::service::{RunningService, ServiceError};
+use tokio::process::Child;
+
+use crate::handler::Handler;
+use crate::launch::{McpEnvironment, Started, StderrTail, start};
+
+/// Why a call brought no result.
+#[derive(Debug)]
+pub(crate) enum CallFailure {
+    /// The server refused it (a JSON-RPC error): it is still up.
+    Refused(String),
+    /// The connection failed under it (the server may have died).
+    Broken(String),
+}
+
+/// A server corvid has finished the MCP handshake with.
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    handler: Handler,
+    child: Mutex<Option<Child>>,
+    stderr: Option<StderrTail>,
+}
+
+impl Connection {
+    /// Starts the transport and does the handshake. No timeout here: the manager applies the
+    /// server's startup timeout around this and the first listing together.
+    pub(crate) async fn open(
+        server: &McpServer,
+        environment: &McpEnvironment,
+    ) -> Result<Self, String> {
+        let handler = Handler::new(&environment.project);
+        match start(server, environment)? {
+            Started::Stdio {
+                mut child,
+                stdout,
+                stdin,
+                stderr,
+            } => match handler.clone().serve((stdout, stdin)).await {
+                Ok(service) => Ok(Self {
+                    service,
+                    handler,
+                    child: Mutex::new(Some(child)),
+                    stderr: Some(stderr),
+                }),
+                Err(err) => {
+                    let _ = child.start_kill();
+                    // Let the last words reach the tail before they are read.
+                    let _ =
+                        tokio::time::timeout(std::time::Duration::from_millis(200), child.wait())
+                            .await;
+                    Err(with_stderr(
+                        format!("the MCP handshake failed: {err}"),
+                        &stderr,
+                    ))
+                }
+            },
+            Started::Http(transport) => {
+                let service = handler
+                    .clone()
+                    .serve(transport)
+                    .await
+                    .map_err(|err| format!("the MCP handshake failed: {err}"))?;
+                Ok(Self {
+                    service,
+                    handler,
+                    child: Mutex::new(None),
+                    stderr: None,
+                })
+            }
+        }
+    }
+
+    /// Every tool the server offers (following pages).
+    pub(crate) async fn list_tools(&self) -> Result<Vec<Tool>, String> {
+        self.handler.tools_changed.store(false, Ordering::SeqCst);
+        self.service
+            .list_all_tools()
+            .await
+            .map_err(|err| self.explain(format!("listing its tools failed: {err}")))
+    }
+
+    /// Whether the server said its tool list changed since the last listing.
+    pub(crate) fn tools_changed(&self) -> bool {
+        self.handler.tools_changed.load(Ordering::SeqCst)
+    }
+
+    /// Calls `tool`; the caller bounds it in time (dropping the future cancels the request).
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, CallFailure> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        match self.service.call_tool(params).await {
+            Ok(result) => Ok(result),
+            // The server answered, with a JSON-RPC error (unknown tool, invalid arguments).
+            Err(ServiceError::McpError(error)) => {
+                Err(CallFailure::Refused(error.message.to_string()))
+            }
+            Err(error) => {
+                // The transport failed: give the process a moment to be seen as ended, so the
+                // caller can tell a crash from a hiccup.
+                self.wait_for_end(std::time::Duration::from_millis(500))
+                    .await;
+                Err(CallFailure::Broken(self.explain(error.to_string())))
+            }
+        }
+    }
+
+    /// Waits up to `limit` for the process to end (returns at once for HTTP servers).
+    async fn wait_for_end(&self, limit: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while tokio::time::Instant::now() < deadline {
+            let ended = match self.child.lock() {
+                Ok(mut child) => match child.as_mut() {
+                    Some(child) => !matches!(child.try_wait(), Ok(None)),
+                    None => return,
+                },
+                Err(_) => return,
+            };
+            if ended {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Whether the session and its process are still up.
+    pub(crate) fn alive(&self) -> bool {
+        if self.service.is_closed() {
+            return false;
+        }
+        match self.child.lock() {
+            Ok(mut child) => match child.as_mut() {
+                Some(child) => matches!(child.try_wait(), Ok(None)),
+                None => true,
+            },
+            Err(_) => false,
+        }
+    }
+
+    /// `message`, with how the process ended and its last words when it has.
+    pub(crate) fn explain(&self, message: String) -> String {
+        let mut message = message;
+        if let Ok(mut child) = self.child.lock()
+            && let Some(child) = child.as_mut()
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            message.push_str(&format!(" (the server process ended: {status})"));
+        }
+        match &self.stderr {
+            Some(stderr) => with_stderr(message, stderr),
+            None => message,
+        }
+    }
+
+    /// Ends the session and the process.
+    pub(crate) async fn close(self) {
+        let _ = self.service.cancel().await;
+        if let Ok(mut child) = self.child.lock()
+            && let Some(child) = child.as_mut()
+        {
+            let _ = child.start_kill();
+        }
+    }
+}
+
+fn with_stderr(message: String, stderr: &StderrTail) -> String {
+    let tail = stderr.text();
+    if tail.is_empty() {
+        message
+    } else {
+        let last: Vec<&str> = tail.lines().rev().take(8).collect();
+        let last: Vec<&str> = last.into_iter().rev().collect();
+        format!("{message}; its last output: {}", last.join(" | "))
+    }
+}

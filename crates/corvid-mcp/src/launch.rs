@@ -1,0 +1,259 @@
+//! Starting the transport of one server: a child process through corvid's sandbox (the same
+//! spawn point as `bash`), or a Streamable HTTP client with the configured headers.
+//!
+//! A child's environment is corvid's minus every credential-like variable (even with the
+//! sandbox off: a server gets the secrets its configuration names, no others), plus `env` with
+//! its `${VAR}` references expanded, plus the `env_vars` it names. Its standard error is kept
+//! (the last few KB) to explain a failure.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use corvid_config::{McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, expand};
+use corvid_tools::sandbox::is_secret_variable;
+use corvid_tools::{Sandbox, Widening};
+use http::{HeaderName, HeaderValue};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// Looks a variable up: the process environment, then corvid's env file.
+pub type Lookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Where and how servers start.
+#[derive(Clone)]
+pub struct McpEnvironment {
+    /// The project folder: a stdio server's working folder unless it names one.
+    pub project: PathBuf,
+    /// The sandbox every child process starts through.
+    pub sandbox: Sandbox,
+    /// Resolves `${VAR}` references, `env_vars`, `bearer_token_env_var`, `env_http_headers`.
+    pub lookup: Lookup,
+    /// corvid's own credentials (its provider keys and tokens, everything in its env file):
+    /// a project's `.corvid/mcp.json`, which may come with a cloned repository, may not name
+    /// them, or a server it defines could carry them off. `CORVID_*` and `SUPERGROK_ZED_*` are
+    /// always corvid's.
+    pub protected: Arc<Vec<String>>,
+}
+
+impl std::fmt::Debug for McpEnvironment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpEnvironment")
+            .field("project", &self.project)
+            .field("sandbox", &self.sandbox)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpEnvironment {
+    /// Whether `name` is one of corvid's own credentials.
+    pub fn is_protected(&self, name: &str) -> bool {
+        let upper = name.to_ascii_uppercase();
+        upper.starts_with("CORVID_")
+            || upper.starts_with("SUPERGROK_ZED_")
+            || self.protected.iter().any(|protected| protected == name)
+    }
+
+    /// The variables `server` may read: `lookup`, with `${workspaceFolder}` (Cursor, VS Code)
+    /// meaning the project folder; a project's server never sees corvid's own credentials.
+    fn reader<'a>(&'a self, server: &McpServer) -> Reader<'a> {
+        Reader {
+            environment: self,
+            guarded: server.origin.scope == McpScope::Project,
+        }
+    }
+}
+
+/// Reads variables for one server.
+struct Reader<'a> {
+    environment: &'a McpEnvironment,
+    guarded: bool,
+}
+
+impl Reader<'_> {
+    fn variable(&self, name: &str) -> Result<Option<String>, String> {
+        if name == "workspaceFolder" {
+            return Ok(Some(self.environment.project.display().to_string()));
+        }
+        if self.guarded && self.environment.is_protected(name) {
+            return Err(format!(
+                "{name} is one of corvid's own credentials, which a project's {PROJECT_MCP_FILE} may not pass to a server; define this server in config.toml to give it that"
+            ));
+        }
+        Ok((self.environment.lookup)(name))
+    }
+
+    fn expand(&self, what: &str, value: &str) -> Result<String, String> {
+        let refused = std::cell::RefCell::new(None);
+        let expanded = expand(value, &|name| match self.variable(name) {
+            Ok(found) => found,
+            Err(message) => {
+                refused.borrow_mut().get_or_insert(message);
+                None
+            }
+        });
+        if let Some(message) = refused.into_inner() {
+            return Err(format!("{what}: {message}"));
+        }
+        expanded.map_err(|err| format!("{what}: {err}"))
+    }
+}
+
+/// A started transport.
+// Made once per server start and taken apart at once: the size of a variant does not matter.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Started {
+    Stdio {
+        child: Child,
+        stdout: ChildStdout,
+        stdin: ChildStdin,
+        stderr: StderrTail,
+    },
+    Http(StreamableHttpClientTransport<reqwest::Client>),
+}
+
+/// Starts what `server` says, without speaking MCP yet.
+pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<Started, String> {
+    let variables = environment.reader(server);
+    match &server.transport {
+        McpTransport::Stdio {
+            command,
+            args,
+            env,
+            env_vars,
+            cwd,
+        } => {
+            let program = variables.expand("command", command)?;
+            let arguments: Vec<OsString> = args
+                .iter()
+                .map(|arg| variables.expand("args", arg).map(OsString::from))
+                .collect::<Result<_, _>>()?;
+            let widening = Widening {
+                network: server.sandbox.network,
+                write_outside: server.sandbox.write_outside,
+            };
+            let mut builder =
+                environment
+                    .sandbox
+                    .command(&environment.project, &program, &arguments, widening);
+            for (name, _) in std::env::vars_os() {
+                if is_secret_variable(&name) {
+                    builder.env_remove(name);
+                }
+            }
+            for (name, value) in env {
+                builder.env(name, variables.expand(&format!("env.{name}"), value)?);
+            }
+            for name in env_vars {
+                if let Some(value) = variables.variable(name)? {
+                    builder.env(name, value);
+                }
+            }
+            if let Some(cwd) = cwd {
+                let cwd = variables.expand("cwd", &cwd.display().to_string())?;
+                builder.current_dir(environment.project.join(cwd));
+            }
+            builder
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = builder
+                .spawn()
+                .map_err(|err| format!("could not start `{program}`: {err}"))?;
+            let (Some(stdout), Some(stdin), Some(stderr)) =
+                (child.stdout.take(), child.stdin.take(), child.stderr.take())
+            else {
+                return Err("the child process has no pipes".to_owned());
+            };
+            let tail = StderrTail::default();
+            tail.follow(stderr);
+            Ok(Started::Stdio {
+                child,
+                stdout,
+                stdin,
+                stderr: tail,
+            })
+        }
+        McpTransport::Http {
+            url,
+            headers,
+            env_headers,
+            bearer_token_env_var,
+        } => {
+            let url = variables.expand("url", url)?;
+            let mut custom = HashMap::new();
+            let mut add = |name: &str, value: String| -> Result<(), String> {
+                let header = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("`{name}` is not a valid header name"))?;
+                let mut value = HeaderValue::from_str(&value)
+                    .map_err(|_| format!("the value of header `{name}` is not valid"))?;
+                value.set_sensitive(true);
+                custom.insert(header, value);
+                Ok(())
+            };
+            for (name, value) in headers {
+                add(name, variables.expand(&format!("headers.{name}"), value)?)?;
+            }
+            for (name, variable) in env_headers {
+                if let Some(value) = variables.variable(variable)? {
+                    add(name, value)?;
+                }
+            }
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            if let Some(variable) = bearer_token_env_var {
+                let token = variables.variable(variable)?.ok_or_else(|| {
+                    format!("bearer_token_env_var: the variable {variable} is not set")
+                })?;
+                config = config.auth_header(token);
+            }
+            config = config.custom_headers(custom);
+            let client = reqwest::Client::builder()
+                .build()
+                .map_err(|err| format!("could not build the HTTP client: {err}"))?;
+            Ok(Started::Http(StreamableHttpClientTransport::with_client(
+                client, config,
+            )))
+        }
+    }
+}
+
+/// The last [`StderrTail::KEEP`] bytes a child wrote to its standard error.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StderrTail {
+    bytes: Arc<Mutex<VecDeque<u8>>>,
+}
+
+impl StderrTail {
+    const KEEP: usize = 4096;
+
+    /// Reads `stderr` until it closes, keeping the tail.
+    fn follow(&self, mut stderr: tokio::process::ChildStderr) {
+        let bytes = Arc::clone(&self.bytes);
+        tokio::spawn(async move {
+            let mut buffer = [0u8; 4096];
+            while let Ok(read) = stderr.read(&mut buffer).await {
+                if read == 0 {
+                    break;
+                }
+                if let Ok(mut kept) = bytes.lock() {
+                    kept.extend(&buffer[..read]);
+                    let excess = kept.len().saturating_sub(Self::KEEP);
+                    kept.drain(..excess);
+                }
+            }
+        });
+    }
+
+    /// The tail as text, trimmed; empty when the child wrote nothing.
+    pub(crate) fn text(&self) -> String {
+        let kept = match self.bytes.lock() {
+            Ok(kept) => kept.iter().copied().collect::<Vec<u8>>(),
+            Err(_) => Vec::new(),
+        };
+        String::from_utf8_lossy(&kept).trim().to_owned()
+    }
+}

@@ -1,0 +1,563 @@
+//! The MCP servers of one session: started once, in the background, when the session begins;
+//! reused by every turn; restarted when one dies; listed again when one says its tools changed.
+//!
+//! A turn asks [`McpManager::tools`] before each model step. It waits only for servers still
+//! starting, and never longer than their own startup timeout (measured from when they started,
+//! so later turns do not wait at all); a server that failed is left out, and says why in every
+//! [`McpManager::take_notices`] (the agent shows a notice once while it holds). A dead server is restarted (at most
+//! [`MAX_RESTARTS`] times a session); a call in flight when it died fails, saying so, and is
+//! not repeated, since it may have done part of its work.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use corvid_config::{McpScope, McpServer};
+use corvid_tools::Cancellation;
+use rmcp::model::Tool;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::connection::{CallFailure, Connection};
+use crate::content::{McpOutput, map_result};
+use crate::launch::McpEnvironment;
+use crate::names::{Naming, assign};
+
+/// How often a dead server is started again in one session.
+pub const MAX_RESTARTS: u32 = 3;
+
+/// One MCP tool as offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpTool {
+    /// `mcp__<server>__<tool>`, within every provider's rules.
+    pub name: String,
+    /// The server's description, introduced by the server's name.
+    pub description: String,
+    /// The tool's input schema (an `object` schema).
+    pub parameters: Value,
+    /// The server's configured name.
+    pub server: String,
+    /// The server's own name for the tool.
+    pub tool: String,
+    /// The server says the tool only reads (`readOnlyHint`). A hint from the server, not a
+    /// promise: the approval gate still decides.
+    pub read_only_hint: bool,
+    /// "Always" allows every tool of the server (`always_allow = "server"`), not just this one.
+    pub always_allow_server: bool,
+}
+
+/// A server's state, for `corvid mcp list` and `/mcp`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// `enabled = false`.
+    Disabled,
+    /// Not asked for yet.
+    Idle,
+    Starting,
+    Ready,
+    Failed(String),
+}
+
+/// One server as a person sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    pub name: String,
+    pub scope: McpScope,
+    pub state: ServerState,
+    /// The names the model sees, with the server's own names, of the tools offered.
+    pub tools: Vec<(String, String)>,
+    /// Tools the server has that the configuration (`enabled_tools`/`disabled_tools`) keeps
+    /// from the model.
+    pub filtered: Vec<String>,
+}
+
+#[derive(Clone)]
+enum State {
+    Idle,
+    Disabled,
+    Starting,
+    Ready(Arc<Live>),
+    Failed(String),
+}
+
+struct Live {
+    connection: Connection,
+    tools: Mutex<Vec<Tool>>,
+}
+
+struct Slot {
+    config: McpServer,
+    state: watch::Sender<State>,
+    restarts: AtomicU32,
+}
+
+struct Inner {
+    slots: Vec<Slot>,
+    environment: McpEnvironment,
+    max_tools: usize,
+    /// The names handed out by the last [`McpManager::tools`], to route calls back.
+    naming: Mutex<Naming>,
+    notices: Mutex<Vec<String>>,
+    /// What the cap left out of the last listing, as a notice.
+    left_out: Mutex<Option<String>>,
+}
+
+/// The MCP servers of one session. Cheap to clone; clones share the servers.
+#[derive(Clone)]
+pub struct McpManager {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self
+            .inner
+            .slots
+            .iter()
+            .map(|slot| slot.config.name.as_str())
+            .collect();
+        f.debug_struct("McpManager")
+            .field("servers", &names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpManager {
+    /// A manager for `servers` (nothing starts until [`McpManager::start`] or the first
+    /// [`McpManager::tools`]); at most `max_tools` tools are offered.
+    pub fn new(servers: Vec<McpServer>, max_tools: usize, environment: McpEnvironment) -> Self {
+        let slots = servers
+            .into_iter()
+            .map(|config| {
+                let initial = if config.enabled {
+                    State::Idle
+                } else {
+                    State::Disabled
+                };
+                Slot {
+                    config,
+                    state: watch::Sender::new(initial),
+                    restarts: AtomicU32::new(0),
+                }
+            })
+            .collect();
+        Self {
+            inner: Arc::new(Inner {
+                slots,
+                environment,
+                max_tools,
+                naming: Mutex::new(Naming::default()),
+                notices: Mutex::new(Vec::new()),
+                left_out: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Whether any server is configured.
+    pub fn is_empty(&self) -> bool {
+        self.inner.slots.is_empty()
+    }
+
+    /// Starts every enabled server not yet started, in the background. Outside a tokio runtime
+    /// it does nothing: the first [`McpManager::tools`] starts them.
+    pub fn start(&self) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        for index in 0..self.inner.slots.len() {
+            if matches!(*self.inner.slots[index].state.borrow(), State::Idle) {
+                self.launch(index);
+            }
+        }
+    }
+
+    /// The tools to offer for the next model step. `taken` says which names built-in tools
+    /// hold (they win a clash). Waits for servers still starting, within their startup timeout.
+    pub async fn tools(&self, taken: &(dyn Fn(&str) -> bool + Sync)) -> Vec<McpTool> {
+        self.start();
+        self.restart_dead();
+        for slot in &self.inner.slots {
+            let mut state = slot.state.subscribe();
+            // Bounded: the start task gives up at the server's startup timeout.
+            let _ = state
+                .wait_for(|state| !matches!(state, State::Starting))
+                .await;
+        }
+        let mut pairs = Vec::new();
+        let mut schemas = Vec::new();
+        for slot in &self.inner.slots {
+            let State::Ready(live) = slot.state.borrow().clone() else {
+                continue;
+            };
+            if live.connection.tools_changed() {
+                self.relist(slot, &live).await;
+            }
+            let tools = live
+                .tools
+                .lock()
+                .map(|tools| tools.clone())
+                .unwrap_or_default();
+            for tool in tools {
+                if slot.config.offers(&tool.name) {
+                    pairs.push((slot.config.name.clone(), tool.name.to_string()));
+                    schemas.push(tool);
+                }
+            }
+        }
+        let naming = assign(&pairs, self.inner.max_tools, taken);
+        self.note_left_out(&naming, pairs.len());
+        let offered = naming
+            .offered
+            .iter()
+            .filter_map(|named| {
+                let always_allow_server = self
+                    .inner
+                    .slots
+                    .iter()
+                    .find(|slot| slot.config.name == named.server)
+                    .is_some_and(|slot| slot.config.always_allow_server);
+                let tool = pairs
+                    .iter()
+                    .position(|(server, tool)| *server == named.server && *tool == named.tool)
+                    .map(|at| &schemas[at])?;
+                let description = tool.description.as_deref().unwrap_or("").trim();
+                Some(McpTool {
+                    name: named.name.clone(),
+                    description: if description.is_empty() {
+                        format!("`{}` from the MCP server `{}`.", named.tool, named.server)
+                    } else {
+                        format!("(MCP server `{}`) {description}", named.server)
+                    },
+                    parameters: Value::Object((*tool.input_schema).clone()),
+                    server: named.server.clone(),
+                    tool: named.tool.clone(),
+                    read_only_hint: tool
+                        .annotations
+                        .as_ref()
+                        .and_then(|annotations| annotations.read_only_hint)
+                        .unwrap_or(false),
+                    always_allow_server,
+                })
+            })
+            .collect();
+        if let Ok(mut current) = self.inner.naming.lock() {
+            *current = naming;
+        }
+        offered
+    }
+
+    /// Calls the tool the model knows as `name`, with `arguments` (a JSON object), within the
+    /// server's tool timeout; `cancel` stops waiting (and cancels the request).
+    pub async fn call(&self, name: &str, arguments: Value, mut cancel: Cancellation) -> McpOutput {
+        let Some((index, tool)) = self.route(name) else {
+            return failure(format!(
+                "`{name}` is not an MCP tool offered in this session (its server may have stopped or changed its tools)"
+            ));
+        };
+        let slot = &self.inner.slots[index];
+        let server = &slot.config.name;
+        let arguments = match arguments {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => {
+                return failure(format!(
+                    "the arguments must be a JSON object, got {}",
+                    kind_of(&other)
+                ));
+            }
+        };
+        let live = match slot.state.borrow().clone() {
+            State::Ready(live) => live,
+            State::Failed(reason) => {
+                return failure(format!(
+                    "the MCP server `{server}` is not running: {reason}"
+                ));
+            }
+            _ => return failure(format!("the MCP server `{server}` is not running")),
+        };
+        let timeout = slot.config.tool_timeout;
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout(timeout, live.connection.call(&tool, arguments)) => outcome,
+            () = cancel.cancelled() => return failure("cancelled by the user".to_owned()),
+        };
+        match outcome {
+            Ok(Ok(result)) => map_result(result),
+            Ok(Err(CallFailure::Refused(message))) => failure(format!(
+                "the MCP server `{server}` refused the call to `{tool}`: {message}"
+            )),
+            Ok(Err(CallFailure::Broken(message))) => {
+                if live.connection.alive() {
+                    failure(format!(
+                        "the call to `{tool}` on the MCP server `{server}` failed: {message}"
+                    ))
+                } else {
+                    self.push_notice(format!(
+                        "MCP server `{server}` stopped during a call to `{tool}`: {message}; restarting it"
+                    ));
+                    self.restart(index);
+                    failure(format!(
+                        "the MCP server `{server}` stopped during the call, so `{tool}` may have done part of its work: {message}. corvid restarts the server; call again only if repeating is safe."
+                    ))
+                }
+            }
+            Err(_) => failure(format!(
+                "`{tool}` on the MCP server `{server}` did not answer within {} (tool_timeout_sec)",
+                seconds(timeout)
+            )),
+        }
+    }
+
+    /// What the user should hear now: what happened since the last call (a server stopped and
+    /// was restarted, changed its tools), then what stays true (each server that is not
+    /// available and why; the tools the cap leaves out), repeated on every call while it holds
+    /// (the agent shows each line once).
+    pub fn take_notices(&self) -> Vec<String> {
+        let mut notices = self
+            .inner
+            .notices
+            .lock()
+            .map(|mut notices| std::mem::take(&mut *notices))
+            .unwrap_or_default();
+        for slot in &self.inner.slots {
+            if let State::Failed(reason) = &*slot.state.borrow() {
+                notices.push(format!(
+                    "MCP server `{}` is not available in this session: {reason}",
+                    slot.config.name
+                ));
+            }
+        }
+        if let Ok(left_out) = self.inner.left_out.lock()
+            && let Some(left_out) = left_out.as_ref()
+        {
+            notices.push(left_out.clone());
+        }
+        notices
+    }
+
+    /// Every server and its state; ready servers with their tools as last listed.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        let naming = self
+            .inner
+            .naming
+            .lock()
+            .map(|naming| naming.clone())
+            .unwrap_or_default();
+        self.inner
+            .slots
+            .iter()
+            .map(|slot| {
+                let state = slot.state.borrow().clone();
+                let mut filtered = Vec::new();
+                let mut tools = Vec::new();
+                if let State::Ready(live) = &state {
+                    for tool in live.tools.lock().map(|t| t.clone()).unwrap_or_default() {
+                        if !slot.config.offers(&tool.name) {
+                            filtered.push(tool.name.to_string());
+                        } else if let Some(named) = naming.offered.iter().find(|named| {
+                            named.server == slot.config.name && named.tool == tool.name
+                        }) {
+                            tools.push((named.name.clone(), named.tool.clone()));
+                        }
+                    }
+                }
+                ServerStatus {
+                    name: slot.config.name.clone(),
+                    scope: slot.config.origin.scope,
+                    state: match state {
+                        State::Idle => ServerState::Idle,
+                        State::Disabled => ServerState::Disabled,
+                        State::Starting => ServerState::Starting,
+                        State::Ready(_) => ServerState::Ready,
+                        State::Failed(reason) => ServerState::Failed(reason),
+                    },
+                    tools,
+                    filtered,
+                }
+            })
+            .collect()
+    }
+
+    /// Ends every session and process.
+    pub async fn shutdown(&self) {
+        for slot in &self.inner.slots {
+            let previous = slot.state.send_replace(State::Disabled);
+            if let State::Ready(live) = previous
+                && let Some(live) = Arc::into_inner(live)
+            {
+                live.connection.close().await;
+            }
+        }
+    }
+
+    /// The server and the server's own tool name behind a name the model was offered.
+    pub fn origin_of(&self, name: &str) -> Option<(String, String)> {
+        let naming = self.inner.naming.lock().ok()?;
+        let named = naming.resolve(name)?;
+        Some((named.server.clone(), named.tool.clone()))
+    }
+
+    fn route(&self, name: &str) -> Option<(usize, String)> {
+        let naming = self.inner.naming.lock().ok()?;
+        let named = naming.resolve(name)?;
+        let index = self
+            .inner
+            .slots
+            .iter()
+            .position(|slot| slot.config.name == named.server)?;
+        Some((index, named.tool.clone()))
+    }
+
+    /// Starts slot `index` in the background; its state is `Starting` until it is ready or
+    /// has failed (at its startup timeout at the latest).
+    fn launch(&self, index: usize) {
+        let inner = Arc::clone(&self.inner);
+        inner.slots[index].state.send_replace(State::Starting);
+        let manager = self.clone();
+        tokio::spawn(async move {
+            let slot = &manager.inner.slots[index];
+            let timeout = slot.config.startup_timeout;
+            let opened = tokio::time::timeout(timeout, async {
+                let connection = Connection::open(&slot.config, &manager.inner.environment).await?;
+                match connection.list_tools().await {
+                    Ok(tools) => Ok((connection, tools)),
+                    Err(err) => {
+                        connection.close().await;
+                        Err(err)
+                    }
+                }
+            })
+            .await;
+            let name = &slot.config.name;
+            let state = match opened {
+                Ok(Ok((connection, tools))) => State::Ready(Arc::new(Live {
+                    connection,
+                    tools: Mutex::new(tools),
+                })),
+                Ok(Err(reason)) => State::Failed(reason),
+                Err(_) => State::Failed(format!(
+                    "it did not start within {} (startup_timeout_sec)",
+                    seconds(timeout)
+                )),
+            };
+            if let State::Failed(reason) = &state {
+                tracing::info!(target: "corvid_mcp", "MCP server `{name}` failed: {reason}");
+            }
+            // A shutdown meanwhile wins.
+            slot.state.send_if_modified(|current| {
+                if matches!(current, State::Starting) {
+                    *current = state;
+                    true
+                } else {
+                    false
+                }
+            });
+        });
+    }
+
+    /// Restarts servers whose process or session ended since the last look.
+    fn restart_dead(&self) {
+        for (index, slot) in self.inner.slots.iter().enumerate() {
+            let dead =
+                matches!(&*slot.state.borrow(), State::Ready(live) if !live.connection.alive());
+            if dead {
+                self.push_notice(format!(
+                    "MCP server `{}` stopped; restarting it",
+                    slot.config.name
+                ));
+                self.restart(index);
+            }
+        }
+    }
+
+    fn restart(&self, index: usize) {
+        let slot = &self.inner.slots[index];
+        if !matches!(&*slot.state.borrow(), State::Ready(_)) {
+            return;
+        }
+        let restarts = slot.restarts.fetch_add(1, Ordering::SeqCst) + 1;
+        if restarts > MAX_RESTARTS {
+            let reason = format!("it stopped {restarts} times; not restarted again this session");
+            slot.state.send_replace(State::Failed(reason));
+            return;
+        }
+        self.launch(index);
+    }
+
+    async fn relist(&self, slot: &Slot, live: &Live) {
+        match tokio::time::timeout(slot.config.startup_timeout, live.connection.list_tools()).await
+        {
+            Ok(Ok(tools)) => {
+                self.push_notice(format!(
+                    "MCP server `{}` changed its tools: it now offers {}",
+                    slot.config.name,
+                    tools.len()
+                ));
+                if let Ok(mut current) = live.tools.lock() {
+                    *current = tools;
+                }
+            }
+            Ok(Err(reason)) => self.push_notice(format!(
+                "MCP server `{}` changed its tools, but listing them failed: {reason}",
+                slot.config.name
+            )),
+            Err(_) => self.push_notice(format!(
+                "MCP server `{}` changed its tools, but did not list them in time",
+                slot.config.name
+            )),
+        }
+    }
+
+    fn note_left_out(&self, naming: &Naming, total: usize) {
+        let note = (!naming.left_out.is_empty()).then(|| {
+            let names: Vec<String> = naming
+                .left_out
+                .iter()
+                .map(|(server, tool)| format!("{server}/{tool}"))
+                .collect();
+            format!(
+                "MCP servers offer {total} tools; {} are given to the model (mcp_max_tools = {}), left out: {}",
+                naming.offered.len(),
+                self.inner.max_tools,
+                names.join(", ")
+            )
+        });
+        if let Ok(mut left_out) = self.inner.left_out.lock() {
+            *left_out = note;
+        }
+    }
+
+    fn push_notice(&self, notice: String) {
+        tracing::info!(target: "corvid_mcp", "{notice}");
+        if let Ok(mut notices) = self.inner.notices.lock() {
+            notices.push(notice);
+        }
+    }
+}
+
+fn failure(text: String) -> McpOutput {
+    McpOutput {
+        text,
+        images: Vec::new(),
+        is_error: true,
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn seconds(duration: Duration) -> String {
+    let seconds = duration.as_secs_f64();
+    if seconds.fract() == 0.0 {
+        format!("{seconds:.0} s")
+    } else {
+        format!("{seconds:.1} s")
+    }
+}

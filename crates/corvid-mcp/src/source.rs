@@ -1,0 +1,276 @@
+//! MCP servers as one of the agent's tool sources: [`McpPlugin`] is what the composition root
+//! registers; it opens one [`McpManager`] per session (the session's project decides which
+//! `.corvid/mcp.json` is read, and its sandbox is the one stdio servers start in).
+//!
+//! Every MCP tool is offered as [`ToolKind::Mutating`]: corvid cannot show what it will do, so
+//! the approval gate asks unless the policy is full-auto or the user kept an "always" rule. A
+//! server's `readOnlyHint` is the server's word, not corvid's, and changes nothing here. The
+//! proposal shows the server, the tool and the arguments.
+
+use std::sync::Arc;
+
+use corvid_config::{McpServer, merge_servers, read_project_mcp};
+use corvid_tools::{
+    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolDetail, ToolError,
+    ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
+};
+use serde_json::Value;
+
+use crate::launch::{Lookup, McpEnvironment};
+use crate::manager::McpManager;
+
+/// Registers the MCP servers of `config.toml` (and of each session's project) with the agent.
+#[derive(Clone)]
+pub struct McpPlugin {
+    global: Vec<McpServer>,
+    max_tools: usize,
+    lookup: Lookup,
+    /// Whether each session's `.corvid/mcp.json` is read too (not for editor-given servers).
+    read_project: bool,
+    /// corvid's own credentials, which a project's servers may not name.
+    protected: Arc<Vec<String>>,
+}
+
+impl std::fmt::Debug for McpPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpPlugin")
+            .field("global", &self.global.len())
+            .field("max_tools", &self.max_tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpPlugin {
+    /// `global` are `config.toml`'s servers; `lookup` resolves `${VAR}` and friends (the
+    /// process environment, then corvid's env file).
+    pub fn new(global: Vec<McpServer>, max_tools: usize, lookup: Lookup) -> Self {
+        Self {
+            global,
+            max_tools,
+            lookup,
+            read_project: true,
+            protected: Arc::new(Vec::new()),
+        }
+    }
+
+    /// The variable names that are corvid's own credentials (its providers' keys, the names in
+    /// its env file): a project's `.corvid/mcp.json` may not pass them to a server.
+    pub fn with_protected(mut self, names: Vec<String>) -> Self {
+        self.protected = Arc::new(names);
+        self
+    }
+
+    /// The servers an editor passed for one session (ACP's `session/new`): those alone, no
+    /// project file (the configured servers have their own plugin).
+    pub fn editor_given(servers: Vec<McpServer>, max_tools: usize, lookup: Lookup) -> Self {
+        Self {
+            read_project: false,
+            ..Self::new(servers, max_tools, lookup)
+        }
+    }
+
+    /// The manager for a session in `project` with `sandbox`, and what to tell the user about
+    /// the project's file (a broken `.corvid/mcp.json` is a notice, never a failed session).
+    pub fn manager(
+        &self,
+        project: &std::path::Path,
+        sandbox: corvid_tools::Sandbox,
+    ) -> (McpManager, Vec<String>) {
+        let read = if self.read_project {
+            read_project_mcp(project)
+        } else {
+            Ok(corvid_config::McpFile::default())
+        };
+        let (servers, notices) = match read {
+            Ok(file) => (merge_servers(&self.global, &file.servers), file.warnings),
+            Err(error) => (
+                self.global.clone(),
+                vec![format!("the project's MCP servers were not read: {error}")],
+            ),
+        };
+        let environment = McpEnvironment {
+            project: project.to_path_buf(),
+            sandbox,
+            lookup: Arc::clone(&self.lookup),
+            protected: Arc::clone(&self.protected),
+        };
+        (
+            McpManager::new(servers, self.max_tools, environment),
+            notices,
+        )
+    }
+}
+
+impl ToolPlugin for McpPlugin {
+    fn open(&self, context: &Arc<ToolContext>) -> Arc<dyn ToolSource> {
+        let (manager, notices) =
+            self.manager(context.workspace().root(), context.sandbox().clone());
+        // Servers start now, in the background, so they are up by the first message.
+        manager.start();
+        Arc::new(McpSource { manager, notices })
+    }
+}
+
+/// One session's MCP tools.
+#[derive(Debug)]
+pub struct McpSource {
+    manager: McpManager,
+    /// About the configuration itself; said on every listing while it holds.
+    notices: Vec<String>,
+}
+
+impl McpSource {
+    /// A source over `manager`.
+    pub fn new(manager: McpManager) -> Self {
+        Self {
+            manager,
+            notices: Vec::new(),
+        }
+    }
+
+    /// The servers behind it (for `/mcp` and tests).
+    pub fn manager(&self) -> &McpManager {
+        &self.manager
+    }
+}
+
+impl Drop for McpSource {
+    fn drop(&mut self) {
+        // The session ended: stop its servers (their processes die with their handles too;
+        // this also ends HTTP sessions politely).
+        let manager = self.manager.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { manager.shutdown().await });
+        }
+    }
+}
+
+/// What a prepared MCP call carries to `apply`.
+struct McpPlan {
+    arguments: Value,
+}
+
+impl ToolSource for McpSource {
+    fn name(&self) -> &str {
+        "MCP"
+    }
+
+    fn list(&self) -> ToolFuture<'_, Listing> {
+        Box::pin(async move {
+            if self.manager.is_empty() {
+                return Listing {
+                    tools: Vec::new(),
+                    notices: self.notices.clone(),
+                };
+            }
+            let tools = self
+                .manager
+                .tools(&|_| false)
+                .await
+                .into_iter()
+                .map(|tool| {
+                    let mut spec = ToolSpec::new(
+                        tool.name,
+                        tool.description,
+                        tool.parameters,
+                        ToolKind::Mutating,
+                    )
+                    .with_origin(format!("mcp:{}", tool.server));
+                    if tool.always_allow_server {
+                        spec.always_allow = AlwaysAllow::Origin;
+                    }
+                    spec
+                })
+                .collect();
+            let mut notices = self.notices.clone();
+            notices.extend(self.manager.take_notices());
+            Listing { tools, notices }
+        })
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+    ) -> ToolFuture<'a, Result<Prepared, ToolError>> {
+        Box::pin(async move {
+            let arguments = match arguments {
+                Value::Null => Value::Object(serde_json::Map::new()),
+                Value::Object(map) => Value::Object(map),
+                _ => {
+                    return Err(ToolError::invalid(
+                        tool,
+                        "the arguments must be a JSON object",
+                    ));
+                }
+            };
+            let Some((server, raw)) = self.manager.origin_of(tool) else {
+                return Err(ToolError::Failed(format!(
+                    "`{tool}` is not an MCP tool offered in this session"
+                )));
+            };
+            let proposal = Proposal {
+                summary: format!(
+                    "Call `{raw}` on the MCP server `{server}` with {}",
+                    short(&arguments, 400)
+                ),
+                ..Proposal::default()
+            };
+            Ok(Prepared::new(
+                tool,
+                ToolKind::Mutating,
+                proposal,
+                Plan::external(McpPlan { arguments }),
+            ))
+        })
+    }
+
+    fn apply<'a>(
+        &'a self,
+        tool: &'a str,
+        plan: Plan,
+        run: Run,
+    ) -> ToolFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let Some(plan) = plan.into_external::<McpPlan>() else {
+                return Err(ToolError::Failed(format!(
+                    "`{tool}` was not prepared by the MCP source"
+                )));
+            };
+            let output = self.manager.call(tool, plan.arguments, run.cancel).await;
+            let mut result = if output.is_error {
+                ToolOutput::failure(output.text)
+            } else {
+                ToolOutput::text(output.text)
+            };
+            if !output.images.is_empty() {
+                result.detail = Some(ToolDetail::Images(
+                    output
+                        .images
+                        .into_iter()
+                        .map(|image| ToolImage {
+                            media_type: image.media_type,
+                            data: image.data,
+                        })
+                        .collect(),
+                ));
+            }
+            Ok(result)
+        })
+    }
+
+    fn summary(&self, tool: &str, arguments: &Value) -> Option<String> {
+        let (server, raw) = self.manager.origin_of(tool)?;
+        Some(format!("{server}/{raw} {}", short(arguments, 80)))
+    }
+}
+
+/// `value` as compact JSON, cut at `limit` characters.
+fn short(value: &Value, limit: usize) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= limit {
+        return text;
+    }
+    let cut: String = text.chars().take(limit).collect();
+    format!("{cut}…")
+}

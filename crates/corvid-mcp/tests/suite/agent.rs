@@ -1,0 +1,175 @@
+//! The whole path: a session's agent opens the project's `.corvid/mcp.json`, a scripted model
+//! calls server-everything's tools, the approval gate asks (once: "always" for the server), and
+//! the results arrive in the model's next request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, StreamFuture};
+use corvid_mcp::McpPlugin;
+use corvid_protocol::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, EventMsg, Op, ProposalKind,
+    SendParams, TurnOutcome,
+};
+use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
+use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
+use serde_json::json;
+
+use super::support::{node_modules, npm_server};
+
+struct Scripted(Arc<ScriptedModel>);
+
+impl ModelClient for Scripted {
+    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
+        let reply = self.0.next(request);
+        Box::pin(async move {
+            match reply {
+                ScriptedReply::Events(events) => {
+                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
+                }
+                other => panic!("this test scripts only events, not {other:?}"),
+            }
+        })
+    }
+}
+
+fn results(request: &ChatRequest) -> Vec<(String, bool)> {
+    request
+        .messages
+        .last()
+        .unwrap()
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::ToolResult(result) => Some((
+                result
+                    .content
+                    .iter()
+                    .filter_map(|content| match content {
+                        ToolResultContent::Text { text } => Some(text.clone()),
+                        ToolResultContent::Image(_) => None,
+                    })
+                    .collect::<String>(),
+                result.is_error,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".corvid")).unwrap();
+    std::fs::write(
+        project.path().join(".corvid/mcp.json"),
+        json!({"mcpServers": {"everything": {
+            "command": "node",
+            "args": [npm_server(&modules, "server-everything"), "stdio"],
+            "always_allow": "server"
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let model = Arc::new(ScriptedModel::new([
+        ScriptedReply::tool_call(
+            "c1",
+            "mcp__everything__echo",
+            r#"{"message":"hello through the agent"}"#,
+        ),
+        ScriptedReply::tool_call("c2", "mcp__everything__get-sum", r#"{"a":20,"b":22}"#),
+        ScriptedReply::tool_call("c3", "mcp__everything__get-tiny-image", "{}"),
+        ScriptedReply::text("Done."),
+    ]));
+    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
+    config.approval = ApprovalPolicy::Ask;
+    config.output_dir = project.path().join(".corvid-test-output");
+    config.tool_plugins = vec![Arc::new(McpPlugin::new(
+        Vec::new(),
+        100,
+        Arc::new(|_: &str| None),
+    ))];
+    let (handle, mut events) =
+        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+    handle.submit(Op::Send(SendParams::text("echo something, then add")));
+
+    let mut proposals = Vec::new();
+    let outcome = loop {
+        let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .expect("an event within a minute")
+            .expect("the engine is running");
+        match event.msg {
+            EventMsg::Proposal(proposal) => {
+                // "Always", with the scope the proposal offers: the whole server.
+                let scope = proposal.always_scope.clone().unwrap();
+                handle.submit(Op::Approve(ApproveParams {
+                    proposal_id: proposal.proposal_id.clone(),
+                    decision: ApprovalDecision::ApproveAlways { scope },
+                }));
+                proposals.push(proposal);
+            }
+            EventMsg::TurnFinished(finished) => break finished.outcome,
+            _ => {}
+        }
+    };
+    assert_eq!(outcome, TurnOutcome::Completed);
+
+    // The first call asked, showing the server, the tool and the arguments; "always" for the
+    // server (`always_allow = "server"`) let the second tool of the same server through.
+    assert_eq!(
+        proposals.len(),
+        1,
+        "{:?}",
+        proposals
+            .iter()
+            .map(|p| &p.always_scope)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        proposals[0].kind,
+        ProposalKind::Other {
+            tool: "mcp__everything__echo".to_owned(),
+            summary: r#"Call `echo` on the MCP server `everything` with {"message":"hello through the agent"}"#
+                .to_owned(),
+        }
+    );
+    assert_eq!(
+        proposals[0].always_scope,
+        Some(ApprovalRule::origin("mcp:everything"))
+    );
+
+    let requests = model.requests();
+    let offered: Vec<&str> = requests[0]
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert!(offered.contains(&"mcp__everything__echo"), "{offered:?}");
+    assert!(offered.contains(&"read"), "the built-ins stay: {offered:?}");
+    let (echoed, is_error) = results(&requests[1])[0].clone();
+    assert!(
+        !is_error && echoed.contains("hello through the agent"),
+        "{echoed}"
+    );
+    let (sum, is_error) = results(&requests[2])[0].clone();
+    assert!(!is_error && sum.contains("42"), "{sum}");
+    // The image itself reaches the model, beside the line naming it.
+    let Some(Part::ToolResult(image)) = requests[3].messages.last().unwrap().parts.first() else {
+        panic!("no tool result")
+    };
+    assert!(
+        image.content.iter().any(|content| matches!(
+            content,
+            ToolResultContent::Image(corvid_wire::model::Image {
+                source: corvid_wire::model::ImageSource::Base64 { media_type, .. },
+                ..
+            }) if media_type == "image/png"
+        )),
+        "{:?}",
+        image.content
+    );
+}
