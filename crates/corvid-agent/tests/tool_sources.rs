@@ -456,3 +456,77 @@ async fn always_for_an_origin_allows_its_other_tools_and_the_offer_follows_the_s
     // One session, one source: opened once for both turns.
     assert_eq!(*notebook.opened.lock().unwrap(), 1);
 }
+
+#[tokio::test]
+async fn a_custom_tool_folder_works_through_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join(".corvid/tools/shout");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("tool.json"),
+        r#"{"name": "shout", "description": "Upper-cases a text.", "command": "tr a-z A-Z",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}"#,
+    )
+    .unwrap();
+    let bad = dir.path().join(".corvid/tools/whisper");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("tool.json"), r#"{"name": "whisper"}"#).unwrap();
+    let model = Arc::new(ScriptedModel::new(vec![
+        ScriptedReply::tool_call("c1", "shout", r#"{"text": 3}"#),
+        ScriptedReply::tool_call("c2", "shout", r#"{"text": "hello; rm -rf ~"}"#),
+        ScriptedReply::text("Shouted."),
+    ]));
+    let mut config = AgentConfig::new(dir.path().to_owned(), "scripted-model");
+    config.output_dir = dir.path().join(".corvid-test-output");
+    config.tool_plugins = vec![Arc::new(corvid_tools::CustomTools)];
+    let (handle, events) =
+        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+    let mut agent = Harness {
+        handle,
+        events,
+        model,
+        seen: Vec::new(),
+    };
+    agent.send("shout hello");
+    let proposal = agent.proposal().await;
+    match &proposal.kind {
+        ProposalKind::Other { tool, summary } => {
+            assert_eq!(tool, "shout");
+            assert!(
+                summary.starts_with(
+                    "Run the custom tool `shout`: `tr a-z A-Z` in .corvid/tools/shout, with {"
+                ),
+                "{summary}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(proposal.always_scope, Some(ApprovalRule::tool("shout")));
+    agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    // The first call broke the schema: refused without a proposal.
+    let (refused, is_error) = agent.results_in(1)[0].clone();
+    assert!(
+        is_error && refused.starts_with("invalid arguments for `shout`: "),
+        "{refused}"
+    );
+    let (shouted, is_error) = agent.results_in(2)[0].clone();
+    assert!(!is_error, "{shouted}");
+    assert!(
+        shouted.contains(r#"{"TEXT":"HELLO; RM -RF ~"}"#),
+        "{shouted}"
+    );
+    let warnings = agent.warnings();
+    assert!(
+        warnings.iter().any(|warning| warning.starts_with(
+            "skipped the custom tool .corvid/tools/whisper/tool.json: `description` is missing"
+        )),
+        "{warnings:?}"
+    );
+    let offered: Vec<String> = agent.model.requests()[0]
+        .tools
+        .iter()
+        .map(|tool| tool.name.clone())
+        .collect();
+    assert!(offered.contains(&"shout".to_owned()) && !offered.contains(&"whisper".to_owned()));
+}

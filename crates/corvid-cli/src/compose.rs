@@ -69,11 +69,12 @@ pub(crate) fn agent_config(
 }
 
 /// The tool sources every session gets beside the built-ins and the skills, in order of
-/// precedence (a built-in wins a name clash, then the earlier plugin). Each is opened once per
-/// session over that session's tool context, so its commands share `bash`'s runner and sandbox.
+/// precedence (a built-in wins a name clash, then the earlier plugin; MCP servers belong before
+/// custom tools, as in seed 004). Each is opened once per session over that session's tool
+/// context, so its commands share `bash`'s runner and sandbox.
 pub(crate) fn tool_plugins(loaded: &Loaded) -> Vec<Arc<dyn corvid_tools::ToolPlugin>> {
-    let _ = loaded;
-    Vec::new()
+    let _ = loaded; // MCP servers and the web tools come from the configuration.
+    vec![Arc::new(corvid_tools::CustomTools)]
 }
 
 /// The provider registry; a process builds one and clones it (clones share sign-in sessions).
