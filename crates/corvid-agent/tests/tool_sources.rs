@@ -15,8 +15,8 @@ use corvid_protocol::{
 };
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
 use corvid_tools::{
-    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolError, ToolFuture,
-    ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
+    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolDetail, ToolError,
+    ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
 };
 use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
 use serde_json::{Value, json};
@@ -75,7 +75,11 @@ impl Notebook {
 }
 
 #[derive(Debug)]
-struct NotePlan(Option<String>);
+enum NotePlan {
+    Add(String),
+    Clear,
+    Photo,
+}
 
 impl ToolSource for Notebook {
     fn name(&self) -> &str {
@@ -100,10 +104,11 @@ impl ToolSource for Notebook {
                     };
                     (
                         format!("Add the note {text:?}"),
-                        NotePlan(Some(text.to_owned())),
+                        NotePlan::Add(text.to_owned()),
                     )
                 }
-                "note_clear" => ("Forget every note".to_owned(), NotePlan(None)),
+                "note_clear" => ("Forget every note".to_owned(), NotePlan::Clear),
+                "note_photo" => ("Show the notebook".to_owned(), NotePlan::Photo),
                 other => return Err(ToolError::Failed(format!("the notebook has no {other}"))),
             };
             Ok(Prepared::new(
@@ -125,20 +130,26 @@ impl ToolSource for Notebook {
         _run: Run,
     ) -> ToolFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let NotePlan(text) = plan.into_external::<NotePlan>().unwrap();
             let mut notes = self.notes.lock().unwrap();
-            match text {
-                Some(text) => {
+            match plan.into_external::<NotePlan>().unwrap() {
+                NotePlan::Add(text) => {
                     notes.push(text.clone());
                     Ok(ToolOutput::text(format!(
                         "noted {text:?} ({} notes)",
                         notes.len()
                     )))
                 }
-                None => {
+                NotePlan::Clear => {
                     notes.clear();
                     Ok(ToolOutput::text("forgot every note"))
                 }
+                NotePlan::Photo => Ok(ToolOutput {
+                    detail: Some(ToolDetail::Images(vec![ToolImage {
+                        media_type: "image/png".to_owned(),
+                        data: "iVBORw0KGgo=".to_owned(),
+                    }])),
+                    ..ToolOutput::text("a photo of the notebook")
+                }),
             }
         })
     }
@@ -529,4 +540,46 @@ async fn a_custom_tool_folder_works_through_the_agent() {
         .map(|tool| tool.name.clone())
         .collect();
     assert!(offered.contains(&"shout".to_owned()) && !offered.contains(&"whisper".to_owned()));
+}
+
+#[tokio::test]
+async fn images_in_a_tool_result_reach_the_model_after_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let notebook = Notebook::new(AlwaysAllow::Tool, &[]);
+    notebook.listing.lock().unwrap().tools.push(ToolSpec::new(
+        "note_photo",
+        "Shows the notebook.",
+        json!({"type": "object", "properties": {}}),
+        ToolKind::Read,
+    ));
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        &notebook,
+        vec![
+            ScriptedReply::tool_call("p1", "note_photo", "{}"),
+            ScriptedReply::text("A nice notebook."),
+        ],
+    );
+    agent.send("show me");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let request = &agent.model.requests()[1];
+    let Some(Part::ToolResult(result)) = request.messages.last().unwrap().parts.first() else {
+        panic!("no tool result: {request:?}");
+    };
+    assert_eq!(
+        result.content,
+        [
+            ToolResultContent::Text {
+                text: "a photo of the notebook".to_owned()
+            },
+            ToolResultContent::Image(corvid_wire::model::Image {
+                source: corvid_wire::model::ImageSource::Base64 {
+                    media_type: "image/png".to_owned(),
+                    data: "iVBORw0KGgo=".to_owned(),
+                },
+                detail: None,
+            }),
+        ]
+    );
 }

@@ -52,7 +52,8 @@ pub use stream::OutputSink;
 pub use summary::builtin_summary;
 pub use todo::{Todo, TodoStatus};
 pub use tool::{
-    AlwaysAllow, Cancellation, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput, ToolSpec,
+    AlwaysAllow, Cancellation, Plan, Prepared, Proposal, ToolDetail, ToolImage, ToolKind,
+    ToolOutput, ToolSpec,
 };
 pub use toolbox::{MAX_TOOL_NAME, Offer, Offered, ToolBox};
 pub use workspace::{PathError, Workspace};

@@ -262,6 +262,18 @@ pub enum ToolDetail {
     },
     /// The todo list, validated (`todowrite`); the agent stores it.
     Todos(Vec<Todo>),
+    /// Images the model should see with the text (an MCP tool's image content); the agent puts
+    /// them in the tool result after the text.
+    Images(Vec<ToolImage>),
+}
+
+/// An image in a tool's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    /// Its media type (`image/png`).
+    pub media_type: String,
+    /// Its bytes, base64-encoded.
+    pub data: String,
 }
 
 /// The user's cancel signal. A running command is killed (with its whole process group) when the
