@@ -4,7 +4,8 @@
 //! model loads one skill's body with the `skill` tool ([`SkillSet::load_tool`]) when a task
 //! matches. Skills come from two places:
 //!
-//! - built-ins shipped with corvid (`code-review`, `write-tests`, `authoring-skills`);
+//! - built-ins shipped with corvid (`code-review`, `write-tests`, and `authoring-skills`,
+//!   `authoring-tools`, `authoring-mcp`, which teach the agent to extend itself);
 //! - the project: `.corvid/skills/<name>/SKILL.md`, a YAML frontmatter with `name` (equal to the
 //!   folder's name) and a non-empty `description`, then a markdown body. The folder may hold
 //!   other files the body refers to.
@@ -40,10 +41,18 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 pub const MAX_SKILL_BYTES: usize = 256 * 1024;
 
 /// The built-in skills: (name, `SKILL.md` text).
-const BUILTINS: [(&str, &str); 3] = [
+const BUILTINS: [(&str, &str); 5] = [
+    (
+        "authoring-mcp",
+        include_str!("skills/builtin/authoring-mcp.md"),
+    ),
     (
         "authoring-skills",
         include_str!("skills/builtin/authoring-skills.md"),
+    ),
+    (
+        "authoring-tools",
+        include_str!("skills/builtin/authoring-tools.md"),
     ),
     ("code-review", include_str!("skills/builtin/code-review.md")),
     ("write-tests", include_str!("skills/builtin/write-tests.md")),

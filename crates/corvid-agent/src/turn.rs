@@ -395,6 +395,16 @@ fn tool_result(call: &ToolCall, text: &str, is_error: bool) -> Part {
     })
 }
 
+fn wire_image(image: &corvid_tools::ToolImage) -> corvid_wire::model::Image {
+    corvid_wire::model::Image {
+        source: corvid_wire::model::ImageSource::Base64 {
+            media_type: image.media_type.clone(),
+            data: image.data.clone(),
+        },
+        detail: None,
+    }
+}
+
 /// Runs one call through the gate; returns its result, and an outcome when the turn must stop.
 async fn handle_call(
     setup: &TurnSetup,
@@ -459,28 +469,16 @@ async fn handle_call(
         }),
     );
     let mut part = tool_result(call, &output.text, output.is_error);
-    // Images a tool returned (MCP) go to the model with the text; each codec carries them as
-    // its API can.
     if let (Part::ToolResult(result), Some(corvid_tools::ToolDetail::Images(images))) =
         (&mut part, &output.detail)
     {
         result.content.extend(
             images
                 .iter()
-                .map(|image| ToolResultContent::Image(tool_image(image))),
+                .map(|image| ToolResultContent::Image(wire_image(image))),
         );
     }
     (part, stop)
-}
-
-fn tool_image(image: &corvid_tools::ToolImage) -> corvid_wire::model::Image {
-    corvid_wire::model::Image {
-        source: corvid_wire::model::ImageSource::Base64 {
-            media_type: image.media_type.clone(),
-            data: image.data.clone(),
-        },
-        detail: None,
-    }
 }
 
 fn cut(text: &str) -> (String, Option<usize>) {

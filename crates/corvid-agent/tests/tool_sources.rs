@@ -15,8 +15,8 @@ use corvid_protocol::{
 };
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
 use corvid_tools::{
-    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolError, ToolFuture,
-    ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
+    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolDetail, ToolError,
+    ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
 };
 use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
 use serde_json::{Value, json};
@@ -75,7 +75,11 @@ impl Notebook {
 }
 
 #[derive(Debug)]
-struct NotePlan(Option<String>);
+enum NotePlan {
+    Add(String),
+    Clear,
+    Photo,
+}
 
 impl ToolSource for Notebook {
     fn name(&self) -> &str {
@@ -100,10 +104,11 @@ impl ToolSource for Notebook {
                     };
                     (
                         format!("Add the note {text:?}"),
-                        NotePlan(Some(text.to_owned())),
+                        NotePlan::Add(text.to_owned()),
                     )
                 }
-                "note_clear" => ("Forget every note".to_owned(), NotePlan(None)),
+                "note_clear" => ("Forget every note".to_owned(), NotePlan::Clear),
+                "note_photo" => ("Show the notebook".to_owned(), NotePlan::Photo),
                 other => return Err(ToolError::Failed(format!("the notebook has no {other}"))),
             };
             Ok(Prepared::new(
@@ -125,20 +130,26 @@ impl ToolSource for Notebook {
         _run: Run,
     ) -> ToolFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let NotePlan(text) = plan.into_external::<NotePlan>().unwrap();
             let mut notes = self.notes.lock().unwrap();
-            match text {
-                Some(text) => {
+            match plan.into_external::<NotePlan>().unwrap() {
+                NotePlan::Add(text) => {
                     notes.push(text.clone());
                     Ok(ToolOutput::text(format!(
                         "noted {text:?} ({} notes)",
                         notes.len()
                     )))
                 }
-                None => {
+                NotePlan::Clear => {
                     notes.clear();
                     Ok(ToolOutput::text("forgot every note"))
                 }
+                NotePlan::Photo => Ok(ToolOutput {
+                    detail: Some(ToolDetail::Images(vec![ToolImage {
+                        media_type: "image/png".to_owned(),
+                        data: "iVBORw0KGgo=".to_owned(),
+                    }])),
+                    ..ToolOutput::text("a photo of the notebook")
+                }),
             }
         })
     }
@@ -455,4 +466,120 @@ async fn always_for_an_origin_allows_its_other_tools_and_the_offer_follows_the_s
     assert_eq!(notices, 1);
     // One session, one source: opened once for both turns.
     assert_eq!(*notebook.opened.lock().unwrap(), 1);
+}
+
+#[tokio::test]
+async fn a_custom_tool_folder_works_through_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join(".corvid/tools/shout");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("tool.json"),
+        r#"{"name": "shout", "description": "Upper-cases a text.", "command": "tr a-z A-Z",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}"#,
+    )
+    .unwrap();
+    let bad = dir.path().join(".corvid/tools/whisper");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("tool.json"), r#"{"name": "whisper"}"#).unwrap();
+    let model = Arc::new(ScriptedModel::new(vec![
+        ScriptedReply::tool_call("c1", "shout", r#"{"text": 3}"#),
+        ScriptedReply::tool_call("c2", "shout", r#"{"text": "hello; rm -rf ~"}"#),
+        ScriptedReply::text("Shouted."),
+    ]));
+    let mut config = AgentConfig::new(dir.path().to_owned(), "scripted-model");
+    config.output_dir = dir.path().join(".corvid-test-output");
+    config.tool_plugins = vec![Arc::new(corvid_tools::CustomTools)];
+    let (handle, events) =
+        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
+    let mut agent = Harness {
+        handle,
+        events,
+        model,
+        seen: Vec::new(),
+    };
+    agent.send("shout hello");
+    let proposal = agent.proposal().await;
+    match &proposal.kind {
+        ProposalKind::Other { tool, summary } => {
+            assert_eq!(tool, "shout");
+            assert!(
+                summary.starts_with(
+                    "Run the custom tool `shout`: `tr a-z A-Z` in .corvid/tools/shout, with {"
+                ),
+                "{summary}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(proposal.always_scope, Some(ApprovalRule::tool("shout")));
+    agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    // The first call broke the schema: refused without a proposal.
+    let (refused, is_error) = agent.results_in(1)[0].clone();
+    assert!(
+        is_error && refused.starts_with("invalid arguments for `shout`: "),
+        "{refused}"
+    );
+    let (shouted, is_error) = agent.results_in(2)[0].clone();
+    assert!(!is_error, "{shouted}");
+    assert!(
+        shouted.contains(r#"{"TEXT":"HELLO; RM -RF ~"}"#),
+        "{shouted}"
+    );
+    let warnings = agent.warnings();
+    assert!(
+        warnings.iter().any(|warning| warning.starts_with(
+            "skipped the custom tool .corvid/tools/whisper/tool.json: `description` is missing"
+        )),
+        "{warnings:?}"
+    );
+    let offered: Vec<String> = agent.model.requests()[0]
+        .tools
+        .iter()
+        .map(|tool| tool.name.clone())
+        .collect();
+    assert!(offered.contains(&"shout".to_owned()) && !offered.contains(&"whisper".to_owned()));
+}
+
+#[tokio::test]
+async fn images_in_a_tool_result_reach_the_model_after_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let notebook = Notebook::new(AlwaysAllow::Tool, &[]);
+    notebook.listing.lock().unwrap().tools.push(ToolSpec::new(
+        "note_photo",
+        "Shows the notebook.",
+        json!({"type": "object", "properties": {}}),
+        ToolKind::Read,
+    ));
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        &notebook,
+        vec![
+            ScriptedReply::tool_call("p1", "note_photo", "{}"),
+            ScriptedReply::text("A nice notebook."),
+        ],
+    );
+    agent.send("show me");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let request = &agent.model.requests()[1];
+    let Some(Part::ToolResult(result)) = request.messages.last().unwrap().parts.first() else {
+        panic!("no tool result: {request:?}");
+    };
+    assert_eq!(
+        result.content,
+        [
+            ToolResultContent::Text {
+                text: "a photo of the notebook".to_owned()
+            },
+            ToolResultContent::Image(corvid_wire::model::Image {
+                source: corvid_wire::model::ImageSource::Base64 {
+                    media_type: "image/png".to_owned(),
+                    data: "iVBORw0KGgo=".to_owned(),
+                },
+                detail: None,
+            }),
+        ]
+    );
 }

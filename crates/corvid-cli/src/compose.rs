@@ -77,15 +77,16 @@ pub(crate) fn agent_config(
 }
 
 /// The tool sources every session gets beside the built-ins and the skills, in order of
-/// precedence (a built-in wins a name clash, then the earlier plugin). Each is opened once per
-/// session over that session's tool context, so its commands share `bash`'s runner and sandbox.
+/// precedence (a built-in wins a name clash, then the earlier plugin; MCP servers belong before
+/// custom tools, as in seed 004). Each is opened once per session over that session's tool
+/// context, so its commands share `bash`'s runner and sandbox.
 pub(crate) fn tool_plugins(loaded: &Loaded) -> Vec<Arc<dyn corvid_tools::ToolPlugin>> {
     // corvid's own web tools first (web_fetch, web_search, as `[web]` sets them), then MCP
     // servers (config.toml's, and each session's .corvid/mcp.json), then custom tools.
     let web: Arc<dyn corvid_tools::ToolPlugin> =
         Arc::new(corvid_web::WebPlugin::configured(loaded));
     let mcp: Arc<dyn corvid_tools::ToolPlugin> = Arc::new(crate::mcp_command::plugin(loaded));
-    vec![web, mcp]
+    vec![web, mcp, Arc::new(corvid_tools::CustomTools)]
 }
 
 /// The provider registry; a process builds one and clones it (clones share sign-in sessions).

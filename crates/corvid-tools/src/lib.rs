@@ -13,11 +13,13 @@
 //! Reads run the same way; the gate simply does not ask (see [`ToolKind`]).
 //! `task` and `skill` are not here: they belong to the agent.
 //!
-//! The built-ins are one [`ToolSource`] among others: custom tools, MCP servers and whatever
+//! The built-ins are one [`ToolSource`] among others: custom tools ([`CustomTools`],
+//! `.corvid/tools/<name>/tool.json`), MCP servers and whatever
 //! the binary plugs in ([`ToolPlugin`]) implement the same trait, and a [`ToolBox`] makes each
 //! turn's [`Offer`] from all of them, routing every call to the source that offered its name.
 
 mod args;
+mod custom;
 mod edit;
 mod error;
 mod files;
@@ -39,6 +41,7 @@ mod workspace;
 mod write;
 
 pub use args::parse_call_arguments;
+pub use custom::{CustomTools, MANIFEST as CUSTOM_MANIFEST, TOOLS_DIR as CUSTOM_TOOLS_DIR};
 pub use error::ToolError;
 pub use files::{Disk, Files};
 pub use process::ProcessTable;

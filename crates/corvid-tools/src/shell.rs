@@ -119,6 +119,36 @@ pub(crate) struct BashPlan {
     widening: Widening,
     /// How the command will be confined, decided at prepare time for the approval gate.
     pub(crate) confinement: Confinement,
+    /// Where it runs, when not in the project folder (a custom tool's own folder).
+    cwd: Option<PathBuf>,
+    /// What it reads on stdin (a custom tool's arguments); `None`: /dev/null.
+    stdin: Option<Vec<u8>>,
+    /// Whether the model may widen the sandbox for it (`bash` may; a custom tool may not).
+    widenable: bool,
+}
+
+impl BashPlan {
+    /// A foreground command that is not `bash`'s own: `command` runs through `bash -c` in `cwd`
+    /// (inside the project) with `stdin` as its input, under the sandbox as configured, the
+    /// default timeout, and everything else as for `bash`.
+    pub(crate) fn fixed(
+        context: &ToolContext,
+        command: &str,
+        cwd: PathBuf,
+        stdin: Vec<u8>,
+    ) -> Self {
+        Self {
+            command: command.to_owned(),
+            timeout: context.limits.default_timeout,
+            capped: false,
+            background: false,
+            widening: Widening::default(),
+            confinement: context.sandbox.confinement(Widening::default()),
+            cwd: Some(cwd),
+            stdin: Some(stdin),
+            widenable: false,
+        }
+    }
 }
 
 pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepared, ToolError> {
@@ -175,6 +205,9 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
                 background,
                 widening,
                 confinement,
+                cwd: None,
+                stdin: None,
+                widenable: true,
             }),
         },
     })
@@ -225,7 +258,17 @@ async fn foreground(
         group,
         log_path,
         pump,
-    } = spawn(context, &plan.command, "bash-", plan.widening, sink)?;
+    } = spawn_in(
+        context,
+        Start {
+            command: &plan.command,
+            cwd: plan.cwd.as_deref(),
+            stdin: plan.stdin.clone(),
+            prefix: "bash-",
+            widening: plan.widening,
+        },
+        sink,
+    )?;
     // If this future is dropped instead of cancelled (the caller gave up on it), the guard
     // still kills the whole group; `kill_on_drop` alone would only reach the shell.
     let guard = GroupGuard(group);
@@ -287,7 +330,7 @@ async fn foreground(
         )
         && looks_refused(&text)
     {
-        text.push_str(&sandbox_note(context));
+        text.push_str(&sandbox_note(context, plan.widenable));
     }
     if plan.capped {
         text.push_str(&format!(
@@ -325,7 +368,16 @@ fn looks_refused(text: &str) -> bool {
 }
 
 /// The note added to a result the sandbox probably caused.
-fn sandbox_note(context: &ToolContext) -> String {
+fn sandbox_note(context: &ToolContext, widenable: bool) -> String {
+    if !widenable {
+        return format!(
+            "\n\n[corvid sandbox] This command ran in corvid's sandbox, which refuses writing outside the project \
+             ({}) and the temp folders, reading corvid's configuration and secret stores, and all network access; \
+             \"Permission denied\" or \"Operation not permitted\" above is most likely the sandbox. A custom tool \
+             always runs inside it: if the work really needs more, do it with bash, asking for more there.",
+            context.workspace.root().display()
+        );
+    }
     format!(
         "\n\n[corvid sandbox] This command ran in corvid's sandbox, which refuses writing outside the project \
          ({}) and the temp folders, writing .git/hooks and .git/config, reading corvid's configuration and secret \
@@ -362,6 +414,42 @@ pub(crate) fn spawn(
     widening: Widening,
     sink: Option<OutputSink>,
 ) -> Result<Spawned, ToolError> {
+    let start = Start {
+        command,
+        cwd: None,
+        stdin: None,
+        prefix,
+        widening,
+    };
+    spawn_in(context, start, sink)
+}
+
+/// What to start, and how.
+pub(crate) struct Start<'a> {
+    pub(crate) command: &'a str,
+    /// The folder it runs in; `None`: the project folder.
+    pub(crate) cwd: Option<&'a Path>,
+    /// Its input; `None`: /dev/null.
+    pub(crate) stdin: Option<Vec<u8>>,
+    /// The log file's name starts with this.
+    pub(crate) prefix: &'a str,
+    pub(crate) widening: Widening,
+}
+
+/// [`spawn`], in `start.cwd` with `start.stdin` as input. The input is written from its own
+/// task and closed, so the command sees its end; a command that never reads it is not held up.
+pub(crate) fn spawn_in(
+    context: &ToolContext,
+    start: Start<'_>,
+    sink: Option<OutputSink>,
+) -> Result<Spawned, ToolError> {
+    let Start {
+        command,
+        cwd,
+        stdin,
+        prefix,
+        widening,
+    } = start;
     let (log, log_path) = create_log(&context.output_dir, prefix)?;
     let (reader, writer) = io::pipe().map_err(|source| ToolError::Spawn { source })?;
     let error_writer = writer
@@ -371,8 +459,15 @@ pub(crate) fn spawn(
     let mut builder = context
         .sandbox
         .command(context.workspace.root(), "bash", &bash, widening);
+    if let Some(cwd) = cwd {
+        builder.current_dir(cwd);
+    }
     builder
-        .stdin(Stdio::null())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(writer)
         .stderr(error_writer)
         .env("PAGER", "cat")
@@ -382,10 +477,16 @@ pub(crate) fn spawn(
     // The builder holds our copies of the pipe's write end; until they close, the reader would
     // never see end-of-file.
     drop(builder);
-    let child = spawned.map_err(|source| {
+    let mut child = spawned.map_err(|source| {
         let _ = std::fs::remove_file(&log_path);
         ToolError::Spawn { source }
     })?;
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        tokio::spawn(async move {
+            // A command that exits without reading all of it closes the pipe: nothing to do.
+            let _ = tokio::io::AsyncWriteExt::write_all(&mut pipe, &input).await;
+        });
+    }
     let group = child
         .id()
         .and_then(|id| i32::try_from(id).ok())

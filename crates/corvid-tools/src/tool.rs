@@ -262,17 +262,17 @@ pub enum ToolDetail {
     },
     /// The todo list, validated (`todowrite`); the agent stores it.
     Todos(Vec<Todo>),
-    /// Images the tool returned (an MCP tool's screenshot): the agent passes them to the model
-    /// with the text.
+    /// Images the model should see with the text (an MCP tool's image content); the agent puts
+    /// them in the tool result after the text.
     Images(Vec<ToolImage>),
 }
 
 /// An image in a tool's result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolImage {
-    /// `image/png`, …
+    /// Its media type (`image/png`).
     pub media_type: String,
-    /// The bytes, base64.
+    /// Its bytes, base64-encoded.
     pub data: String,
 }
 

@@ -4,6 +4,7 @@
 
 mod suite {
     mod bash;
+    mod custom;
     mod edit;
     mod files;
     mod paths;

@@ -14,7 +14,9 @@ fn write_skill(root: &Path, folder: &str, text: &str) {
 
 fn builtin_names() -> Vec<String> {
     vec![
+        "authoring-mcp".to_owned(),
         "authoring-skills".to_owned(),
+        "authoring-tools".to_owned(),
         "code-review".to_owned(),
         "write-tests".to_owned(),
     ]
@@ -70,7 +72,7 @@ fn a_valid_project_skill_is_loaded() {
             builtin: false,
         })
     );
-    assert_eq!(set.skills.len(), 4);
+    assert_eq!(set.skills.len(), 6);
 }
 
 #[test]
@@ -140,7 +142,7 @@ fn invalid_skills_are_skipped_with_a_warning_naming_file_and_reason() {
         ]
     );
     let mut names = builtin_names();
-    names.insert(2, "good".to_owned());
+    names.insert(4, "good".to_owned());
     assert_eq!(set.names(), names);
     assert_eq!(
         set.get("good").map(|skill| skill.description.as_str()),
@@ -238,13 +240,13 @@ fn the_index_lists_names_and_descriptions_only() {
         assert!(!index.contains(&skill.body), "{}", skill.name);
     }
     let lines: Vec<&str> = index.lines().collect();
-    assert_eq!(lines.len(), 4);
+    assert_eq!(lines.len(), 6);
     assert_eq!(
-        lines[1],
+        lines[3],
         "- code-review: Review a change (the working tree, a commit, a branch or named files) for bugs, security problems, missing tests and unclear code, and report findings by severity with file and line references. Use when asked to review, check or critique code."
     );
     assert_eq!(
-        lines[2],
+        lines[4],
         "- deploy: Deploy to staging. Use when asked to deploy."
     );
     assert!(lines.iter().all(|line| line.starts_with("- ")));
@@ -275,7 +277,7 @@ fn load_tool_returns_the_body_with_the_folder() {
 #[test]
 fn load_tool_errors_list_the_available_skills() {
     let set = SkillSet::builtin();
-    let available = "Available skills: authoring-skills, code-review, write-tests.";
+    let available = "Available skills: authoring-mcp, authoring-skills, authoring-tools, code-review, write-tests.";
 
     assert_eq!(
         set.load_tool(json!({"name": "deploy"})),
@@ -315,9 +317,7 @@ fn the_tool_spec_takes_a_name() {
             "additionalProperties": false
         })
     );
-    assert!(
-        tool.description
-            .unwrap()
-            .ends_with("Available: authoring-skills, code-review, write-tests.")
-    );
+    assert!(tool.description.unwrap().ends_with(
+        "Available: authoring-mcp, authoring-skills, authoring-tools, code-review, write-tests."
+    ));
 }
