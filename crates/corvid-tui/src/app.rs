@@ -15,6 +15,7 @@ use corvid_protocol::{
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
 
 use crate::AgentLink;
 use crate::editor::{Editor, Recall};
@@ -311,7 +312,8 @@ impl App {
                             };
                         self.answer(decision);
                     }
-                    'n' => self.answer(ApprovalDecision::Reject { feedback: None }),
+                    // `n` starts the answer rather than ending it: "no, use ls instead" is
+                    // feedback, and `n` and Enter alone rejects.
                     other => self.editor.insert(&other.to_string()),
                 }
             }
@@ -1137,19 +1139,55 @@ impl App {
     }
 
     /// The input area: what streams, the proposal prompt, queued messages, the editor, hints
-    /// and the status line, for a terminal `width` wide, in at most `height` rows.
+    /// and the status line, for a terminal `width` wide, in at most `height` rows, and the
+    /// cursor's column and row in it. As many rows as it needs: the screen sizes the area to
+    /// them. When they do not fit, the status line stays, then the input around the cursor,
+    /// then the newest of what is above it.
     pub fn view(&self, width: u16, height: u16) -> (Vec<Line<'static>>, (u16, u16)) {
+        let dim = Style::new().fg(Color::DarkGray);
+        let above = render::wrap(&self.view_above(width), width);
+        let (input, (cursor_row, cursor_column)) = self.view_input(width);
+        let hint = self.hint.clone().unwrap_or_default();
+        let mut below = render::wrap(&[Line::styled(hint, dim)], width);
+        // A long hint (many completions) stays a hint, not a page.
+        below.truncate(HINT_ROWS);
+        let mut status = self.status.clone();
+        status.tokens = self.session_usage.total() + self.turn_usage.total();
+        status.busy = self
+            .busy_since
+            .map(|at| (at.elapsed().as_secs(), self.frame));
+        below.push(render::status_line(&status, width));
+        let height = usize::from(height.max(1));
+        // The hint's rows go first, then the status line, so the input always has a row.
+        while below.len() + 1 > height && !below.is_empty() {
+            below.remove(0);
+        }
+        let room = height - below.len();
+        let input_start = (cursor_row + 1).saturating_sub(room);
+        let shown_input = input.len().saturating_sub(input_start).min(room);
+        let above_room = room - shown_input;
+        let above_start = above.len().saturating_sub(above_room);
+        let above_shown = above.len() - above_start;
+        let mut lines: Vec<Line<'static>> = above.into_iter().skip(above_start).collect();
+        lines.extend(input.into_iter().skip(input_start).take(shown_input));
+        lines.extend(below);
+        let row = above_shown + cursor_row - input_start;
+        let cursor = (
+            u16::try_from(cursor_column).unwrap_or(0),
+            u16::try_from(row).unwrap_or(0),
+        );
+        (lines, cursor)
+    }
+
+    /// What stands above the input: the streaming answer, the running tool and its
+    /// output, the approval prompt, the `/resume` picker, the queued messages.
+    fn view_above(&self, width: u16) -> Vec<Line<'static>> {
         let dim = Style::new().fg(Color::DarkGray);
         let mut lines: Vec<Line<'static>> = Vec::new();
         if !self.streaming.is_empty() {
-            let tail: Vec<Line<'static>> = self
-                .streaming
-                .lines()
-                .map(|line| Line::raw(line.to_owned()))
-                .collect();
-            let wrapped = render::wrap(&tail, width);
-            let keep = wrapped.len().saturating_sub(3);
-            lines.extend(wrapped.into_iter().skip(keep));
+            // The answer so far, rendered as it will be kept; `view` shows its newest rows
+            // that fit, and the whole of it goes into the scrollback when it is complete.
+            lines.extend(render::wrap(&render::markdown(&self.streaming), width));
         } else if !self.reasoning.is_empty() {
             lines.push(Line::styled(
                 "thinking…",
@@ -1170,7 +1208,7 @@ impl App {
         }
         if self.proposal.is_some() {
             lines.push(Line::styled(
-                "y approve · a always · n reject · or type why and Enter · Esc cancels",
+                "y approve · a always · n or why, then Enter, rejects · Esc cancels",
                 Style::new().fg(Color::Yellow),
             ));
         }
@@ -1201,51 +1239,88 @@ impl App {
             let first = queued.lines().next().unwrap_or("");
             lines.push(Line::styled(format!("queued: {first}"), dim));
         }
-        let input_top = lines.len();
-        let (row, column) = self.editor.cursor_position();
-        let text = self.editor.text();
-        let mut input = Vec::new();
+        lines
+    }
+
+    /// The input's rows — each line after its prompt, broken at the width so that every
+    /// character is shown — and the cursor's row and column among them.
+    fn view_input(&self, width: u16) -> (Vec<Line<'static>>, (usize, usize)) {
+        let prompt = Style::new().fg(Color::Cyan);
         if let Some(search) = &self.search {
             let found = search
                 .found
                 .and_then(|index| self.recall.entries.get(index))
                 .map_or("", String::as_str);
-            input.push(Line::from(vec![
-                Span::styled(
-                    format!("search `{}`: ", search.query),
-                    Style::new().fg(Color::Cyan),
-                ),
+            let label = format!("search `{}`: ", search.query);
+            let column = label.width().min(usize::from(width.saturating_sub(1)));
+            let line = Line::from(vec![
+                Span::styled(label, prompt),
                 Span::raw(found.lines().next().unwrap_or("").to_owned()),
-            ]));
-        } else {
-            for (index, line) in text.split('\n').enumerate() {
-                let prefix = if index == 0 { "› " } else { "  " };
-                input.push(Line::from(vec![
-                    Span::styled(prefix, Style::new().fg(Color::Cyan)),
-                    Span::raw(line.to_owned()),
+            ]);
+            return (render::wrap(&[line], width), (0, column));
+        }
+        // Two columns of prompt; a terminal narrower than that still gets one for the text.
+        let room = usize::from(width).saturating_sub(2).max(1);
+        let (cursor_line, cursor_char) = self.editor.cursor_position();
+        let mut rows = Vec::new();
+        let mut cursor = (0, 2);
+        for (index, line) in self.editor.text().split('\n').enumerate() {
+            let chars: Vec<char> = line.chars().collect();
+            let (pieces, at) =
+                break_line(&chars, room, (index == cursor_line).then_some(cursor_char));
+            if let Some((row, column)) = at {
+                cursor = (rows.len() + row, column + 2);
+            }
+            for (number, piece) in pieces.into_iter().enumerate() {
+                let prefix = if index == 0 && number == 0 {
+                    "› "
+                } else {
+                    "  "
+                };
+                rows.push(Line::from(vec![
+                    Span::styled(prefix, prompt),
+                    Span::raw(piece),
                 ]));
             }
         }
-        lines.extend(input);
-        let hint = self.hint.clone().unwrap_or_default();
-        lines.push(Line::styled(hint, dim));
-        let mut status = self.status.clone();
-        status.tokens = self.session_usage.total() + self.turn_usage.total();
-        status.busy = self
-            .busy_since
-            .map(|at| (at.elapsed().as_secs(), self.frame));
-        lines.push(render::status_line(&status, width));
-        let lines = render::wrap(&lines, width);
-        let cursor_row = input_top + row;
-        let cursor_column = (column + 2).min(usize::from(width.saturating_sub(1)));
-        let overflow = lines.len().saturating_sub(usize::from(height));
-        let lines: Vec<Line<'static>> = lines.into_iter().skip(overflow).collect();
-        let cursor = (
-            u16::try_from(cursor_column).unwrap_or(0),
-            u16::try_from(cursor_row.saturating_sub(overflow)).unwrap_or(0),
-        );
-        (lines, cursor)
+        let column = cursor.1.min(usize::from(width.saturating_sub(1)));
+        (rows, (cursor.0, column))
     }
+}
+
+/// One input line broken into pieces at most `room` columns wide, and where the character
+/// `cursor` (an index, may be the line's end) is among them. A line whose end is the cursor
+/// and exactly fills its last piece gets an empty piece for the cursor to stand on.
+fn break_line(
+    chars: &[char],
+    room: usize,
+    cursor: Option<usize>,
+) -> (Vec<String>, Option<(usize, usize)>) {
+    let mut pieces = vec![String::new()];
+    let mut used = 0;
+    let mut at = None;
+    for (index, c) in chars.iter().enumerate() {
+        let w = unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+        if used + w > room {
+            pieces.push(String::new());
+            used = 0;
+        }
+        if cursor == Some(index) {
+            at = Some((pieces.len() - 1, used));
+        }
+        if let Some(piece) = pieces.last_mut() {
+            piece.push(*c);
+        }
+        used += w;
+    }
+    if cursor.is_some() && at.is_none() {
+        if used >= room {
+            pieces.push(String::new());
+            used = 0;
+        }
+        at = Some((pieces.len() - 1, used));
+    }
+    (pieces, at)
 }
 
 fn move_line(editor: &mut Editor, direction: i32) {
@@ -1320,6 +1395,9 @@ pub fn class_words(class: ErrorClass) -> &'static str {
         ErrorClass::Internal => "internal",
     }
 }
+
+/// Rows a hint may take under the input.
+const HINT_ROWS: usize = 3;
 
 /// Lines of a running command's output shown under its line.
 const TOOL_OUTPUT_LINES: usize = 3;
