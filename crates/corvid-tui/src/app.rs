@@ -136,6 +136,8 @@ pub struct App {
     pub(crate) plain: bool,
     /// Whether the engine announced the turn `busy_since` waits for.
     turn_started: bool,
+    /// The terminal's width, for what needs it before wrapping (tables).
+    width: u16,
 }
 
 impl App {
@@ -178,7 +180,13 @@ impl App {
             quit: false,
             plain: false,
             turn_started: false,
+            width: u16::MAX,
         }
+    }
+
+    /// The terminal is `width` columns wide (tables are fitted to it).
+    pub fn set_width(&mut self, width: u16) {
+        self.width = width.max(1);
     }
 
     /// The input ended (plain mode's stdin closed): nobody is left to answer a waiting
@@ -541,6 +549,9 @@ impl App {
             self.hint = Some(format!("cannot save the input history: {error}"));
         }
         if trimmed.starts_with('/') && !trimmed.starts_with("//") {
+            // What the command prints follows the line that asked for it, as a message's
+            // answer follows the message.
+            self.you(trimmed);
             self.command(trimmed);
             return;
         }
@@ -552,7 +563,10 @@ impl App {
         self.send(trimmed.to_owned());
     }
 
-    fn send(&mut self, text: String) {
+    /// What the user sent, into the scrollback: a blank line first, so each exchange stands
+    /// apart from the one before.
+    fn you(&mut self, text: &str) {
+        self.say(Line::raw(""));
         for (index, line) in text.lines().enumerate() {
             let prefix = if index == 0 { "› " } else { "  " };
             self.say(Line::styled(
@@ -560,6 +574,10 @@ impl App {
                 Style::new().add_modifier(Modifier::BOLD),
             ));
         }
+    }
+
+    fn send(&mut self, text: String) {
+        self.you(&text);
         let (message, attached) = mention::expand(&self.settings.project, &text);
         for note in attached {
             self.note(format!("  {note}"));
@@ -576,11 +594,19 @@ impl App {
         match name {
             "quit" | "exit" => self.exit(),
             "help" => {
+                // Descriptions wrap under themselves, not under the commands.
+                let room = self.width.saturating_sub(HELP_INDENT).max(20);
                 for (command, what) in COMMANDS {
-                    self.say(Line::from(vec![
-                        Span::styled(format!("{command:<10}"), Style::new().fg(Color::Cyan)),
-                        Span::raw(format!(" {what}")),
-                    ]));
+                    let pieces = render::wrap(&[Line::raw(*what)], room);
+                    for (index, piece) in pieces.into_iter().enumerate() {
+                        let name = if index == 0 { *command } else { "" };
+                        let mut spans = vec![Span::styled(
+                            format!("{name:<width$}", width = usize::from(HELP_INDENT)),
+                            Style::new().fg(Color::Cyan),
+                        )];
+                        spans.extend(piece.spans);
+                        self.say(Line::from(spans));
+                    }
                 }
                 self.note(
                     "Enter sends · Shift-Enter or Alt-Enter or Ctrl-J: new line · Tab completes /commands and @files · ↑/↓ history · Ctrl-R search · Esc interrupts · Ctrl-O last tool output · Ctrl-T reasoning · Ctrl-C twice or Ctrl-D exits",
@@ -850,7 +876,8 @@ impl App {
                 self.flush_reasoning(depth);
                 self.streaming.clear();
                 if depth == 0 && !text.trim().is_empty() {
-                    self.output.extend(render::markdown(&text));
+                    self.output
+                        .extend(render::markdown_within(&text, self.width));
                 }
             }
             EventMsg::ToolCall(call) => {
@@ -983,7 +1010,8 @@ impl App {
                 self.flush_reasoning(0);
                 if !self.streaming.trim().is_empty() {
                     let text = std::mem::take(&mut self.streaming);
-                    self.output.extend(render::markdown(&text));
+                    self.output
+                        .extend(render::markdown_within(&text, self.width));
                 }
                 self.streaming.clear();
                 let seconds = self.busy_since.map_or(0, |at| at.elapsed().as_secs());
@@ -1073,13 +1101,10 @@ impl App {
                 let mut calls = HashMap::new();
                 for entry in history {
                     match entry {
-                        HistoryEntry::User { text } => self.say(Line::styled(
-                            format!("› {text}"),
-                            Style::new().add_modifier(Modifier::BOLD),
-                        )),
-                        HistoryEntry::Assistant { text } => {
-                            self.output.extend(render::markdown(&text))
-                        }
+                        HistoryEntry::User { text } => self.you(&text),
+                        HistoryEntry::Assistant { text } => self
+                            .output
+                            .extend(render::markdown_within(&text, self.width)),
                         HistoryEntry::ToolCall(call) => {
                             calls.insert(call.call_id, call.summary);
                         }
@@ -1187,14 +1212,22 @@ impl App {
         if !self.streaming.is_empty() {
             // The answer so far, rendered as it will be kept; `view` shows its newest rows
             // that fit, and the whole of it goes into the scrollback when it is complete.
-            lines.extend(render::wrap(&render::markdown(&self.streaming), width));
+            lines.extend(render::wrap(
+                &render::markdown_within(&self.streaming, width),
+                width,
+            ));
         } else if !self.reasoning.is_empty() {
             lines.push(Line::styled(
                 "thinking…",
                 dim.add_modifier(Modifier::ITALIC),
             ));
         }
-        if let Some(tool) = &self.running_tool {
+        // While it waits for approval, the call is the question above: no second line for it.
+        if let Some(tool) = self
+            .running_tool
+            .as_ref()
+            .filter(|_| self.proposal.is_none())
+        {
             lines.push(Line::styled(format!("• {tool}"), dim));
             let tail: Vec<&str> = self.tool_output.lines().collect();
             let keep = tail.len().saturating_sub(TOOL_OUTPUT_LINES);
@@ -1208,7 +1241,7 @@ impl App {
         }
         if self.proposal.is_some() {
             lines.push(Line::styled(
-                "y approve · a always · n or why, then Enter, rejects · Esc cancels",
+                "y yes · a always · no: type n or why, Enter · Esc cancels",
                 Style::new().fg(Color::Yellow),
             ));
         }
@@ -1395,6 +1428,9 @@ pub fn class_words(class: ErrorClass) -> &'static str {
         ErrorClass::Internal => "internal",
     }
 }
+
+/// The column `/help` writes descriptions at.
+const HELP_INDENT: u16 = 11;
 
 /// Rows a hint may take under the input.
 const HINT_ROWS: usize = 3;

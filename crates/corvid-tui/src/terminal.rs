@@ -132,6 +132,7 @@ pub(crate) async fn run(
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     let colour = !crate::no_color();
     loop {
+        app.set_width(screen.width());
         let mut resized = None;
         tokio::select! {
             event = events.recv() => match event {
@@ -149,7 +150,10 @@ pub(crate) async fn run(
                     app.key(key)
                 }
                 Some(TermEvent::Paste(text)) => app.paste(&text),
-                Some(TermEvent::Resize(width, height)) => resized = Some(Size::new(width, height)),
+                Some(TermEvent::Resize(width, height)) => {
+                    app.set_width(width);
+                    resized = Some(Size::new(width, height));
+                }
                 Some(_) => {}
                 None => break,
             },

@@ -779,3 +779,20 @@ fn feedback_that_starts_with_n_is_one_rejection_with_the_whole_text() {
         "nothing queued or sent besides the answers"
     );
 }
+
+#[test]
+fn help_on_a_narrow_terminal_wraps_each_description_under_itself() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.set_width(60);
+    app.submit_line("/help");
+    let lines = std::mem::take(&mut app.output);
+    let text = crate::render::plain(&lines);
+    assert!(
+        text.contains(
+            "/approval  [ask|auto-edit|full-auto] show or change the\n           approval policy\n"
+        ),
+        "{text}"
+    );
+    assert!(text.starts_with("\n› /help\n"), "{text}");
+}
