@@ -288,13 +288,13 @@ async fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_new_message() {
         pane.keys(&["Enter"]);
         pane.wait_for("? allow: run `touch marker`", Duration::from_secs(10));
         // The prompt line is drawn just after the proposal reaches the scrollback.
-        pane.wait_for("y approve", Duration::from_secs(1));
+        pane.wait_for("y yes · a always", Duration::from_secs(1));
         pane.keys(&["C-c"]);
         pane.wait_for("interrupted", Duration::from_secs(5));
         pane.type_text("n");
         pane.keys(&["Enter"]);
         let screen = pane.wait_for("─ done", Duration::from_secs(10));
-        // The screen, for README.md's capture (`--nocapture` shows it).
+        // The screen (`--nocapture` shows it).
         println!("{screen}");
     });
     assert!(!project.path().join("marker").exists());
