@@ -796,3 +796,33 @@ fn help_on_a_narrow_terminal_wraps_each_description_under_itself() {
     );
     assert!(text.starts_with("\n› /help\n"), "{text}");
 }
+
+#[test]
+fn the_call_waiting_for_approval_has_no_second_line_and_streaming_text_is_rendered() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    typed(&mut app, "clean up");
+    app.key(key(KeyCode::Enter));
+    app.event(event(EventMsg::TextDelta {
+        delta: "I will **remove** the".to_owned(),
+    }));
+    let (view, _) = app.view(80, 20);
+    let shown = crate::render::plain(&view);
+    assert!(shown.contains("I will remove the"), "{shown}");
+    app.event(event(EventMsg::ToolCall(
+        corvid_protocol::ToolCallNotification {
+            call_id: "t1".to_owned(),
+            tool: "bash".to_owned(),
+            summary: "$ rm -rf build".to_owned(),
+            arguments: serde_json::json!({"command": "rm -rf build"}),
+        },
+    )));
+    let (view, _) = app.view(80, 20);
+    assert!(crate::render::plain(&view).contains("• $ rm -rf build"));
+    app.event(proposal());
+    let (view, _) = app.view(80, 20);
+    let shown = crate::render::plain(&view);
+    assert!(!shown.contains("• $ rm -rf build"), "{shown}");
+    assert!(shown.contains("y yes · a always"), "{shown}");
+}
