@@ -507,6 +507,21 @@ async fn the_input_area_is_as_tall_as_it_needs_and_the_scrollback_keeps_everythi
             1,
             "one status line, at the bottom:\n{history}"
         );
+        // A taller window pulls lines back from the scrollback; the area follows the text,
+        // and no second input row is left behind.
+        pane.tmux(&["resize-window", "-t", "0", "-x", "60", "-y", "20"]);
+        std::thread::sleep(Duration::from_millis(600));
+        let screen = pane.screen();
+        let shown: Vec<&str> = screen.lines().collect();
+        assert_eq!(shown.len(), 20, "{screen}");
+        assert!(shown[19].starts_with("ready"), "{screen}");
+        assert!(shown[17].starts_with('›'), "{screen}");
+        assert!(shown[16].contains("─ done"), "{screen}");
+        assert_eq!(
+            shown.iter().filter(|row| row.trim_end() == "›").count(),
+            1,
+            "{screen}"
+        );
     });
 }
 

@@ -57,9 +57,8 @@ impl<B: Backend> Screen<B> {
         self.area.y.min(self.size.height.saturating_sub(1))
     }
 
-    /// Where the last frame left the cursor's row (column 0), should the terminal not say.
-    pub(crate) fn cursor(&self) -> Position {
-        Position::new(0, self.top() + self.cursor_row)
+    pub(crate) fn size(&self) -> Size {
+        self.size
     }
 
     pub(crate) fn backend_mut(&mut self) -> &mut B {
@@ -132,15 +131,22 @@ impl<B: Backend> Screen<B> {
         self.backend.flush()
     }
 
-    /// The terminal is now `size`: the area is found again from the cursor (which a terminal
-    /// that rewraps its lines moves with the text), and drawn afresh by the next frame.
-    pub(crate) fn resize(&mut self, size: Size, cursor: Position) -> Result<(), B::Error> {
+    /// The terminal is now `size`: the area is found again, and drawn afresh by the next
+    /// frame. It is where the `cursor` is, as the terminal reports it (one that rewraps its
+    /// lines, or pulls lines back from its scrollback when it grows, moves the cursor with the
+    /// text). Without a report: a full screen stays full, so the area goes to the bottom;
+    /// else it stays where the last frame left it.
+    pub(crate) fn resize(&mut self, size: Size, cursor: Option<Position>) -> Result<(), B::Error> {
+        let full = self.area.y + self.area.height >= self.size.height;
         self.size = size;
-        let top = cursor
-            .y
-            .saturating_sub(self.cursor_row)
-            .min(size.height.saturating_sub(1));
-        self.area = Rect::new(0, top, size.width, self.area.height.min(size.height).max(1));
+        let height = self.area.height.min(size.height).max(1);
+        let top = match cursor {
+            Some(cursor) => cursor.y.saturating_sub(self.cursor_row),
+            None if full => size.height.saturating_sub(height),
+            None => self.area.y,
+        }
+        .min(size.height.saturating_sub(1));
+        self.area = Rect::new(0, top, size.width, height);
         self.erase_from(top)?;
         self.stale = true;
         Ok(())

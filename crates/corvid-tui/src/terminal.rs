@@ -133,7 +133,6 @@ pub(crate) async fn run(
     let colour = !crate::no_color();
     loop {
         app.set_width(screen.width());
-        let mut resized = None;
         tokio::select! {
             event = events.recv() => match event {
                 Some(event) => app.event(event),
@@ -150,16 +149,14 @@ pub(crate) async fn run(
                     app.key(key)
                 }
                 Some(TermEvent::Paste(text)) => app.paste(&text),
-                Some(TermEvent::Resize(width, height)) => {
-                    app.set_width(width);
-                    resized = Some(Size::new(width, height));
-                }
+                // The next frame sees the new size itself.
+                Some(TermEvent::Resize(width, _)) => app.set_width(width),
                 Some(_) => {}
                 None => break,
             },
             _ = tick.tick() => app.tick(),
         }
-        frame(&mut screen, app, colour, resized)?;
+        frame(&mut screen, app, colour)?;
         if app.quit {
             break;
         }
@@ -171,22 +168,25 @@ pub(crate) async fn run(
 }
 
 /// One frame, sent as one synchronized update so the terminal never shows it half drawn:
-/// a resize, the finished lines into the scrollback, then the input area (or, at the end,
+/// a new size, the finished lines into the scrollback, then the input area (or, at the end,
 /// nothing, with the cursor where the shell's prompt goes).
 fn frame(
     screen: &mut Screen<CrosstermBackend<Stdout>>,
     app: &mut App,
     colour: bool,
-    resized: Option<Size>,
 ) -> std::io::Result<()> {
     queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
-    if let Some(size) = resized {
-        let fallback = screen.cursor();
-        let cursor = screen
-            .backend_mut()
-            .get_cursor_position()
-            .unwrap_or(fallback);
+    // The size is asked every frame, not only at a resize event: a frame drawn between the
+    // terminal's resize and its event would land on the old rows and move the cursor there.
+    let size = crossterm::terminal::size()
+        .map(|(width, height)| Size::new(width, height))
+        .unwrap_or(screen.size());
+    if size != screen.size() {
+        // The cursor is still where the last frame left it, moved by the terminal with the
+        // text: the area is found from it.
+        let cursor = screen.backend_mut().get_cursor_position().ok();
         screen.resize(size, cursor)?;
+        app.set_width(size.width);
     }
     let width = screen.width();
     if !app.output.is_empty() {

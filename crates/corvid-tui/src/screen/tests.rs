@@ -148,7 +148,7 @@ fn after_a_resize_the_area_is_found_from_the_cursor() {
     // The terminal rewrapped and the cursor moved up a row with its text.
     screen.backend_mut().resize(12, 6);
     screen
-        .resize(Size::new(12, 6), Position::new(5, 2))
+        .resize(Size::new(12, 6), Some(Position::new(5, 2)))
         .unwrap();
     screen
         .draw(lines(&["› abc", "  def", "ready"]), (5, 1))
@@ -157,4 +157,19 @@ fn after_a_resize_the_area_is_found_from_the_cursor() {
         rows(screen.backend().buffer()),
         ["one", "› abc", "  def", "ready", "", ""]
     );
+}
+
+#[test]
+fn after_a_resize_of_a_full_screen_without_a_cursor_report_the_area_goes_to_the_bottom() {
+    let mut screen = screen(20, 6, 0);
+    screen
+        .insert(lines(&["one", "two", "three", "four", "five"]))
+        .unwrap();
+    screen.draw(lines(&["› x", "ready"]), (3, 0)).unwrap();
+    // Taller, and the terminal did not say where the cursor went.
+    screen.backend_mut().resize(20, 8);
+    screen.resize(Size::new(20, 8), None).unwrap();
+    screen.draw(lines(&["› x", "ready"]), (3, 0)).unwrap();
+    let shown = rows(screen.backend().buffer());
+    assert_eq!(&shown[6..], ["› x", "ready"]);
 }
