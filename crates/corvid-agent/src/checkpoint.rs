@@ -93,7 +93,7 @@ impl Shared {
                     scope,
                     EventMsg::Warning {
                         message: format!(
-                            "No checkpoint for this turn, so /undo cannot undo it: {error}."
+                            "No checkpoint for this turn, so it cannot be undone: {error}."
                         ),
                     },
                 );
@@ -118,7 +118,7 @@ impl Shared {
                     scope,
                     EventMsg::Warning {
                         message: format!(
-                            "No checkpoint after this turn, so /undo cannot undo it: {error}."
+                            "No checkpoint after this turn, so it cannot be undone: {error}."
                         ),
                     },
                 );
@@ -157,7 +157,7 @@ impl Shared {
                 return self.refuse_undo(
                     scope,
                     format!("turn {} was undone already", record.turn),
-                    "Use /diff to see the turns that can still be undone.",
+                    "The conversation's diff shows the turns that can still be undone.",
                 );
             }
             (Some(record), _) => record,
@@ -165,7 +165,7 @@ impl Shared {
                 return self.refuse_undo(
                     scope,
                     format!("turn {number} changed no files in this conversation"),
-                    "Use /diff to see which turns changed files.",
+                    "The conversation's diff shows which turns changed files.",
                 );
             }
             (None, None) => {
@@ -207,7 +207,7 @@ impl Shared {
                     record.turn,
                     paths.join(", ")
                 ),
-                "Undo the later turns first, or put the files back by hand (/diff shows what the turn changed).",
+                "Undo the later turns first, or put the files back by hand (the turn's diff shows what it changed).",
             ),
             Err(RestoreError::Failed(error)) => self.checkpoint_failed(scope, &error),
         }
@@ -251,7 +251,7 @@ impl Shared {
                 EventMsg::Error(ErrorNotification {
                     class: ErrorClass::NotConfigured,
                     message: "checkpoints are off in this session, so there is nothing to undo or show".to_owned(),
-                    next_action: "Start the agent with a checkpoint folder (corvid chat keeps them in its data folder).".to_owned(),
+                    next_action: "Start a new session with checkpoints on (the default; they live in corvid's data folder).".to_owned(),
                     retryable: false,
                 }),
             );

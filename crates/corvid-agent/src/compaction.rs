@@ -481,8 +481,7 @@ impl Shared {
                     EventMsg::Error(corvid_protocol::ErrorNotification {
                         class: ErrorClass::UnexpectedResponse,
                         message: error.to_string(),
-                        next_action: "Try /compact again, or start a new conversation with /new."
-                            .to_owned(),
+                        next_action: "Compact again, or start a new conversation.".to_owned(),
                         retryable: true,
                     }),
                 );

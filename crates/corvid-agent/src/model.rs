@@ -70,15 +70,18 @@ impl ModelError {
     }
 }
 
-/// The sentence each failure class ends with.
+/// The sentence each failure class ends with. Every front end shows it as it is — the chat, a
+/// script's `corvid exec`, the page, an editor over ACP — so it says what to do in words, never
+/// with one front end's command (`/model`, `--model`) or a restart only `corvid serve` needs.
 pub fn next_action(class: ErrorClass, retry_after: Option<Duration>) -> String {
     match class {
         ErrorClass::NotConfigured => {
-            "Set the provider's key (see `corvid models`) or pick another model with /model."
+            "Choose another model (`corvid models` lists them) or set its provider's key."
                 .to_owned()
         }
         ErrorClass::AuthenticationRejected => {
-            "Check the key or sign in again (`corvid login xai`), then resend.".to_owned()
+            "Check the provider's key, or sign in again with `corvid login`, then resend."
+                .to_owned()
         }
         ErrorClass::RateLimited => match retry_after {
             Some(wait) => format!("Wait about {} s and resend.", wait.as_secs().max(1)),
@@ -108,3 +111,6 @@ pub(crate) fn is_retryable(class: ErrorClass) -> bool {
         ErrorClass::RateLimited | ErrorClass::ServerError | ErrorClass::Network
     )
 }
+
+#[cfg(test)]
+mod tests;

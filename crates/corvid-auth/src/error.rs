@@ -12,8 +12,9 @@ pub enum AuthError {
     NotConfigured { mode: AuthMode },
     /// Another provider's key variable is not set.
     #[error(
-        "no credential for provider `{provider}`: set {} in corvid's env file (`corvid status` shows where) or the environment, then restart corvid",
-        variables.join(" or ")
+        "no credential for provider `{provider}`: set {} in corvid's env file (`corvid status` shows where) or the environment{}",
+        variables.join(" or "),
+        SERVE_READS_AT_START
     )]
     MissingKey {
         provider: String,
@@ -49,15 +50,19 @@ impl AuthError {
     }
 }
 
-fn not_configured_message(mode: AuthMode) -> &'static str {
+/// What a new credential needs, in words true for every front end: `corvid chat` and `corvid
+/// exec` read it on their next run, and only a gateway that is already running must restart.
+pub const SERVE_READS_AT_START: &str = "; a running `corvid serve` reads it when it starts";
+
+fn not_configured_message(mode: AuthMode) -> String {
     match mode {
-        AuthMode::ApiKey => {
+        AuthMode::ApiKey => format!(
             "no xAI credential for auth_mode=api_key: set XAI_API_KEY in corvid's env file \
-             (`corvid status` shows where) or the environment, then restart corvid"
-        }
-        AuthMode::OAuth => {
-            "no xAI credential for auth_mode=oauth: run `corvid login xai`, then restart corvid"
-        }
+             (`corvid status` shows where) or the environment{SERVE_READS_AT_START}"
+        ),
+        AuthMode::OAuth => format!(
+            "no xAI credential for auth_mode=oauth: run `corvid login xai`{SERVE_READS_AT_START}"
+        ),
     }
 }
 
@@ -117,3 +122,6 @@ pub enum LoginError {
     )]
     DeviceCodeExpired,
 }
+
+#[cfg(test)]
+mod tests;

@@ -32,7 +32,7 @@ pub use device::{DeviceCode, DeviceLogin, login_device, login_device_with};
 pub use endpoints::{
     CLIENT_ID, DEFAULT_REDIRECT_PORT, OAuthEndpoints, REFERRER, SCOPE, oauth_http_client,
 };
-pub use error::{AuthError, LoginError, plan_lacks_api_access_message};
+pub use error::{AuthError, LoginError, SERVE_READS_AT_START, plan_lacks_api_access_message};
 pub use keyring::{
     KEYRING_SERVICE, KeyringBackend, KeyringError, MacKeychain, SecretTool, detect_keyring,
 };

@@ -227,8 +227,7 @@ fn print_event(
             "\n{indent}error ({}): {} {}",
             corvid_tui::class_words(error.class),
             error.message,
-            // The engine's advice is written for chat; exec picks its model with a flag.
-            error.next_action.replace("/model", "--model")
+            error.next_action
         )?,
         EventMsg::Warning { message } => writeln!(out, "warning: {message}")?,
         EventMsg::Compacted {

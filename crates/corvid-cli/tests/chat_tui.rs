@@ -48,24 +48,68 @@ struct Pane {
     socket: String,
 }
 
+/// How a pane is made: its size, tmux options, extra environment, and what the pane runs
+/// after corvid (the shell stays, so the terminal's state can be looked at).
+struct Setup<'a> {
+    width: u16,
+    height: u16,
+    /// Lines of tmux configuration, read when its server starts.
+    config: &'a str,
+    /// `NAME=value` words for corvid's environment.
+    env: &'a str,
+    after: &'a str,
+}
+
+impl Default for Setup<'_> {
+    fn default() -> Self {
+        Self {
+            width: 80,
+            height: 24,
+            config: "",
+            env: "",
+            after: "sleep 30",
+        }
+    }
+}
+
 impl Pane {
     fn start(upstream: &MockUpstream, home: &Path, project: &Path, width: u16) -> Self {
+        Self::open(
+            upstream,
+            home,
+            project,
+            &Setup {
+                width,
+                ..Setup::default()
+            },
+        )
+    }
+
+    fn open(upstream: &MockUpstream, home: &Path, project: &Path, setup: &Setup) -> Self {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let socket = format!(
             "corvid-test-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
         );
+        let config = home.join(format!("{socket}.tmux.conf"));
+        std::fs::write(&config, setup.config).unwrap();
         let script = format!(
-            "env -i PATH=/usr/bin:/bin TERM=xterm-256color CORVID_HOME='{}' CORVID_UPSTREAM='{}' XAI_API_KEY=upstream-key '{CORVID}' chat --model grok --project '{}'; echo {EXITED} $? $(stty -a | grep -o -- '-\\?icanon' | head -1); sleep 30",
+            "env -i PATH=/usr/bin:/bin TERM=xterm-256color {} CORVID_HOME='{}' CORVID_UPSTREAM='{}' XAI_API_KEY=upstream-key '{CORVID}' chat --model grok --project '{}'; echo {EXITED} $? $(stty -a | grep -o -- '-\\?icanon' | head -1) $(stty -a | grep -ow -- '-\\?echo' | head -1); {}",
+            setup.env,
             home.display(),
             upstream.base_url(),
-            project.display()
+            project.display(),
+            setup.after
         );
         let status = Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-x"])
-            .arg(width.to_string())
-            .args(["-y", "24", &script])
+            .args(["-L", &socket, "-f"])
+            .arg(&config)
+            .args(["new-session", "-d", "-x"])
+            .arg(setup.width.to_string())
+            .arg("-y")
+            .arg(setup.height.to_string())
+            .arg(&script)
             .status()
             .unwrap();
         assert!(status.success());
@@ -97,6 +141,11 @@ impl Pane {
 
     fn screen(&self) -> String {
         self.tmux(&["capture-pane", "-p", "-t", "0"])
+    }
+
+    /// The scrollback and the screen, oldest line first.
+    fn history(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "0", "-S", "-", "-E", "-"])
     }
 
     fn wait_for(&self, needle: &str, limit: Duration) -> String {
@@ -239,13 +288,13 @@ async fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_new_message() {
         pane.keys(&["Enter"]);
         pane.wait_for("? allow: run `touch marker`", Duration::from_secs(10));
         // The prompt line is drawn just after the proposal reaches the scrollback.
-        pane.wait_for("y approve", Duration::from_secs(1));
+        pane.wait_for("y yes · a always", Duration::from_secs(1));
         pane.keys(&["C-c"]);
         pane.wait_for("interrupted", Duration::from_secs(5));
         pane.type_text("n");
         pane.keys(&["Enter"]);
         let screen = pane.wait_for("─ done", Duration::from_secs(10));
-        // The screen, for README.md's capture (`--nocapture` shows it).
+        // The screen (`--nocapture` shows it).
         println!("{screen}");
     });
     assert!(!project.path().join("marker").exists());
@@ -377,4 +426,169 @@ async fn escape_interrupts_the_turn_and_the_chat_goes_on() {
         pane.wait_for("Still here.", Duration::from_secs(10));
     });
     drop(feed);
+}
+
+/// The rows of a capture without the blank ones tmux pads it with at the end.
+fn rows(screen: &str) -> Vec<&str> {
+    let mut rows: Vec<&str> = screen.lines().collect();
+    while rows.last().is_some_and(|row| row.trim().is_empty()) {
+        rows.pop();
+    }
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_input_area_is_as_tall_as_it_needs_and_the_scrollback_keeps_everything() {
+    let upstream = MockUpstream::start().await;
+    let answer: String = (1..=30).map(|n| format!("answer line {n}\n\n")).collect();
+    upstream.enqueue(CHAT, text(&answer));
+    upstream.enqueue(CHAT, text("Short."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let setup = Setup {
+        width: 60,
+        height: 14,
+        ..Setup::default()
+    };
+    let pane =
+        tokio::task::block_in_place(|| Pane::open(&upstream, home.path(), project.path(), &setup));
+    tokio::task::block_in_place(|| {
+        pane.type_text("a long answer please");
+        pane.keys(&["Enter"]);
+        pane.wait_for("─ done", Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(300));
+        // The screen is full: the status line is on the last row, right under the input —
+        // no blank rows below it.
+        let screen = pane.screen();
+        let shown: Vec<&str> = screen.lines().collect();
+        assert_eq!(shown.len(), 14, "{screen}");
+        assert!(shown[13].starts_with("ready"), "{screen}");
+        assert!(shown[11].starts_with('›'), "{screen}");
+        assert!(shown[10].contains("─ done"), "{screen}");
+        // A long input grows the area; the conversation above moves up, nothing is lost.
+        pane.tmux(&["set-buffer", "one\ntwo\nthree\nfour\nfive\nsix"]);
+        pane.tmux(&["paste-buffer", "-p", "-t", "0"]);
+        let screen = pane.wait_for("  six", Duration::from_secs(2));
+        let shown: Vec<&str> = screen.lines().collect();
+        assert!(shown[13].starts_with("ready"), "{screen}");
+        assert!(shown[6].starts_with("› one"), "{screen}");
+        assert!(shown[11].starts_with("  six"), "{screen}");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Short.", Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(300));
+        // Once sent, the input is one row again and the message fills the rows it left.
+        let screen = pane.screen();
+        let shown = rows(&screen);
+        assert!(shown.last().unwrap().starts_with("ready"), "{screen}");
+        assert_eq!(shown.len(), 14, "{screen}");
+        // Every line of the long answer is in the scrollback once, in order.
+        let history = pane.history();
+        let mut last = 0;
+        for n in 1..=30 {
+            let line = format!("answer line {n}");
+            let found: Vec<usize> = history
+                .lines()
+                .enumerate()
+                .filter(|(_, row)| row.trim_end() == line)
+                .map(|(index, _)| index)
+                .collect();
+            assert_eq!(found.len(), 1, "{line} once:\n{history}");
+            assert!(found[0] > last, "{line} in order:\n{history}");
+            last = found[0];
+        }
+        // The old input area left nothing behind: no prompt rows among the conversation.
+        let prompts = history.lines().filter(|row| row.starts_with("› ")).count();
+        assert!(prompts >= 2, "{history}");
+        assert_eq!(
+            history
+                .lines()
+                .filter(|row| row.starts_with("ready"))
+                .count(),
+            1,
+            "one status line, at the bottom:\n{history}"
+        );
+        // A taller window pulls lines back from the scrollback; the area follows the text,
+        // and no second input row is left behind.
+        pane.tmux(&["resize-window", "-t", "0", "-x", "60", "-y", "20"]);
+        std::thread::sleep(Duration::from_millis(600));
+        let screen = pane.screen();
+        let shown: Vec<&str> = screen.lines().collect();
+        assert_eq!(shown.len(), 20, "{screen}");
+        assert!(shown[19].starts_with("ready"), "{screen}");
+        assert!(shown[17].starts_with('›'), "{screen}");
+        assert!(shown[16].contains("─ done"), "{screen}");
+        assert_eq!(
+            shown.iter().filter(|row| row.trim_end() == "›").count(),
+            1,
+            "{screen}"
+        );
+    });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_panic_restores_the_terminal_and_shows_the_panic() {
+    let upstream = MockUpstream::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    // The panic key exists in debug builds only (the tests' build).
+    let setup = Setup {
+        env: "CORVID_TUI_PANIC_KEY=%",
+        after: "cat -v",
+        ..Setup::default()
+    };
+    let pane =
+        tokio::task::block_in_place(|| Pane::open(&upstream, home.path(), project.path(), &setup));
+    tokio::task::block_in_place(|| {
+        pane.type_text("%");
+        let screen = pane.wait_for(EXITED, Duration::from_secs(2));
+        // Raw mode is off (canonical input, echo back on) and the panic was printed.
+        assert!(
+            screen.contains(&format!("{EXITED} 101 icanon echo")),
+            "{screen}"
+        );
+        assert!(screen.contains("asked to panic"), "{screen}");
+        // The cursor is visible again.
+        assert_eq!(
+            pane.tmux(&["display-message", "-p", "-t", "0", "#{cursor_flag}"])
+                .trim(),
+            "1"
+        );
+        // Bracketed paste is off: a paste reaches the next program without its markers.
+        pane.tmux(&["set-buffer", "pasted-after"]);
+        pane.tmux(&["paste-buffer", "-p", "-t", "0"]);
+        pane.keys(&["Enter"]);
+        let screen = pane.wait_for("pasted-after", Duration::from_secs(2));
+        assert!(!screen.contains("[200~"), "{screen}");
+    });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shift_enter_where_the_terminal_reports_it_and_alt_enter_add_lines() {
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("Three lines."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    // tmux reports Shift-Enter (as CSI 13;2u) with extended keys on.
+    let setup = Setup {
+        config: "set -s extended-keys always\n",
+        ..Setup::default()
+    };
+    let pane =
+        tokio::task::block_in_place(|| Pane::open(&upstream, home.path(), project.path(), &setup));
+    tokio::task::block_in_place(|| {
+        pane.type_text("first");
+        pane.keys(&["S-Enter"]);
+        pane.type_text("second");
+        pane.keys(&["M-Enter"]);
+        pane.type_text("third");
+        let screen = pane.wait_for("  third", Duration::from_secs(2));
+        assert!(screen.contains("› first\n  second\n"), "{screen}");
+        assert_eq!(upstream.requests().len(), 0, "nothing sent yet");
+        pane.keys(&["Enter"]);
+        pane.wait_for("Three lines.", Duration::from_secs(10));
+    });
+    assert_eq!(
+        last_user_message(&upstream.requests()[0].json()),
+        "first\nsecond\nthird"
+    );
 }

@@ -382,3 +382,35 @@ async fn exec_exit_codes_for_usage_errors_and_failures() {
         "{help}"
     );
 }
+
+#[tokio::test]
+async fn exec_advice_names_no_chat_command_and_no_restart() {
+    let upstream = MockUpstream::start().await;
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // No XAI_API_KEY anywhere: the model's provider has no credential.
+    let output = tokio::process::Command::new(CORVID)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home.path())
+        .env("CORVID_UPSTREAM", upstream.base_url())
+        .args(["exec", "--model", "grok", "--project"])
+        .arg(project.path())
+        .arg("hello")
+        .stdin(Stdio::null())
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), output)
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("error (not configured)"), "{stdout}");
+    assert!(stdout.contains("Choose another model"), "{stdout}");
+    // Neither the chat's `/model` (nor a rewrite of it) nor a restart nothing here needs.
+    assert!(!stdout.contains("/model"), "{stdout}");
+    assert!(!stdout.contains("--model"), "{stdout}");
+    assert!(!stdout.contains("restart corvid"), "{stdout}");
+    assert!(upstream.requests().is_empty());
+}

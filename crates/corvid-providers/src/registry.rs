@@ -527,14 +527,15 @@ impl Registry {
                  on this machine"
                     .to_owned()
             }
-            _ if zed_refused => "Zed refused the stored sign-in (401) and corvid removed it; \
-                 run `corvid login zed`, then restart `corvid serve`"
-                .to_owned(),
-            _ if provider.kind() == ProviderKind::Zed => {
-                "not signed in to a Zed account; run `corvid login zed` (then restart \
-                 `corvid serve`)"
-                    .to_owned()
-            }
+            _ if zed_refused => format!(
+                "Zed refused the stored sign-in (401) and corvid removed it; run `corvid login \
+                 zed`{}",
+                corvid_auth::SERVE_READS_AT_START
+            ),
+            _ if provider.kind() == ProviderKind::Zed => format!(
+                "not signed in to a Zed account; run `corvid login zed`{}",
+                corvid_auth::SERVE_READS_AT_START
+            ),
             corvid_config::CredentialSource::Env(variables) => format!(
                 "set {} in corvid's env file or the environment",
                 variables.join(" or ")

@@ -15,6 +15,7 @@ use corvid_protocol::{
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
 
 use crate::AgentLink;
 use crate::editor::{Editor, Recall};
@@ -135,6 +136,8 @@ pub struct App {
     pub(crate) plain: bool,
     /// Whether the engine announced the turn `busy_since` waits for.
     turn_started: bool,
+    /// The terminal's width, for what needs it before wrapping (tables).
+    width: u16,
 }
 
 impl App {
@@ -177,7 +180,13 @@ impl App {
             quit: false,
             plain: false,
             turn_started: false,
+            width: u16::MAX,
         }
+    }
+
+    /// The terminal is `width` columns wide (tables are fitted to it).
+    pub fn set_width(&mut self, width: u16) {
+        self.width = width.max(1);
     }
 
     /// The input ended (plain mode's stdin closed): nobody is left to answer a waiting
@@ -311,7 +320,8 @@ impl App {
                             };
                         self.answer(decision);
                     }
-                    'n' => self.answer(ApprovalDecision::Reject { feedback: None }),
+                    // `n` starts the answer rather than ending it: "no, use ls instead" is
+                    // feedback, and `n` and Enter alone rejects.
                     other => self.editor.insert(&other.to_string()),
                 }
             }
@@ -539,6 +549,9 @@ impl App {
             self.hint = Some(format!("cannot save the input history: {error}"));
         }
         if trimmed.starts_with('/') && !trimmed.starts_with("//") {
+            // What the command prints follows the line that asked for it, as a message's
+            // answer follows the message.
+            self.you(trimmed);
             self.command(trimmed);
             return;
         }
@@ -550,7 +563,10 @@ impl App {
         self.send(trimmed.to_owned());
     }
 
-    fn send(&mut self, text: String) {
+    /// What the user sent, into the scrollback: a blank line first, so each exchange stands
+    /// apart from the one before.
+    fn you(&mut self, text: &str) {
+        self.say(Line::raw(""));
         for (index, line) in text.lines().enumerate() {
             let prefix = if index == 0 { "› " } else { "  " };
             self.say(Line::styled(
@@ -558,6 +574,10 @@ impl App {
                 Style::new().add_modifier(Modifier::BOLD),
             ));
         }
+    }
+
+    fn send(&mut self, text: String) {
+        self.you(&text);
         let (message, attached) = mention::expand(&self.settings.project, &text);
         for note in attached {
             self.note(format!("  {note}"));
@@ -574,11 +594,19 @@ impl App {
         match name {
             "quit" | "exit" => self.exit(),
             "help" => {
+                // Descriptions wrap under themselves, not under the commands.
+                let room = self.width.saturating_sub(HELP_INDENT).max(20);
                 for (command, what) in COMMANDS {
-                    self.say(Line::from(vec![
-                        Span::styled(format!("{command:<10}"), Style::new().fg(Color::Cyan)),
-                        Span::raw(format!(" {what}")),
-                    ]));
+                    let pieces = render::wrap(&[Line::raw(*what)], room);
+                    for (index, piece) in pieces.into_iter().enumerate() {
+                        let name = if index == 0 { *command } else { "" };
+                        let mut spans = vec![Span::styled(
+                            format!("{name:<width$}", width = usize::from(HELP_INDENT)),
+                            Style::new().fg(Color::Cyan),
+                        )];
+                        spans.extend(piece.spans);
+                        self.say(Line::from(spans));
+                    }
                 }
                 self.note(
                     "Enter sends · Shift-Enter or Alt-Enter or Ctrl-J: new line · Tab completes /commands and @files · ↑/↓ history · Ctrl-R search · Esc interrupts · Ctrl-O last tool output · Ctrl-T reasoning · Ctrl-C twice or Ctrl-D exits",
@@ -848,7 +876,8 @@ impl App {
                 self.flush_reasoning(depth);
                 self.streaming.clear();
                 if depth == 0 && !text.trim().is_empty() {
-                    self.output.extend(render::markdown(&text));
+                    self.output
+                        .extend(render::markdown_within(&text, self.width));
                 }
             }
             EventMsg::ToolCall(call) => {
@@ -981,7 +1010,8 @@ impl App {
                 self.flush_reasoning(0);
                 if !self.streaming.trim().is_empty() {
                     let text = std::mem::take(&mut self.streaming);
-                    self.output.extend(render::markdown(&text));
+                    self.output
+                        .extend(render::markdown_within(&text, self.width));
                 }
                 self.streaming.clear();
                 let seconds = self.busy_since.map_or(0, |at| at.elapsed().as_secs());
@@ -1071,13 +1101,10 @@ impl App {
                 let mut calls = HashMap::new();
                 for entry in history {
                     match entry {
-                        HistoryEntry::User { text } => self.say(Line::styled(
-                            format!("› {text}"),
-                            Style::new().add_modifier(Modifier::BOLD),
-                        )),
-                        HistoryEntry::Assistant { text } => {
-                            self.output.extend(render::markdown(&text))
-                        }
+                        HistoryEntry::User { text } => self.you(&text),
+                        HistoryEntry::Assistant { text } => self
+                            .output
+                            .extend(render::markdown_within(&text, self.width)),
                         HistoryEntry::ToolCall(call) => {
                             calls.insert(call.call_id, call.summary);
                         }
@@ -1137,26 +1164,70 @@ impl App {
     }
 
     /// The input area: what streams, the proposal prompt, queued messages, the editor, hints
-    /// and the status line, for a terminal `width` wide, in at most `height` rows.
+    /// and the status line, for a terminal `width` wide, in at most `height` rows, and the
+    /// cursor's column and row in it. As many rows as it needs: the screen sizes the area to
+    /// them. When they do not fit, the status line stays, then the input around the cursor,
+    /// then the newest of what is above it.
     pub fn view(&self, width: u16, height: u16) -> (Vec<Line<'static>>, (u16, u16)) {
+        let dim = Style::new().fg(Color::DarkGray);
+        let above = render::wrap(&self.view_above(width), width);
+        let (input, (cursor_row, cursor_column)) = self.view_input(width);
+        let hint = self.hint.clone().unwrap_or_default();
+        let mut below = render::wrap(&[Line::styled(hint, dim)], width);
+        // A long hint (many completions) stays a hint, not a page.
+        below.truncate(HINT_ROWS);
+        let mut status = self.status.clone();
+        status.tokens = self.session_usage.total() + self.turn_usage.total();
+        status.busy = self
+            .busy_since
+            .map(|at| (at.elapsed().as_secs(), self.frame));
+        below.push(render::status_line(&status, width));
+        let height = usize::from(height.max(1));
+        // The hint's rows go first, then the status line, so the input always has a row.
+        while below.len() + 1 > height && !below.is_empty() {
+            below.remove(0);
+        }
+        let room = height - below.len();
+        let input_start = (cursor_row + 1).saturating_sub(room);
+        let shown_input = input.len().saturating_sub(input_start).min(room);
+        let above_room = room - shown_input;
+        let above_start = above.len().saturating_sub(above_room);
+        let above_shown = above.len() - above_start;
+        let mut lines: Vec<Line<'static>> = above.into_iter().skip(above_start).collect();
+        lines.extend(input.into_iter().skip(input_start).take(shown_input));
+        lines.extend(below);
+        let row = above_shown + cursor_row - input_start;
+        let cursor = (
+            u16::try_from(cursor_column).unwrap_or(0),
+            u16::try_from(row).unwrap_or(0),
+        );
+        (lines, cursor)
+    }
+
+    /// What stands above the input: the streaming answer, the running tool and its
+    /// output, the approval prompt, the `/resume` picker, the queued messages.
+    fn view_above(&self, width: u16) -> Vec<Line<'static>> {
         let dim = Style::new().fg(Color::DarkGray);
         let mut lines: Vec<Line<'static>> = Vec::new();
         if !self.streaming.is_empty() {
-            let tail: Vec<Line<'static>> = self
-                .streaming
-                .lines()
-                .map(|line| Line::raw(line.to_owned()))
-                .collect();
-            let wrapped = render::wrap(&tail, width);
-            let keep = wrapped.len().saturating_sub(3);
-            lines.extend(wrapped.into_iter().skip(keep));
+            // The answer so far, rendered as it will be kept; `view` shows its newest rows
+            // that fit, and the whole of it goes into the scrollback when it is complete.
+            lines.extend(render::wrap(
+                &render::markdown_within(&self.streaming, width),
+                width,
+            ));
         } else if !self.reasoning.is_empty() {
             lines.push(Line::styled(
                 "thinking…",
                 dim.add_modifier(Modifier::ITALIC),
             ));
         }
-        if let Some(tool) = &self.running_tool {
+        // While it waits for approval, the call is the question above: no second line for it.
+        if let Some(tool) = self
+            .running_tool
+            .as_ref()
+            .filter(|_| self.proposal.is_none())
+        {
             lines.push(Line::styled(format!("• {tool}"), dim));
             let tail: Vec<&str> = self.tool_output.lines().collect();
             let keep = tail.len().saturating_sub(TOOL_OUTPUT_LINES);
@@ -1170,7 +1241,7 @@ impl App {
         }
         if self.proposal.is_some() {
             lines.push(Line::styled(
-                "y approve · a always · n reject · or type why and Enter · Esc cancels",
+                "y yes · a always · no: type n or why, Enter · Esc cancels",
                 Style::new().fg(Color::Yellow),
             ));
         }
@@ -1201,51 +1272,88 @@ impl App {
             let first = queued.lines().next().unwrap_or("");
             lines.push(Line::styled(format!("queued: {first}"), dim));
         }
-        let input_top = lines.len();
-        let (row, column) = self.editor.cursor_position();
-        let text = self.editor.text();
-        let mut input = Vec::new();
+        lines
+    }
+
+    /// The input's rows — each line after its prompt, broken at the width so that every
+    /// character is shown — and the cursor's row and column among them.
+    fn view_input(&self, width: u16) -> (Vec<Line<'static>>, (usize, usize)) {
+        let prompt = Style::new().fg(Color::Cyan);
         if let Some(search) = &self.search {
             let found = search
                 .found
                 .and_then(|index| self.recall.entries.get(index))
                 .map_or("", String::as_str);
-            input.push(Line::from(vec![
-                Span::styled(
-                    format!("search `{}`: ", search.query),
-                    Style::new().fg(Color::Cyan),
-                ),
+            let label = format!("search `{}`: ", search.query);
+            let column = label.width().min(usize::from(width.saturating_sub(1)));
+            let line = Line::from(vec![
+                Span::styled(label, prompt),
                 Span::raw(found.lines().next().unwrap_or("").to_owned()),
-            ]));
-        } else {
-            for (index, line) in text.split('\n').enumerate() {
-                let prefix = if index == 0 { "› " } else { "  " };
-                input.push(Line::from(vec![
-                    Span::styled(prefix, Style::new().fg(Color::Cyan)),
-                    Span::raw(line.to_owned()),
+            ]);
+            return (render::wrap(&[line], width), (0, column));
+        }
+        // Two columns of prompt; a terminal narrower than that still gets one for the text.
+        let room = usize::from(width).saturating_sub(2).max(1);
+        let (cursor_line, cursor_char) = self.editor.cursor_position();
+        let mut rows = Vec::new();
+        let mut cursor = (0, 2);
+        for (index, line) in self.editor.text().split('\n').enumerate() {
+            let chars: Vec<char> = line.chars().collect();
+            let (pieces, at) =
+                break_line(&chars, room, (index == cursor_line).then_some(cursor_char));
+            if let Some((row, column)) = at {
+                cursor = (rows.len() + row, column + 2);
+            }
+            for (number, piece) in pieces.into_iter().enumerate() {
+                let prefix = if index == 0 && number == 0 {
+                    "› "
+                } else {
+                    "  "
+                };
+                rows.push(Line::from(vec![
+                    Span::styled(prefix, prompt),
+                    Span::raw(piece),
                 ]));
             }
         }
-        lines.extend(input);
-        let hint = self.hint.clone().unwrap_or_default();
-        lines.push(Line::styled(hint, dim));
-        let mut status = self.status.clone();
-        status.tokens = self.session_usage.total() + self.turn_usage.total();
-        status.busy = self
-            .busy_since
-            .map(|at| (at.elapsed().as_secs(), self.frame));
-        lines.push(render::status_line(&status, width));
-        let lines = render::wrap(&lines, width);
-        let cursor_row = input_top + row;
-        let cursor_column = (column + 2).min(usize::from(width.saturating_sub(1)));
-        let overflow = lines.len().saturating_sub(usize::from(height));
-        let lines: Vec<Line<'static>> = lines.into_iter().skip(overflow).collect();
-        let cursor = (
-            u16::try_from(cursor_column).unwrap_or(0),
-            u16::try_from(cursor_row.saturating_sub(overflow)).unwrap_or(0),
-        );
-        (lines, cursor)
+        let column = cursor.1.min(usize::from(width.saturating_sub(1)));
+        (rows, (cursor.0, column))
     }
+}
+
+/// One input line broken into pieces at most `room` columns wide, and where the character
+/// `cursor` (an index, may be the line's end) is among them. A line whose end is the cursor
+/// and exactly fills its last piece gets an empty piece for the cursor to stand on.
+fn break_line(
+    chars: &[char],
+    room: usize,
+    cursor: Option<usize>,
+) -> (Vec<String>, Option<(usize, usize)>) {
+    let mut pieces = vec![String::new()];
+    let mut used = 0;
+    let mut at = None;
+    for (index, c) in chars.iter().enumerate() {
+        let w = unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+        if used + w > room {
+            pieces.push(String::new());
+            used = 0;
+        }
+        if cursor == Some(index) {
+            at = Some((pieces.len() - 1, used));
+        }
+        if let Some(piece) = pieces.last_mut() {
+            piece.push(*c);
+        }
+        used += w;
+    }
+    if cursor.is_some() && at.is_none() {
+        if used >= room {
+            pieces.push(String::new());
+            used = 0;
+        }
+        at = Some((pieces.len() - 1, used));
+    }
+    (pieces, at)
 }
 
 fn move_line(editor: &mut Editor, direction: i32) {
@@ -1320,6 +1428,12 @@ pub fn class_words(class: ErrorClass) -> &'static str {
         ErrorClass::Internal => "internal",
     }
 }
+
+/// The column `/help` writes descriptions at.
+const HELP_INDENT: u16 = 11;
+
+/// Rows a hint may take under the input.
+const HINT_ROWS: usize = 3;
 
 /// Lines of a running command's output shown under its line.
 const TOOL_OUTPUT_LINES: usize = 3;

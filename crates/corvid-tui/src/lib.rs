@@ -10,6 +10,7 @@ pub mod history;
 mod mention;
 mod plain;
 pub mod render;
+mod screen;
 mod terminal;
 
 use std::io::IsTerminal;

@@ -10,7 +10,16 @@ use unicode_width::UnicodeWidthStr;
 /// Markdown as lines: headings, emphasis, inline code, lists, block quotes, tables and
 /// highlighted code blocks. Lines are not wrapped here (see `wrap`).
 pub fn markdown(text: &str) -> Vec<Line<'static>> {
-    let mut out = MarkdownWriter::default();
+    markdown_within(text, u16::MAX)
+}
+
+/// Markdown for a terminal `width` columns wide: as `markdown`, and a table wider than that
+/// gets narrower columns whose cells wrap inside them, so its rows stay rows.
+pub fn markdown_within(text: &str, width: u16) -> Vec<Line<'static>> {
+    let mut out = MarkdownWriter {
+        width: usize::from(width),
+        ..MarkdownWriter::default()
+    };
     let parser = Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH);
     for event in parser {
         out.event(event);
@@ -28,6 +37,8 @@ struct MarkdownWriter {
     code: Option<(String, String)>,
     table: Option<Table>,
     pending_item: Option<String>,
+    /// The columns a table may take.
+    width: usize,
 }
 
 #[derive(Default)]
@@ -196,7 +207,7 @@ impl MarkdownWriter {
             }
             Md::End(TagEnd::Table) => {
                 if let Some(table) = self.table.take() {
-                    self.lines.extend(render_table(&table));
+                    self.lines.extend(render_table(&table, self.width));
                 }
             }
             Md::Text(text) => self.push_text(&text),
@@ -234,7 +245,7 @@ impl MarkdownWriter {
     }
 }
 
-fn render_table(table: &Table) -> Vec<Line<'static>> {
+fn render_table(table: &Table, width: usize) -> Vec<Line<'static>> {
     let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut widths = vec![0; columns];
     for row in &table.rows {
@@ -242,30 +253,71 @@ fn render_table(table: &Table) -> Vec<Line<'static>> {
             widths[index] = widths[index].max(cell.width());
         }
     }
+    // Too wide: the widest column gives up a column at a time (down to a few), and cells
+    // wrap inside their column.
+    let room = width.saturating_sub(3 * columns.saturating_sub(1));
+    while widths.iter().sum::<usize>() > room {
+        let Some((widest, _)) = widths
+            .iter()
+            .enumerate()
+            .filter(|(_, width)| **width > TABLE_COLUMN_MIN)
+            .max_by_key(|(_, width)| **width)
+        else {
+            break;
+        };
+        widths[widest] -= 1;
+    }
     let border = Style::new().fg(Color::DarkGray);
     let mut lines = Vec::new();
     for (index, row) in table.rows.iter().enumerate() {
-        let mut spans = Vec::new();
-        for (column, width) in widths.iter().enumerate() {
-            if column > 0 {
-                spans.push(Span::styled(" │ ", border));
+        let style = if index < table.head_rows {
+            Style::new().add_modifier(Modifier::BOLD)
+        } else {
+            Style::new()
+        };
+        let cells: Vec<Vec<String>> = widths
+            .iter()
+            .enumerate()
+            .map(|(column, width)| {
+                wrap_words(row.get(column).map(String::as_str).unwrap_or(""), *width)
+            })
+            .collect();
+        let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+        for part in 0..height {
+            let mut spans = Vec::new();
+            for (column, width) in widths.iter().enumerate() {
+                if column > 0 {
+                    spans.push(Span::styled(" │ ", border));
+                }
+                let piece = cells[column].get(part).map(String::as_str).unwrap_or("");
+                let padded = format!("{piece}{}", " ".repeat(width.saturating_sub(piece.width())));
+                spans.push(Span::styled(padded, style));
             }
-            let cell = row.get(column).map(String::as_str).unwrap_or("");
-            let padded = format!("{cell}{}", " ".repeat(width.saturating_sub(cell.width())));
-            let style = if index < table.head_rows {
-                Style::new().add_modifier(Modifier::BOLD)
-            } else {
-                Style::new()
-            };
-            spans.push(Span::styled(padded, style));
+            lines.push(Line::from(spans));
         }
-        lines.push(Line::from(spans));
         if index + 1 == table.head_rows {
             let rule: Vec<String> = widths.iter().map(|width| "─".repeat(*width)).collect();
             lines.push(Line::styled(rule.join("─┼─"), border));
         }
     }
     lines
+}
+
+/// The narrowest a table column gets when the table is squeezed.
+const TABLE_COLUMN_MIN: usize = 4;
+
+/// Plain text in pieces at most `width` columns wide, broken at spaces where it can be.
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let line = Line::raw(text.to_owned());
+    wrap(&[line], u16::try_from(width.max(1)).unwrap_or(u16::MAX))
+        .iter()
+        .map(|line| {
+            line.spans
+                .iter()
+                .map(|span| span.content.as_ref())
+                .collect::<String>()
+        })
+        .collect()
 }
 
 const KEYWORDS: &[&str] = &[

@@ -654,3 +654,175 @@ fn a_resync_rebuilds_the_input_area_without_printing_the_screen_again() {
     assert!(!shown.contains("secsecond"), "{shown}");
     assert!(app.busy());
 }
+
+/// The input area as the screen shows it, `width` by at most `height`, with the cursor as `▏`.
+fn area(app: &App, width: u16, height: u16) -> String {
+    let (lines, (column, row)) = app.view(width, height);
+    assert!(lines.len() <= usize::from(height));
+    assert!(
+        usize::from(row) < lines.len() && column < width,
+        "cursor {column},{row} inside {width}x{}",
+        lines.len()
+    );
+    let mut text = String::new();
+    for (index, line) in lines.iter().enumerate() {
+        assert!(
+            line.width() <= usize::from(width),
+            "{line:?} is wider than {width}"
+        );
+        let mut chars: Vec<char> = line
+            .spans
+            .iter()
+            .flat_map(|span| span.content.chars())
+            .collect();
+        if index == usize::from(row) {
+            while chars.len() < usize::from(column) {
+                chars.push(' ');
+            }
+            chars.insert(usize::from(column), '▏');
+        }
+        let row: String = chars.into_iter().collect();
+        text.push_str(row.trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn the_input_area_is_as_tall_as_what_it_shows() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    // Idle: the input, the hint row and the status line; nothing more.
+    assert_eq!(app.view(80, 40).0.len(), 3);
+    app.paste("one\ntwo\nthree\nfour");
+    assert_eq!(app.view(80, 40).0.len(), 6);
+    insta::assert_snapshot!("long_input_fits", area(&app, 40, 40));
+}
+
+#[test]
+fn a_long_input_on_a_short_terminal_keeps_the_cursor_line_and_the_status() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    let text: String = (1..=12).map(|n| format!("line {n}\n")).collect();
+    app.paste(text.trim_end());
+    // The cursor is at the end: the last lines show, then the status line.
+    insta::assert_snapshot!("long_input_short_terminal_end", area(&app, 30, 6));
+    // At the start, the first lines show.
+    for _ in 0..11 {
+        app.key(key(KeyCode::Up));
+    }
+    app.key(key(KeyCode::Home));
+    insta::assert_snapshot!("long_input_short_terminal_start", area(&app, 30, 6));
+}
+
+#[test]
+fn a_wrapped_input_puts_the_cursor_after_the_last_character() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    typed(&mut app, "abcdefghij");
+    // 8 columns: two for the prompt, six for the text.
+    let (lines, (column, row)) = app.view(8, 10);
+    assert_eq!(crate::render::plain(&lines[..2]), "› abcdef\n  ghij\n");
+    assert_eq!((column, row), (6, 1));
+    typed(&mut app, "kl");
+    // The row is full: the cursor stands on a new one.
+    let (lines, (column, row)) = app.view(8, 10);
+    assert_eq!(
+        crate::render::plain(&lines[..3]),
+        "› abcdef\n  ghijkl\n  \n"
+    );
+    assert_eq!((column, row), (2, 2));
+}
+
+#[test]
+fn an_approval_on_a_narrow_terminal_wraps_and_the_input_stays_below_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    typed(&mut app, "clean up");
+    app.key(key(KeyCode::Enter));
+    app.event(proposal());
+    typed(&mut app, "because");
+    insta::assert_snapshot!("approval_narrow", area(&app, 32, 20));
+}
+
+#[test]
+fn feedback_that_starts_with_n_is_one_rejection_with_the_whole_text() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    typed(&mut app, "clean up");
+    app.key(key(KeyCode::Enter));
+    app.event(proposal());
+    typed(&mut app, "no, use cargo clean");
+    app.key(key(KeyCode::Enter));
+    app.event(proposal());
+    typed(&mut app, "n");
+    app.key(key(KeyCode::Enter));
+    let answers: Vec<Op> = ops(&recorder).into_iter().skip(1).collect();
+    assert_eq!(
+        answers,
+        vec![
+            Op::Approve(ApproveParams {
+                proposal_id: "p1".to_owned(),
+                decision: ApprovalDecision::Reject {
+                    feedback: Some("no, use cargo clean".to_owned())
+                }
+            }),
+            Op::Approve(ApproveParams {
+                proposal_id: "p1".to_owned(),
+                decision: ApprovalDecision::Reject { feedback: None }
+            }),
+        ],
+        "nothing queued or sent besides the answers"
+    );
+}
+
+#[test]
+fn help_on_a_narrow_terminal_wraps_each_description_under_itself() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.set_width(60);
+    app.submit_line("/help");
+    let lines = std::mem::take(&mut app.output);
+    let text = crate::render::plain(&lines);
+    assert!(
+        text.contains(
+            "/approval  [ask|auto-edit|full-auto] show or change the\n           approval policy\n"
+        ),
+        "{text}"
+    );
+    assert!(text.starts_with("\n› /help\n"), "{text}");
+}
+
+#[test]
+fn the_call_waiting_for_approval_has_no_second_line_and_streaming_text_is_rendered() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    typed(&mut app, "clean up");
+    app.key(key(KeyCode::Enter));
+    app.event(event(EventMsg::TextDelta {
+        delta: "I will **remove** the".to_owned(),
+    }));
+    let (view, _) = app.view(80, 20);
+    let shown = crate::render::plain(&view);
+    assert!(shown.contains("I will remove the"), "{shown}");
+    app.event(event(EventMsg::ToolCall(
+        corvid_protocol::ToolCallNotification {
+            call_id: "t1".to_owned(),
+            tool: "bash".to_owned(),
+            summary: "$ rm -rf build".to_owned(),
+            arguments: serde_json::json!({"command": "rm -rf build"}),
+        },
+    )));
+    let (view, _) = app.view(80, 20);
+    assert!(crate::render::plain(&view).contains("• $ rm -rf build"));
+    app.event(proposal());
+    let (view, _) = app.view(80, 20);
+    let shown = crate::render::plain(&view);
+    assert!(!shown.contains("• $ rm -rf build"), "{shown}");
+    assert!(shown.contains("y yes · a always"), "{shown}");
+}

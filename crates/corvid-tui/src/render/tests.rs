@@ -150,3 +150,11 @@ fn blocks_are_separated_by_one_blank_line() {
         "A topic\n\nFine. Nothing ran:\n\n• one\n• two\n\nAfter.\n"
     );
 }
+
+#[test]
+fn a_table_wider_than_the_terminal_keeps_its_rows() {
+    let table = "| file | change | risk |\n|------|--------|------|\n| src/lib.rs | flip the sign of the addition in the helper | low |\n| tests/add.rs | new case | none |\n";
+    let lines = markdown_within(table, 40);
+    assert!(lines.iter().all(|line| line.width() <= 40), "{lines:?}");
+    insta::assert_snapshot!(screen(lines, 40));
+}
