@@ -121,7 +121,7 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
                     eprintln!(
                         "corvid exec: refused {}{why} (needs approval under --approval {}; --approval auto-edit or full-auto allows more)",
                         describe(&proposal.kind),
-                        args.agent.approval
+                        args.agent.approval(loaded)
                     );
                 }
                 handle.submit(Op::Approve(ApproveParams {
@@ -129,7 +129,7 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
                     decision: ApprovalDecision::Reject {
                         feedback: Some(format!(
                             "corvid exec runs without a person to ask, under --approval {}; this action needs approval{why}, so it was not run. Say what you would do instead.",
-                            args.agent.approval
+                            args.agent.approval(loaded)
                         )),
                     },
                 }));
