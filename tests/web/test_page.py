@@ -238,7 +238,7 @@ async def run(browser, mock, url, home, project):
     await browser.wait_for("document.querySelector('#policy').value === 'auto-edit'", 10, "the session's policy to follow")
     assert 'approval = "auto-edit"' in Path(home, "config.toml").read_text()
     await browser.wait_for("document.querySelector('#default-policy')?.value === 'auto-edit'", 10, "the saved default shown")
-    await browser.evaluate("document.querySelector('#default-policy').scrollIntoView()")
+    await browser.evaluate("document.querySelector('#default-policy').closest('label').scrollIntoView({block: 'center'})")
     await shot("10b-settings-default-policy")
 
     # 8. A key set, and never shown again.
