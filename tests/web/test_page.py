@@ -2,7 +2,7 @@
 a message streams in; an edit approved from its diff card changes the file; a command denied
 with feedback reaches the model; a turn stopped with Esc; conversations switched; a second tab
 that switches to another conversation while the first keeps its own (a session per tab); the
-model changed in settings; a key set and never shown again; a provider's last error on the
+model and the default approval policy changed in settings; a key set and never shown again; a provider's last error on the
 Status tab. Saves a screenshot of each step in
 $CORVID_SCREENSHOTS (default target/web-screenshots).
 
@@ -230,6 +230,16 @@ async def run(browser, mock, url, home, project):
     await browser.wait_for("document.querySelector('#model').value === 'grok-3-mini'", 10, "the model picker to follow")
     assert 'default_model = "grok-3-mini"' in Path(home, "config.toml").read_text()
     await shot("10-settings-model")
+
+    # 7b. The default approval policy saved: config.toml gets it, and this tab's session follows.
+    await browser.wait_for("document.querySelector('#default-policy')?.value === 'ask'", 10, "the default policy")
+    await browser.evaluate("document.querySelector('#default-policy').value = 'auto-edit'")
+    await browser.click("#save-settings")
+    await browser.wait_for("document.querySelector('#policy').value === 'auto-edit'", 10, "the session's policy to follow")
+    assert 'approval = "auto-edit"' in Path(home, "config.toml").read_text()
+    await browser.wait_for("document.querySelector('#default-policy')?.value === 'auto-edit'", 10, "the saved default shown")
+    await browser.evaluate("document.querySelector('#default-policy').closest('label').scrollIntoView({block: 'center'})")
+    await shot("10b-settings-default-policy")
 
     # 8. A key set, and never shown again.
     await browser.type("[data-key=ANTHROPIC_API_KEY]", SECRET)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use corvid_agent::{OpenConversation, Session, Subscription};
-use corvid_config::Loaded;
+use corvid_config::{ApprovalSetting, Loaded};
 use corvid_protocol::ApprovalPolicy;
 
 use crate::compose::Composition;
@@ -18,9 +18,10 @@ pub(crate) struct AgentArgs {
     /// The model (alias, provider/model, or a bare name); default: default_model.
     #[arg(long)]
     model: Option<String>,
-    /// ask (reads run; writes and commands ask), auto-edit (edits run; commands ask), full-auto.
-    #[arg(long, value_name = "POLICY", default_value = "ask")]
-    pub(crate) approval: ApprovalPolicy,
+    /// ask (reads run; writes and commands ask), auto-edit (edits run; commands ask), full-auto;
+    /// overrides `approval` in config.toml (default: ask).
+    #[arg(long, value_name = "POLICY")]
+    approval: Option<ApprovalPolicy>,
     /// The project folder (default: the nearest folder at or above the current one, below the
     /// home folder, holding `.git`; else the current directory).
     #[arg(long, value_name = "DIR")]
@@ -39,6 +40,23 @@ pub(crate) struct AgentArgs {
     sandbox: Option<corvid_config::SandboxSetting>,
 }
 
+impl AgentArgs {
+    /// The policy the session starts with: the flag, else `approval` in config.toml.
+    pub(crate) fn approval(&self, loaded: &Loaded) -> ApprovalPolicy {
+        self.approval.unwrap_or_else(|| default_approval(loaded))
+    }
+}
+
+/// The approval policy every front end's sessions start with when no flag says otherwise:
+/// `approval` in config.toml (or `CORVID_APPROVAL`), else `ask`.
+pub(crate) fn default_approval(loaded: &Loaded) -> ApprovalPolicy {
+    match loaded.config.approval {
+        ApprovalSetting::Ask => ApprovalPolicy::Ask,
+        ApprovalSetting::AutoEdit => ApprovalPolicy::AutoEdit,
+        ApprovalSetting::FullAuto => ApprovalPolicy::FullAuto,
+    }
+}
+
 /// Opens the session on the project's current conversation, with a listener that hears it from
 /// its first event (start-up warnings, `ready`), as the terminal always has.
 pub(crate) async fn start(
@@ -54,7 +72,7 @@ pub(crate) async fn start(
         .clone()
         .unwrap_or_else(|| loaded.config.default_model.clone());
     let mut config = crate::compose::agent_config(loaded, folders, model, front_end);
-    config.approval = args.approval;
+    config.approval = args.approval(loaded);
     config.max_steps = args.max_steps;
     config.context_window = args.context_window;
     config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
@@ -100,3 +118,6 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         .await
         .context("the terminal failed")
 }
+
+#[cfg(test)]
+mod tests;

@@ -72,6 +72,7 @@ pub(crate) fn agent_config(
     // Every front end gets the kernel sandbox as config.toml sets it; `chat`/`exec` may
     // override it with `--sandbox`.
     config.sandbox = crate::sandbox_setup::sandbox(loaded, None);
+    config.approval = crate::agent_front::default_approval(loaded);
     config.tool_plugins = tool_plugins(loaded);
     config
 }

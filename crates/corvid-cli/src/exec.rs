@@ -119,17 +119,17 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
                 };
                 if !args.json {
                     eprintln!(
-                        "corvid exec: refused {}{why} (needs approval under --approval {}; --approval auto-edit or full-auto allows more)",
+                        "corvid exec: refused {}{why} (needs approval under the {} policy; --approval auto-edit or full-auto allows more)",
                         describe(&proposal.kind),
-                        args.agent.approval
+                        args.agent.approval(loaded)
                     );
                 }
                 handle.submit(Op::Approve(ApproveParams {
                     proposal_id: proposal.proposal_id.clone(),
                     decision: ApprovalDecision::Reject {
                         feedback: Some(format!(
-                            "corvid exec runs without a person to ask, under --approval {}; this action needs approval{why}, so it was not run. Say what you would do instead.",
-                            args.agent.approval
+                            "corvid exec runs without a person to ask, under the {} approval policy; this action needs approval{why}, so it was not run. Say what you would do instead.",
+                            args.agent.approval(loaded)
                         )),
                     },
                 }));

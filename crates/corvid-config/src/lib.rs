@@ -27,7 +27,8 @@ pub use providers::{
     Capabilities, CredentialSource, ModelRule, ProviderConfig, ProviderKind, XAI_MODELS,
 };
 pub use schema::{
-    AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price, SandboxSetting,
+    ApprovalSetting, AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price,
+    SandboxSetting,
 };
 pub use value::is_truthy;
 pub use web::{HostRule, SearchBackend, WebConfig};

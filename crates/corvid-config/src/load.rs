@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::schema::{AuthMode, CompletionsBackend, Config, LogLevel, Price, SandboxSetting};
+use crate::schema::{
+    ApprovalSetting, AuthMode, CompletionsBackend, Config, LogLevel, Price, SandboxSetting,
+};
 use crate::value::{is_truthy, parse_bool};
 use crate::{ConfigError, EnvFile, Paths, resolve_paths};
 
@@ -207,6 +209,13 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
             SandboxSetting::parse,
         )?;
     }
+    if let Some(found) = layers.string("approval", "APPROVAL")? {
+        config.approval = found.parse(
+            "approval",
+            &one_of(ApprovalSetting::ACCEPTED),
+            ApprovalSetting::parse,
+        )?;
+    }
     if let Some(found) = layers.string("xai_auth_url", "XAI_AUTH_URL")? {
         config.xai_auth_url = found.value.trim_end_matches('/').to_owned();
     }
@@ -294,6 +303,7 @@ const KNOWN_KEYS: &[&str] = &[
     "providers",
     "default_provider",
     "sandbox",
+    "approval",
     "context_window",
     "context_windows",
     "web",

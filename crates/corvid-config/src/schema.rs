@@ -105,6 +105,43 @@ impl SandboxSetting {
     }
 }
 
+/// What the agent may do without asking when no `--approval` flag says (`approval` in
+/// `config.toml`). The names are the agent protocol's approval policies; this crate is a leaf,
+/// so the front ends map it onto theirs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalSetting {
+    /// Reads run; edits, writes and commands ask (the default).
+    #[default]
+    Ask,
+    /// Reads and edits run; commands ask.
+    AutoEdit,
+    /// Everything runs without asking.
+    FullAuto,
+}
+
+impl ApprovalSetting {
+    pub(crate) const ACCEPTED: &'static str = "ask, auto-edit, full-auto";
+
+    /// Reads `ask`, `auto-edit` or `full-auto` (any case, surrounding spaces ignored).
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "ask" => Some(Self::Ask),
+            "auto-edit" => Some(Self::AutoEdit),
+            "full-auto" => Some(Self::FullAuto),
+            _ => None,
+        }
+    }
+
+    /// The name used in `config.toml` and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ask => "ask",
+            Self::AutoEdit => "auto-edit",
+            Self::FullAuto => "full-auto",
+        }
+    }
+}
+
 /// How much corvid logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogLevel {
@@ -183,6 +220,8 @@ pub struct Config {
     pub default_provider: String,
     /// Whether the agent's commands run in the kernel sandbox.
     pub sandbox: SandboxSetting,
+    /// The agent's approval policy when no `--approval` flag is given.
+    pub approval: ApprovalSetting,
     /// `context_window`: the agent's context window in tokens for every model that
     /// `context_windows` does not name; `None` leaves it to the catalog.
     pub context_window: Option<u64>,
@@ -237,6 +276,7 @@ impl Default for Config {
             providers: crate::providers::presets("https://api.x.ai/v1"),
             default_provider: "xai".to_owned(),
             sandbox: SandboxSetting::On,
+            approval: ApprovalSetting::Ask,
             context_window: None,
             context_windows: BTreeMap::new(),
             web: crate::web::WebConfig::default(),

@@ -252,6 +252,19 @@ pub(crate) fn key_state(
     }
 }
 
+/// A provider's last failed call: its upstream's or, for the `zed` provider, its account's
+/// (the account's calls do not go through the upstream), whichever came last.
+fn last_failure(provider: &corvid_providers::Provider) -> Option<corvid_providers::LastFailure> {
+    let upstream = provider.upstream().last_failure();
+    let account = provider
+        .zed_service()
+        .and_then(corvid_providers::ZedService::last_failure);
+    upstream
+        .into_iter()
+        .chain(account)
+        .max_by_key(|failure| failure.at_ms)
+}
+
 async fn status(State(state): State<PageState>) -> Json<Value> {
     let today = usage_since(&state, start_of_today_ms()).await;
     let registry = state.0.gateway.registry();
@@ -268,7 +281,7 @@ async fn status(State(state): State<PageState>) -> Json<Value> {
                 "base_url": provider.config().base_url,
                 "key": key,
                 "key_variable": variable,
-                "last_error": provider.upstream().last_failure().map(|failure| json!({
+                "last_error": last_failure(provider).map(|failure| json!({
                     "at_ms": failure.at_ms,
                     "status": failure.status,
                     "cause": failure.cause,

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use corvid_agent::{AgentConfig, AgentError, Agents, OpenConversation, Session, SharedStore};
-use corvid_protocol::{EventMsg, Op, ReadyNotification, Submission};
+use corvid_protocol::{ApprovalPolicy, EventMsg, Op, ReadyNotification, Submission};
 
 /// How often a released session that still runs a turn is looked at again.
 const IDLE_CHECK: Duration = Duration::from_millis(500);
@@ -26,8 +26,8 @@ pub struct PageAgent(Arc<Inner>);
 
 struct Inner {
     agents: Agents,
-    /// What a session the page opens starts with; its model follows the default model the
-    /// settings page saves.
+    /// What a session the page opens starts with; its model and approval policy follow the
+    /// defaults the settings page saves.
     config: Mutex<AgentConfig>,
     project: PathBuf,
 }
@@ -86,6 +86,25 @@ impl PageAgent {
             .unwrap_or_else(PoisonError::into_inner)
             .model
             .clone()
+    }
+
+    /// The approval policy sessions opened from now on start with (the default the settings
+    /// page saves as `approval` in config.toml).
+    pub fn set_approval(&self, policy: ApprovalPolicy) {
+        self.0
+            .config
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .approval = policy;
+    }
+
+    /// The approval policy sessions opened from now on start with.
+    pub fn approval(&self) -> ApprovalPolicy {
+        self.0
+            .config
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .approval
     }
 
     /// A tab stopped listening to `session`: close it once nobody listens and no turn runs.

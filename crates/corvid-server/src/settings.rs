@@ -1,9 +1,10 @@
 //! `GET/PUT /api/settings[?conversation=<id>]`: the settings window of the page. The default
-//! model, aliases and providers (on/off, base URL) are written to `config.toml`; the approval
-//! policy and the model apply at once to the session of the tab's conversation (`conversation`
-//! in the query or the body; through the engine's `set_model` and `set_approval_policy`), and a
-//! new default model to every session the page opens from then on; provider keys are set or
-//! cleared in the env file and never read back: the answer says only whether each is set.
+//! model, the default approval policy (`approval`), aliases and providers (on/off, base URL) are
+//! written to `config.toml`; the approval policy and the model apply at once to the session of
+//! the tab's conversation (`conversation` in the query or the body; through the engine's
+//! `set_model` and `set_approval_policy`), and a new default model or approval policy to that
+//! session and every session the page opens from then on; provider keys are set or cleared in
+//! the env file and never read back: the answer says only whether each is set.
 //!
 //! `config.toml` is edited in place (`toml_edit`): only the keys that change are touched, and
 //! its comments, blank lines and order stay as the user wrote them. The gateway reads it at
@@ -142,6 +143,7 @@ async fn view(state: &PageState, conversation: Option<&str>) -> Result<Value, Ap
         "providers": providers,
         "keys": keys,
         "session": session,
+        "default_approval_policy": state.0.agent.approval().as_str(),
         "approval_policies": ApprovalPolicy::ALL.map(ApprovalPolicy::as_str),
     }))
 }
@@ -157,7 +159,11 @@ struct Change {
     /// The session's model now, without changing the default.
     model: Option<String>,
     aliases: Option<BTreeMap<String, String>>,
+    /// The session's policy now, without changing the default.
     approval_policy: Option<ApprovalPolicy>,
+    /// Saved as `approval` in config.toml: the policy of every session opened from now on (and
+    /// of the tab's session now, unless `approval_policy` says otherwise).
+    default_approval_policy: Option<ApprovalPolicy>,
     #[serde(default)]
     providers: Vec<ProviderChange>,
     /// Variable → new value, or `null` to clear it.
@@ -181,13 +187,18 @@ async fn write(
     validate(&state, &change)?;
     let mut restart_needed = false;
     // Files first: a refused write leaves the session as it was.
-    let touches_config =
-        change.default_model.is_some() || change.aliases.is_some() || !change.providers.is_empty();
+    let touches_config = change.default_model.is_some()
+        || change.default_approval_policy.is_some()
+        || change.aliases.is_some()
+        || !change.providers.is_empty();
     if touches_config {
         let mut document = config_document(&state)?;
         let was_empty = document.as_table().is_empty();
         if let Some(model) = &change.default_model {
             set(document.as_table_mut(), "default_model", model.as_str());
+        }
+        if let Some(policy) = change.default_approval_policy {
+            set(document.as_table_mut(), "approval", policy.as_str());
         }
         if let Some(aliases) = &change.aliases {
             let table = table_at(document.as_table_mut(), "aliases", "aliases")?;
@@ -245,6 +256,9 @@ async fn write(
     if let Some(model) = &change.default_model {
         state.0.agent.set_model(model);
     }
+    if let Some(policy) = change.default_approval_policy {
+        state.0.agent.set_approval(policy);
+    }
     let session = change
         .conversation
         .as_deref()
@@ -261,7 +275,7 @@ async fn write(
             .await
             .map_err(|error| ApiError::invalid_request(error.to_string()))?;
         }
-        if let Some(policy) = change.approval_policy {
+        if let Some(policy) = change.approval_policy.or(change.default_approval_policy) {
             ask(
                 session,
                 Op::SetApprovalPolicy { policy },

@@ -1075,3 +1075,150 @@ async fn a_providers_last_failure_is_on_the_status_page() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn the_default_approval_policy_is_saved_with_comments_kept_and_new_sessions_start_with_it() {
+    let config =
+        "# my settings\nsandbox = \"on\" # keep it confined\n\n[aliases]\nfast = \"grok-3-mini\"\n";
+    let server = start_with(vec![], config).await;
+    let (_, before) = server
+        .json(reqwest::Method::GET, "/api/settings", Value::Null)
+        .await;
+    assert_eq!(before["default_approval_policy"], "ask", "{before}");
+    let (mut tab, conversation) = open_tab(&server, None).await;
+
+    // The tab's policy alone: the default and the file stay as they were.
+    let (status, body) = server
+        .json(
+            reqwest::Method::PUT,
+            "/api/settings",
+            json!({"approval_policy": "full-auto", "conversation": conversation}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["session"]["approval_policy"], "full-auto", "{body}");
+    assert_eq!(body["default_approval_policy"], "ask", "{body}");
+    assert_eq!(
+        std::fs::read_to_string(server.home.path().join("config.toml")).unwrap(),
+        config
+    );
+
+    // The default: written as `approval`, the file's comments kept; the tab's session follows.
+    let (status, body) = server
+        .json(
+            reqwest::Method::PUT,
+            "/api/settings",
+            json!({"default_approval_policy": "auto-edit", "conversation": conversation}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["default_approval_policy"], "auto-edit", "{body}");
+    assert_eq!(body["session"]["approval_policy"], "auto-edit", "{body}");
+    let written = std::fs::read_to_string(server.home.path().join("config.toml")).unwrap();
+    assert_eq!(
+        written,
+        "# my settings\nsandbox = \"on\" # keep it confined\napproval = \"auto-edit\"\n\n[aliases]\nfast = \"grok-3-mini\"\n"
+    );
+    let loaded = corvid_config::load(
+        &corvid_config::Flags::default(),
+        &HashMap::from([(
+            "CORVID_HOME".to_owned(),
+            server.home.path().display().to_string(),
+        )]),
+    )
+    .expect("the edited file still loads");
+    assert_eq!(
+        loaded.config.approval,
+        corvid_config::ApprovalSetting::AutoEdit
+    );
+    let (_, read) = server
+        .json(reqwest::Method::GET, "/api/settings", Value::Null)
+        .await;
+    assert_eq!(read["default_approval_policy"], "auto-edit", "{read}");
+
+    // A conversation started from now on starts with the new default.
+    submit(&mut tab, "n1", json!({"type": "new_conversation"})).await;
+    let ready = frame_where(&mut tab, |frame| {
+        frame["msg"]["type"] == "ready" && frame["msg"]["conversation_id"] != conversation.as_str()
+    })
+    .await;
+    assert_eq!(ready["msg"]["approval_policy"], "auto-edit", "{ready}");
+
+    // A policy that is not one is refused, and nothing is written.
+    let (status, body) = server
+        .json(
+            reqwest::Method::PUT,
+            "/api/settings",
+            json!({"default_approval_policy": "yolo"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        std::fs::read_to_string(server.home.path().join("config.toml")).unwrap(),
+        written
+    );
+}
+
+#[tokio::test]
+async fn the_zed_accounts_last_failure_is_on_the_status_page() {
+    use corvid_test_support::zed_cloud::{ACCOUNT_TOKEN, CompletionReply, MockZedCloud, USER_ID};
+
+    let cloud = MockZedCloud::start().await;
+    let config = format!(
+        "max_retries = 0\n[providers.zed]\nbase_url = \"{}\"\n",
+        cloud.base_url()
+    );
+    let server = start_full(
+        vec![],
+        &config,
+        &[
+            ("ZED_USER_ID", USER_ID),
+            ("ZED_ACCESS_TOKEN", ACCOUNT_TOKEN),
+        ],
+    )
+    .await;
+    let zed = |status: &Value| {
+        status["providers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|provider| provider["name"] == "zed")
+            .cloned()
+            .unwrap()
+    };
+    let (_, before) = server
+        .json(reqwest::Method::GET, "/api/status", Value::Null)
+        .await;
+    assert_eq!(before["sign_ins"]["zed"]["signed_in"], true, "{before}");
+    assert_eq!(zed(&before)["last_error"], Value::Null, "{before}");
+    cloud.enqueue_completion(CompletionReply::status(
+        500,
+        json!({"code": "internal_error", "message": "the hosted model fell over"}),
+    ));
+    let answer = server
+        .http
+        .post(format!("{}/v1/chat/completions", server.base))
+        .json(&json!({"model": "zed/grok-4", "messages": [{"role": "user", "content": "my private prompt"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(answer.status().is_server_error(), "{}", answer.status());
+    let (_, after) = server
+        .json(reqwest::Method::GET, "/api/status", Value::Null)
+        .await;
+    let failure = &zed(&after)["last_error"];
+    assert_eq!(failure["status"], 500, "{after}");
+    assert_eq!(failure["cause"], "status");
+    assert!(
+        failure["message"]
+            .as_str()
+            .unwrap()
+            .contains("the hosted model fell over"),
+        "{after}"
+    );
+    let text = after.to_string();
+    assert!(
+        !text.contains("my private prompt") && !text.contains(ACCOUNT_TOKEN),
+        "{text}"
+    );
+}

@@ -524,7 +524,10 @@ async function loadSettings() {
   for (const option of $("#model").options) names.append(el("option", [], { value: option.value }));
   const policy = el("select", [], { id: "settings-policy" });
   for (const name of settings.approval_policies) policy.append(el("option", [name], { value: name }));
-  policy.value = settings.session?.approval_policy || "ask";
+  policy.value = settings.session?.approval_policy || settings.default_approval_policy;
+  const defaultPolicy = el("select", [], { id: "default-policy" });
+  for (const name of settings.approval_policies) defaultPolicy.append(el("option", [name], { value: name }));
+  defaultPolicy.value = settings.default_approval_policy;
   const aliases = el("textarea", [Object.entries(settings.aliases).map(([k, v]) => `${k} = ${v}`).join("\n")], { rows: "4", id: "aliases" });
   const providers = el("table", [el("tr", [el("th", ["provider"]), el("th", ["on"]), el("th", ["base URL"])])], { class: "providers" });
   for (const provider of settings.providers) {
@@ -545,7 +548,10 @@ async function loadSettings() {
       enabled: page.querySelector(`[data-provider="${provider.name}"]`).checked,
       base_url: page.querySelector(`[data-provider-url="${provider.name}"]`).value.trim(),
     })).filter((change, index) => change.enabled !== settings.providers[index].enabled || change.base_url !== settings.providers[index].base_url);
-    const change = { approval_policy: policy.value, conversation: state.conversationId || undefined };
+    const change = { conversation: state.conversationId || undefined };
+    // A new default moves this session too, unless its own policy was changed here as well.
+    if (policy.value !== (settings.session?.approval_policy || settings.default_approval_policy)) change.approval_policy = policy.value;
+    if (defaultPolicy.value !== settings.default_approval_policy) change.default_approval_policy = defaultPolicy.value;
     if (defaultModel.value.trim() !== settings.default_model) change.default_model = defaultModel.value.trim();
     if (JSON.stringify(aliasMap) !== JSON.stringify(settings.aliases)) change.aliases = aliasMap;
     if (providerChanges.length) change.providers = providerChanges;
@@ -570,6 +576,7 @@ async function loadSettings() {
     el("h2", ["Settings"]),
     field("Default model", defaultModel), names,
     field("Approval policy (this session)", policy),
+    field("Default approval policy (new sessions; saved as approval in config.toml)", defaultPolicy),
     field("Aliases (name = target, one a line)", aliases),
     el("h3", ["Providers"]), providers, save,
     el("h3", ["Keys"]), el("p", ["Stored in corvid's env file. A key is never shown again; corvid only says whether it is set. Restart corvid serve to use a new key."], { class: "muted" }), keys,

@@ -562,6 +562,37 @@ fn the_sandbox_is_on_unless_turned_off() {
 }
 
 #[test]
+fn the_approval_policy_is_ask_unless_the_file_or_the_env_says_otherwise() {
+    let home = tempfile::tempdir().unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert_eq!(loaded.config.approval, ApprovalSetting::Ask);
+    fs::write(
+        home.path().join("config.toml"),
+        "# mine\napproval = \" Auto-Edit \"\n",
+    )
+    .unwrap();
+    let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();
+    assert_eq!(loaded.config.approval, ApprovalSetting::AutoEdit);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let loaded = load(
+        &Flags::default(),
+        &env(home.path(), &[("CORVID_APPROVAL", "full-auto")]),
+    )
+    .unwrap();
+    assert_eq!(loaded.config.approval, ApprovalSetting::FullAuto);
+    fs::write(home.path().join("config.toml"), "approval = \"yolo\"\n").unwrap();
+    let error = load(&Flags::default(), &env(home.path(), &[])).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("`approval`"), "{text}");
+    assert!(text.contains("config.toml"), "{text}");
+    assert!(text.contains("ask, auto-edit, full-auto"), "{text}");
+    assert!(text.contains("yolo"), "{text}");
+    fs::write(home.path().join("config.toml"), "approval = true\n").unwrap();
+    let error = load(&Flags::default(), &env(home.path(), &[])).unwrap_err();
+    assert!(error.to_string().contains("approval"), "{error}");
+}
+
+#[test]
 fn context_windows_are_read_from_the_table_and_the_default() {
     let home = tempfile::tempdir().unwrap();
     let loaded = load(&Flags::default(), &env(home.path(), &[])).unwrap();

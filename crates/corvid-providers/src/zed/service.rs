@@ -1,7 +1,8 @@
 //! [`ZedService`]: the signed-in Zed account as a backend of the `zed` provider — its model
 //! list (cached, read again when a new LLM token was minted) and completions retried before
 //! any output by the same [`Retries`] every provider's calls use. Its failures are
-//! [`ProviderError`]s, so callers decide, classify and word them as any provider's.
+//! [`ProviderError`]s, so callers decide, classify and word them as any provider's, and the
+//! last one is kept (cleaned, as every upstream's) for the status page.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,7 @@ use tokio::sync::Mutex;
 use super::{ZedClient, ZedCompletion, ZedModel, ZedModels};
 use crate::backoff::Retries;
 use crate::error::{CallError, ProviderError, Refusal};
+use crate::last_failure::{FailureLog, LastFailure};
 
 /// How long a fetched model list is trusted.
 const MODEL_LIST_TTL: Duration = Duration::from_secs(600);
@@ -23,6 +25,8 @@ pub struct ZedService {
     models: Mutex<Option<CachedZedModels>>,
     /// Retries of a completion before any output, as for every provider (`max_retries`).
     max_retries: u32,
+    /// The account's last failed call (a model list or a completion, after its retries).
+    failures: FailureLog,
 }
 
 #[derive(Debug)]
@@ -43,11 +47,18 @@ impl ZedService {
             client,
             models: Mutex::new(None),
             max_retries,
+            failures: FailureLog::default(),
         }
     }
 
     pub fn client(&self) -> &ZedClient {
         &self.client
+    }
+
+    /// The account's last failed call (from any caller: the gateway, the agent, a model
+    /// list), cleaned for showing like every upstream's; `None` when none has.
+    pub fn last_failure(&self) -> Option<LastFailure> {
+        self.failures.last()
     }
 
     /// The account's models, fetched on demand and cached; read again once a new LLM token
@@ -61,7 +72,14 @@ impl ZedService {
         {
             return Ok(cached.models.clone());
         }
-        let models = self.client.models().await?;
+        let models = match self.client.models().await {
+            Ok(models) => models,
+            Err(error) => {
+                let error = ProviderError::from(error);
+                self.failures.note(&error);
+                return Err(error);
+            }
+        };
         *cache = Some(CachedZedModels {
             at: Instant::now(),
             // Read after the fetch: the fetch itself may have minted the first token.
@@ -128,7 +146,10 @@ impl ZedService {
             let error = ProviderError::from(error);
             match retries.after(&error) {
                 Some(delay) => tokio::time::sleep(delay).await,
-                None => return Err(CallError { error, attempts }),
+                None => {
+                    self.failures.note(&error);
+                    return Err(CallError { error, attempts });
+                }
             }
         }
     }

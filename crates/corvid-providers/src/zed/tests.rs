@@ -17,6 +17,7 @@ mod account;
 mod client;
 mod decoder;
 mod request;
+mod service;
 
 const SYSTEM_ID: &str = "5d0c5f1e-8a3b-4c2d-9e1f-0a1b2c3d4e5f";
 

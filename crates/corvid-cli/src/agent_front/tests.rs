@@ -1,0 +1,82 @@
+use std::collections::HashMap;
+
+use clap::Parser;
+use corvid_protocol::EventMsg;
+
+use super::*;
+
+#[derive(Debug, Parser)]
+struct Line {
+    #[command(flatten)]
+    agent: AgentArgs,
+}
+
+fn args(flags: &[&str]) -> AgentArgs {
+    Line::try_parse_from(std::iter::once("corvid").chain(flags.iter().copied()))
+        .unwrap()
+        .agent
+}
+
+/// A `CORVID_HOME` whose config.toml says `approval = "auto-edit"`.
+fn loaded_with_auto_edit(home: &std::path::Path) -> Loaded {
+    std::fs::write(
+        home.join("config.toml"),
+        "# mine\napproval = \"auto-edit\"\n",
+    )
+    .unwrap();
+    let env = HashMap::from([
+        ("CORVID_HOME".to_owned(), home.display().to_string()),
+        ("CORVID_KEYRING".to_owned(), "off".to_owned()),
+    ]);
+    corvid_config::load(&corvid_config::Flags::default(), &env).unwrap()
+}
+
+#[test]
+fn the_flag_beats_config_toml_and_config_toml_beats_ask() {
+    let home = tempfile::tempdir().unwrap();
+    let loaded = loaded_with_auto_edit(home.path());
+    assert_eq!(args(&[]).approval(&loaded), ApprovalPolicy::AutoEdit);
+    assert_eq!(
+        args(&["--approval", "full-auto"]).approval(&loaded),
+        ApprovalPolicy::FullAuto
+    );
+    // `ask` given on the line is a choice too, not the absence of one.
+    assert_eq!(
+        args(&["--approval", "ask"]).approval(&loaded),
+        ApprovalPolicy::Ask
+    );
+    let bare = tempfile::tempdir().unwrap();
+    let env = HashMap::from([("CORVID_HOME".to_owned(), bare.path().display().to_string())]);
+    let plain = corvid_config::load(&corvid_config::Flags::default(), &env).unwrap();
+    assert_eq!(args(&[]).approval(&plain), ApprovalPolicy::Ask);
+}
+
+/// The page's and ACP's sessions start from `agent_config`, the terminal's from `start`.
+#[tokio::test]
+async fn every_front_ends_new_session_starts_with_the_configured_policy() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let loaded = loaded_with_auto_edit(home.path());
+    let folders = corvid_agent::project_folders(project.path(), Some(project.path()));
+    let config = crate::compose::agent_config(&loaded, folders, "grok-4".to_owned(), "acp");
+    assert_eq!(config.approval, ApprovalPolicy::AutoEdit);
+
+    let project_flag = project.path().display().to_string();
+    for (flags, expected) in [
+        (vec!["--project", project_flag.as_str()], "auto-edit"),
+        (
+            vec!["--project", project_flag.as_str(), "--approval", "ask"],
+            "ask",
+        ),
+    ] {
+        let (session, mut events) = start(&loaded, &args(&flags), "exec").await.unwrap();
+        let ready = loop {
+            let event = events.recv().await.expect("the session ended before ready");
+            if let EventMsg::Ready(ready) = event.msg {
+                break ready;
+            }
+        };
+        assert_eq!(ready.approval_policy.as_str(), expected, "{flags:?}");
+        session.close().await;
+    }
+}
