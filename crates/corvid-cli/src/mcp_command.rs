@@ -1,4 +1,4 @@
-//! `corvid mcp list|add|remove`: the MCP servers corvid reads (`[mcp_servers.<name>]` in
+//! `corvid mcp list|add|remove|trust`: the MCP servers corvid reads (`[mcp_servers.<name>]` in
 //! config.toml, `.corvid/mcp.json` in the project), their state and their tools; and the MCP
 //! tool source the composition root registers for every session ([`plugin`]).
 
@@ -10,7 +10,7 @@ use corvid_config::{
     CredentialSource, Loaded, McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, merge_servers,
     read_project_mcp,
 };
-use corvid_mcp::{McpPlugin, ServerState};
+use corvid_mcp::{McpPlugin, ServerState, TrustStore};
 use corvid_tools::Sandbox;
 
 #[derive(Debug, clap::Subcommand)]
@@ -49,6 +49,15 @@ pub(crate) enum McpCommand {
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Trust a server of the project's .corvid/mcp.json, as it is defined now, so sessions in
+    /// this project start it (a changed definition asks again). Kept in corvid's data folder.
+    Trust {
+        /// The server's name, as `corvid mcp list` shows it.
+        name: String,
+        /// The project whose .corvid/mcp.json defines it.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
     /// Remove a server from the project's .corvid/mcp.json (or, with --global, config.toml).
     Remove {
         name: String,
@@ -85,8 +94,15 @@ pub(crate) async fn run(
             if global {
                 add_global(&loaded.paths.config_file, &name, &entry)
             } else {
-                add_project(&project_root(project.as_deref())?, &name, &entry)
+                let project = project_root(project.as_deref())?;
+                let mut text = add_project(&project, &name, &entry)?;
+                // The user wrote this definition here and now: it needs no further yes.
+                text.push_str(&trust(loaded, &project, &name)?);
+                Ok(text)
             }
+        }
+        McpCommand::Trust { name, project } => {
+            trust(loaded, &project_root(project.as_deref())?, &name)
         }
         McpCommand::Remove {
             name,
@@ -113,6 +129,41 @@ pub(crate) fn plugin(loaded: &Loaded) -> McpPlugin {
         Arc::new(move |name| secrets.secret(name)),
     )
     .with_protected(credential_names(loaded))
+    .with_trust(trust_store(loaded))
+}
+
+/// Where the user's trust in projects' own servers is kept (corvid's data folder).
+fn trust_store(loaded: &Loaded) -> TrustStore {
+    TrustStore::in_data_dir(&loaded.paths.data_dir)
+}
+
+/// `corvid mcp trust NAME`: keeps the project server's current definition as trusted.
+fn trust(loaded: &Loaded, project: &Path, name: &str) -> anyhow::Result<String> {
+    let file = read_project_mcp(project).map_err(|err| anyhow::anyhow!("{err}"))?;
+    let Some(server) = file.servers.iter().find(|server| server.name == name) else {
+        let global = loaded
+            .config
+            .mcp
+            .servers
+            .iter()
+            .any(|server| server.name == name);
+        if global {
+            bail!("`{name}` is defined in config.toml, not by the project: it needs no trust");
+        }
+        bail!(
+            "{} defines no server `{name}`",
+            project.join(PROJECT_MCP_FILE).display()
+        );
+    };
+    let store = trust_store(loaded);
+    store
+        .trust(project, server)
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
+    Ok(format!(
+        "Trusted `{name}` ({}) for {}; sessions in this project start it. A changed definition asks again.\n",
+        describe(server),
+        project.display()
+    ))
 }
 
 /// The variables that hold corvid's own credentials: each provider's key variables, the xAI
@@ -194,6 +245,10 @@ async fn list(loaded: &Loaded, project: &Path, sandbox: Sandbox) -> anyhow::Resu
             ServerState::Ready => format!("ready, {} tools", status.tools.len()),
             ServerState::Failed(reason) => format!("failed: {reason}"),
             ServerState::Disabled => "disabled".to_owned(),
+            ServerState::Untrusted => format!(
+                "not yet trusted (not started; `corvid mcp trust {}` to trust it)",
+                status.name
+            ),
             ServerState::Starting | ServerState::Idle => "not started".to_owned(),
         };
         text.push_str(&format!("{} ({scope}; {how}): {state}\n", status.name));

@@ -155,3 +155,64 @@ fn add_list_and_remove_servers_in_both_files() {
     assert!(ok, "{text}");
     assert!(text.contains("No MCP servers configured"), "{text}");
 }
+
+/// A cloned repository's `.corvid/mcp.json` server is not started, not even by `list`, until
+/// `corvid mcp trust` (kept in corvid's data folder); a changed definition is untrusted again.
+#[test]
+fn a_project_server_waits_for_trust_and_a_changed_one_asks_again() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let marks = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    std::fs::create_dir(project.path().join(".corvid")).unwrap();
+    let mark = marks.path().join("mark");
+    let write = |touch: &str| {
+        std::fs::write(
+            project.path().join(".corvid/mcp.json"),
+            serde_json::json!({"mcpServers": {"cloned": {
+                "command": "sh",
+                "args": ["-c", format!("{touch} '{}'", mark.display())],
+                "startup_timeout_sec": 10
+            }}})
+            .to_string(),
+        )
+        .unwrap();
+    };
+    write("touch");
+    let list = || run(corvid(home.path(), project.path()).arg("list"));
+
+    let (ok, text) = list();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("cloned (.corvid/mcp.json; stdio: sh -c touch"),
+        "{text}"
+    );
+    assert!(text.contains("not yet trusted"), "{text}");
+    assert!(text.contains("corvid mcp trust cloned"), "{text}");
+    assert!(!mark.exists(), "an untrusted server ran");
+
+    let (ok, text) = run(corvid(home.path(), project.path()).args(["trust", "cloned"]));
+    assert!(ok, "{text}");
+    assert!(text.contains("Trusted `cloned`"), "{text}");
+    assert!(home.path().join("corvid/mcp-trust.json").exists());
+    let (ok, text) = list();
+    assert!(ok, "{text}");
+    assert!(!text.contains("not yet trusted"), "{text}");
+    assert!(mark.exists(), "the trusted server did not start: {text}");
+
+    std::fs::remove_file(&mark).unwrap();
+    write("touch -m");
+    let (ok, text) = list();
+    assert!(ok, "{text}");
+    assert!(text.contains("not yet trusted"), "{text}");
+    assert!(
+        !mark.exists(),
+        "a changed server ran without being trusted again"
+    );
+
+    let (ok, text) = run(corvid(home.path(), project.path()).args(["trust", "nothere"]));
+    assert!(
+        !ok && text.contains("defines no server `nothere`"),
+        "{text}"
+    );
+}

@@ -1,6 +1,7 @@
 //! A project's `.corvid/mcp.json` server under `corvid exec`: its tools reach the model, and its
 //! process runs in the agent's sandbox — it cannot write outside the project, and corvid's own
-//! credentials are not in its environment.
+//! credentials are not in its environment. Until the user trusts it, it does not start at all,
+//! not even under `--approval full-auto`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -97,6 +98,20 @@ async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
             chunk(json!({}), json!("stop")),
         ]),
     );
+    // The user trusts the project's server (it would not start otherwise).
+    let trusted = std::process::Command::new(CORVID)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home.path())
+        .args(["mcp", "trust", "fixture", "--project"])
+        .arg(project.path())
+        .output()
+        .unwrap();
+    assert!(
+        trusted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
     let output = tokio::process::Command::new(CORVID)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -139,4 +154,67 @@ async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
         std::fs::read_to_string(&inside).unwrap(),
         "written by the fixture"
     );
+}
+
+/// A cloned repository's server under full-auto: not started, its tools not offered, and the
+/// notice says how to trust it.
+#[tokio::test(flavor = "multi_thread")]
+async fn full_auto_does_not_start_an_untrusted_project_server() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("mark");
+    std::fs::create_dir(project.path().join(".corvid")).unwrap();
+    std::fs::write(
+        project.path().join(".corvid/mcp.json"),
+        json!({"mcpServers": {"cloned": {
+            "command": "sh", "args": ["-c", format!("touch '{}'", mark.display())]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(
+        CHAT,
+        reply(vec![
+            chunk(
+                json!({"role": "assistant", "content": "Done."}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!("stop")),
+        ]),
+    );
+    let output = tokio::process::Command::new(CORVID)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home.path())
+        .env("CORVID_UPSTREAM", upstream.base_url())
+        .env("XAI_API_KEY", "upstream-key")
+        .args(["exec", "--approval", "full-auto", "--project"])
+        .arg(project.path())
+        .arg("hello")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(90), output)
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let said = format!("{}{stderr}", String::from_utf8_lossy(&output.stdout));
+    assert!(said.contains("corvid mcp trust cloned"), "{said}");
+    assert!(
+        !mark.exists(),
+        "full-auto started an untrusted project server"
+    );
+    let request = upstream
+        .requests()
+        .into_iter()
+        .find(|request| request.path == CHAT)
+        .unwrap()
+        .json();
+    let tools = request["tools"].to_string();
+    assert!(!tools.contains("mcp__cloned"), "{tools}");
 }

@@ -59,11 +59,14 @@ impl McpEnvironment {
     }
 
     /// The variables `server` may read: `lookup`, with `${workspaceFolder}` (Cursor, VS Code)
-    /// meaning the project folder; a project's server never sees corvid's own credentials.
+    /// meaning the project folder; a project's server never sees corvid's own credentials. An
+    /// editor's server (ACP) reads none: the editor resolved its values, and a `${…}` left in
+    /// them is text, not a request for corvid's environment.
     fn reader<'a>(&'a self, server: &McpServer) -> Reader<'a> {
         Reader {
             environment: self,
             guarded: server.origin.scope == McpScope::Project,
+            literal: server.origin.scope == McpScope::Editor,
         }
     }
 }
@@ -72,10 +75,15 @@ impl McpEnvironment {
 struct Reader<'a> {
     environment: &'a McpEnvironment,
     guarded: bool,
+    /// Values are used as written, and no variable is read.
+    literal: bool,
 }
 
 impl Reader<'_> {
     fn variable(&self, name: &str) -> Result<Option<String>, String> {
+        if self.literal {
+            return Ok(None);
+        }
         if name == "workspaceFolder" {
             return Ok(Some(self.environment.project.display().to_string()));
         }
@@ -88,6 +96,9 @@ impl Reader<'_> {
     }
 
     fn expand(&self, what: &str, value: &str) -> Result<String, String> {
+        if self.literal {
+            return Ok(value.to_owned());
+        }
         let refused = std::cell::RefCell::new(None);
         let expanded = expand(value, &|name| match self.variable(name) {
             Ok(found) => found,
@@ -257,3 +268,6 @@ impl StderrTail {
         String::from_utf8_lossy(&kept).trim().to_owned()
     }
 }
+
+#[cfg(test)]
+mod tests;

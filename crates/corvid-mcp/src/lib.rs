@@ -7,6 +7,7 @@
 //!   startup and tool timeouts, notices).
 //! - [`names`] makes tool names every provider accepts, and maps them back.
 //! - [`content`] maps text, image, resource and error results.
+//! - [`trust`] keeps which of a project's own servers the user trusts (only those start).
 //!
 //! Stdio servers start through `corvid_tools::Sandbox::command`, the spawn point `bash` uses.
 
@@ -17,8 +18,10 @@ mod launch;
 mod manager;
 pub mod names;
 mod source;
+pub mod trust;
 
 pub use content::{McpImage, McpOutput};
 pub use launch::{Lookup, McpEnvironment};
 pub use manager::{MAX_RESTARTS, McpManager, McpTool, ServerState, ServerStatus};
 pub use source::{McpPlugin, McpSource};
+pub use trust::TrustStore;

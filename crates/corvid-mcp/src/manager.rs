@@ -53,6 +53,8 @@ pub enum ServerState {
     Disabled,
     /// Not asked for yet.
     Idle,
+    /// A project's server the user has not trusted: never started (see `trust`).
+    Untrusted,
     Starting,
     Ready,
     Failed(String),
@@ -75,6 +77,7 @@ pub struct ServerStatus {
 enum State {
     Idle,
     Disabled,
+    Untrusted,
     Starting,
     Ready(Arc<Live>),
     Failed(String),
@@ -151,6 +154,17 @@ impl McpManager {
                 left_out: Mutex::new(None),
             }),
         }
+    }
+
+    /// Keeps the servers named in `names` from starting: a project's servers the user has
+    /// not trusted. They stay [`ServerState::Untrusted`], their tools are never listed.
+    pub fn hold_untrusted(self, names: &[String]) -> Self {
+        for slot in &self.inner.slots {
+            if names.contains(&slot.config.name) {
+                slot.state.send_replace(State::Untrusted);
+            }
+        }
+        self
     }
 
     /// Whether any server is configured.
@@ -366,6 +380,7 @@ impl McpManager {
                     state: match state {
                         State::Idle => ServerState::Idle,
                         State::Disabled => ServerState::Disabled,
+                        State::Untrusted => ServerState::Untrusted,
                         State::Starting => ServerState::Starting,
                         State::Ready(_) => ServerState::Ready,
                         State::Failed(reason) => ServerState::Failed(reason),

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::launch::{Lookup, McpEnvironment};
 use crate::manager::McpManager;
+use crate::trust::{TrustStore, describe, needs_trust};
 
 /// Registers the MCP servers of `config.toml` (and of each session's project) with the agent.
 #[derive(Clone)]
@@ -29,6 +30,8 @@ pub struct McpPlugin {
     read_project: bool,
     /// corvid's own credentials, which a project's servers may not name.
     protected: Arc<Vec<String>>,
+    /// The user's answers about the project's own servers; without it none is trusted.
+    trust: Option<TrustStore>,
 }
 
 impl std::fmt::Debug for McpPlugin {
@@ -50,7 +53,15 @@ impl McpPlugin {
             lookup,
             read_project: true,
             protected: Arc::new(Vec::new()),
+            trust: None,
         }
+    }
+
+    /// Where the user's trust in a project's own servers is kept: those it does not trust (as
+    /// defined now) are not started. Without a store no project server starts.
+    pub fn with_trust(mut self, trust: TrustStore) -> Self {
+        self.trust = Some(trust);
+        self
     }
 
     /// The variable names that are corvid's own credentials (its providers' keys, the names in
@@ -81,7 +92,7 @@ impl McpPlugin {
         } else {
             Ok(corvid_config::McpFile::default())
         };
-        let (servers, notices) = match read {
+        let (servers, mut notices) = match read {
             Ok(file) => (merge_servers(&self.global, &file.servers), file.warnings),
             Err(error) => (
                 self.global.clone(),
@@ -94,10 +105,20 @@ impl McpPlugin {
             lookup: Arc::clone(&self.lookup),
             protected: Arc::clone(&self.protected),
         };
-        (
-            McpManager::new(servers, self.max_tools, environment),
-            notices,
-        )
+        let untrusted: Vec<&McpServer> = servers
+            .iter()
+            .filter(|server| server.enabled && needs_trust(server))
+            .filter(|server| {
+                !self
+                    .trust
+                    .as_ref()
+                    .is_some_and(|store| store.is_trusted(project, server))
+            })
+            .collect();
+        notices.extend(untrusted.iter().map(|server| untrusted_notice(server)));
+        let names: Vec<String> = untrusted.iter().map(|server| server.name.clone()).collect();
+        let manager = McpManager::new(servers, self.max_tools, environment).hold_untrusted(&names);
+        (manager, notices)
     }
 }
 
@@ -109,6 +130,17 @@ impl ToolPlugin for McpPlugin {
         manager.start();
         Arc::new(McpSource { manager, notices })
     }
+}
+
+/// Why a project's server is not started, and how to start it.
+fn untrusted_notice(server: &McpServer) -> String {
+    format!(
+        "MCP server `{}` from {} is not started: a project's own servers start only once you trust them (it {}). If you do: `corvid mcp trust {}` in this project, then start a new session",
+        server.name,
+        server.origin.file.display(),
+        describe(server),
+        server.name
+    )
 }
 
 /// One session's MCP tools.

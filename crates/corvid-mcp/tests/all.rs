@@ -10,4 +10,5 @@ mod suite {
     mod everything;
     mod failures;
     mod support;
+    mod trust;
 }

@@ -87,11 +87,18 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
     let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
     config.approval = ApprovalPolicy::Ask;
     config.output_dir = project.path().join(".corvid-test-output");
-    config.tool_plugins = vec![Arc::new(McpPlugin::new(
-        Vec::new(),
-        100,
-        Arc::new(|_: &str| None),
-    ))];
+    // The user trusted the project's server (it would not start otherwise).
+    let data = tempfile::tempdir().unwrap();
+    let trust = corvid_mcp::TrustStore::in_data_dir(data.path());
+    for server in corvid_config::read_project_mcp(project.path())
+        .unwrap()
+        .servers
+    {
+        trust.trust(project.path(), &server).unwrap();
+    }
+    config.tool_plugins = vec![Arc::new(
+        McpPlugin::new(Vec::new(), 100, Arc::new(|_: &str| None)).with_trust(trust),
+    )];
     let (handle, mut events) =
         AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
     handle.submit(Op::Send(SendParams::text("echo something, then add")));

@@ -370,3 +370,30 @@ async fn a_project_server_cannot_name_corvids_credentials() {
     }
     manager.shutdown().await;
 }
+
+/// An editor (ACP) resolved its servers' values itself: a `${VAR}` left in them reaches the
+/// server as written, never filled in from corvid's environment.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editors_server_gets_its_values_as_given() {
+    let Some(python) = python() else { return };
+    let project = tempfile::tempdir().unwrap();
+    let mut given = servers(
+        &json!({"mcpServers": {"fixture": fixture_server(&python, "serve", json!({
+            "env": {"GIVEN": "${SOURCE}-suffix"}
+        }))}}),
+    );
+    for server in &mut given {
+        server.origin.scope = corvid_config::McpScope::Editor;
+    }
+    let manager = manager(given, project.path(), &[("SOURCE", "corvids-value")]);
+    tools(&manager).await;
+    let output = manager
+        .call(
+            "mcp__fixture__env",
+            json!({"name": "GIVEN"}),
+            Cancellation::never(),
+        )
+        .await;
+    assert_eq!(output.text, "${SOURCE}-suffix");
+    manager.shutdown().await;
+}
