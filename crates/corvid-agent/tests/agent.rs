@@ -979,3 +979,75 @@ async fn a_broken_reply_keeps_the_clients_wording_and_the_shared_class() {
     assert_eq!(error.class, ErrorClass::ServerError);
     assert_eq!(agent.turn_finished().await, TurnOutcome::Failed);
 }
+
+/// The warnings a restarted engine gives before its `ready`.
+async fn warnings_on_reopening(project: &Path, database: &Path) -> Vec<String> {
+    let mut agent = Harness::start_with(project, Some(database), ApprovalPolicy::Ask, vec![]);
+    let mut warnings = Vec::new();
+    loop {
+        match agent.next().await.msg {
+            EventMsg::Warning { message } => warnings.push(message),
+            EventMsg::Ready(_) => return warnings,
+            _ => {}
+        }
+    }
+}
+
+/// A turn the user cancelled is not a crash: reopening the conversation does not say the last
+/// turn did not finish. A turn cut short without the engine seeing it end still does.
+#[tokio::test]
+async fn a_cancelled_turn_reopens_quietly_and_a_crashed_one_warns() {
+    let dir = project();
+    let database = dir.path().join(".corvid-test.db");
+    {
+        let mut agent = Harness::start_with(
+            dir.path(),
+            Some(&database),
+            ApprovalPolicy::FullAuto,
+            vec![
+                ScriptedReply::tool_call("c1", "read", r#"{"path":"lib.rs"}"#),
+                ScriptedReply::Hang,
+            ],
+        );
+        agent.send("look at lib.rs");
+        agent
+            .until(|msg| matches!(msg, EventMsg::ToolResult(_)))
+            .await;
+        agent.handle.submit(Op::Cancel);
+        assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
+        agent.handle.submit(Op::Shutdown);
+        agent
+            .until(|msg| matches!(msg, EventMsg::ShutdownComplete))
+            .await;
+    }
+    let stored = stored_messages(&database, dir.path());
+    assert_eq!(stored.last().unwrap().role, Role::User, "{stored:?}");
+    let quiet = warnings_on_reopening(dir.path(), &database).await;
+    assert!(
+        quiet
+            .iter()
+            .all(|warning| !warning.contains("did not finish")),
+        "{quiet:?}"
+    );
+
+    // A crash: the user's message is saved at the turn's start, and nothing marks its end.
+    {
+        let mut store = corvid_store::Store::open(&database).unwrap();
+        let key = dir.path().canonicalize().unwrap().display().to_string();
+        let conversation = store.current_conversation(&key).unwrap().unwrap();
+        let message = corvid_wire::model::Message::text(Role::User, "and then the power went");
+        store
+            .append_messages(
+                &conversation,
+                &[("user", &serde_json::to_string(&message).unwrap())],
+            )
+            .unwrap();
+    }
+    let warned = warnings_on_reopening(dir.path(), &database).await;
+    assert!(
+        warned
+            .iter()
+            .any(|warning| warning.contains("did not finish")),
+        "{warned:?}"
+    );
+}
