@@ -491,6 +491,10 @@ impl Engine {
         } else {
             self.history.extend(result.added);
         }
+        if result.outcome != TurnOutcome::Completed {
+            // Seen to end: reopening the conversation is not a crash to report.
+            crate::persist::mark_turn_ended(&self.shared, &self.conversation).await;
+        }
         self.shared
             .finish_checkpoint(&scope, &self.conversation)
             .await;
@@ -545,8 +549,7 @@ async fn offer_tools(shared: &Shared, scope: &Scope, toolbox: &ToolBox) -> Offer
 
 /// The main agent's system prompt, describing the tools of `offer`.
 fn system_prompt(shared: &Shared, offer: &Offer) -> String {
-    let tools = crate::turn::offered_tools(offer, true);
-    crate::prompt::system_prompt(shared, &tools, &shared.todos())
+    crate::prompt::system_prompt(shared, offer, true, &shared.todos())
 }
 
 /// A conversation the store does not describe (yet): its id, nothing else.

@@ -4,8 +4,8 @@
 //! counts agent turns beside gateway requests.
 //!
 //! The agent sees canonical events, not HTTP: a call whose reply started is recorded with
-//! status 200, one that failed before with 0, and retries inside the model client are not
-//! counted (`attempts` is 1).
+//! status 200, one that failed before with 0; `attempts` is what the model client says it
+//! sent (its retries before any output), as the gateway's rows count them.
 
 use std::time::Instant;
 
@@ -27,6 +27,8 @@ pub(crate) struct CallMeter {
     ttfb_ms: Option<u64>,
     /// Whether the reply started (the client answered with a stream).
     replied: bool,
+    /// Requests the model client sent for this call.
+    attempts: u32,
     usage: Usage,
 }
 
@@ -46,13 +48,20 @@ impl CallMeter {
             requested: requested.to_owned(),
             ttfb_ms: None,
             replied: false,
+            attempts: 1,
             usage: Usage::default(),
         }
     }
 
-    /// The client answered with a stream.
-    pub(crate) fn replied(&mut self) {
+    /// The client answered with a stream after `attempts` requests.
+    pub(crate) fn replied(&mut self, attempts: u32) {
         self.replied = true;
+        self.attempts = attempts;
+    }
+
+    /// The client gave up before a reply after `attempts` requests.
+    pub(crate) fn failed(&mut self, attempts: u32) {
+        self.attempts = attempts;
     }
 
     /// One event of the reply.
@@ -101,7 +110,7 @@ impl CallMeter {
                 output: usage.output,
                 reasoning: usage.reasoning,
             },
-            attempts: 1,
+            attempts: self.attempts,
             // The agent never logs prompts in the ledger; conversations hold them.
             prompt: None,
         }

@@ -35,6 +35,9 @@ pub use conversation::OpenConversation;
 pub use handle::{AgentHandle, OP_BUFFER, Session};
 pub use history::repair as repair_history;
 pub use journal::{EVENT_BUFFER, Subscription};
-pub use model::{EventStream, ModelClient, ModelError, ModelRoute, StreamFuture, next_action};
+pub use model::{
+    EventStream, ModelClient, ModelError, ModelReply, ModelRoute, ReplyFuture, StreamFuture,
+    error_class, next_action,
+};
 pub use project::{ProjectFolders, find_project_root, project_folders};
 pub use session::SharedStore;

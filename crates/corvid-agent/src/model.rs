@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use corvid_protocol::ErrorClass;
-use corvid_wire::model::{ChatRequest, StreamEvent};
+use corvid_wire::model::{ChatRequest, FailureClass, StreamEvent, WireError};
 use futures_util::Stream;
 
 /// A model's reply as canonical events.
@@ -17,10 +17,33 @@ pub type EventStream = Pin<Box<dyn Stream<Item = StreamEvent> + Send>>;
 pub type StreamFuture<'a> =
     Pin<Box<dyn Future<Output = Result<EventStream, ModelError>> + Send + 'a>>;
 
+/// The future `ModelClient::call` returns.
+pub type ReplyFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ModelReply, ModelError>> + Send + 'a>>;
+
+/// A reply that started, and how many requests the client sent to get it (its retries
+/// before any output), for the usage ledger.
+pub struct ModelReply {
+    pub events: EventStream,
+    pub attempts: u32,
+}
+
 /// Streams one canonical request to a model.
 pub trait ModelClient: Send + Sync {
     /// Sends `request` (its `model` already chosen); resolves once the reply has started.
     fn stream(&self, request: ChatRequest) -> StreamFuture<'_>;
+
+    /// Like [`ModelClient::stream`], saying how many requests the call sent. A client that
+    /// retries overrides it; one that does not sent exactly one.
+    fn call(&self, request: ChatRequest) -> ReplyFuture<'_> {
+        Box::pin(async move {
+            let events = self.stream(request).await?;
+            Ok(ModelReply {
+                events,
+                attempts: 1,
+            })
+        })
+    }
 
     /// Where `model` leads (provider, upstream model name), for the usage ledger; `None` when
     /// the client cannot tell (the ledger then names no provider and keeps the requested name).
@@ -53,20 +76,47 @@ pub struct ModelError {
     pub class: ErrorClass,
     pub message: String,
     pub retry_after: Option<Duration>,
+    /// Requests the client sent before giving up (0 when none left: no credential, an
+    /// unknown model).
+    pub attempts: u32,
 }
 
 impl ModelError {
+    /// A failure after one request (set `attempts` when the client knows better).
     pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
         Self {
             class,
             message: message.into(),
             retry_after: None,
+            attempts: 1,
         }
+    }
+
+    /// A failure reported inside a reply that had started (an `Error` event), classified by
+    /// the same rule as the gateway's and worded as the client worded it.
+    pub fn in_reply(error: &WireError) -> Self {
+        Self::new(
+            error_class(FailureClass::of_stream_error(error.kind)),
+            error.message.clone(),
+        )
     }
 
     /// What the user should do about it.
     pub fn next_action(&self) -> String {
         next_action(self.class, self.retry_after)
+    }
+}
+
+/// The agent's name for a model call's failure class (the one classification lives in
+/// corvid-wire; this only renames it into the protocol's vocabulary).
+pub fn error_class(class: FailureClass) -> ErrorClass {
+    match class {
+        FailureClass::NotConfigured => ErrorClass::NotConfigured,
+        FailureClass::AuthenticationRejected => ErrorClass::AuthenticationRejected,
+        FailureClass::RateLimited => ErrorClass::RateLimited,
+        FailureClass::ServerError => ErrorClass::ServerError,
+        FailureClass::Network => ErrorClass::Network,
+        FailureClass::UnexpectedResponse => ErrorClass::UnexpectedResponse,
     }
 }
 

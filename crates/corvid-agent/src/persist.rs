@@ -3,7 +3,9 @@
 //! transaction when it completes, so a crash (even `kill -9`) loses at most the step in flight,
 //! never the steps before it. A step is never half saved; what a crash can leave (a stored tool
 //! call without its results, from a build that saved differently) is repaired when the
-//! conversation is loaded, and an unfinished last turn is reported.
+//! conversation is loaded, and a last turn cut short by a crash is reported. A turn that ended
+//! in the agent's sight (the user cancelled it, or it failed) is marked in the store, beside the
+//! messages and never in them, so reopening it does not warn.
 
 use corvid_store::{Store, StoreError};
 use corvid_wire::model::{Message, Part, Role, ToolResult, ToolResultContent};
@@ -73,6 +75,18 @@ fn append(
     store.append_messages(conversation, &pairs)
 }
 
+/// Records that the conversation's last turn ended in the agent's sight (cancelled or failed),
+/// so [`load`] does not report it as cut short. Logged, not fatal, when the store refuses.
+pub(crate) async fn mark_turn_ended(shared: &Shared, conversation: &str) {
+    let conversation = conversation.to_owned();
+    let marked = shared
+        .with_store(move |store| store.mark_turn_ended(&conversation))
+        .await;
+    if let Err(error) = marked {
+        tracing::warn!(%error, "could not record how the turn ended");
+    }
+}
+
 /// A stored conversation, ready to go on: unreadable messages are skipped (with a warning), a
 /// trailing tool call without results gets them (saved, so the store is whole again), and an
 /// unfinished last turn is reported.
@@ -82,7 +96,9 @@ pub(crate) fn load(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Message>, StoreError> {
     let mut history = Vec::new();
-    for stored in store.messages(conversation)? {
+    let stored_messages = store.messages(conversation)?;
+    let last_seq = stored_messages.last().map(|stored| stored.seq);
+    for stored in stored_messages {
         match serde_json::from_str::<Message>(&stored.content) {
             Ok(message) => history.push(message),
             Err(error) => warnings.push(format!(
@@ -101,6 +117,7 @@ pub(crate) fn load(
     } else if history
         .last()
         .is_some_and(|message| message.role == Role::User)
+        && store.turn_ended_at(conversation)? != last_seq
     {
         warnings.push(
             "the last turn did not finish; the steps it completed are kept, and the next message continues from them"

@@ -2,12 +2,18 @@
 //! instructions (AGENTS.md), the skill index and the current todos.
 
 use corvid_protocol::{TodoItem, TodoStatus};
-use corvid_wire::model::Tool;
+use corvid_tools::{Offer, ToolKind, ToolSpec};
 
 use crate::session::Shared;
 
-/// The prompt of an agent offered `tools` (the main agent's, or a subagent's fewer).
-pub(crate) fn system_prompt(shared: &Shared, tools: &[Tool], todos: &[TodoItem]) -> String {
+/// The prompt of an agent offered `offer` (the main agent's, or a subagent's fewer).
+pub(crate) fn system_prompt(
+    shared: &Shared,
+    offer: &Offer,
+    is_main: bool,
+    todos: &[TodoItem],
+) -> String {
+    let tools = crate::turn::offered_tools(offer, is_main);
     let settings = &shared.settings;
     let instructions = crate::instructions::load_instructions(
         &settings.project,
@@ -39,10 +45,16 @@ pub(crate) fn system_prompt(shared: &Shared, tools: &[Tool], todos: &[TodoItem])
     };
     let mut prompt = crate::instructions::system_prompt(&parts);
     // Only an agent that can run commands is told what they may do.
-    if tools.iter().any(|tool| tool.name == "bash") {
+    if runs_commands(offer.specs().filter(|spec| is_main || spec.subagents)) {
         prompt.push_str(&crate::sandbox_state::prompt_section(shared.sandbox()));
     }
     prompt
+}
+
+/// Whether any of `specs` runs the model's own command lines (by its kind, whatever its name
+/// or source), so the prompt should say what the sandbox lets commands do.
+fn runs_commands<'a>(mut specs: impl Iterator<Item = &'a ToolSpec>) -> bool {
+    specs.any(|spec| spec.kind == ToolKind::Command)
 }
 
 /// Today's date (UTC), `YYYY-MM-DD`, from the system clock.
@@ -64,3 +76,6 @@ fn today() -> String {
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
 }
+
+#[cfg(test)]
+mod tests;

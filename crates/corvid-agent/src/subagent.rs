@@ -94,11 +94,7 @@ pub(crate) async fn run(
     // Its own prompt: it lists the tools this subagent has, not the main agent's.
     let system = format!(
         "{}\nYou are a {agent} subagent working for the main agent. Do the job below and end with a concise report of what you found or did; that report is all the main agent will see.",
-        crate::prompt::system_prompt(
-            &setup.shared,
-            &crate::turn::offered_tools(&tools, false),
-            &[],
-        )
+        crate::prompt::system_prompt(&setup.shared, &tools, false, &[])
     );
     let child = TurnSetup {
         shared: setup.shared.clone(),

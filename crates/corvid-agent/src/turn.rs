@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch};
 use crate::emitter::Scope;
 use crate::history;
 use crate::ledger::{CallEnd, CallMeter};
-use crate::model::{is_retryable, next_action};
+use crate::model::{ModelError, is_retryable, next_action};
 use crate::session::{Shared, Verdict};
 
 /// How many identical calls run before guidance replaces the next one.
@@ -251,12 +251,16 @@ async fn stream_step(
 ) -> Result<Step, StepEnd> {
     let mut cancel = setup.cancel.clone();
     let stream = tokio::select! {
-        result = setup.shared.model.stream(request) => result,
+        result = setup.shared.model.call(request) => result,
         _ = cancel.wait_for(|cancelled| *cancelled) => return Err(StepEnd::Cancelled),
     };
     let mut stream = match stream {
-        Ok(stream) => stream,
+        Ok(reply) => {
+            meter.replied(reply.attempts);
+            reply.events
+        }
         Err(error) => {
+            meter.failed(error.attempts);
             let next = error.next_action();
             setup.shared.emit(
                 &setup.scope,
@@ -270,7 +274,6 @@ async fn stream_step(
             return Err(StepEnd::Failed);
         }
     };
-    meter.replied();
     let mut builder = ResponseBuilder::new();
     let mut usage = Usage::default();
     loop {
@@ -299,11 +302,8 @@ async fn stream_step(
             }
             StreamEvent::Usage(reported) => usage = *reported,
             StreamEvent::Error(error) => {
-                emit_error(
-                    setup,
-                    class_of(error.kind),
-                    format!("the model's reply broke off: {}", error.message),
-                );
+                let failure = ModelError::in_reply(error);
+                emit_error(setup, failure.class, failure.message);
                 return Err(StepEnd::Failed);
             }
             _ => {}
@@ -319,21 +319,9 @@ async fn stream_step(
             usage,
         }),
         Err(error) => {
-            emit_error(setup, class_of(error.kind), error.message);
+            let failure = ModelError::in_reply(&error);
+            emit_error(setup, failure.class, failure.message);
             Err(StepEnd::Failed)
-        }
-    }
-}
-
-fn class_of(kind: corvid_wire::model::ErrorKind) -> ErrorClass {
-    use corvid_wire::model::ErrorKind;
-    match kind {
-        ErrorKind::Authentication | ErrorKind::Permission => ErrorClass::AuthenticationRejected,
-        ErrorKind::RateLimited => ErrorClass::RateLimited,
-        ErrorKind::Overloaded | ErrorKind::Api => ErrorClass::ServerError,
-        ErrorKind::Timeout => ErrorClass::Network,
-        ErrorKind::InvalidRequest | ErrorKind::NotFound | ErrorKind::RequestTooLarge => {
-            ErrorClass::UnexpectedResponse
         }
     }
 }

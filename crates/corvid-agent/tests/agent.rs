@@ -876,3 +876,178 @@ async fn every_model_call_is_in_the_usage_ledger_with_its_front_end() {
     // The scripted replies report 100 input and 10 output tokens each; the failure none.
     assert_eq!((row.tokens.input, row.tokens.output), (200, 20));
 }
+
+/// A client that retries: it reports how many requests each call sent.
+struct Retrying {
+    replies: std::sync::Mutex<Vec<Result<u32, u32>>>,
+}
+
+impl ModelClient for Retrying {
+    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
+        Box::pin(async move { self.call(request).await.map(|reply| reply.events) })
+    }
+
+    fn call(&self, _request: ChatRequest) -> corvid_agent::ReplyFuture<'_> {
+        let next = self.replies.lock().unwrap().remove(0);
+        Box::pin(async move {
+            match next {
+                Ok(attempts) => Ok(corvid_agent::ModelReply {
+                    events: match ScriptedReply::text("done") {
+                        ScriptedReply::Events(events) => {
+                            Box::pin(futures_util::stream::iter(events)) as EventStream
+                        }
+                        _ => unreachable!(),
+                    },
+                    attempts,
+                }),
+                Err(attempts) => {
+                    let mut error = ModelError::new(ErrorClass::ServerError, "still failing");
+                    error.attempts = attempts;
+                    Err(error)
+                }
+            }
+        })
+    }
+}
+
+/// The agent's ledger rows count the requests its model client sent, as the gateway's do.
+#[tokio::test]
+async fn the_ledger_counts_the_attempts_the_model_client_made() {
+    let dir = project();
+    let database = dir.path().join(".corvid-test.db");
+    let mut config = AgentConfig::new(dir.path().to_owned(), "retrying-model");
+    config.database = Some(database.clone());
+    config.output_dir = dir.path().join(".corvid-test-output");
+    let client = Retrying {
+        replies: std::sync::Mutex::new(vec![Ok(3), Err(4)]),
+    };
+    let (handle, mut events) = AgentHandle::spawn(config, Arc::new(client)).unwrap();
+    for text in ["first", "second"] {
+        handle.submit(Op::Send(SendParams::text(text)));
+        loop {
+            let event = events.recv().await.unwrap();
+            if matches!(event.msg, EventMsg::TurnFinished(_)) {
+                break;
+            }
+        }
+    }
+    handle.submit(Op::Shutdown);
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    let mut query = connection
+        .prepare("SELECT attempts, outcome FROM requests ORDER BY id")
+        .unwrap();
+    let rows: Vec<(u32, String)> = query
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        rows,
+        vec![(3, "ok".to_owned()), (4, "error".to_owned())],
+        "{rows:?}"
+    );
+}
+
+/// A reply that broke off reads as the model client worded it, classified by the one rule
+/// the gateway uses (corvid-wire's `FailureClass::of_stream_error`).
+#[tokio::test]
+async fn a_broken_reply_keeps_the_clients_wording_and_the_shared_class() {
+    let dir = project();
+    let broken = corvid_wire::model::WireError::api("the upstream stream broke: connection reset");
+    let mut agent = Harness::start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        vec![ScriptedReply::Events(vec![
+            StreamEvent::TextDelta {
+                text: "par".to_owned(),
+            },
+            StreamEvent::Error(broken.clone()),
+        ])],
+    );
+    agent.send("hi");
+    let error = agent.until(|msg| matches!(msg, EventMsg::Error(_))).await;
+    let EventMsg::Error(error) = error.msg else {
+        unreachable!()
+    };
+    assert_eq!(error.message, broken.message);
+    assert_eq!(
+        error.class,
+        corvid_agent::error_class(corvid_wire::model::FailureClass::of_stream_error(
+            broken.kind
+        ))
+    );
+    assert_eq!(error.class, ErrorClass::ServerError);
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Failed);
+}
+
+/// The warnings a restarted engine gives before its `ready`.
+async fn warnings_on_reopening(project: &Path, database: &Path) -> Vec<String> {
+    let mut agent = Harness::start_with(project, Some(database), ApprovalPolicy::Ask, vec![]);
+    let mut warnings = Vec::new();
+    loop {
+        match agent.next().await.msg {
+            EventMsg::Warning { message } => warnings.push(message),
+            EventMsg::Ready(_) => return warnings,
+            _ => {}
+        }
+    }
+}
+
+/// A turn the user cancelled is not a crash: reopening the conversation does not say the last
+/// turn did not finish. A turn cut short without the engine seeing it end still does.
+#[tokio::test]
+async fn a_cancelled_turn_reopens_quietly_and_a_crashed_one_warns() {
+    let dir = project();
+    let database = dir.path().join(".corvid-test.db");
+    {
+        let mut agent = Harness::start_with(
+            dir.path(),
+            Some(&database),
+            ApprovalPolicy::FullAuto,
+            vec![
+                ScriptedReply::tool_call("c1", "read", r#"{"path":"lib.rs"}"#),
+                ScriptedReply::Hang,
+            ],
+        );
+        agent.send("look at lib.rs");
+        agent
+            .until(|msg| matches!(msg, EventMsg::ToolResult(_)))
+            .await;
+        agent.handle.submit(Op::Cancel);
+        assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
+        agent.handle.submit(Op::Shutdown);
+        agent
+            .until(|msg| matches!(msg, EventMsg::ShutdownComplete))
+            .await;
+    }
+    let stored = stored_messages(&database, dir.path());
+    assert_eq!(stored.last().unwrap().role, Role::User, "{stored:?}");
+    let quiet = warnings_on_reopening(dir.path(), &database).await;
+    assert!(
+        quiet
+            .iter()
+            .all(|warning| !warning.contains("did not finish")),
+        "{quiet:?}"
+    );
+
+    // A crash: the user's message is saved at the turn's start, and nothing marks its end.
+    {
+        let mut store = corvid_store::Store::open(&database).unwrap();
+        let key = dir.path().canonicalize().unwrap().display().to_string();
+        let conversation = store.current_conversation(&key).unwrap().unwrap();
+        let message = corvid_wire::model::Message::text(Role::User, "and then the power went");
+        store
+            .append_messages(
+                &conversation,
+                &[("user", &serde_json::to_string(&message).unwrap())],
+            )
+            .unwrap();
+    }
+    let warned = warnings_on_reopening(dir.path(), &database).await;
+    assert!(
+        warned
+            .iter()
+            .any(|warning| warning.contains("did not finish")),
+        "{warned:?}"
+    );
+}

@@ -8,12 +8,11 @@
 use std::sync::{Arc, Mutex};
 
 use corvid_agent::{
-    AgentConfig, Agents, EventStream, ModelClient, ModelError, ModelRoute, ProjectFolders,
-    StreamFuture,
+    AgentConfig, Agents, EventStream, ModelClient, ModelError, ModelReply, ModelRoute,
+    ProjectFolders, ReplyFuture, StreamFuture, error_class,
 };
 use corvid_config::Loaded;
-use corvid_protocol::ErrorClass;
-use corvid_providers::{FailureClass, Registry};
+use corvid_providers::Registry;
 use corvid_store::{SharedStore, Store};
 use corvid_wire::model::ChatRequest;
 
@@ -102,20 +101,20 @@ pub(crate) struct InProcessModel(pub(crate) Registry);
 
 impl ModelClient for InProcessModel {
     fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
+        Box::pin(async move { self.call(request).await.map(|reply| reply.events) })
+    }
+
+    fn call(&self, request: ChatRequest) -> ReplyFuture<'_> {
         Box::pin(async move {
-            match self.0.stream(request).await {
-                Ok(stream) => Ok(Box::pin(stream) as EventStream),
+            match self.0.call(request).await {
+                Ok((stream, attempts)) => Ok(ModelReply {
+                    events: Box::pin(stream) as EventStream,
+                    attempts,
+                }),
                 Err(failure) => {
-                    let class = match failure.class {
-                        FailureClass::NotConfigured => ErrorClass::NotConfigured,
-                        FailureClass::AuthenticationRejected => ErrorClass::AuthenticationRejected,
-                        FailureClass::RateLimited => ErrorClass::RateLimited,
-                        FailureClass::ServerError => ErrorClass::ServerError,
-                        FailureClass::Network => ErrorClass::Network,
-                        FailureClass::UnexpectedResponse => ErrorClass::UnexpectedResponse,
-                    };
-                    let mut error = ModelError::new(class, failure.message);
+                    let mut error = ModelError::new(error_class(failure.class), failure.message);
                     error.retry_after = failure.retry_after;
+                    error.attempts = failure.attempts;
                     Err(error)
                 }
             }

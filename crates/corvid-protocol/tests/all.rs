@@ -5,6 +5,7 @@
 
 mod suite {
     mod compat;
+    mod kinds;
     mod roundtrip;
     mod schema;
 }

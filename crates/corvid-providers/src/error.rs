@@ -72,48 +72,9 @@ pub struct Refusal {
     pub retryable: bool,
 }
 
-/// What kind of failure stopped a model call, so a caller can say what to do next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailureClass {
-    /// No provider is set up for the model (no key, unknown model or provider).
-    NotConfigured,
-    /// The provider refused the credential (401, 403).
-    AuthenticationRejected,
-    /// Too many requests (429) after the retries.
-    RateLimited,
-    /// The provider failed (5xx, overloaded) after the retries.
-    ServerError,
-    /// The provider could not be reached, or stopped answering.
-    Network,
-    /// The provider answered something corvid cannot use (another 4xx, an unreadable reply).
-    UnexpectedResponse,
-}
-
-impl FailureClass {
-    /// The class of an upstream's error status.
-    fn of_status(status: StatusCode) -> Self {
-        match status.as_u16() {
-            401 | 403 => Self::AuthenticationRejected,
-            402 => Self::NotConfigured,
-            429 => Self::RateLimited,
-            500..=599 => Self::ServerError,
-            _ => Self::UnexpectedResponse,
-        }
-    }
-
-    /// The class of an error that ended a stream already under way.
-    pub fn of_stream_error(kind: ErrorKind) -> Self {
-        match kind {
-            ErrorKind::Authentication | ErrorKind::Permission => Self::AuthenticationRejected,
-            ErrorKind::RateLimited => Self::RateLimited,
-            ErrorKind::Overloaded | ErrorKind::Api => Self::ServerError,
-            ErrorKind::Timeout => Self::Network,
-            ErrorKind::InvalidRequest | ErrorKind::NotFound | ErrorKind::RequestTooLarge => {
-                Self::UnexpectedResponse
-            }
-        }
-    }
-}
+/// What kind of failure stopped a model call (defined beside `ErrorKind` in corvid-wire, so the
+/// agent classifies a reply that broke off by the same rule as the gateway).
+pub use corvid_wire::model::FailureClass;
 
 /// A failed call and how many requests it sent (0 when none left corvid: no credential, a bad
 /// URL), for the ledger. It reads as the [`ProviderError`] it carries.
@@ -183,12 +144,12 @@ impl ProviderError {
     /// says what to do next. Exhaustive, like [`ProviderError::retry`].
     pub fn class(&self) -> FailureClass {
         match self {
-            Self::Status { status, .. } => FailureClass::of_status(*status),
+            Self::Status { status, .. } => FailureClass::of_status(status.as_u16()),
             // A backend's own lookup found no such model (Zed: not on the account's list).
             Self::Refused(refusal) if refusal.status == StatusCode::NOT_FOUND => {
                 FailureClass::NotConfigured
             }
-            Self::Refused(refusal) => FailureClass::of_status(refusal.status),
+            Self::Refused(refusal) => FailureClass::of_status(refusal.status.as_u16()),
             Self::Connect { .. } | Self::Timeout { .. } | Self::Transport { .. } => {
                 FailureClass::Network
             }

@@ -21,6 +21,8 @@ pub struct ModelFailure {
     pub class: FailureClass,
     pub message: String,
     pub retry_after: Option<Duration>,
+    /// Requests sent before giving up (0 when none left corvid).
+    pub attempts: u32,
 }
 
 impl ModelFailure {
@@ -29,12 +31,13 @@ impl ModelFailure {
             class: FailureClass::NotConfigured,
             message: error.to_string(),
             retry_after: None,
+            attempts: 0,
         }
     }
 
     /// Any provider's failure (the Zed account's too), classified by
     /// [`ProviderError::class`]; an upstream's error body is read in its own `dialect`.
-    fn from_provider(error: &ProviderError, dialect: Dialect) -> Self {
+    fn from_provider(error: &ProviderError, attempts: u32, dialect: Dialect) -> Self {
         let (message, retry_after) = match error {
             ProviderError::Status {
                 status,
@@ -59,6 +62,7 @@ impl ModelFailure {
             class: error.class(),
             message,
             retry_after,
+            attempts,
         }
     }
 }
@@ -66,18 +70,23 @@ impl ModelFailure {
 impl Registry {
     /// Streams `request` to the provider serving `request.model`. Returns once the provider
     /// has answered with a success status; failures before that are classified.
-    pub async fn stream(&self, mut request: ChatRequest) -> Result<ModelStream, ModelFailure> {
+    pub async fn stream(&self, request: ChatRequest) -> Result<ModelStream, ModelFailure> {
+        self.call(request).await.map(|(stream, _)| stream)
+    }
+
+    /// Like [`Registry::stream`], with the requests sent to get the reply (its retries), for
+    /// the agent's ledger rows.
+    pub async fn call(&self, mut request: ChatRequest) -> Result<(ModelStream, u32), ModelFailure> {
         let route = self
             .resolve(&request.model)
             .map_err(|error| ModelFailure::from_route(&error))?;
         let dialect = dialect_of(route.provider.kind());
         request.stream = true;
-        let reply = route
-            .prepare(request)
-            .send()
-            .await
-            .map_err(|failed| ModelFailure::from_provider(&failed.error, dialect))?;
-        Ok(reply.into_stream())
+        let reply = route.prepare(request).send().await.map_err(|failed| {
+            ModelFailure::from_provider(&failed.error, failed.attempts, dialect)
+        })?;
+        let attempts = reply.attempts();
+        Ok((reply.into_stream(), attempts))
     }
 }
 

@@ -285,3 +285,46 @@ async fn zed_failures_before_output_are_classified_with_their_wording() {
     );
     assert!(refused.message.contains("corvid login zed"), "{refused}");
 }
+
+/// `Registry::call` says how many requests each call sent (the agent's ledger rows use it).
+#[tokio::test]
+async fn a_call_counts_the_requests_it_sent() {
+    let upstream = MockUpstream::start().await;
+    let mut config = Config {
+        max_retries: 1,
+        ..Config::default()
+    };
+    for provider in &mut config.providers {
+        provider.base_url = upstream.base_url();
+    }
+    let registry = Registry::build(&config, |provider| Credential::Key {
+        provider: provider.name.clone(),
+        secret: Secret::new("k"),
+    })
+    .unwrap();
+    let unavailable = || {
+        Reply::status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({"error": {"message": "busy"}}),
+        )
+    };
+    upstream.enqueue("/v1/chat/completions", unavailable());
+    let (_, attempts) = registry.call(request("grok-4.6")).await.unwrap();
+    assert_eq!(attempts, 2);
+    upstream.enqueue("/v1/chat/completions", unavailable());
+    upstream.enqueue("/v1/chat/completions", unavailable());
+    let failure = registry.call(request("grok-4.6")).await.err().unwrap();
+    assert_eq!(
+        (failure.class, failure.attempts),
+        (FailureClass::ServerError, 2)
+    );
+    let unknown = registry
+        .call(request("nowhere/nothing"))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(
+        (unknown.class, unknown.attempts),
+        (FailureClass::NotConfigured, 0)
+    );
+}

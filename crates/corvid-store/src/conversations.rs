@@ -193,6 +193,30 @@ impl Store {
         Ok(seq)
     }
 
+    /// Marks the conversation's last message as the end of a turn that stopped in the agent's
+    /// sight (the user cancelled it, or it failed), not by a crash.
+    pub fn mark_turn_ended(&mut self, id: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE conversations SET ended_at_seq = \
+             (SELECT MAX(seq) FROM messages WHERE conversation_id = ?1) WHERE id = ?1",
+            params![id],
+        )?;
+        Ok(())
+    }
+
+    /// The seq [`Store::mark_turn_ended`] last recorded, if any.
+    pub fn turn_ended_at(&self, id: &str) -> Result<Option<i64>, StoreError> {
+        let ended = self
+            .conn
+            .query_row(
+                "SELECT ended_at_seq FROM conversations WHERE id = ?1",
+                params![id],
+                |row| row.get::<_, Option<i64>>(0),
+            )
+            .optional()?;
+        Ok(ended.flatten())
+    }
+
     /// A conversation's messages, oldest first.
     pub fn messages(&self, id: &str) -> Result<Vec<StoredMessage>, StoreError> {
         let mut statement = self.conn.prepare(

@@ -78,4 +78,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         created_at      INTEGER NOT NULL,
         UNIQUE (conversation_id, turn)
     );",
+    // 5: the last message of a turn that ended while corvid watched (cancelled, failed), so a
+    // conversation reopened after it is not reported as cut short by a crash. A later message
+    // has a higher seq, which makes the mark stale by itself.
+    "ALTER TABLE conversations ADD COLUMN ended_at_seq INTEGER;",
 ];

@@ -15,7 +15,7 @@ mod names;
 mod usage;
 
 pub use builder::ResponseBuilder;
-pub use error::{ErrorKind, WireError};
+pub use error::{ErrorKind, FailureClass, WireError};
 pub use names::{MAX_TOOL_NAME, NameMap, anthropic_safe_id, synthetic_call_id, wire_name};
 pub use usage::Usage;
 

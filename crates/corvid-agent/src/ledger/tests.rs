@@ -3,7 +3,7 @@ use super::*;
 #[test]
 fn a_call_becomes_a_ledger_row_with_its_front_end_route_and_tokens() {
     let mut meter = CallMeter::start("grok");
-    meter.replied();
+    meter.replied(1);
     meter.saw(&StreamEvent::TextDelta {
         text: "hi".to_owned(),
     });
@@ -47,7 +47,7 @@ fn failures_before_and_after_the_reply_started_are_told_apart() {
     assert_eq!((failed.status, failed.outcome), (0, Outcome::Error));
     assert_eq!((failed.provider.as_str(), failed.model.as_str()), ("", "m"));
     let mut after = CallMeter::start("m");
-    after.replied();
+    after.replied(1);
     assert_eq!(
         after.record(CallEnd::Failed, "chat", None).outcome,
         Outcome::StreamError
@@ -56,4 +56,17 @@ fn failures_before_and_after_the_reply_started_are_told_apart() {
         after.record(CallEnd::Cancelled, "chat", None).outcome,
         Outcome::Cancelled
     );
+}
+
+#[test]
+fn the_rows_attempts_are_the_requests_the_client_sent() {
+    let mut retried = CallMeter::start("m");
+    retried.replied(3);
+    assert_eq!(retried.record(CallEnd::Answered, "chat", None).attempts, 3);
+    let mut gave_up = CallMeter::start("m");
+    gave_up.failed(4);
+    assert_eq!(gave_up.record(CallEnd::Failed, "chat", None).attempts, 4);
+    let mut never_sent = CallMeter::start("m");
+    never_sent.failed(0);
+    assert_eq!(never_sent.record(CallEnd::Failed, "chat", None).attempts, 0);
 }

@@ -71,3 +71,28 @@ fn an_unfinished_turn_is_reported_and_unreadable_rows_skipped() {
     assert!(warnings[0].contains("unreadable"));
     assert!(warnings[1].contains("did not finish"));
 }
+
+#[test]
+fn a_turn_marked_as_ended_reopens_without_the_crash_warning() {
+    let (mut store, id) = stored(&[
+        Message::text(Role::User, "hi"),
+        Message::text(Role::Assistant, "hello"),
+        Message::text(Role::User, "now stop"),
+    ]);
+    store.mark_turn_ended(&id).unwrap();
+    let mut warnings = Vec::new();
+    let history = load(&mut store, &id, &mut warnings).unwrap();
+    assert_eq!(history.len(), 3);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // A later message the engine did not see end (a crash) is reported again.
+    append(
+        &mut store,
+        &id,
+        &encode(&[Message::text(Role::User, "and then corvid died")]),
+    )
+    .unwrap();
+    let mut after_crash = Vec::new();
+    load(&mut store, &id, &mut after_crash).unwrap();
+    assert_eq!(after_crash.len(), 1, "{after_crash:?}");
+    assert!(after_crash[0].contains("did not finish"));
+}

@@ -279,7 +279,7 @@ fn events() -> Vec<(EventMsg, Value)> {
         ),
         (
             EventMsg::Ready(ReadyNotification {
-                version: 2,
+                version: 3,
                 engine: "corvid 0.1.0".into(),
                 cwd: "/home/ada/project".into(),
                 conversation_id: "c-1".into(),
@@ -296,7 +296,7 @@ fn events() -> Vec<(EventMsg, Value)> {
             }),
             json!({
                 "type": "ready",
-                "version": 2,
+                "version": 3,
                 "engine": "corvid 0.1.0",
                 "cwd": "/home/ada/project",
                 "conversation_id": "c-1",
@@ -896,7 +896,7 @@ fn replayed_events_say_so_and_live_ones_stay_as_they_were() {
         at: 1_767_225_600,
         replay: true,
         msg: EventMsg::Ready(ReadyNotification {
-            version: 2,
+            version: 3,
             engine: "corvid 0.1.0".into(),
             cwd: "/p".into(),
             conversation_id: "c-1".into(),
@@ -909,7 +909,7 @@ fn replayed_events_say_so_and_live_ones_stay_as_they_were() {
     assert_round_trip(
         &event,
         &json!({"id": "", "seq": 7, "depth": 0, "at": 1_767_225_600, "replay": true,
-            "msg": {"type": "ready", "version": 2, "engine": "corvid 0.1.0", "cwd": "/p",
+            "msg": {"type": "ready", "version": 3, "engine": "corvid 0.1.0", "cwd": "/p",
                 "conversation_id": "c-1", "model": "m", "approval_policy": "ask", "missed": 12}}),
     );
     // A frame from an engine before `replay` existed is live.

@@ -136,3 +136,47 @@ impl ErrorKind {
 
 #[cfg(test)]
 mod tests;
+
+/// What kind of failure stopped a model call, so a caller can say what to do next: one
+/// classification for the gateway and the agent, before a reply and inside one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureClass {
+    /// No provider is set up for the model (no key, unknown model or provider).
+    NotConfigured,
+    /// The provider refused the credential (401, 403).
+    AuthenticationRejected,
+    /// Too many requests (429) after the retries.
+    RateLimited,
+    /// The provider failed (5xx, overloaded) after the retries.
+    ServerError,
+    /// The provider could not be reached, or stopped answering.
+    Network,
+    /// The provider answered something corvid cannot use (another 4xx, an unreadable reply).
+    UnexpectedResponse,
+}
+
+impl FailureClass {
+    /// The class of an upstream's error status.
+    pub fn of_status(status: u16) -> Self {
+        match status {
+            401 | 403 => Self::AuthenticationRejected,
+            402 => Self::NotConfigured,
+            429 => Self::RateLimited,
+            500..=599 => Self::ServerError,
+            _ => Self::UnexpectedResponse,
+        }
+    }
+
+    /// The class of an error that ended a stream already under way.
+    pub fn of_stream_error(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::Authentication | ErrorKind::Permission => Self::AuthenticationRejected,
+            ErrorKind::RateLimited => Self::RateLimited,
+            ErrorKind::Overloaded | ErrorKind::Api => Self::ServerError,
+            ErrorKind::Timeout => Self::Network,
+            ErrorKind::InvalidRequest | ErrorKind::NotFound | ErrorKind::RequestTooLarge => {
+                Self::UnexpectedResponse
+            }
+        }
+    }
+}
