@@ -268,6 +268,26 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
         )
         .connect_to(Stdio::new())
         .await
+        .or_else(|error| {
+            if client_went_away(&error) {
+                tracing::info!("the ACP client closed the connection");
+                Ok(())
+            } else {
+                Err(error)
+            }
+        })
+}
+
+/// Whether `error` is a write that found the client's end of stdout closed. That is how an ACP
+/// session ends (the editor closes the panel, or quits, while corvid still has an update to
+/// send), not a failure to report with exit status 1. The SDK turns I/O errors into internal
+/// errors carrying the error's text, so the text is what there is to check.
+fn client_went_away(error: &Error) -> bool {
+    error
+        .data
+        .as_ref()
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|text| text.contains("Broken pipe") || text.contains("os error 32"))
 }
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -1012,5 +1032,15 @@ mod tests {
     fn timestamps_are_rfc3339() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_764_547_200 + 3661), "2025-12-01T01:01:01Z");
+    }
+
+    #[test]
+    fn only_a_closed_pipe_counts_as_the_client_going_away() {
+        let closed = Error::internal_error().data("Broken pipe (os error 32)");
+        assert!(client_went_away(&closed));
+        assert!(!client_went_away(&Error::internal_error()));
+        assert!(!client_went_away(
+            &Error::internal_error().data("invalid JSON at line 1")
+        ));
     }
 }

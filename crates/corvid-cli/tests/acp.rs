@@ -516,3 +516,37 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
     )
     .await;
 }
+
+/// An editor that closes the panel while corvid still has something to send (its end of
+/// stdout closed) ends the session; corvid exits 0, not 1 with "Broken pipe" (seen as a flaky
+/// failure of the test above when its client finished before the last update).
+#[test]
+fn a_client_that_closes_its_end_ends_the_session_cleanly() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let home = tempfile::tempdir().unwrap();
+    let mut child = Command::new(CORVID)
+        .arg("acp")
+        .env("CORVID_HOME", home.path())
+        .env("HOME", home.path())
+        .env("XAI_API_KEY", "upstream-key")
+        .env("CORVID_UPSTREAM", "http://127.0.0.1:9/v1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The client goes away before corvid answers: its reply meets a closed pipe.
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}}"#
+    )
+    .unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
