@@ -63,8 +63,9 @@ async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
     }
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    // Outside the project and outside the temp folders (which the sandbox lets commands write).
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside the project and outside the temp folders (which the sandbox lets commands write):
+    // a checkout under /tmp puts CARGO_TARGET_TMPDIR inside them, so not there then.
+    let outside = corvid_test_support::scratch::outside_temp(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/fixture_server.py");
     std::fs::create_dir(project.path().join(".corvid")).unwrap();
     std::fs::write(
