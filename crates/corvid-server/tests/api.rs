@@ -117,10 +117,14 @@ impl Running {
         self.base.clone()
     }
 
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
     /// A request with the right cookie and Origin.
     fn authed(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         self.http
-            .request(method, format!("{}{path}", self.base))
+            .request(method, self.url(path))
             .header("cookie", format!("corvid_token={TOKEN}"))
             .header("origin", self.origin())
     }
@@ -130,6 +134,53 @@ impl Running {
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
     }
+
+    async fn get(&self, path: &str) -> (u16, Value) {
+        self.json(reqwest::Method::GET, path, Value::Null).await
+    }
+
+    async fn put_settings(&self, change: Value) -> (u16, Value) {
+        self.json(reqwest::Method::PUT, "/api/settings", change)
+            .await
+    }
+
+    /// A file of the test's CORVID_HOME, as text.
+    fn home_file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.home.path().join(name)).unwrap()
+    }
+
+    /// The configuration as the next start would load it.
+    fn reload(&self) -> corvid_config::Loaded {
+        corvid_config::load(
+            &corvid_config::Flags::default(),
+            &HashMap::from([(
+                "CORVID_HOME".to_owned(),
+                self.home.path().display().to_string(),
+            )]),
+        )
+        .expect("the edited file still loads")
+    }
+
+    /// A chat completion through the gateway with one user message.
+    async fn chat(&self, model: &str, prompt: &str) -> reqwest::Response {
+        self.http
+            .post(self.url("/v1/chat/completions"))
+            .json(&json!({"model": model, "messages": [{"role": "user", "content": prompt}]}))
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+/// The entry of provider `name` in an `/api/status` answer.
+fn provider_in(status: &Value, name: &str) -> Value {
+    status["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|provider| provider["name"] == name)
+        .cloned()
+        .unwrap()
 }
 
 fn message_of(body: &Value) -> String {
@@ -145,7 +196,7 @@ async fn forged_host_is_refused() {
     for path in ["/", "/api/status", "/assets/app.js"] {
         let response = server
             .http
-            .get(format!("{}{path}", server.base))
+            .get(server.url(path))
             .header("host", "evil.example:80")
             .header("cookie", format!("corvid_token={TOKEN}"))
             .send()
@@ -156,7 +207,7 @@ async fn forged_host_is_refused() {
     // The gateway's own routes keep the gateway's guard.
     let response = server
         .http
-        .get(format!("{}/healthz", server.base))
+        .get(server.url("/healthz"))
         .header("host", "evil.example")
         .send()
         .await
@@ -164,7 +215,7 @@ async fn forged_host_is_refused() {
     assert_eq!(response.status(), 403);
     let response = server
         .http
-        .get(format!("{}/healthz", server.base))
+        .get(server.url("/healthz"))
         .send()
         .await
         .unwrap();
@@ -174,7 +225,7 @@ async fn forged_host_is_refused() {
 #[tokio::test]
 async fn missing_or_wrong_token_is_refused() {
     let server = start(vec![]).await;
-    let url = format!("{}/api/status", server.base);
+    let url = server.url("/api/status");
     let missing = server.http.get(&url).send().await.unwrap();
     assert_eq!(missing.status(), 401);
     let body: Value = missing.json().await.unwrap();
@@ -207,7 +258,7 @@ async fn missing_or_wrong_token_is_refused() {
     // The page's link: a right token becomes the cookie; a wrong one is refused.
     let exchanged = server
         .http
-        .get(format!("{}/?token={TOKEN}", server.base))
+        .get(server.url(&format!("/?token={TOKEN}")))
         .send()
         .await
         .unwrap();
@@ -222,19 +273,14 @@ async fn missing_or_wrong_token_is_refused() {
     );
     let refused = server
         .http
-        .get(format!("{}/?token=nope", server.base))
+        .get(server.url("/?token=nope"))
         .send()
         .await
         .unwrap();
     assert_eq!(refused.status(), 401);
     assert!(refused.headers().get("set-cookie").is_none());
     // The page itself carries a CSP without inline script.
-    let page = server
-        .http
-        .get(format!("{}/", server.base))
-        .send()
-        .await
-        .unwrap();
+    let page = server.http.get(server.url("/")).send().await.unwrap();
     let csp = page.headers()["content-security-policy"]
         .to_str()
         .unwrap()
@@ -248,7 +294,7 @@ async fn missing_or_wrong_token_is_refused() {
 #[tokio::test]
 async fn state_changes_need_this_origin_and_json() {
     let server = start(vec![]).await;
-    let url = format!("{}/api/conversations", server.base);
+    let url = server.url("/api/conversations");
     for origin in [
         None,
         Some("http://evil.example"),
@@ -303,38 +349,22 @@ async fn state_changes_need_this_origin_and_json() {
     assert_eq!(status, 400, "{body}");
     assert!(message_of(&body).contains("titel"), "{body}");
     let big = "x".repeat(corvid_server::MAX_BODY_BYTES + 1);
-    let (status, _) = server
-        .json(
-            reqwest::Method::PUT,
-            "/api/settings",
-            json!({"default_model": big}),
-        )
-        .await;
+    let (status, _) = server.put_settings(json!({"default_model": big})).await;
     assert_eq!(status, 413);
 
     // Nothing was lost: a good request still works, and creates exactly one conversation (the
     // refused ones created none).
-    let (_, before) = server
-        .json(reqwest::Method::GET, "/api/conversations", Value::Null)
-        .await;
+    let (_, before) = server.get("/api/conversations").await;
     let before = before["conversations"].as_array().unwrap().len();
     let (status, created) = server
         .json(reqwest::Method::POST, "/api/conversations", json!({}))
         .await;
     assert_eq!(status, 201, "{created}");
     let id = created["conversation"]["id"].as_str().unwrap().to_owned();
-    let (status, got) = server
-        .json(
-            reqwest::Method::GET,
-            &format!("/api/conversations/{id}"),
-            Value::Null,
-        )
-        .await;
+    let (status, got) = server.get(&format!("/api/conversations/{id}")).await;
     assert_eq!(status, 200, "{got}");
     assert_eq!(got["current"], true);
-    let (status, list) = server
-        .json(reqwest::Method::GET, "/api/conversations", Value::Null)
-        .await;
+    let (status, list) = server.get("/api/conversations").await;
     assert_eq!(status, 200);
     assert_eq!(
         list["conversations"].as_array().unwrap().len(),
@@ -354,32 +384,16 @@ async fn routes_answer_bad_input_clearly() {
         )
         .await;
     assert_eq!(status, 404, "{body}");
-    let (status, _) = server
-        .json(
-            reqwest::Method::GET,
-            "/api/conversations/no-such-id",
-            Value::Null,
-        )
-        .await;
+    let (status, _) = server.get("/api/conversations/no-such-id").await;
     assert_eq!(status, 404);
     for query in ["days=abc", "days=0", "weeks=1"] {
-        let (status, body) = server
-            .json(
-                reqwest::Method::GET,
-                &format!("/api/usage?{query}"),
-                Value::Null,
-            )
-            .await;
+        let (status, body) = server.get(&format!("/api/usage?{query}")).await;
         assert_eq!(status, 400, "{query}: {body}");
     }
-    let (status, usage) = server
-        .json(reqwest::Method::GET, "/api/usage?days=7", Value::Null)
-        .await;
+    let (status, usage) = server.get("/api/usage?days=7").await;
     assert_eq!(status, 200);
     assert_eq!(usage["rows"], json!([]));
-    let (status, _) = server
-        .json(reqwest::Method::GET, "/api/nothing", Value::Null)
-        .await;
+    let (status, _) = server.get("/api/nothing").await;
     assert_eq!(status, 404);
     for bad in [
         json!({"approval_policy": 5}),
@@ -391,18 +405,14 @@ async fn routes_answer_bad_input_clearly() {
         json!({"keys": {"XAI_API_KEY": "two\nlines"}}),
         json!({"colour": "blue"}),
     ] {
-        let (status, body) = server
-            .json(reqwest::Method::PUT, "/api/settings", bad.clone())
-            .await;
+        let (status, body) = server.put_settings(bad.clone()).await;
         assert_eq!(status, 400, "{bad}: {body}");
         assert!(!message_of(&body).is_empty(), "{bad}: {body}");
     }
     // None of them wrote anything.
     assert!(!server.home.path().join("config.toml").exists());
     assert!(!server.home.path().join("env").exists());
-    let (status, models) = server
-        .json(reqwest::Method::GET, "/api/models", Value::Null)
-        .await;
+    let (status, models) = server.get("/api/models").await;
     assert_eq!(status, 200);
     assert!(models["default_model"].is_string(), "{models}");
 }
@@ -414,12 +424,7 @@ async fn a_key_is_stored_and_never_read_back() {
     let (mut tab, conversation) = open_tab(&server, None).await;
     let secret = "xai-very-secret-key-42";
     let (status, body) = server
-        .json(
-            reqwest::Method::PUT,
-            "/api/settings",
-            json!({"keys": {"XAI_API_KEY": secret}, "default_model": "grok-code-fast-1", "approval_policy": "auto-edit", "conversation": conversation}),
-        )
-        .await;
+        .put_settings(json!({"keys": {"XAI_API_KEY": secret}, "default_model": "grok-code-fast-1", "approval_policy": "auto-edit", "conversation": conversation})).await;
     assert_eq!(status, 200, "{body}");
     assert!(!body.to_string().contains(secret));
     let key = body["keys"]
@@ -433,23 +438,19 @@ async fn a_key_is_stored_and_never_read_back() {
     assert_eq!(body["session"]["model"], "grok-code-fast-1");
     let changed = frame_where(&mut tab, |frame| frame["msg"]["type"] == "settings_changed").await;
     assert_eq!(changed["msg"]["model"], "grok-code-fast-1", "{changed}");
-    let env = std::fs::read_to_string(server.home.path().join("env")).unwrap();
+    let env = server.home_file("env");
     assert!(env.contains(secret));
-    let config = std::fs::read_to_string(server.home.path().join("config.toml")).unwrap();
+    let config = server.home_file("config.toml");
     assert!(config.contains("grok-code-fast-1"), "{config}");
     for path in ["/api/settings", "/api/status"] {
-        let (_, body) = server.json(reqwest::Method::GET, path, Value::Null).await;
+        let (_, body) = server.get(path).await;
         assert!(!body.to_string().contains(secret), "{path}: {body}");
     }
     let (status, body) = server
-        .json(
-            reqwest::Method::PUT,
-            "/api/settings",
-            json!({"keys": {"XAI_API_KEY": null}}),
-        )
+        .put_settings(json!({"keys": {"XAI_API_KEY": null}}))
         .await;
     assert_eq!(status, 200, "{body}");
-    let env = std::fs::read_to_string(server.home.path().join("env")).unwrap();
+    let env = server.home_file("env");
     assert!(!env.contains(secret));
 }
 
@@ -457,7 +458,18 @@ type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn connect(server: &Running, origin: Option<&str>, cookie: bool) -> Result<Socket, u16> {
-    let url = format!("ws://{}/api/agent/ws", server.host);
+    connect_to(server, "", origin, cookie).await
+}
+
+/// A socket on `/api/agent/ws{query}` with the given Origin and, if `cookie`, the token; the
+/// handshake's status when it is refused.
+async fn connect_to(
+    server: &Running,
+    query: &str,
+    origin: Option<&str>,
+    cookie: bool,
+) -> Result<Socket, u16> {
+    let url = format!("ws://{}/api/agent/ws{query}", server.host);
     let mut request = url.into_client_request().unwrap();
     if let Some(origin) = origin {
         request
@@ -591,17 +603,9 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
     let finished = frame_where(&mut socket, |frame| frame["msg"]["type"] == "turn_finished").await;
     assert_eq!(finished["msg"]["outcome"], "completed");
     // The conversation's tokens, from the store.
-    let (_, list) = server
-        .json(reqwest::Method::GET, "/api/conversations", Value::Null)
-        .await;
+    let (_, list) = server.get("/api/conversations").await;
     let current = list["current"].as_str().unwrap().to_owned();
-    let (status, got) = server
-        .json(
-            reqwest::Method::GET,
-            &format!("/api/conversations/{current}"),
-            Value::Null,
-        )
-        .await;
+    let (status, got) = server.get(&format!("/api/conversations/{current}")).await;
     assert_eq!(status, 200, "{got}");
     assert!(
         got["usage"]["total"]["input"].as_u64().unwrap() > 0,
@@ -654,9 +658,7 @@ async fn xai_sign_in_from_the_page() {
     assert_eq!(body["xai"]["code"], "ABCD-EFGH");
     let mut last = Value::Null;
     for _ in 0..100 {
-        let (_, body) = server
-            .json(reqwest::Method::GET, "/api/sign-in", Value::Null)
-            .await;
+        let (_, body) = server.get("/api/sign-in").await;
         last = body;
         if last["xai"]["state"] != "waiting" {
             break;
@@ -672,12 +674,8 @@ async fn xai_sign_in_from_the_page() {
     ]
     .map(|var| env.get(var).expect("the tokens are stored").to_owned());
     // No token in any answer.
-    let (_, status) = server
-        .json(reqwest::Method::GET, "/api/status", Value::Null)
-        .await;
-    let (_, settings) = server
-        .json(reqwest::Method::GET, "/api/settings", Value::Null)
-        .await;
+    let (_, status) = server.get("/api/status").await;
+    let (_, settings) = server.get("/api/settings").await;
     for body in [&last, &status, &settings] {
         for secret in &secrets {
             assert!(!body.to_string().contains(secret.as_str()), "{body}");
@@ -692,7 +690,7 @@ async fn gateway_routes_still_reach_the_gateway() {
     // not to the page's router.
     let response = server
         .http
-        .post(format!("{}/v1/chat/completions", server.base))
+        .post(server.url("/v1/chat/completions"))
         .header("content-type", "application/json")
         .body("{not json")
         .send()
@@ -703,7 +701,7 @@ async fn gateway_routes_still_reach_the_gateway() {
     assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
     let models = server
         .http
-        .get(format!("{}/v1/models", server.base))
+        .get(server.url("/v1/models"))
         .send()
         .await
         .unwrap();
@@ -715,13 +713,9 @@ async fn gateway_routes_still_reach_the_gateway() {
 /// `ready` its replay starts with; returns it and the conversation it shows.
 async fn open_tab(server: &Running, conversation: Option<&str>) -> (Socket, String) {
     let query = conversation.map_or(String::new(), |id| format!("?conversation={id}"));
-    let mut request = format!("ws://{}/api/agent/ws{query}", server.host)
-        .into_client_request()
+    let mut socket = connect_to(server, &query, Some(&server.origin()), true)
+        .await
         .unwrap();
-    let headers = request.headers_mut();
-    headers.insert("origin", server.origin().parse().unwrap());
-    headers.insert("cookie", format!("corvid_token={TOKEN}").parse().unwrap());
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
     assert_eq!(next_frame(&mut socket).await["type"], "protocol");
     let ready = frame_where(&mut socket, |frame| frame["msg"]["type"] == "ready").await;
     assert_eq!(
@@ -839,19 +833,13 @@ async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_th
         frames.iter().all(|f| f["id"] != "m2" && f["id"] != "w1"),
         "the second tab heard the first tab's session: {frames:?}"
     );
-    let (_, list) = server
-        .json(reqwest::Method::GET, "/api/conversations", Value::Null)
-        .await;
+    let (_, list) = server.get("/api/conversations").await;
     assert_eq!(list["conversations"].as_array().unwrap().len(), 2, "{list}");
     assert_eq!(list["sessions"].as_array().unwrap().len(), 2, "{list}");
 
     // The conversation's history over REST, for a tab that did not see it live.
     let (status, got) = server
-        .json(
-            reqwest::Method::GET,
-            &format!("/api/conversations/{conversation}"),
-            Value::Null,
-        )
+        .get(&format!("/api/conversations/{conversation}"))
         .await;
     assert_eq!(status, 200, "{got}");
     let history = got["history"].to_string();
@@ -957,18 +945,14 @@ base_url = "https://api.x.ai/v1"
 "#;
     let server = start_with(vec![], config).await;
     let (status, body) = server
-        .json(
-            reqwest::Method::PUT,
-            "/api/settings",
-            json!({
-                "default_model": "grok-code-fast-1",
-                "aliases": {"fast": "grok-4-fast", "smart": "grok-4"},
-                "providers": [{"name": "xai", "enabled": false}],
-            }),
-        )
+        .put_settings(json!({
+            "default_model": "grok-code-fast-1",
+            "aliases": {"fast": "grok-4-fast", "smart": "grok-4"},
+            "providers": [{"name": "xai", "enabled": false}],
+        }))
         .await;
     assert_eq!(status, 200, "{body}");
-    let written = std::fs::read_to_string(server.home.path().join("config.toml")).unwrap();
+    let written = server.home_file("config.toml");
     assert_eq!(
         written,
         r#"# corvid, set up by hand
@@ -986,9 +970,7 @@ enabled = false
 "#
     );
     // What was written reads back.
-    let (_, settings) = server
-        .json(reqwest::Method::GET, "/api/settings", Value::Null)
-        .await;
+    let (_, settings) = server.get("/api/settings").await;
     assert_eq!(settings["default_model"], "grok-code-fast-1");
     assert_eq!(
         settings["aliases"],
@@ -997,26 +979,14 @@ enabled = false
     // A file without the sections gets them.
     let bare = start_with(vec![], "# nothing yet\n").await;
     let (status, _) = bare
-        .json(
-            reqwest::Method::PUT,
-            "/api/settings",
-            json!({"aliases": {"fast": "grok-3-mini"}, "providers": [{"name": "xai", "enabled": true}]}),
-        )
-        .await;
+        .put_settings(json!({"aliases": {"fast": "grok-3-mini"}, "providers": [{"name": "xai", "enabled": true}]})).await;
     assert_eq!(status, 200);
-    let written = std::fs::read_to_string(bare.home.path().join("config.toml")).unwrap();
+    let written = bare.home_file("config.toml");
     assert_eq!(
         written,
         "# nothing yet\n\n[aliases]\nfast = \"grok-3-mini\"\n\n[providers.xai]\nenabled = true\n"
     );
-    corvid_config::load(
-        &corvid_config::Flags::default(),
-        &HashMap::from([(
-            "CORVID_HOME".to_owned(),
-            bare.home.path().display().to_string(),
-        )]),
-    )
-    .expect("the edited file still loads");
+    bare.reload();
 }
 
 #[tokio::test]
@@ -1033,19 +1003,12 @@ async fn a_providers_last_failure_is_on_the_status_page() {
         ],
     )
     .await;
-    let xai = |status: &Value| {
-        status["providers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|provider| provider["name"] == "xai")
-            .cloned()
-            .unwrap()
-    };
-    let (_, before) = server
-        .json(reqwest::Method::GET, "/api/status", Value::Null)
-        .await;
-    assert_eq!(xai(&before)["last_error"], Value::Null, "{before}");
+    let (_, before) = server.get("/api/status").await;
+    assert_eq!(
+        provider_in(&before, "xai")["last_error"],
+        Value::Null,
+        "{before}"
+    );
     upstream.enqueue(
         "/v1/chat/completions",
         Reply::status(
@@ -1053,18 +1016,10 @@ async fn a_providers_last_failure_is_on_the_status_page() {
             json!({"error": {"message": "the model fell over", "type": "server_error"}}),
         ),
     );
-    let answer = server
-        .http
-        .post(format!("{}/v1/chat/completions", server.base))
-        .json(&json!({"model": "grok-4", "messages": [{"role": "user", "content": "my private prompt"}]}))
-        .send()
-        .await
-        .unwrap();
+    let answer = server.chat("grok-4", "my private prompt").await;
     assert!(answer.status().is_server_error(), "{}", answer.status());
-    let (_, after) = server
-        .json(reqwest::Method::GET, "/api/status", Value::Null)
-        .await;
-    let failure = &xai(&after)["last_error"];
+    let (_, after) = server.get("/api/status").await;
+    let failure = &provider_in(&after, "xai")["last_error"];
     assert_eq!(failure["status"], 500, "{after}");
     assert_eq!(failure["cause"], "status");
     assert_eq!(failure["message"], "the model fell over");
@@ -1081,59 +1036,37 @@ async fn the_default_approval_policy_is_saved_with_comments_kept_and_new_session
     let config =
         "# my settings\nsandbox = \"on\" # keep it confined\n\n[aliases]\nfast = \"grok-3-mini\"\n";
     let server = start_with(vec![], config).await;
-    let (_, before) = server
-        .json(reqwest::Method::GET, "/api/settings", Value::Null)
-        .await;
+    let (_, before) = server.get("/api/settings").await;
     assert_eq!(before["default_approval_policy"], "ask", "{before}");
     let (mut tab, conversation) = open_tab(&server, None).await;
 
     // The tab's policy alone: the default and the file stay as they were.
     let (status, body) = server
-        .json(
-            reqwest::Method::PUT,
-            "/api/settings",
-            json!({"approval_policy": "full-auto", "conversation": conversation}),
-        )
+        .put_settings(json!({"approval_policy": "full-auto", "conversation": conversation}))
         .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["session"]["approval_policy"], "full-auto", "{body}");
     assert_eq!(body["default_approval_policy"], "ask", "{body}");
-    assert_eq!(
-        std::fs::read_to_string(server.home.path().join("config.toml")).unwrap(),
-        config
-    );
+    assert_eq!(server.home_file("config.toml"), config);
 
     // The default: written as `approval`, the file's comments kept; the tab's session follows.
     let (status, body) = server
-        .json(
-            reqwest::Method::PUT,
-            "/api/settings",
-            json!({"default_approval_policy": "auto-edit", "conversation": conversation}),
-        )
+        .put_settings(json!({"default_approval_policy": "auto-edit", "conversation": conversation}))
         .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["default_approval_policy"], "auto-edit", "{body}");
     assert_eq!(body["session"]["approval_policy"], "auto-edit", "{body}");
-    let written = std::fs::read_to_string(server.home.path().join("config.toml")).unwrap();
+    let written = server.home_file("config.toml");
     assert_eq!(
         written,
         "# my settings\nsandbox = \"on\" # keep it confined\napproval = \"auto-edit\"\n\n[aliases]\nfast = \"grok-3-mini\"\n"
     );
-    let loaded = corvid_config::load(
-        &corvid_config::Flags::default(),
-        &HashMap::from([(
-            "CORVID_HOME".to_owned(),
-            server.home.path().display().to_string(),
-        )]),
-    )
-    .expect("the edited file still loads");
+    let loaded = server.reload();
     assert_eq!(
         loaded.config.approval,
         corvid_config::ApprovalSetting::AutoEdit
     );
-    let (_, read) = server
-        .json(reqwest::Method::GET, "/api/settings", Value::Null)
-        .await;
+    let (_, read) = server.get("/api/settings").await;
     assert_eq!(read["default_approval_policy"], "auto-edit", "{read}");
 
     // A conversation started from now on starts with the new default.
@@ -1146,17 +1079,10 @@ async fn the_default_approval_policy_is_saved_with_comments_kept_and_new_session
 
     // A policy that is not one is refused, and nothing is written.
     let (status, body) = server
-        .json(
-            reqwest::Method::PUT,
-            "/api/settings",
-            json!({"default_approval_policy": "yolo"}),
-        )
+        .put_settings(json!({"default_approval_policy": "yolo"}))
         .await;
     assert_eq!(status, 400, "{body}");
-    assert_eq!(
-        std::fs::read_to_string(server.home.path().join("config.toml")).unwrap(),
-        written
-    );
+    assert_eq!(server.home_file("config.toml"), written);
 }
 
 #[tokio::test]
@@ -1177,36 +1103,21 @@ async fn the_zed_accounts_last_failure_is_on_the_status_page() {
         ],
     )
     .await;
-    let zed = |status: &Value| {
-        status["providers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|provider| provider["name"] == "zed")
-            .cloned()
-            .unwrap()
-    };
-    let (_, before) = server
-        .json(reqwest::Method::GET, "/api/status", Value::Null)
-        .await;
+    let (_, before) = server.get("/api/status").await;
     assert_eq!(before["sign_ins"]["zed"]["signed_in"], true, "{before}");
-    assert_eq!(zed(&before)["last_error"], Value::Null, "{before}");
+    assert_eq!(
+        provider_in(&before, "zed")["last_error"],
+        Value::Null,
+        "{before}"
+    );
     cloud.enqueue_completion(CompletionReply::status(
         500,
         json!({"code": "internal_error", "message": "the hosted model fell over"}),
     ));
-    let answer = server
-        .http
-        .post(format!("{}/v1/chat/completions", server.base))
-        .json(&json!({"model": "zed/grok-4", "messages": [{"role": "user", "content": "my private prompt"}]}))
-        .send()
-        .await
-        .unwrap();
+    let answer = server.chat("zed/grok-4", "my private prompt").await;
     assert!(answer.status().is_server_error(), "{}", answer.status());
-    let (_, after) = server
-        .json(reqwest::Method::GET, "/api/status", Value::Null)
-        .await;
-    let failure = &zed(&after)["last_error"];
+    let (_, after) = server.get("/api/status").await;
+    let failure = &provider_in(&after, "zed")["last_error"];
     assert_eq!(failure["status"], 500, "{after}");
     assert_eq!(failure["cause"], "status");
     assert!(
