@@ -76,7 +76,6 @@ pub(crate) fn allowed_hosts(configured: &str, port: u16) -> Vec<String> {
         .iter()
         .map(|host| authority(host, port).to_ascii_lowercase())
         .collect();
-    hosts.dedup();
     hosts.sort();
     hosts.dedup();
     hosts

@@ -59,6 +59,17 @@ fn set(slot: &Mutex<SignIn>, state: SignIn) {
     *slot.lock().unwrap_or_else(PoisonError::into_inner) = state;
 }
 
+/// A flow's end: signed in (as `account`, when the flow names it) or failed with why.
+fn finish(slot: &Mutex<SignIn>, outcome: Result<Option<String>, String>) {
+    set(
+        slot,
+        match outcome {
+            Ok(account) => SignIn::SignedIn { account },
+            Err(message) => SignIn::Failed { message },
+        },
+    );
+}
+
 fn get_state(slot: &Mutex<SignIn>) -> SignIn {
     slot.lock().unwrap_or_else(PoisonError::into_inner).clone()
 }
@@ -137,13 +148,7 @@ async fn xai(state: &PageState) {
         Ok::<_, String>(tokens.email.clone())
     }
     .await;
-    set(
-        slot,
-        match outcome {
-            Ok(account) => SignIn::SignedIn { account },
-            Err(message) => SignIn::Failed { message },
-        },
-    );
+    finish(slot, outcome);
 }
 
 async fn zed(state: &PageState) {
@@ -174,11 +179,5 @@ async fn zed(state: &PageState) {
         Ok::<_, String>(None)
     }
     .await;
-    set(
-        slot,
-        match outcome {
-            Ok(account) => SignIn::SignedIn { account },
-            Err(message) => SignIn::Failed { message },
-        },
-    );
+    finish(slot, outcome);
 }
