@@ -25,6 +25,8 @@ use crate::PageState;
 pub(crate) enum SignIn {
     #[default]
     Idle,
+    /// The flow is under way and has no link yet.
+    Starting,
     /// Waiting for the user: open `url` (and, for xAI, enter `code`).
     Waiting {
         url: String,
@@ -57,6 +59,18 @@ impl SignIns {
 
 fn set(slot: &Mutex<SignIn>, state: SignIn) {
     *slot.lock().unwrap_or_else(PoisonError::into_inner) = state;
+}
+
+/// Marks a flow as started unless one is under way (starting or waiting for the user). The
+/// check and the mark hold one lock, so two clicks or two tabs cannot start two flows, whose
+/// later outcome would overwrite the other's.
+fn claim(slot: &Mutex<SignIn>) -> bool {
+    let mut current = slot.lock().unwrap_or_else(PoisonError::into_inner);
+    if matches!(*current, SignIn::Starting | SignIn::Waiting { .. }) {
+        return false;
+    }
+    *current = SignIn::Starting;
+    true
 }
 
 /// A flow's end: signed in (as `account`, when the flow names it) or failed with why.
@@ -98,10 +112,9 @@ async fn start(
             "no sign-in for {account:?} (xai or zed)"
         )));
     };
-    if matches!(get_state(slot), SignIn::Waiting { .. }) {
+    if !claim(slot) {
         return Ok(Json(snapshot(&state)));
     }
-    set(slot, SignIn::Idle);
     let task_state = state.clone();
     match account.as_str() {
         "xai" => {
@@ -113,7 +126,7 @@ async fn start(
     }
     // Answer once the link is known (or the flow failed), so the page can show it at once.
     for _ in 0..100 {
-        if !matches!(get_state(slot), SignIn::Idle) {
+        if !matches!(get_state(slot), SignIn::Starting) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

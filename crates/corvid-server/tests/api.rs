@@ -1133,3 +1133,49 @@ async fn the_zed_accounts_last_failure_is_on_the_status_page() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_second_sign_in_while_one_is_under_way_starts_no_second_flow() {
+    // An OAuth server that takes connections and never answers: the first flow stays short of
+    // its code, so the second click comes while it is under way.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = silent.local_addr().unwrap();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = Arc::clone(&accepted);
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = silent.accept().await {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    let connections = || accepted.load(std::sync::atomic::Ordering::SeqCst);
+    let server = start_with(vec![], &format!("xai_auth_url = \"http://{address}\"\n")).await;
+    // The first click's answer waits for a code that never comes; nobody waits for it.
+    let first = tokio::spawn(
+        server
+            .authed(reqwest::Method::POST, "/api/sign-in/xai")
+            .json(&json!({}))
+            .send(),
+    );
+    for _ in 0..100 {
+        if connections() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(connections(), 1, "the first flow asks for its code");
+    let second = server
+        .authed(reqwest::Method::POST, "/api/sign-in/xai")
+        .json(&json!({}))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .expect("the second click is answered at once");
+    assert_eq!(second.status(), 200);
+    let body: Value = second.json().await.unwrap();
+    assert_eq!(body["xai"]["state"], "starting", "{body}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(connections(), 1, "a second flow was started");
+    first.abort();
+}
