@@ -113,6 +113,16 @@ pub(crate) async fn page_guard(
 
 /// Why a request is refused before any handler sees it, if it is.
 fn refusal(allowed: &[String], method: &Method, headers: &HeaderMap) -> Option<ApiError> {
+    // One Host, at most one Origin: with two, the checks below would read only the first
+    // (RFC 9110 asks a server to refuse a request with more than one Host).
+    if [header::HOST, header::ORIGIN]
+        .iter()
+        .any(|name| headers.get_all(name).iter().nth(1).is_some())
+    {
+        return Some(ApiError::forbidden(
+            "refused: a request may carry one Host and one Origin",
+        ));
+    }
     let host = headers
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())

@@ -1179,3 +1179,41 @@ async fn a_second_sign_in_while_one_is_under_way_starts_no_second_flow() {
     assert_eq!(connections(), 1, "a second flow was started");
     first.abort();
 }
+
+/// The status line of a request written by hand (headers a client library would not send).
+async fn raw_status_line(server: &Running, request: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(&server.host).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_second_host_or_origin_header_is_refused() {
+    let server = start(vec![]).await;
+    let own = server.host.clone();
+    let request = |extra: &str| {
+        format!(
+            "GET /api/status HTTP/1.1\r\nHost: {own}\r\n{extra}Cookie: corvid_token={TOKEN}\r\nConnection: close\r\n\r\n"
+        )
+    };
+    assert!(
+        raw_status_line(&server, request(""))
+            .await
+            .contains(" 200 "),
+        "the request itself is fine"
+    );
+    for extra in [
+        "Host: evil.example\r\n".to_owned(),
+        format!("Origin: http://{own}\r\nOrigin: http://evil.example\r\n"),
+    ] {
+        let status = raw_status_line(&server, request(&extra)).await;
+        assert!(status.contains(" 403 "), "{extra:?}: {status}");
+    }
+}
