@@ -634,16 +634,20 @@ async fn slash_mcp_shows_each_server_with_its_state_and_tools() {
     )
     .unwrap();
     let pane = Pane::start(&upstream, home.path(), project.path(), 160);
-    let start = Instant::now();
-    let screen = loop {
-        pane.type_text("/mcp");
-        pane.keys(&["Enter"]);
-        std::thread::sleep(Duration::from_millis(300));
-        let screen = pane.screen();
-        if screen.contains("fixture     ready") || start.elapsed() > Duration::from_secs(30) {
-            break screen;
+    // Asked again until the server is up (it starts in the background).
+    let listed_until = |needle: &str| {
+        let start = Instant::now();
+        loop {
+            pane.type_text("/mcp");
+            pane.keys(&["Enter"]);
+            std::thread::sleep(Duration::from_millis(300));
+            let screen = pane.screen();
+            if screen.contains(needle) || start.elapsed() > Duration::from_secs(30) {
+                return screen;
+            }
         }
     };
+    let screen = listed_until("fixture     ready");
     assert!(
         screen.contains("fixture     ready, ") && screen.contains("  in config.toml · runs `"),
         "{screen}"
@@ -664,16 +668,7 @@ async fn slash_mcp_shows_each_server_with_its_state_and_tools() {
     // Trusted from the chat: it starts now, and the trust is kept for the next sessions.
     pane.type_text("/mcp trust repo-tools");
     pane.keys(&["Enter"]);
-    let start = Instant::now();
-    let screen = loop {
-        pane.type_text("/mcp");
-        pane.keys(&["Enter"]);
-        std::thread::sleep(Duration::from_millis(300));
-        let screen = pane.screen();
-        if screen.contains("repo-tools  ready") || start.elapsed() > Duration::from_secs(30) {
-            break screen;
-        }
-    };
+    let screen = listed_until("repo-tools  ready");
     assert!(screen.contains("repo-tools  ready, "), "{screen}");
     let kept = std::fs::read_to_string(home.path().join("mcp-trust.json")).unwrap_or_default();
     assert!(kept.contains("repo-tools"), "{kept}");
