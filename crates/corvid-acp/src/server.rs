@@ -846,7 +846,7 @@ impl Live {
                 self.send(
                     cx,
                     updates::text(format!(
-                        "\n\n**Error:** {} {}\n",
+                        "\n\n**Error:** {} — {}\n",
                         error.message, error.next_action
                     )),
                 )?;

@@ -170,6 +170,22 @@ async fn the_editors_mcp_servers_join_the_session() {
                 "{text}"
             );
             assert!(text.contains("`echo`"), "{text}");
+            // `/mcp trust` of a server that waits for nothing says so, and the prompt ends.
+            said.lock().unwrap().clear();
+            let refused = cx
+                .send_request(PromptRequest::new(
+                    created.session_id.0.to_string(),
+                    vec![ContentBlock::from("/mcp trust zed-tools".to_owned())],
+                ))
+                .block_task()
+                .await?;
+            assert_eq!(refused.stop_reason, StopReason::EndTurn);
+            let text = said.lock().unwrap().clone();
+            assert!(
+                text.contains("**Error:** the MCP server `zed-tools` is not waiting for trust")
+                    && text.contains(" — /mcp shows which servers wait for trust."),
+                "{text}"
+            );
             Ok(())
         });
     tokio::time::timeout(Duration::from_secs(120), run)

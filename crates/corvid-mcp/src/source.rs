@@ -299,15 +299,10 @@ impl ToolSource for McpSource {
         if !self.manager.has_server(name) {
             return None;
         }
-        let Some((store, project)) = &self.trust else {
-            return Some(Err(
-                "this session keeps no trust in a project's servers".to_owned()
-            ));
-        };
-        Some(
-            self.manager
-                .admit(name, |server| store.trust(project, server)),
-        )
+        Some(self.manager.admit(name, |server| match &self.trust {
+            Some((store, project)) => store.trust(project, server),
+            None => Err("this session keeps no trust in a project's servers".to_owned()),
+        }))
     }
 
     fn servers(&self) -> Vec<ServerReport> {
