@@ -26,13 +26,17 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
 /// How many MCP tools are offered to the model at most, over all servers.
 pub const DEFAULT_MAX_TOOLS: usize = 100;
 
-/// Every MCP setting: the servers and the cap on their tools.
+/// Every MCP setting: the servers, the cap on their tools, the sign-in callback port.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct McpSettings {
     /// The servers of `config.toml`, in file order.
     pub servers: Vec<McpServer>,
     /// `mcp_max_tools`: the most MCP tools offered to the model; `None` means the default.
     pub max_tools: Option<usize>,
+    /// `mcp_oauth_callback_port` (Codex's key; `CORVID_MCP_OAUTH_CALLBACK_PORT`): the port on
+    /// 127.0.0.1 that `corvid mcp login` listens on for the browser's return, for servers that
+    /// name none of their own (`oauth.callback_port`); `None` means any free port.
+    pub oauth_callback_port: Option<u16>,
 }
 
 impl McpSettings {
@@ -64,6 +68,8 @@ pub struct McpServer {
     /// What "always" allows for this server's tools (corvid's own key, `always_allow`:
     /// `"tool"`, the default, or `"server"`).
     pub always_allow_server: bool,
+    /// How `corvid mcp login` signs in to an HTTP server that asks for it (`oauth`, `scopes`).
+    pub oauth: McpOAuth,
     /// Which file defined it.
     pub origin: McpOrigin,
 }
@@ -102,6 +108,29 @@ pub enum McpTransport {
         /// Codex's `bearer_token_env_var`: the variable holding a bearer token.
         bearer_token_env_var: Option<String>,
     },
+}
+
+/// OAuth settings of an HTTP server, as Codex (`[mcp_servers.x.oauth]`, `scopes`) and Claude
+/// Code (`"oauth": {"clientId", "callbackPort"}`) write them. Everything is optional: by
+/// default corvid discovers the authorization server, registers itself (dynamic client
+/// registration) and listens on any free loopback port.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct McpOAuth {
+    /// `oauth = false`: never sign in; a server that asks for it fails.
+    pub disabled: bool,
+    /// `oauth.client_id`: a client registered with the authorization server beforehand (no
+    /// dynamic registration then).
+    pub client_id: Option<String>,
+    /// `oauth.client_secret_env_var`: the variable holding that client's secret, if it has one.
+    pub client_secret_env_var: Option<String>,
+    /// `scopes` (or `oauth.scopes`): the scopes to ask for; empty lets the server's metadata decide.
+    pub scopes: Vec<String>,
+    /// `oauth.callback_port`: the loopback port of the sign-in callback, exactly (the redirect
+    /// URI registered for `client_id` names it).
+    pub callback_port: Option<u16>,
+    /// `oauth.client_metadata_url`: an https URL of a Client ID Metadata Document, used as the
+    /// client id where the authorization server supports it (CIMD).
+    pub client_metadata_url: Option<String>,
 }
 
 /// How far a stdio server's process may reach beyond the sandbox of `bash`.
@@ -170,14 +199,25 @@ const HTTP_KEYS: &[&str] = &[
     "http_headers",
     "env_http_headers",
     "bearer_token_env_var",
+    "oauth",
+    "scopes",
+];
+/// Keys of an HTTP server's `oauth` table (snake case as Codex, camel case as Claude Code).
+const OAUTH_KEYS: &[(&str, &str)] = &[
+    ("client_id", "clientId"),
+    ("client_secret_env_var", "clientSecretEnvVar"),
+    ("scopes", "scopes"),
+    ("callback_port", "callbackPort"),
+    ("client_metadata_url", "clientMetadataUrl"),
 ];
 
-/// Reads `[mcp_servers.<name>]` from `config.toml` (`servers` is the `mcp_servers` item) and
-/// `mcp_max_tools` (its text and where it came from: `config.toml` or `CORVID_MCP_MAX_TOOLS`).
-/// Unknown keys inside a server become warnings.
+/// Reads `[mcp_servers.<name>]` from `config.toml` (`servers` is the `mcp_servers` item),
+/// `mcp_max_tools` and `mcp_oauth_callback_port` (each as its text and where it came from:
+/// `config.toml` or `CORVID_MCP_*`). Unknown keys inside a server become warnings.
 pub(crate) fn read_global(
     servers: Option<&toml::Value>,
     max_tools: Option<(String, String)>,
+    callback_port: Option<(String, String)>,
     file: &Path,
     warnings: &mut Vec<String>,
 ) -> Result<McpSettings, ConfigError> {
@@ -193,6 +233,14 @@ pub(crate) fn read_global(
             key: "mcp_max_tools".to_owned(),
             source_name,
             message: format!("expected a whole number from 1 to 1000, got {value:?}"),
+        })?);
+    }
+    if let Some((value, source_name)) = callback_port {
+        let port = value.trim().parse::<u16>().ok().filter(|port| *port > 0);
+        settings.oauth_callback_port = Some(port.ok_or_else(|| ConfigError::Invalid {
+            key: "mcp_oauth_callback_port".to_owned(),
+            source_name,
+            message: format!("expected a port from 1 to 65535, got {value:?}"),
         })?);
     }
     let Some(servers) = servers else {
@@ -436,6 +484,7 @@ impl Entry {
             Some(value) => self.sandbox(value, origin.scope)?,
             None => McpSandbox::default_for(origin.scope),
         };
+        let oauth = self.oauth(fields, warnings)?;
         Ok(McpServer {
             name: name.to_owned(),
             transport,
@@ -446,8 +495,108 @@ impl Entry {
             disabled_tools,
             sandbox,
             always_allow_server,
+            oauth,
             origin: origin.clone(),
         })
+    }
+
+    /// The `oauth` table (or `oauth = false`) and `scopes` of an HTTP server.
+    fn oauth(
+        &self,
+        fields: &serde_json::Map<String, Json>,
+        warnings: &mut Vec<String>,
+    ) -> Result<McpOAuth, ConfigError> {
+        let mut oauth = McpOAuth::default();
+        if let Some(scopes) = fields.get("scopes") {
+            oauth.scopes = self.scopes("scopes", scopes)?;
+        }
+        let table = match fields.get("oauth") {
+            None | Some(Json::Bool(true)) => return Ok(oauth),
+            Some(Json::Bool(false)) => {
+                oauth.disabled = true;
+                return Ok(oauth);
+            }
+            Some(Json::Object(table)) => table,
+            Some(other) => {
+                return Err(self.invalid(
+                    "oauth",
+                    format!("expected false or a table like {{ client_id = \"…\" }}, got {other}"),
+                ));
+            }
+        };
+        for key in table.keys() {
+            if !OAUTH_KEYS
+                .iter()
+                .any(|(snake, camel)| key == snake || key == camel)
+            {
+                warnings.push(format!(
+                    "unknown key `{}.oauth.{key}` in {} (ignored)",
+                    self.key, self.source
+                ));
+            }
+        }
+        let get = |snake: &str| {
+            let camel = OAUTH_KEYS
+                .iter()
+                .find(|(name, _)| *name == snake)
+                .map_or(snake, |(_, camel)| camel);
+            table.get(snake).or_else(|| table.get(camel))
+        };
+        let text = |name: &str| -> Result<Option<String>, ConfigError> {
+            match get(name) {
+                None => Ok(None),
+                Some(Json::String(value)) if !value.trim().is_empty() => {
+                    Ok(Some(value.trim().to_owned()))
+                }
+                Some(_) => {
+                    Err(self.invalid(&format!("oauth.{name}"), "expected a non-empty string"))
+                }
+            }
+        };
+        oauth.client_id = text("client_id")?;
+        oauth.client_secret_env_var = text("client_secret_env_var")?;
+        if oauth.client_secret_env_var.is_some() && oauth.client_id.is_none() {
+            return Err(self.invalid(
+                "oauth.client_secret_env_var",
+                "a client secret belongs to a pre-registered client: set `oauth.client_id` too",
+            ));
+        }
+        oauth.client_metadata_url = text("client_metadata_url")?;
+        if let Some(url) = &oauth.client_metadata_url
+            && !url.starts_with("https://")
+        {
+            return Err(self.invalid(
+                "oauth.client_metadata_url",
+                format!("expected an https:// URL, got {url:?}"),
+            ));
+        }
+        if let Some(scopes) = get("scopes") {
+            oauth.scopes = self.scopes("oauth.scopes", scopes)?;
+        }
+        oauth.callback_port = match get("callback_port") {
+            None => None,
+            Some(value) => Some(
+                value
+                    .as_u64()
+                    .and_then(|port| u16::try_from(port).ok())
+                    .filter(|port| *port > 0)
+                    .ok_or_else(|| {
+                        self.invalid(
+                            "oauth.callback_port",
+                            format!("expected a port from 1 to 65535, got {value}"),
+                        )
+                    })?,
+            ),
+        };
+        Ok(oauth)
+    }
+
+    /// Scopes as a list, or as one space-separated string (the OAuth `scope` form).
+    fn scopes(&self, field: &str, value: &Json) -> Result<Vec<String>, ConfigError> {
+        match value {
+            Json::String(text) => Ok(text.split_whitespace().map(str::to_owned).collect()),
+            _ => self.strings(field, value),
+        }
     }
 
     fn stdio(&self, fields: &serde_json::Map<String, Json>) -> Result<McpTransport, ConfigError> {
