@@ -9,6 +9,7 @@ mod suite {
     mod agent;
     mod everything;
     mod failures;
+    mod oauth;
     mod support;
     mod trust;
 }
