@@ -1,6 +1,6 @@
 """The web page in a real headless chromium against `corvid serve` and a scripted mock model:
 a message streams in; an edit approved from its diff card changes the file; a command denied
-with feedback reaches the model; a turn stopped with Esc; conversations switched; a second tab
+with feedback reaches the model; a turn stopped with Esc; `/mcp` lists an MCP server; conversations switched; a second tab
 that switches to another conversation while the first keeps its own (a session per tab); the
 model and the default approval policy changed in settings; a key set and never shown again; a provider's last error on the
 Status tab. Saves a screenshot of each step in
@@ -94,7 +94,11 @@ def free_port():
 def start_corvid(home, project, mock):
     Path(home, "env").write_text("XAI_API_KEY='sk-upstream-test'\n")
     # xAI's sign-in goes to the mock too (it has no OAuth routes: the sign-in fails, visibly).
-    Path(home, "config.toml").write_text(f'xai_auth_url = "{mock.root}"\n')
+    # One MCP server on the official Python SDK (this venv has it), for /mcp.
+    fixture = ROOT / "tests" / "mcp" / "fixture_server.py"
+    Path(home, "config.toml").write_text(
+        f'xai_auth_url = "{mock.root}"\n\n[mcp_servers.fixture]\ncommand = {json.dumps(sys.executable)}\n'
+        f'args = [{json.dumps(str(fixture))}, "serve"]\ndisabled_tools = ["crash"]\n')
     os.chmod(Path(home, "env"), 0o600)
     port = free_port()
     log = open(Path(home, "corvid.log"), "w")
@@ -182,6 +186,16 @@ async def run(browser, mock, url, home, project):
     await browser.key("Escape", key_code=27)
     await turn_ends(browser, 4, "cancelled")
     await shot("07-stopped")
+
+    # 5b. /mcp: the configured MCP server, its state and tools, without a model call.
+    asked = len(mock.chat_requests())
+    await send(browser, "/mcp")
+    await browser.wait_for("document.querySelector('.tool-servers .server-state.ready')", 20, "the MCP server list")
+    listed = await browser.evaluate("document.querySelector('.tool-servers').textContent")
+    assert "fixture" in listed and "ready, " in listed and "echo" in listed, listed
+    assert "not offered (enabled_tools/disabled_tools): crash" in listed, listed
+    assert len(mock.chat_requests()) == asked, "/mcp called the model"
+    await shot("07b-mcp")
 
     # 6. Conversations: a new one, then back to the first.
     await browser.click("#new-conversation")

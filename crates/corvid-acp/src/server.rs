@@ -538,6 +538,7 @@ impl Live {
             .input(argument("turn number (optional)")),
             AvailableCommand::new("diff", "Show what the agent changed, turn by turn")
                 .input(argument("turn number (optional)")),
+            AvailableCommand::new("mcp", "The session's MCP servers, their state and tools"),
         ];
         for (name, description) in &self.skills {
             commands.push(
@@ -604,6 +605,7 @@ impl Live {
                 "compact" => return Ok(Prompt::Op(Op::Compact)),
                 "undo" => return Ok(Prompt::Op(Op::Undo { turn: turn()? })),
                 "diff" => return Ok(Prompt::Op(Op::Diff { turn: turn()? })),
+                "mcp" => return Ok(Prompt::Op(Op::ListToolServers)),
                 skill if self.skills.iter().any(|(known, _)| known == skill) => {
                     let text = format!(
                         "Use the skill `{skill}` (load it with the skill tool) for: {}",
@@ -876,6 +878,10 @@ impl Live {
                         .collect()
                 };
                 self.send(cx, updates::text(text))?;
+                self.finish(&event.id, StopReason::EndTurn);
+            }
+            EventMsg::ToolServers { servers } => {
+                self.send(cx, updates::text(updates::tool_servers_text(&servers)))?;
                 self.finish(&event.id, StopReason::EndTurn);
             }
             EventMsg::TurnFinished(finished) if main => {

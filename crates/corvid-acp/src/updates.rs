@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdateFields, ToolKind,
 };
 use corvid_protocol::{
-    HistoryEntry, TodoItem, TodoStatus, ToolCallNotification, ToolResultNotification,
+    HistoryEntry, TodoItem, TodoStatus, ToolCallNotification, ToolResultNotification, ToolServer,
 };
 use serde_json::Value;
 
@@ -242,3 +242,36 @@ pub(crate) fn history(entries: &[HistoryEntry], project: &Path) -> Vec<SessionUp
 
 #[cfg(test)]
 mod tests;
+
+/// The answer to `/mcp`, as markdown: a line per server, its tools under it.
+pub(crate) fn tool_servers_text(servers: &[ToolServer]) -> String {
+    if servers.is_empty() {
+        return "No MCP servers in this session. `corvid mcp add NAME -- COMMAND…` adds one to the project's `.corvid/mcp.json` (`--global` to config.toml); a new thread starts it.\n".to_owned();
+    }
+    let mut text = String::new();
+    for server in servers {
+        let mut state = server.state_words();
+        if server.waits_on_user() {
+            state.push_str(", then start a new thread");
+        }
+        text.push_str(&format!(
+            "- **{}**: {state} ({}; {})\n",
+            server.name, server.configured_in, server.transport
+        ));
+        if !server.tools.is_empty() {
+            let tools: Vec<String> = server
+                .short_tool_names()
+                .iter()
+                .map(|tool| format!("`{tool}`"))
+                .collect();
+            text.push_str(&format!("  tools: {}\n", tools.join(", ")));
+        }
+        if !server.withheld.is_empty() {
+            text.push_str(&format!(
+                "  not offered (enabled_tools/disabled_tools): {}\n",
+                server.withheld.join(", ")
+            ));
+        }
+    }
+    text
+}

@@ -306,6 +306,15 @@ impl Engine {
                 self.shared.emit(&scope, EventMsg::ShutdownComplete);
                 return false;
             }
+            Op::ListToolServers => {
+                let servers = self
+                    .toolbox
+                    .servers()
+                    .into_iter()
+                    .map(tool_server)
+                    .collect();
+                self.shared.emit(&scope, EventMsg::ToolServers { servers });
+            }
             Op::Undo { .. } | Op::Diff { .. } | Op::Compact if self.running.is_some() => {
                 self.refuse_busy(&scope, "a turn is running");
             }
@@ -545,6 +554,30 @@ async fn offer_tools(shared: &Shared, scope: &Scope, toolbox: &ToolBox) -> Offer
         shared.emit(scope, EventMsg::Warning { message });
     }
     offered.offer
+}
+
+/// A tool source's server as front ends show it.
+fn tool_server(report: corvid_tools::ServerReport) -> corvid_protocol::ToolServer {
+    use corvid_protocol::ToolServerState as State;
+    use corvid_tools::ServerHealth;
+    let (state, reason) = match report.health {
+        ServerHealth::Disabled => (State::Disabled, None),
+        ServerHealth::Idle => (State::Idle, None),
+        ServerHealth::Untrusted => (State::Untrusted, None),
+        ServerHealth::Starting => (State::Starting, None),
+        ServerHealth::Ready => (State::Ready, None),
+        ServerHealth::NeedsSignIn => (State::NeedsSignIn, None),
+        ServerHealth::Failed(reason) => (State::Failed, Some(reason)),
+    };
+    corvid_protocol::ToolServer {
+        name: report.name,
+        configured_in: report.configured_in,
+        transport: report.transport,
+        state,
+        reason,
+        tools: report.tools,
+        withheld: report.withheld,
+    }
 }
 
 /// The main agent's system prompt, describing the tools of `offer`.

@@ -13,9 +13,9 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     ContentBlock, InitializeRequest, McpServer, McpServerStdio, NewSessionRequest,
     PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, StopReason,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
 };
-use agent_client_protocol::{AcpAgent, Agent, Client, on_receive_request};
+use agent_client_protocol::{AcpAgent, Agent, Client, on_receive_notification, on_receive_request};
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
@@ -92,12 +92,26 @@ async fn the_editors_mcp_servers_join_the_session() {
     .unwrap();
     let permissions = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
     let asked = permissions.clone();
+    let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let heard = said.clone();
     let server = McpServer::Stdio(
         McpServerStdio::new("zed-tools", python)
             .args(vec![fixture.display().to_string(), "serve".to_owned()]),
     );
     let run = Client
         .v1()
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                let update = serde_json::to_value(&notification.update).unwrap();
+                if update["sessionUpdate"] == "agent_message_chunk"
+                    && let Some(text) = update["content"]["text"].as_str()
+                {
+                    heard.lock().unwrap().push_str(text);
+                }
+                Ok(())
+            },
+            on_receive_notification!(),
+        )
         .on_receive_request(
             async move |request: RequestPermissionRequest,
                         responder: Responder<RequestPermissionResponse>,
@@ -140,6 +154,22 @@ async fn the_editors_mcp_servers_join_the_session() {
                 .block_task()
                 .await?;
             assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            // `/mcp` lists the editor's server with its tools, without a model call.
+            said.lock().unwrap().clear();
+            let listed = cx
+                .send_request(PromptRequest::new(
+                    created.session_id.0.to_string(),
+                    vec![ContentBlock::from("/mcp".to_owned())],
+                ))
+                .block_task()
+                .await?;
+            assert_eq!(listed.stop_reason, StopReason::EndTurn);
+            let text = said.lock().unwrap().clone();
+            assert!(
+                text.contains("- **zed-tools**: ready, ") && text.contains("(the editor; runs `"),
+                "{text}"
+            );
+            assert!(text.contains("`echo`"), "{text}");
             Ok(())
         });
     tokio::time::timeout(Duration::from_secs(120), run)

@@ -2,11 +2,11 @@
 //! a scripted model on loopback: every way to exit ends the process within a second with the
 //! terminal restored; a message typed during a turn is queued and sent after it; Ctrl-C at an
 //! approval cancels it and the next line is a new message; history survives a restart; a
-//! paste is one message.
+//! paste is one message; `/mcp` lists the servers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -591,4 +591,72 @@ async fn shift_enter_where_the_terminal_reports_it_and_alt_enter_add_lines() {
         last_user_message(&upstream.requests()[0].json()),
         "first\nsecond\nthird"
     );
+}
+
+/// The Python with the `mcp` SDK that scripts/test sets up, if any.
+fn mcp_python() -> Option<PathBuf> {
+    match std::env::var_os("CORVID_MCP_PYTHON").filter(|value| !value.is_empty()) {
+        Some(python) => Some(PathBuf::from(python)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CORVID_MCP_PYTHON is not set: under CI scripts/test must set it")
+        }
+        None => {
+            eprintln!("\n!!! SKIPPED: CORVID_MCP_PYTHON is not set (scripts/test sets it)\n");
+            None
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_mcp_shows_each_server_with_its_state_and_tools() {
+    let Some(python) = mcp_python() else { return };
+    let upstream = MockUpstream::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/fixture_server.py");
+    // One server the user configured (starts), one the project brings (waits for trust).
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[mcp_servers.fixture]\ncommand = {:?}\nargs = [{:?}, \"serve\"]\ndisabled_tools = [\"crash\"]\n",
+            python.display().to_string(),
+            fixture.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir(project.path().join(".corvid")).unwrap();
+    std::fs::write(
+        project.path().join(".corvid/mcp.json"),
+        r#"{"mcpServers": {"repo-tools": {"command": "./tools/serve.sh"}}}"#,
+    )
+    .unwrap();
+    let pane = Pane::start(&upstream, home.path(), project.path(), 160);
+    let start = Instant::now();
+    let screen = loop {
+        pane.type_text("/mcp");
+        pane.keys(&["Enter"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = pane.screen();
+        if screen.contains("fixture     ready") || start.elapsed() > Duration::from_secs(30) {
+            break screen;
+        }
+    };
+    assert!(
+        screen.contains("fixture     ready, ") && screen.contains("  in config.toml · runs `"),
+        "{screen}"
+    );
+    assert!(screen.contains("  tools: "), "{screen}");
+    assert!(screen.contains("echo"), "{screen}");
+    assert!(
+        screen.contains("not offered (enabled_tools/disabled_tools): crash"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("repo-tools  not trusted yet, not started: `corvid mcp trust repo-tools`"),
+        "{screen}"
+    );
+    assert!(upstream.requests().is_empty(), "/mcp calls no model");
+    pane.type_text("/quit");
+    pane.keys(&["Enter"]);
+    pane.assert_exits();
 }

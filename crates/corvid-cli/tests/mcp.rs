@@ -432,3 +432,44 @@ fn login_refuses_what_it_cannot_sign_in_to() {
     let (ok, text) = login("nothere");
     assert!(!ok && text.contains("no MCP server `nothere`"), "{text}");
 }
+
+/// The npm MCP servers scripts/test installs (`CORVID_MCP_SERVERS`), if any.
+fn node_modules() -> Option<PathBuf> {
+    match std::env::var_os("CORVID_MCP_SERVERS").filter(|value| !value.is_empty()) {
+        Some(modules) => Some(PathBuf::from(modules)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CORVID_MCP_SERVERS is not set: under CI scripts/test must set it")
+        }
+        None => {
+            eprintln!("\n!!! SKIPPED: CORVID_MCP_SERVERS is not set (scripts/test sets it)\n");
+            None
+        }
+    }
+}
+
+#[test]
+fn a_claude_code_style_npx_server_in_the_project_starts_in_its_sandbox() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    // The project has the server as a dependency, as many do; `npx -y` runs its local bin.
+    std::os::unix::fs::symlink(&modules, project.path().join("node_modules")).unwrap();
+    std::fs::create_dir(project.path().join(".corvid")).unwrap();
+    std::fs::write(
+        project.path().join(".corvid/mcp.json"),
+        r#"{"mcpServers": {"everything": {"command": "npx", "args": ["-y", "mcp-server-everything"]}}}"#,
+    )
+    .unwrap();
+    let (ok, text) = run(corvid(home.path(), project.path()).args(["trust", "everything"]));
+    assert!(ok, "{text}");
+    let (ok, text) = run(corvid(home.path(), project.path()).arg("list"));
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("everything (.corvid/mcp.json; stdio: npx -y mcp-server-everything): ready,"),
+        "{text}"
+    );
+    assert!(text.contains("  mcp__everything__echo\n"), "{text}");
+}

@@ -10,6 +10,7 @@ use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
 use rmcp::service::{ClientInitializeError, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use tokio::process::Child;
 
 use crate::handler::Handler;
@@ -76,7 +77,7 @@ impl Connection {
                         tokio::time::timeout(std::time::Duration::from_millis(200), child.wait())
                             .await;
                     Err(OpenFailure::Failed(with_stderr(
-                        format!("the MCP handshake failed: {err}"),
+                        format!("the MCP handshake failed: {}", handshake_words(&err)),
                         &stderr,
                     )))
                 }
@@ -113,7 +114,11 @@ impl Connection {
                             Unauthorized::Failed(reason) => OpenFailure::Failed(reason),
                         });
                     }
-                    Err(err) => return Err(handshake_failed(&err).into()),
+                    Err(err) => {
+                        return Err(
+                            format!("the MCP handshake failed: {}", handshake_words(&err)).into(),
+                        );
+                    }
                 };
                 Ok(Self {
                     service,
@@ -128,10 +133,9 @@ impl Connection {
     /// Every tool the server offers (following pages).
     pub(crate) async fn list_tools(&self) -> Result<Vec<Tool>, String> {
         self.handler.tools_changed.store(false, Ordering::SeqCst);
-        self.service
-            .list_all_tools()
-            .await
-            .map_err(|err| self.explain(format!("listing its tools failed: {err}")))
+        self.service.list_all_tools().await.map_err(|err| {
+            self.explain(format!("listing its tools failed: {}", service_words(&err)))
+        })
     }
 
     /// Whether the server said its tool list changed since the last listing.
@@ -161,7 +165,7 @@ impl Connection {
                 // caller can tell a crash from a hiccup.
                 self.wait_for_end(std::time::Duration::from_millis(500))
                     .await;
-                Err(CallFailure::Broken(self.explain(error.to_string())))
+                Err(CallFailure::Broken(self.explain(service_words(&error))))
             }
         }
     }
@@ -224,8 +228,43 @@ impl Connection {
     }
 }
 
-fn handshake_failed(err: &ClientInitializeError) -> String {
-    format!("the MCP handshake failed: {err}")
+/// A failed handshake in words: the transport's causes without rmcp's type names.
+fn handshake_words(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::TransportError { error, context } => {
+            format!("{} (on: {context})", causes(error.error.as_ref()))
+        }
+        other => causes(other),
+    }
+}
+
+/// A failed request in words, as [`handshake_words`].
+fn service_words(error: &ServiceError) -> String {
+    match error {
+        ServiceError::TransportSend(error) => causes(error.error.as_ref()),
+        ServiceError::TransportClosed => "the connection to the server closed".to_owned(),
+        other => causes(other),
+    }
+}
+
+/// `error` and its sources, joined; a cause its wrapper already quotes is not repeated.
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(mut error) = next {
+        // rmcp's HTTP transport wraps the client's error without naming it as the source.
+        if let Some(StreamableHttpError::Client(inner)) =
+            error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            error = inner;
+        }
+        let text = error.to_string();
+        if !parts.last().is_some_and(|last| last.contains(&text)) {
+            parts.push(text);
+        }
+        next = error.source();
+    }
+    parts.join(": ")
 }
 
 fn with_stderr(message: String, stderr: &StderrTail) -> String {

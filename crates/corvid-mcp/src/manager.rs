@@ -87,6 +87,8 @@ fn needs_sign_in(name: &str, scope: McpScope) -> String {
 pub struct ServerStatus {
     pub name: String,
     pub scope: McpScope,
+    /// What starting it means (`runs `…``, `connects to …`).
+    pub transport: String,
     pub state: ServerState,
     /// The names the model sees, with the server's own names, of the tools offered.
     pub tools: Vec<(String, String)>,
@@ -397,35 +399,51 @@ impl McpManager {
         notices
     }
 
-    /// Every server and its state; ready servers with their tools as last listed.
+    /// Every server and its state; ready servers with their tools as last listed, under the
+    /// names a listing gives them (MCP names never clash with built-ins: they start `mcp__`),
+    /// so the list is right before the first turn too.
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        let naming = self
+        let states: Vec<State> = self
             .inner
-            .naming
-            .lock()
-            .map(|naming| naming.clone())
-            .unwrap_or_default();
+            .slots
+            .iter()
+            .map(|slot| slot.state.borrow().clone())
+            .collect();
+        let listed = |state: &State| match state {
+            State::Ready(live) => live.tools.lock().map(|t| t.clone()).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let mut pairs = Vec::new();
+        for (slot, state) in self.inner.slots.iter().zip(&states) {
+            for tool in listed(state) {
+                if slot.config.offers(&tool.name) {
+                    pairs.push((slot.config.name.clone(), tool.name.to_string()));
+                }
+            }
+        }
+        let naming = assign(&pairs, self.inner.max_tools, &|_| false);
         self.inner
             .slots
             .iter()
-            .map(|slot| {
-                let state = slot.state.borrow().clone();
+            .zip(states)
+            .map(|(slot, state)| {
                 let mut filtered = Vec::new();
                 let mut tools = Vec::new();
-                if let State::Ready(live) = &state {
-                    for tool in live.tools.lock().map(|t| t.clone()).unwrap_or_default() {
-                        if !slot.config.offers(&tool.name) {
-                            filtered.push(tool.name.to_string());
-                        } else if let Some(named) = naming.offered.iter().find(|named| {
-                            named.server == slot.config.name && named.tool == tool.name
-                        }) {
-                            tools.push((named.name.clone(), named.tool.clone()));
-                        }
+                for tool in listed(&state) {
+                    if !slot.config.offers(&tool.name) {
+                        filtered.push(tool.name.to_string());
+                    } else if let Some(named) = naming
+                        .offered
+                        .iter()
+                        .find(|named| named.server == slot.config.name && named.tool == tool.name)
+                    {
+                        tools.push((named.name.clone(), named.tool.clone()));
                     }
                 }
                 ServerStatus {
                     name: slot.config.name.clone(),
                     scope: slot.config.origin.scope,
+                    transport: crate::trust::describe(&slot.config),
                     state: match state {
                         State::Idle => ServerState::Idle,
                         State::Disabled => ServerState::Disabled,

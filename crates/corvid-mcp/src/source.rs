@@ -9,15 +9,16 @@
 
 use std::sync::Arc;
 
-use corvid_config::{McpServer, merge_servers, read_project_mcp};
+use corvid_config::{McpScope, McpServer, PROJECT_MCP_FILE, merge_servers, read_project_mcp};
 use corvid_tools::{
-    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolDetail, ToolError,
-    ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
+    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ServerHealth, ServerReport, ToolContext,
+    ToolDetail, ToolError, ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource,
+    ToolSpec,
 };
 use serde_json::Value;
 
 use crate::launch::{Lookup, McpEnvironment};
-use crate::manager::McpManager;
+use crate::manager::{McpManager, ServerState};
 use crate::oauth::OAuthStore;
 use crate::trust::{TrustStore, describe, needs_trust};
 
@@ -305,6 +306,33 @@ impl ToolSource for McpSource {
     fn summary(&self, tool: &str, arguments: &Value) -> Option<String> {
         let (server, raw) = self.manager.origin_of(tool)?;
         Some(format!("{server}/{raw} {}", short(arguments, 80)))
+    }
+
+    fn servers(&self) -> Vec<ServerReport> {
+        self.manager
+            .statuses()
+            .into_iter()
+            .map(|status| ServerReport {
+                configured_in: match status.scope {
+                    McpScope::Global => "config.toml".to_owned(),
+                    McpScope::Project => PROJECT_MCP_FILE.to_owned(),
+                    McpScope::Editor => "the editor".to_owned(),
+                },
+                transport: status.transport,
+                health: match status.state {
+                    ServerState::Disabled => ServerHealth::Disabled,
+                    ServerState::Idle => ServerHealth::Idle,
+                    ServerState::Untrusted => ServerHealth::Untrusted,
+                    ServerState::Starting => ServerHealth::Starting,
+                    ServerState::Ready => ServerHealth::Ready,
+                    ServerState::NeedsSignIn => ServerHealth::NeedsSignIn,
+                    ServerState::Failed(reason) => ServerHealth::Failed(reason),
+                },
+                tools: status.tools.into_iter().map(|(name, _)| name).collect(),
+                withheld: status.filtered,
+                name: status.name,
+            })
+            .collect()
     }
 }
 

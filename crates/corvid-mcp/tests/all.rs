@@ -10,6 +10,7 @@ mod suite {
     mod everything;
     mod failures;
     mod oauth;
+    mod oauth_support;
     mod support;
     mod trust;
 }

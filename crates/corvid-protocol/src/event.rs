@@ -166,8 +166,100 @@ pub enum EventMsg {
         /// How many messages the summary replaced.
         messages_summarized: u32,
     },
+    /// The answer to `list_tool_servers`: every server behind the session's tools, in the
+    /// order their tools take precedence (empty: none is configured).
+    ToolServers {
+        /// The servers.
+        servers: Vec<ToolServer>,
+    },
     /// The answer to `shutdown`: the engine saved its state and sends nothing more.
     ShutdownComplete,
+}
+
+/// One server behind the session's tools (an MCP server), in `tool_servers`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolServer {
+    /// Its configured name.
+    pub name: String,
+    /// Where it is configured, in words (`config.toml`, `.corvid/mcp.json`, `the editor`).
+    pub configured_in: String,
+    /// What starting it means, in words (``runs `npx server` ``, `connects to https://…`).
+    pub transport: String,
+    /// How it is doing.
+    pub state: ToolServerState,
+    /// Why it failed, when `state` is `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The tools the model is offered from it, by the names the model sees.
+    pub tools: Vec<String>,
+    /// Tools it has that its configuration (`enabled_tools`, `disabled_tools`) keeps from the
+    /// model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<String>,
+}
+
+impl ToolServer {
+    /// Its state in words, with what to do when it waits on the user (`corvid mcp trust`,
+    /// `corvid mcp login`); the front end adds how its own session picks the change up.
+    pub fn state_words(&self) -> String {
+        let name = &self.name;
+        match self.state {
+            ToolServerState::Ready => match self.tools.len() {
+                1 => "ready, 1 tool".to_owned(),
+                count => format!("ready, {count} tools"),
+            },
+            ToolServerState::Starting => "starting".to_owned(),
+            ToolServerState::Idle => "not started yet".to_owned(),
+            ToolServerState::Disabled => "disabled (enabled = false)".to_owned(),
+            ToolServerState::Untrusted => {
+                format!("not trusted yet, not started: `corvid mcp trust {name}` trusts it")
+            }
+            ToolServerState::NeedsSignIn => {
+                format!("needs sign-in: `corvid mcp login {name}` signs in")
+            }
+            ToolServerState::Failed => format!(
+                "failed: {}",
+                self.reason.as_deref().unwrap_or("no reason given")
+            ),
+        }
+    }
+
+    /// Whether the user must act (trust it, sign in) before a new session can start it.
+    pub fn waits_on_user(&self) -> bool {
+        matches!(
+            self.state,
+            ToolServerState::Untrusted | ToolServerState::NeedsSignIn
+        )
+    }
+
+    /// Its tools by their own names (the model's names without `mcp__<server>__`).
+    pub fn short_tool_names(&self) -> Vec<&str> {
+        let prefix = format!("mcp__{}__", self.name);
+        self.tools
+            .iter()
+            .map(|tool| tool.strip_prefix(&prefix).unwrap_or(tool))
+            .collect()
+    }
+}
+
+/// How a tool server is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolServerState {
+    /// Turned off in its configuration (`enabled = false`).
+    Disabled,
+    /// Not started yet.
+    Idle,
+    /// A project's own server the user has not trusted (`corvid mcp trust NAME`): not started.
+    Untrusted,
+    /// Starting; its tools join when it is ready.
+    Starting,
+    /// Running; its tools are offered.
+    Ready,
+    /// It requires a sign-in corvid does not have (`corvid mcp login NAME`).
+    NeedsSignIn,
+    /// It failed to start or stopped for good; `reason` says why.
+    Failed,
 }
 
 /// One file a turn changed.

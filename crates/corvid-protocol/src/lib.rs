@@ -42,7 +42,8 @@ pub use event::{
     ChangeKind, ConversationSummary, ErrorClass, ErrorNotification, EventMsg, FileChange,
     HistoryEntry, ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification,
     SubagentKind, TodoItem, TodoStatus, TokenUsage, ToolCallNotification, ToolResultNotification,
-    Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
+    ToolServer, ToolServerState, Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome,
+    UsageNotification,
 };
 pub use op::{ApprovalDecision, ApproveParams, ImageInput, Op, SendParams};
 pub use sandbox::{Confinement, SandboxMode, SandboxNotice, SandboxState};

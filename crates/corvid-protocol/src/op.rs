@@ -84,6 +84,9 @@ pub enum Op {
     /// model's context window (the `/compact` command); answered by `compacted`, or by a
     /// `warning` when there is nothing old enough to summarise.
     Compact,
+    /// List the servers behind the session's tools (its MCP servers) with their state and
+    /// tools (the `/mcp` command); answered by `tool_servers`. Allowed during a turn.
+    ListToolServers,
     /// Cancel any running turn, save, and end the session; answered by `shutdown_complete`.
     Shutdown,
 }

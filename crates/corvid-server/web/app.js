@@ -4,7 +4,7 @@
 
 import { el, renderMarkdown } from "/assets/markdown.js";
 
-const PROTOCOL_VERSION = 3;
+const PROTOCOL_VERSION = 4;
 const FOLD_LINES = 12;
 // The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
 const SHOWN = "corvid-conversation";
@@ -69,7 +69,7 @@ function layout() {
   newButton.addEventListener("click", () => submit({ type: "new_conversation" }));
   const sidebar = el("aside", [newButton, el("ul", [], { id: "conversations" })]);
 
-  const input = el("textarea", [], { id: "input", rows: "3", placeholder: "Message the agent — Enter sends, Shift-Enter is a newline, Esc stops. /init /clear /new /diff /undo /compact" });
+  const input = el("textarea", [], { id: "input", rows: "3", placeholder: "Message the agent — Enter sends, Shift-Enter is a newline, Esc stops. /init /clear /new /diff /undo /compact /mcp" });
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
@@ -134,6 +134,7 @@ function send() {
     "/diff": { type: "diff" },
     "/undo": { type: "undo" },
     "/compact": { type: "compact" },
+    "/mcp": { type: "list_tool_servers" },
   };
   if (commands[text]) {
     submit(commands[text]);
@@ -226,6 +227,35 @@ function toolResult(result) {
   const slot = card.querySelector(".tool-result");
   slot.replaceChildren(folded(result.output, result.ok ? "result" : "error"));
   if (result.truncation?.full_output_path) slot.append(el("div", [`full output: ${result.truncation.full_output_path}`], { class: "muted" }));
+}
+
+// The answer to /mcp: each MCP server, its state and its tools.
+function toolServersView(servers) {
+  const rows = servers.map((server) => {
+    const prefix = `mcp__${server.name}__`;
+    const tools = server.tools.map((tool) => (tool.startsWith(prefix) ? tool.slice(prefix.length) : tool));
+    const lines = [
+      el("div", [el("strong", [server.name]), " ", el("span", [serverState(server)], { class: `server-state ${server.state}` })]),
+      el("div", [`in ${server.configured_in} · ${server.transport}`], { class: "dim" }),
+    ];
+    if (tools.length) lines.push(el("div", [`tools: ${tools.join(", ")}`]));
+    if (server.withheld?.length) lines.push(el("div", [`not offered (enabled_tools/disabled_tools): ${server.withheld.join(", ")}`], { class: "dim" }));
+    return el("div", lines, { class: "tool-server" });
+  });
+  if (!servers.length) rows.push(el("div", ["No MCP servers in this session. `corvid mcp add NAME -- COMMAND…` adds one; a restart of corvid serve starts it."]));
+  return el("div", [el("div", ["MCP servers"], { class: "proposal-title" }), ...rows], { class: "proposal closed tool-servers" });
+}
+
+function serverState(server) {
+  switch (server.state) {
+    case "ready": return `ready, ${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}`;
+    case "failed": return `failed: ${server.reason ?? "no reason given"}`;
+    case "untrusted": return `not trusted yet, not started: \`corvid mcp trust ${server.name}\` trusts it, then restart corvid serve`;
+    case "needs_sign_in": return `needs sign-in: \`corvid mcp login ${server.name}\` signs in, then restart corvid serve`;
+    case "disabled": return "disabled (enabled = false)";
+    case "idle": return "not started yet";
+    default: return server.state;
+  }
 }
 
 function diffView(diff) {
@@ -454,6 +484,9 @@ function onEvent(event) {
       break;
     case "compacted":
       notice("info", `compacted: ${msg.tokens_before} → ${msg.tokens_after} tokens`);
+      break;
+    case "tool_servers":
+      $("#messages").append(toolServersView(msg.servers));
       break;
   }
   scrollDown();

@@ -47,7 +47,7 @@ pub use files::{Disk, Files};
 pub use process::ProcessTable;
 pub use registry::{ToolContext, ToolLimits, ToolRegistry, builtin_tools};
 pub use sandbox::{Confinement, Sandbox, SandboxProbe, Widening};
-pub use source::{Listing, Run, ToolFuture, ToolPlugin, ToolSource};
+pub use source::{Listing, Run, ServerHealth, ServerReport, ToolFuture, ToolPlugin, ToolSource};
 pub use stream::OutputSink;
 pub use summary::builtin_summary;
 pub use todo::{Todo, TodoStatus};

@@ -54,6 +54,39 @@ impl Run {
     }
 }
 
+/// How a server behind a source is doing (an MCP server), for `/mcp`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerHealth {
+    /// Turned off in its configuration.
+    Disabled,
+    /// Not started yet.
+    Idle,
+    /// A project's own server the user has not trusted: never started.
+    Untrusted,
+    Starting,
+    Ready,
+    /// The server requires a sign-in corvid does not have (or no longer has).
+    NeedsSignIn,
+    /// It failed, and why.
+    Failed(String),
+}
+
+/// One server behind a source, as a person sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerReport {
+    /// The configured name.
+    pub name: String,
+    /// Where it is configured, in words (`config.toml`, `.corvid/mcp.json`, `the editor`).
+    pub configured_in: String,
+    /// What starting it means (`runs `npx server``, `connects to https://…`).
+    pub transport: String,
+    pub health: ServerHealth,
+    /// The names the model is offered, as of the last listing.
+    pub tools: Vec<String>,
+    /// Tools the server has that its configuration keeps from the model.
+    pub withheld: Vec<String>,
+}
+
 /// A source of tools. Every method may be called from any task, concurrently.
 pub trait ToolSource: Send + Sync {
     /// A few words naming the source for people ("built-in", "custom tools", "MCP").
@@ -84,6 +117,11 @@ pub trait ToolSource: Send + Sync {
     fn summary(&self, tool: &str, arguments: &Value) -> Option<String> {
         let _ = (tool, arguments);
         None
+    }
+
+    /// The servers behind the source and their state (MCP servers); none for most sources.
+    fn servers(&self) -> Vec<ServerReport> {
+        Vec::new()
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 
 use crate::error::ToolError;
-use crate::source::{Run, ToolSource};
+use crate::source::{Run, ServerReport, ToolSource};
 use crate::tool::{Plan, Prepared, ToolOutput, ToolSpec};
 
 /// The longest tool name every provider accepts.
@@ -117,6 +117,14 @@ impl ToolBox {
             },
             notices,
         }
+    }
+
+    /// Every server behind every source, in order of precedence (`/mcp`).
+    pub fn servers(&self) -> Vec<ServerReport> {
+        self.sources
+            .iter()
+            .flat_map(|source| source.servers())
+            .collect()
     }
 
     /// The notices not shown at the last offer; remembers these as shown.

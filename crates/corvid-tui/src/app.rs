@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ConversationSummary, ErrorClass,
     Event, EventMsg, HistoryEntry, Op, ProposalKind, ReadyNotification, SandboxMode, SandboxState,
-    SendParams, TodoStatus, TokenUsage, TurnOutcome,
+    SendParams, TodoStatus, TokenUsage, ToolServer, ToolServerState, TurnOutcome,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::style::{Color, Modifier, Style};
@@ -44,6 +44,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "[turn] put back what the last (or that) turn changed",
     ),
     ("/compact", "summarise older turns"),
+    ("/mcp", "MCP servers, their state and tools"),
     ("/quit", "exit"),
 ];
 
@@ -708,6 +709,7 @@ impl App {
                 });
             }
             "compact" => self.link.submit(Op::Compact),
+            "mcp" => self.link.submit(Op::ListToolServers),
             other => self.hint = Some(format!("unknown command /{other}; /help lists them")),
         }
     }
@@ -1159,7 +1161,44 @@ impl App {
                 render::tokens(tokens_after),
                 render::tokens(context_window)
             )),
+            EventMsg::ToolServers { servers } => self.tool_servers(servers),
             EventMsg::ShutdownComplete => self.quit = true,
+        }
+    }
+
+    /// The answer to `/mcp`: a line per server, its tools under it.
+    fn tool_servers(&mut self, servers: Vec<ToolServer>) {
+        if servers.is_empty() {
+            self.note(
+                "no MCP servers in this session: `corvid mcp add NAME -- COMMAND…` adds one to .corvid/mcp.json (`--global` to config.toml); then restart corvid chat",
+            );
+            return;
+        }
+        let name_width = servers
+            .iter()
+            .map(|server| server.name.width())
+            .max()
+            .unwrap_or(0);
+        for server in servers {
+            let (state, colour) = server_state(&server);
+            self.say(Line::from(vec![
+                Span::raw(format!("{:<name_width$}  ", server.name)),
+                Span::styled(state, Style::new().fg(colour)),
+            ]));
+            self.note(format!(
+                "  in {} · {}",
+                server.configured_in, server.transport
+            ));
+            if !server.tools.is_empty() {
+                let tools = server.short_tool_names().join(", ");
+                self.say(Line::raw(format!("  tools: {tools}")));
+            }
+            if !server.withheld.is_empty() {
+                self.note(format!(
+                    "  not offered (enabled_tools/disabled_tools): {}",
+                    server.withheld.join(", ")
+                ));
+            }
         }
     }
 
@@ -1410,6 +1449,23 @@ fn reasoning_lines(reasoning: &str, depth: u32) -> Vec<Line<'static>> {
             )
         })
         .collect()
+}
+
+/// A tool server's state in words, and its colour.
+fn server_state(server: &ToolServer) -> (String, Color) {
+    let mut words = server.state_words();
+    if server.waits_on_user() {
+        words.push_str(", then restart corvid chat");
+    }
+    let colour = match server.state {
+        ToolServerState::Ready => Color::Green,
+        ToolServerState::Failed => Color::Red,
+        ToolServerState::Idle | ToolServerState::Disabled => Color::DarkGray,
+        ToolServerState::Starting | ToolServerState::Untrusted | ToolServerState::NeedsSignIn => {
+            Color::Yellow
+        }
+    };
+    (words, colour)
 }
 
 /// An error class as people say it.

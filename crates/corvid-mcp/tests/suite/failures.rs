@@ -397,3 +397,71 @@ async fn an_editors_server_gets_its_values_as_given() {
     assert_eq!(output.text, "${SOURCE}-suffix");
     manager.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ready_server_shows_its_tools_before_the_first_turn_lists_them() {
+    let Some(python) = python() else { return };
+    let project = tempfile::tempdir().unwrap();
+    let manager = manager(
+        servers(&json!({"mcpServers": {
+            "fine": fixture_server(&python, "serve", json!({"disabled_tools": ["crash"]})),
+        }})),
+        project.path(),
+        &[],
+    );
+    manager.start();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        let status = manager.statuses().remove(0);
+        if status.state == ServerState::Ready || Instant::now() > deadline {
+            break status;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(status.state, ServerState::Ready);
+    assert!(
+        status
+            .tools
+            .contains(&("mcp__fine__echo".to_owned(), "echo".to_owned())),
+        "{status:?}"
+    );
+    assert_eq!(status.filtered, vec!["crash".to_owned()]);
+    assert!(
+        status.transport.starts_with("runs `"),
+        "{}",
+        status.transport
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_nobody_answers_for_fails_in_words_without_rust_type_names() {
+    let project = tempfile::tempdir().unwrap();
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let manager = manager(
+        servers(&json!({"mcpServers": {
+            "gone": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")},
+        }})),
+        project.path(),
+        &[],
+    );
+    tools(&manager).await;
+    let ServerState::Failed(reason) = manager.statuses().remove(0).state else {
+        panic!("{:?}", manager.statuses());
+    };
+    assert!(reason.contains("the MCP handshake failed"), "{reason}");
+    assert!(reason.contains(&format!("127.0.0.1:{port}")), "{reason}");
+    assert!(
+        reason.to_lowercase().contains("connection refused"),
+        "{reason}"
+    );
+    for rust in ["rmcp::", "WorkerTransport", "reqwest::"] {
+        assert!(!reason.contains(rust), "{rust} in {reason}");
+    }
+    manager.shutdown().await;
+}

@@ -3,155 +3,17 @@
 //! whose /authorize approves at once). The test plays the browser: it GETs the authorization
 //! URL, which redirects to corvid's loopback callback.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_auth::McpSignInStore;
-use corvid_config::{McpScope, McpServer, parse_mcp_json};
 use corvid_mcp::oauth::{LoginOptions, McpLoginError, Registration, login, logout};
-use corvid_mcp::{McpEnvironment, McpManager, OAuthStore, ServerState};
-use corvid_tools::{Cancellation, Sandbox};
+use corvid_mcp::{McpManager, ServerState};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 
+use super::oauth_support::{
+    Fixture, browser, call, env_text, environment, global_server, project_server, state_of, store,
+};
 use super::support::{free_port, python, tools};
-
-/// The SDK's servers, in one child process.
-struct Fixture {
-    _child: tokio::process::Child,
-    rs: u16,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Fixture {
-    async fn start(python: &Path, args: &[&str]) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("events.jsonl");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/oauth_server.py");
-        let mut child = tokio::process::Command::new(python)
-            .arg(script)
-            .arg("--log")
-            .arg(&log)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let mut lines = BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
-            .await
-            .expect("the OAuth fixture did not start within a minute")
-            .unwrap()
-            .expect("the OAuth fixture ended before it listened");
-        let ports: Value = serde_json::from_str(&line).unwrap();
-        Self {
-            _child: child,
-            rs: u16::try_from(ports["rs"].as_u64().unwrap()).unwrap(),
-            log,
-            _dir: dir,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.rs)
-    }
-
-    /// The authorization server's events so far.
-    fn events(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
-    }
-
-    fn count(&self, event: &str, grant: Option<&str>) -> usize {
-        self.events()
-            .iter()
-            .filter(|found| found["event"] == event)
-            .filter(|found| grant.is_none_or(|grant| found["grant"] == grant))
-            .count()
-    }
-}
-
-/// A config.toml server `docs` at `url` with `extra` keys.
-fn global_server(url: &str, extra: Value) -> McpServer {
-    let mut entry = json!({"type": "http", "url": url});
-    for (key, value) in extra.as_object().unwrap() {
-        entry[key] = value.clone();
-    }
-    parse_mcp_json(
-        &json!({"mcpServers": {"docs": entry}}).to_string(),
-        Path::new("/home/u/.config/corvid/config.toml"),
-        McpScope::Global,
-    )
-    .unwrap()
-    .servers
-    .remove(0)
-}
-
-fn project_server(url: &str) -> McpServer {
-    parse_mcp_json(
-        &json!({"mcpServers": {"docs": {"type": "http", "url": url}}}).to_string(),
-        Path::new("/p/.corvid/mcp.json"),
-        McpScope::Project,
-    )
-    .unwrap()
-    .servers
-    .remove(0)
-}
-
-/// A sign-in store in `home` and the environment of sessions in `project`.
-fn environment(home: &Path, project: &Path) -> McpEnvironment {
-    McpEnvironment {
-        project: project.to_path_buf(),
-        sandbox: Sandbox::off(),
-        lookup: Arc::new(|_| None),
-        protected: Arc::new(Vec::new()),
-        oauth: Some(store(home)),
-    }
-}
-
-fn store(home: &Path) -> OAuthStore {
-    OAuthStore::new(McpSignInStore::file_only(home.join("env")))
-}
-
-/// Options whose "browser" GETs the authorization URL (following its redirect to corvid's
-/// callback) and sends the URL it was given to `seen`.
-fn browser(seen: Option<tokio::sync::oneshot::Sender<String>>) -> LoginOptions {
-    LoginOptions {
-        callback_port: None,
-        timeout: Duration::from_secs(60),
-        open: Box::new(move |url: &str| {
-            let url = url.to_owned();
-            if let Some(seen) = seen {
-                let _ = seen.send(url.clone());
-            }
-            tokio::spawn(async move {
-                let client = reqwest::Client::builder().no_proxy().build().unwrap();
-                let _ = client.get(url).send().await;
-            });
-        }),
-    }
-}
-
-async fn state_of(manager: &McpManager) -> ServerState {
-    tools(manager).await;
-    manager.statuses().remove(0).state
-}
-
-async fn call(manager: &McpManager, tool: &str, arguments: Value) -> corvid_mcp::McpOutput {
-    manager.call(tool, arguments, Cancellation::never()).await
-}
-
-fn env_text(home: &Path) -> String {
-    std::fs::read_to_string(home.join("env")).unwrap_or_default()
-}
 
 #[tokio::test]
 async fn login_registers_signs_in_and_a_session_calls_tools_with_the_tokens() {
@@ -536,64 +398,4 @@ async fn a_server_without_oauth_metadata_is_said_so() {
         error.to_string().contains("publishes no OAuth metadata"),
         "{error}"
     );
-}
-
-/// Captured log output.
-#[derive(Clone, Default)]
-struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The access and refresh tokens in an env file's text (the fixture's start `at-` / `rt-`).
-fn tokens_in(text: &str) -> Vec<String> {
-    text.split(['"', '\''])
-        .filter(|part| part.starts_with("at-") || part.starts_with("rt-"))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Every log line of every crate, at trace level, through a sign-in, a session and a
-/// refresh: no token in any of them.
-#[tokio::test(flavor = "current_thread")]
-async fn no_token_reaches_a_log_line() {
-    let Some(python) = python() else { return };
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new("trace"))
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-
-    let fixture = Fixture::start(&python, &["--access-ttl", "2"]).await;
-    let home = tempfile::tempdir().unwrap();
-    let server = global_server(&fixture.url(), json!({}));
-    let environment = environment(home.path(), home.path());
-    login(&server, &environment, browser(None)).await.unwrap();
-    let mut tokens = tokens_in(&env_text(home.path()));
-    tokio::time::sleep(Duration::from_millis(2500)).await;
-    let manager = McpManager::new(vec![server], 100, environment);
-    assert_eq!(state_of(&manager).await, ServerState::Ready);
-    let output = call(&manager, "mcp__docs__echo", json!({"text": "x"})).await;
-    assert_eq!(output.text, "x");
-    manager.shutdown().await;
-    tokens.extend(tokens_in(&env_text(home.path())));
-    assert!(fixture.count("token", Some("refresh_token")) >= 1);
-    assert_eq!(tokens.len(), 4, "two sign-ins' tokens: {tokens:?}");
-
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    assert!(logs.lines().count() > 20, "the logs were captured: {logs}");
-    for token in &tokens {
-        let line = logs.lines().find(|line| line.contains(token.as_str()));
-        assert!(line.is_none(), "a token in a log line: {line:?}");
-    }
 }

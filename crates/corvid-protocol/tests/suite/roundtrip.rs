@@ -7,8 +7,8 @@ use corvid_protocol::{
     ErrorClass, ErrorNotification, Event, EventMsg, FileChange, HistoryEntry, ImageInput, Op,
     ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification, SandboxMode,
     SandboxNotice, SandboxState, SendParams, SubagentKind, Submission, TodoItem, TodoStatus,
-    TokenUsage, ToolCallNotification, ToolResultNotification, Truncation, TurnChanges,
-    TurnFinishedNotification, TurnOutcome, UsageNotification, schema_json,
+    TokenUsage, ToolCallNotification, ToolResultNotification, ToolServer, ToolServerState,
+    Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification, schema_json,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -192,6 +192,7 @@ fn ops() -> Vec<(Op, Value)> {
             json!({"type": "diff", "turn": 2}),
         ),
         (Op::Compact, json!({"type": "compact"})),
+        (Op::ListToolServers, json!({"type": "list_tool_servers"})),
         (Op::Shutdown, json!({"type": "shutdown"})),
     ]
 }
@@ -279,7 +280,7 @@ fn events() -> Vec<(EventMsg, Value)> {
         ),
         (
             EventMsg::Ready(ReadyNotification {
-                version: 3,
+                version: 4,
                 engine: "corvid 0.1.0".into(),
                 cwd: "/home/ada/project".into(),
                 conversation_id: "c-1".into(),
@@ -296,7 +297,7 @@ fn events() -> Vec<(EventMsg, Value)> {
             }),
             json!({
                 "type": "ready",
-                "version": 3,
+                "version": 4,
                 "engine": "corvid 0.1.0",
                 "cwd": "/home/ada/project",
                 "conversation_id": "c-1",
@@ -748,6 +749,38 @@ fn events() -> Vec<(EventMsg, Value)> {
             json!({"type": "compacted", "tokens_before": 9_000, "tokens_after": 2_500,
                 "context_window": 10_000, "messages_summarized": 14}),
         ),
+        (
+            EventMsg::ToolServers {
+                servers: vec![
+                    ToolServer {
+                        name: "everything".into(),
+                        configured_in: ".corvid/mcp.json".into(),
+                        transport: "runs `npx server-everything`".into(),
+                        state: ToolServerState::Ready,
+                        reason: None,
+                        tools: vec!["mcp__everything__echo".into()],
+                        withheld: vec!["get-env".into()],
+                    },
+                    ToolServer {
+                        name: "docs".into(),
+                        configured_in: "config.toml".into(),
+                        transport: "connects to https://docs.example/mcp".into(),
+                        state: ToolServerState::Failed,
+                        reason: Some("it did not start within 30 s (startup_timeout_sec)".into()),
+                        tools: vec![],
+                        withheld: vec![],
+                    },
+                ],
+            },
+            json!({"type": "tool_servers", "servers": [
+                {"name": "everything", "configured_in": ".corvid/mcp.json",
+                    "transport": "runs `npx server-everything`", "state": "ready",
+                    "tools": ["mcp__everything__echo"], "withheld": ["get-env"]},
+                {"name": "docs", "configured_in": "config.toml",
+                    "transport": "connects to https://docs.example/mcp", "state": "failed",
+                    "reason": "it did not start within 30 s (startup_timeout_sec)", "tools": []}
+            ]}),
+        ),
         (EventMsg::ShutdownComplete, json!({"type": "shutdown_complete"})),
     ]);
     table
@@ -896,7 +929,7 @@ fn replayed_events_say_so_and_live_ones_stay_as_they_were() {
         at: 1_767_225_600,
         replay: true,
         msg: EventMsg::Ready(ReadyNotification {
-            version: 3,
+            version: 4,
             engine: "corvid 0.1.0".into(),
             cwd: "/p".into(),
             conversation_id: "c-1".into(),
@@ -909,7 +942,7 @@ fn replayed_events_say_so_and_live_ones_stay_as_they_were() {
     assert_round_trip(
         &event,
         &json!({"id": "", "seq": 7, "depth": 0, "at": 1_767_225_600, "replay": true,
-            "msg": {"type": "ready", "version": 3, "engine": "corvid 0.1.0", "cwd": "/p",
+            "msg": {"type": "ready", "version": 4, "engine": "corvid 0.1.0", "cwd": "/p",
                 "conversation_id": "c-1", "model": "m", "approval_policy": "ask", "missed": 12}}),
     );
     // A frame from an engine before `replay` existed is live.

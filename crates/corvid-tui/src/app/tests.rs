@@ -826,3 +826,54 @@ fn the_call_waiting_for_approval_has_no_second_line_and_streaming_text_is_render
     assert!(!shown.contains("• $ rm -rf build"), "{shown}");
     assert!(shown.contains("y yes · a always"), "{shown}");
 }
+
+#[test]
+fn slash_mcp_asks_for_the_servers_and_shows_each_with_its_state_and_tools() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(ready());
+    printed(&mut app);
+    app.submit_line("/mcp");
+    assert_eq!(ops(&recorder).last(), Some(&Op::ListToolServers));
+    let server = |name: &str, state: ToolServerState| ToolServer {
+        name: name.to_owned(),
+        configured_in: ".corvid/mcp.json".to_owned(),
+        transport: "runs `node server.js`".to_owned(),
+        state,
+        reason: None,
+        tools: Vec::new(),
+        withheld: Vec::new(),
+    };
+    app.event(event(EventMsg::ToolServers {
+        servers: vec![
+            ToolServer {
+                tools: vec![
+                    "mcp__everything__echo".to_owned(),
+                    "mcp__everything__get-sum".to_owned(),
+                ],
+                withheld: vec!["get-env".to_owned()],
+                ..server("everything", ToolServerState::Ready)
+            },
+            ToolServer {
+                reason: Some("it did not start within 1.5 s (startup_timeout_sec)".to_owned()),
+                ..server("stuck", ToolServerState::Failed)
+            },
+            server("repo", ToolServerState::Untrusted),
+            server("remote", ToolServerState::NeedsSignIn),
+        ],
+    }));
+    let shown = printed(&mut app);
+    for expected in [
+        "everything  ready, 2 tools\n  in .corvid/mcp.json · runs `node server.js`\n",
+        "  tools: echo, get-sum",
+        "not offered (enabled_tools/disabled_tools): get-env",
+        "stuck       failed: it did not start within 1.5 s (startup_timeout_sec)",
+        "repo        not trusted yet, not started: `corvid mcp trust repo`",
+        "remote      needs sign-in: `corvid mcp login remote`",
+    ] {
+        assert!(shown.contains(expected), "{expected:?} not in\n{shown}");
+    }
+
+    app.event(event(EventMsg::ToolServers { servers: vec![] }));
+    assert!(printed(&mut app).contains("no MCP servers in this session"));
+}
