@@ -194,8 +194,21 @@ async def run(browser, mock, url, home, project):
     listed = await browser.evaluate("document.querySelector('.tool-servers').textContent")
     assert "fixture" in listed and "ready, " in listed and "echo" in listed, listed
     assert "not offered (enabled_tools/disabled_tools): crash" in listed, listed
-    assert len(mock.chat_requests()) == asked, "/mcp called the model"
+    assert "repo-tools" in listed and "not trusted yet" in listed, listed
     await shot("07b-mcp")
+    # Trusted from the page: it starts at once, and the trust is kept.
+    await browser.click(".tool-servers button.trust")
+    await browser.wait_for("document.querySelectorAll('.tool-servers').length >= 2", 10, "the answer to the trust")
+    for _ in range(60):
+        await send(browser, "/mcp")
+        await asyncio.sleep(0.5)
+        last = await browser.evaluate("[...document.querySelectorAll('.tool-servers')].pop().textContent")
+        if "repo-toolsready" in last.replace(" ", ""):
+            break
+    assert "repo-tools ready, " in last, last
+    assert "repo-tools" in Path(home, "mcp-trust.json").read_text()
+    assert len(mock.chat_requests()) == asked, "/mcp called the model"
+    await shot("07c-mcp-trusted")
 
     # 6. Conversations: a new one, then back to the first.
     await browser.click("#new-conversation")
@@ -306,6 +319,10 @@ async def main():
     mock = Mock()
     with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as project:
         Path(project, "notes.txt").write_text("colour = red\n")
+        # The project brings a server of its own: held until the user trusts it.
+        Path(project, ".corvid").mkdir()
+        Path(project, ".corvid", "mcp.json").write_text(json.dumps({"mcpServers": {"repo-tools": {
+            "command": sys.executable, "args": [str(ROOT / "tests" / "mcp" / "fixture_server.py"), "serve"]}}}))
         subprocess.run(["git", "init", "-q", project], check=True)
         corvid, url = start_corvid(home, project, mock)
         browser = Browser(os.environ.get("CHROMIUM", "/usr/bin/chromium"))

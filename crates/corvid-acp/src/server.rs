@@ -538,7 +538,11 @@ impl Live {
             .input(argument("turn number (optional)")),
             AvailableCommand::new("diff", "Show what the agent changed, turn by turn")
                 .input(argument("turn number (optional)")),
-            AvailableCommand::new("mcp", "The session's MCP servers, their state and tools"),
+            AvailableCommand::new(
+                "mcp",
+                "The session's MCP servers, their state and tools; `trust <server>` starts a project's server",
+            )
+            .input(argument("trust <server> (optional)")),
         ];
         for (name, description) in &self.skills {
             commands.push(
@@ -605,7 +609,15 @@ impl Live {
                 "compact" => return Ok(Prompt::Op(Op::Compact)),
                 "undo" => return Ok(Prompt::Op(Op::Undo { turn: turn()? })),
                 "diff" => return Ok(Prompt::Op(Op::Diff { turn: turn()? })),
-                "mcp" => return Ok(Prompt::Op(Op::ListToolServers)),
+                "mcp" => {
+                    return match argument.split_once(char::is_whitespace) {
+                        _ if argument.is_empty() => Ok(Prompt::Op(Op::ListToolServers)),
+                        Some(("trust", server)) => Ok(Prompt::Op(Op::TrustToolServer {
+                            name: server.trim().to_owned(),
+                        })),
+                        _ => Err("/mcp lists the MCP servers; /mcp trust <server> starts a project's server".to_owned()),
+                    };
+                }
                 skill if self.skills.iter().any(|(known, _)| known == skill) => {
                     let text = format!(
                         "Use the skill `{skill}` (load it with the skill tool) for: {}",

@@ -11,6 +11,7 @@ use agent_client_protocol::v1::schema::{
 };
 use corvid_protocol::{
     HistoryEntry, TodoItem, TodoStatus, ToolCallNotification, ToolResultNotification, ToolServer,
+    ToolServerState,
 };
 use serde_json::Value;
 
@@ -251,8 +252,12 @@ pub(crate) fn tool_servers_text(servers: &[ToolServer]) -> String {
     let mut text = String::new();
     for server in servers {
         let mut state = server.state_words();
-        if server.waits_on_user() {
-            state.push_str(", then start a new thread");
+        match server.state {
+            ToolServerState::Untrusted => {
+                state.push_str(&format!(": `/mcp trust {}` starts it", server.name))
+            }
+            ToolServerState::NeedsSignIn => state.push_str(", then start a new thread"),
+            _ => {}
         }
         text.push_str(&format!(
             "- **{}**: {state} ({}; {})\n",

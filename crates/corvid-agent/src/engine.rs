@@ -230,6 +230,17 @@ impl Engine {
         );
     }
 
+    /// Every server behind the session's tools, as `tool_servers`.
+    fn tool_servers(&self, scope: &Scope) {
+        let servers = self
+            .toolbox
+            .servers()
+            .into_iter()
+            .map(tool_server)
+            .collect();
+        self.shared.emit(scope, EventMsg::ToolServers { servers });
+    }
+
     fn refuse_busy(&self, scope: &Scope, message: &str) {
         self.refuse(
             scope,
@@ -306,15 +317,13 @@ impl Engine {
                 self.shared.emit(&scope, EventMsg::ShutdownComplete);
                 return false;
             }
-            Op::ListToolServers => {
-                let servers = self
-                    .toolbox
-                    .servers()
-                    .into_iter()
-                    .map(tool_server)
-                    .collect();
-                self.shared.emit(&scope, EventMsg::ToolServers { servers });
-            }
+            Op::ListToolServers => self.tool_servers(&scope),
+            Op::TrustToolServer { name } => match self.toolbox.trust_server(&name) {
+                Ok(()) => self.tool_servers(&scope),
+                Err(message) => {
+                    self.refuse(&scope, message, "/mcp shows which servers wait for trust.")
+                }
+            },
             Op::Undo { .. } | Op::Diff { .. } | Op::Compact if self.running.is_some() => {
                 self.refuse_busy(&scope, "a turn is running");
             }

@@ -627,7 +627,10 @@ async fn slash_mcp_shows_each_server_with_its_state_and_tools() {
     std::fs::create_dir(project.path().join(".corvid")).unwrap();
     std::fs::write(
         project.path().join(".corvid/mcp.json"),
-        r#"{"mcpServers": {"repo-tools": {"command": "./tools/serve.sh"}}}"#,
+        serde_json::json!({"mcpServers": {"repo-tools": {
+            "command": python, "args": [fixture, "serve"]
+        }}})
+        .to_string(),
     )
     .unwrap();
     let pane = Pane::start(&upstream, home.path(), project.path(), 160);
@@ -652,9 +655,28 @@ async fn slash_mcp_shows_each_server_with_its_state_and_tools() {
         "{screen}"
     );
     assert!(
-        screen.contains("repo-tools  not trusted yet, not started: `corvid mcp trust repo-tools`"),
+        screen.contains(
+            "repo-tools  not trusted yet, not started: `/mcp trust repo-tools` starts it"
+        ),
         "{screen}"
     );
+
+    // Trusted from the chat: it starts now, and the trust is kept for the next sessions.
+    pane.type_text("/mcp trust repo-tools");
+    pane.keys(&["Enter"]);
+    let start = Instant::now();
+    let screen = loop {
+        pane.type_text("/mcp");
+        pane.keys(&["Enter"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = pane.screen();
+        if screen.contains("repo-tools  ready") || start.elapsed() > Duration::from_secs(30) {
+            break screen;
+        }
+    };
+    assert!(screen.contains("repo-tools  ready, "), "{screen}");
+    let kept = std::fs::read_to_string(home.path().join("mcp-trust.json")).unwrap_or_default();
+    assert!(kept.contains("repo-tools"), "{kept}");
     assert!(upstream.requests().is_empty(), "/mcp calls no model");
     pane.type_text("/quit");
     pane.keys(&["Enter"]);

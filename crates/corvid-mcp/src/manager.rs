@@ -22,6 +22,7 @@ use crate::connection::{CallFailure, Connection, OpenFailure};
 use crate::content::{McpOutput, map_result};
 use crate::launch::McpEnvironment;
 use crate::names::{Naming, assign};
+use crate::trust::describe;
 
 /// How often a dead server is started again in one session.
 pub const MAX_RESTARTS: u32 = 3;
@@ -190,6 +191,47 @@ impl McpManager {
             }
         }
         self
+    }
+
+    /// Starts the held server `name` (see [`McpManager::hold_untrusted`]) now that the user
+    /// trusts it; its tools join from the next model step. `keep` records the trust first
+    /// (with the definition that was held); when it fails, nothing starts.
+    pub fn admit(
+        &self,
+        name: &str,
+        keep: impl FnOnce(&McpServer) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let Some(slot) = self
+            .inner
+            .slots
+            .iter()
+            .find(|slot| slot.config.name == name)
+        else {
+            return Err(format!("there is no MCP server `{name}` in this session"));
+        };
+        if !matches!(*slot.state.borrow(), State::Untrusted) {
+            return Err(format!(
+                "the MCP server `{name}` is not waiting for trust (only a project's own servers do, until trusted)"
+            ));
+        }
+        keep(&slot.config)?;
+        // Claimed under the state's lock, so two answers start it once.
+        let claimed = slot.state.send_if_modified(|state| {
+            let held = matches!(state, State::Untrusted);
+            if held {
+                *state = State::Idle;
+            }
+            held
+        });
+        if claimed {
+            self.start();
+        }
+        Ok(())
+    }
+
+    /// Whether a server is configured under `name`.
+    pub fn has_server(&self, name: &str) -> bool {
+        self.inner.slots.iter().any(|slot| slot.config.name == name)
     }
 
     /// Whether any server is configured.
@@ -388,6 +430,7 @@ impl McpManager {
                     slot.config.name,
                     needs_sign_in(&slot.config.name, slot.config.origin.scope)
                 )),
+                State::Untrusted => notices.push(untrusted_notice(&slot.config)),
                 _ => {}
             }
         }
@@ -443,7 +486,7 @@ impl McpManager {
                 ServerStatus {
                     name: slot.config.name.clone(),
                     scope: slot.config.origin.scope,
-                    transport: crate::trust::describe(&slot.config),
+                    transport: describe(&slot.config),
                     state: match state {
                         State::Idle => ServerState::Idle,
                         State::Disabled => ServerState::Disabled,
@@ -619,6 +662,16 @@ impl McpManager {
             notices.push(notice);
         }
     }
+}
+
+/// Why a project's server is not started, and how to start it.
+fn untrusted_notice(server: &McpServer) -> String {
+    let name = &server.name;
+    format!(
+        "MCP server `{name}` from {} is not started: a project's own servers start only once you trust them (it {}). If you do: `/mcp trust {name}` starts it now (in corvid chat, the web page or Zed), `corvid mcp trust {name}` in this project before a session",
+        server.origin.file.display(),
+        describe(server),
+    )
 }
 
 fn failure(text: String) -> McpOutput {

@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::launch::{Lookup, McpEnvironment};
 use crate::manager::{McpManager, ServerState};
 use crate::oauth::OAuthStore;
-use crate::trust::{TrustStore, describe, needs_trust};
+use crate::trust::{TrustStore, needs_trust};
 
 /// Registers the MCP servers of `config.toml` (and of each session's project) with the agent.
 #[derive(Clone)]
@@ -103,7 +103,7 @@ impl McpPlugin {
         } else {
             Ok(corvid_config::McpFile::default())
         };
-        let (servers, mut notices) = match read {
+        let (servers, notices) = match read {
             Ok(file) => (merge_servers(&self.global, &file.servers), file.warnings),
             Err(error) => (
                 self.global.clone(),
@@ -127,7 +127,6 @@ impl McpPlugin {
                     .is_some_and(|store| store.is_trusted(project, server))
             })
             .collect();
-        notices.extend(untrusted.iter().map(|server| untrusted_notice(server)));
         let names: Vec<String> = untrusted.iter().map(|server| server.name.clone()).collect();
         let manager = McpManager::new(servers, self.max_tools, environment).hold_untrusted(&names);
         (manager, notices)
@@ -140,19 +139,15 @@ impl ToolPlugin for McpPlugin {
             self.manager(context.workspace().root(), context.sandbox().clone());
         // Servers start now, in the background, so they are up by the first message.
         manager.start();
-        Arc::new(McpSource { manager, notices })
+        Arc::new(McpSource {
+            manager,
+            notices,
+            trust: self
+                .trust
+                .clone()
+                .map(|store| (store, context.workspace().root().to_path_buf())),
+        })
     }
-}
-
-/// Why a project's server is not started, and how to start it.
-fn untrusted_notice(server: &McpServer) -> String {
-    format!(
-        "MCP server `{}` from {} is not started: a project's own servers start only once you trust them (it {}). If you do: `corvid mcp trust {}` in this project, then start a new session",
-        server.name,
-        server.origin.file.display(),
-        describe(server),
-        server.name
-    )
 }
 
 /// One session's MCP tools.
@@ -161,6 +156,8 @@ pub struct McpSource {
     manager: McpManager,
     /// About the configuration itself; said on every listing while it holds.
     notices: Vec<String>,
+    /// Where the user's trust in the project's servers is kept, and the project.
+    trust: Option<(TrustStore, std::path::PathBuf)>,
 }
 
 impl McpSource {
@@ -169,6 +166,7 @@ impl McpSource {
         Self {
             manager,
             notices: Vec::new(),
+            trust: None,
         }
     }
 
@@ -306,6 +304,21 @@ impl ToolSource for McpSource {
     fn summary(&self, tool: &str, arguments: &Value) -> Option<String> {
         let (server, raw) = self.manager.origin_of(tool)?;
         Some(format!("{server}/{raw} {}", short(arguments, 80)))
+    }
+
+    fn trust_server(&self, name: &str) -> Option<Result<(), String>> {
+        if !self.manager.has_server(name) {
+            return None;
+        }
+        let Some((store, project)) = &self.trust else {
+            return Some(Err(
+                "this session keeps no trust in a project's servers".to_owned()
+            ));
+        };
+        Some(
+            self.manager
+                .admit(name, |server| store.trust(project, server)),
+        )
     }
 
     fn servers(&self) -> Vec<ServerReport> {

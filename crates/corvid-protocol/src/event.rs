@@ -199,8 +199,9 @@ pub struct ToolServer {
 }
 
 impl ToolServer {
-    /// Its state in words, with what to do when it waits on the user (`corvid mcp trust`,
-    /// `corvid mcp login`); the front end adds how its own session picks the change up.
+    /// Its state in words, with what to do when it needs a sign-in (`corvid mcp login`); the
+    /// front end adds how trust is given there (`trust_tool_server`) and how its session picks
+    /// a sign-in up.
     pub fn state_words(&self) -> String {
         let name = &self.name;
         match self.state {
@@ -211,9 +212,7 @@ impl ToolServer {
             ToolServerState::Starting => "starting".to_owned(),
             ToolServerState::Idle => "not started yet".to_owned(),
             ToolServerState::Disabled => "disabled (enabled = false)".to_owned(),
-            ToolServerState::Untrusted => {
-                format!("not trusted yet, not started: `corvid mcp trust {name}` trusts it")
-            }
+            ToolServerState::Untrusted => "not trusted yet, not started".to_owned(),
             ToolServerState::NeedsSignIn => {
                 format!("needs sign-in: `corvid mcp login {name}` signs in")
             }
@@ -222,14 +221,6 @@ impl ToolServer {
                 self.reason.as_deref().unwrap_or("no reason given")
             ),
         }
-    }
-
-    /// Whether the user must act (trust it, sign in) before a new session can start it.
-    pub fn waits_on_user(&self) -> bool {
-        matches!(
-            self.state,
-            ToolServerState::Untrusted | ToolServerState::NeedsSignIn
-        )
     }
 
     /// Its tools by their own names (the model's names without `mcp__<server>__`).
@@ -250,7 +241,8 @@ pub enum ToolServerState {
     Disabled,
     /// Not started yet.
     Idle,
-    /// A project's own server the user has not trusted (`corvid mcp trust NAME`): not started.
+    /// A project's own server the user has not trusted: not started until `trust_tool_server`
+    /// (or `corvid mcp trust NAME`).
     Untrusted,
     /// Starting; its tools join when it is ready.
     Starting,

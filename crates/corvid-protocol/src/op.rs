@@ -87,6 +87,15 @@ pub enum Op {
     /// List the servers behind the session's tools (its MCP servers) with their state and
     /// tools (the `/mcp` command); answered by `tool_servers`. Allowed during a turn.
     ListToolServers,
+    /// The user trusts a project's own tool server that is held as `untrusted` (the
+    /// `/mcp trust NAME` command): corvid keeps that, as `corvid mcp trust` does, and starts it;
+    /// its tools join from the next model step. Answered by `tool_servers`, or by an `error`
+    /// when no such server waits for trust. Only a person's front end sends this, never the
+    /// model. Allowed during a turn.
+    TrustToolServer {
+        /// The server's configured name.
+        name: String,
+    },
     /// Cancel any running turn, save, and end the session; answered by `shutdown_complete`.
     Shutdown,
 }

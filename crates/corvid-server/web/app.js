@@ -140,6 +140,11 @@ function send() {
     submit(commands[text]);
     return;
   }
+  const trust = text.match(/^\/mcp\s+trust\s+(\S+)$/);
+  if (trust) {
+    submit({ type: "trust_tool_server", name: trust[1] });
+    return;
+  }
   userMessage(text);
   submit({ type: "send", text });
 }
@@ -239,6 +244,14 @@ function toolServersView(servers) {
       el("div", [`in ${server.configured_in} · ${server.transport}`], { class: "dim" }),
     ];
     if (tools.length) lines.push(el("div", [`tools: ${tools.join(", ")}`]));
+    if (server.state === "untrusted") {
+      const trust = el("button", ["Trust and start"], { class: "trust" });
+      trust.addEventListener("click", () => {
+        trust.disabled = true;
+        submit({ type: "trust_tool_server", name: server.name });
+      });
+      lines.push(el("div", [trust, el("span", [" it runs what the project's file says: trust it only if you would run that yourself"], { class: "dim" })]));
+    }
     if (server.withheld?.length) lines.push(el("div", [`not offered (enabled_tools/disabled_tools): ${server.withheld.join(", ")}`], { class: "dim" }));
     return el("div", lines, { class: "tool-server" });
   });
@@ -250,7 +263,7 @@ function serverState(server) {
   switch (server.state) {
     case "ready": return `ready, ${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}`;
     case "failed": return `failed: ${server.reason ?? "no reason given"}`;
-    case "untrusted": return `not trusted yet, not started: \`corvid mcp trust ${server.name}\` trusts it, then restart corvid serve`;
+    case "untrusted": return "not trusted yet, not started";
     case "needs_sign_in": return `needs sign-in: \`corvid mcp login ${server.name}\` signs in, then restart corvid serve`;
     case "disabled": return "disabled (enabled = false)";
     case "idle": return "not started yet";

@@ -123,6 +123,13 @@ pub trait ToolSource: Send + Sync {
     fn servers(&self) -> Vec<ServerReport> {
         Vec::new()
     }
+
+    /// The user trusts the server `name`, held as [`ServerHealth::Untrusted`]: keep that and
+    /// start it. `None` when the source has no server of that name.
+    fn trust_server(&self, name: &str) -> Option<Result<(), String>> {
+        let _ = name;
+        None
+    }
 }
 
 /// Opens one session's [`ToolSource`]: registered by the composition root, opened once per

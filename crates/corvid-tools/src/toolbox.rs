@@ -127,6 +127,15 @@ impl ToolBox {
             .collect()
     }
 
+    /// The user trusts the held server `name`: the first source that has it keeps that and
+    /// starts it.
+    pub fn trust_server(&self, name: &str) -> Result<(), String> {
+        self.sources
+            .iter()
+            .find_map(|source| source.trust_server(name))
+            .unwrap_or_else(|| Err(format!("there is no MCP server `{name}` in this session")))
+    }
+
     /// The notices not shown at the last offer; remembers these as shown.
     fn new_notices(&self, notices: Vec<String>) -> Vec<String> {
         let mut shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);

@@ -44,7 +44,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "[turn] put back what the last (or that) turn changed",
     ),
     ("/compact", "summarise older turns"),
-    ("/mcp", "MCP servers, their state and tools"),
+    (
+        "/mcp",
+        "[trust <server>] MCP servers, their state and tools; trust starts a project's server",
+    ),
     ("/quit", "exit"),
 ];
 
@@ -709,7 +712,24 @@ impl App {
                 });
             }
             "compact" => self.link.submit(Op::Compact),
-            "mcp" => self.link.submit(Op::ListToolServers),
+            "mcp" => match argument
+                .split_once(char::is_whitespace)
+                .unwrap_or((argument, ""))
+            {
+                ("", _) => self.link.submit(Op::ListToolServers),
+                ("trust", "") => {
+                    self.hint = Some("/mcp trust <server> (/mcp lists them)".to_owned())
+                }
+                ("trust", name) => self.link.submit(Op::TrustToolServer {
+                    name: name.trim().to_owned(),
+                }),
+                _ => {
+                    self.hint = Some(
+                        "/mcp lists the servers; /mcp trust <server> starts a project's server"
+                            .to_owned(),
+                    )
+                }
+            },
             other => self.hint = Some(format!("unknown command /{other}; /help lists them")),
         }
     }
@@ -1454,8 +1474,12 @@ fn reasoning_lines(reasoning: &str, depth: u32) -> Vec<Line<'static>> {
 /// A tool server's state in words, and its colour.
 fn server_state(server: &ToolServer) -> (String, Color) {
     let mut words = server.state_words();
-    if server.waits_on_user() {
-        words.push_str(", then restart corvid chat");
+    match server.state {
+        ToolServerState::Untrusted => {
+            words.push_str(&format!(": `/mcp trust {}` starts it", server.name))
+        }
+        ToolServerState::NeedsSignIn => words.push_str(", then restart corvid chat"),
+        _ => {}
     }
     let colour = match server.state {
         ToolServerState::Ready => Color::Green,

@@ -35,12 +35,13 @@ fn plugin() -> McpPlugin {
 }
 
 async fn look(plugin: &McpPlugin, project: &Path) -> (ServerState, Vec<String>) {
-    let (manager, notices) = plugin.manager(project, Sandbox::off());
+    let (manager, mut notices) = plugin.manager(project, Sandbox::off());
     manager.start();
     let tools = tokio::time::timeout(Duration::from_secs(30), manager.tools(&|_| false))
         .await
         .unwrap();
     assert!(tools.is_empty());
+    notices.extend(manager.take_notices());
     let state = manager.statuses().remove(0).state;
     manager.shutdown().await;
     (state, notices)
@@ -81,7 +82,11 @@ async fn a_trusted_project_server_starts_until_its_definition_changes() {
 
     let (state, notices) = look(&plugin, project.path()).await;
     assert!(matches!(state, ServerState::Failed(_)), "{state:?}");
-    assert!(notices.is_empty(), "{notices:?}");
+    // Only that it failed (it is no MCP server): nothing about trust.
+    assert!(
+        !notices.iter().any(|notice| notice.contains("trust")),
+        "{notices:?}"
+    );
     assert!(
         marks.path().join("mark").exists(),
         "the trusted server did not run"
@@ -101,4 +106,52 @@ async fn a_trusted_project_server_starts_until_its_definition_changes() {
         !marks.path().join("mark").exists(),
         "the changed server ran"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn trusting_a_held_server_in_the_session_keeps_the_trust_and_starts_it_once() {
+    let marks = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let project = project_with_marker(marks.path());
+    let store = TrustStore::in_data_dir(data.path());
+    let plugin = plugin().with_trust(store.clone());
+    let (manager, _) = plugin.manager(project.path(), Sandbox::off());
+    manager.start();
+    assert_eq!(manager.statuses()[0].state, ServerState::Untrusted);
+    assert!(
+        manager
+            .take_notices()
+            .iter()
+            .any(|notice| notice.contains("`/mcp trust marker` starts it now")),
+    );
+
+    // A failed keep starts nothing.
+    let refused = manager.admit("marker", |_| Err("the disk is full".to_owned()));
+    assert_eq!(refused, Err("the disk is full".to_owned()));
+    assert_eq!(manager.statuses()[0].state, ServerState::Untrusted);
+
+    let server = read_project_mcp(project.path()).unwrap().servers.remove(0);
+    manager
+        .admit("marker", |held| store.trust(project.path(), held))
+        .unwrap();
+    assert!(store.is_trusted(project.path(), &server));
+    // It started (the marker ran), and the notice about trust is gone.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !marks.path().join("mark").exists() {
+        assert!(std::time::Instant::now() < deadline, "the server never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(30), manager.tools(&|_| false)).await;
+    assert!(
+        !manager
+            .take_notices()
+            .iter()
+            .any(|notice| notice.contains("/mcp trust")),
+    );
+    // Only a held server can be admitted, once.
+    let again = manager.admit("marker", |_| Ok(())).unwrap_err();
+    assert!(again.contains("not waiting for trust"), "{again}");
+    let unknown = manager.admit("nobody", |_| Ok(())).unwrap_err();
+    assert!(unknown.contains("no MCP server `nobody`"), "{unknown}");
+    manager.shutdown().await;
 }

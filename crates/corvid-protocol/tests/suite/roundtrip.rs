@@ -193,6 +193,12 @@ fn ops() -> Vec<(Op, Value)> {
         ),
         (Op::Compact, json!({"type": "compact"})),
         (Op::ListToolServers, json!({"type": "list_tool_servers"})),
+        (
+            Op::TrustToolServer {
+                name: "repo-tools".into(),
+            },
+            json!({"type": "trust_tool_server", "name": "repo-tools"}),
+        ),
         (Op::Shutdown, json!({"type": "shutdown"})),
     ]
 }

@@ -868,7 +868,7 @@ fn slash_mcp_asks_for_the_servers_and_shows_each_with_its_state_and_tools() {
         "  tools: echo, get-sum",
         "not offered (enabled_tools/disabled_tools): get-env",
         "stuck       failed: it did not start within 1.5 s (startup_timeout_sec)",
-        "repo        not trusted yet, not started: `corvid mcp trust repo`",
+        "repo        not trusted yet, not started: `/mcp trust repo` starts it",
         "remote      needs sign-in: `corvid mcp login remote`",
     ] {
         assert!(shown.contains(expected), "{expected:?} not in\n{shown}");
@@ -876,4 +876,28 @@ fn slash_mcp_asks_for_the_servers_and_shows_each_with_its_state_and_tools() {
 
     app.event(event(EventMsg::ToolServers { servers: vec![] }));
     assert!(printed(&mut app).contains("no MCP servers in this session"));
+}
+
+#[test]
+fn slash_mcp_trust_asks_the_engine_to_trust_that_server() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, recorder) = app(folder.path(), None);
+    app.event(ready());
+    app.submit_line("/mcp trust repo-tools");
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::TrustToolServer {
+            name: "repo-tools".to_owned()
+        })
+    );
+    let before = ops(&recorder).len();
+    app.submit_line("/mcp trust");
+    app.submit_line("/mcp start all");
+    assert_eq!(ops(&recorder).len(), before, "nothing sent without a name");
+    let (view, _) = app.view(120, 10);
+    assert!(
+        crate::render::plain(&view).contains("/mcp trust <server>"),
+        "{}",
+        crate::render::plain(&view)
+    );
 }
