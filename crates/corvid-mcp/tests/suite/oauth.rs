@@ -399,3 +399,53 @@ async fn a_server_without_oauth_metadata_is_said_so() {
         "{error}"
     );
 }
+
+/// The sign-in ends in the middle of a session (the access token expires, the refresh is
+/// refused): the call says how to sign in again, and the server needs a sign-in from then on.
+#[tokio::test]
+async fn a_sign_in_that_ends_mid_session_turns_the_server_to_needs_sign_in() {
+    let Some(python) = python() else { return };
+    let fixture = Fixture::start(&python, &["--access-ttl", "3", "--refuse-refresh"]).await;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = global_server(&fixture.url(), json!({}));
+    let environment = environment(home.path(), project.path());
+    login(&server, &environment, browser(None)).await.unwrap();
+    let manager = McpManager::new(vec![server], 100, environment);
+    assert_eq!(state_of(&manager).await, ServerState::Ready);
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+
+    let output = call(&manager, "mcp__docs__echo", json!({"text": "late"})).await;
+    assert!(output.is_error, "{}", output.text);
+    assert!(
+        output.text.contains("no longer accepts corvid's sign-in")
+            && output.text.contains("corvid mcp login docs"),
+        "{}",
+        output.text
+    );
+    assert_eq!(manager.statuses()[0].state, ServerState::NeedsSignIn);
+    assert_eq!(fixture.count("refresh_refused", None), 1);
+}
+
+#[tokio::test]
+async fn a_callback_port_in_use_is_said_so() {
+    let Some(python) = python() else { return };
+    let fixture = Fixture::start(&python, &[]).await;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let home = tempfile::tempdir().unwrap();
+    let server = global_server(&fixture.url(), json!({"oauth": {"callback_port": port}}));
+    let error = login(
+        &server,
+        &environment(home.path(), home.path()),
+        browser(None),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, McpLoginError::PortInUse { .. }), "{error}");
+    assert!(
+        error.to_string().contains(&format!("port {port}")),
+        "{error}"
+    );
+    assert_eq!(fixture.count("register", None), 0, "nothing registered");
+}
