@@ -64,6 +64,7 @@ pub(crate) fn servers(given: &[McpServer]) -> Vec<Server> {
                 disabled_tools: Vec::new(),
                 sandbox: McpSandbox::default_for(McpScope::Editor),
                 always_allow_server: false,
+                oauth: corvid_config::McpOAuth::default(),
                 origin: McpOrigin {
                     scope: McpScope::Editor,
                     file: PathBuf::from("(the editor's session/new)"),

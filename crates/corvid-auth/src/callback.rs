@@ -1,4 +1,5 @@
-//! The one-shot loopback HTTP/1.1 listener that receives the browser's redirect.
+//! The one-shot loopback HTTP/1.1 listener that receives the browser's redirect (the xAI
+//! sign-in's, and `corvid mcp login`'s through corvid-mcp).
 //!
 //! Each connection is read in its own task, so an idle connection (browsers preconnect) never
 //! holds up the real request. Only `GET /callback` matters; everything else (favicon, probes)
@@ -18,39 +19,50 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_HEAD: usize = 16 * 1024;
 
 /// A listener on `127.0.0.1`, bound before the browser is opened.
-pub(crate) struct CallbackServer {
+#[derive(Debug)]
+pub struct CallbackServer {
     listener: TcpListener,
     port: u16,
+    /// The command a stale or forged callback's page tells the user to run again.
+    again: String,
 }
 
-/// A successful callback: the code, and the browser still waiting for its page.
-pub(crate) struct Callback {
-    pub(crate) code: Secret,
-    pub(crate) responder: Responder,
+/// A successful callback: the code, the issuer when the server named one (RFC 9207 `iss`),
+/// and the browser still waiting for its page.
+#[derive(Debug)]
+pub struct Callback {
+    pub code: Secret,
+    pub issuer: Option<String>,
+    pub responder: Responder,
 }
 
 /// The browser's connection, answered once the code exchange is done.
-pub(crate) struct Responder {
+#[derive(Debug)]
+pub struct Responder {
     stream: TcpStream,
 }
 
 impl Responder {
     /// Sends the final page and closes the connection.
-    pub(crate) async fn finish(mut self, status: &str, title: &str, message: &str) {
+    pub async fn finish(mut self, status: &str, title: &str, message: &str) {
         respond(&mut self.stream, status, &page(title, message)).await;
     }
 }
 
 impl CallbackServer {
     /// Binds `127.0.0.1:port` (`0`: any free port). A busy port is [`LoginError::PortInUse`].
-    pub(crate) async fn bind(port: u16) -> Result<Self, LoginError> {
+    pub async fn bind(port: u16) -> Result<Self, LoginError> {
         match TcpListener::bind(("127.0.0.1", port)).await {
             Ok(listener) => {
                 let port = listener
                     .local_addr()
                     .map(|address| address.port())
                     .unwrap_or(port);
-                Ok(Self { listener, port })
+                Ok(Self {
+                    listener,
+                    port,
+                    again: "`corvid login xai`".to_owned(),
+                })
             }
             Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
                 Err(LoginError::PortInUse { port })
@@ -60,13 +72,20 @@ impl CallbackServer {
     }
 
     /// The port actually bound.
-    pub(crate) fn port(&self) -> u16 {
+    pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The command a rejected callback's page tells the user to run again (default: `corvid
+    /// login xai`), e.g. "`corvid mcp login docs`".
+    pub fn with_retry_command(mut self, command: impl Into<String>) -> Self {
+        self.again = command.into();
+        self
     }
 
     /// Waits for `GET /callback`, checks it, and returns the code. A callback with an error, a
     /// wrong `state` or no code is answered with a page saying so and ends the wait.
-    pub(crate) async fn wait(self, expected_state: &str) -> Result<Callback, LoginError> {
+    pub async fn wait(self, expected_state: &str) -> Result<Callback, LoginError> {
         let mut readers = JoinSet::new();
         loop {
             tokio::select! {
@@ -81,7 +100,7 @@ impl CallbackServer {
                 },
                 Some(joined) = readers.join_next() => {
                     if let Ok(Some((query, stream))) = joined {
-                        return check(query, stream, expected_state).await;
+                        return check(query, stream, expected_state, &self.again).await;
                     }
                 }
             }
@@ -94,6 +113,7 @@ async fn check(
     query: Vec<(String, String)>,
     mut stream: TcpStream,
     expected_state: &str,
+    again: &str,
 ) -> Result<Callback, LoginError> {
     let get = |name: &str| {
         query
@@ -114,12 +134,14 @@ async fn check(
         return Err(err);
     }
     if get("state").as_deref() != Some(expected_state) {
-        let message = "This sign-in response does not belong to the running `corvid login` \
-                       (state mismatch), so it was ignored. Run `corvid login xai` again.";
+        let message = format!(
+            "This sign-in response does not belong to the running sign-in (state mismatch), \
+             so it was ignored. Run {again} again."
+        );
         respond(
             &mut stream,
             "400 Bad Request",
-            &page("Sign-in rejected", message),
+            &page("Sign-in rejected", &message),
         )
         .await;
         return Err(LoginError::StateMismatch);
@@ -127,6 +149,7 @@ async fn check(
     match get("code").filter(|code| !code.is_empty()) {
         Some(code) => Ok(Callback {
             code: Secret::new(code),
+            issuer: get("iss"),
             responder: Responder { stream },
         }),
         None => {

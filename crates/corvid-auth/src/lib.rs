@@ -12,6 +12,7 @@ mod device;
 mod endpoints;
 mod error;
 mod keyring;
+mod mcp_sign_in;
 mod open;
 mod pkce;
 mod secret;
@@ -27,6 +28,7 @@ pub mod zed;
 mod test_util;
 
 pub use browser::{BrowserLogin, DEFAULT_LOGIN_TIMEOUT, login_browser};
+pub use callback::{Callback, CallbackServer, Responder};
 pub use credential::Credential;
 pub use device::{DeviceCode, DeviceLogin, login_device, login_device_with};
 pub use endpoints::{
@@ -36,6 +38,7 @@ pub use error::{AuthError, LoginError, SERVE_READS_AT_START, plan_lacks_api_acce
 pub use keyring::{
     KEYRING_SERVICE, KeyringBackend, KeyringError, MacKeychain, SecretTool, detect_keyring,
 };
+pub use mcp_sign_in::{MCP_OAUTH_VAR_PREFIX, McpSignInStore};
 pub use open::open_in_browser;
 pub use secret::{Secret, redact};
 pub use session::{OAuthSession, REFRESH_SKEW_SECS};

@@ -1,16 +1,20 @@
-//! `corvid mcp list|add|remove|trust`: the MCP servers corvid reads (`[mcp_servers.<name>]` in
-//! config.toml, `.corvid/mcp.json` in the project), their state and their tools; and the MCP
-//! tool source the composition root registers for every session ([`plugin`]).
+//! `corvid mcp list|add|remove|trust|login|logout`: the MCP servers corvid reads
+//! (`[mcp_servers.<name>]` in config.toml, `.corvid/mcp.json` in the project), their state and
+//! their tools, and the sign-ins of HTTP servers; and the MCP tool source the composition root
+//! registers for every session ([`plugin`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
+use corvid_auth::{DEFAULT_LOGIN_TIMEOUT, McpSignInStore, open_in_browser};
 use corvid_config::{
     CredentialSource, Loaded, McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, merge_servers,
     read_project_mcp,
 };
-use corvid_mcp::{McpPlugin, ServerState, TrustStore};
+use corvid_mcp::oauth::{LoginOptions, Registration, login, logout};
+use corvid_mcp::{McpEnvironment, McpPlugin, OAuthStore, ServerState, TrustStore, sign_in_hint};
 use corvid_tools::Sandbox;
 
 #[derive(Debug, clap::Subcommand)]
@@ -53,6 +57,30 @@ pub(crate) enum McpCommand {
     /// this project start it (a changed definition asks again). Kept in corvid's data folder.
     Trust {
         /// The server's name, as `corvid mcp list` shows it.
+        name: String,
+        /// The project whose .corvid/mcp.json defines it.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
+    /// Sign in to an HTTP server that asks for it (OAuth in the browser), and keep its tokens
+    /// in corvid's env file (and the keyring where one works). Sessions then connect with them.
+    Login {
+        /// The server's name, as `corvid mcp list` shows it.
+        name: String,
+        /// The project whose .corvid/mcp.json defines it (a project's server is signed in for
+        /// that project only).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Only print the sign-in URL; do not try to open a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// How long to wait for the browser to come back, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_LOGIN_TIMEOUT.as_secs())]
+        timeout: u64,
+    },
+    /// Forget the sign-in of an HTTP server (its tokens, from the env file and the keyring).
+    Logout {
+        /// The server's name.
         name: String,
         /// The project whose .corvid/mcp.json defines it.
         #[arg(long, value_name = "DIR")]
@@ -104,6 +132,27 @@ pub(crate) async fn run(
         McpCommand::Trust { name, project } => {
             trust(loaded, &project_root(project.as_deref())?, &name)
         }
+        McpCommand::Login {
+            name,
+            project,
+            no_browser,
+            timeout,
+        } => {
+            let project = project_root(project.as_deref())?;
+            sign_in(loaded, &project, &name, no_browser, timeout, sandbox).await
+        }
+        McpCommand::Logout { name, project } => {
+            let project = project_root(project.as_deref())?;
+            let server = find_server(loaded, &project, &name)?;
+            let environment = environment(loaded, &project, sandbox);
+            if logout(&server, &environment)? {
+                Ok(format!(
+                    "Signed out of `{name}`: its tokens were removed.\n"
+                ))
+            } else {
+                Ok(format!("`{name}` had no stored sign-in.\n"))
+            }
+        }
         McpCommand::Remove {
             name,
             global,
@@ -130,6 +179,91 @@ pub(crate) fn plugin(loaded: &Loaded) -> McpPlugin {
     )
     .with_protected(credential_names(loaded))
     .with_trust(trust_store(loaded))
+    .with_oauth(oauth_store(loaded))
+}
+
+/// Where `corvid mcp login` keeps sign-ins: the env file, plus the keyring where one works.
+fn oauth_store(loaded: &Loaded) -> OAuthStore {
+    OAuthStore::new(McpSignInStore::detect(loaded))
+}
+
+/// What a server of `project` starts with, as a session would see it.
+fn environment(loaded: &Loaded, project: &Path, sandbox: Sandbox) -> McpEnvironment {
+    let secrets = loaded.clone();
+    McpEnvironment {
+        project: project.to_path_buf(),
+        sandbox,
+        lookup: Arc::new(move |name| secrets.secret(name)),
+        protected: Arc::new(credential_names(loaded)),
+        oauth: Some(oauth_store(loaded)),
+    }
+}
+
+/// The server called `name` as a session in `project` would start it; a project's server
+/// only once the user trusts it.
+fn find_server(loaded: &Loaded, project: &Path, name: &str) -> anyhow::Result<McpServer> {
+    let (servers, _) = servers(loaded, project);
+    let Some(server) = servers.into_iter().find(|server| server.name == name) else {
+        bail!(
+            "no MCP server `{name}` in {} or {}",
+            loaded.paths.config_file.display(),
+            project.join(PROJECT_MCP_FILE).display()
+        );
+    };
+    if corvid_mcp::trust::needs_trust(&server) && !trust_store(loaded).is_trusted(project, &server)
+    {
+        bail!(
+            "`{name}` from {} is not trusted yet; if you trust it, run `corvid mcp trust {name}` first",
+            project.join(PROJECT_MCP_FILE).display()
+        );
+    }
+    Ok(server)
+}
+
+/// `corvid mcp login NAME`.
+async fn sign_in(
+    loaded: &Loaded,
+    project: &Path,
+    name: &str,
+    no_browser: bool,
+    timeout: u64,
+    sandbox: Sandbox,
+) -> anyhow::Result<String> {
+    let server = find_server(loaded, project, name)?;
+    let environment = environment(loaded, project, sandbox);
+    let label = name.to_owned();
+    let options = LoginOptions {
+        callback_port: loaded.config.mcp.oauth_callback_port,
+        timeout: Duration::from_secs(timeout.max(1)),
+        open: Box::new(move |url: &str| {
+            eprintln!("Sign in to the MCP server `{label}` in your browser:\n\n  {url}\n");
+            if no_browser {
+                eprintln!("(waiting for the browser to come back to corvid...)");
+            } else if open_in_browser(url) {
+                eprintln!("(opened your browser; waiting for it to come back to corvid...)");
+            } else {
+                eprintln!(
+                    "No browser could be opened here: open the URL above in a browser on this machine (the sign-in comes back to 127.0.0.1)."
+                );
+            }
+        }),
+    };
+    let outcome = login(&server, &environment, options).await?;
+    let client = match outcome.registration {
+        Registration::Configured => "the configured oauth.client_id",
+        Registration::MetadataDocument => "the configured client metadata document",
+        Registration::Registered => "a client registered just now",
+    };
+    let scopes = if outcome.scopes.is_empty() {
+        "the server's default scopes".to_owned()
+    } else {
+        format!("scopes {}", outcome.scopes.join(" "))
+    };
+    Ok(format!(
+        "Signed in to `{name}` ({client}; {scopes}). Its tokens are stored in {} ({}); new sessions connect with them.\n",
+        outcome.env_file.display(),
+        outcome.backend
+    ))
 }
 
 /// Where the user's trust in projects' own servers is kept (corvid's data folder).
@@ -248,6 +382,10 @@ async fn list(loaded: &Loaded, project: &Path, sandbox: Sandbox) -> anyhow::Resu
             ServerState::Untrusted => format!(
                 "not yet trusted (not started; `corvid mcp trust {}` to trust it)",
                 status.name
+            ),
+            ServerState::NeedsSignIn => format!(
+                "needs sign-in ({} to sign in)",
+                sign_in_hint(&status.name, status.scope)
             ),
             ServerState::Starting | ServerState::Idle => "not started".to_owned(),
         };

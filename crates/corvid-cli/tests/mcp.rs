@@ -217,6 +217,222 @@ fn a_project_server_waits_for_trust_and_a_changed_one_asks_again() {
     );
 }
 
+/// The OAuth fixture (the Python SDK's authorization server and a bearer-protected MCP
+/// server); the child ends with the guard.
+struct OAuthFixture {
+    child: std::process::Child,
+    rs: u16,
+    log: PathBuf,
+}
+
+impl Drop for OAuthFixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn oauth_fixture(python: &Path, folder: &Path) -> OAuthFixture {
+    use std::io::BufRead;
+    let log = folder.join("events.jsonl");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/oauth_server.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .arg("--log")
+        .arg(&log)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let ports: serde_json::Value = serde_json::from_str(&line).expect("the fixture's ports");
+    OAuthFixture {
+        child,
+        rs: u16::try_from(ports["rs"].as_u64().unwrap()).unwrap(),
+        log,
+    }
+}
+
+/// `corvid mcp login docs --no-browser`, with this test as the browser: it reads the URL the
+/// command prints and GETs it (the authorization server redirects to corvid's callback).
+/// Returns the exit status, stdout and stderr.
+fn login_in_test_browser(mut command: Command) -> (bool, String, String) {
+    use std::io::{BufRead, Read};
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let url = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break None;
+        }
+        seen.push_str(&line);
+        if let Some(url) = line.trim().strip_prefix("http://") {
+            break Some(format!("http://{url}"));
+        }
+    };
+    let browser = url.map(|url| {
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let client = reqwest::Client::builder().no_proxy().build().unwrap();
+                client
+                    .get(url)
+                    .send()
+                    .await
+                    .map(|response| response.status())
+            })
+        })
+    });
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    seen.push_str(&rest);
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = child.wait().unwrap();
+    if let Some(browser) = browser {
+        let page = browser.join().unwrap();
+        assert!(page.is_ok(), "the browser got no page: {page:?}");
+    }
+    (status.success(), stdout, seen)
+}
+
+#[test]
+fn login_list_and_logout_of_an_oauth_server() {
+    let Some(python) = python() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    let fixture = oauth_fixture(&python, home.path());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = home.path().join("corvid/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "mcp_oauth_callback_port = {port}\n\n[mcp_servers.docs]\nurl = \"http://127.0.0.1:{}/mcp\"\nstartup_timeout_sec = 20\n",
+            fixture.rs
+        ),
+    )
+    .unwrap();
+    let list = || run(corvid(home.path(), project.path()).arg("list"));
+
+    let (ok, text) = list();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("docs (config.toml; http: http://")
+            && text.contains("needs sign-in (run `corvid mcp login docs` to sign in)"),
+        "{text}"
+    );
+
+    let mut command = corvid(home.path(), project.path());
+    command
+        .args(["login", "docs", "--no-browser", "--timeout", "60"])
+        .env("RUST_LOG", "trace");
+    let (ok, stdout, stderr) = login_in_test_browser(command);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Signed in to `docs` (a client registered just now; scopes mcp"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&home.path().join("corvid/env").display().to_string()),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("Sign in to the MCP server `docs` in your browser"),
+        "{stderr}"
+    );
+    let events = std::fs::read_to_string(&fixture.log).unwrap();
+    assert!(
+        events.contains(&format!(
+            "\"redirect_uris\": [\"http://127.0.0.1:{port}/callback\"]"
+        )),
+        "the global callback port is used exactly: {events}"
+    );
+
+    // The tokens: only in the env file (0600), in no output.
+    let env = std::fs::read_to_string(home.path().join("corvid/env")).unwrap();
+    let tokens: Vec<String> = env
+        .split(['"', '\''])
+        .filter(|part| part.starts_with("at-") || part.starts_with("rt-"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(tokens.len(), 2, "an access and a refresh token: {env}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(home.path().join("corvid/env"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let (ok, text) = list();
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("docs (config.toml; http: http://") && text.contains("ready, 2 tools"),
+        "{text}"
+    );
+    for token in &tokens {
+        assert!(!stdout.contains(token) && !stderr.contains(token) && !text.contains(token));
+    }
+
+    let (ok, text) = run(corvid(home.path(), project.path()).args(["logout", "docs"]));
+    assert!(ok && text.contains("Signed out of `docs`"), "{text}");
+    let env = std::fs::read_to_string(home.path().join("corvid/env")).unwrap();
+    assert!(!env.contains("CORVID_MCP_OAUTH_"), "{env}");
+    let (ok, text) = list();
+    assert!(ok && text.contains("needs sign-in"), "{text}");
+    let (ok, text) = run(corvid(home.path(), project.path()).args(["logout", "docs"]));
+    assert!(ok && text.contains("had no stored sign-in"), "{text}");
+}
+
+#[test]
+fn login_refuses_what_it_cannot_sign_in_to() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    std::fs::create_dir(project.path().join(".corvid")).unwrap();
+    std::fs::write(
+        project.path().join(".corvid/mcp.json"),
+        r#"{"mcpServers": {"cloned": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}"#,
+    )
+    .unwrap();
+    let config = home.path().join("corvid/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "[mcp_servers.local]\ncommand = \"true\"\n").unwrap();
+    let login =
+        |name: &str| run(corvid(home.path(), project.path()).args(["login", name, "--no-browser"]));
+    let (ok, text) = login("local");
+    assert!(
+        !ok && text.contains("`local` is a local (stdio) server"),
+        "{text}"
+    );
+    let (ok, text) = login("cloned");
+    assert!(!ok && text.contains("corvid mcp trust cloned"), "{text}");
+    let (ok, text) = login("nothere");
+    assert!(!ok && text.contains("no MCP server `nothere`"), "{text}");
+}
+
 /// The npm MCP servers scripts/test installs (`CORVID_MCP_SERVERS`), if any.
 fn node_modules() -> Option<PathBuf> {
     match std::env::var_os("CORVID_MCP_SERVERS").filter(|value| !value.is_empty()) {

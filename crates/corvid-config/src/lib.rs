@@ -18,7 +18,7 @@ pub use env_file::EnvFile;
 pub use error::ConfigError;
 pub use load::{Flags, Loaded, load};
 pub use mcp::{
-    DEFAULT_MAX_TOOLS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpFile, McpOrigin,
+    DEFAULT_MAX_TOOLS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, McpFile, McpOAuth, McpOrigin,
     McpSandbox, McpScope, McpServer, McpSettings, McpTransport, PROJECT_MCP_FILE, expand,
     merge_servers, parse_mcp_json, read_project_mcp,
 };

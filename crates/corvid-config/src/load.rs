@@ -265,9 +265,13 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     let max_tools = layers
         .string("mcp_max_tools", "MCP_MAX_TOOLS")?
         .map(|found| (found.value, found.source_name));
+    let callback_port = layers
+        .string("mcp_oauth_callback_port", "MCP_OAUTH_CALLBACK_PORT")?
+        .map(|found| (found.value, found.source_name));
     config.mcp = crate::mcp::read_global(
         toml.get("mcp_servers"),
         max_tools,
+        callback_port,
         &paths.config_file,
         &mut warnings,
     )?;
@@ -309,6 +313,7 @@ const KNOWN_KEYS: &[&str] = &[
     "web",
     "mcp_servers",
     "mcp_max_tools",
+    "mcp_oauth_callback_port",
 ];
 
 /// The secrets file is readable by other users (group or world bits set): it is still used, but

@@ -17,6 +17,10 @@ use serde_json::Value as Json;
 
 use crate::ConfigError;
 
+mod oauth;
+
+pub use oauth::McpOAuth;
+
 /// Where a project's MCP servers are defined, relative to its root.
 pub const PROJECT_MCP_FILE: &str = ".corvid/mcp.json";
 /// How long a server may take to start and list its tools (Codex's default).
@@ -26,13 +30,17 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
 /// How many MCP tools are offered to the model at most, over all servers.
 pub const DEFAULT_MAX_TOOLS: usize = 100;
 
-/// Every MCP setting: the servers and the cap on their tools.
+/// Every MCP setting: the servers, the cap on their tools, the sign-in callback port.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct McpSettings {
     /// The servers of `config.toml`, in file order.
     pub servers: Vec<McpServer>,
     /// `mcp_max_tools`: the most MCP tools offered to the model; `None` means the default.
     pub max_tools: Option<usize>,
+    /// `mcp_oauth_callback_port` (Codex's key; `CORVID_MCP_OAUTH_CALLBACK_PORT`): the port on
+    /// 127.0.0.1 that `corvid mcp login` listens on for the browser's return, for servers that
+    /// name none of their own (`oauth.callback_port`); `None` means any free port.
+    pub oauth_callback_port: Option<u16>,
 }
 
 impl McpSettings {
@@ -64,6 +72,8 @@ pub struct McpServer {
     /// What "always" allows for this server's tools (corvid's own key, `always_allow`:
     /// `"tool"`, the default, or `"server"`).
     pub always_allow_server: bool,
+    /// How `corvid mcp login` signs in to an HTTP server that asks for it (`oauth`, `scopes`).
+    pub oauth: McpOAuth,
     /// Which file defined it.
     pub origin: McpOrigin,
 }
@@ -170,14 +180,17 @@ const HTTP_KEYS: &[&str] = &[
     "http_headers",
     "env_http_headers",
     "bearer_token_env_var",
+    "oauth",
+    "scopes",
 ];
 
-/// Reads `[mcp_servers.<name>]` from `config.toml` (`servers` is the `mcp_servers` item) and
-/// `mcp_max_tools` (its text and where it came from: `config.toml` or `CORVID_MCP_MAX_TOOLS`).
-/// Unknown keys inside a server become warnings.
+/// Reads `[mcp_servers.<name>]` from `config.toml` (`servers` is the `mcp_servers` item),
+/// `mcp_max_tools` and `mcp_oauth_callback_port` (each as its text and where it came from:
+/// `config.toml` or `CORVID_MCP_*`). Unknown keys inside a server become warnings.
 pub(crate) fn read_global(
     servers: Option<&toml::Value>,
     max_tools: Option<(String, String)>,
+    callback_port: Option<(String, String)>,
     file: &Path,
     warnings: &mut Vec<String>,
 ) -> Result<McpSettings, ConfigError> {
@@ -193,6 +206,14 @@ pub(crate) fn read_global(
             key: "mcp_max_tools".to_owned(),
             source_name,
             message: format!("expected a whole number from 1 to 1000, got {value:?}"),
+        })?);
+    }
+    if let Some((value, source_name)) = callback_port {
+        let port = value.trim().parse::<u16>().ok().filter(|port| *port > 0);
+        settings.oauth_callback_port = Some(port.ok_or_else(|| ConfigError::Invalid {
+            key: "mcp_oauth_callback_port".to_owned(),
+            source_name,
+            message: format!("expected a port from 1 to 65535, got {value:?}"),
         })?);
     }
     let Some(servers) = servers else {
@@ -436,6 +457,7 @@ impl Entry {
             Some(value) => self.sandbox(value, origin.scope)?,
             None => McpSandbox::default_for(origin.scope),
         };
+        let oauth = self.oauth(fields, warnings)?;
         Ok(McpServer {
             name: name.to_owned(),
             transport,
@@ -446,6 +468,7 @@ impl Entry {
             disabled_tools,
             sandbox,
             always_allow_server,
+            oauth,
             origin: origin.clone(),
         })
     }

@@ -9,11 +9,26 @@ use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
 use rmcp::service::{ClientInitializeError, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use tokio::process::Child;
 
 use crate::handler::Handler;
-use crate::launch::{McpEnvironment, Started, StderrTail, start};
+use crate::launch::{McpEnvironment, Started, StderrTail, Unauthorized, start};
+
+/// Why a server did not start.
+#[derive(Debug)]
+pub(crate) enum OpenFailure {
+    /// It answered 401 and `corvid mcp login` can sign in to it.
+    NeedsSignIn,
+    Failed(String),
+}
+
+impl From<String> for OpenFailure {
+    fn from(message: String) -> Self {
+        Self::Failed(message)
+    }
+}
 
 /// Why a call brought no result.
 #[derive(Debug)]
@@ -22,6 +37,8 @@ pub(crate) enum CallFailure {
     Refused(String),
     /// The connection failed under it (the server may have died).
     Broken(String),
+    /// The server asks for a sign-in corvid no longer has (revoked, refresh refused).
+    SignIn,
 }
 
 /// A server corvid has finished the MCP handshake with.
@@ -38,7 +55,7 @@ impl Connection {
     pub(crate) async fn open(
         server: &McpServer,
         environment: &McpEnvironment,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, OpenFailure> {
         let handler = Handler::new(&environment.project);
         match start(server, environment)? {
             Started::Stdio {
@@ -59,16 +76,50 @@ impl Connection {
                     let _ =
                         tokio::time::timeout(std::time::Duration::from_millis(200), child.wait())
                             .await;
-                    Err(with_stderr(
+                    Err(OpenFailure::Failed(with_stderr(
                         format!("the MCP handshake failed: {}", handshake_words(&err)),
                         &stderr,
-                    ))
+                    )))
                 }
             },
-            Started::Http(transport) => {
-                let service = handler.clone().serve(transport).await.map_err(|err| {
-                    format!("the MCP handshake failed: {}", handshake_words(&err))
-                })?;
+            Started::Http(start) => {
+                let served = match start.sign_in {
+                    Some(sign_in) => {
+                        let client =
+                            crate::oauth::authorized(sign_in, start.client, server, environment)
+                                .await?;
+                        handler
+                            .clone()
+                            .serve(StreamableHttpClientTransport::with_client(
+                                client,
+                                start.config,
+                            ))
+                            .await
+                    }
+                    None => {
+                        handler
+                            .clone()
+                            .serve(StreamableHttpClientTransport::with_client(
+                                start.client,
+                                start.config,
+                            ))
+                            .await
+                    }
+                };
+                let service = match served {
+                    Ok(service) => service,
+                    Err(err) if crate::oauth::is_unauthorized(&err) => {
+                        return Err(match start.on_unauthorized {
+                            Unauthorized::SignIn => OpenFailure::NeedsSignIn,
+                            Unauthorized::Failed(reason) => OpenFailure::Failed(reason),
+                        });
+                    }
+                    Err(err) => {
+                        return Err(
+                            format!("the MCP handshake failed: {}", handshake_words(&err)).into(),
+                        );
+                    }
+                };
                 Ok(Self {
                     service,
                     handler,
@@ -108,6 +159,7 @@ impl Connection {
             Err(ServiceError::McpError(error)) => {
                 Err(CallFailure::Refused(error.message.to_string()))
             }
+            Err(error) if error.is_authorization_required() => Err(CallFailure::SignIn),
             Err(error) => {
                 // The transport failed: give the process a moment to be seen as ended, so the
                 // caller can tell a crash from a hiccup.

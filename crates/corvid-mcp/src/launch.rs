@@ -16,9 +16,10 @@ use corvid_config::{McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, expand}
 use corvid_tools::sandbox::is_secret_variable;
 use corvid_tools::{Sandbox, Widening};
 use http::{HeaderName, HeaderValue};
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::AsyncReadExt;
+
+use crate::oauth::{OAuthStore, SignIn};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 /// Looks a variable up: the process environment, then corvid's env file.
@@ -38,6 +39,9 @@ pub struct McpEnvironment {
     /// them, or a server it defines could carry them off. `CORVID_*` and `SUPERGROK_ZED_*` are
     /// always corvid's.
     pub protected: Arc<Vec<String>>,
+    /// Where `corvid mcp login` keeps HTTP servers' sign-ins; `None`: no server signs in (its
+    /// 401 still says how to).
+    pub oauth: Option<OAuthStore>,
 }
 
 impl std::fmt::Debug for McpEnvironment {
@@ -62,7 +66,7 @@ impl McpEnvironment {
     /// meaning the project folder; a project's server never sees corvid's own credentials. An
     /// editor's server (ACP) reads none: the editor resolved its values, and a `${…}` left in
     /// them is text, not a request for corvid's environment.
-    fn reader<'a>(&'a self, server: &McpServer) -> Reader<'a> {
+    pub(crate) fn reader<'a>(&'a self, server: &McpServer) -> Reader<'a> {
         Reader {
             environment: self,
             guarded: server.origin.scope == McpScope::Project,
@@ -72,7 +76,7 @@ impl McpEnvironment {
 }
 
 /// Reads variables for one server.
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     environment: &'a McpEnvironment,
     guarded: bool,
     /// Values are used as written, and no variable is read.
@@ -80,7 +84,7 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn variable(&self, name: &str) -> Result<Option<String>, String> {
+    pub(crate) fn variable(&self, name: &str) -> Result<Option<String>, String> {
         if self.literal {
             return Ok(None);
         }
@@ -124,7 +128,91 @@ pub(crate) enum Started {
         stdin: ChildStdin,
         stderr: StderrTail,
     },
-    Http(StreamableHttpClientTransport<reqwest::Client>),
+    /// The transport is made by the caller: with a stored sign-in it takes async set-up.
+    Http(HttpStart),
+}
+
+/// What a Streamable HTTP connection is made of.
+pub(crate) struct HttpStart {
+    pub(crate) client: reqwest::Client,
+    pub(crate) config: StreamableHttpClientTransportConfig,
+    /// The stored sign-in to use, when the server has one and may use it.
+    pub(crate) sign_in: Option<SignIn>,
+    /// What a 401 means for this server: how to sign in, or why corvid cannot.
+    pub(crate) on_unauthorized: Unauthorized,
+}
+
+/// What a server's 401 means.
+#[derive(Debug, Clone)]
+pub(crate) enum Unauthorized {
+    /// `corvid mcp login` can sign in to it.
+    SignIn,
+    /// It cannot: the reason, said as the failure.
+    Failed(String),
+}
+
+/// An HTTP server's URL and headers with their variables resolved.
+pub(crate) struct HttpParts {
+    pub(crate) url: String,
+    pub(crate) headers: HashMap<HeaderName, HeaderValue>,
+    /// `bearer_token_env_var`'s value.
+    pub(crate) bearer: Option<String>,
+}
+
+impl HttpParts {
+    /// Whether the configuration already sends credentials of its own (then corvid never
+    /// adds a sign-in of its own to them).
+    pub(crate) fn has_own_credentials(&self) -> bool {
+        self.bearer.is_some() || self.headers.contains_key(&http::header::AUTHORIZATION)
+    }
+}
+
+/// The URL and headers of an HTTP server, with `${VAR}` references resolved as for a start.
+pub(crate) fn http_parts(
+    server: &McpServer,
+    environment: &McpEnvironment,
+) -> Result<HttpParts, String> {
+    let McpTransport::Http {
+        url,
+        headers,
+        env_headers,
+        bearer_token_env_var,
+    } = &server.transport
+    else {
+        return Err(format!("`{}` is a local (stdio) server", server.name));
+    };
+    let variables = environment.reader(server);
+    let url = variables.expand("url", url)?;
+    let mut custom = HashMap::new();
+    let mut add = |name: &str, value: String| -> Result<(), String> {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("`{name}` is not a valid header name"))?;
+        let mut value = HeaderValue::from_str(&value)
+            .map_err(|_| format!("the value of header `{name}` is not valid"))?;
+        value.set_sensitive(true);
+        custom.insert(header, value);
+        Ok(())
+    };
+    for (name, value) in headers {
+        add(name, variables.expand(&format!("headers.{name}"), value)?)?;
+    }
+    for (name, variable) in env_headers {
+        if let Some(value) = variables.variable(variable)? {
+            add(name, value)?;
+        }
+    }
+    let bearer =
+        match bearer_token_env_var {
+            Some(variable) => Some(variables.variable(variable)?.ok_or_else(|| {
+                format!("bearer_token_env_var: the variable {variable} is not set")
+            })?),
+            None => None,
+        };
+    Ok(HttpParts {
+        url,
+        headers: custom,
+        bearer,
+    })
 }
 
 /// Starts what `server` says, without speaking MCP yet.
@@ -189,46 +277,56 @@ pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<
                 stderr: tail,
             })
         }
-        McpTransport::Http {
-            url,
-            headers,
-            env_headers,
-            bearer_token_env_var,
-        } => {
-            let url = variables.expand("url", url)?;
-            let mut custom = HashMap::new();
-            let mut add = |name: &str, value: String| -> Result<(), String> {
-                let header = HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| format!("`{name}` is not a valid header name"))?;
-                let mut value = HeaderValue::from_str(&value)
-                    .map_err(|_| format!("the value of header `{name}` is not valid"))?;
-                value.set_sensitive(true);
-                custom.insert(header, value);
-                Ok(())
-            };
-            for (name, value) in headers {
-                add(name, variables.expand(&format!("headers.{name}"), value)?)?;
-            }
-            for (name, variable) in env_headers {
-                if let Some(value) = variables.variable(variable)? {
-                    add(name, value)?;
+        McpTransport::Http { .. } => {
+            let parts = http_parts(server, environment)?;
+            let on_unauthorized = unauthorized(server, &parts, environment);
+            let sign_in = match (&on_unauthorized, &environment.oauth) {
+                (Unauthorized::SignIn, Some(store)) => {
+                    store.sign_in_for(server, &environment.project, &parts.url)?
                 }
-            }
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
-            if let Some(variable) = bearer_token_env_var {
-                let token = variables.variable(variable)?.ok_or_else(|| {
-                    format!("bearer_token_env_var: the variable {variable} is not set")
-                })?;
+                _ => None,
+            };
+            let mut config = StreamableHttpClientTransportConfig::with_uri(parts.url.clone());
+            if let Some(token) = parts.bearer {
                 config = config.auth_header(token);
             }
-            config = config.custom_headers(custom);
+            config = config.custom_headers(parts.headers);
             let client = reqwest::Client::builder()
                 .build()
                 .map_err(|err| format!("could not build the HTTP client: {err}"))?;
-            Ok(Started::Http(StreamableHttpClientTransport::with_client(
-                client, config,
-            )))
+            Ok(Started::Http(HttpStart {
+                client,
+                config,
+                sign_in,
+                on_unauthorized,
+            }))
         }
+    }
+}
+
+/// What a 401 from `server` means: it can sign in unless `oauth = false`, its configuration
+/// sends credentials of its own, or an editor passed it.
+fn unauthorized(
+    server: &McpServer,
+    parts: &HttpParts,
+    environment: &McpEnvironment,
+) -> Unauthorized {
+    if server.oauth.disabled {
+        Unauthorized::Failed(
+            "it asks for sign-in (HTTP 401), and its configuration says `oauth = false`; give it credentials with `headers` or `bearer_token_env_var`, or remove `oauth = false` and run `corvid mcp login`".to_owned(),
+        )
+    } else if parts.has_own_credentials() {
+        Unauthorized::Failed(
+            "it refused the credentials its configuration sends (HTTP 401): check the token in `bearer_token_env_var` or the Authorization header".to_owned(),
+        )
+    } else if server.origin.scope == McpScope::Editor {
+        Unauthorized::Failed(
+            "it asks for sign-in (HTTP 401); corvid signs in only to servers of its own configuration, so sign in where the editor defines this server, or define it in config.toml".to_owned(),
+        )
+    } else if environment.oauth.is_none() {
+        Unauthorized::Failed("it asks for sign-in (HTTP 401)".to_owned())
+    } else {
+        Unauthorized::SignIn
     }
 }
 

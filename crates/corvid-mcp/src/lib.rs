@@ -8,6 +8,8 @@
 //! - [`names`] makes tool names every provider accepts, and maps them back.
 //! - [`content`] maps text, image, resource and error results.
 //! - [`trust`] keeps which of a project's own servers the user trusts (only those start).
+//! - [`oauth`] signs in to HTTP servers that ask for it (`corvid mcp login`) and connects
+//!   with the stored tokens.
 //!
 //! Stdio servers start through `corvid_tools::Sandbox::command`, the spawn point `bash` uses.
 
@@ -17,11 +19,13 @@ mod handler;
 mod launch;
 mod manager;
 pub mod names;
+pub mod oauth;
 mod source;
 pub mod trust;
 
 pub use content::{McpImage, McpOutput};
 pub use launch::{Lookup, McpEnvironment};
-pub use manager::{MAX_RESTARTS, McpManager, McpTool, ServerState, ServerStatus};
+pub use manager::{MAX_RESTARTS, McpManager, McpTool, ServerState, ServerStatus, sign_in_hint};
+pub use oauth::OAuthStore;
 pub use source::{McpPlugin, McpSource};
 pub use trust::TrustStore;

@@ -18,7 +18,7 @@ use rmcp::model::Tool;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::connection::{CallFailure, Connection};
+use crate::connection::{CallFailure, Connection, OpenFailure};
 use crate::content::{McpOutput, map_result};
 use crate::launch::McpEnvironment;
 use crate::names::{Naming, assign};
@@ -58,7 +58,29 @@ pub enum ServerState {
     Untrusted,
     Starting,
     Ready,
+    /// An HTTP server that answered 401 and has no (or no longer a valid) sign-in:
+    /// `corvid mcp login <name>` signs in (see [`sign_in_hint`]).
+    NeedsSignIn,
     Failed(String),
+}
+
+/// What signs a server in [`ServerState::NeedsSignIn`] in: "run `corvid mcp login <name>`"
+/// (in this project, for a project's server).
+pub fn sign_in_hint(name: &str, scope: McpScope) -> String {
+    let place = if scope == McpScope::Project {
+        " in this project"
+    } else {
+        ""
+    };
+    format!("run `corvid mcp login {name}`{place}")
+}
+
+/// Why a server needing a sign-in is not available, and what to do.
+fn needs_sign_in(name: &str, scope: McpScope) -> String {
+    format!(
+        "it needs you to sign in: {}, then start a new session",
+        sign_in_hint(name, scope)
+    )
 }
 
 /// One server as a person sees it.
@@ -83,6 +105,7 @@ enum State {
     Untrusted,
     Starting,
     Ready(Arc<Live>),
+    NeedsSignIn,
     Failed(String),
 }
 
@@ -331,6 +354,12 @@ impl McpManager {
                     "the MCP server `{server}` is not running: {reason}"
                 ));
             }
+            State::NeedsSignIn => {
+                return failure(format!(
+                    "the MCP server `{server}` is not running: {}",
+                    needs_sign_in(server, slot.config.origin.scope)
+                ));
+            }
             _ => return failure(format!("the MCP server `{server}` is not running")),
         };
         let timeout = slot.config.tool_timeout;
@@ -343,6 +372,20 @@ impl McpManager {
             Ok(Err(CallFailure::Refused(message))) => failure(format!(
                 "the MCP server `{server}` refused the call to `{tool}`: {message}"
             )),
+            Ok(Err(CallFailure::SignIn)) => {
+                // The sign-in ended mid-session (revoked, or the refresh was refused): the
+                // server is of no use until the user signs in again.
+                let previous = slot.state.send_replace(State::NeedsSignIn);
+                if let State::Ready(live) = previous
+                    && let Some(live) = Arc::into_inner(live)
+                {
+                    live.connection.close().await;
+                }
+                failure(format!(
+                    "the MCP server `{server}` no longer accepts corvid's sign-in, so `{tool}` did not run: {}",
+                    needs_sign_in(server, slot.config.origin.scope)
+                ))
+            }
             Ok(Err(CallFailure::Broken(message))) => {
                 if live.connection.alive() {
                     failure(format!(
@@ -381,6 +424,11 @@ impl McpManager {
                 State::Failed(reason) => notices.push(format!(
                     "MCP server `{}` is not available in this session: {reason}",
                     slot.config.name
+                )),
+                State::NeedsSignIn => notices.push(format!(
+                    "MCP server `{}` is not available in this session: {}",
+                    slot.config.name,
+                    needs_sign_in(&slot.config.name, slot.config.origin.scope)
                 )),
                 State::Untrusted => notices.push(untrusted_notice(&slot.config)),
                 _ => {}
@@ -445,6 +493,7 @@ impl McpManager {
                         State::Untrusted => ServerState::Untrusted,
                         State::Starting => ServerState::Starting,
                         State::Ready(_) => ServerState::Ready,
+                        State::NeedsSignIn => ServerState::NeedsSignIn,
                         State::Failed(reason) => ServerState::Failed(reason),
                     },
                     tools,
@@ -499,7 +548,7 @@ impl McpManager {
                     Ok(tools) => Ok((connection, tools)),
                     Err(err) => {
                         connection.close().await;
-                        Err(err)
+                        Err(OpenFailure::Failed(err))
                     }
                 }
             })
@@ -510,7 +559,8 @@ impl McpManager {
                     connection,
                     tools: Mutex::new(tools),
                 })),
-                Ok(Err(reason)) => State::Failed(reason),
+                Ok(Err(OpenFailure::NeedsSignIn)) => State::NeedsSignIn,
+                Ok(Err(OpenFailure::Failed(reason))) => State::Failed(reason),
                 Err(_) => State::Failed(format!(
                     "it did not start within {} (startup_timeout_sec)",
                     seconds(timeout)
@@ -518,6 +568,9 @@ impl McpManager {
             };
             if let State::Failed(reason) = &state {
                 tracing::info!(target: "corvid_mcp", "MCP server `{name}` failed: {reason}");
+            }
+            if let State::NeedsSignIn = &state {
+                tracing::info!(target: "corvid_mcp", "MCP server `{name}` needs a sign-in");
             }
             // A shutdown meanwhile wins.
             slot.state.send_if_modified(|current| {

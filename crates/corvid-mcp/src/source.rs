@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::launch::{Lookup, McpEnvironment};
 use crate::manager::{McpManager, ServerState};
+use crate::oauth::OAuthStore;
 use crate::trust::{TrustStore, needs_trust};
 
 /// Registers the MCP servers of `config.toml` (and of each session's project) with the agent.
@@ -33,6 +34,8 @@ pub struct McpPlugin {
     protected: Arc<Vec<String>>,
     /// The user's answers about the project's own servers; without it none is trusted.
     trust: Option<TrustStore>,
+    /// Where `corvid mcp login` keeps sign-ins; without it no server signs in.
+    oauth: Option<OAuthStore>,
 }
 
 impl std::fmt::Debug for McpPlugin {
@@ -55,7 +58,14 @@ impl McpPlugin {
             read_project: true,
             protected: Arc::new(Vec::new()),
             trust: None,
+            oauth: None,
         }
+    }
+
+    /// Where the sign-ins of `corvid mcp login` are kept: HTTP servers connect with theirs.
+    pub fn with_oauth(mut self, store: OAuthStore) -> Self {
+        self.oauth = Some(store);
+        self
     }
 
     /// Where the user's trust in a project's own servers is kept: those it does not trust (as
@@ -105,6 +115,7 @@ impl McpPlugin {
             sandbox,
             lookup: Arc::clone(&self.lookup),
             protected: Arc::clone(&self.protected),
+            oauth: self.oauth.clone(),
         };
         let untrusted: Vec<&McpServer> = servers
             .iter()
@@ -322,6 +333,7 @@ impl ToolSource for McpSource {
                     ServerState::Untrusted => ServerHealth::Untrusted,
                     ServerState::Starting => ServerHealth::Starting,
                     ServerState::Ready => ServerHealth::Ready,
+                    ServerState::NeedsSignIn => ServerHealth::NeedsSignIn,
                     ServerState::Failed(reason) => ServerHealth::Failed(reason),
                 },
                 tools: status.tools.into_iter().map(|(name, _)| name).collect(),

@@ -9,6 +9,8 @@ mod suite {
     mod agent;
     mod everything;
     mod failures;
+    mod oauth;
+    mod oauth_support;
     mod support;
     mod trust;
 }

@@ -17,9 +17,16 @@ fn global(text: &str) -> Result<(McpSettings, Vec<String>), ConfigError> {
             "config.toml".to_owned(),
         )
     });
+    let callback_port = table.get("mcp_oauth_callback_port").map(|value| {
+        (
+            format!("{}", value.as_integer().unwrap()),
+            "config.toml".to_owned(),
+        )
+    });
     let settings = read_global(
         table.get("mcp_servers"),
         max_tools,
+        callback_port,
         Path::new("/home/u/.config/corvid/config.toml"),
         &mut warnings,
     )?;
@@ -273,4 +280,88 @@ fn references_expand_like_claude_code_and_cursor() {
     );
     assert!(expand("${HOME", &lookup).is_err());
     assert!(expand("${a b}", &lookup).is_err());
+}
+
+/// OAuth settings as Codex writes them in config.toml and Claude Code in `.mcp.json`.
+#[test]
+fn oauth_settings_are_read_in_both_spellings() {
+    let (settings, warnings) = global(
+        r#"
+mcp_oauth_callback_port = 1455
+
+[mcp_servers.linear]
+url = "https://mcp.linear.app/mcp"
+scopes = ["read", "write"]
+
+[mcp_servers.linear.oauth]
+client_id = "corvid-desktop"
+client_secret_env_var = "LINEAR_SECRET"
+callback_port = 8976
+colour = "blue"
+
+[mcp_servers.plain]
+url = "https://mcp.example.com/mcp"
+oauth = false
+"#,
+    )
+    .unwrap();
+    assert_eq!(settings.oauth_callback_port, Some(1455));
+    assert_eq!(
+        warnings,
+        vec![
+            "unknown key `mcp_servers.linear.oauth.colour` in /home/u/.config/corvid/config.toml (ignored)"
+                .to_owned()
+        ]
+    );
+    assert_eq!(
+        settings.servers[0].oauth,
+        McpOAuth {
+            disabled: false,
+            client_id: Some("corvid-desktop".to_owned()),
+            client_secret_env_var: Some("LINEAR_SECRET".to_owned()),
+            scopes: vec!["read".to_owned(), "write".to_owned()],
+            callback_port: Some(8976),
+            client_metadata_url: None,
+        }
+    );
+    assert!(settings.servers[1].oauth.disabled);
+
+    let file = project(
+        r#"{"mcpServers": {"notion": {"type": "http", "url": "https://mcp.notion.com/mcp",
+             "oauth": {"clientId": "abc", "callbackPort": 3118, "scopes": "read offline_access",
+                       "clientMetadataUrl": "https://corvid.example/client.json"}}}}"#,
+    )
+    .unwrap();
+    assert!(file.warnings.is_empty(), "{:?}", file.warnings);
+    let oauth = &file.servers[0].oauth;
+    assert_eq!(oauth.client_id.as_deref(), Some("abc"));
+    assert_eq!(oauth.callback_port, Some(3118));
+    assert_eq!(oauth.scopes, vec!["read", "offline_access"]);
+    assert_eq!(
+        oauth.client_metadata_url.as_deref(),
+        Some("https://corvid.example/client.json")
+    );
+}
+
+#[test]
+fn oauth_settings_are_checked() {
+    let error = |text: &str| project(text).unwrap_err().to_string();
+    let port = error(
+        r#"{"mcpServers": {"a": {"url": "https://x.example/mcp", "oauth": {"callbackPort": 70000}}}}"#,
+    );
+    assert!(port.contains("mcpServers.a.oauth.callback_port"), "{port}");
+    let stdio = error(r#"{"mcpServers": {"a": {"command": "x", "oauth": {"clientId": "c"}}}}"#);
+    assert!(stdio.contains("has both"), "{stdio}");
+    let lone_secret = error(
+        r#"{"mcpServers": {"a": {"url": "https://x.example/mcp", "oauth": {"client_secret_env_var": "S"}}}}"#,
+    );
+    assert!(lone_secret.contains("oauth.client_id"), "{lone_secret}");
+    let cimd = error(
+        r#"{"mcpServers": {"a": {"url": "https://x.example/mcp", "oauth": {"client_metadata_url": "http://x/c.json"}}}}"#,
+    );
+    assert!(cimd.contains("https://"), "{cimd}");
+    let zero = global("mcp_oauth_callback_port = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(zero.contains("mcp_oauth_callback_port"), "{zero}");
 }

@@ -13,6 +13,7 @@ fn environment() -> McpEnvironment {
         sandbox: Sandbox::off(),
         lookup: Arc::new(|name| (name == "TOKEN").then(|| "from-corvid".to_owned())),
         protected: Arc::new(Vec::new()),
+        oauth: None,
     }
 }
 

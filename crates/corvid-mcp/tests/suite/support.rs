@@ -92,6 +92,7 @@ pub(super) fn manager_with(
         sandbox: Sandbox::off(),
         lookup: Arc::new(move |name| variables.get(name).cloned()),
         protected: Arc::new(vec!["PROVIDER_KEY".to_owned()]),
+        oauth: None,
     };
     McpManager::new(servers, max_tools, environment)
 }
