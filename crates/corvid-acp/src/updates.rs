@@ -252,12 +252,8 @@ pub(crate) fn tool_servers_text(servers: &[ToolServer]) -> String {
     let mut text = String::new();
     for server in servers {
         let mut state = server.state_words();
-        match server.state {
-            ToolServerState::Untrusted => {
-                state.push_str(&format!(": `/mcp trust {}` starts it", server.name))
-            }
-            ToolServerState::NeedsSignIn => state.push_str(", then start a new thread"),
-            _ => {}
+        if server.state == ToolServerState::Untrusted {
+            state.push_str(&format!(": `/mcp trust {}` starts it", server.name));
         }
         text.push_str(&format!(
             "- **{}**: {state} ({}; {})\n",

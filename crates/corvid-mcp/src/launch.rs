@@ -306,6 +306,21 @@ pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<
 
 /// What a 401 from `server` means: it can sign in unless `oauth = false`, its configuration
 /// sends credentials of its own, or an editor passed it.
+/// The stamp of `server`'s stored sign-in (see `OAuthStore::stamp`), for an HTTP server corvid
+/// signs in to; `None` otherwise. Reads the env file (and perhaps the keyring): call it off
+/// the async runtime's threads.
+pub(crate) fn sign_in_stamp(server: &McpServer, environment: &McpEnvironment) -> Option<String> {
+    let store = environment.oauth.as_ref()?;
+    let parts = http_parts(server, environment).ok()?;
+    if !matches!(
+        unauthorized(server, &parts, environment),
+        Unauthorized::SignIn
+    ) {
+        return None;
+    }
+    store.stamp(server, &environment.project, &parts.url)
+}
+
 fn unauthorized(
     server: &McpServer,
     parts: &HttpParts,

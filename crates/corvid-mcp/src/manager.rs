@@ -78,7 +78,7 @@ pub fn sign_in_hint(name: &str, scope: McpScope) -> String {
 /// Why a server needing a sign-in is not available, and what to do.
 fn needs_sign_in(name: &str, scope: McpScope) -> String {
     format!(
-        "it needs you to sign in: {}, then start a new session",
+        "it needs you to sign in: {}; it starts again at your next message",
         sign_in_hint(name, scope)
     )
 }
@@ -105,7 +105,9 @@ enum State {
     Untrusted,
     Starting,
     Ready(Arc<Live>),
-    NeedsSignIn,
+    /// With the stamp of the sign-in that was refused (none: there was none), so a new one
+    /// is noticed.
+    NeedsSignIn(Option<String>),
     Failed(String),
 }
 
@@ -257,6 +259,7 @@ impl McpManager {
     pub async fn tools(&self, taken: &(dyn Fn(&str) -> bool + Sync)) -> Vec<McpTool> {
         self.start();
         self.restart_dead();
+        self.start_signed_in().await;
         for slot in &self.inner.slots {
             let mut state = slot.state.subscribe();
             // Bounded: the start task gives up at the server's startup timeout.
@@ -354,7 +357,7 @@ impl McpManager {
                     "the MCP server `{server}` is not running: {reason}"
                 ));
             }
-            State::NeedsSignIn => {
+            State::NeedsSignIn(_) => {
                 return failure(format!(
                     "the MCP server `{server}` is not running: {}",
                     needs_sign_in(server, slot.config.origin.scope)
@@ -375,7 +378,8 @@ impl McpManager {
             Ok(Err(CallFailure::SignIn)) => {
                 // The sign-in ended mid-session (revoked, or the refresh was refused): the
                 // server is of no use until the user signs in again.
-                let previous = slot.state.send_replace(State::NeedsSignIn);
+                let refused = self.sign_in_stamp(&slot.config).await;
+                let previous = slot.state.send_replace(State::NeedsSignIn(refused));
                 if let State::Ready(live) = previous
                     && let Some(live) = Arc::into_inner(live)
                 {
@@ -425,7 +429,7 @@ impl McpManager {
                     "MCP server `{}` is not available in this session: {reason}",
                     slot.config.name
                 )),
-                State::NeedsSignIn => notices.push(format!(
+                State::NeedsSignIn(_) => notices.push(format!(
                     "MCP server `{}` is not available in this session: {}",
                     slot.config.name,
                     needs_sign_in(&slot.config.name, slot.config.origin.scope)
@@ -493,7 +497,7 @@ impl McpManager {
                         State::Untrusted => ServerState::Untrusted,
                         State::Starting => ServerState::Starting,
                         State::Ready(_) => ServerState::Ready,
-                        State::NeedsSignIn => ServerState::NeedsSignIn,
+                        State::NeedsSignIn(_) => ServerState::NeedsSignIn,
                         State::Failed(reason) => ServerState::Failed(reason),
                     },
                     tools,
@@ -559,7 +563,9 @@ impl McpManager {
                     connection,
                     tools: Mutex::new(tools),
                 })),
-                Ok(Err(OpenFailure::NeedsSignIn)) => State::NeedsSignIn,
+                Ok(Err(OpenFailure::NeedsSignIn)) => {
+                    State::NeedsSignIn(manager.sign_in_stamp(&slot.config).await)
+                }
                 Ok(Err(OpenFailure::Failed(reason))) => State::Failed(reason),
                 Err(_) => State::Failed(format!(
                     "it did not start within {} (startup_timeout_sec)",
@@ -569,7 +575,7 @@ impl McpManager {
             if let State::Failed(reason) = &state {
                 tracing::info!(target: "corvid_mcp", "MCP server `{name}` failed: {reason}");
             }
-            if let State::NeedsSignIn = &state {
+            if let State::NeedsSignIn(_) = &state {
                 tracing::info!(target: "corvid_mcp", "MCP server `{name}` needs a sign-in");
             }
             // A shutdown meanwhile wins.
@@ -597,6 +603,36 @@ impl McpManager {
                 self.restart(index);
             }
         }
+    }
+
+    /// Starts again the servers that needed a sign-in and have a new one now (`corvid mcp
+    /// login` in another terminal): no new session needed.
+    async fn start_signed_in(&self) {
+        for (index, slot) in self.inner.slots.iter().enumerate() {
+            let State::NeedsSignIn(refused) = slot.state.borrow().clone() else {
+                continue;
+            };
+            let now = self.sign_in_stamp(&slot.config).await;
+            if now.is_some() && now != refused {
+                self.push_notice(format!(
+                    "MCP server `{}` has a new sign-in; starting it",
+                    slot.config.name
+                ));
+                self.launch(index);
+            }
+        }
+    }
+
+    /// The stamp of `server`'s stored sign-in, read off the runtime's threads.
+    async fn sign_in_stamp(&self, server: &McpServer) -> Option<String> {
+        let server = server.clone();
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            crate::launch::sign_in_stamp(&server, &inner.environment)
+        })
+        .await
+        .ok()
+        .flatten()
     }
 
     fn restart(&self, index: usize) {

@@ -62,6 +62,25 @@ impl OAuthStore {
         )
     }
 
+    /// A digest of the stored sign-in of `server` at `url` when it holds tokens: it changes
+    /// when `corvid mcp login` (or a refresh) writes new ones. Never the tokens themselves.
+    pub(crate) fn stamp(&self, server: &McpServer, project: &Path, url: &str) -> Option<String> {
+        let sign_in = SignIn::new(self.store.clone(), server, project, url);
+        let text = sign_in.store.load(&sign_in.key).ok()??;
+        let record: Record = serde_json::from_str(text.expose()).ok()?;
+        let ours = record.server == sign_in.server
+            && record.url == sign_in.url
+            && record.owner == sign_in.owner
+            && record.credentials.token_response.is_some();
+        ours.then(|| {
+            Sha256::digest(text.expose().as_bytes())
+                .iter()
+                .take(16)
+                .map(|byte| format!("{byte:02x}"))
+                .collect()
+        })
+    }
+
     /// The stored sign-in of `server` at `url`, if there is one that belongs to it.
     pub(crate) fn sign_in_for(
         &self,

@@ -199,9 +199,9 @@ pub struct ToolServer {
 }
 
 impl ToolServer {
-    /// Its state in words, with what to do when it needs a sign-in (`corvid mcp login`); the
-    /// front end adds how trust is given there (`trust_tool_server`) and how its session picks
-    /// a sign-in up.
+    /// Its state in words, with what to do when it needs a sign-in (`corvid mcp login`; the
+    /// session notices a new one by itself); the front end adds how trust is given there
+    /// (`trust_tool_server`).
     pub fn state_words(&self) -> String {
         let name = &self.name;
         match self.state {
@@ -213,9 +213,9 @@ impl ToolServer {
             ToolServerState::Idle => "not started yet".to_owned(),
             ToolServerState::Disabled => "disabled (enabled = false)".to_owned(),
             ToolServerState::Untrusted => "not trusted yet, not started".to_owned(),
-            ToolServerState::NeedsSignIn => {
-                format!("needs sign-in: `corvid mcp login {name}` signs in")
-            }
+            ToolServerState::NeedsSignIn => format!(
+                "needs sign-in: `corvid mcp login {name}` in a terminal (in the project, for its own servers); it starts at your next message"
+            ),
             ToolServerState::Failed => format!(
                 "failed: {}",
                 self.reason.as_deref().unwrap_or("no reason given")

@@ -264,7 +264,7 @@ function serverState(server) {
     case "ready": return `ready, ${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}`;
     case "failed": return `failed: ${server.reason ?? "no reason given"}`;
     case "untrusted": return "not trusted yet, not started";
-    case "needs_sign_in": return `needs sign-in: \`corvid mcp login ${server.name}\` signs in, then restart corvid serve`;
+    case "needs_sign_in": return `needs sign-in: \`corvid mcp login ${server.name}\` in a terminal (in the project, for its own servers); it starts at your next message`;
     case "disabled": return "disabled (enabled = false)";
     case "idle": return "not started yet";
     default: return server.state;

@@ -1474,12 +1474,8 @@ fn reasoning_lines(reasoning: &str, depth: u32) -> Vec<Line<'static>> {
 /// A tool server's state in words, and its colour.
 fn server_state(server: &ToolServer) -> (String, Color) {
     let mut words = server.state_words();
-    match server.state {
-        ToolServerState::Untrusted => {
-            words.push_str(&format!(": `/mcp trust {}` starts it", server.name))
-        }
-        ToolServerState::NeedsSignIn => words.push_str(", then restart corvid chat"),
-        _ => {}
+    if server.state == ToolServerState::Untrusted {
+        words.push_str(&format!(": `/mcp trust {}` starts it", server.name));
     }
     let colour = match server.state {
         ToolServerState::Ready => Color::Green,

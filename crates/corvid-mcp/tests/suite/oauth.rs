@@ -449,3 +449,41 @@ async fn a_callback_port_in_use_is_said_so() {
     );
     assert_eq!(fixture.count("register", None), 0, "nothing registered");
 }
+
+#[tokio::test]
+async fn a_sign_in_made_while_the_session_runs_starts_the_server_at_the_next_step() {
+    let Some(python) = python() else { return };
+    let fixture = Fixture::start(&python, &[]).await;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = global_server(&fixture.url(), json!({}));
+    let environment = environment(home.path(), project.path());
+    let manager = McpManager::new(vec![server.clone()], 100, environment.clone());
+    assert_eq!(state_of(&manager).await, ServerState::NeedsSignIn);
+    // Another step without a sign-in does not try again.
+    tools(&manager).await;
+    assert_eq!(manager.statuses()[0].state, ServerState::NeedsSignIn);
+    assert!(
+        !manager
+            .take_notices()
+            .iter()
+            .any(|notice| notice.contains("new sign-in")),
+    );
+
+    // `corvid mcp login` elsewhere: the next step starts it, in this session.
+    login(&server, &environment, browser(None)).await.unwrap();
+    let offered = tools(&manager).await;
+    assert!(
+        offered.iter().any(|tool| tool.name == "mcp__docs__echo"),
+        "{offered:?}"
+    );
+    assert!(
+        manager
+            .take_notices()
+            .iter()
+            .any(|notice| notice.contains("`docs` has a new sign-in; starting it")),
+    );
+    let output = call(&manager, "mcp__docs__echo", json!({"text": "now"})).await;
+    assert_eq!(output.text, "now");
+    manager.shutdown().await;
+}

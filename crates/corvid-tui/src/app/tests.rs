@@ -869,7 +869,7 @@ fn slash_mcp_asks_for_the_servers_and_shows_each_with_its_state_and_tools() {
         "not offered (enabled_tools/disabled_tools): get-env",
         "stuck       failed: it did not start within 1.5 s (startup_timeout_sec)",
         "repo        not trusted yet, not started: `/mcp trust repo` starts it",
-        "remote      needs sign-in: `corvid mcp login remote`",
+        "remote      needs sign-in: `corvid mcp login remote` in a terminal",
     ] {
         assert!(shown.contains(expected), "{expected:?} not in\n{shown}");
     }
