@@ -260,7 +260,7 @@ async fn sign_in(
         format!("scopes {}", outcome.scopes.join(" "))
     };
     Ok(format!(
-        "Signed in to `{name}` ({client}; {scopes}). Its tokens are stored in {} ({}); new sessions connect with them.\n",
+        "Signed in to `{name}` ({client}; {scopes}). Its tokens are stored in {} ({}); sessions connect with them (one already running, at your next message).\n",
         outcome.env_file.display(),
         outcome.backend
     ))
