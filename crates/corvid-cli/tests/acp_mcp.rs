@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -35,24 +35,11 @@ fn reply(chunks: Vec<String>) -> Reply {
     Reply::sse(&refs, Duration::ZERO)
 }
 
-fn python() -> Option<PathBuf> {
-    match std::env::var_os("CORVID_MCP_PYTHON").filter(|value| !value.is_empty()) {
-        Some(python) => Some(PathBuf::from(python)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("CORVID_MCP_PYTHON is not set: under CI scripts/test must set it")
-        }
-        None => {
-            eprintln!(
-                "\n!!! SKIPPED: CORVID_MCP_PYTHON is not set (scripts/test sets it to a Python with the mcp SDK)\n"
-            );
-            None
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editors_mcp_servers_join_the_session() {
-    let Some(python) = python() else { return };
+    let Some(python) = corvid_test_support::installed::mcp_python() else {
+        return;
+    };
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     std::fs::create_dir(project.path().join(".git")).unwrap();

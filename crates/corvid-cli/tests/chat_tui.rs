@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -593,23 +593,11 @@ async fn shift_enter_where_the_terminal_reports_it_and_alt_enter_add_lines() {
     );
 }
 
-/// The Python with the `mcp` SDK that scripts/test sets up, if any.
-fn mcp_python() -> Option<PathBuf> {
-    match std::env::var_os("CORVID_MCP_PYTHON").filter(|value| !value.is_empty()) {
-        Some(python) => Some(PathBuf::from(python)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("CORVID_MCP_PYTHON is not set: under CI scripts/test must set it")
-        }
-        None => {
-            eprintln!("\n!!! SKIPPED: CORVID_MCP_PYTHON is not set (scripts/test sets it)\n");
-            None
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn slash_mcp_shows_each_server_with_its_state_and_tools() {
-    let Some(python) = mcp_python() else { return };
+    let Some(python) = corvid_test_support::installed::mcp_python() else {
+        return;
+    };
     let upstream = MockUpstream::start().await;
     let home = tempfile::tempdir().unwrap();
     let project = project();

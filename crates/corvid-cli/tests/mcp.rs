@@ -37,22 +37,6 @@ fn run(command: &mut Command) -> (bool, String) {
     (status.success(), text)
 }
 
-/// A Python with the `mcp` SDK, from scripts/test; `None` (with a loud note) outside CI.
-fn python() -> Option<PathBuf> {
-    match std::env::var_os("CORVID_MCP_PYTHON").filter(|value| !value.is_empty()) {
-        Some(python) => Some(PathBuf::from(python)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("CORVID_MCP_PYTHON is not set: under CI scripts/test must set it")
-        }
-        None => {
-            eprintln!(
-                "\n!!! SKIPPED the part that starts servers: CORVID_MCP_PYTHON is not set (scripts/test sets it)\n"
-            );
-            None
-        }
-    }
-}
-
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/fixture_server.py")
 }
@@ -65,7 +49,7 @@ fn add_list_and_remove_servers_in_both_files() {
     let config = home.path().join("corvid/config.toml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(&config, "# my settings\ndefault_model = \"grok-4.6\"\n").unwrap();
-    let python = python();
+    let python = corvid_test_support::installed::mcp_python();
     let program = python
         .clone()
         .unwrap_or_else(|| PathBuf::from("python3"))
@@ -313,7 +297,9 @@ fn login_in_test_browser(mut command: Command) -> (bool, String, String) {
 
 #[test]
 fn login_list_and_logout_of_an_oauth_server() {
-    let Some(python) = python() else { return };
+    let Some(python) = corvid_test_support::installed::mcp_python() else {
+        return;
+    };
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     std::fs::create_dir(project.path().join(".git")).unwrap();
@@ -433,23 +419,9 @@ fn login_refuses_what_it_cannot_sign_in_to() {
     assert!(!ok && text.contains("no MCP server `nothere`"), "{text}");
 }
 
-/// The npm MCP servers scripts/test installs (`CORVID_MCP_SERVERS`), if any.
-fn node_modules() -> Option<PathBuf> {
-    match std::env::var_os("CORVID_MCP_SERVERS").filter(|value| !value.is_empty()) {
-        Some(modules) => Some(PathBuf::from(modules)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("CORVID_MCP_SERVERS is not set: under CI scripts/test must set it")
-        }
-        None => {
-            eprintln!("\n!!! SKIPPED: CORVID_MCP_SERVERS is not set (scripts/test sets it)\n");
-            None
-        }
-    }
-}
-
 #[test]
 fn a_claude_code_style_npx_server_in_the_project_starts_in_its_sandbox() {
-    let Some(modules) = node_modules() else {
+    let Some(modules) = corvid_test_support::installed::mcp_servers() else {
         return;
     };
     let home = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -39,24 +39,11 @@ fn call(id: &str, name: &str, arguments: Value) -> Reply {
     ])
 }
 
-fn python() -> Option<PathBuf> {
-    match std::env::var_os("CORVID_MCP_PYTHON").filter(|value| !value.is_empty()) {
-        Some(python) => Some(PathBuf::from(python)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("CORVID_MCP_PYTHON is not set: under CI scripts/test must set it")
-        }
-        None => {
-            eprintln!(
-                "\n!!! SKIPPED: CORVID_MCP_PYTHON is not set (scripts/test sets it to a Python with the mcp SDK)\n"
-            );
-            None
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
-    let Some(python) = python() else { return };
+    let Some(python) = corvid_test_support::installed::mcp_python() else {
+        return;
+    };
     if corvid_tools::SandboxProbe::detect().landlock_abi.is_none() {
         eprintln!("\n!!! SKIPPED: this kernel has no Landlock, so there is no sandbox to test\n");
         return;

@@ -1,6 +1,7 @@
 //! Local stand-ins for everything corvid talks to, for tests and benchmarks. Every mock listens
 //! on an ephemeral loopback port chosen by the OS and records what it received.
 
+pub mod installed;
 pub mod oauth;
 pub mod props;
 pub mod scratch;

@@ -9,37 +9,14 @@ use corvid_config::{McpScope, McpServer, parse_mcp_json};
 use corvid_mcp::{McpEnvironment, McpManager, McpTool};
 use corvid_tools::Sandbox;
 
-/// A test dependency from scripts/test's environment. Missing: under CI a failure (the suite
-/// must not pass without them), elsewhere a loud skip.
-fn required(variable: &str, what: &str) -> Option<PathBuf> {
-    match std::env::var_os(variable).filter(|value| !value.is_empty()) {
-        Some(value) => Some(PathBuf::from(value)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("{variable} is not set: under CI, scripts/test must install {what} and set it")
-        }
-        None => {
-            eprintln!(
-                "\n!!! SKIPPED: {variable} is not set, so {what} cannot be found. Run scripts/test, or set {variable} yourself.\n"
-            );
-            None
-        }
-    }
-}
-
 /// The `node_modules` folder holding the npm MCP servers.
 pub(super) fn node_modules() -> Option<PathBuf> {
-    required(
-        "CORVID_MCP_SERVERS",
-        "the npm MCP servers (tests/clients/package.json)",
-    )
+    corvid_test_support::installed::mcp_servers()
 }
 
 /// A Python with the `mcp` SDK.
 pub(super) fn python() -> Option<PathBuf> {
-    required(
-        "CORVID_MCP_PYTHON",
-        "a Python with the mcp SDK (tests/python/requirements.txt)",
-    )
+    corvid_test_support::installed::mcp_python()
 }
 
 /// The misbehaving fixture server.
