@@ -38,7 +38,7 @@ pub use error::{AuthError, LoginError, SERVE_READS_AT_START, plan_lacks_api_acce
 pub use keyring::{
     KEYRING_SERVICE, KeyringBackend, KeyringError, MacKeychain, SecretTool, detect_keyring,
 };
-pub use mcp_sign_in::{MCP_OAUTH_VAR_PREFIX, McpSignInStore};
+pub use mcp_sign_in::{MCP_OAUTH_VAR_PREFIX, McpSignIn, McpSignInStore};
 pub use open::open_in_browser;
 pub use secret::{Secret, redact};
 pub use session::{OAuthSession, REFRESH_SKEW_SECS};

@@ -8,61 +8,29 @@
 //! configuration defined the server, its name and its URL), so two servers, or one name in two
 //! projects, never share a sign-in. The keyring copy is the account `mcp-oauth-<key>`.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use corvid_config::{ConfigError, EnvFile, Loaded};
+use corvid_config::{ConfigError, EnvFile};
 
 use crate::Secret;
-use crate::keyring::{KeyringBackend, detect_keyring};
+use crate::sign_in_store::{SignInKind, SignInStore};
 
 /// The prefix of every MCP sign-in variable in the env file.
 pub const MCP_OAUTH_VAR_PREFIX: &str = "CORVID_MCP_OAUTH_";
 
-/// Write-through storage for MCP servers' sign-ins. Cheap to clone.
-#[derive(Clone)]
-pub struct McpSignInStore {
-    env_file: PathBuf,
-    keyring: Option<Arc<dyn KeyringBackend>>,
+/// MCP servers' sign-ins, one per key (the shared keyring account is not used: each key has
+/// its own, see [`McpSignInStore::load`]).
+#[derive(Debug, Clone, Copy)]
+pub struct McpSignIn;
+
+impl SignInKind for McpSignIn {
+    const KEYRING_ACCOUNT: &'static str = "mcp-oauth";
+    const KEYRING_LABEL: &'static str = "corvid MCP sign-in";
+    const NAME: &'static str = "an MCP sign-in";
 }
 
-impl std::fmt::Debug for McpSignInStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpSignInStore")
-            .field("env_file", &self.env_file)
-            .field("keyring", &self.keyring)
-            .finish()
-    }
-}
+/// Write-through storage for MCP servers' sign-ins. Cheap to clone.
+pub type McpSignInStore = SignInStore<McpSignIn>;
 
 impl McpSignInStore {
-    /// A store writing `env_file` and, when given, a keyring copy.
-    pub fn new(env_file: PathBuf, keyring: Option<Arc<dyn KeyringBackend>>) -> Self {
-        Self { env_file, keyring }
-    }
-
-    /// The env file alone.
-    pub fn file_only(env_file: PathBuf) -> Self {
-        Self::new(env_file, None)
-    }
-
-    /// The configured env file plus whatever keyring works on this machine.
-    pub fn detect(loaded: &Loaded) -> Self {
-        let env = |name: &str| loaded.setting(name);
-        Self::new(loaded.paths.env_file.clone(), detect_keyring(&env))
-    }
-
-    pub fn env_file(&self) -> &Path {
-        &self.env_file
-    }
-
-    /// The keyring copy's name, or `"env file only"`.
-    pub fn backend(&self) -> &'static str {
-        self.keyring
-            .as_ref()
-            .map_or("env file only", |keyring| keyring.name())
-    }
-
     /// The env-file variable of `key` (upper-cased; `key` holds letters, digits and `_`).
     pub fn variable(key: &str) -> String {
         format!("{MCP_OAUTH_VAR_PREFIX}{}", key.to_ascii_uppercase())
@@ -99,7 +67,7 @@ impl McpSignInStore {
         file.set(&Self::variable(key), value.expose());
         file.write(&self.env_file)?;
         if let Some(keyring) = &self.keyring
-            && let Err(err) = keyring.store(&Self::account(key), "corvid MCP sign-in", value)
+            && let Err(err) = keyring.store(&Self::account(key), McpSignIn::KEYRING_LABEL, value)
         {
             tracing::warn!(%err, "could not copy an MCP sign-in to the keyring; the env file has it");
         }
@@ -108,7 +76,7 @@ impl McpSignInStore {
 
     /// Removes the sign-in under `key` from the env file and the keyring; returns whether
     /// either held one.
-    pub fn remove(&self, key: &str) -> Result<bool, ConfigError> {
+    pub fn forget(&self, key: &str) -> Result<bool, ConfigError> {
         let mut file = EnvFile::read(&self.env_file)?;
         let mut removed = file.remove(&Self::variable(key));
         if removed {

@@ -27,7 +27,7 @@ pub trait SignInKind {
 /// Write-through storage for one kind of sign-in.
 pub struct SignInStore<K> {
     pub(crate) env_file: PathBuf,
-    keyring: Option<Arc<dyn KeyringBackend>>,
+    pub(crate) keyring: Option<Arc<dyn KeyringBackend>>,
     kind: PhantomData<K>,
 }
 

@@ -217,7 +217,7 @@ impl SignIn {
 
     /// Forgets the sign-in; returns whether there was one.
     pub(crate) fn remove(&self) -> Result<bool, String> {
-        self.store.remove(&self.key).map_err(|err| err.to_string())
+        self.store.forget(&self.key).map_err(|err| err.to_string())
     }
 
     /// Where it is written.

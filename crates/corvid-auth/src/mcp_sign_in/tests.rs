@@ -3,8 +3,8 @@ use std::sync::{Arc, Mutex};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::KeyringError;
 use crate::test_util::{read_env_file, write_env_file};
+use crate::{KeyringBackend, KeyringError};
 
 /// An in-memory keyring.
 #[derive(Debug, Default)]
@@ -71,9 +71,9 @@ fn sign_ins_are_kept_apart_by_key_in_the_env_file_and_the_keyring() {
         Some(r#"{"t":"one's"}"#)
     );
 
-    assert!(store.remove("aa11").unwrap());
+    assert!(store.forget("aa11").unwrap());
     assert!(store.load("aa11").unwrap().is_none());
-    assert!(!store.remove("aa11").unwrap(), "nothing left to remove");
+    assert!(!store.forget("aa11").unwrap(), "nothing left to remove");
     assert!(keyring.0.lock().unwrap().get("mcp-oauth-aa11").is_none());
     assert!(store.load("bb22").unwrap().is_some(), "the other stays");
     assert!(read_env_file(home.path()).contains("XAI_API_KEY=k"));
