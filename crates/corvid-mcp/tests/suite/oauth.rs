@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use corvid_mcp::oauth::{LoginOptions, McpLoginError, Registration, login, logout};
-use corvid_mcp::{McpManager, ServerState};
+use corvid_mcp::{McpEnvironment, McpManager, ServerState};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
@@ -313,13 +313,7 @@ async fn refusals_of_the_authorization_server_are_said_plainly() {
 
     // No registration endpoint and no client_id.
     let fixture = Fixture::start(&python, &["--no-registration"]).await;
-    let error = login(
-        &global_server(&fixture.url(), json!({})),
-        &environment,
-        browser(None),
-    )
-    .await
-    .unwrap_err();
+    let error = refused_login(&fixture.url(), json!({}), &environment).await;
     assert!(
         matches!(error, McpLoginError::NoRegistration { .. }),
         "{error}"
@@ -328,13 +322,7 @@ async fn refusals_of_the_authorization_server_are_said_plainly() {
 
     // A registration the server refuses (a scope it does not offer).
     let fixture = Fixture::start(&python, &[]).await;
-    let error = login(
-        &global_server(&fixture.url(), json!({"scopes": ["admin"]})),
-        &environment,
-        browser(None),
-    )
-    .await
-    .unwrap_err();
+    let error = refused_login(&fixture.url(), json!({"scopes": ["admin"]}), &environment).await;
     assert!(
         matches!(error, McpLoginError::RegistrationRefused { .. }),
         "{error}"
@@ -342,13 +330,7 @@ async fn refusals_of_the_authorization_server_are_said_plainly() {
 
     // The token endpoint refuses the code.
     let fixture = Fixture::start(&python, &["--refuse-code"]).await;
-    let error = login(
-        &global_server(&fixture.url(), json!({})),
-        &environment,
-        browser(None),
-    )
-    .await
-    .unwrap_err();
+    let error = refused_login(&fixture.url(), json!({}), &environment).await;
     assert!(
         matches!(error, McpLoginError::TokenEndpoint { .. }),
         "{error}"
@@ -486,4 +468,11 @@ async fn a_sign_in_made_while_the_session_runs_starts_the_server_at_the_next_ste
     let output = call(&manager, "mcp__docs__echo", json!({"text": "now"})).await;
     assert_eq!(output.text, "now");
     manager.shutdown().await;
+}
+
+/// The error of a sign-in to the global server at `url` configured with `config`.
+async fn refused_login(url: &str, config: Value, environment: &McpEnvironment) -> McpLoginError {
+    login(&global_server(url, config), environment, browser(None))
+        .await
+        .unwrap_err()
 }
