@@ -313,21 +313,18 @@ impl App {
             KeyCode::Char('a') if ctrl => self.editor.home(),
             KeyCode::Char('e') if ctrl => self.editor.end(),
             KeyCode::Char('j') if ctrl => self.editor.insert("\n"),
-            KeyCode::Char(c) if self.proposal.is_some() && self.editor.is_empty() && !ctrl => {
-                match c {
-                    'y' => self.answer(ApprovalDecision::Approve),
-                    'a' => {
-                        let decision =
-                            match self.proposal.as_ref().and_then(|(_, rule)| rule.clone()) {
-                                Some(scope) => ApprovalDecision::ApproveAlways { scope },
-                                None => ApprovalDecision::Approve,
-                            };
-                        self.answer(decision);
-                    }
-                    // `n` starts the answer rather than ending it: "no, use ls instead" is
-                    // feedback, and `n` and Enter alone rejects.
-                    other => self.editor.insert(&other.to_string()),
-                }
+            // Digits answer at once (as in Claude Code); letters are typed, so an answer in
+            // words ("y", "always", "no, use ls") needs Enter and feedback that happens to
+            // start with `y` or `a` never approves by accident.
+            KeyCode::Char(c @ '1'..='3')
+                if self.proposal.is_some() && self.editor.is_empty() && !ctrl =>
+            {
+                let decision = match c {
+                    '1' => ApprovalDecision::Approve,
+                    '2' => self.always(),
+                    _ => ApprovalDecision::Reject { feedback: None },
+                };
+                self.answer(decision);
             }
             KeyCode::Char(c) if !ctrl => self.editor.insert(&c.to_string()),
             KeyCode::Enter if shift || alt => self.editor.insert("\n"),
@@ -392,6 +389,14 @@ impl App {
         }
         self.link.submit(Op::Cancel);
         self.hint = Some("interrupting…".to_owned());
+    }
+
+    /// "Always" for the waiting proposal: its kept rule, or once when it offers none.
+    fn always(&self) -> ApprovalDecision {
+        match self.proposal.as_ref().and_then(|(_, rule)| rule.clone()) {
+            Some(scope) => ApprovalDecision::ApproveAlways { scope },
+            None => ApprovalDecision::Approve,
+        }
     }
 
     fn answer(&mut self, decision: ApprovalDecision) {
@@ -525,10 +530,7 @@ impl App {
         if self.proposal.is_some() && !text.trim().is_empty() {
             let decision = match text.trim() {
                 "y" | "yes" => ApprovalDecision::Approve,
-                "a" | "always" => match self.proposal.as_ref().and_then(|(_, rule)| rule.clone()) {
-                    Some(scope) => ApprovalDecision::ApproveAlways { scope },
-                    None => ApprovalDecision::Approve,
-                },
+                "a" | "always" => self.always(),
                 "n" | "no" => ApprovalDecision::Reject { feedback: None },
                 feedback => ApprovalDecision::Reject {
                     feedback: Some(feedback.to_owned()),
@@ -1300,7 +1302,7 @@ impl App {
         }
         if self.proposal.is_some() {
             lines.push(Line::styled(
-                "y yes · a always · no: type n or why, Enter · Esc cancels",
+                "1 yes · 2 always · 3 no · or type why, Enter · Esc cancels",
                 Style::new().fg(Color::Yellow),
             ));
         }

@@ -199,15 +199,39 @@ fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_message() {
 fn approval_keys_answer_the_proposal() {
     let folder = tempfile::tempdir().unwrap();
     let (mut app, recorder) = app(folder.path(), None);
+    let answered = |recorder: &Recorder| match recorder.0.lock().unwrap().last() {
+        Some(Op::Approve(params)) => Some(params.decision.clone()),
+        _ => None,
+    };
+    // A digit answers at once.
+    app.event(proposal());
+    app.key(key(KeyCode::Char('1')));
+    assert_eq!(answered(&recorder), Some(ApprovalDecision::Approve));
+    app.event(proposal());
+    app.key(key(KeyCode::Char('3')));
+    assert_eq!(
+        answered(&recorder),
+        Some(ApprovalDecision::Reject { feedback: None })
+    );
+    // A word needs Enter: `y` alone is typed, not an answer yet.
     app.event(proposal());
     app.key(key(KeyCode::Char('y')));
-    assert_eq!(
-        ops(&recorder).last(),
-        Some(&Op::Approve(ApproveParams {
-            proposal_id: "p1".to_owned(),
-            decision: ApprovalDecision::Approve
-        }))
-    );
+    assert_eq!(app.editor.text(), "y");
+    assert!(app.proposal.is_some());
+    app.key(key(KeyCode::Enter));
+    assert_eq!(answered(&recorder), Some(ApprovalDecision::Approve));
+    // Feedback that starts with `a` or `y` never approves.
+    for feedback in ["actually, use ls", "yikes, not that folder"] {
+        app.event(proposal());
+        typed(&mut app, feedback);
+        app.key(key(KeyCode::Enter));
+        assert_eq!(
+            answered(&recorder),
+            Some(ApprovalDecision::Reject {
+                feedback: Some(feedback.to_owned())
+            })
+        );
+    }
     app.event(proposal());
     typed(&mut app, "use cargo clean");
     app.key(key(KeyCode::Enter));
@@ -824,7 +848,7 @@ fn the_call_waiting_for_approval_has_no_second_line_and_streaming_text_is_render
     let (view, _) = app.view(80, 20);
     let shown = crate::render::plain(&view);
     assert!(!shown.contains("• $ rm -rf build"), "{shown}");
-    assert!(shown.contains("y yes · a always"), "{shown}");
+    assert!(shown.contains("1 yes · 2 always · 3 no"), "{shown}");
 }
 
 #[test]
