@@ -24,46 +24,19 @@ use agent_client_protocol::{AcpAgent, Agent, Client, on_receive_notification, on
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const CHAT: &str = "/v1/chat/completions";
+mod common;
+use common::{CHAT, CORVID, chunk, reply_with_usage, text, tool_call_chunks};
+
 const STEP: Duration = Duration::from_secs(30);
 
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn script(mut events: Vec<String>) -> Reply {
-    events.push(
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
-               "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-        .to_string(),
-    );
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
-
-fn tool_call(id: &str, name: &str, arguments: Value) -> Reply {
-    script(vec![
-        chunk(
-            json!({"role": "assistant", "reasoning_content": "thinking it over"}),
-            Value::Null,
-        ),
-        chunk(
-            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": arguments.to_string()}}]}),
-            Value::Null,
-        ),
-        chunk(json!({}), json!("tool_calls")),
-    ])
-}
-
-fn text(answer: &str) -> Reply {
-    script(vec![
-        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ])
+/// The assistant thinks aloud, then calls one tool.
+fn thought_then_tool_call(id: &str, name: &str, arguments: Value) -> Reply {
+    let mut chunks = vec![chunk(
+        json!({"role": "assistant", "reasoning_content": "thinking it over"}),
+        Value::Null,
+    )];
+    chunks.extend(tool_call_chunks(id, name, &arguments.to_string()));
+    reply_with_usage(chunks)
 }
 
 /// What the client saw and how it answers.
@@ -227,7 +200,7 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
     let upstream = MockUpstream::start().await;
     upstream.enqueue(
         CHAT,
-        tool_call(
+        thought_then_tool_call(
             "call_1",
             "edit",
             json!({"path": "lib.rs", "old_string": "a - b", "new_string": "a + b"}),
@@ -416,11 +389,11 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
     let upstream = MockUpstream::start().await;
     upstream.enqueue(
         CHAT,
-        tool_call("call_a", "bash", json!({"command": "mkdir -p made-never"})),
+        thought_then_tool_call("call_a", "bash", json!({"command": "mkdir -p made-never"})),
     );
     upstream.enqueue(
         CHAT,
-        tool_call(
+        thought_then_tool_call(
             "call_b",
             "bash",
             json!({"command": "echo started-output; sleep 30"}),

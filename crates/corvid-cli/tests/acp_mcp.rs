@@ -16,24 +16,11 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
 };
 use agent_client_protocol::{AcpAgent, Agent, Client, on_receive_notification, on_receive_request};
-use corvid_test_support::{MockUpstream, Reply};
+use corvid_test_support::MockUpstream;
 use serde_json::{Value, json};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const CHAT: &str = "/v1/chat/completions";
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn reply(chunks: Vec<String>) -> Reply {
-    let mut events = chunks;
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
+mod common;
+use common::{CHAT, CORVID, delta_then_stop, reply, tool_call_chunks};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editors_mcp_servers_join_the_session() {
@@ -48,24 +35,17 @@ async fn the_editors_mcp_servers_join_the_session() {
     let upstream = MockUpstream::start().await;
     upstream.enqueue(
         CHAT,
-        reply(vec![
-            chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                       "function": {"name": "mcp__zed-tools__echo", "arguments": "{\"text\":\"from the editor's server\"}"}}]}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("tool_calls")),
-        ]),
+        reply(tool_call_chunks(
+            "call_1",
+            "mcp__zed-tools__echo",
+            r#"{"text":"from the editor's server"}"#,
+        )),
     );
     upstream.enqueue(
         CHAT,
-        reply(vec![
-            chunk(
-                json!({"role": "assistant", "content": "Echoed."}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("stop")),
-        ]),
+        reply(delta_then_stop(
+            json!({"role": "assistant", "content": "Echoed."}),
+        )),
     );
     let agent = AcpAgent::from_args([
         format!("CORVID_HOME={}", home.path().display()),

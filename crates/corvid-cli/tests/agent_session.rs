@@ -13,44 +13,8 @@ use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const CHAT: &str = "/v1/chat/completions";
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn usage_chunk() -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
-           "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-    .to_string()
-}
-
-fn script(mut events: Vec<String>) -> Reply {
-    events.push(usage_chunk());
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
-
-fn tool_call(id: &str, name: &str, arguments: &str) -> Reply {
-    script(vec![
-        chunk(
-            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]}),
-            Value::Null,
-        ),
-        chunk(json!({}), json!("tool_calls")),
-    ])
-}
-
-fn text(answer: &str) -> Reply {
-    script(vec![
-        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ])
-}
+mod common;
+use common::{CHAT, CORVID, chunk, text, tool_call};
 
 fn corvid(upstream: &MockUpstream, home: &Path, cwd: &Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(CORVID);

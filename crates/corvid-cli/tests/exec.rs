@@ -9,25 +9,8 @@ use std::time::Duration;
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn script(events: Vec<String>) -> Reply {
-    let mut events = events;
-    events.push(
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
-               "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-        .to_string(),
-    );
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
+mod common;
+use common::{CHAT, CORVID, chunk, delta_then_stop, reply_with_usage, text, tool_call};
 
 async fn run_exec(
     upstream: &MockUpstream,
@@ -77,31 +60,18 @@ fn types(events: &[Value]) -> Vec<String> {
 #[tokio::test]
 async fn exec_json_reads_edits_and_finishes() {
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
-    let call = |id: &str, name: &str, arguments: &str| {
-        script(vec![
-            chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("tool_calls")),
-        ])
-    };
-    upstream.enqueue(path, call("c1", "read", r#"{"path":"lib.rs"}"#));
+    upstream.enqueue(CHAT, tool_call("c1", "read", r#"{"path":"lib.rs"}"#));
     upstream.enqueue(
-        path,
-        call(
+        CHAT,
+        tool_call(
             "c2",
             "edit",
             r#"{"path":"lib.rs","old_string":"a - b","new_string":"a + b"}"#,
         ),
     );
     upstream.enqueue(
-        path,
-        script(vec![
-            chunk(json!({"content": "Fixed."}), Value::Null),
-            chunk(json!({}), json!("stop")),
-        ]),
+        CHAT,
+        reply_with_usage(delta_then_stop(json!({"content": "Fixed."}))),
     );
     let project = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -162,20 +132,16 @@ async fn exec_json_reads_edits_and_finishes() {
 #[tokio::test]
 async fn exec_refuses_commands_it_cannot_ask_about_and_fails_on_errors() {
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
     upstream.enqueue(
-        path,
-        script(vec![
+        CHAT,
+        reply_with_usage(vec![
             chunk(json!({"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "bash", "arguments": r#"{"command":"touch marker"}"#}}]}), Value::Null),
             chunk(json!({}), json!("tool_calls")),
         ]),
     );
     upstream.enqueue(
-        path,
-        script(vec![
-            chunk(json!({"content": "ok"}), Value::Null),
-            chunk(json!({}), json!("stop")),
-        ]),
+        CHAT,
+        reply_with_usage(delta_then_stop(json!({"content": "ok"}))),
     );
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -189,7 +155,7 @@ async fn exec_refuses_commands_it_cannot_ask_about_and_fails_on_errors() {
     assert!(stdout.contains("✗ $ touch marker"), "{stdout}");
 
     upstream.enqueue(
-        path,
+        CHAT,
         Reply::status(http::StatusCode::UNAUTHORIZED, json!({"error": "bad key"})),
     );
     let (ok, events, _) = run_exec(&upstream, project.path(), home.path(), &[]).await;
@@ -242,13 +208,6 @@ async fn exec_raw(
     )
 }
 
-fn text_reply(answer: &str) -> Reply {
-    script(vec![
-        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ])
-}
-
 fn user_messages(request: &Value) -> Vec<String> {
     request["messages"]
         .as_array()
@@ -262,9 +221,8 @@ fn user_messages(request: &Value) -> Vec<String> {
 #[tokio::test]
 async fn exec_starts_a_fresh_conversation_unless_told_to_continue() {
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
     for answer in ["One.", "Two.", "Three."] {
-        upstream.enqueue(path, text_reply(answer));
+        upstream.enqueue(CHAT, text(answer));
     }
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -300,9 +258,8 @@ async fn exec_starts_a_fresh_conversation_unless_told_to_continue() {
 #[tokio::test]
 async fn exec_reads_the_prompt_from_stdin_and_prints_only_the_last_message() {
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
-    upstream.enqueue(path, text_reply("From a dash."));
-    upstream.enqueue(path, text_reply("From a pipe."));
+    upstream.enqueue(CHAT, text("From a dash."));
+    upstream.enqueue(CHAT, text("From a pipe."));
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let (code, stdout, stderr) = exec_raw(
@@ -366,7 +323,7 @@ async fn exec_exit_codes_for_usage_errors_and_failures() {
     assert_eq!(code, 2);
     // A failed turn.
     upstream.enqueue(
-        "/v1/chat/completions",
+        CHAT,
         Reply::status(http::StatusCode::UNAUTHORIZED, json!({"error": "bad key"})),
     );
     let (code, stdout, _) =

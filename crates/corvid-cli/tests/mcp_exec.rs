@@ -12,31 +12,12 @@ use std::time::Duration;
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const CHAT: &str = "/v1/chat/completions";
+mod common;
+use common::{CHAT, CORVID, delta_then_stop, reply, tool_call_chunks};
 
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn reply(chunks: Vec<String>) -> Reply {
-    let mut events = chunks;
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
-
+/// The assistant calls one tool (no usage).
 fn call(id: &str, name: &str, arguments: Value) -> Reply {
-    reply(vec![
-        chunk(
-            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function",
-                   "function": {"name": name, "arguments": arguments.to_string()}}]}),
-            Value::Null,
-        ),
-        chunk(json!({}), json!("tool_calls")),
-    ])
+    reply(tool_call_chunks(id, name, &arguments.to_string()))
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -78,13 +59,9 @@ async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
     );
     upstream.enqueue(
         CHAT,
-        reply(vec![
-            chunk(
-                json!({"role": "assistant", "content": "Done."}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("stop")),
-        ]),
+        reply(delta_then_stop(
+            json!({"role": "assistant", "content": "Done."}),
+        )),
     );
     // The user trusts the project's server (it would not start otherwise).
     let trusted = std::process::Command::new(CORVID)
@@ -164,13 +141,9 @@ async fn full_auto_does_not_start_an_untrusted_project_server() {
     let upstream = MockUpstream::start().await;
     upstream.enqueue(
         CHAT,
-        reply(vec![
-            chunk(
-                json!({"role": "assistant", "content": "Done."}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("stop")),
-        ]),
+        reply(delta_then_stop(
+            json!({"role": "assistant", "content": "Done."}),
+        )),
     );
     let output = tokio::process::Command::new(CORVID)
         .env_clear()

@@ -15,8 +15,8 @@ use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const PATH: &str = "/v1/chat/completions";
+mod common;
+use common::{CHAT, CORVID, chunk, delta_then_stop, reply};
 
 fn landlock() -> bool {
     let available = corvid_tools::SandboxProbe::detect().landlock_abi.is_some();
@@ -24,19 +24,6 @@ fn landlock() -> bool {
         eprintln!("SKIPPED: this kernel has no Landlock, so there is no sandbox to test");
     }
     available
-}
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn reply(events: Vec<String>) -> Reply {
-    let mut events = events;
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
 }
 
 fn bash(id: &str, command: &str) -> Reply {
@@ -51,10 +38,7 @@ fn bash(id: &str, command: &str) -> Reply {
 }
 
 fn done() -> Reply {
-    reply(vec![
-        chunk(json!({"content": "done"}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ])
+    reply(delta_then_stop(json!({"content": "done"})))
 }
 
 struct Folders {
@@ -151,22 +135,22 @@ async fn under_full_auto_the_sandbox_refuses_and_sandbox_off_does_not() {
     let upstream = MockUpstream::start().await;
     let escape = folders.outside.join("escape.txt");
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash("b1", &format!("echo pwned > {}", escape.display())),
     );
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash(
             "b2",
             &format!("cat {}", folders.corvid_home.join("env").display()),
         ),
     );
-    upstream.enqueue(PATH, bash("b3", "cat ~/.ssh/id_ed25519"));
+    upstream.enqueue(CHAT, bash("b3", "cat ~/.ssh/id_ed25519"));
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash("b4", "echo \"key=[$XAI_API_KEY] home=[$CORVID_HOME]\""),
     );
-    upstream.enqueue(PATH, done());
+    upstream.enqueue(CHAT, done());
     let namespaces = corvid_tools::SandboxProbe::detect().namespaces;
     let events = exec(&upstream, &folders, &[]).await;
     let ready = events
@@ -204,10 +188,10 @@ async fn under_full_auto_the_sandbox_refuses_and_sandbox_off_does_not() {
     );
 
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash("b4", &format!("echo allowed > {}", escape.display())),
     );
-    upstream.enqueue(PATH, done());
+    upstream.enqueue(CHAT, done());
     let events = exec(&upstream, &folders, &["--sandbox", "off"]).await;
     let ready = events
         .iter()
@@ -247,7 +231,7 @@ async fn a_project_custom_tool_is_offered_and_runs_in_the_sandbox() {
     .unwrap();
     let arguments = json!({"text": "$(touch ../../../sub); `touch ../../../tick`"}).to_string();
     upstream.enqueue(
-        PATH,
+        CHAT,
         reply(vec![
             chunk(
                 json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "k1", "type": "function", "function": {"name": "keep", "arguments": arguments}}]}),
@@ -256,7 +240,7 @@ async fn a_project_custom_tool_is_offered_and_runs_in_the_sandbox() {
             chunk(json!({}), json!("tool_calls")),
         ]),
     );
-    upstream.enqueue(PATH, done());
+    upstream.enqueue(CHAT, done());
     let events = exec(&upstream, &folders, &[]).await;
 
     let offered = upstream.requests()[0].json();
@@ -349,10 +333,10 @@ async fn command_dies_with_corvid(extra: &[&str]) {
     let upstream = MockUpstream::start().await;
     let late = folders.project.join("late");
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash("b1", &format!("sleep 2; echo late > {}", late.display())),
     );
-    upstream.enqueue(PATH, done());
+    upstream.enqueue(CHAT, done());
     let mut command = corvid(&upstream, &folders);
     command
         .args(["exec", "--json", "--approval", "full-auto", "--project"])

@@ -7,28 +7,12 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use corvid_test_support::{MockUpstream, Reply};
-use serde_json::{Value, json};
+use corvid_test_support::MockUpstream;
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn script(mut events: Vec<String>) -> Reply {
-    events.push(
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
-               "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-        .to_string(),
-    );
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
+mod common;
+use common::{CHAT, CORVID, delta_then_stop, reply_with_usage, tool_call};
 
 /// A page server on 127.0.0.1 that answers every request with the same HTML.
 async fn page_server(html: &'static str) -> std::net::SocketAddr {
@@ -54,6 +38,16 @@ async fn page_server(html: &'static str) -> std::net::SocketAddr {
         }
     });
     address
+}
+
+/// The model fetches `url` with `web_fetch`, then answers `answer`.
+fn fetch_then_answer(upstream: &MockUpstream, url: &str, answer: &str) {
+    let arguments = json!({ "url": url }).to_string();
+    upstream.enqueue(CHAT, tool_call("c1", "web_fetch", &arguments));
+    upstream.enqueue(
+        CHAT,
+        reply_with_usage(delta_then_stop(json!({ "content": answer }))),
+    );
 }
 
 async fn exec(
@@ -101,24 +95,10 @@ async fn exec_fetches_a_page_and_the_model_reads_its_markdown() {
     )
     .await;
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
-    let arguments = json!({ "url": format!("http://{page}/notes") }).to_string();
-    upstream.enqueue(
-        path,
-        script(vec![
-            chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "web_fetch", "arguments": arguments}}]}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("tool_calls")),
-        ]),
-    );
-    upstream.enqueue(
-        path,
-        script(vec![
-            chunk(json!({"content": "Builds are faster."}), Value::Null),
-            chunk(json!({}), json!("stop")),
-        ]),
+    fetch_then_answer(
+        &upstream,
+        &format!("http://{page}/notes"),
+        "Builds are faster.",
     );
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -162,25 +142,7 @@ async fn exec_fetches_a_page_and_the_model_reads_its_markdown() {
 async fn without_the_allowlist_exec_refuses_the_loopback_page() {
     let page = page_server("<p>internal</p>").await;
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
-    let arguments = json!({ "url": format!("http://{page}/") }).to_string();
-    upstream.enqueue(
-        path,
-        script(vec![
-            chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "web_fetch", "arguments": arguments}}]}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("tool_calls")),
-        ]),
-    );
-    upstream.enqueue(
-        path,
-        script(vec![
-            chunk(json!({"content": "Could not."}), Value::Null),
-            chunk(json!({}), json!("stop")),
-        ]),
-    );
+    fetch_then_answer(&upstream, &format!("http://{page}/"), "Could not.");
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let (ok, stderr) = exec(&upstream, home.path(), project.path()).await;
