@@ -14,16 +14,11 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 mod common;
-use common::{CHAT, CORVID, chunk, text, tool_call};
+use common::{CHAT, chunk, json_lines, text, tool_call};
 
 fn corvid(upstream: &MockUpstream, home: &Path, cwd: &Path) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(CORVID);
+    let mut command = common::corvid_with_upstream(upstream, home);
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home)
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -58,11 +53,7 @@ async fn exec(
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+    json_lines(output.stdout)
 }
 
 fn project() -> tempfile::TempDir {

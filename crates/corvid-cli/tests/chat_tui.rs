@@ -325,12 +325,7 @@ async fn without_a_terminal_chat_reads_lines_and_prints_plain_text() {
     upstream.enqueue(CHAT, text("# Done\n\nAll **good**."));
     let home = tempfile::tempdir().unwrap();
     let project = project();
-    let mut child = tokio::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
+    let mut child = common::corvid_with_upstream(&upstream, home.path())
         .args(["chat", "--model", "grok", "--project"])
         .arg(project.path())
         .stdin(std::process::Stdio::piped())

@@ -10,7 +10,10 @@ use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
 mod common;
-use common::{CHAT, CORVID, chunk, delta_then_stop, reply_with_usage, text, tool_call};
+use common::{
+    CHAT, chunk, corvid, corvid_with_upstream, delta_then_stop, json_lines, reply_with_usage, text,
+    tool_call,
+};
 
 async fn run_exec(
     upstream: &MockUpstream,
@@ -18,13 +21,8 @@ async fn run_exec(
     home: &std::path::Path,
     extra: &[&str],
 ) -> (bool, Vec<Value>, String) {
-    let mut command = tokio::process::Command::new(CORVID);
+    let mut command = corvid_with_upstream(upstream, home);
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home)
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
         .arg("exec")
         .arg("--json")
         .arg("--project")
@@ -38,14 +36,9 @@ async fn run_exec(
         .await
         .unwrap()
         .unwrap();
-    let events = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
     (
         output.status.success(),
-        events,
+        json_lines(output.stdout),
         String::from_utf8(output.stderr).unwrap(),
     )
 }
@@ -177,13 +170,8 @@ async fn exec_raw(
     input: Option<&str>,
 ) -> (i32, String, String) {
     use tokio::io::AsyncWriteExt;
-    let mut command = tokio::process::Command::new(CORVID);
+    let mut command = corvid_with_upstream(upstream, home);
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home)
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
         .args(["exec", "--model", "grok", "--project"])
         .arg(project)
         .args(args)
@@ -346,10 +334,7 @@ async fn exec_advice_names_no_chat_command_and_no_restart() {
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     // No XAI_API_KEY anywhere: the model's provider has no credential.
-    let output = tokio::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
+    let output = corvid(home.path())
         .env("CORVID_UPSTREAM", upstream.base_url())
         .args(["exec", "--model", "grok", "--project"])
         .arg(project.path())

@@ -13,7 +13,7 @@ use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
 mod common;
-use common::{CHAT, CORVID, delta_then_stop, reply, tool_call_chunks};
+use common::{CHAT, corvid, corvid_with_upstream, delta_then_stop, reply, tool_call_chunks};
 
 /// The assistant calls one tool (no usage).
 fn call(id: &str, name: &str, arguments: Value) -> Reply {
@@ -64,25 +64,18 @@ async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
         )),
     );
     // The user trusts the project's server (it would not start otherwise).
-    let trusted = std::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
+    let trusted = corvid(home.path())
         .args(["mcp", "trust", "fixture", "--project"])
         .arg(project.path())
         .output()
+        .await
         .unwrap();
     assert!(
         trusted.status.success(),
         "{}",
         String::from_utf8_lossy(&trusted.stderr)
     );
-    let output = tokio::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
+    let output = corvid_with_upstream(&upstream, home.path())
         .args(["exec", "--json", "--approval", "full-auto", "--project"])
         .arg(project.path())
         .arg("try the fixture's tools")
@@ -145,12 +138,7 @@ async fn full_auto_does_not_start_an_untrusted_project_server() {
             json!({"role": "assistant", "content": "Done."}),
         )),
     );
-    let output = tokio::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
+    let output = corvid_with_upstream(&upstream, home.path())
         .args(["exec", "--approval", "full-auto", "--project"])
         .arg(project.path())
         .arg("hello")

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
 mod common;
-use common::{CHAT, CORVID, chunk, delta_then_stop, reply};
+use common::{CHAT, chunk, delta_then_stop, json_lines, reply};
 
 fn landlock() -> bool {
     let available = corvid_tools::SandboxProbe::detect().landlock_abi.is_some();
@@ -81,14 +81,9 @@ fn folders() -> Folders {
 }
 
 fn corvid(upstream: &MockUpstream, folders: &Folders) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(CORVID);
+    let mut command = common::corvid_with_upstream(upstream, &folders.corvid_home);
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &folders.home)
-        .env("CORVID_HOME", &folders.corvid_home)
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -106,11 +101,7 @@ async fn exec(upstream: &MockUpstream, folders: &Folders, extra: &[&str]) -> Vec
         .await
         .unwrap()
         .unwrap();
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+    json_lines(output.stdout)
 }
 
 fn results(events: &[Value]) -> Vec<(bool, String)> {

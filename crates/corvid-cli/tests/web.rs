@@ -12,7 +12,7 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod common;
-use common::{CHAT, CORVID, delta_then_stop, reply_with_usage, tool_call};
+use common::{CHAT, corvid_with_upstream, delta_then_stop, reply_with_usage, tool_call};
 
 /// A page server on 127.0.0.1 that answers every request with the same HTML.
 async fn page_server(html: &'static str) -> std::net::SocketAddr {
@@ -57,12 +57,7 @@ async fn exec(
 ) -> (bool, String) {
     let output = tokio::time::timeout(
         Duration::from_secs(60),
-        tokio::process::Command::new(CORVID)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("CORVID_HOME", home)
-            .env("CORVID_UPSTREAM", upstream.base_url())
-            .env("XAI_API_KEY", "upstream-key")
+        corvid_with_upstream(upstream, home)
             .args([
                 "exec",
                 "--json",

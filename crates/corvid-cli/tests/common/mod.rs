@@ -1,5 +1,6 @@
 //! What corvid-cli's integration tests share: the model's streamed replies as an xAI-style chat
-//! upstream sends them, for a `MockUpstream` to play.
+//! upstream sends them (for a `MockUpstream` to play), and the `corvid` binary started with
+//! none of this machine's environment, pointed at that upstream.
 //!
 //! A folder with `mod.rs`, not `common.rs`, so that Cargo does not build it as a test of its
 //! own; each test file takes it with `mod common;`.
@@ -7,9 +8,10 @@
 // Each test file is its own crate and uses only part of this module.
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::time::Duration;
 
-use corvid_test_support::Reply;
+use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
 pub(crate) const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
@@ -73,4 +75,35 @@ pub(crate) fn text(answer: &str) -> Reply {
 /// The assistant calls one tool (with usage).
 pub(crate) fn tool_call(id: &str, name: &str, arguments: &str) -> Reply {
     reply_with_usage(tool_call_chunks(id, name, arguments))
+}
+
+/// `corvid` with none of this machine's environment but `PATH`, and `home` as `CORVID_HOME`.
+pub(crate) fn corvid(home: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(CORVID);
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CORVID_HOME", home);
+    command
+}
+
+/// [`corvid`] with `upstream` as its xAI upstream and `upstream-key` as the xAI key.
+pub(crate) fn corvid_with_upstream(
+    upstream: &MockUpstream,
+    home: &Path,
+) -> tokio::process::Command {
+    let mut command = corvid(home);
+    command
+        .env("CORVID_UPSTREAM", upstream.base_url())
+        .env("XAI_API_KEY", "upstream-key");
+    command
+}
+
+/// The events `corvid exec --json` printed, one JSON value a line.
+pub(crate) fn json_lines(stdout: Vec<u8>) -> Vec<Value> {
+    String::from_utf8(stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
 }
