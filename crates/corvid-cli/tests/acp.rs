@@ -13,18 +13,18 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
-    InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
-    PermissionOptionKind, PromptRequest, ReadTextFileRequest, ReadTextFileResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionConfigOptionValue, SessionNotification,
+    InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
+    ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SessionConfigOptionValue, SessionId, SessionNotification,
     SetSessionConfigOptionRequest, StopReason, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{AcpAgent, Agent, Client, on_receive_notification, on_receive_request};
+use agent_client_protocol::{Agent, Client, on_receive_notification, on_receive_request};
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
 mod common;
+use common::acp::{agent, allow_once, run_to_end};
 use common::{CHAT, CORVID, chunk, reply_with_usage, text, tool_call_chunks};
 
 const STEP: Duration = Duration::from_secs(30);
@@ -54,18 +54,6 @@ struct Seen {
 }
 
 type Shared = Arc<Mutex<Seen>>;
-
-fn agent(upstream: &MockUpstream, home: &Path) -> AcpAgent {
-    AcpAgent::from_args([
-        format!("CORVID_HOME={}", home.display()),
-        format!("CORVID_UPSTREAM={}", upstream.base_url()),
-        "XAI_API_KEY=upstream-key".to_owned(),
-        "CORVID_DEFAULT_MODEL=grok".to_owned(),
-        CORVID.to_owned(),
-        "acp".to_owned(),
-    ])
-    .unwrap()
-}
 
 /// Runs `body` against a fresh `corvid acp` with a client recording into `seen`.
 async fn drive<F>(upstream: &MockUpstream, home: &Path, seen: Shared, body: F)
@@ -97,16 +85,7 @@ where
                     return Ok(());
                 }
                 drop(seen);
-                let allow = request
-                    .options
-                    .iter()
-                    .find(|option| option.kind == PermissionOptionKind::AllowOnce)
-                    .unwrap();
-                responder.respond(RequestPermissionResponse::new(
-                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
-                        allow.option_id.clone(),
-                    )),
-                ))
+                responder.respond(allow_once(&request))
             },
             on_receive_request!(),
         )
@@ -134,7 +113,7 @@ where
             on_receive_request!(),
         )
         .connect_with(
-            agent(upstream, home),
+            agent(upstream, home, &[]),
             async move |connection: ConnectionTo<Agent>| {
                 let init = connection
                     .send_request(
@@ -161,16 +140,22 @@ where
                 body(connection).await
             },
         );
-    tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the ACP session timed out")
-        .expect("the ACP session failed");
+    run_to_end(run).await;
 }
 
 fn prompt(session: &str, text: &str) -> PromptRequest {
     PromptRequest::new(
         session.to_owned(),
         vec![ContentBlock::from(text.to_owned())],
+    )
+}
+
+/// Sets the session's approval policy: its `mode` config option.
+fn set_mode(session: impl Into<SessionId>, mode: &str) -> SetSessionConfigOptionRequest {
+    SetSessionConfigOptionRequest::new(
+        session,
+        "mode",
+        SessionConfigOptionValue::value_id(mode.to_owned()),
     )
 }
 
@@ -320,21 +305,13 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
 
             // Modes are approval policies; a bad value is an error, not a crash.
             let changed = cx
-                .send_request(SetSessionConfigOptionRequest::new(
-                    sid.clone(),
-                    "mode",
-                    SessionConfigOptionValue::value_id("full-auto"),
-                ))
+                .send_request(set_mode(sid.clone(), "full-auto"))
                 .block_task()
                 .await?;
             let changed = serde_json::to_value(&changed).unwrap();
             assert_eq!(changed["configOptions"][0]["currentValue"], "full-auto");
             let refused = cx
-                .send_request(SetSessionConfigOptionRequest::new(
-                    sid.clone(),
-                    "mode",
-                    SessionConfigOptionValue::value_id("yolo"),
-                ))
+                .send_request(set_mode(sid.clone(), "yolo"))
                 .block_task()
                 .await;
             assert!(refused.is_err());
@@ -455,13 +432,9 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
             assert!(!cwd.join("made-never").exists());
 
             // 2. Full auto: the command runs, its output shows while it runs; a cancel kills it.
-            cx.send_request(SetSessionConfigOptionRequest::new(
-                sid.clone(),
-                "mode",
-                SessionConfigOptionValue::value_id("full-auto"),
-            ))
-            .block_task()
-            .await?;
+            cx.send_request(set_mode(sid.clone(), "full-auto"))
+                .block_task()
+                .await?;
             let started = tokio::time::Instant::now();
             let sent = cx.send_request(prompt(&sid.0, "wait a while"));
             until(&state, "the running command's output", |seen| {

@@ -5,22 +5,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::Path;
-use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, InitializeRequest, McpServer, McpServerStdio, NewSessionRequest,
-    PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
+    ContentBlock, InitializeRequest, McpServer, McpServerStdio, NewSessionRequest, PromptRequest,
+    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, StopReason,
 };
-use agent_client_protocol::{AcpAgent, Agent, Client, on_receive_notification, on_receive_request};
+use agent_client_protocol::{Agent, Client, on_receive_notification, on_receive_request};
 use corvid_test_support::MockUpstream;
 use serde_json::{Value, json};
 
 mod common;
-use common::{CHAT, CORVID, delta_then_stop, reply, tool_call_chunks};
+use common::acp::{agent, allow_once, run_to_end};
+use common::{CHAT, delta_then_stop, reply, tool_call_chunks};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editors_mcp_servers_join_the_session() {
@@ -47,16 +46,11 @@ async fn the_editors_mcp_servers_join_the_session() {
             json!({"role": "assistant", "content": "Echoed."}),
         )),
     );
-    let agent = AcpAgent::from_args([
-        format!("CORVID_HOME={}", home.path().display()),
-        format!("HOME={}", home.path().display()),
-        format!("CORVID_UPSTREAM={}", upstream.base_url()),
-        "XAI_API_KEY=upstream-key".to_owned(),
-        "CORVID_DEFAULT_MODEL=grok".to_owned(),
-        CORVID.to_owned(),
-        "acp".to_owned(),
-    ])
-    .unwrap();
+    let agent = agent(
+        &upstream,
+        home.path(),
+        &[format!("HOME={}", home.path().display())],
+    );
     let permissions = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
     let asked = permissions.clone();
     let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
@@ -87,16 +81,7 @@ async fn the_editors_mcp_servers_join_the_session() {
                     .lock()
                     .unwrap()
                     .push(serde_json::to_value(&request).unwrap());
-                let allow = request
-                    .options
-                    .iter()
-                    .find(|option| option.kind == PermissionOptionKind::AllowOnce)
-                    .unwrap();
-                responder.respond(RequestPermissionResponse::new(
-                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
-                        allow.option_id.clone(),
-                    )),
-                ))
+                responder.respond(allow_once(&request))
             },
             on_receive_request!(),
         )
@@ -155,10 +140,7 @@ async fn the_editors_mcp_servers_join_the_session() {
             );
             Ok(())
         });
-    tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the ACP session timed out")
-        .expect("the ACP session failed");
+    run_to_end(run).await;
 
     let requests: Vec<Value> = upstream
         .requests()

@@ -14,6 +14,8 @@ use std::time::Duration;
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
+pub(crate) mod acp;
+
 pub(crate) const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
 /// Where the xAI provider sends its chat completions.
 pub(crate) const CHAT: &str = "/v1/chat/completions";
