@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 
 mod common;
 use common::acp::{agent, allow_once, run_to_end};
-use common::{CHAT, delta_then_stop, reply, tool_call_chunks};
+use common::{
+    CHAT, chat_requests, delta_then_stop, offered_tools, reply, tool_call_chunks, tool_message,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editors_mcp_servers_join_the_session() {
@@ -142,24 +144,10 @@ async fn the_editors_mcp_servers_join_the_session() {
         });
     run_to_end(run).await;
 
-    let requests: Vec<Value> = upstream
-        .requests()
-        .iter()
-        .filter(|request| request.path == CHAT)
-        .map(|request| request.json())
-        .collect();
-    let offered: Vec<&str> = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["function"]["name"].as_str().unwrap())
-        .collect();
+    let requests = chat_requests(&upstream);
+    let offered = offered_tools(&requests[0]);
     assert!(offered.contains(&"mcp__zed-tools__echo"), "{offered:?}");
-    let messages = requests[1]["messages"].as_array().unwrap();
-    let result = messages
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .unwrap();
+    let result = tool_message(&requests[1]);
     assert_eq!(result["content"], "from the editor's server", "{result}");
     let asked = permissions.lock().unwrap();
     assert_eq!(asked.len(), 1, "{asked:?}");

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 mod common;
 use common::{
     CHAT, chunk, corvid, corvid_with_upstream, delta_then_stop, json_lines, reply_with_usage, text,
-    tool_call,
+    tool_call, tool_message,
 };
 
 async fn run_exec(
@@ -113,13 +113,12 @@ async fn exec_json_reads_edits_and_finishes() {
     assert_eq!(requests[0].headers["authorization"], "Bearer upstream-key");
     let second = requests[1].json();
     assert_eq!(second["model"], "grok-4.6");
-    let tool_message = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
-    assert!(tool_message["content"].as_str().unwrap().contains("a - b"));
+    assert!(
+        tool_message(&second)["content"]
+            .as_str()
+            .unwrap()
+            .contains("a - b")
+    );
 }
 
 #[tokio::test]

@@ -13,7 +13,9 @@ use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
 mod common;
-use common::{CHAT, corvid, corvid_with_upstream, delta_then_stop, reply, tool_call_chunks};
+use common::{
+    CHAT, chat_requests, corvid, corvid_with_upstream, delta_then_stop, reply, tool_call_chunks,
+};
 
 /// The assistant calls one tool (no usage).
 fn call(id: &str, name: &str, arguments: Value) -> Reply {
@@ -90,12 +92,7 @@ async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
 
-    let requests: Vec<Value> = upstream
-        .requests()
-        .iter()
-        .filter(|request| request.path == CHAT)
-        .map(|request| request.json())
-        .collect();
+    let requests = chat_requests(&upstream);
     assert_eq!(requests.len(), 4, "{stderr}");
     let result = |index: usize| -> String {
         let messages = requests[index]["messages"].as_array().unwrap();
@@ -158,12 +155,7 @@ async fn full_auto_does_not_start_an_untrusted_project_server() {
         !mark.exists(),
         "full-auto started an untrusted project server"
     );
-    let request = upstream
-        .requests()
-        .into_iter()
-        .find(|request| request.path == CHAT)
-        .unwrap()
-        .json();
-    let tools = request["tools"].to_string();
+    let requests = chat_requests(&upstream);
+    let tools = requests[0]["tools"].to_string();
     assert!(!tools.contains("mcp__cloned"), "{tools}");
 }

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
 mod common;
-use common::{CHAT, chunk, delta_then_stop, json_lines, reply};
+use common::{CHAT, chunk, delta_then_stop, json_lines, reply, tool_message};
 
 fn landlock() -> bool {
     let available = corvid_tools::SandboxProbe::detect().landlock_abi.is_some();
@@ -262,12 +262,7 @@ async fn a_project_custom_tool_is_offered_and_runs_in_the_sandbox() {
     }
     // The model gets the result in its next request.
     let next = upstream.requests()[1].json();
-    let tool_message = next["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .unwrap();
+    let tool_message = tool_message(&next);
     assert!(
         tool_message["content"].as_str().unwrap().contains("kept"),
         "{tool_message}"

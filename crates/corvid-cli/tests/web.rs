@@ -12,7 +12,10 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod common;
-use common::{CHAT, corvid_with_upstream, delta_then_stop, reply_with_usage, tool_call};
+use common::{
+    CHAT, corvid_with_upstream, delta_then_stop, offered_tools, reply_with_usage, tool_call,
+    tool_message,
+};
 
 /// A page server on 127.0.0.1 that answers every request with the same HTML.
 async fn page_server(html: &'static str) -> std::net::SocketAddr {
@@ -108,25 +111,14 @@ async fn exec_fetches_a_page_and_the_model_reads_its_markdown() {
     let requests = upstream.requests();
     assert_eq!(requests.len(), 2, "{stderr}");
     let first = requests[0].json();
-    let offered: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["function"]["name"].as_str().unwrap())
-        .collect();
+    let offered = offered_tools(&first);
     assert!(offered.contains(&"web_fetch"), "{offered:?}");
     assert!(
         !offered.contains(&"web_search"),
         "search is off until configured: {offered:?}"
     );
     let second = requests[1].json();
-    let tool_message = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .unwrap();
-    let text = tool_message["content"].as_str().unwrap();
+    let text = tool_message(&second)["content"].as_str().unwrap();
     assert!(text.contains("Title: Release notes"), "{text}");
     assert!(text.contains("## 1.2.0"), "{text}");
     assert!(text.contains("- Faster builds"), "{text}");
@@ -143,13 +135,7 @@ async fn without_the_allowlist_exec_refuses_the_loopback_page() {
     let (ok, stderr) = exec(&upstream, home.path(), project.path()).await;
     assert!(ok, "{stderr}");
     let second = upstream.requests()[1].json();
-    let tool_message = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .unwrap();
-    let text = tool_message["content"].as_str().unwrap();
+    let text = tool_message(&second)["content"].as_str().unwrap();
     assert!(text.contains("a loopback address"), "{text}");
     assert!(!text.contains("internal"), "{text}");
 }

@@ -109,3 +109,33 @@ pub(crate) fn json_lines(stdout: Vec<u8>) -> Vec<Value> {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
 }
+
+/// The chat requests `upstream` received, in order, as JSON.
+pub(crate) fn chat_requests(upstream: &MockUpstream) -> Vec<Value> {
+    upstream
+        .requests()
+        .iter()
+        .filter(|request| request.path == CHAT)
+        .map(|request| request.json())
+        .collect()
+}
+
+/// The names of the tools a chat request offered the model.
+pub(crate) fn offered_tools(request: &Value) -> Vec<&str> {
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect()
+}
+
+/// The first tool result among a chat request's messages.
+pub(crate) fn tool_message(request: &Value) -> &Value {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .unwrap()
+}
