@@ -159,6 +159,16 @@ fn set_mode(session: impl Into<SessionId>, mode: &str) -> SetSessionConfigOption
     )
 }
 
+/// The kinds of the options a recorded permission request offered, in order.
+fn option_kinds(asked: &Value) -> Vec<&str> {
+    asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|option| option["kind"].as_str().unwrap())
+        .collect()
+}
+
 fn updates_of<'a>(seen: &'a Seen, kind: &str) -> Vec<&'a Value> {
     seen.updates
         .iter()
@@ -265,13 +275,10 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                 let asked = &seen.permissions[0];
                 assert_eq!(asked["toolCall"]["content"][0]["newText"], "a + b");
                 assert_eq!(asked["toolCall"]["status"], "pending");
-                let kinds: Vec<&str> = asked["options"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|o| o["kind"].as_str().unwrap())
-                    .collect();
-                assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+                assert_eq!(
+                    option_kinds(asked),
+                    ["allow_once", "allow_always", "reject_once"]
+                );
                 let statuses: Vec<&Value> = updates_of(&seen, "tool_call_update")
                     .iter()
                     .map(|u| &u["status"])
@@ -410,13 +417,10 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
                 asked["toolCall"]["rawInput"]["command"],
                 "mkdir -p made-never"
             );
-            let kinds: Vec<&str> = asked["options"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|o| o["kind"].as_str().unwrap())
-                .collect();
-            assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+            assert_eq!(
+                option_kinds(&asked),
+                ["allow_once", "allow_always", "reject_once"]
+            );
             assert_eq!(asked["options"][1]["name"], "Always allow `mkdir …`");
             cx.send_notification(CancelNotification::new(sid.clone()))?;
             let answer = tokio::time::timeout(STEP, sent.block_task())

@@ -22,6 +22,34 @@ fn call(id: &str, name: &str, arguments: Value) -> Reply {
     reply(tool_call_chunks(id, name, &arguments.to_string()))
 }
 
+/// `corvid exec` with `extra` flags under `--approval full-auto` in `project`, which must
+/// succeed; its stdout and stderr.
+async fn exec_full_auto(
+    upstream: &MockUpstream,
+    home: &Path,
+    project: &Path,
+    extra: &[&str],
+    prompt: &str,
+) -> (String, String) {
+    let output = corvid_with_upstream(upstream, home)
+        .arg("exec")
+        .args(extra)
+        .args(["--approval", "full-auto", "--project"])
+        .arg(project)
+        .arg(prompt)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(90), output)
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
     let Some(python) = corvid_test_support::installed::mcp_python() else {
@@ -77,20 +105,14 @@ async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
         "{}",
         String::from_utf8_lossy(&trusted.stderr)
     );
-    let output = corvid_with_upstream(&upstream, home.path())
-        .args(["exec", "--json", "--approval", "full-auto", "--project"])
-        .arg(project.path())
-        .arg("try the fixture's tools")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(90), output)
-        .await
-        .unwrap()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    let (_, stderr) = exec_full_auto(
+        &upstream,
+        home.path(),
+        project.path(),
+        &["--json"],
+        "try the fixture's tools",
+    )
+    .await;
 
     let requests = chat_requests(&upstream);
     assert_eq!(requests.len(), 4, "{stderr}");
@@ -135,21 +157,9 @@ async fn full_auto_does_not_start_an_untrusted_project_server() {
             json!({"role": "assistant", "content": "Done."}),
         )),
     );
-    let output = corvid_with_upstream(&upstream, home.path())
-        .args(["exec", "--approval", "full-auto", "--project"])
-        .arg(project.path())
-        .arg("hello")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(90), output)
-        .await
-        .unwrap()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let said = format!("{}{stderr}", String::from_utf8_lossy(&output.stdout));
+    let (stdout, stderr) =
+        exec_full_auto(&upstream, home.path(), project.path(), &[], "hello").await;
+    let said = format!("{stdout}{stderr}");
     assert!(said.contains("corvid mcp trust cloned"), "{said}");
     assert!(
         !mark.exists(),
