@@ -13,57 +13,30 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
-    InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
-    PermissionOptionKind, PromptRequest, ReadTextFileRequest, ReadTextFileResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionConfigOptionValue, SessionNotification,
+    InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
+    ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SessionConfigOptionValue, SessionId, SessionNotification,
     SetSessionConfigOptionRequest, StopReason, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{AcpAgent, Agent, Client, on_receive_notification, on_receive_request};
+use agent_client_protocol::{Agent, Client, on_receive_notification, on_receive_request};
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const CHAT: &str = "/v1/chat/completions";
+mod common;
+use common::acp::{agent, allow_once, run_to_end};
+use common::{CHAT, CORVID, chunk, reply_with_usage, text, tool_call_chunks};
+
 const STEP: Duration = Duration::from_secs(30);
 
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn script(mut events: Vec<String>) -> Reply {
-    events.push(
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
-               "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-        .to_string(),
-    );
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
-
-fn tool_call(id: &str, name: &str, arguments: Value) -> Reply {
-    script(vec![
-        chunk(
-            json!({"role": "assistant", "reasoning_content": "thinking it over"}),
-            Value::Null,
-        ),
-        chunk(
-            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": arguments.to_string()}}]}),
-            Value::Null,
-        ),
-        chunk(json!({}), json!("tool_calls")),
-    ])
-}
-
-fn text(answer: &str) -> Reply {
-    script(vec![
-        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ])
+/// The assistant thinks aloud, then calls one tool.
+fn thought_then_tool_call(id: &str, name: &str, arguments: Value) -> Reply {
+    let mut chunks = vec![chunk(
+        json!({"role": "assistant", "reasoning_content": "thinking it over"}),
+        Value::Null,
+    )];
+    chunks.extend(tool_call_chunks(id, name, &arguments.to_string()));
+    reply_with_usage(chunks)
 }
 
 /// What the client saw and how it answers.
@@ -81,18 +54,6 @@ struct Seen {
 }
 
 type Shared = Arc<Mutex<Seen>>;
-
-fn agent(upstream: &MockUpstream, home: &Path) -> AcpAgent {
-    AcpAgent::from_args([
-        format!("CORVID_HOME={}", home.display()),
-        format!("CORVID_UPSTREAM={}", upstream.base_url()),
-        "XAI_API_KEY=upstream-key".to_owned(),
-        "CORVID_DEFAULT_MODEL=grok".to_owned(),
-        CORVID.to_owned(),
-        "acp".to_owned(),
-    ])
-    .unwrap()
-}
 
 /// Runs `body` against a fresh `corvid acp` with a client recording into `seen`.
 async fn drive<F>(upstream: &MockUpstream, home: &Path, seen: Shared, body: F)
@@ -124,16 +85,7 @@ where
                     return Ok(());
                 }
                 drop(seen);
-                let allow = request
-                    .options
-                    .iter()
-                    .find(|option| option.kind == PermissionOptionKind::AllowOnce)
-                    .unwrap();
-                responder.respond(RequestPermissionResponse::new(
-                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
-                        allow.option_id.clone(),
-                    )),
-                ))
+                responder.respond(allow_once(&request))
             },
             on_receive_request!(),
         )
@@ -161,7 +113,7 @@ where
             on_receive_request!(),
         )
         .connect_with(
-            agent(upstream, home),
+            agent(upstream, home, &[]),
             async move |connection: ConnectionTo<Agent>| {
                 let init = connection
                     .send_request(
@@ -188,10 +140,7 @@ where
                 body(connection).await
             },
         );
-    tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the ACP session timed out")
-        .expect("the ACP session failed");
+    run_to_end(run).await;
 }
 
 fn prompt(session: &str, text: &str) -> PromptRequest {
@@ -199,6 +148,25 @@ fn prompt(session: &str, text: &str) -> PromptRequest {
         session.to_owned(),
         vec![ContentBlock::from(text.to_owned())],
     )
+}
+
+/// Sets the session's approval policy: its `mode` config option.
+fn set_mode(session: impl Into<SessionId>, mode: &str) -> SetSessionConfigOptionRequest {
+    SetSessionConfigOptionRequest::new(
+        session,
+        "mode",
+        SessionConfigOptionValue::value_id(mode.to_owned()),
+    )
+}
+
+/// The kinds of the options a recorded permission request offered, in order.
+fn option_kinds(asked: &Value) -> Vec<&str> {
+    asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|option| option["kind"].as_str().unwrap())
+        .collect()
 }
 
 fn updates_of<'a>(seen: &'a Seen, kind: &str) -> Vec<&'a Value> {
@@ -227,7 +195,7 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
     let upstream = MockUpstream::start().await;
     upstream.enqueue(
         CHAT,
-        tool_call(
+        thought_then_tool_call(
             "call_1",
             "edit",
             json!({"path": "lib.rs", "old_string": "a - b", "new_string": "a + b"}),
@@ -307,13 +275,10 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                 let asked = &seen.permissions[0];
                 assert_eq!(asked["toolCall"]["content"][0]["newText"], "a + b");
                 assert_eq!(asked["toolCall"]["status"], "pending");
-                let kinds: Vec<&str> = asked["options"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|o| o["kind"].as_str().unwrap())
-                    .collect();
-                assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+                assert_eq!(
+                    option_kinds(asked),
+                    ["allow_once", "allow_always", "reject_once"]
+                );
                 let statuses: Vec<&Value> = updates_of(&seen, "tool_call_update")
                     .iter()
                     .map(|u| &u["status"])
@@ -347,21 +312,13 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
 
             // Modes are approval policies; a bad value is an error, not a crash.
             let changed = cx
-                .send_request(SetSessionConfigOptionRequest::new(
-                    sid.clone(),
-                    "mode",
-                    SessionConfigOptionValue::value_id("full-auto"),
-                ))
+                .send_request(set_mode(sid.clone(), "full-auto"))
                 .block_task()
                 .await?;
             let changed = serde_json::to_value(&changed).unwrap();
             assert_eq!(changed["configOptions"][0]["currentValue"], "full-auto");
             let refused = cx
-                .send_request(SetSessionConfigOptionRequest::new(
-                    sid.clone(),
-                    "mode",
-                    SessionConfigOptionValue::value_id("yolo"),
-                ))
+                .send_request(set_mode(sid.clone(), "yolo"))
                 .block_task()
                 .await;
             assert!(refused.is_err());
@@ -416,11 +373,11 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
     let upstream = MockUpstream::start().await;
     upstream.enqueue(
         CHAT,
-        tool_call("call_a", "bash", json!({"command": "mkdir -p made-never"})),
+        thought_then_tool_call("call_a", "bash", json!({"command": "mkdir -p made-never"})),
     );
     upstream.enqueue(
         CHAT,
-        tool_call(
+        thought_then_tool_call(
             "call_b",
             "bash",
             json!({"command": "echo started-output; sleep 30"}),
@@ -460,13 +417,10 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
                 asked["toolCall"]["rawInput"]["command"],
                 "mkdir -p made-never"
             );
-            let kinds: Vec<&str> = asked["options"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|o| o["kind"].as_str().unwrap())
-                .collect();
-            assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+            assert_eq!(
+                option_kinds(&asked),
+                ["allow_once", "allow_always", "reject_once"]
+            );
             assert_eq!(asked["options"][1]["name"], "Always allow `mkdir …`");
             cx.send_notification(CancelNotification::new(sid.clone()))?;
             let answer = tokio::time::timeout(STEP, sent.block_task())
@@ -482,13 +436,9 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
             assert!(!cwd.join("made-never").exists());
 
             // 2. Full auto: the command runs, its output shows while it runs; a cancel kills it.
-            cx.send_request(SetSessionConfigOptionRequest::new(
-                sid.clone(),
-                "mode",
-                SessionConfigOptionValue::value_id("full-auto"),
-            ))
-            .block_task()
-            .await?;
+            cx.send_request(set_mode(sid.clone(), "full-auto"))
+                .block_task()
+                .await?;
             let started = tokio::time::Instant::now();
             let sent = cx.send_request(prompt(&sid.0, "wait a while"));
             until(&state, "the running command's output", |seen| {

@@ -5,35 +5,23 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::Path;
-use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, InitializeRequest, McpServer, McpServerStdio, NewSessionRequest,
-    PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
+    ContentBlock, InitializeRequest, McpServer, McpServerStdio, NewSessionRequest, PromptRequest,
+    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, StopReason,
 };
-use agent_client_protocol::{AcpAgent, Agent, Client, on_receive_notification, on_receive_request};
-use corvid_test_support::{MockUpstream, Reply};
+use agent_client_protocol::{Agent, Client, on_receive_notification, on_receive_request};
+use corvid_test_support::MockUpstream;
 use serde_json::{Value, json};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const CHAT: &str = "/v1/chat/completions";
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn reply(chunks: Vec<String>) -> Reply {
-    let mut events = chunks;
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
+mod common;
+use common::acp::{agent, allow_once, run_to_end};
+use common::{
+    CHAT, chat_requests, delta_then_stop, offered_tools, reply, tool_call_chunks, tool_message,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editors_mcp_servers_join_the_session() {
@@ -48,35 +36,23 @@ async fn the_editors_mcp_servers_join_the_session() {
     let upstream = MockUpstream::start().await;
     upstream.enqueue(
         CHAT,
-        reply(vec![
-            chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                       "function": {"name": "mcp__zed-tools__echo", "arguments": "{\"text\":\"from the editor's server\"}"}}]}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("tool_calls")),
-        ]),
+        reply(tool_call_chunks(
+            "call_1",
+            "mcp__zed-tools__echo",
+            r#"{"text":"from the editor's server"}"#,
+        )),
     );
     upstream.enqueue(
         CHAT,
-        reply(vec![
-            chunk(
-                json!({"role": "assistant", "content": "Echoed."}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("stop")),
-        ]),
+        reply(delta_then_stop(
+            json!({"role": "assistant", "content": "Echoed."}),
+        )),
     );
-    let agent = AcpAgent::from_args([
-        format!("CORVID_HOME={}", home.path().display()),
-        format!("HOME={}", home.path().display()),
-        format!("CORVID_UPSTREAM={}", upstream.base_url()),
-        "XAI_API_KEY=upstream-key".to_owned(),
-        "CORVID_DEFAULT_MODEL=grok".to_owned(),
-        CORVID.to_owned(),
-        "acp".to_owned(),
-    ])
-    .unwrap();
+    let agent = agent(
+        &upstream,
+        home.path(),
+        &[format!("HOME={}", home.path().display())],
+    );
     let permissions = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
     let asked = permissions.clone();
     let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
@@ -107,16 +83,7 @@ async fn the_editors_mcp_servers_join_the_session() {
                     .lock()
                     .unwrap()
                     .push(serde_json::to_value(&request).unwrap());
-                let allow = request
-                    .options
-                    .iter()
-                    .find(|option| option.kind == PermissionOptionKind::AllowOnce)
-                    .unwrap();
-                responder.respond(RequestPermissionResponse::new(
-                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
-                        allow.option_id.clone(),
-                    )),
-                ))
+                responder.respond(allow_once(&request))
             },
             on_receive_request!(),
         )
@@ -175,29 +142,12 @@ async fn the_editors_mcp_servers_join_the_session() {
             );
             Ok(())
         });
-    tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the ACP session timed out")
-        .expect("the ACP session failed");
+    run_to_end(run).await;
 
-    let requests: Vec<Value> = upstream
-        .requests()
-        .iter()
-        .filter(|request| request.path == CHAT)
-        .map(|request| request.json())
-        .collect();
-    let offered: Vec<&str> = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["function"]["name"].as_str().unwrap())
-        .collect();
+    let requests = chat_requests(&upstream);
+    let offered = offered_tools(&requests[0]);
     assert!(offered.contains(&"mcp__zed-tools__echo"), "{offered:?}");
-    let messages = requests[1]["messages"].as_array().unwrap();
-    let result = messages
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .unwrap();
+    let result = tool_message(&requests[1]);
     assert_eq!(result["content"], "from the editor's server", "{result}");
     let asked = permissions.lock().unwrap();
     assert_eq!(asked.len(), 1, "{asked:?}");

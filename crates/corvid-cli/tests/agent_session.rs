@@ -13,53 +13,12 @@ use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const CHAT: &str = "/v1/chat/completions";
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn usage_chunk() -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
-           "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-    .to_string()
-}
-
-fn script(mut events: Vec<String>) -> Reply {
-    events.push(usage_chunk());
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
-
-fn tool_call(id: &str, name: &str, arguments: &str) -> Reply {
-    script(vec![
-        chunk(
-            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]}),
-            Value::Null,
-        ),
-        chunk(json!({}), json!("tool_calls")),
-    ])
-}
-
-fn text(answer: &str) -> Reply {
-    script(vec![
-        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ])
-}
+mod common;
+use common::{CHAT, chunk, json_lines, text, tool_call};
 
 fn corvid(upstream: &MockUpstream, home: &Path, cwd: &Path) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(CORVID);
+    let mut command = common::corvid_with_upstream(upstream, home);
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home)
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -94,11 +53,7 @@ async fn exec(
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+    json_lines(output.stdout)
 }
 
 fn project() -> tempfile::TempDir {

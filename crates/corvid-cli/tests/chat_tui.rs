@@ -13,35 +13,10 @@ use std::time::{Duration, Instant};
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const CHAT: &str = "/v1/chat/completions";
+mod common;
+use common::{CHAT, CORVID, chunk, reply_with_usage, text, usage_chunk};
+
 const EXITED: &str = "CORVID-EXITED";
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn usage_chunk() -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
-           "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-    .to_string()
-}
-
-fn script(mut events: Vec<String>) -> Reply {
-    events.push(usage_chunk());
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
-
-fn text(answer: &str) -> Reply {
-    script(vec![
-        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ])
-}
 
 /// One tmux server of our own, with corvid chat in its only pane.
 struct Pane {
@@ -270,7 +245,7 @@ async fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_new_message() {
     let upstream = MockUpstream::start().await;
     upstream.enqueue(
         CHAT,
-        script(vec![
+        reply_with_usage(vec![
             chunk(json!({"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "bash", "arguments": r#"{"command":"touch marker"}"#}}]}), Value::Null),
             chunk(json!({}), json!("tool_calls")),
         ]),
@@ -350,12 +325,7 @@ async fn without_a_terminal_chat_reads_lines_and_prints_plain_text() {
     upstream.enqueue(CHAT, text("# Done\n\nAll **good**."));
     let home = tempfile::tempdir().unwrap();
     let project = project();
-    let mut child = tokio::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
+    let mut child = common::corvid_with_upstream(&upstream, home.path())
         .args(["chat", "--model", "grok", "--project"])
         .arg(project.path())
         .stdin(std::process::Stdio::piped())

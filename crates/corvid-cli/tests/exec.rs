@@ -9,25 +9,11 @@ use std::time::Duration;
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn script(events: Vec<String>) -> Reply {
-    let mut events = events;
-    events.push(
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
-               "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-        .to_string(),
-    );
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
+mod common;
+use common::{
+    CHAT, chunk, corvid, corvid_with_upstream, delta_then_stop, json_lines, reply_with_usage, text,
+    tool_call, tool_message,
+};
 
 async fn run_exec(
     upstream: &MockUpstream,
@@ -35,13 +21,8 @@ async fn run_exec(
     home: &std::path::Path,
     extra: &[&str],
 ) -> (bool, Vec<Value>, String) {
-    let mut command = tokio::process::Command::new(CORVID);
+    let mut command = corvid_with_upstream(upstream, home);
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home)
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
         .arg("exec")
         .arg("--json")
         .arg("--project")
@@ -55,14 +36,9 @@ async fn run_exec(
         .await
         .unwrap()
         .unwrap();
-    let events = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
     (
         output.status.success(),
-        events,
+        json_lines(output.stdout),
         String::from_utf8(output.stderr).unwrap(),
     )
 }
@@ -77,31 +53,18 @@ fn types(events: &[Value]) -> Vec<String> {
 #[tokio::test]
 async fn exec_json_reads_edits_and_finishes() {
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
-    let call = |id: &str, name: &str, arguments: &str| {
-        script(vec![
-            chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("tool_calls")),
-        ])
-    };
-    upstream.enqueue(path, call("c1", "read", r#"{"path":"lib.rs"}"#));
+    upstream.enqueue(CHAT, tool_call("c1", "read", r#"{"path":"lib.rs"}"#));
     upstream.enqueue(
-        path,
-        call(
+        CHAT,
+        tool_call(
             "c2",
             "edit",
             r#"{"path":"lib.rs","old_string":"a - b","new_string":"a + b"}"#,
         ),
     );
     upstream.enqueue(
-        path,
-        script(vec![
-            chunk(json!({"content": "Fixed."}), Value::Null),
-            chunk(json!({}), json!("stop")),
-        ]),
+        CHAT,
+        reply_with_usage(delta_then_stop(json!({"content": "Fixed."}))),
     );
     let project = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -150,32 +113,27 @@ async fn exec_json_reads_edits_and_finishes() {
     assert_eq!(requests[0].headers["authorization"], "Bearer upstream-key");
     let second = requests[1].json();
     assert_eq!(second["model"], "grok-4.6");
-    let tool_message = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
-    assert!(tool_message["content"].as_str().unwrap().contains("a - b"));
+    assert!(
+        tool_message(&second)["content"]
+            .as_str()
+            .unwrap()
+            .contains("a - b")
+    );
 }
 
 #[tokio::test]
 async fn exec_refuses_commands_it_cannot_ask_about_and_fails_on_errors() {
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
     upstream.enqueue(
-        path,
-        script(vec![
+        CHAT,
+        reply_with_usage(vec![
             chunk(json!({"tool_calls": [{"index": 0, "id": "b1", "type": "function", "function": {"name": "bash", "arguments": r#"{"command":"touch marker"}"#}}]}), Value::Null),
             chunk(json!({}), json!("tool_calls")),
         ]),
     );
     upstream.enqueue(
-        path,
-        script(vec![
-            chunk(json!({"content": "ok"}), Value::Null),
-            chunk(json!({}), json!("stop")),
-        ]),
+        CHAT,
+        reply_with_usage(delta_then_stop(json!({"content": "ok"}))),
     );
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -189,7 +147,7 @@ async fn exec_refuses_commands_it_cannot_ask_about_and_fails_on_errors() {
     assert!(stdout.contains("✗ $ touch marker"), "{stdout}");
 
     upstream.enqueue(
-        path,
+        CHAT,
         Reply::status(http::StatusCode::UNAUTHORIZED, json!({"error": "bad key"})),
     );
     let (ok, events, _) = run_exec(&upstream, project.path(), home.path(), &[]).await;
@@ -211,13 +169,8 @@ async fn exec_raw(
     input: Option<&str>,
 ) -> (i32, String, String) {
     use tokio::io::AsyncWriteExt;
-    let mut command = tokio::process::Command::new(CORVID);
+    let mut command = corvid_with_upstream(upstream, home);
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home)
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
         .args(["exec", "--model", "grok", "--project"])
         .arg(project)
         .args(args)
@@ -242,13 +195,6 @@ async fn exec_raw(
     )
 }
 
-fn text_reply(answer: &str) -> Reply {
-    script(vec![
-        chunk(json!({"role": "assistant", "content": answer}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ])
-}
-
 fn user_messages(request: &Value) -> Vec<String> {
     request["messages"]
         .as_array()
@@ -262,9 +208,8 @@ fn user_messages(request: &Value) -> Vec<String> {
 #[tokio::test]
 async fn exec_starts_a_fresh_conversation_unless_told_to_continue() {
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
     for answer in ["One.", "Two.", "Three."] {
-        upstream.enqueue(path, text_reply(answer));
+        upstream.enqueue(CHAT, text(answer));
     }
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -300,9 +245,8 @@ async fn exec_starts_a_fresh_conversation_unless_told_to_continue() {
 #[tokio::test]
 async fn exec_reads_the_prompt_from_stdin_and_prints_only_the_last_message() {
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
-    upstream.enqueue(path, text_reply("From a dash."));
-    upstream.enqueue(path, text_reply("From a pipe."));
+    upstream.enqueue(CHAT, text("From a dash."));
+    upstream.enqueue(CHAT, text("From a pipe."));
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let (code, stdout, stderr) = exec_raw(
@@ -366,7 +310,7 @@ async fn exec_exit_codes_for_usage_errors_and_failures() {
     assert_eq!(code, 2);
     // A failed turn.
     upstream.enqueue(
-        "/v1/chat/completions",
+        CHAT,
         Reply::status(http::StatusCode::UNAUTHORIZED, json!({"error": "bad key"})),
     );
     let (code, stdout, _) =
@@ -389,10 +333,7 @@ async fn exec_advice_names_no_chat_command_and_no_restart() {
     let project = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     // No XAI_API_KEY anywhere: the model's provider has no credential.
-    let output = tokio::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
+    let output = corvid(home.path())
         .env("CORVID_UPSTREAM", upstream.base_url())
         .args(["exec", "--model", "grok", "--project"])
         .arg(project.path())

@@ -12,31 +12,42 @@ use std::time::Duration;
 use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const CHAT: &str = "/v1/chat/completions";
+mod common;
+use common::{
+    CHAT, chat_requests, corvid, corvid_with_upstream, delta_then_stop, reply, tool_call_chunks,
+};
 
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn reply(chunks: Vec<String>) -> Reply {
-    let mut events = chunks;
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
-
+/// The assistant calls one tool (no usage).
 fn call(id: &str, name: &str, arguments: Value) -> Reply {
-    reply(vec![
-        chunk(
-            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function",
-                   "function": {"name": name, "arguments": arguments.to_string()}}]}),
-            Value::Null,
-        ),
-        chunk(json!({}), json!("tool_calls")),
-    ])
+    reply(tool_call_chunks(id, name, &arguments.to_string()))
+}
+
+/// `corvid exec` with `extra` flags under `--approval full-auto` in `project`, which must
+/// succeed; its stdout and stderr.
+async fn exec_full_auto(
+    upstream: &MockUpstream,
+    home: &Path,
+    project: &Path,
+    extra: &[&str],
+    prompt: &str,
+) -> (String, String) {
+    let output = corvid_with_upstream(upstream, home)
+        .arg("exec")
+        .args(extra)
+        .args(["--approval", "full-auto", "--project"])
+        .arg(project)
+        .arg(prompt)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(90), output)
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -78,54 +89,32 @@ async fn a_project_server_is_offered_and_runs_in_the_sandbox() {
     );
     upstream.enqueue(
         CHAT,
-        reply(vec![
-            chunk(
-                json!({"role": "assistant", "content": "Done."}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("stop")),
-        ]),
+        reply(delta_then_stop(
+            json!({"role": "assistant", "content": "Done."}),
+        )),
     );
     // The user trusts the project's server (it would not start otherwise).
-    let trusted = std::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
+    let trusted = corvid(home.path())
         .args(["mcp", "trust", "fixture", "--project"])
         .arg(project.path())
         .output()
+        .await
         .unwrap();
     assert!(
         trusted.status.success(),
         "{}",
         String::from_utf8_lossy(&trusted.stderr)
     );
-    let output = tokio::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
-        .args(["exec", "--json", "--approval", "full-auto", "--project"])
-        .arg(project.path())
-        .arg("try the fixture's tools")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(90), output)
-        .await
-        .unwrap()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    let (_, stderr) = exec_full_auto(
+        &upstream,
+        home.path(),
+        project.path(),
+        &["--json"],
+        "try the fixture's tools",
+    )
+    .await;
 
-    let requests: Vec<Value> = upstream
-        .requests()
-        .iter()
-        .filter(|request| request.path == CHAT)
-        .map(|request| request.json())
-        .collect();
+    let requests = chat_requests(&upstream);
     assert_eq!(requests.len(), 4, "{stderr}");
     let result = |index: usize| -> String {
         let messages = requests[index]["messages"].as_array().unwrap();
@@ -164,45 +153,19 @@ async fn full_auto_does_not_start_an_untrusted_project_server() {
     let upstream = MockUpstream::start().await;
     upstream.enqueue(
         CHAT,
-        reply(vec![
-            chunk(
-                json!({"role": "assistant", "content": "Done."}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("stop")),
-        ]),
+        reply(delta_then_stop(
+            json!({"role": "assistant", "content": "Done."}),
+        )),
     );
-    let output = tokio::process::Command::new(CORVID)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("CORVID_HOME", home.path())
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
-        .args(["exec", "--approval", "full-auto", "--project"])
-        .arg(project.path())
-        .arg("hello")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(90), output)
-        .await
-        .unwrap()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let said = format!("{}{stderr}", String::from_utf8_lossy(&output.stdout));
+    let (stdout, stderr) =
+        exec_full_auto(&upstream, home.path(), project.path(), &[], "hello").await;
+    let said = format!("{stdout}{stderr}");
     assert!(said.contains("corvid mcp trust cloned"), "{said}");
     assert!(
         !mark.exists(),
         "full-auto started an untrusted project server"
     );
-    let request = upstream
-        .requests()
-        .into_iter()
-        .find(|request| request.path == CHAT)
-        .unwrap()
-        .json();
-    let tools = request["tools"].to_string();
+    let requests = chat_requests(&upstream);
+    let tools = requests[0]["tools"].to_string();
     assert!(!tools.contains("mcp__cloned"), "{tools}");
 }

@@ -15,8 +15,8 @@ use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-const PATH: &str = "/v1/chat/completions";
+mod common;
+use common::{CHAT, chunk, delta_then_stop, json_lines, reply, tool_message};
 
 fn landlock() -> bool {
     let available = corvid_tools::SandboxProbe::detect().landlock_abi.is_some();
@@ -24,19 +24,6 @@ fn landlock() -> bool {
         eprintln!("SKIPPED: this kernel has no Landlock, so there is no sandbox to test");
     }
     available
-}
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn reply(events: Vec<String>) -> Reply {
-    let mut events = events;
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
 }
 
 fn bash(id: &str, command: &str) -> Reply {
@@ -51,10 +38,7 @@ fn bash(id: &str, command: &str) -> Reply {
 }
 
 fn done() -> Reply {
-    reply(vec![
-        chunk(json!({"content": "done"}), Value::Null),
-        chunk(json!({}), json!("stop")),
-    ])
+    reply(delta_then_stop(json!({"content": "done"})))
 }
 
 struct Folders {
@@ -97,14 +81,9 @@ fn folders() -> Folders {
 }
 
 fn corvid(upstream: &MockUpstream, folders: &Folders) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(CORVID);
+    let mut command = common::corvid_with_upstream(upstream, &folders.corvid_home);
     command
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &folders.home)
-        .env("CORVID_HOME", &folders.corvid_home)
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -122,11 +101,7 @@ async fn exec(upstream: &MockUpstream, folders: &Folders, extra: &[&str]) -> Vec
         .await
         .unwrap()
         .unwrap();
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+    json_lines(output.stdout)
 }
 
 fn results(events: &[Value]) -> Vec<(bool, String)> {
@@ -151,22 +126,22 @@ async fn under_full_auto_the_sandbox_refuses_and_sandbox_off_does_not() {
     let upstream = MockUpstream::start().await;
     let escape = folders.outside.join("escape.txt");
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash("b1", &format!("echo pwned > {}", escape.display())),
     );
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash(
             "b2",
             &format!("cat {}", folders.corvid_home.join("env").display()),
         ),
     );
-    upstream.enqueue(PATH, bash("b3", "cat ~/.ssh/id_ed25519"));
+    upstream.enqueue(CHAT, bash("b3", "cat ~/.ssh/id_ed25519"));
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash("b4", "echo \"key=[$XAI_API_KEY] home=[$CORVID_HOME]\""),
     );
-    upstream.enqueue(PATH, done());
+    upstream.enqueue(CHAT, done());
     let namespaces = corvid_tools::SandboxProbe::detect().namespaces;
     let events = exec(&upstream, &folders, &[]).await;
     let ready = events
@@ -204,10 +179,10 @@ async fn under_full_auto_the_sandbox_refuses_and_sandbox_off_does_not() {
     );
 
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash("b4", &format!("echo allowed > {}", escape.display())),
     );
-    upstream.enqueue(PATH, done());
+    upstream.enqueue(CHAT, done());
     let events = exec(&upstream, &folders, &["--sandbox", "off"]).await;
     let ready = events
         .iter()
@@ -247,7 +222,7 @@ async fn a_project_custom_tool_is_offered_and_runs_in_the_sandbox() {
     .unwrap();
     let arguments = json!({"text": "$(touch ../../../sub); `touch ../../../tick`"}).to_string();
     upstream.enqueue(
-        PATH,
+        CHAT,
         reply(vec![
             chunk(
                 json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "k1", "type": "function", "function": {"name": "keep", "arguments": arguments}}]}),
@@ -256,7 +231,7 @@ async fn a_project_custom_tool_is_offered_and_runs_in_the_sandbox() {
             chunk(json!({}), json!("tool_calls")),
         ]),
     );
-    upstream.enqueue(PATH, done());
+    upstream.enqueue(CHAT, done());
     let events = exec(&upstream, &folders, &[]).await;
 
     let offered = upstream.requests()[0].json();
@@ -287,12 +262,7 @@ async fn a_project_custom_tool_is_offered_and_runs_in_the_sandbox() {
     }
     // The model gets the result in its next request.
     let next = upstream.requests()[1].json();
-    let tool_message = next["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .unwrap();
+    let tool_message = tool_message(&next);
     assert!(
         tool_message["content"].as_str().unwrap().contains("kept"),
         "{tool_message}"
@@ -349,10 +319,10 @@ async fn command_dies_with_corvid(extra: &[&str]) {
     let upstream = MockUpstream::start().await;
     let late = folders.project.join("late");
     upstream.enqueue(
-        PATH,
+        CHAT,
         bash("b1", &format!("sleep 2; echo late > {}", late.display())),
     );
-    upstream.enqueue(PATH, done());
+    upstream.enqueue(CHAT, done());
     let mut command = corvid(&upstream, &folders);
     command
         .args(["exec", "--json", "--approval", "full-auto", "--project"])

@@ -7,28 +7,15 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use corvid_test_support::{MockUpstream, Reply};
-use serde_json::{Value, json};
+use corvid_test_support::MockUpstream;
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
-
-fn chunk(delta: Value, finish: Value) -> String {
-    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6",
-           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    .to_string()
-}
-
-fn script(mut events: Vec<String>) -> Reply {
-    events.push(
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "grok-4.6", "choices": [],
-               "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-        .to_string(),
-    );
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::ZERO)
-}
+mod common;
+use common::{
+    CHAT, corvid_with_upstream, delta_then_stop, offered_tools, reply_with_usage, tool_call,
+    tool_message,
+};
 
 /// A page server on 127.0.0.1 that answers every request with the same HTML.
 async fn page_server(html: &'static str) -> std::net::SocketAddr {
@@ -56,6 +43,16 @@ async fn page_server(html: &'static str) -> std::net::SocketAddr {
     address
 }
 
+/// The model fetches `url` with `web_fetch`, then answers `answer`.
+fn fetch_then_answer(upstream: &MockUpstream, url: &str, answer: &str) {
+    let arguments = json!({ "url": url }).to_string();
+    upstream.enqueue(CHAT, tool_call("c1", "web_fetch", &arguments));
+    upstream.enqueue(
+        CHAT,
+        reply_with_usage(delta_then_stop(json!({ "content": answer }))),
+    );
+}
+
 async fn exec(
     upstream: &MockUpstream,
     home: &std::path::Path,
@@ -63,12 +60,7 @@ async fn exec(
 ) -> (bool, String) {
     let output = tokio::time::timeout(
         Duration::from_secs(60),
-        tokio::process::Command::new(CORVID)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("CORVID_HOME", home)
-            .env("CORVID_UPSTREAM", upstream.base_url())
-            .env("XAI_API_KEY", "upstream-key")
+        corvid_with_upstream(upstream, home)
             .args([
                 "exec",
                 "--json",
@@ -101,24 +93,10 @@ async fn exec_fetches_a_page_and_the_model_reads_its_markdown() {
     )
     .await;
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
-    let arguments = json!({ "url": format!("http://{page}/notes") }).to_string();
-    upstream.enqueue(
-        path,
-        script(vec![
-            chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "web_fetch", "arguments": arguments}}]}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("tool_calls")),
-        ]),
-    );
-    upstream.enqueue(
-        path,
-        script(vec![
-            chunk(json!({"content": "Builds are faster."}), Value::Null),
-            chunk(json!({}), json!("stop")),
-        ]),
+    fetch_then_answer(
+        &upstream,
+        &format!("http://{page}/notes"),
+        "Builds are faster.",
     );
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -133,25 +111,14 @@ async fn exec_fetches_a_page_and_the_model_reads_its_markdown() {
     let requests = upstream.requests();
     assert_eq!(requests.len(), 2, "{stderr}");
     let first = requests[0].json();
-    let offered: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["function"]["name"].as_str().unwrap())
-        .collect();
+    let offered = offered_tools(&first);
     assert!(offered.contains(&"web_fetch"), "{offered:?}");
     assert!(
         !offered.contains(&"web_search"),
         "search is off until configured: {offered:?}"
     );
     let second = requests[1].json();
-    let tool_message = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .unwrap();
-    let text = tool_message["content"].as_str().unwrap();
+    let text = tool_message(&second)["content"].as_str().unwrap();
     assert!(text.contains("Title: Release notes"), "{text}");
     assert!(text.contains("## 1.2.0"), "{text}");
     assert!(text.contains("- Faster builds"), "{text}");
@@ -162,37 +129,13 @@ async fn exec_fetches_a_page_and_the_model_reads_its_markdown() {
 async fn without_the_allowlist_exec_refuses_the_loopback_page() {
     let page = page_server("<p>internal</p>").await;
     let upstream = MockUpstream::start().await;
-    let path = "/v1/chat/completions";
-    let arguments = json!({ "url": format!("http://{page}/") }).to_string();
-    upstream.enqueue(
-        path,
-        script(vec![
-            chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "web_fetch", "arguments": arguments}}]}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("tool_calls")),
-        ]),
-    );
-    upstream.enqueue(
-        path,
-        script(vec![
-            chunk(json!({"content": "Could not."}), Value::Null),
-            chunk(json!({}), json!("stop")),
-        ]),
-    );
+    fetch_then_answer(&upstream, &format!("http://{page}/"), "Could not.");
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let (ok, stderr) = exec(&upstream, home.path(), project.path()).await;
     assert!(ok, "{stderr}");
     let second = upstream.requests()[1].json();
-    let tool_message = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|message| message["role"] == "tool")
-        .unwrap();
-    let text = tool_message["content"].as_str().unwrap();
+    let text = tool_message(&second)["content"].as_str().unwrap();
     assert!(text.contains("a loopback address"), "{text}");
     assert!(!text.contains("internal"), "{text}");
 }
