@@ -7,11 +7,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, StreamFuture};
+use corvid_agent::{AgentHandle, ModelClient, StreamFuture};
 use corvid_protocol::{
     ApprovalPolicy, ChangeKind, ErrorClass, Event, EventMsg, FileChange, HistoryEntry, Op,
     SendParams, TurnOutcome,
 };
+use corvid_test_support::agent;
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply, request_tokens};
 use corvid_wire::model::ChatRequest;
 
@@ -37,17 +38,7 @@ impl ModelClient for Router {
         } else {
             self.main.next(request)
         };
-        Box::pin(async move {
-            match reply {
-                ScriptedReply::Events(events) => {
-                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
-                }
-                ScriptedReply::Fail { message, .. } => {
-                    Err(ModelError::new(ErrorClass::UnexpectedResponse, message))
-                }
-                _ => unreachable!("these tests script only events and failures"),
-            }
-        })
+        agent::play(reply)
     }
 
     fn context_window(&self, model: &str) -> Option<u64> {
@@ -85,8 +76,7 @@ impl Session {
     ) -> Self {
         let main = Arc::new(ScriptedModel::new(main));
         let summarizer = Arc::new(ScriptedModel::new(Vec::new()));
-        let mut config = AgentConfig::new(setup.project.to_owned(), "scripted-model");
-        config.approval = ApprovalPolicy::FullAuto;
+        let mut config = agent::config(setup.project, ApprovalPolicy::FullAuto);
         config.database = Some(setup.data.join("corvid.db"));
         config.output_dir = setup.data.join("output");
         config.checkpoint_dir = Some(setup.data.join("checkpoints"));
@@ -111,10 +101,7 @@ impl Session {
 
     async fn until(&mut self, matches: impl Fn(&EventMsg) -> bool) -> EventMsg {
         loop {
-            let event = tokio::time::timeout(Duration::from_secs(30), self.events.recv())
-                .await
-                .expect("an event within 30 s")
-                .expect("the engine is running");
+            let event = agent::next_event(&mut self.events, Duration::from_secs(30)).await;
             self.seen.push(event.clone());
             if event.depth == 0 && matches(&event.msg) {
                 return event.msg;
