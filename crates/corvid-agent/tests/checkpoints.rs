@@ -476,6 +476,19 @@ fn long_turn(index: usize) -> [ScriptedReply; 2] {
     ]
 }
 
+/// What one request with an empty history takes in `project` (its system prompt and tools),
+/// measured in a session of its own under `data`.
+async fn first_request_tokens(project: &Path, data: &Path) -> u64 {
+    let setup = Setup {
+        project,
+        data: &data.join("probe"),
+        window: None,
+    };
+    let mut probe = Session::start(&setup, vec![ScriptedReply::text("hi")]);
+    assert_eq!(probe.turn("x").await, TurnOutcome::Completed);
+    request_tokens(&probe.main.requests()[0])
+}
+
 const TASK: &str = "TASK-7: keep one note per turn under notes/ for the parrot project";
 
 #[tokio::test]
@@ -484,15 +497,7 @@ async fn a_long_session_on_a_small_window_is_compacted_and_keeps_its_task() {
     let root = project.path();
     // The window is what one request with an empty history takes (system prompt and tools),
     // plus room for about five turns.
-    let probe_setup = Setup {
-        project: root,
-        data: &data.path().join("probe"),
-        window: None,
-    };
-    let mut probe = Session::start(&probe_setup, vec![ScriptedReply::text("hi")]);
-    assert_eq!(probe.turn("x").await, TurnOutcome::Completed);
-    let base = request_tokens(&probe.main.requests()[0]);
-    let window = base + 3_000;
+    let window = first_request_tokens(root, data.path()).await + 3_000;
 
     let setup = Setup {
         project: root,
@@ -740,14 +745,7 @@ fn windows_of_compactions(session: &Session) -> Vec<u64> {
 async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
     let (project, data) = dirs();
     let root = project.path();
-    let probe_setup = Setup {
-        project: root,
-        data: &data.path().join("probe"),
-        window: None,
-    };
-    let mut probe = Session::start(&probe_setup, vec![ScriptedReply::text("hi")]);
-    assert_eq!(probe.turn("x").await, TurnOutcome::Completed);
-    let tight = request_tokens(&probe.main.requests()[0]) + 3_000;
+    let tight = first_request_tokens(root, data.path()).await + 3_000;
     let roomy = 10_000_000;
 
     let setup = Setup {
