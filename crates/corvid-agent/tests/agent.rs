@@ -143,11 +143,10 @@ async fn approve_reject_with_feedback_and_allow_always() {
     assert!(agent.last_results()[0].0.contains("four"));
 }
 
-#[tokio::test]
-async fn an_edit_is_relocated_after_the_file_changed_during_review() {
-    let dir = project();
+/// An agent under `ask` whose turn "fix" proposes fixing the sign in lib.rs, and that proposal.
+async fn proposing_the_sign_fix(project: &Path) -> (ScriptedAgent, ProposalNotification) {
     let mut agent = start(
-        dir.path(),
+        project,
         ApprovalPolicy::Ask,
         vec![
             ScriptedReply::tool_call(
@@ -159,13 +158,17 @@ async fn an_edit_is_relocated_after_the_file_changed_during_review() {
         ],
     );
     agent.send("fix");
-    let ProposalNotification {
-        proposal_id: proposal,
-        kind,
-        ..
-    } = agent.proposal().await;
+    let proposal = agent.proposal().await;
+    (agent, proposal)
+}
+
+#[tokio::test]
+async fn an_edit_is_relocated_after_the_file_changed_during_review() {
+    let dir = project();
+    let (mut agent, proposal) = proposing_the_sign_fix(dir.path()).await;
+    let kind = &proposal.kind;
     assert!(
-        matches!(&kind, ProposalKind::Edit { diff, .. } if diff.contains("+    a + b")),
+        matches!(kind, ProposalKind::Edit { diff, .. } if diff.contains("+    a + b")),
         "{kind:?}"
     );
     // The user adds lines above while reviewing.
@@ -174,7 +177,7 @@ async fn an_edit_is_relocated_after_the_file_changed_during_review() {
         "// new header\n\nfn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
     )
     .unwrap();
-    agent.decide(&proposal, ApprovalDecision::Approve);
+    agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("lib.rs")).unwrap(),
@@ -185,22 +188,9 @@ async fn an_edit_is_relocated_after_the_file_changed_during_review() {
 #[tokio::test]
 async fn a_vanished_target_is_refused() {
     let dir = project();
-    let mut agent = start(
-        dir.path(),
-        ApprovalPolicy::Ask,
-        vec![
-            ScriptedReply::tool_call(
-                "c1",
-                "edit",
-                r#"{"path":"lib.rs","old_string":"a - b","new_string":"a + b"}"#,
-            ),
-            ScriptedReply::text("ok"),
-        ],
-    );
-    agent.send("fix");
-    let proposal = agent.proposal().await.proposal_id;
+    let (mut agent, proposal) = proposing_the_sign_fix(dir.path()).await;
     std::fs::write(dir.path().join("lib.rs"), "fn add() {}\n").unwrap();
-    agent.decide(&proposal, ApprovalDecision::Approve);
+    agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
     agent.turn_finished().await;
     let (output, is_error) = agent.last_results()[0].clone();
     assert!(is_error, "{output}");

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, EventMsg, ProposalNotification, SandboxMode, SandboxNotice,
-    TurnOutcome,
+    SandboxState, TurnOutcome,
 };
 use corvid_test_support::agent::{self, ScriptedAgent};
 use corvid_test_support::scripted::ScriptedReply;
@@ -25,6 +25,18 @@ fn reject(agent: &ScriptedAgent, proposal: &ProposalNotification) {
         &proposal.proposal_id,
         ApprovalDecision::Reject { feedback: None },
     );
+}
+
+/// The sandbox the engine's `ready` reports.
+async fn ready_sandbox(agent: &mut ScriptedAgent) -> SandboxState {
+    match agent
+        .until(|msg| matches!(msg, EventMsg::Ready(_)))
+        .await
+        .msg
+    {
+        EventMsg::Ready(ready) => ready.sandbox.unwrap(),
+        _ => unreachable!(),
+    }
 }
 
 /// The system prompt of the first model request.
@@ -62,23 +74,14 @@ async fn a_widened_command_asks_even_under_full_auto_and_says_what_is_widened() 
             ScriptedReply::text("ok"),
         ],
     );
-    match agent
-        .until(|msg| matches!(msg, EventMsg::Ready(_)))
-        .await
-        .msg
-    {
-        EventMsg::Ready(ready) => {
-            let sandbox = ready.sandbox.unwrap();
-            assert_eq!(sandbox.mode, SandboxMode::Enforced);
-            assert_eq!(sandbox.landlock_abi, Some(7));
-            assert!(
-                sandbox.summary.contains("network off"),
-                "{}",
-                sandbox.summary
-            );
-        }
-        _ => unreachable!(),
-    }
+    let sandbox = ready_sandbox(&mut agent).await;
+    assert_eq!(sandbox.mode, SandboxMode::Enforced);
+    assert_eq!(sandbox.landlock_abi, Some(7));
+    assert!(
+        sandbox.summary.contains("network off"),
+        "{}",
+        sandbox.summary
+    );
     agent.send("install");
     let proposal = agent.proposal().await;
     let notice = proposal.sandbox.clone().unwrap();
@@ -112,22 +115,13 @@ async fn without_landlock_every_command_asks_even_under_full_auto() {
             ScriptedReply::text("ok"),
         ],
     );
-    match agent
-        .until(|msg| matches!(msg, EventMsg::Ready(_)))
-        .await
-        .msg
-    {
-        EventMsg::Ready(ready) => {
-            let sandbox = ready.sandbox.unwrap();
-            assert_eq!(sandbox.mode, SandboxMode::Unavailable);
-            assert!(
-                sandbox.summary.contains("no Landlock"),
-                "{}",
-                sandbox.summary
-            );
-        }
-        _ => unreachable!(),
-    }
+    let sandbox = ready_sandbox(&mut agent).await;
+    assert_eq!(sandbox.mode, SandboxMode::Unavailable);
+    assert!(
+        sandbox.summary.contains("no Landlock"),
+        "{}",
+        sandbox.summary
+    );
     agent.send("touch");
     let proposal = agent.proposal().await;
     assert!(
