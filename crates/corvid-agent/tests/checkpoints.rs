@@ -738,6 +738,26 @@ fn windows_of_compactions(session: &Session) -> Vec<u64> {
         .collect()
 }
 
+/// Twelve turns of the task all complete, none compacted, though the history grows past
+/// `window` (`why` says why that window did not apply).
+async fn twelve_turns_fit_uncompacted(session: &mut Session, window: u64, why: &str) {
+    for index in 0..12 {
+        assert_eq!(
+            session.turn(&format!("{TASK} ({index})")).await,
+            TurnOutcome::Completed
+        );
+    }
+    assert_eq!(windows_of_compactions(session), Vec::<u64>::new());
+    assert!(
+        session
+            .main
+            .requests()
+            .iter()
+            .any(|request| request_tokens(request) > window),
+        "{why}"
+    );
+}
+
 /// Issue 11, item 5: without `--context-window` the window is the model client's for the
 /// current model (the catalog or the configuration in the binary), a `/model` switch uses the
 /// new model's, and `AgentConfig::context_window` beats both.
@@ -766,21 +786,12 @@ async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
         )));
     }
     // On the roomy model, the first turns fit without compaction (they would not fit `tight`).
-    for index in 0..12 {
-        assert_eq!(
-            session.turn(&format!("{TASK} ({index})")).await,
-            TurnOutcome::Completed
-        );
-    }
-    assert_eq!(windows_of_compactions(&session), Vec::<u64>::new());
-    assert!(
-        session
-            .main
-            .requests()
-            .iter()
-            .any(|request| request_tokens(request) > tight),
-        "the roomy model's history outgrew the tight window"
-    );
+    twelve_turns_fit_uncompacted(
+        &mut session,
+        tight,
+        "the roomy model's history outgrew the tight window",
+    )
+    .await;
     let sent_before_switch = session.main.requests().len();
     session.main.set_window(tight);
     session.handle.submit(Op::SetModel {
@@ -818,19 +829,10 @@ async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
     };
     let replies: Vec<ScriptedReply> = (0..12).flat_map(long_turn).collect();
     let mut session = Session::start_with_windows(&setup, replies, &[("scripted-model", tight)]);
-    for index in 0..12 {
-        assert_eq!(
-            session.turn(&format!("{TASK} ({index})")).await,
-            TurnOutcome::Completed
-        );
-    }
-    assert_eq!(windows_of_compactions(&session), Vec::<u64>::new());
-    assert!(
-        session
-            .main
-            .requests()
-            .iter()
-            .any(|request| request_tokens(request) > tight),
-        "the history grew past the client's window without compaction"
-    );
+    twelve_turns_fit_uncompacted(
+        &mut session,
+        tight,
+        "the history grew past the client's window without compaction",
+    )
+    .await;
 }
