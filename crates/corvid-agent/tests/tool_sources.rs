@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, ProposalKind, TurnOutcome,
 };
-use corvid_test_support::agent::{self, ScriptedAgent};
+use corvid_test_support::agent::{self, ScriptedAgent, tool_names};
 use corvid_test_support::scripted::ScriptedReply;
 use corvid_tools::{
     AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolDetail, ToolError,
@@ -224,11 +224,7 @@ async fn a_plugged_in_tool_is_offered_gated_applied_and_its_result_reaches_the_m
     assert_eq!(notebook.notes.lock().unwrap().len(), 1);
 
     let request = &agent.model.requests()[0];
-    let offered: Vec<&str> = request
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let offered = tool_names(request);
     assert!(
         offered.contains(&"note_add") && offered.contains(&"note_clear"),
         "{offered:?}"
@@ -326,11 +322,7 @@ async fn always_for_an_origin_allows_its_other_tools_and_the_offer_follows_the_s
     agent.send("pin it");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let requests = agent.model.requests();
-    let offered: Vec<&str> = requests[3]
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let offered = tool_names(&requests[3]);
     assert!(
         offered.contains(&"note_pin") && !offered.contains(&"note_clear"),
         "{offered:?}"
@@ -410,12 +402,9 @@ async fn a_custom_tool_folder_works_through_the_agent() {
         )),
         "{warnings:?}"
     );
-    let offered: Vec<String> = agent.model.requests()[0]
-        .tools
-        .iter()
-        .map(|tool| tool.name.clone())
-        .collect();
-    assert!(offered.contains(&"shout".to_owned()) && !offered.contains(&"whisper".to_owned()));
+    let requests = agent.model.requests();
+    let offered = tool_names(&requests[0]);
+    assert!(offered.contains(&"shout") && !offered.contains(&"whisper"));
 }
 
 #[tokio::test]

@@ -106,6 +106,15 @@ pub fn tool_results(request: &ChatRequest) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// The names of the tools `request` offered, in order.
+pub fn tool_names(request: &ChatRequest) -> Vec<&str> {
+    request
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect()
+}
+
 /// An agent engine on a scripted model, and every event it has sent so far.
 pub struct ScriptedAgent {
     pub handle: AgentHandle,

@@ -9,7 +9,7 @@ use corvid_mcp::McpPlugin;
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, ProposalKind, TurnOutcome,
 };
-use corvid_test_support::agent::{self, ScriptedAgent, tool_results};
+use corvid_test_support::agent::{self, ScriptedAgent, tool_names, tool_results};
 use corvid_test_support::scripted::ScriptedReply;
 use corvid_wire::model::{Part, ToolResultContent};
 use serde_json::json;
@@ -105,11 +105,7 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
     );
 
     let requests = agent.model.requests();
-    let offered: Vec<&str> = requests[0]
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let offered = tool_names(&requests[0]);
     assert!(offered.contains(&"mcp__everything__echo"), "{offered:?}");
     assert!(offered.contains(&"read"), "the built-ins stay: {offered:?}");
     let (echoed, is_error) = tool_results(&requests[1])[0].clone();

@@ -8,7 +8,7 @@ use corvid_config::{HostRule, WebConfig};
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, ProposalKind, TurnOutcome,
 };
-use corvid_test_support::agent::{self, ScriptedAgent, tool_results};
+use corvid_test_support::agent::{self, ScriptedAgent, tool_names, tool_results};
 use corvid_test_support::scripted::ScriptedReply;
 use corvid_web::WebTools;
 use corvid_web::source::WebPlugin;
@@ -84,11 +84,7 @@ async fn a_scripted_model_fetches_a_page_and_reads_its_markdown_next() {
     assert_eq!(outcome, TurnOutcome::Completed);
     let requests = agent.model.requests();
     assert_eq!(requests.len(), 2);
-    let offered: Vec<&str> = requests[0]
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let offered = tool_names(&requests[0]);
     assert!(offered.contains(&"web_fetch"), "{offered:?}");
     assert!(
         !offered.contains(&"web_search"),
@@ -159,11 +155,7 @@ async fn web_search_asks_first_showing_the_query_and_its_results_reach_the_model
     assert_eq!(outcome, TurnOutcome::Completed);
     assert_eq!(asked, 1, "the search asked once");
     let requests = agent.model.requests();
-    let offered: Vec<&str> = requests[0]
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let offered = tool_names(&requests[0]);
     assert!(offered.contains(&"web_search"), "{offered:?}");
     let results = tool_results(&requests[1]);
     assert_eq!(results.len(), 1);
