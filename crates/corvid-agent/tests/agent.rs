@@ -8,158 +8,26 @@ use std::time::Duration;
 
 use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, StreamFuture};
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ErrorClass, Event, EventMsg, Op,
-    ProposalKind, SendParams, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ErrorClass, Event, EventMsg, Op, ProposalKind,
+    ProposalNotification, SendParams, TurnOutcome,
 };
-use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
+use corvid_test_support::agent::{self, ScriptedAgent};
+use corvid_test_support::scripted::ScriptedReply;
 use corvid_wire::model::{ChatRequest, Part, Role, StreamEvent, ToolChoice};
-use tokio::sync::mpsc;
 
-struct Scripted(Arc<ScriptedModel>);
-
-impl ModelClient for Scripted {
-    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
-        let reply = self.0.next(request);
-        Box::pin(async move {
-            match reply {
-                ScriptedReply::Events(events) => {
-                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
-                }
-                ScriptedReply::Fail { status, message } => {
-                    let class = match status {
-                        401 | 403 => ErrorClass::AuthenticationRejected,
-                        429 => ErrorClass::RateLimited,
-                        _ => ErrorClass::ServerError,
-                    };
-                    Err(ModelError::new(class, message))
-                }
-                ScriptedReply::Hang => std::future::pending().await,
-                ScriptedReply::Fed(receiver) => {
-                    Ok(Box::pin(tokio_stream_from(receiver)) as EventStream)
-                }
-            }
-        })
-    }
+fn start(project: &Path, policy: ApprovalPolicy, replies: Vec<ScriptedReply>) -> ScriptedAgent {
+    start_with(project, None, policy, replies)
 }
 
-fn tokio_stream_from(
-    mut receiver: mpsc::UnboundedReceiver<StreamEvent>,
-) -> impl futures_util::Stream<Item = StreamEvent> {
-    futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx))
-}
-
-struct Harness {
-    handle: AgentHandle,
-    events: corvid_agent::Subscription,
-    model: Arc<ScriptedModel>,
-    seen: Vec<Event>,
-}
-
-impl Harness {
-    fn start(project: &Path, policy: ApprovalPolicy, replies: Vec<ScriptedReply>) -> Self {
-        Self::start_with(project, None, policy, replies)
-    }
-
-    fn start_with(
-        project: &Path,
-        database: Option<&Path>,
-        policy: ApprovalPolicy,
-        replies: Vec<ScriptedReply>,
-    ) -> Self {
-        let model = Arc::new(ScriptedModel::new(replies));
-        let mut config = AgentConfig::new(project.to_owned(), "scripted-model");
-        config.approval = policy;
-        config.database = database.map(Path::to_owned);
-        config.output_dir = project.join(".corvid-test-output");
-        let (handle, events) =
-            AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
-        Self {
-            handle,
-            events,
-            model,
-            seen: Vec::new(),
-        }
-    }
-
-    async fn next(&mut self) -> Event {
-        let event = tokio::time::timeout(Duration::from_secs(20), self.events.recv())
-            .await
-            .expect("an event within 20 s")
-            .expect("the engine is running");
-        self.seen.push(event.clone());
-        event
-    }
-
-    /// Events until one matches, returning it.
-    async fn until(&mut self, matches: impl Fn(&EventMsg) -> bool) -> Event {
-        loop {
-            let event = self.next().await;
-            if matches(&event.msg) {
-                return event;
-            }
-        }
-    }
-
-    async fn turn_finished(&mut self) -> TurnOutcome {
-        match self
-            .until(|msg| matches!(msg, EventMsg::TurnFinished(_)))
-            .await
-            .msg
-        {
-            EventMsg::TurnFinished(finished) => finished.outcome,
-            _ => unreachable!(),
-        }
-    }
-
-    fn send(&self, text: &str) -> String {
-        self.handle.submit(Op::Send(SendParams::text(text)))
-    }
-
-    async fn proposal(&mut self) -> (String, ProposalKind) {
-        match self
-            .until(|msg| matches!(msg, EventMsg::Proposal(_)))
-            .await
-            .msg
-        {
-            EventMsg::Proposal(proposal) => (proposal.proposal_id, proposal.kind),
-            _ => unreachable!(),
-        }
-    }
-
-    fn decide(&self, proposal_id: &str, decision: ApprovalDecision) {
-        self.handle.submit(Op::Approve(ApproveParams {
-            proposal_id: proposal_id.to_owned(),
-            decision,
-        }));
-    }
-
-    /// The tool results the model was sent in its latest request.
-    fn last_results(&self) -> Vec<(String, bool)> {
-        let requests = self.model.requests();
-        let last = requests.last().unwrap();
-        last.messages
-            .last()
-            .unwrap()
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                Part::ToolResult(result) => Some((
-                    result
-                        .content
-                        .iter()
-                        .filter_map(|content| match content {
-                            corvid_wire::model::ToolResultContent::Text { text } => {
-                                Some(text.clone())
-                            }
-                            _ => None,
-                        })
-                        .collect::<String>(),
-                    result.is_error,
-                )),
-                _ => None,
-            })
-            .collect()
-    }
+fn start_with(
+    project: &Path,
+    database: Option<&Path>,
+    policy: ApprovalPolicy,
+    replies: Vec<ScriptedReply>,
+) -> ScriptedAgent {
+    let mut config = agent::config(project, policy);
+    config.database = database.map(Path::to_owned);
+    ScriptedAgent::spawn(config, replies)
 }
 
 fn project() -> tempfile::TempDir {
@@ -175,7 +43,7 @@ fn project() -> tempfile::TempDir {
 #[tokio::test]
 async fn read_edit_bash_in_one_turn() {
     let dir = project();
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::FullAuto,
         vec![
@@ -219,7 +87,7 @@ async fn read_edit_bash_in_one_turn() {
 #[tokio::test]
 async fn approve_reject_with_feedback_and_allow_always() {
     let dir = project();
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::Ask,
         vec![
@@ -231,14 +99,18 @@ async fn approve_reject_with_feedback_and_allow_always() {
         ],
     );
     agent.send("run things");
-    let (first, kind) = agent.proposal().await;
+    let ProposalNotification {
+        proposal_id: first,
+        kind,
+        ..
+    } = agent.proposal().await;
     // Paths in events are relative to the project: the command runs in its root, `.`.
     assert!(
         matches!(&kind, ProposalKind::Command { command, cwd } if command == "echo one" && cwd == "."),
         "{kind:?}"
     );
     agent.decide(&first, ApprovalDecision::Approve);
-    let (second, _) = agent.proposal().await;
+    let second = agent.proposal().await.proposal_id;
     assert!(agent.last_results()[0].0.contains("one"));
     agent.decide(
         &second,
@@ -246,7 +118,7 @@ async fn approve_reject_with_feedback_and_allow_always() {
             feedback: Some("use printf instead".to_owned()),
         },
     );
-    let (third, _) = agent.proposal().await;
+    let third = agent.proposal().await.proposal_id;
     let (feedback, is_error) = agent.last_results()[0].clone();
     assert!(
         is_error && feedback.contains("use printf instead"),
@@ -271,11 +143,10 @@ async fn approve_reject_with_feedback_and_allow_always() {
     assert!(agent.last_results()[0].0.contains("four"));
 }
 
-#[tokio::test]
-async fn an_edit_is_relocated_after_the_file_changed_during_review() {
-    let dir = project();
-    let mut agent = Harness::start(
-        dir.path(),
+/// An agent under `ask` whose turn "fix" proposes fixing the sign in lib.rs, and that proposal.
+async fn proposing_the_sign_fix(project: &Path) -> (ScriptedAgent, ProposalNotification) {
+    let mut agent = start(
+        project,
         ApprovalPolicy::Ask,
         vec![
             ScriptedReply::tool_call(
@@ -287,9 +158,17 @@ async fn an_edit_is_relocated_after_the_file_changed_during_review() {
         ],
     );
     agent.send("fix");
-    let (proposal, kind) = agent.proposal().await;
+    let proposal = agent.proposal().await;
+    (agent, proposal)
+}
+
+#[tokio::test]
+async fn an_edit_is_relocated_after_the_file_changed_during_review() {
+    let dir = project();
+    let (mut agent, proposal) = proposing_the_sign_fix(dir.path()).await;
+    let kind = &proposal.kind;
     assert!(
-        matches!(&kind, ProposalKind::Edit { diff, .. } if diff.contains("+    a + b")),
+        matches!(kind, ProposalKind::Edit { diff, .. } if diff.contains("+    a + b")),
         "{kind:?}"
     );
     // The user adds lines above while reviewing.
@@ -298,7 +177,7 @@ async fn an_edit_is_relocated_after_the_file_changed_during_review() {
         "// new header\n\nfn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
     )
     .unwrap();
-    agent.decide(&proposal, ApprovalDecision::Approve);
+    agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("lib.rs")).unwrap(),
@@ -309,22 +188,9 @@ async fn an_edit_is_relocated_after_the_file_changed_during_review() {
 #[tokio::test]
 async fn a_vanished_target_is_refused() {
     let dir = project();
-    let mut agent = Harness::start(
-        dir.path(),
-        ApprovalPolicy::Ask,
-        vec![
-            ScriptedReply::tool_call(
-                "c1",
-                "edit",
-                r#"{"path":"lib.rs","old_string":"a - b","new_string":"a + b"}"#,
-            ),
-            ScriptedReply::text("ok"),
-        ],
-    );
-    agent.send("fix");
-    let (proposal, _) = agent.proposal().await;
+    let (mut agent, proposal) = proposing_the_sign_fix(dir.path()).await;
     std::fs::write(dir.path().join("lib.rs"), "fn add() {}\n").unwrap();
-    agent.decide(&proposal, ApprovalDecision::Approve);
+    agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
     agent.turn_finished().await;
     let (output, is_error) = agent.last_results()[0].clone();
     assert!(is_error, "{output}");
@@ -341,7 +207,7 @@ async fn path_escapes_are_refused() {
     std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
     std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
     let absolute = outside.path().join("secret.txt").display().to_string();
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::FullAuto,
         vec![
@@ -370,7 +236,7 @@ async fn path_escapes_are_refused() {
 #[tokio::test]
 async fn cancel_stops_a_long_command() {
     let dir = project();
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::FullAuto,
         vec![ScriptedReply::tool_call(
@@ -397,7 +263,7 @@ async fn cancel_stops_a_long_command() {
 async fn identical_calls_repeated_get_guidance_instead_of_a_fourth_run() {
     let dir = project();
     let read = ScriptedReply::tool_call;
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::FullAuto,
         vec![
@@ -429,7 +295,7 @@ async fn the_step_cap_stops_the_turn_and_says_why() {
             )
         })
         .collect();
-    let mut agent = Harness::start(dir.path(), ApprovalPolicy::FullAuto, replies);
+    let mut agent = start(dir.path(), ApprovalPolicy::FullAuto, replies);
     agent
         .model
         .push(ScriptedReply::text("Listed 50 patterns; nothing matched."));
@@ -480,7 +346,7 @@ async fn the_step_cap_stops_the_turn_and_says_why() {
 #[tokio::test]
 async fn failures_are_classified_and_the_session_goes_on() {
     let dir = project();
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::Ask,
         vec![
@@ -506,7 +372,7 @@ async fn failures_are_classified_and_the_session_goes_on() {
 #[tokio::test]
 async fn subagent_events_come_at_depth_one() {
     let dir = project();
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::FullAuto,
         vec![
@@ -568,7 +434,7 @@ async fn a_conversation_resumes_after_the_engine_restarts_and_broken_history_is_
     let dir = project();
     let database = dir.path().join(".corvid-test.db");
     {
-        let mut agent = Harness::start_with(
+        let mut agent = start_with(
             dir.path(),
             Some(&database),
             ApprovalPolicy::Ask,
@@ -576,10 +442,7 @@ async fn a_conversation_resumes_after_the_engine_restarts_and_broken_history_is_
         );
         agent.send("remember the word kestrel");
         agent.turn_finished().await;
-        agent.handle.submit(Op::Shutdown);
-        agent
-            .until(|msg| matches!(msg, EventMsg::ShutdownComplete))
-            .await;
+        agent.shut_down().await;
     }
     // A crash left a tool call without its result in the stored history.
     {
@@ -602,7 +465,7 @@ async fn a_conversation_resumes_after_the_engine_restarts_and_broken_history_is_
             )
             .unwrap();
     }
-    let mut agent = Harness::start_with(
+    let mut agent = start_with(
         dir.path(),
         Some(&database),
         ApprovalPolicy::Ask,
@@ -657,7 +520,7 @@ async fn agents_md_and_skills_reach_the_model_and_bad_skills_warn() {
         "---\nname: broken\n---\nno description\n",
     )
     .unwrap();
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::Ask,
         vec![
@@ -687,7 +550,7 @@ async fn agents_md_and_skills_reach_the_model_and_bad_skills_warn() {
 #[tokio::test]
 async fn a_new_message_interrupts_a_waiting_proposal() {
     let dir = project();
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::Ask,
         vec![
@@ -723,10 +586,10 @@ async fn a_proposal_answered_at_once_is_always_waiting() {
         })
         .collect();
     replies.push(ScriptedReply::text("done"));
-    let mut agent = Harness::start(dir.path(), ApprovalPolicy::Ask, replies);
+    let mut agent = start(dir.path(), ApprovalPolicy::Ask, replies);
     agent.send("run things");
     for _ in 0..ROUNDS {
-        let (proposal_id, _) = agent.proposal().await;
+        let proposal_id = agent.proposal().await.proposal_id;
         agent.decide(&proposal_id, ApprovalDecision::Reject { feedback: None });
     }
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
@@ -741,7 +604,7 @@ async fn a_proposal_answered_at_once_is_always_waiting() {
 #[tokio::test]
 async fn arguments_that_are_not_json_are_named_as_such() {
     let dir = project();
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::FullAuto,
         vec![
@@ -764,7 +627,7 @@ async fn arguments_that_are_not_json_are_named_as_such() {
 async fn an_absolute_path_in_a_call_is_shown_relative_to_the_project() {
     let dir = project();
     let absolute = dir.path().canonicalize().unwrap().join("lib.rs");
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::FullAuto,
         vec![
@@ -801,14 +664,11 @@ fn stored_messages(database: &Path, project: &Path) -> Vec<corvid_wire::model::M
         .collect()
 }
 
-/// Each step is in the store as soon as it completes, not at the end of the turn.
-#[tokio::test]
-async fn a_completed_step_is_saved_while_the_next_one_runs() {
-    let dir = project();
-    let database = dir.path().join(".corvid-test.db");
-    let mut agent = Harness::start_with(
-        dir.path(),
-        Some(&database),
+/// An agent on `database` whose turn "look at lib.rs" has read lib.rs, its second step hanging.
+async fn read_then_hang(project: &Path, database: &Path) -> ScriptedAgent {
+    let mut agent = start_with(
+        project,
+        Some(database),
         ApprovalPolicy::FullAuto,
         vec![
             ScriptedReply::tool_call("c1", "read", r#"{"path":"lib.rs"}"#),
@@ -819,6 +679,15 @@ async fn a_completed_step_is_saved_while_the_next_one_runs() {
     agent
         .until(|msg| matches!(msg, EventMsg::ToolResult(_)))
         .await;
+    agent
+}
+
+/// Each step is in the store as soon as it completes, not at the end of the turn.
+#[tokio::test]
+async fn a_completed_step_is_saved_while_the_next_one_runs() {
+    let dir = project();
+    let database = dir.path().join(".corvid-test.db");
+    let mut agent = read_then_hang(dir.path(), &database).await;
     // Step 2 hangs; step 1 must already be on disk.
     let mut stored = Vec::new();
     for _ in 0..100 {
@@ -847,7 +716,7 @@ async fn a_completed_step_is_saved_while_the_next_one_runs() {
 async fn every_model_call_is_in_the_usage_ledger_with_its_front_end() {
     let dir = project();
     let database = dir.path().join(".corvid-test.db");
-    let mut agent = Harness::start_with(
+    let mut agent = start_with(
         dir.path(),
         Some(&database),
         ApprovalPolicy::FullAuto,
@@ -954,7 +823,7 @@ async fn the_ledger_counts_the_attempts_the_model_client_made() {
 async fn a_broken_reply_keeps_the_clients_wording_and_the_shared_class() {
     let dir = project();
     let broken = corvid_wire::model::WireError::api("the upstream stream broke: connection reset");
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::Ask,
         vec![ScriptedReply::Events(vec![
@@ -982,7 +851,7 @@ async fn a_broken_reply_keeps_the_clients_wording_and_the_shared_class() {
 
 /// The warnings a restarted engine gives before its `ready`.
 async fn warnings_on_reopening(project: &Path, database: &Path) -> Vec<String> {
-    let mut agent = Harness::start_with(project, Some(database), ApprovalPolicy::Ask, vec![]);
+    let mut agent = start_with(project, Some(database), ApprovalPolicy::Ask, vec![]);
     let mut warnings = Vec::new();
     loop {
         match agent.next().await.msg {
@@ -1000,25 +869,10 @@ async fn a_cancelled_turn_reopens_quietly_and_a_crashed_one_warns() {
     let dir = project();
     let database = dir.path().join(".corvid-test.db");
     {
-        let mut agent = Harness::start_with(
-            dir.path(),
-            Some(&database),
-            ApprovalPolicy::FullAuto,
-            vec![
-                ScriptedReply::tool_call("c1", "read", r#"{"path":"lib.rs"}"#),
-                ScriptedReply::Hang,
-            ],
-        );
-        agent.send("look at lib.rs");
-        agent
-            .until(|msg| matches!(msg, EventMsg::ToolResult(_)))
-            .await;
+        let mut agent = read_then_hang(dir.path(), &database).await;
         agent.handle.submit(Op::Cancel);
         assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
-        agent.handle.submit(Op::Shutdown);
-        agent
-            .until(|msg| matches!(msg, EventMsg::ShutdownComplete))
-            .await;
+        agent.shut_down().await;
     }
     let stored = stored_messages(&database, dir.path());
     assert_eq!(stored.last().unwrap().role, Role::User, "{stored:?}");

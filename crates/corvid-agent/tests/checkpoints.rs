@@ -7,11 +7,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, StreamFuture};
+use corvid_agent::{AgentHandle, ModelClient, StreamFuture};
 use corvid_protocol::{
     ApprovalPolicy, ChangeKind, ErrorClass, Event, EventMsg, FileChange, HistoryEntry, Op,
     SendParams, TurnOutcome,
 };
+use corvid_test_support::agent;
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply, request_tokens};
 use corvid_wire::model::ChatRequest;
 
@@ -37,17 +38,7 @@ impl ModelClient for Router {
         } else {
             self.main.next(request)
         };
-        Box::pin(async move {
-            match reply {
-                ScriptedReply::Events(events) => {
-                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
-                }
-                ScriptedReply::Fail { message, .. } => {
-                    Err(ModelError::new(ErrorClass::UnexpectedResponse, message))
-                }
-                _ => unreachable!("these tests script only events and failures"),
-            }
-        })
+        agent::play(reply)
     }
 
     fn context_window(&self, model: &str) -> Option<u64> {
@@ -85,8 +76,7 @@ impl Session {
     ) -> Self {
         let main = Arc::new(ScriptedModel::new(main));
         let summarizer = Arc::new(ScriptedModel::new(Vec::new()));
-        let mut config = AgentConfig::new(setup.project.to_owned(), "scripted-model");
-        config.approval = ApprovalPolicy::FullAuto;
+        let mut config = agent::config(setup.project, ApprovalPolicy::FullAuto);
         config.database = Some(setup.data.join("corvid.db"));
         config.output_dir = setup.data.join("output");
         config.checkpoint_dir = Some(setup.data.join("checkpoints"));
@@ -111,10 +101,7 @@ impl Session {
 
     async fn until(&mut self, matches: impl Fn(&EventMsg) -> bool) -> EventMsg {
         loop {
-            let event = tokio::time::timeout(Duration::from_secs(30), self.events.recv())
-                .await
-                .expect("an event within 30 s")
-                .expect("the engine is running");
+            let event = agent::next_event(&mut self.events, Duration::from_secs(30)).await;
             self.seen.push(event.clone());
             if event.depth == 0 && matches(&event.msg) {
                 return event.msg;
@@ -489,6 +476,19 @@ fn long_turn(index: usize) -> [ScriptedReply; 2] {
     ]
 }
 
+/// What one request with an empty history takes in `project` (its system prompt and tools),
+/// measured in a session of its own under `data`.
+async fn first_request_tokens(project: &Path, data: &Path) -> u64 {
+    let setup = Setup {
+        project,
+        data: &data.join("probe"),
+        window: None,
+    };
+    let mut probe = Session::start(&setup, vec![ScriptedReply::text("hi")]);
+    assert_eq!(probe.turn("x").await, TurnOutcome::Completed);
+    request_tokens(&probe.main.requests()[0])
+}
+
 const TASK: &str = "TASK-7: keep one note per turn under notes/ for the parrot project";
 
 #[tokio::test]
@@ -497,15 +497,7 @@ async fn a_long_session_on_a_small_window_is_compacted_and_keeps_its_task() {
     let root = project.path();
     // The window is what one request with an empty history takes (system prompt and tools),
     // plus room for about five turns.
-    let probe_setup = Setup {
-        project: root,
-        data: &data.path().join("probe"),
-        window: None,
-    };
-    let mut probe = Session::start(&probe_setup, vec![ScriptedReply::text("hi")]);
-    assert_eq!(probe.turn("x").await, TurnOutcome::Completed);
-    let base = request_tokens(&probe.main.requests()[0]);
-    let window = base + 3_000;
+    let window = first_request_tokens(root, data.path()).await + 3_000;
 
     let setup = Setup {
         project: root,
@@ -746,6 +738,26 @@ fn windows_of_compactions(session: &Session) -> Vec<u64> {
         .collect()
 }
 
+/// Twelve turns of the task all complete, none compacted, though the history grows past
+/// `window` (`why` says why that window did not apply).
+async fn twelve_turns_fit_uncompacted(session: &mut Session, window: u64, why: &str) {
+    for index in 0..12 {
+        assert_eq!(
+            session.turn(&format!("{TASK} ({index})")).await,
+            TurnOutcome::Completed
+        );
+    }
+    assert_eq!(windows_of_compactions(session), Vec::<u64>::new());
+    assert!(
+        session
+            .main
+            .requests()
+            .iter()
+            .any(|request| request_tokens(request) > window),
+        "{why}"
+    );
+}
+
 /// Issue 11, item 5: without `--context-window` the window is the model client's for the
 /// current model (the catalog or the configuration in the binary), a `/model` switch uses the
 /// new model's, and `AgentConfig::context_window` beats both.
@@ -753,14 +765,7 @@ fn windows_of_compactions(session: &Session) -> Vec<u64> {
 async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
     let (project, data) = dirs();
     let root = project.path();
-    let probe_setup = Setup {
-        project: root,
-        data: &data.path().join("probe"),
-        window: None,
-    };
-    let mut probe = Session::start(&probe_setup, vec![ScriptedReply::text("hi")]);
-    assert_eq!(probe.turn("x").await, TurnOutcome::Completed);
-    let tight = request_tokens(&probe.main.requests()[0]) + 3_000;
+    let tight = first_request_tokens(root, data.path()).await + 3_000;
     let roomy = 10_000_000;
 
     let setup = Setup {
@@ -781,21 +786,12 @@ async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
         )));
     }
     // On the roomy model, the first turns fit without compaction (they would not fit `tight`).
-    for index in 0..12 {
-        assert_eq!(
-            session.turn(&format!("{TASK} ({index})")).await,
-            TurnOutcome::Completed
-        );
-    }
-    assert_eq!(windows_of_compactions(&session), Vec::<u64>::new());
-    assert!(
-        session
-            .main
-            .requests()
-            .iter()
-            .any(|request| request_tokens(request) > tight),
-        "the roomy model's history outgrew the tight window"
-    );
+    twelve_turns_fit_uncompacted(
+        &mut session,
+        tight,
+        "the roomy model's history outgrew the tight window",
+    )
+    .await;
     let sent_before_switch = session.main.requests().len();
     session.main.set_window(tight);
     session.handle.submit(Op::SetModel {
@@ -833,19 +829,10 @@ async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
     };
     let replies: Vec<ScriptedReply> = (0..12).flat_map(long_turn).collect();
     let mut session = Session::start_with_windows(&setup, replies, &[("scripted-model", tight)]);
-    for index in 0..12 {
-        assert_eq!(
-            session.turn(&format!("{TASK} ({index})")).await,
-            TurnOutcome::Completed
-        );
-    }
-    assert_eq!(windows_of_compactions(&session), Vec::<u64>::new());
-    assert!(
-        session
-            .main
-            .requests()
-            .iter()
-            .any(|request| request_tokens(request) > tight),
-        "the history grew past the client's window without compaction"
-    );
+    twelve_turns_fit_uncompacted(
+        &mut session,
+        tight,
+        "the history grew past the client's window without compaction",
+    )
+    .await;
 }

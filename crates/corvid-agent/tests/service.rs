@@ -8,50 +8,22 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use corvid_agent::{
-    AgentConfig, Agents, EVENT_BUFFER, EventStream, ModelClient, ModelError, OpenConversation,
-    Session, Subscription,
-};
+use corvid_agent::{Agents, EVENT_BUFFER, OpenConversation, Session, Subscription};
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApproveParams, ErrorClass, Event, EventMsg, HistoryEntry, Op,
     ProposalOutcome, SendParams, TurnOutcome,
 };
 use corvid_store::Store;
+use corvid_test_support::agent::{self, PATIENCE, ScriptedClient};
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
-use corvid_wire::model::{ChatRequest, StreamEvent};
+use corvid_wire::model::StreamEvent;
 use tokio::time::timeout;
-
-struct Scripted(Arc<ScriptedModel>);
-
-impl ModelClient for Scripted {
-    fn stream(&self, request: ChatRequest) -> corvid_agent::StreamFuture<'_> {
-        let reply = self.0.next(request);
-        Box::pin(async move {
-            match reply {
-                ScriptedReply::Events(events) => {
-                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
-                }
-                ScriptedReply::Fail { message, .. } => {
-                    Err(ModelError::new(ErrorClass::ServerError, message))
-                }
-                ScriptedReply::Hang => std::future::pending().await,
-                ScriptedReply::Fed(mut receiver) => {
-                    Ok(Box::pin(futures_util::stream::poll_fn(move |cx| {
-                        receiver.poll_recv(cx)
-                    })) as EventStream)
-                }
-            }
-        })
-    }
-}
-
-const PATIENCE: Duration = Duration::from_secs(20);
 
 fn service(replies: Vec<ScriptedReply>) -> (Agents, Arc<ScriptedModel>) {
     let model = Arc::new(ScriptedModel::new(replies));
     let store = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
     (
-        Agents::new(Arc::new(Scripted(Arc::clone(&model))), store),
+        Agents::new(Arc::new(ScriptedClient(Arc::clone(&model))), store),
         model,
     )
 }
@@ -62,18 +34,19 @@ fn project() -> tempfile::TempDir {
     dir
 }
 
-fn config(project: &Path, policy: ApprovalPolicy) -> AgentConfig {
-    let mut config = AgentConfig::new(project.to_owned(), "scripted-model");
-    config.approval = policy;
-    config.output_dir = project.join(".corvid-test-output");
-    config
+async fn next(listener: &mut Subscription) -> Event {
+    agent::next_event(listener, PATIENCE).await
 }
 
-async fn next(listener: &mut Subscription) -> Event {
-    timeout(PATIENCE, listener.recv())
+/// A new conversation in `project`, asking before every change.
+async fn open_new(agents: &Agents, project: &Path) -> Session {
+    agents
+        .open(
+            agent::config(project, ApprovalPolicy::Ask),
+            OpenConversation::New,
+        )
         .await
-        .expect("an event in time")
-        .expect("the session is running")
+        .unwrap()
 }
 
 /// Events until one matches, all of them returned (the match last).
@@ -138,13 +111,7 @@ async fn two_listeners_see_the_same_events() {
         ScriptedReply::tool_call("c1", "read", r#"{"path":"notes.txt"}"#),
         ScriptedReply::text("It says one."),
     ]);
-    let session = agents
-        .open(
-            config(dir.path(), ApprovalPolicy::Ask),
-            OpenConversation::New,
-        )
-        .await
-        .unwrap();
+    let session = open_new(&agents, dir.path()).await;
     let mut first = session.subscribe();
     let mut second = session.subscribe();
     assert_eq!(
@@ -177,13 +144,7 @@ async fn a_late_subscriber_gets_the_replay_of_finished_and_running_turns() {
         ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo two >> notes.txt"}"#),
         ScriptedReply::text("Appended."),
     ]);
-    let session = agents
-        .open(
-            config(dir.path(), ApprovalPolicy::Ask),
-            OpenConversation::New,
-        )
-        .await
-        .unwrap();
+    let session = open_new(&agents, dir.path()).await;
     let mut early = session.subscribe();
     session.submit(Op::Send(SendParams::text("hi")));
     until(&mut early, turn_finished).await;
@@ -250,13 +211,7 @@ async fn a_listener_that_never_reads_stalls_nothing_and_stays_bounded() {
     events.splice(1..2, deltas);
     let dir = project();
     let (agents, _) = service(vec![ScriptedReply::Events(events)]);
-    let session = agents
-        .open(
-            config(dir.path(), ApprovalPolicy::Ask),
-            OpenConversation::New,
-        )
-        .await
-        .unwrap();
+    let session = open_new(&agents, dir.path()).await;
     let mut stuck = session.subscribe();
     let stuck_replay = stuck.buffered();
     let mut reader = session.subscribe();
@@ -324,16 +279,10 @@ async fn an_approval_is_answered_from_either_listener_and_a_second_answer_is_ref
         ScriptedReply::text("Both ran."),
     ]);
     // Two tabs open the same conversation: one session, two listeners.
-    let tab_one = agents
-        .open(
-            config(dir.path(), ApprovalPolicy::Ask),
-            OpenConversation::New,
-        )
-        .await
-        .unwrap();
+    let tab_one = open_new(&agents, dir.path()).await;
     let tab_two = agents
         .open(
-            config(dir.path(), ApprovalPolicy::Ask),
+            agent::config(dir.path(), ApprovalPolicy::Ask),
             OpenConversation::Existing(tab_one.conversation_id()),
         )
         .await
@@ -403,14 +352,11 @@ async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
     let store = Arc::new(Mutex::new(
         Store::open(&database.path().join("corvid.db")).unwrap(),
     ));
-    let agents = Agents::new(Arc::new(Scripted(Arc::clone(&model))), Arc::clone(&store));
-    let session = agents
-        .open(
-            config(dir.path(), ApprovalPolicy::Ask),
-            OpenConversation::New,
-        )
-        .await
-        .unwrap();
+    let agents = Agents::new(
+        Arc::new(ScriptedClient(Arc::clone(&model))),
+        Arc::clone(&store),
+    );
+    let session = open_new(&agents, dir.path()).await;
     let conversation = session.conversation_id();
     let mut listener = session.subscribe();
     session.submit(Op::Send(SendParams::text("append never")));
@@ -465,7 +411,7 @@ async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
     approve(&session, "p_c1", ApprovalDecision::Approve);
     let reopened = agents
         .open(
-            config(dir.path(), ApprovalPolicy::Ask),
+            agent::config(dir.path(), ApprovalPolicy::Ask),
             OpenConversation::Existing(conversation.clone()),
         )
         .await
@@ -492,7 +438,7 @@ async fn many_sessions_run_at_once_on_different_projects() {
     for (index, dir) in projects.iter().enumerate() {
         let session = agents
             .open(
-                config(dir.path(), ApprovalPolicy::Ask),
+                agent::config(dir.path(), ApprovalPolicy::Ask),
                 OpenConversation::Current,
             )
             .await
@@ -577,7 +523,7 @@ async fn many_sessions_run_at_once_on_different_projects() {
     // Opening a project's current conversation again finds its open session.
     let again = agents
         .open(
-            config(projects[0].path(), ApprovalPolicy::Ask),
+            agent::config(projects[0].path(), ApprovalPolicy::Ask),
             OpenConversation::Current,
         )
         .await
@@ -597,20 +543,8 @@ async fn many_sessions_run_at_once_on_different_projects() {
 async fn a_conversation_open_in_another_session_is_not_taken_over() {
     let dir = project();
     let (agents, _) = service(Vec::new());
-    let first = agents
-        .open(
-            config(dir.path(), ApprovalPolicy::Ask),
-            OpenConversation::New,
-        )
-        .await
-        .unwrap();
-    let second = agents
-        .open(
-            config(dir.path(), ApprovalPolicy::Ask),
-            OpenConversation::New,
-        )
-        .await
-        .unwrap();
+    let first = open_new(&agents, dir.path()).await;
+    let second = open_new(&agents, dir.path()).await;
     assert_ne!(first.id(), second.id());
     assert_ne!(first.conversation_id(), second.conversation_id());
     let mut listener = second.subscribe();
@@ -678,7 +612,7 @@ fn the_service_and_its_futures_can_cross_threads() {
     let (agents, _) = service(Vec::new());
     let dir = project();
     let open = agents.open(
-        config(dir.path(), ApprovalPolicy::Ask),
+        agent::config(dir.path(), ApprovalPolicy::Ask),
         OpenConversation::New,
     );
     sent(&open);
@@ -697,13 +631,7 @@ fn the_service_and_its_futures_can_cross_threads() {
 async fn a_subscription_receives_across_threads() {
     let dir = project();
     let (agents, _) = service(vec![ScriptedReply::text("hi")]);
-    let session = agents
-        .open(
-            config(dir.path(), ApprovalPolicy::Ask),
-            OpenConversation::New,
-        )
-        .await
-        .unwrap();
+    let session = open_new(&agents, dir.path()).await;
     let mut listener = session.subscribe();
     let reader = tokio::spawn(async move {
         replay(&mut listener).await;
@@ -717,7 +645,7 @@ async fn a_subscription_receives_across_threads() {
 async fn subscribing_once_ready_replays_the_history_even_for_a_session_just_started() {
     let (agents, _model) = service(vec![ScriptedReply::text("an answer worth keeping")]);
     let project = project();
-    let config = config(project.path(), ApprovalPolicy::Ask);
+    let config = agent::config(project.path(), ApprovalPolicy::Ask);
     let session = agents
         .open(config.clone(), OpenConversation::New)
         .await

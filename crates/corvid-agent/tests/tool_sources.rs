@@ -6,36 +6,18 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, StreamFuture};
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, Event, EventMsg, Op,
-    ProposalKind, ProposalNotification, SendParams, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, ProposalKind, TurnOutcome,
 };
-use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
+use corvid_test_support::agent::{self, ScriptedAgent, tool_names};
+use corvid_test_support::scripted::ScriptedReply;
 use corvid_tools::{
     AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ToolContext, ToolDetail, ToolError,
     ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
 };
-use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
+use corvid_wire::model::{Part, ToolResultContent};
 use serde_json::{Value, json};
-
-struct Scripted(Arc<ScriptedModel>);
-
-impl ModelClient for Scripted {
-    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
-        let reply = self.0.next(request);
-        Box::pin(async move {
-            match reply {
-                ScriptedReply::Events(events) => {
-                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
-                }
-                other => panic!("this test scripts only events, not {other:?}"),
-            }
-        })
-    }
-}
 
 /// A notebook: `note_add` and `note_clear` change it (from the origin `test:notes`), `read`
 /// clashes with the built-in; the listing and its notices can change between turns.
@@ -180,116 +162,16 @@ impl ToolPlugin for NotebookPlugin {
     }
 }
 
-struct Harness {
-    handle: AgentHandle,
-    events: corvid_agent::Subscription,
-    model: Arc<ScriptedModel>,
-    seen: Vec<Event>,
-}
-
-impl Harness {
-    fn start(
-        project: &Path,
-        policy: ApprovalPolicy,
-        notebook: &Arc<Notebook>,
-        replies: Vec<ScriptedReply>,
-    ) -> Self {
-        let model = Arc::new(ScriptedModel::new(replies));
-        let mut config = AgentConfig::new(project.to_owned(), "scripted-model");
-        config.approval = policy;
-        config.output_dir = project.join(".corvid-test-output");
-        config.tool_plugins = vec![Arc::new(NotebookPlugin(Arc::clone(notebook)))];
-        let (handle, events) =
-            AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
-        Self {
-            handle,
-            events,
-            model,
-            seen: Vec::new(),
-        }
-    }
-
-    async fn until(&mut self, matches: impl Fn(&EventMsg) -> bool) -> Event {
-        loop {
-            let event = tokio::time::timeout(Duration::from_secs(20), self.events.recv())
-                .await
-                .expect("an event within 20 s")
-                .expect("the engine is running");
-            self.seen.push(event.clone());
-            if matches(&event.msg) {
-                return event;
-            }
-        }
-    }
-
-    async fn turn_finished(&mut self) -> TurnOutcome {
-        match self
-            .until(|msg| matches!(msg, EventMsg::TurnFinished(_)))
-            .await
-            .msg
-        {
-            EventMsg::TurnFinished(finished) => finished.outcome,
-            _ => unreachable!(),
-        }
-    }
-
-    async fn proposal(&mut self) -> ProposalNotification {
-        match self
-            .until(|msg| matches!(msg, EventMsg::Proposal(_)))
-            .await
-            .msg
-        {
-            EventMsg::Proposal(proposal) => proposal,
-            _ => unreachable!(),
-        }
-    }
-
-    fn send(&self, text: &str) {
-        self.handle.submit(Op::Send(SendParams::text(text)));
-    }
-
-    fn decide(&self, proposal_id: &str, decision: ApprovalDecision) {
-        self.handle.submit(Op::Approve(ApproveParams {
-            proposal_id: proposal_id.to_owned(),
-            decision,
-        }));
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.seen
-            .iter()
-            .filter_map(|event| match &event.msg {
-                EventMsg::Warning { message } => Some(message.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// The text of every tool result in request `index`'s last message.
-    fn results_in(&self, index: usize) -> Vec<(String, bool)> {
-        let requests = self.model.requests();
-        requests[index]
-            .messages
-            .last()
-            .unwrap()
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                Part::ToolResult(result) => Some((
-                    result
-                        .content
-                        .iter()
-                        .filter_map(|content| match content {
-                            ToolResultContent::Text { text } => Some(text.clone()),
-                            _ => None,
-                        })
-                        .collect::<String>(),
-                    result.is_error,
-                )),
-                _ => None,
-            })
-            .collect()
-    }
+/// An agent with the notebook plugged in.
+fn start(
+    project: &Path,
+    policy: ApprovalPolicy,
+    notebook: &Arc<Notebook>,
+    replies: Vec<ScriptedReply>,
+) -> ScriptedAgent {
+    let mut config = agent::config(project, policy);
+    config.tool_plugins = vec![Arc::new(NotebookPlugin(Arc::clone(notebook)))];
+    ScriptedAgent::spawn(config, replies)
 }
 
 #[tokio::test]
@@ -297,7 +179,7 @@ async fn a_plugged_in_tool_is_offered_gated_applied_and_its_result_reaches_the_m
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "from the disk\n").unwrap();
     let notebook = Notebook::new(AlwaysAllow::Tool, &["the notebook skipped a page"]);
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::Ask,
         &notebook,
@@ -342,11 +224,7 @@ async fn a_plugged_in_tool_is_offered_gated_applied_and_its_result_reaches_the_m
     assert_eq!(notebook.notes.lock().unwrap().len(), 1);
 
     let request = &agent.model.requests()[0];
-    let offered: Vec<&str> = request
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let offered = tool_names(request);
     assert!(
         offered.contains(&"note_add") && offered.contains(&"note_clear"),
         "{offered:?}"
@@ -394,7 +272,7 @@ async fn a_plugged_in_tool_is_offered_gated_applied_and_its_result_reaches_the_m
 async fn always_for_an_origin_allows_its_other_tools_and_the_offer_follows_the_source() {
     let dir = tempfile::tempdir().unwrap();
     let notebook = Notebook::new(AlwaysAllow::Origin, &["a notice"]);
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::Ask,
         &notebook,
@@ -444,11 +322,7 @@ async fn always_for_an_origin_allows_its_other_tools_and_the_offer_follows_the_s
     agent.send("pin it");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let requests = agent.model.requests();
-    let offered: Vec<&str> = requests[3]
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let offered = tool_names(&requests[3]);
     assert!(
         offered.contains(&"note_pin") && !offered.contains(&"note_clear"),
         "{offered:?}"
@@ -482,22 +356,16 @@ async fn a_custom_tool_folder_works_through_the_agent() {
     let bad = dir.path().join(".corvid/tools/whisper");
     std::fs::create_dir_all(&bad).unwrap();
     std::fs::write(bad.join("tool.json"), r#"{"name": "whisper"}"#).unwrap();
-    let model = Arc::new(ScriptedModel::new(vec![
-        ScriptedReply::tool_call("c1", "shout", r#"{"text": 3}"#),
-        ScriptedReply::tool_call("c2", "shout", r#"{"text": "hello; rm -rf ~"}"#),
-        ScriptedReply::text("Shouted."),
-    ]));
-    let mut config = AgentConfig::new(dir.path().to_owned(), "scripted-model");
-    config.output_dir = dir.path().join(".corvid-test-output");
+    let mut config = agent::config(dir.path(), ApprovalPolicy::Ask);
     config.tool_plugins = vec![Arc::new(corvid_tools::CustomTools)];
-    let (handle, events) =
-        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
-    let mut agent = Harness {
-        handle,
-        events,
-        model,
-        seen: Vec::new(),
-    };
+    let mut agent = ScriptedAgent::spawn(
+        config,
+        vec![
+            ScriptedReply::tool_call("c1", "shout", r#"{"text": 3}"#),
+            ScriptedReply::tool_call("c2", "shout", r#"{"text": "hello; rm -rf ~"}"#),
+            ScriptedReply::text("Shouted."),
+        ],
+    );
     agent.send("shout hello");
     let proposal = agent.proposal().await;
     match &proposal.kind {
@@ -534,12 +402,9 @@ async fn a_custom_tool_folder_works_through_the_agent() {
         )),
         "{warnings:?}"
     );
-    let offered: Vec<String> = agent.model.requests()[0]
-        .tools
-        .iter()
-        .map(|tool| tool.name.clone())
-        .collect();
-    assert!(offered.contains(&"shout".to_owned()) && !offered.contains(&"whisper".to_owned()));
+    let requests = agent.model.requests();
+    let offered = tool_names(&requests[0]);
+    assert!(offered.contains(&"shout") && !offered.contains(&"whisper"));
 }
 
 #[tokio::test]
@@ -552,7 +417,7 @@ async fn images_in_a_tool_result_reach_the_model_after_its_text() {
         json!({"type": "object", "properties": {}}),
         ToolKind::Read,
     ));
-    let mut agent = Harness::start(
+    let mut agent = start(
         dir.path(),
         ApprovalPolicy::Ask,
         &notebook,

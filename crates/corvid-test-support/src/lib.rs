@@ -1,6 +1,8 @@
 //! Local stand-ins for everything corvid talks to, for tests and benchmarks. Every mock listens
 //! on an ephemeral loopback port chosen by the OS and records what it received.
 
+#[cfg(feature = "agent")]
+pub mod agent;
 pub mod installed;
 pub mod oauth;
 pub mod props;

@@ -5,57 +5,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, StreamFuture};
 use corvid_mcp::McpPlugin;
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, EventMsg, Op, ProposalKind,
-    SendParams, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, ProposalKind, TurnOutcome,
 };
-use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
-use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
+use corvid_test_support::agent::{self, ScriptedAgent, tool_names, tool_results};
+use corvid_test_support::scripted::ScriptedReply;
+use corvid_wire::model::{Part, ToolResultContent};
 use serde_json::json;
 
 use super::support::{node_modules, npm_server};
-
-struct Scripted(Arc<ScriptedModel>);
-
-impl ModelClient for Scripted {
-    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
-        let reply = self.0.next(request);
-        Box::pin(async move {
-            match reply {
-                ScriptedReply::Events(events) => {
-                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
-                }
-                other => panic!("this test scripts only events, not {other:?}"),
-            }
-        })
-    }
-}
-
-fn results(request: &ChatRequest) -> Vec<(String, bool)> {
-    request
-        .messages
-        .last()
-        .unwrap()
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::ToolResult(result) => Some((
-                result
-                    .content
-                    .iter()
-                    .filter_map(|content| match content {
-                        ToolResultContent::Text { text } => Some(text.clone()),
-                        ToolResultContent::Image(_) => None,
-                    })
-                    .collect::<String>(),
-                result.is_error,
-            )),
-            _ => None,
-        })
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
@@ -74,19 +33,7 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
         .to_string(),
     )
     .unwrap();
-    let model = Arc::new(ScriptedModel::new([
-        ScriptedReply::tool_call(
-            "c1",
-            "mcp__everything__echo",
-            r#"{"message":"hello through the agent"}"#,
-        ),
-        ScriptedReply::tool_call("c2", "mcp__everything__get-sum", r#"{"a":20,"b":22}"#),
-        ScriptedReply::tool_call("c3", "mcp__everything__get-tiny-image", "{}"),
-        ScriptedReply::text("Done."),
-    ]));
-    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
-    config.approval = ApprovalPolicy::Ask;
-    config.output_dir = project.path().join(".corvid-test-output");
+    let mut config = agent::config(project.path(), ApprovalPolicy::Ask);
     // The user trusted the project's server (it would not start otherwise).
     let data = tempfile::tempdir().unwrap();
     let trust = corvid_mcp::TrustStore::in_data_dir(data.path());
@@ -99,24 +46,32 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
     config.tool_plugins = vec![Arc::new(
         McpPlugin::new(Vec::new(), 100, Arc::new(|_: &str| None)).with_trust(trust),
     )];
-    let (handle, mut events) =
-        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
-    handle.submit(Op::Send(SendParams::text("echo something, then add")));
+    let mut agent = ScriptedAgent::spawn(
+        config,
+        vec![
+            ScriptedReply::tool_call(
+                "c1",
+                "mcp__everything__echo",
+                r#"{"message":"hello through the agent"}"#,
+            ),
+            ScriptedReply::tool_call("c2", "mcp__everything__get-sum", r#"{"a":20,"b":22}"#),
+            ScriptedReply::tool_call("c3", "mcp__everything__get-tiny-image", "{}"),
+            ScriptedReply::text("Done."),
+        ],
+    )
+    .with_patience(Duration::from_secs(60));
+    agent.send("echo something, then add");
 
     let mut proposals = Vec::new();
     let outcome = loop {
-        let event = tokio::time::timeout(Duration::from_secs(60), events.recv())
-            .await
-            .expect("an event within a minute")
-            .expect("the engine is running");
-        match event.msg {
+        match agent.next().await.msg {
             EventMsg::Proposal(proposal) => {
                 // "Always", with the scope the proposal offers: the whole server.
                 let scope = proposal.always_scope.clone().unwrap();
-                handle.submit(Op::Approve(ApproveParams {
-                    proposal_id: proposal.proposal_id.clone(),
-                    decision: ApprovalDecision::ApproveAlways { scope },
-                }));
+                agent.decide(
+                    &proposal.proposal_id,
+                    ApprovalDecision::ApproveAlways { scope },
+                );
                 proposals.push(proposal);
             }
             EventMsg::TurnFinished(finished) => break finished.outcome,
@@ -149,20 +104,16 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
         Some(ApprovalRule::origin("mcp:everything"))
     );
 
-    let requests = model.requests();
-    let offered: Vec<&str> = requests[0]
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let requests = agent.model.requests();
+    let offered = tool_names(&requests[0]);
     assert!(offered.contains(&"mcp__everything__echo"), "{offered:?}");
     assert!(offered.contains(&"read"), "the built-ins stay: {offered:?}");
-    let (echoed, is_error) = results(&requests[1])[0].clone();
+    let (echoed, is_error) = tool_results(&requests[1])[0].clone();
     assert!(
         !is_error && echoed.contains("hello through the agent"),
         "{echoed}"
     );
-    let (sum, is_error) = results(&requests[2])[0].clone();
+    let (sum, is_error) = tool_results(&requests[2])[0].clone();
     assert!(!is_error && sum.contains("42"), "{sum}");
     // The image itself reaches the model, beside the line naming it.
     let Some(Part::ToolResult(image)) = requests[3].messages.last().unwrap().parts.first() else {

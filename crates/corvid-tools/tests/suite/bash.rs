@@ -1,22 +1,42 @@
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use corvid_tools::{Cancellation, ToolDetail, ToolError, ToolLimits};
+use corvid_tools::{Cancellation, ToolDetail, ToolError, ToolLimits, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio::sync::watch;
 
-use super::support::{eventually, project, project_with};
+use super::support::{Project, eventually, project, project_with};
+
+/// Runs `command` in `p`'s project.
+async fn bash(p: &Project, command: &str) -> ToolOutput {
+    p.run("bash", json!({"command": command})).await.unwrap()
+}
+
+/// The output of a command too long for its result, and the log it spilled to.
+async fn spilled(p: &Project) -> (ToolOutput, PathBuf) {
+    let output = bash(p, "seq 1 20000").await;
+    let Some(ToolDetail::Command {
+        log_path: Some(log),
+        ..
+    }) = output.detail.clone()
+    else {
+        panic!("expected a kept log: {:?}", output.detail);
+    };
+    (output, log)
+}
+
+/// After the 1 s a left-behind `(sleep 1; touch marker) &` child would take, `marker` is
+/// still not there: the child was stopped.
+async fn assert_still_missing(p: &Project, marker: &str) {
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!p.path(marker).exists());
+}
 
 #[tokio::test]
 async fn combined_output_and_exit_code() {
     let p = project();
-    let output = p
-        .run(
-            "bash",
-            json!({"command": "echo hello; echo oops >&2; exit 3"}),
-        )
-        .await
-        .unwrap();
+    let output = bash(&p, "echo hello; echo oops >&2; exit 3").await;
     assert_eq!(output.text, "hello\noops\n\nExit code: 3");
     assert!(output.is_error);
     assert_eq!(
@@ -36,16 +56,13 @@ async fn combined_output_and_exit_code() {
 #[tokio::test]
 async fn runs_in_the_project_folder_with_empty_stdin() {
     let p = project();
-    let output = p
-        .run("bash", json!({"command": "pwd; cat; echo done"}))
-        .await
-        .unwrap();
+    let output = bash(&p, "pwd; cat; echo done").await;
     assert_eq!(
         output.text,
         format!("{}\ndone\n\nExit code: 0", p.root.display())
     );
     assert!(!output.is_error);
-    let output = p.run("bash", json!({"command": "true"})).await.unwrap();
+    let output = bash(&p, "true").await;
     assert_eq!(output.text, "(no output)\n\nExit code: 0");
 }
 
@@ -82,40 +99,32 @@ async fn a_timeout_kills_the_whole_tree() {
         })
     ));
     // The `sleep 1; touch` child died with its shell.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(!p.path("late-marker").exists());
+    assert_still_missing(&p, "late-marker").await;
 }
 
 #[tokio::test]
 async fn processes_left_behind_by_a_finished_command_are_stopped() {
     let p = project();
-    let output = p
-        .run(
-            "bash",
-            json!({"command": "(sleep 1; touch left-marker) & echo quick"}),
-        )
-        .await
-        .unwrap();
+    let output = bash(&p, "(sleep 1; touch left-marker) & echo quick").await;
     assert_eq!(output.text, "quick\n\nExit code: 0");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(!p.path("left-marker").exists());
+    assert_still_missing(&p, "left-marker").await;
 }
 
 #[tokio::test]
 async fn long_output_keeps_head_and_tail_and_spills_to_a_file() {
     let p = project();
-    let output = p
-        .run("bash", json!({"command": "seq 1 20000"}))
-        .await
-        .unwrap();
-    let Some(ToolDetail::Command {
-        log_path: Some(log),
-        exit_code: Some(0),
-        ..
-    }) = &output.detail
-    else {
-        panic!("expected a kept log: {:?}", output.detail);
-    };
+    let (output, log) = spilled(&p).await;
+    assert!(
+        matches!(
+            output.detail,
+            Some(ToolDetail::Command {
+                exit_code: Some(0),
+                ..
+            })
+        ),
+        "{:?}",
+        output.detail
+    );
     assert!(log.starts_with(&p.logs), "{}", log.display());
     assert!(
         output.text.starts_with("1\n2\n3\n"),
@@ -142,10 +151,7 @@ async fn output_past_the_log_cap_is_counted_not_kept() {
         log_bytes: 1000,
         ..ToolLimits::default()
     });
-    let output = p
-        .run("bash", json!({"command": "seq 1 2000"}))
-        .await
-        .unwrap();
+    let output = bash(&p, "seq 1 2000").await;
     assert!(
         output.text.contains(
             "[the output went past 1000 bytes; the log keeps the first 1000 bytes of 8893 bytes]"
@@ -179,8 +185,7 @@ async fn cancel_kills_a_running_command() {
         Err(ToolError::Cancelled { output }) => assert_eq!(output, "begun\n"),
         other => panic!("expected Cancelled, got {other:?}"),
     }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(!p.path("cancel-marker").exists());
+    assert_still_missing(&p, "cancel-marker").await;
 }
 
 #[tokio::test]
@@ -221,24 +226,13 @@ async fn dropping_a_running_call_kills_the_tree() {
     assert!(eventually(Duration::from_secs(5), || began.exists()).await);
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(!p.path("abandoned-marker").exists());
+    assert_still_missing(&p, "abandoned-marker").await;
 }
 
 #[tokio::test]
 async fn the_spilled_log_can_be_read_but_not_written() {
     let p = project();
-    let output = p
-        .run("bash", json!({"command": "seq 1 20000"}))
-        .await
-        .unwrap();
-    let Some(ToolDetail::Command {
-        log_path: Some(log),
-        ..
-    }) = output.detail
-    else {
-        panic!("expected a kept log");
-    };
+    let (_, log) = spilled(&p).await;
     let read = p
         .run("read", json!({"path": log, "offset": 19_999}))
         .await

@@ -1,20 +1,42 @@
-use corvid_tools::{ToolDetail, ToolError};
+use corvid_tools::{Prepared, ToolDetail, ToolError, ToolOutput};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::support::project;
+use super::support::{Project, project};
 
 const SOURCE: &str = "fn main() {\n    let total = compute(1);\n    println!(\"{total}\");\n}\n";
+
+/// Prepares the edit of `path` that replaces `old_string` with `new_string`.
+async fn prepare_edit(
+    p: &Project,
+    path: &str,
+    old_string: &str,
+    new_string: &str,
+) -> Result<Prepared, ToolError> {
+    p.prepare("edit", replacing(path, old_string, new_string))
+        .await
+}
+
+/// Runs the edit of `path` that replaces `old_string` with `new_string`.
+async fn edit(
+    p: &Project,
+    path: &str,
+    old_string: &str,
+    new_string: &str,
+) -> Result<ToolOutput, ToolError> {
+    p.run("edit", replacing(path, old_string, new_string)).await
+}
+
+/// The `edit` arguments that replace `old_string` with `new_string` in `path`.
+fn replacing(path: &str, old_string: &str, new_string: &str) -> serde_json::Value {
+    json!({"path": path, "old_string": old_string, "new_string": new_string})
+}
 
 #[tokio::test]
 async fn an_edit_proposes_a_diff_and_lands_on_apply() {
     let p = project();
     p.write("src/main.rs", SOURCE);
-    let prepared = p
-        .prepare(
-            "edit",
-            json!({"path": "src/main.rs", "old_string": "compute(1)", "new_string": "compute(2)"}),
-        )
+    let prepared = prepare_edit(&p, "src/main.rs", "compute(1)", "compute(2)")
         .await
         .unwrap();
     assert_eq!(
@@ -79,11 +101,7 @@ async fn apply_relocates_the_edit_after_the_file_changed() {
 async fn apply_refuses_a_target_that_vanished() {
     let p = project();
     p.write("a.rs", SOURCE);
-    let prepared = p
-        .prepare(
-            "edit",
-            json!({"path": "a.rs", "old_string": "compute(1)", "new_string": "compute(2)"}),
-        )
+    let prepared = prepare_edit(&p, "a.rs", "compute(1)", "compute(2)")
         .await
         .unwrap();
     p.write("a.rs", SOURCE.replace("compute(1)", "compute(7)"));
@@ -97,11 +115,7 @@ async fn apply_refuses_a_target_that_vanished() {
 async fn apply_refuses_a_target_that_became_ambiguous() {
     let p = project();
     p.write("a.rs", SOURCE);
-    let prepared = p
-        .prepare(
-            "edit",
-            json!({"path": "a.rs", "old_string": "compute(1)", "new_string": "compute(2)"}),
-        )
+    let prepared = prepare_edit(&p, "a.rs", "compute(1)", "compute(2)")
         .await
         .unwrap();
     p.write("a.rs", format!("{SOURCE}// compute(1) again\n"));
@@ -119,11 +133,7 @@ async fn apply_refuses_a_target_that_became_ambiguous() {
 async fn an_ambiguous_old_string_is_refused_with_line_numbers() {
     let p = project();
     p.write("a.txt", "x = 1\ny = 2\nx = 1\n");
-    let error = p
-        .prepare(
-            "edit",
-            json!({"path": "a.txt", "old_string": "x = 1", "new_string": "x = 3"}),
-        )
+    let error = prepare_edit(&p, "a.txt", "x = 1", "x = 3")
         .await
         .unwrap_err();
     assert_eq!(
@@ -144,13 +154,14 @@ async fn an_ambiguous_old_string_is_refused_with_line_numbers() {
 async fn a_miss_shows_the_closest_region() {
     let p = project();
     p.write("a.rs", SOURCE);
-    let error = p
-        .prepare(
-            "edit",
-            json!({"path": "a.rs", "old_string": "let totl = compute(1);\nprintln!(\"{totl}\");", "new_string": "x"}),
-        )
-        .await
-        .unwrap_err();
+    let error = prepare_edit(
+        &p,
+        "a.rs",
+        "let totl = compute(1);\nprintln!(\"{totl}\");",
+        "x",
+    )
+    .await
+    .unwrap_err();
     let message = error.to_string();
     assert!(matches!(error, ToolError::EditNotFound { .. }), "{error:?}");
     assert!(
@@ -167,22 +178,10 @@ async fn a_miss_shows_the_closest_region() {
 #[tokio::test]
 async fn empty_old_string_creates_a_missing_file_but_never_overwrites() {
     let p = project();
-    let output = p
-        .run(
-            "edit",
-            json!({"path": "new/file.txt", "old_string": "", "new_string": "hello\n"}),
-        )
-        .await
-        .unwrap();
+    let output = edit(&p, "new/file.txt", "", "hello\n").await.unwrap();
     assert_eq!(output.text, "Created new/file.txt (1 line).");
     assert_eq!(p.read("new/file.txt"), "hello\n");
-    let error = p
-        .run(
-            "edit",
-            json!({"path": "new/file.txt", "old_string": "", "new_string": "bye\n"}),
-        )
-        .await
-        .unwrap_err();
+    let error = edit(&p, "new/file.txt", "", "bye\n").await.unwrap_err();
     assert!(
         error
             .to_string()
@@ -192,21 +191,10 @@ async fn empty_old_string_creates_a_missing_file_but_never_overwrites() {
     assert_eq!(p.read("new/file.txt"), "hello\n");
     // An existing empty file may be filled.
     p.write("empty.txt", "");
-    p.run(
-        "edit",
-        json!({"path": "empty.txt", "old_string": "", "new_string": "filled\n"}),
-    )
-    .await
-    .unwrap();
+    edit(&p, "empty.txt", "", "filled\n").await.unwrap();
     assert_eq!(p.read("empty.txt"), "filled\n");
     // A missing file with a non-empty old_string says how to create it.
-    let error = p
-        .run(
-            "edit",
-            json!({"path": "missing.txt", "old_string": "a", "new_string": "b"}),
-        )
-        .await
-        .unwrap_err();
+    let error = edit(&p, "missing.txt", "a", "b").await.unwrap_err();
     assert!(error.to_string().contains("does not exist"), "{error}");
 }
 
@@ -214,21 +202,11 @@ async fn empty_old_string_creates_a_missing_file_but_never_overwrites() {
 async fn line_endings_bom_and_final_newline_are_kept() {
     let p = project();
     p.write("win.txt", "\u{feff}one\r\ntwo\r\nthree\r\n");
-    p.run(
-        "edit",
-        // LF text, and the trailing newline of the last line dropped by the model.
-        json!({"path": "win.txt", "old_string": "two\nthree\n", "new_string": "2\n3"}),
-    )
-    .await
-    .unwrap();
+    // LF text, and the trailing newline of the last line dropped by the model.
+    edit(&p, "win.txt", "two\nthree\n", "2\n3").await.unwrap();
     assert_eq!(p.read("win.txt"), "\u{feff}one\r\n2\r\n3\r\n");
     p.write("nofinal.txt", "a\nb");
-    p.run(
-        "edit",
-        json!({"path": "nofinal.txt", "old_string": "b", "new_string": "c"}),
-    )
-    .await
-    .unwrap();
+    edit(&p, "nofinal.txt", "b", "c").await.unwrap();
     assert_eq!(p.read("nofinal.txt"), "a\nc");
 }
 
@@ -274,24 +252,12 @@ async fn replace_all_refuses_when_the_count_changed() {
 async fn pointless_and_binary_edits_are_refused() {
     let p = project();
     p.write("a.txt", "same\n");
-    let error = p
-        .prepare(
-            "edit",
-            json!({"path": "a.txt", "old_string": "same", "new_string": "same"}),
-        )
-        .await
-        .unwrap_err();
+    let error = prepare_edit(&p, "a.txt", "same", "same").await.unwrap_err();
     assert!(
         error.to_string().contains("nothing would change"),
         "{error}"
     );
     p.write("bin.dat", b"\0\x01\x02");
-    let error = p
-        .prepare(
-            "edit",
-            json!({"path": "bin.dat", "old_string": "a", "new_string": "b"}),
-        )
-        .await
-        .unwrap_err();
+    let error = prepare_edit(&p, "bin.dat", "a", "b").await.unwrap_err();
     assert!(matches!(error, ToolError::Binary { .. }), "{error:?}");
 }

@@ -3,59 +3,41 @@
 //! `web_search` asks the same way, showing its query.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, StreamFuture};
 use corvid_config::{HostRule, WebConfig};
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, EventMsg, Op, ProposalKind,
-    SendParams, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, ProposalKind, TurnOutcome,
 };
-use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
+use corvid_test_support::agent::{self, ScriptedAgent, tool_names, tool_results};
+use corvid_test_support::scripted::ScriptedReply;
 use corvid_web::WebTools;
 use corvid_web::source::WebPlugin;
-use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
 
 use super::support::{Server, TestNetwork, page};
 
-struct Scripted(Arc<ScriptedModel>);
-
-impl ModelClient for Scripted {
-    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
-        let reply = self.0.next(request);
-        Box::pin(async move {
-            match reply {
-                ScriptedReply::Events(events) => {
-                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
-                }
-                other => panic!("not scripted here: {other:?}"),
-            }
-        })
-    }
+/// An agent in a new project under `policy`, with the web tools of `plugin`, its model
+/// answering `replies`.
+fn start(
+    policy: ApprovalPolicy,
+    plugin: WebPlugin,
+    replies: Vec<ScriptedReply>,
+) -> (tempfile::TempDir, ScriptedAgent) {
+    let project = tempfile::tempdir().unwrap();
+    let mut config = agent::config(project.path(), policy);
+    config.tool_plugins = vec![Arc::new(plugin)];
+    (project, ScriptedAgent::spawn(config, replies))
 }
 
-fn results(request: &ChatRequest) -> Vec<(String, bool)> {
-    request
-        .messages
-        .last()
-        .unwrap()
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::ToolResult(result) => Some((
-                result
-                    .content
-                    .iter()
-                    .filter_map(|content| match content {
-                        ToolResultContent::Text { text } => Some(text.clone()),
-                        _ => None,
-                    })
-                    .collect(),
-                result.is_error,
-            )),
-            _ => None,
-        })
-        .collect()
+/// `web_fetch` allowed to reach the local test servers; search off.
+fn local_fetch() -> WebPlugin {
+    let web = WebConfig {
+        allow_hosts: vec![HostRule::parse("127.0.0.1").unwrap()],
+        ..WebConfig::default()
+    };
+    WebPlugin::new(
+        WebTools::new(&web, None, Arc::new(TestNetwork::default())),
+        Vec::new(),
+    )
 }
 
 #[tokio::test]
@@ -67,33 +49,19 @@ async fn a_scripted_model_fetches_a_page_and_reads_its_markdown_next() {
         )
     })
     .await;
-    let web = WebConfig {
-        allow_hosts: vec![HostRule::parse("127.0.0.1").unwrap()],
-        ..WebConfig::default()
-    };
-    let plugin = WebPlugin::new(
-        WebTools::new(&web, None, Arc::new(TestNetwork::default())),
-        Vec::new(),
-    );
-    let project = tempfile::tempdir().unwrap();
+    let plugin = local_fetch();
     let arguments = serde_json::json!({ "url": server.url("/notes") }).to_string();
-    let model = Arc::new(ScriptedModel::new(vec![
-        ScriptedReply::tool_call("c1", "web_fetch", &arguments),
-        ScriptedReply::text("1.2.0 makes builds faster."),
-    ]));
-    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
-    config.approval = ApprovalPolicy::Ask;
-    config.output_dir = project.path().join(".output");
-    config.tool_plugins = vec![Arc::new(plugin)];
-    let (handle, mut events) =
-        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
-    handle.submit(Op::Send(SendParams::text("what changed in 1.2.0?")));
+    let (_project, mut agent) = start(
+        ApprovalPolicy::Ask,
+        plugin,
+        vec![
+            ScriptedReply::tool_call("c1", "web_fetch", &arguments),
+            ScriptedReply::text("1.2.0 makes builds faster."),
+        ],
+    );
+    agent.send("what changed in 1.2.0?");
     let outcome = loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
-            .await
-            .expect("an event within 20 s")
-            .expect("the engine is running");
-        match event.msg {
+        match agent.next().await.msg {
             EventMsg::Proposal(proposal) => {
                 match &proposal.kind {
                     ProposalKind::Other { tool, summary } => {
@@ -107,29 +75,22 @@ async fn a_scripted_model_fetches_a_page_and_reads_its_markdown_next() {
                     0,
                     "nothing fetched before the approval"
                 );
-                handle.submit(Op::Approve(ApproveParams {
-                    proposal_id: proposal.proposal_id,
-                    decision: ApprovalDecision::Approve,
-                }));
+                agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
             }
             EventMsg::TurnFinished(finished) => break finished.outcome,
             _ => {}
         }
     };
     assert_eq!(outcome, TurnOutcome::Completed);
-    let requests = model.requests();
+    let requests = agent.model.requests();
     assert_eq!(requests.len(), 2);
-    let offered: Vec<&str> = requests[0]
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let offered = tool_names(&requests[0]);
     assert!(offered.contains(&"web_fetch"), "{offered:?}");
     assert!(
         !offered.contains(&"web_search"),
         "search is off: {offered:?}"
     );
-    let results = results(&requests[1]);
+    let results = tool_results(&requests[1]);
     assert_eq!(results.len(), 1);
     let (text, is_error) = &results[0];
     assert!(!is_error, "{text}");
@@ -164,25 +125,18 @@ async fn web_search_asks_first_showing_the_query_and_its_results_reach_the_model
         ),
         Vec::new(),
     );
-    let project = tempfile::tempdir().unwrap();
-    let model = Arc::new(ScriptedModel::new(vec![
-        ScriptedReply::tool_call("c1", "web_search", r#"{"query":"corvid gateway"}"#),
-        ScriptedReply::text("Found it."),
-    ]));
-    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
-    config.approval = ApprovalPolicy::Ask;
-    config.output_dir = project.path().join(".output");
-    config.tool_plugins = vec![Arc::new(plugin)];
-    let (handle, mut events) =
-        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
-    handle.submit(Op::Send(SendParams::text("search for corvid")));
+    let (_project, mut agent) = start(
+        ApprovalPolicy::Ask,
+        plugin,
+        vec![
+            ScriptedReply::tool_call("c1", "web_search", r#"{"query":"corvid gateway"}"#),
+            ScriptedReply::text("Found it."),
+        ],
+    );
+    agent.send("search for corvid");
     let mut asked = 0;
     let outcome = loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
-            .await
-            .expect("an event within 20 s")
-            .expect("the engine is running");
-        match event.msg {
+        match agent.next().await.msg {
             EventMsg::Proposal(proposal) => {
                 match &proposal.kind {
                     ProposalKind::Other { tool, summary } => {
@@ -192,10 +146,7 @@ async fn web_search_asks_first_showing_the_query_and_its_results_reach_the_model
                     other => panic!("{other:?}"),
                 }
                 asked += 1;
-                handle.submit(Op::Approve(ApproveParams {
-                    proposal_id: proposal.proposal_id,
-                    decision: ApprovalDecision::Approve,
-                }));
+                agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
             }
             EventMsg::TurnFinished(finished) => break finished.outcome,
             _ => {}
@@ -203,14 +154,10 @@ async fn web_search_asks_first_showing_the_query_and_its_results_reach_the_model
     };
     assert_eq!(outcome, TurnOutcome::Completed);
     assert_eq!(asked, 1, "the search asked once");
-    let requests = model.requests();
-    let offered: Vec<&str> = requests[0]
-        .tools
-        .iter()
-        .map(|tool| tool.name.as_str())
-        .collect();
+    let requests = agent.model.requests();
+    let offered = tool_names(&requests[0]);
     assert!(offered.contains(&"web_search"), "{offered:?}");
-    let results = results(&requests[1]);
+    let results = tool_results(&requests[1]);
     assert_eq!(results.len(), 1);
     assert!(
         results[0]
@@ -223,46 +170,32 @@ async fn web_search_asks_first_showing_the_query_and_its_results_reach_the_model
 #[tokio::test]
 async fn always_allowing_web_fetch_lets_later_fetches_run_without_asking() {
     let server = Server::start("127.0.0.1", |_| page("text/plain", "page text")).await;
-    let web = WebConfig {
-        allow_hosts: vec![HostRule::parse("127.0.0.1").unwrap()],
-        ..WebConfig::default()
-    };
-    let plugin = WebPlugin::new(
-        WebTools::new(&web, None, Arc::new(TestNetwork::default())),
-        Vec::new(),
-    );
-    let project = tempfile::tempdir().unwrap();
+    let plugin = local_fetch();
     let first = serde_json::json!({ "url": server.url("/one") }).to_string();
     let second = serde_json::json!({ "url": server.url("/two") }).to_string();
-    let model = Arc::new(ScriptedModel::new(vec![
-        ScriptedReply::tool_call("c1", "web_fetch", &first),
-        ScriptedReply::tool_call("c2", "web_fetch", &second),
-        ScriptedReply::text("Read both."),
-    ]));
-    let mut config = AgentConfig::new(project.path().to_owned(), "scripted-model");
-    config.approval = ApprovalPolicy::AutoEdit;
-    config.output_dir = project.path().join(".output");
-    config.tool_plugins = vec![Arc::new(plugin)];
-    let (handle, mut events) =
-        AgentHandle::spawn(config, Arc::new(Scripted(Arc::clone(&model)))).unwrap();
-    handle.submit(Op::Send(SendParams::text("read two pages")));
+    let (_project, mut agent) = start(
+        ApprovalPolicy::AutoEdit,
+        plugin,
+        vec![
+            ScriptedReply::tool_call("c1", "web_fetch", &first),
+            ScriptedReply::tool_call("c2", "web_fetch", &second),
+            ScriptedReply::text("Read both."),
+        ],
+    );
+    agent.send("read two pages");
     let mut proposals = 0;
     let outcome = loop {
-        let event = tokio::time::timeout(Duration::from_secs(20), events.recv())
-            .await
-            .expect("an event within 20 s")
-            .expect("the engine is running");
-        match event.msg {
+        match agent.next().await.msg {
             EventMsg::Proposal(proposal) => {
                 proposals += 1;
                 // auto-edit still asks for a fetch; "always" means this tool.
                 assert_eq!(proposal.always_scope, Some(ApprovalRule::tool("web_fetch")));
-                handle.submit(Op::Approve(ApproveParams {
-                    proposal_id: proposal.proposal_id,
-                    decision: ApprovalDecision::ApproveAlways {
+                agent.decide(
+                    &proposal.proposal_id,
+                    ApprovalDecision::ApproveAlways {
                         scope: ApprovalRule::tool("web_fetch"),
                     },
-                }));
+                );
             }
             EventMsg::TurnFinished(finished) => break finished.outcome,
             _ => {}

@@ -1,0 +1,247 @@
+//! The scripted model as the agent's `ModelClient`, and an agent spawned on it: what the agent
+//! tests of corvid-agent, corvid-mcp and corvid-web share (behind the `agent` feature, so the
+//! other users of this crate do not build the agent).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use corvid_agent::{
+    AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, StreamFuture, Subscription,
+};
+use corvid_protocol::{
+    ApprovalDecision, ApprovalPolicy, ApproveParams, ErrorClass, Event, EventMsg, Op,
+    ProposalNotification, SendParams, TurnOutcome,
+};
+use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
+
+use crate::scripted::{ScriptedModel, ScriptedReply};
+
+/// The model name every scripted agent is configured with (the scripted events say it too).
+pub const MODEL: &str = "scripted-model";
+
+/// How long an agent test waits for its next event unless it says otherwise.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A [`ScriptedModel`] as the agent sees it.
+pub struct ScriptedClient(pub Arc<ScriptedModel>);
+
+impl ModelClient for ScriptedClient {
+    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
+        play(self.0.next(request))
+    }
+}
+
+/// What a client answers with `reply`: its events, a failure classified by its status as a
+/// provider's would be, a reply that never starts, or the stream the test feeds.
+pub fn play(reply: ScriptedReply) -> StreamFuture<'static> {
+    Box::pin(async move {
+        match reply {
+            ScriptedReply::Events(events) => {
+                Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
+            }
+            ScriptedReply::Fail { status, message } => {
+                Err(ModelError::new(class_of(status), message))
+            }
+            ScriptedReply::Hang => std::future::pending().await,
+            ScriptedReply::Fed(mut receiver) => {
+                Ok(Box::pin(futures_util::stream::poll_fn(move |cx| {
+                    receiver.poll_recv(cx)
+                })) as EventStream)
+            }
+        }
+    })
+}
+
+/// A 400 (a request the provider refused, such as one past the context window) is a response
+/// the agent cannot use, not a server error: it must not be retried.
+fn class_of(status: u16) -> ErrorClass {
+    match status {
+        401 | 403 => ErrorClass::AuthenticationRejected,
+        429 => ErrorClass::RateLimited,
+        500..=599 => ErrorClass::ServerError,
+        _ => ErrorClass::UnexpectedResponse,
+    }
+}
+
+/// The configuration agent tests start from: `project`, the scripted model, `policy`, and the
+/// output of tools kept inside the project's temporary folder.
+pub fn config(project: &Path, policy: ApprovalPolicy) -> AgentConfig {
+    let mut config = AgentConfig::new(project.to_owned(), MODEL);
+    config.approval = policy;
+    config.output_dir = project.join(".corvid-test-output");
+    config
+}
+
+/// The next event of `events` within `patience`; the test fails without one.
+pub async fn next_event(events: &mut Subscription, patience: Duration) -> Event {
+    match tokio::time::timeout(patience, events.recv()).await {
+        Ok(Some(event)) => event,
+        Ok(None) => panic!("the engine stopped before the next event"),
+        Err(_) => panic!("no event within {} s", patience.as_secs()),
+    }
+}
+
+/// The tool results in `request`'s last message: each one's text and whether it is an error.
+pub fn tool_results(request: &ChatRequest) -> Vec<(String, bool)> {
+    let Some(last) = request.messages.last() else {
+        panic!("the request has no messages")
+    };
+    last.parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::ToolResult(result) => Some((
+                result
+                    .content
+                    .iter()
+                    .filter_map(|content| match content {
+                        ToolResultContent::Text { text } => Some(text.clone()),
+                        ToolResultContent::Image(_) => None,
+                    })
+                    .collect::<String>(),
+                result.is_error,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The names of the tools `request` offered, in order.
+pub fn tool_names(request: &ChatRequest) -> Vec<&str> {
+    request
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect()
+}
+
+/// An agent engine on a scripted model, and every event it has sent so far.
+pub struct ScriptedAgent {
+    pub handle: AgentHandle,
+    pub events: Subscription,
+    /// The model: its queue of replies and the requests it was sent.
+    pub model: Arc<ScriptedModel>,
+    /// Every event received so far, in order.
+    pub seen: Vec<Event>,
+    patience: Duration,
+}
+
+impl ScriptedAgent {
+    /// Spawns `config`'s engine on a model that answers `replies` in order.
+    pub fn spawn(config: AgentConfig, replies: Vec<ScriptedReply>) -> Self {
+        let model = Arc::new(ScriptedModel::new(replies));
+        let client = Arc::new(ScriptedClient(Arc::clone(&model)));
+        Self::spawn_on(config, model, client)
+    }
+
+    /// Spawns `config`'s engine on `client`, which answers from `model` (among others).
+    pub fn spawn_on(
+        config: AgentConfig,
+        model: Arc<ScriptedModel>,
+        client: Arc<dyn ModelClient>,
+    ) -> Self {
+        let (handle, events) = match AgentHandle::spawn(config, client) {
+            Ok(spawned) => spawned,
+            Err(error) => panic!("the engine did not start: {error}"),
+        };
+        Self {
+            handle,
+            events,
+            model,
+            seen: Vec::new(),
+            patience: PATIENCE,
+        }
+    }
+
+    /// Waits `patience` for each event instead of [`PATIENCE`].
+    pub fn with_patience(mut self, patience: Duration) -> Self {
+        self.patience = patience;
+        self
+    }
+
+    /// The next event (kept in `seen`).
+    pub async fn next(&mut self) -> Event {
+        let event = next_event(&mut self.events, self.patience).await;
+        self.seen.push(event.clone());
+        event
+    }
+
+    /// Events until one matches, returning it.
+    pub async fn until(&mut self, matches: impl Fn(&EventMsg) -> bool) -> Event {
+        loop {
+            let event = self.next().await;
+            if matches(&event.msg) {
+                return event;
+            }
+        }
+    }
+
+    /// How the next turn to finish ended.
+    pub async fn turn_finished(&mut self) -> TurnOutcome {
+        match self
+            .until(|msg| matches!(msg, EventMsg::TurnFinished(_)))
+            .await
+            .msg
+        {
+            EventMsg::TurnFinished(finished) => finished.outcome,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The next proposal.
+    pub async fn proposal(&mut self) -> ProposalNotification {
+        match self
+            .until(|msg| matches!(msg, EventMsg::Proposal(_)))
+            .await
+            .msg
+        {
+            EventMsg::Proposal(proposal) => proposal,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Sends the user's `text`; returns the submission's id.
+    pub fn send(&self, text: &str) -> String {
+        self.handle.submit(Op::Send(SendParams::text(text)))
+    }
+
+    /// Answers the proposal `proposal_id`.
+    pub fn decide(&self, proposal_id: &str, decision: ApprovalDecision) {
+        self.handle.submit(Op::Approve(ApproveParams {
+            proposal_id: proposal_id.to_owned(),
+            decision,
+        }));
+    }
+
+    /// Asks the engine to shut down and waits until it has.
+    pub async fn shut_down(&mut self) {
+        self.handle.submit(Op::Shutdown);
+        self.until(|msg| matches!(msg, EventMsg::ShutdownComplete))
+            .await;
+    }
+
+    /// The warnings seen so far.
+    pub fn warnings(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter_map(|event| match &event.msg {
+                EventMsg::Warning { message } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The tool results the model was sent in request `index` (see [`tool_results`]).
+    pub fn results_in(&self, index: usize) -> Vec<(String, bool)> {
+        tool_results(&self.model.requests()[index])
+    }
+
+    /// The tool results the model was sent in its latest request.
+    pub fn last_results(&self) -> Vec<(String, bool)> {
+        let requests = self.model.requests();
+        let Some(last) = requests.last() else {
+            panic!("the model has had no request")
+        };
+        tool_results(last)
+    }
+}
