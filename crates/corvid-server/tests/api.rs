@@ -8,33 +8,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_agent::{AgentConfig, Agents, EventStream, ModelClient, ModelError, StreamFuture};
-use corvid_protocol::ErrorClass;
+use corvid_agent::{AgentConfig, Agents};
 use corvid_server::{PageAgent, PageState, Token};
+use corvid_test_support::agent::ScriptedClient;
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply};
-use corvid_wire::model::ChatRequest;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 const TOKEN: &str = "test-token-0123456789";
-
-struct Scripted(Arc<ScriptedModel>);
-
-impl ModelClient for Scripted {
-    fn stream(&self, request: ChatRequest) -> StreamFuture<'_> {
-        let reply = self.0.next(request);
-        Box::pin(async move {
-            match reply {
-                ScriptedReply::Events(events) => {
-                    Ok(Box::pin(futures_util::stream::iter(events)) as EventStream)
-                }
-                _ => Err(ModelError::new(ErrorClass::ServerError, "unscripted")),
-            }
-        })
-    }
-}
 
 struct Running {
     agents: Agents,
@@ -82,7 +65,7 @@ async fn start_full(
     let port = listener.local_addr().unwrap().port();
     let mut agent = AgentConfig::new(project.path().to_owned(), "scripted");
     agent.output_dir = home.path().join("output");
-    let model = Arc::new(Scripted(Arc::new(ScriptedModel::new(replies))));
+    let model = Arc::new(ScriptedClient(Arc::new(ScriptedModel::new(replies))));
     let store = corvid_store::Store::open(&home.path().join("agent.sqlite")).unwrap();
     let agents = Agents::new(model, Arc::new(std::sync::Mutex::new(store)));
     let page = PageState::new(
