@@ -85,6 +85,18 @@ impl Message {
             parts: vec![Part::Text { text: text.into() }],
         }
     }
+
+    /// The ids of the tool calls among its parts, in order (the results the next user message
+    /// should answer).
+    pub fn call_ids(&self) -> Vec<String> {
+        self.parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::ToolCall(call) => Some(call.id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// A piece of a message.
@@ -175,6 +187,20 @@ pub struct ToolResult {
     pub name: Option<String>,
     pub content: Vec<ToolResultContent>,
     pub is_error: bool,
+}
+
+impl ToolResult {
+    /// Its text contents joined by line breaks, images left out (empty when it has no text).
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|content| match content {
+                ToolResultContent::Text { text } => Some(text.as_str()),
+                ToolResultContent::Image(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// What a tool returned.

@@ -240,15 +240,7 @@ fn encode_part(
 
 /// A tool result's `response` object: Gemini wants an object, so text is wrapped.
 fn result_response(result: &ToolResult) -> Value {
-    let text = result
-        .content
-        .iter()
-        .filter_map(|content| match content {
-            ToolResultContent::Text { text } => Some(text.as_str()),
-            ToolResultContent::Image(_) => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text = result.text();
     if result.is_error {
         return json!({ "error": text });
     }

@@ -249,15 +249,7 @@ fn function_call_output(result: &ToolResult) -> Value {
                 .collect(),
         )
     } else {
-        let texts: Vec<&str> = result
-            .content
-            .iter()
-            .filter_map(|content| match content {
-                ToolResultContent::Text { text } => Some(text.as_str()),
-                ToolResultContent::Image(_) => None,
-            })
-            .collect();
-        json!(texts.join("\n"))
+        json!(result.text())
     };
     json!({
         "type": "function_call_output",
