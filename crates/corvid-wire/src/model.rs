@@ -6,6 +6,8 @@
 //! same-dialect hop loses nothing). A streamed reply is a sequence of [`StreamEvent`]s; a whole
 //! reply is a [`ChatResponse`], and [`ResponseBuilder`] turns the first into the second.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -84,6 +86,18 @@ impl Message {
             role,
             parts: vec![Part::Text { text: text.into() }],
         }
+    }
+
+    /// The ids of the calls that tool results anywhere in `messages` answer.
+    pub(crate) fn answered_call_ids(messages: &[Message]) -> HashSet<&str> {
+        messages
+            .iter()
+            .flat_map(|message| &message.parts)
+            .filter_map(|part| match part {
+                Part::ToolResult(result) => Some(result.call_id.as_str()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The ids of the tool calls among its parts, in order (the results the next user message
