@@ -219,16 +219,8 @@ impl ZedClient {
                 Ok(request)
             })
             .await?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        if !status.is_success() {
-            let body = read_body(response, ERROR_BODY_LIMIT).await;
-            return Err(error_from_reply(
-                status.as_u16(),
-                &headers,
-                &body,
-                self.plan(),
-            ));
+        if !response.status().is_success() {
+            return Err(reply_error(response, || self.plan()).await);
         }
         let body = read_body(response, JSON_BODY_LIMIT).await;
         ZedModels::parse(&body).map_err(|err| ZedError::Decode {
@@ -273,16 +265,8 @@ impl ZedClient {
                 Ok(request)
             })
             .await?;
-        let status = response.status();
-        if !status.is_success() {
-            let headers = response.headers().clone();
-            let body = read_body(response, ERROR_BODY_LIMIT).await;
-            return Err(error_from_reply(
-                status.as_u16(),
-                &headers,
-                &body,
-                self.plan(),
-            ));
+        if !response.status().is_success() {
+            return Err(reply_error(response, || self.plan()).await);
         }
         let framing = ZedFraming::from_headers(response.headers());
         let decoder = ZedStreamDecoder::new(model.provider, framing, NameMap::new(&request.tools))
@@ -403,9 +387,7 @@ impl ZedClient {
             return Err(self.signed_out().await);
         }
         if !status.is_success() {
-            let headers = response.headers().clone();
-            let body = read_body(response, ERROR_BODY_LIMIT).await;
-            return Err(error_from_reply(status.as_u16(), &headers, &body, None));
+            return Err(reply_error(response, || None).await);
         }
         Ok(read_body(response, limit).await)
     }
@@ -525,6 +507,18 @@ fn sensitive(value: &str) -> Result<HeaderValue, ZedError> {
 }
 
 /// Up to `limit` bytes of the body; a broken body yields what arrived.
+/// A failed reply as a [`ZedError`]: its status, headers and the start of its body, worded
+/// with the plan `plan` reads once the body is in (`None` where the plan plays no part).
+async fn reply_error(
+    response: http::Response<UpstreamBody>,
+    plan: impl FnOnce() -> Option<ZedPlan>,
+) -> ZedError {
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = read_body(response, ERROR_BODY_LIMIT).await;
+    error_from_reply(status, &headers, &body, plan())
+}
+
 async fn read_body(response: http::Response<UpstreamBody>, limit: usize) -> Vec<u8> {
     let mut reply = response.into_body();
     let mut body = Vec::new();
