@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodTerminal, AuthenticateRequest, AuthenticateResponse,
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CancelNotification,
@@ -24,8 +23,9 @@ use agent_client_protocol::v1::schema::{
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
     ToolCallStatus, ToolCallUpdate, UnstructuredCommandInput, UsageUpdate,
 };
+use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{
-    Agent, Client, Error, Stdio, on_receive_notification, on_receive_request,
+    Agent, Client, Error, JsonRpcResponse, Stdio, on_receive_notification, on_receive_request,
 };
 use corvid_protocol::{
     ApprovalDecision, ApproveParams, ErrorClass, Event, EventMsg, ImageInput, Op,
@@ -86,75 +86,58 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
-                let server = c.clone();
-                cx.clone().spawn(async move {
-                    match server
-                        .open(&cx, request.cwd, None, &request.mcp_servers)
-                        .await
-                    {
-                        Ok(live) => {
-                            let (modes, config) = live.options();
-                            responder.respond(
-                                NewSessionResponse::new(live.id.clone())
-                                    .modes(modes)
-                                    .config_options(config),
-                            )?;
-                            live.announce_commands(&cx)
-                        }
-                        Err(message) => responder.respond_with_error(invalid(message)),
-                    }
-                })
+                let open = SessionOpen {
+                    cwd: request.cwd,
+                    conversation: None,
+                    mcp_servers: request.mcp_servers,
+                    replay_history: false,
+                };
+                cx.clone().spawn(
+                    c.clone()
+                        .answer_open(cx, open, responder, |id, modes, config| {
+                            NewSessionResponse::new(id)
+                                .modes(modes)
+                                .config_options(config)
+                        }),
+                )
             },
             on_receive_request!(),
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
-                let server = d.clone();
-                cx.clone().spawn(async move {
-                    let id = request.session_id.0.to_string();
-                    match server
-                        .open(&cx, request.cwd, Some(id), &request.mcp_servers)
-                        .await
-                    {
-                        Ok(live) => {
-                            for update in updates::history(&live.history, &live.project) {
-                                live.send(&cx, update)?;
-                            }
-                            let (modes, config) = live.options();
-                            responder.respond(
-                                LoadSessionResponse::new()
-                                    .modes(modes)
-                                    .config_options(config),
-                            )?;
-                            live.announce_commands(&cx)
-                        }
-                        Err(message) => responder.respond_with_error(invalid(message)),
-                    }
-                })
+                let open = SessionOpen {
+                    cwd: request.cwd,
+                    conversation: Some(request.session_id.0.to_string()),
+                    mcp_servers: request.mcp_servers,
+                    replay_history: true,
+                };
+                cx.clone().spawn(
+                    d.clone()
+                        .answer_open(cx, open, responder, |_, modes, config| {
+                            LoadSessionResponse::new()
+                                .modes(modes)
+                                .config_options(config)
+                        }),
+                )
             },
             on_receive_request!(),
         )
         .on_receive_request(
             async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
-                let server = e.clone();
-                cx.clone().spawn(async move {
-                    let id = request.session_id.0.to_string();
-                    match server
-                        .open(&cx, request.cwd, Some(id), &request.mcp_servers)
-                        .await
-                    {
-                        Ok(live) => {
-                            let (modes, config) = live.options();
-                            responder.respond(
-                                ResumeSessionResponse::new()
-                                    .modes(modes)
-                                    .config_options(config),
-                            )?;
-                            live.announce_commands(&cx)
-                        }
-                        Err(message) => responder.respond_with_error(invalid(message)),
-                    }
-                })
+                let open = SessionOpen {
+                    cwd: request.cwd,
+                    conversation: Some(request.session_id.0.to_string()),
+                    mcp_servers: request.mcp_servers,
+                    replay_history: false,
+                };
+                cx.clone().spawn(
+                    e.clone()
+                        .answer_open(cx, open, responder, |_, modes, config| {
+                            ResumeSessionResponse::new()
+                                .modes(modes)
+                                .config_options(config)
+                        }),
+                )
             },
             on_receive_request!(),
         )
@@ -365,6 +348,33 @@ impl Server {
         Some(live)
     }
 
+    /// Answers `session/new`, `session/load` or `session/resume`: opens the session, replays its
+    /// history where asked, answers with what `answer` makes of its id, modes and config
+    /// options, then offers its slash commands.
+    async fn answer_open<R: JsonRpcResponse>(
+        self: Arc<Self>,
+        cx: ConnectionTo<Client>,
+        open: SessionOpen,
+        responder: Responder<R>,
+        answer: impl FnOnce(String, SessionModeState, Vec<SessionConfigOption>) -> R,
+    ) -> Result<(), Error> {
+        let live = match self
+            .open(&cx, open.cwd, open.conversation, &open.mcp_servers)
+            .await
+        {
+            Ok(live) => live,
+            Err(message) => return responder.respond_with_error(invalid(message)),
+        };
+        if open.replay_history {
+            for update in updates::history(&live.history, &live.project) {
+                live.send(&cx, update)?;
+            }
+        }
+        let (modes, config) = live.options();
+        responder.respond(answer(live.id.clone(), modes, config))?;
+        live.announce_commands(&cx)
+    }
+
     /// Opens a session (a new conversation, or a stored one) and starts its event pump. A
     /// session already open under that id is closed first, so one conversation has one engine.
     async fn open(
@@ -450,6 +460,16 @@ impl Server {
         .map_err(|error| error.to_string())?;
         Ok(live)
     }
+}
+
+/// What `session/new`, `session/load` and `session/resume` ask to open.
+struct SessionOpen {
+    cwd: PathBuf,
+    /// The stored conversation to open; `None` starts a new one.
+    conversation: Option<String>,
+    mcp_servers: Vec<McpServer>,
+    /// Whether the client is sent the conversation's history before the answer (`session/load`).
+    replay_history: bool,
 }
 
 /// One open session.

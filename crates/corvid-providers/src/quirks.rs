@@ -225,36 +225,22 @@ pub fn prepare_request(provider: &Provider, model: &str, request: &mut ChatReque
 /// Tool results that answer no call of the assistant message before them (a client that
 /// relied on server-side state, a trimmed history) become text: strict upstreams refuse them.
 pub(crate) fn orphan_results_to_text(messages: &mut [corvid_wire::model::Message]) {
-    use corvid_wire::model::{Role, ToolResultContent};
+    use corvid_wire::model::Role;
     let mut previous_calls: Vec<String> = Vec::new();
     for message in messages.iter_mut() {
         match message.role {
-            Role::Assistant => {
-                previous_calls = message
-                    .parts
-                    .iter()
-                    .filter_map(|part| match part {
-                        Part::ToolCall(call) => Some(call.id.clone()),
-                        _ => None,
-                    })
-                    .collect();
-            }
+            Role::Assistant => previous_calls = message.call_ids(),
             Role::User => {
                 for part in &mut message.parts {
                     if let Part::ToolResult(result) = part
                         && !previous_calls.contains(&result.call_id)
                     {
-                        let text: String = result
-                            .content
-                            .iter()
-                            .filter_map(|content| match content {
-                                ToolResultContent::Text { text } => Some(text.as_str()),
-                                ToolResultContent::Image(_) => None,
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n");
                         *part = Part::Text {
-                            text: format!("[Result of tool call {}]\n{text}", result.call_id),
+                            text: format!(
+                                "[Result of tool call {}]\n{}",
+                                result.call_id,
+                                result.text()
+                            ),
                         };
                     }
                 }

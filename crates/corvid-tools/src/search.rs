@@ -180,13 +180,28 @@ fn search_base(context: &ToolContext, path: Option<&str>) -> Result<PathBuf, Too
     }
 }
 
-fn read_only_proposal(context: &ToolContext, summary: String, base: &Path) -> Proposal {
-    Proposal {
-        summary,
-        diff: None,
-        whole_file: false,
-        command: None,
-        path: Some(context.workspace.relative(base)),
+/// A search ready to run: read-only, proposed as `summary` over `base`, its plan made by `action`
+/// from `base`.
+fn prepared_search(
+    context: &ToolContext,
+    tool: &str,
+    summary: String,
+    base: PathBuf,
+    action: impl FnOnce(PathBuf) -> Action,
+) -> Prepared {
+    Prepared {
+        tool: tool.to_owned(),
+        kind: ToolKind::Read,
+        proposal: Proposal {
+            summary,
+            diff: None,
+            whole_file: false,
+            command: None,
+            path: Some(context.workspace.relative(&base)),
+        },
+        plan: Plan {
+            action: action(base),
+        },
     }
 }
 
@@ -199,18 +214,13 @@ pub(crate) fn prepare_glob(context: &ToolContext, arguments: Value) -> Result<Pr
         arguments.pattern,
         context.workspace.display(&base)
     );
-    Ok(Prepared {
-        tool: GLOB.to_owned(),
-        kind: ToolKind::Read,
-        proposal: read_only_proposal(context, summary, &base),
-        plan: Plan {
-            action: Action::Glob(GlobPlan {
-                base,
-                pattern: arguments.pattern,
-                filter,
-            }),
-        },
-    })
+    Ok(prepared_search(context, GLOB, summary, base, |base| {
+        Action::Glob(GlobPlan {
+            base,
+            pattern: arguments.pattern,
+            filter,
+        })
+    }))
 }
 
 pub(crate) fn prepare_grep(context: &ToolContext, arguments: Value) -> Result<Prepared, ToolError> {
@@ -232,20 +242,15 @@ pub(crate) fn prepare_grep(context: &ToolContext, arguments: Value) -> Result<Pr
         arguments.pattern,
         context.workspace.display(&base)
     );
-    Ok(Prepared {
-        tool: GREP.to_owned(),
-        kind: ToolKind::Read,
-        proposal: read_only_proposal(context, summary, &base),
-        plan: Plan {
-            action: Action::Grep(GrepPlan {
-                base,
-                pattern: arguments.pattern,
-                matcher,
-                filter,
-                context: arguments.context.unwrap_or(0).min(MAX_CONTEXT),
-            }),
-        },
-    })
+    Ok(prepared_search(context, GREP, summary, base, |base| {
+        Action::Grep(GrepPlan {
+            base,
+            pattern: arguments.pattern,
+            matcher,
+            filter,
+            context: arguments.context.unwrap_or(0).min(MAX_CONTEXT),
+        })
+    }))
 }
 
 /// The gitignore-aware walk both tools share, in file-name order.

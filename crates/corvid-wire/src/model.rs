@@ -6,6 +6,8 @@
 //! same-dialect hop loses nothing). A streamed reply is a sequence of [`StreamEvent`]s; a whole
 //! reply is a [`ChatResponse`], and [`ResponseBuilder`] turns the first into the second.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -84,6 +86,30 @@ impl Message {
             role,
             parts: vec![Part::Text { text: text.into() }],
         }
+    }
+
+    /// The ids of the calls that tool results anywhere in `messages` answer.
+    pub(crate) fn answered_call_ids(messages: &[Message]) -> HashSet<&str> {
+        messages
+            .iter()
+            .flat_map(|message| &message.parts)
+            .filter_map(|part| match part {
+                Part::ToolResult(result) => Some(result.call_id.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The ids of the tool calls among its parts, in order (the results the next user message
+    /// should answer).
+    pub fn call_ids(&self) -> Vec<String> {
+        self.parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::ToolCall(call) => Some(call.id.clone()),
+                _ => None,
+            })
+            .collect()
     }
 }
 
@@ -175,6 +201,20 @@ pub struct ToolResult {
     pub name: Option<String>,
     pub content: Vec<ToolResultContent>,
     pub is_error: bool,
+}
+
+impl ToolResult {
+    /// Its text contents joined by line breaks, images left out (empty when it has no text).
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|content| match content {
+                ToolResultContent::Text { text } => Some(text.as_str()),
+                ToolResultContent::Image(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// What a tool returned.

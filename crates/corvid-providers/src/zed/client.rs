@@ -219,16 +219,8 @@ impl ZedClient {
                 Ok(request)
             })
             .await?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        if !status.is_success() {
-            let body = read_body(response, ERROR_BODY_LIMIT).await;
-            return Err(error_from_reply(
-                status.as_u16(),
-                &headers,
-                &body,
-                self.plan(),
-            ));
+        if !response.status().is_success() {
+            return Err(reply_error(response, || self.plan()).await);
         }
         let body = read_body(response, JSON_BODY_LIMIT).await;
         ZedModels::parse(&body).map_err(|err| ZedError::Decode {
@@ -273,16 +265,8 @@ impl ZedClient {
                 Ok(request)
             })
             .await?;
-        let status = response.status();
-        if !status.is_success() {
-            let headers = response.headers().clone();
-            let body = read_body(response, ERROR_BODY_LIMIT).await;
-            return Err(error_from_reply(
-                status.as_u16(),
-                &headers,
-                &body,
-                self.plan(),
-            ));
+        if !response.status().is_success() {
+            return Err(reply_error(response, || self.plan()).await);
         }
         let framing = ZedFraming::from_headers(response.headers());
         let decoder = ZedStreamDecoder::new(model.provider, framing, NameMap::new(&request.tools))
@@ -325,24 +309,14 @@ impl ZedClient {
 
     /// `/client/users/me` without touching the LLM token (minting calls it under the lock).
     async fn fetch_account(&self) -> Result<ZedAccount, ZedError> {
-        let url = format!("{}/client/users/me", self.inner.config.cloud_url);
-        let response = self
-            .send(
-                &url,
-                self.account_request(Method::GET, &url, Bytes::new())?,
-                Some(self.inner.config.account_timeout),
+        let body = self
+            .account_call(
+                Method::GET,
+                "/client/users/me",
+                Bytes::new(),
+                JSON_BODY_LIMIT,
             )
             .await?;
-        let status = response.status();
-        if status == StatusCode::UNAUTHORIZED {
-            return Err(self.signed_out().await);
-        }
-        if !status.is_success() {
-            let headers = response.headers().clone();
-            let body = read_body(response, ERROR_BODY_LIMIT).await;
-            return Err(error_from_reply(status.as_u16(), &headers, &body, None));
-        }
-        let body = read_body(response, JSON_BODY_LIMIT).await;
         let account = ZedAccount::parse(&body).map_err(|err| ZedError::Decode {
             what: "/client/users/me",
             message: err.to_string(),
@@ -367,25 +341,15 @@ impl ZedClient {
                     .id
             }
         };
-        let url = format!("{}/client/llm_tokens", self.inner.config.cloud_url);
         let body = serde_json::json!({ "organization_id": organization }).to_string();
-        let response = self
-            .send(
-                &url,
-                self.account_request(Method::POST, &url, Bytes::from(body))?,
-                Some(self.inner.config.account_timeout),
+        let body = self
+            .account_call(
+                Method::POST,
+                "/client/llm_tokens",
+                Bytes::from(body),
+                ERROR_BODY_LIMIT,
             )
             .await?;
-        let status = response.status();
-        if status == StatusCode::UNAUTHORIZED {
-            return Err(self.signed_out().await);
-        }
-        if !status.is_success() {
-            let headers = response.headers().clone();
-            let body = read_body(response, ERROR_BODY_LIMIT).await;
-            return Err(error_from_reply(status.as_u16(), &headers, &body, None));
-        }
-        let body = read_body(response, ERROR_BODY_LIMIT).await;
         let reply: TokenReply = serde_json::from_slice(&body).map_err(|err| ZedError::Decode {
             what: "/client/llm_tokens",
             message: err.to_string(),
@@ -398,6 +362,34 @@ impl ZedClient {
         }
         self.inner.mints.fetch_add(1, Ordering::SeqCst);
         Ok(Secret::new(reply.token))
+    }
+
+    /// Calls `path` on the account API (bounded by the account timeout) and reads a successful
+    /// reply's body, up to `limit` bytes. A 401 means the sign-in is gone; any other failure is
+    /// the reply's error.
+    async fn account_call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Bytes,
+        limit: usize,
+    ) -> Result<Vec<u8>, ZedError> {
+        let url = format!("{}{path}", self.inner.config.cloud_url);
+        let response = self
+            .send(
+                &url,
+                self.account_request(method, &url, body)?,
+                Some(self.inner.config.account_timeout),
+            )
+            .await?;
+        let status = response.status();
+        if status == StatusCode::UNAUTHORIZED {
+            return Err(self.signed_out().await);
+        }
+        if !status.is_success() {
+            return Err(reply_error(response, || None).await);
+        }
+        Ok(read_body(response, limit).await)
     }
 
     /// A `/client/*` request: `Authorization: <user_id> <access_token>` (no `Bearer`).
@@ -515,6 +507,18 @@ fn sensitive(value: &str) -> Result<HeaderValue, ZedError> {
 }
 
 /// Up to `limit` bytes of the body; a broken body yields what arrived.
+/// A failed reply as a [`ZedError`]: its status, headers and the start of its body, worded
+/// with the plan `plan` reads once the body is in (`None` where the plan plays no part).
+async fn reply_error(
+    response: http::Response<UpstreamBody>,
+    plan: impl FnOnce() -> Option<ZedPlan>,
+) -> ZedError {
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = read_body(response, ERROR_BODY_LIMIT).await;
+    error_from_reply(status, &headers, &body, plan())
+}
+
 async fn read_body(response: http::Response<UpstreamBody>, limit: usize) -> Vec<u8> {
     let mut reply = response.into_body();
     let mut body = Vec::new();

@@ -1,7 +1,7 @@
 //! corvid → Gemini: a [`ChatRequest`] as a `generateContent` body.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
@@ -123,14 +123,7 @@ const UNANSWERED: &str = "No result was returned for this tool call.";
 /// response for the missing one (a user message of its own when an assistant message follows).
 /// Calls that end the conversation are left as they are.
 fn answer_calls(messages: &[Message]) -> Cow<'_, [Message]> {
-    let answered: HashSet<&str> = messages
-        .iter()
-        .flat_map(|message| &message.parts)
-        .filter_map(|part| match part {
-            Part::ToolResult(result) => Some(result.call_id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let answered = Message::answered_call_ids(messages);
     let calls = |message: &Message| -> Vec<ToolCall> {
         match message.role {
             Role::User => Vec::new(),
@@ -240,15 +233,7 @@ fn encode_part(
 
 /// A tool result's `response` object: Gemini wants an object, so text is wrapped.
 fn result_response(result: &ToolResult) -> Value {
-    let text = result
-        .content
-        .iter()
-        .filter_map(|content| match content {
-            ToolResultContent::Text { text } => Some(text.as_str()),
-            ToolResultContent::Image(_) => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text = result.text();
     if result.is_error {
         return json!({ "error": text });
     }

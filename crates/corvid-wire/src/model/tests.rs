@@ -140,3 +140,55 @@ fn a_stream_error_is_the_result() {
     )));
     assert_eq!(builder.finish().unwrap_err().kind, ErrorKind::Overloaded);
 }
+
+#[test]
+fn a_message_lists_its_call_ids_and_a_result_its_text() {
+    let call = |id: &str| {
+        Part::ToolCall(ToolCall {
+            id: id.to_owned(),
+            name: "read".to_owned(),
+            arguments: "{}".to_owned(),
+            signature: None,
+        })
+    };
+    let message = Message {
+        role: Role::Assistant,
+        parts: vec![
+            call("call_1"),
+            Part::Text {
+                text: "and".to_owned(),
+            },
+            call("call_2"),
+        ],
+    };
+    assert_eq!(message.call_ids(), ["call_1", "call_2"]);
+    assert_eq!(
+        Message::text(Role::User, "hi").call_ids(),
+        Vec::<String>::new()
+    );
+
+    let image = Image {
+        source: ImageSource::from_url("https://example.com/a.png"),
+        detail: None,
+    };
+    let result = ToolResult {
+        call_id: "call_1".to_owned(),
+        name: None,
+        content: vec![
+            ToolResultContent::Text {
+                text: "one".to_owned(),
+            },
+            ToolResultContent::Image(image.clone()),
+            ToolResultContent::Text {
+                text: "two".to_owned(),
+            },
+        ],
+        is_error: false,
+    };
+    assert_eq!(result.text(), "one\ntwo");
+    let only_image = ToolResult {
+        content: vec![ToolResultContent::Image(image)],
+        ..result
+    };
+    assert_eq!(only_image.text(), "");
+}

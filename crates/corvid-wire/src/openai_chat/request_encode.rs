@@ -168,14 +168,7 @@ fn messages(request: &ChatRequest, names: &NameMap) -> Vec<Value> {
                 answer_calls(&mut out, &mut calls, &[]);
                 flush(&mut out, &mut deferred);
                 out.push(assistant(message, names));
-                calls = message
-                    .parts
-                    .iter()
-                    .filter_map(|part| match part {
-                        Part::ToolCall(call) => Some(call.id.clone()),
-                        _ => None,
-                    })
-                    .collect();
+                calls = message.call_ids();
             }
         }
     }
@@ -202,22 +195,15 @@ fn answer_calls(out: &mut Vec<Value>, calls: &mut Vec<String>, results: &[&ToolR
 }
 
 fn tool_message(result: &ToolResult) -> Value {
-    let texts: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|content| match content {
-            ToolResultContent::Text { text } => Some(text.as_str()),
-            ToolResultContent::Image(_) => None,
-        })
-        .collect();
-    let has_image = result
-        .content
-        .iter()
-        .any(|content| matches!(content, ToolResultContent::Image(_)));
-    let text = if texts.is_empty() && has_image {
+    let only_images = !result.content.is_empty()
+        && result
+            .content
+            .iter()
+            .all(|content| matches!(content, ToolResultContent::Image(_)));
+    let text = if only_images {
         IMAGE_MOVED.to_owned()
     } else {
-        texts.join("\n")
+        result.text()
     };
     json!({"role": "tool", "tool_call_id": result.call_id, "content": text})
 }

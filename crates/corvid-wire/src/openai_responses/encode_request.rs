@@ -1,7 +1,5 @@
 //! corvid → upstream: a [`ChatRequest`] into a Responses body for OpenAI or xAI.
 
-use std::collections::HashSet;
-
 use serde_json::{Map, Value, json};
 
 use crate::model::{
@@ -127,14 +125,7 @@ pub fn encode_request(request: &ChatRequest) -> Value {
 /// call no result answers gets a placeholder output right after its turn: the upstream refuses
 /// a `function_call` without one.
 fn input_items(messages: &[Message], names: &NameMap) -> Vec<Value> {
-    let answered: HashSet<&str> = messages
-        .iter()
-        .flat_map(|message| &message.parts)
-        .filter_map(|part| match part {
-            Part::ToolResult(result) => Some(result.call_id.as_str()),
-            _ => None,
-        })
-        .collect();
+    let answered = Message::answered_call_ids(messages);
     let mut items = Vec::new();
     for message in messages {
         let mut content = Vec::new();
@@ -249,15 +240,7 @@ fn function_call_output(result: &ToolResult) -> Value {
                 .collect(),
         )
     } else {
-        let texts: Vec<&str> = result
-            .content
-            .iter()
-            .filter_map(|content| match content {
-                ToolResultContent::Text { text } => Some(text.as_str()),
-                ToolResultContent::Image(_) => None,
-            })
-            .collect();
-        json!(texts.join("\n"))
+        json!(result.text())
     };
     json!({
         "type": "function_call_output",
