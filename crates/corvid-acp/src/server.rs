@@ -27,6 +27,7 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{
     Agent, Client, Error, JsonRpcResponse, Stdio, on_receive_notification, on_receive_request,
 };
+use corvid_protocol::time::UtcTime;
 use corvid_protocol::{
     ApprovalDecision, ApproveParams, ErrorClass, Event, EventMsg, ImageInput, Op,
     ProposalNotification, ProposalOutcome, SendParams, ToolCallNotification, TurnOutcome,
@@ -156,7 +157,7 @@ pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
                                 .map(|listed| {
                                     SessionInfo::new(listed.conversation_id, listed.project)
                                         .title(Some(listed.title).filter(|title| !title.is_empty()))
-                                        .updated_at(rfc3339(listed.updated_at))
+                                        .updated_at(UtcTime::from_unix(listed.updated_at).rfc3339())
                                 })
                                 .collect(),
                         )),
@@ -276,28 +277,6 @@ fn client_went_away(error: &Error) -> bool {
 fn invalid(message: impl Into<String>) -> Error {
     let message = message.into();
     Error::invalid_request().data(serde_json::Value::String(message))
-}
-
-/// Unix seconds as RFC 3339 (UTC).
-fn rfc3339(seconds: i64) -> String {
-    let days = seconds.div_euclid(86_400);
-    let rest = seconds.rem_euclid(86_400);
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 struct Server {
@@ -1065,12 +1044,6 @@ fn proposal_title(proposal: &ProposalNotification) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps_are_rfc3339() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_764_547_200 + 3661), "2025-12-01T01:01:01Z");
-    }
 
     #[test]
     fn only_a_closed_pipe_counts_as_the_client_going_away() {

@@ -159,14 +159,8 @@ pub fn describe_expiry(expires_at: i64, now: i64) -> String {
 
 /// `2030-01-02 03:04 UTC`.
 pub fn format_utc(unix_secs: i64) -> String {
-    let days = unix_secs.div_euclid(86_400);
-    let secs_of_day = unix_secs.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        secs_of_day / 3600,
-        secs_of_day % 3600 / 60
-    )
+    let time = corvid_protocol::time::UtcTime::from_unix(unix_secs);
+    format!("{} {:02}:{:02} UTC", time.date(), time.hour, time.minute)
 }
 
 /// `45 seconds`, `1 minute`, `3 hours`, `2 days`.
@@ -179,21 +173,6 @@ pub fn describe_duration(secs: i64) -> String {
     };
     let plural = if amount == 1 { "" } else { "s" };
     format!("{amount} {unit}{plural}")
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (Howard Hinnant's
-/// algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month as u32, day as u32)
 }
 
 #[cfg(test)]
