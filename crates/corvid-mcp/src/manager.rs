@@ -47,22 +47,10 @@ pub struct McpTool {
     pub always_allow_server: bool,
 }
 
-/// A server's state, for `corvid mcp list` and `/mcp`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerState {
-    /// `enabled = false`.
-    Disabled,
-    /// Not asked for yet.
-    Idle,
-    /// A project's server the user has not trusted: never started (see `trust`).
-    Untrusted,
-    Starting,
-    Ready,
-    /// An HTTP server that answered 401 and has no (or no longer a valid) sign-in:
-    /// `corvid mcp login <name>` signs in (see [`sign_in_hint`]).
-    NeedsSignIn,
-    Failed(String),
-}
+/// A server's state, for `corvid mcp list` and `/mcp`: the tool seam's own words for it
+/// (`NeedsSignIn`: an HTTP server that answered 401 and has no, or no longer a valid, sign-in;
+/// see [`sign_in_hint`]).
+pub use corvid_tools::ServerHealth as ServerState;
 
 /// What signs a server in [`ServerState::NeedsSignIn`] in: "run `corvid mcp login <name>`"
 /// (in this project, for a project's server).

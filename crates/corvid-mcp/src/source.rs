@@ -11,14 +11,13 @@ use std::sync::Arc;
 
 use corvid_config::{McpScope, McpServer, PROJECT_MCP_FILE, merge_servers, read_project_mcp};
 use corvid_tools::{
-    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ServerHealth, ServerReport, ToolContext,
-    ToolDetail, ToolError, ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource,
-    ToolSpec,
+    AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ServerReport, ToolContext, ToolDetail,
+    ToolError, ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
 };
 use serde_json::Value;
 
 use crate::launch::{Lookup, McpEnvironment};
-use crate::manager::{McpManager, ServerState};
+use crate::manager::McpManager;
 use crate::oauth::OAuthStore;
 use crate::trust::{TrustStore, needs_trust};
 
@@ -327,15 +326,7 @@ impl ToolSource for McpSource {
                     McpScope::Editor => "the editor".to_owned(),
                 },
                 transport: status.transport,
-                health: match status.state {
-                    ServerState::Disabled => ServerHealth::Disabled,
-                    ServerState::Idle => ServerHealth::Idle,
-                    ServerState::Untrusted => ServerHealth::Untrusted,
-                    ServerState::Starting => ServerHealth::Starting,
-                    ServerState::Ready => ServerHealth::Ready,
-                    ServerState::NeedsSignIn => ServerHealth::NeedsSignIn,
-                    ServerState::Failed(reason) => ServerHealth::Failed(reason),
-                },
+                health: status.state,
                 tools: status.tools.into_iter().map(|(name, _)| name).collect(),
                 withheld: status.filtered,
                 name: status.name,
