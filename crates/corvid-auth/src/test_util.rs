@@ -2,8 +2,36 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 
 use corvid_config::{Flags, Loaded};
+
+use crate::Secret;
+use crate::keyring::{KeyringBackend, KeyringError};
+
+/// An in-memory keyring, for the stores' keyring copies.
+#[derive(Debug, Default)]
+pub(crate) struct MemoryKeyring(pub(crate) Mutex<HashMap<String, String>>);
+
+impl KeyringBackend for MemoryKeyring {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+    fn load(&self, account: &str) -> Result<Option<Secret>, KeyringError> {
+        Ok(self.0.lock().unwrap().get(account).map(Secret::new))
+    }
+    fn store(&self, account: &str, _label: &str, value: &Secret) -> Result<(), KeyringError> {
+        self.0
+            .lock()
+            .unwrap()
+            .insert(account.to_owned(), value.expose().to_owned());
+        Ok(())
+    }
+    fn delete(&self, account: &str) -> Result<(), KeyringError> {
+        self.0.lock().unwrap().remove(account);
+        Ok(())
+    }
+}
 
 /// Loads the configuration from `home` (a temp dir) with `env` as the whole process
 /// environment: no real HOME, no PATH, so no keyring.

@@ -1,34 +1,9 @@
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::test_util::{read_env_file, write_env_file};
-use crate::{KeyringBackend, KeyringError};
-
-/// An in-memory keyring.
-#[derive(Debug, Default)]
-struct MemoryKeyring(Mutex<std::collections::HashMap<String, String>>);
-
-impl KeyringBackend for MemoryKeyring {
-    fn name(&self) -> &'static str {
-        "memory"
-    }
-    fn load(&self, account: &str) -> Result<Option<Secret>, KeyringError> {
-        Ok(self.0.lock().unwrap().get(account).map(Secret::new))
-    }
-    fn store(&self, account: &str, _label: &str, value: &Secret) -> Result<(), KeyringError> {
-        self.0
-            .lock()
-            .unwrap()
-            .insert(account.to_owned(), value.expose().to_owned());
-        Ok(())
-    }
-    fn delete(&self, account: &str) -> Result<(), KeyringError> {
-        self.0.lock().unwrap().remove(account);
-        Ok(())
-    }
-}
+use crate::test_util::{MemoryKeyring, read_env_file, write_env_file};
 
 #[test]
 fn sign_ins_are_kept_apart_by_key_in_the_env_file_and_the_keyring() {

@@ -10,8 +10,7 @@ use rsa::pkcs1::{DecodeRsaPublicKey, EncodeRsaPublicKey};
 use rsa::sha2::Sha256;
 
 use super::*;
-use crate::keyring::{KeyringBackend, KeyringError};
-use crate::test_util::{load_from, read_env_file, write_env_file};
+use crate::test_util::{MemoryKeyring, load_from, read_env_file, write_env_file};
 use crate::{Secret, TokenSource};
 
 /// One 2048-bit key shared by the tests that only decrypt (key generation is the slow part).
@@ -317,30 +316,6 @@ async fn the_sign_in_times_out_clearly() {
     assert!(matches!(err, ZedLoginError::TimedOut { .. }));
     let message = err.to_string();
     assert!(message.contains("timed out") && message.contains("corvid login zed"));
-}
-
-/// An in-memory keyring.
-#[derive(Debug, Default)]
-struct MemoryKeyring(Mutex<std::collections::HashMap<String, String>>);
-
-impl KeyringBackend for MemoryKeyring {
-    fn name(&self) -> &'static str {
-        "memory"
-    }
-    fn load(&self, account: &str) -> Result<Option<Secret>, KeyringError> {
-        Ok(self.0.lock().unwrap().get(account).map(Secret::new))
-    }
-    fn store(&self, account: &str, _label: &str, value: &Secret) -> Result<(), KeyringError> {
-        self.0
-            .lock()
-            .unwrap()
-            .insert(account.to_owned(), value.expose().to_owned());
-        Ok(())
-    }
-    fn delete(&self, account: &str) -> Result<(), KeyringError> {
-        self.0.lock().unwrap().remove(account);
-        Ok(())
-    }
 }
 
 fn credentials() -> ZedCredentials {
