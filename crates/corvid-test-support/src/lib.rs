@@ -4,6 +4,7 @@
 #[cfg(feature = "agent")]
 pub mod agent;
 pub mod installed;
+pub mod logs;
 pub mod oauth;
 pub mod props;
 pub mod scratch;

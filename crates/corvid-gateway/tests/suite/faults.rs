@@ -1,7 +1,6 @@
 //! Faults and hostile input: model names that aim elsewhere, forged log lines, a silent
 //! upstream, duplicate fields, slow clients, and streams still running at shutdown.
 
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use corvid_auth::{Credential, Secret};
@@ -70,39 +69,9 @@ async fn a_model_name_reaches_a_gemini_upstream_as_one_encoded_segment() {
     assert_eq!(sent.path, "/v1/models/my%20model%3Av2:generateContent");
 }
 
-/// Everything every test in this binary logs, from any thread.
-fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&logs);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_ansi(false)
-            .with_writer(move || Sink(Arc::clone(&sink)))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).unwrap();
-        logs
-    })
-    .clone()
-}
-
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Sink {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn client_text_cannot_forge_a_log_line() {
-    let logs = captured_logs();
+    let logs = corvid_test_support::logs::capture("debug");
     let gateway = Gateway::start_with(|config| providers_on_mock(config, &["gemini"])).await;
     let forged = "FORGED INFO corvid: request finished";
     for model in [
@@ -120,7 +89,7 @@ async fn client_text_cannot_forge_a_log_line() {
     let path = format!("/v1beta/models/gemini%0A{}:generateContent", "FORGED%20x");
     let _ = gateway.post(&path, "{}").await.text().await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let text = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    let text = logs.text();
     for line in text.split(['\n', '\r']) {
         assert!(!line.starts_with("FORGED"), "a forged line: {line:?}");
     }

@@ -1,6 +1,5 @@
 //! No token in any log line (see the binary's docs).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use corvid_mcp::oauth::login;
@@ -12,31 +11,10 @@ use super::oauth_support::{
 };
 use super::support::python;
 
-/// Captured log output.
-#[derive(Clone, Default)]
-struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn no_token_reaches_a_log_line() {
     let Some(python) = python() else { return };
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new("trace"))
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    tracing::subscriber::set_global_default(subscriber).unwrap();
+    let captured = corvid_test_support::logs::capture("trace");
     let fixture = Fixture::start(&python, &["--access-ttl", "2"]).await;
     let home = tempfile::tempdir().unwrap();
     let server = global_server(&fixture.url(), json!({}));
@@ -53,7 +31,7 @@ async fn no_token_reaches_a_log_line() {
     assert!(fixture.count("token", Some("refresh_token")) >= 1);
     assert_eq!(tokens.len(), 4, "two sign-ins' tokens: {tokens:?}");
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     assert!(logs.lines().count() > 20, "the logs were captured: {logs}");
     for token in &tokens {
         let line = logs.lines().find(|line| line.contains(token.as_str()));
