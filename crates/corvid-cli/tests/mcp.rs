@@ -363,15 +363,7 @@ fn login_list_and_logout_of_an_oauth_server() {
         .map(str::to_owned)
         .collect();
     assert_eq!(tokens.len(), 2, "an access and a refresh token: {env}");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(home.path().join("corvid/env"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
+    corvid_test_support::modes::assert_owner_only(&home.path().join("corvid/env"));
     let (ok, text) = list();
     assert!(ok, "{text}");
     assert!(

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod installed;
 pub mod logs;
+pub mod modes;
 pub mod oauth;
 pub mod props;
 pub mod scratch;

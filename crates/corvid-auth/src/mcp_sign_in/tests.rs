@@ -27,15 +27,7 @@ fn sign_ins_are_kept_apart_by_key_in_the_env_file_and_the_keyring() {
     let text = read_env_file(home.path());
     assert!(text.starts_with("# mine\nXAI_API_KEY=k\n"), "{text}");
     assert!(text.contains("CORVID_MCP_OAUTH_AA11="), "{text}");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(home.path().join("env"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
+    corvid_test_support::modes::assert_owner_only(&home.path().join("env"));
     assert_eq!(
         keyring
             .0

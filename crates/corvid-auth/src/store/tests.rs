@@ -30,15 +30,7 @@ fn save_writes_the_env_file_0600_and_keeps_other_lines() {
         "# my keys\nXAI_API_KEY=xai-key\nXAI_ACCESS_TOKEN=acc-1\nOTHER='x y'\n\
          XAI_REFRESH_TOKEN=ref-1\nXAI_TOKEN_EXPIRES_AT=1900000000\nXAI_ACCOUNT_EMAIL=me@example.com\n"
     );
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(home.path().join("env"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
+    corvid_test_support::modes::assert_owner_only(&home.path().join("env"));
     assert_eq!(
         store.load().unwrap(),
         Some((tokens("acc-1", "ref-1"), TokenSource::EnvFile))

@@ -336,15 +336,7 @@ fn the_store_writes_the_env_file_0600_and_sign_out_keeps_the_system_id() {
     let text = read_env_file(home.path());
     assert!(text.starts_with("# mine\nXAI_API_KEY=k\nZED_USER_ID=42\nZED_ACCESS_TOKEN="));
     assert!(text.ends_with("ZED_SYSTEM_ID=5d0c5f1e-8a3b-4c2d-9e1f-0a1b2c3d4e5f\n"));
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(home.path().join("env"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
+    corvid_test_support::modes::assert_owner_only(&home.path().join("env"));
     // The token survives the file's quoting exactly.
     assert_eq!(
         store.load().unwrap(),

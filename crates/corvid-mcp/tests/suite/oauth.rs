@@ -42,15 +42,7 @@ async fn login_registers_signs_in_and_a_session_calls_tools_with_the_tokens() {
     // Stored in the env file, 0600; the manager's session uses it.
     let text = env_text(home.path());
     assert!(text.contains("CORVID_MCP_OAUTH_"), "{text}");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(home.path().join("env"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
+    corvid_test_support::modes::assert_owner_only(&home.path().join("env"));
     let manager = McpManager::new(vec![server], 100, environment);
     assert_eq!(state_of(&manager).await, ServerState::Ready);
     let output = call(&manager, "mcp__docs__echo", json!({"text": "signed in"})).await;
