@@ -66,19 +66,12 @@ impl OAuthStore {
     /// when `corvid mcp login` (or a refresh) writes new ones. Never the tokens themselves.
     pub(crate) fn stamp(&self, server: &McpServer, project: &Path, url: &str) -> Option<String> {
         let sign_in = SignIn::new(self.store.clone(), server, project, url);
-        let text = sign_in.store.load(&sign_in.key).ok()??;
-        let record: Record = serde_json::from_str(text.expose()).ok()?;
-        let ours = record.server == sign_in.server
-            && record.url == sign_in.url
-            && record.owner == sign_in.owner
-            && record.credentials.token_response.is_some();
-        ours.then(|| {
-            Sha256::digest(text.expose().as_bytes())
-                .iter()
-                .take(16)
-                .map(|byte| format!("{byte:02x}"))
-                .collect()
-        })
+        let (text, record) = sign_in.read_stored().ok()??;
+        record
+            .credentials
+            .token_response
+            .is_some()
+            .then(|| hex_digest(text.expose(), 16))
     }
 
     /// The stored sign-in of `server` at `url`, if there is one that belongs to it.
@@ -117,14 +110,14 @@ fn owner(server: &McpServer, project: &Path) -> String {
 /// The key of a sign-in: the first 24 hex digits of SHA-256 over the owner, the name and the
 /// URL (96 bits: collisions are not a concern, and the record repeats all three anyway).
 fn key(owner: &str, name: &str, url: &str) -> String {
-    let mut hash = Sha256::new();
-    for part in [owner, name, url] {
-        hash.update(part.as_bytes());
-        hash.update([0]);
-    }
-    hash.finalize()
+    hex_digest(&format!("{owner}\0{name}\0{url}\0"), 12)
+}
+
+/// The first `bytes` bytes of the SHA-256 of `text`, in hex.
+fn hex_digest(text: &str, bytes: usize) -> String {
+    Sha256::digest(text.as_bytes())
         .iter()
-        .take(12)
+        .take(bytes)
         .map(|byte| format!("{byte:02x}"))
         .collect()
 }
@@ -188,6 +181,11 @@ impl SignIn {
 
     /// The stored record, if there is one and it is this server's.
     fn read(&self) -> Result<Option<Record>, String> {
+        Ok(self.read_stored()?.map(|(_, record)| record))
+    }
+
+    /// The stored text and its record, if there is one and it is this server's.
+    fn read_stored(&self) -> Result<Option<(Secret, Record)>, String> {
         let Some(text) = self.store.load(&self.key).map_err(|err| err.to_string())? else {
             return Ok(None);
         };
@@ -195,7 +193,7 @@ impl SignIn {
             .map_err(|_| "the stored sign-in is not readable (sign in again)".to_owned())?;
         let ours =
             record.server == self.server && record.url == self.url && record.owner == self.owner;
-        Ok(ours.then_some(record))
+        Ok(ours.then_some((text, record)))
     }
 
     fn write(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
