@@ -1,14 +1,18 @@
 //! The `corvid` binary: the one composition root. It loads the configuration, builds the
 //! credential and the upstream client, and runs the gateway or one of the account commands.
+//! A library so that corvid-desktop hosts the same composition in-process (see [`host`]).
 
 mod acp;
 mod agent_front;
 mod auth_commands;
 mod compose;
 mod exec;
+pub mod host;
+mod launchd;
 mod mcp_command;
 mod sandbox_setup;
 mod serve;
+mod service;
 mod setup;
 mod usage_command;
 mod zed_commands;
@@ -92,6 +96,11 @@ enum Command {
     },
     /// Print the Zed settings.json keys that point Zed's chat and edit predictions at corvid.
     ZedConfig(ZedConfigArgs),
+    /// Run `corvid serve` as a per-user service (systemd on Linux, launchd on macOS).
+    Service {
+        #[command(subcommand)]
+        command: service::ServiceCommand,
+    },
     /// The MCP servers the agent uses: list them (with their state and tools), add, remove.
     Mcp {
         #[command(subcommand)]
@@ -161,15 +170,12 @@ struct ZedConfigArgs {
     prompt_format: String,
 }
 
-fn main() -> ExitCode {
+/// The `corvid` command line: parses the arguments and runs the command.
+pub fn main() -> ExitCode {
     // The sandbox helper: confine this process, then become the command. Checked before any
     // parsing so nothing else runs first.
-    let mut args = std::env::args_os().skip(1);
-    if args
-        .next()
-        .is_some_and(|first| first == corvid_tools::sandbox::HELPER_SUBCOMMAND)
-    {
-        return corvid_tools::sandbox::helper_main(args);
+    if let Some(code) = host::sandbox_helper() {
+        return code;
     }
     let cli = Cli::parse();
     match run(cli) {
@@ -280,6 +286,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Usage { days, json } => {
             let text = usage_command::usage(&load(&config_only(cli.config))?, days, json)?;
             print_stdout(&text)
+        }
+        Command::Service { command } => {
+            let loaded = load(&config_only(cli.config.clone()))?;
+            print_stdout(&service::run_command(&loaded, cli.config, command)?)
         }
         Command::Mcp { command } => {
             let loaded = load(&config_only(cli.config))?;

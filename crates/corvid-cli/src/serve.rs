@@ -6,6 +6,8 @@
 //! (one token refresher per sign-in) and one store (one SQLite connection: the gateway's ledger
 //! writer, the agent's conversations and ledger rows, the page's usage and status reports).
 
+use std::future::Future;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,7 +23,7 @@ use crate::compose::Composition;
 
 /// Where the running server leaves its page URL (with the token) for `corvid open`; readable
 /// by the user only, removed at shutdown.
-fn url_file(loaded: &Loaded) -> PathBuf {
+pub(crate) fn url_file(loaded: &Loaded) -> PathBuf {
     loaded.paths.data_dir.join("page-url")
 }
 
@@ -31,6 +33,29 @@ pub(crate) async fn run(
     project: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     init_logging(loaded.config.log_level.as_str(), json_logs);
+    run_until(loaded, project, shutdown_signal(), |_| {}).await
+}
+
+/// What the server tells the program hosting it once it listens (corvid-desktop's tray).
+#[derive(Debug, Clone)]
+pub struct Listening {
+    /// The address bound (the port is the real one when 0 was asked for).
+    pub address: SocketAddr,
+    /// The page's URL with its token; `None` when the page is off (no store, no agent).
+    pub page_url: Option<String>,
+    /// The gateway's providers (a clone: the same upstreams, so their last failures).
+    pub registry: Registry,
+}
+
+/// `corvid serve` after its logging is set up: the gateway, the page and its agent until
+/// `shutdown` resolves, then the graceful stop (streams end within the grace, the ledger is
+/// committed, the port is freed). `listening` is called once the port is bound.
+pub(crate) async fn run_until(
+    loaded: Loaded,
+    project: Option<PathBuf>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    listening: impl FnOnce(Listening),
+) -> anyhow::Result<()> {
     let config = loaded.config.clone();
     check_bind_address(&config.host, config.allow_remote)?;
     if config.allow_remote {
@@ -100,6 +125,16 @@ pub(crate) async fn run(
         Some(store) => page_agent(&loaded, project.as_deref(), &state, store),
         None => Err(anyhow::anyhow!("the store cannot be opened")),
     };
+    let mut listening = Some(listening);
+    let mut tell = |page_url: Option<String>| {
+        if let Some(listening) = listening.take() {
+            listening(Listening {
+                address: bound,
+                page_url,
+                registry: state.registry().clone(),
+            });
+        }
+    };
     let served = match agent {
         Ok((agent, root)) => {
             let token = Token::generate();
@@ -118,9 +153,9 @@ pub(crate) async fn run(
             // The URL holds the token: stdout only (for the user), never the log.
             println!("corvid: the web page is at {url}");
             println!("corvid: the agent works in {}", root.display());
+            tell(Some(url));
             let served =
-                corvid_gateway::serve(listener, app, shutdown_signal(), config.shutdown_grace)
-                    .await;
+                corvid_gateway::serve(listener, app, shutdown, config.shutdown_grace).await;
             let _ = std::fs::remove_file(url_file(&loaded));
             // Running turns end as cancelled turns do: their finished steps saved.
             agent.agents().close_all().await;
@@ -129,7 +164,8 @@ pub(crate) async fn run(
         // The gateway does not need the agent: editors and SDKs keep working without the page.
         Err(error) => {
             tracing::warn!(%error, "the web page is off: its agent cannot start");
-            corvid_gateway::serve(listener, gateway, shutdown_signal(), config.shutdown_grace).await
+            tell(None);
+            corvid_gateway::serve(listener, gateway, shutdown, config.shutdown_grace).await
         }
     };
     served?;
@@ -230,7 +266,7 @@ fn warn_allow_remote(host: &str) {
     tracing::warn!(host, "remote access is on: requests are not authenticated");
 }
 
-fn init_logging(level: &str, json: bool) {
+pub(crate) fn init_logging(level: &str, json: bool) {
     use std::io::IsTerminal;
     // RUST_LOG, when set, refines the configured level.
     let filter = EnvFilter::try_from_default_env()
@@ -250,7 +286,7 @@ fn init_logging(level: &str, json: bool) {
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         if let Err(error) = tokio::signal::ctrl_c().await {
             tracing::warn!(%error, "cannot listen for Ctrl-C");
