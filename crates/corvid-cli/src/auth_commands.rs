@@ -172,7 +172,7 @@ pub(crate) fn gateway_and_keys(loaded: &Loaded) -> String {
 
 /// The status of `GET /healthz` at `host:port`, or `None` when nothing answers within a
 /// second. Plain HTTP/1.1 over a blocking socket: `status` needs no HTTP client.
-fn probe_health(host: &str, port: u16) -> Option<u16> {
+pub(crate) fn probe_health(host: &str, port: u16) -> Option<u16> {
     use std::io::{Read, Write};
     use std::net::{TcpStream, ToSocketAddrs};
     use std::time::Duration;

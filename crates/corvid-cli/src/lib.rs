@@ -6,6 +6,7 @@ mod acp;
 mod agent_front;
 mod auth_commands;
 mod compose;
+mod doctor;
 mod exec;
 pub mod host;
 mod launchd;
@@ -75,6 +76,9 @@ enum Command {
     },
     /// Show the active auth mode, who is signed in (xAI, Zed) and when tokens expire (never a secret).
     Status,
+    /// Check what usually goes wrong (credentials, reaching each provider, the port, the
+    /// sandbox, the env file's mode, the clients' set-up), with the fix for each problem.
+    Doctor,
     /// Tokens spent per day and model (and cost, where [prices] are configured).
     Usage {
         /// Only the last N days (UTC), today included.
@@ -257,6 +261,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 text.trim_end(),
                 zed.trim_end()
             ))
+        }
+        Command::Doctor => {
+            let loaded = load(&config_only(cli.config))?;
+            let registry = compose::registry(&loaded)?;
+            let checks = runtime.block_on(doctor::run(&loaded, &registry));
+            let (text, failed) = doctor::render(&checks);
+            print_stdout(&text)?;
+            if failed {
+                std::process::exit(1);
+            }
+            Ok(())
         }
         Command::Chat(args) => {
             let loaded = load(&config_only(cli.config))?;
