@@ -77,3 +77,8 @@ pub async fn sign_in_xai(loaded: &Loaded) -> anyhow::Result<()> {
 pub async fn sign_in_zed(loaded: &Loaded) -> anyhow::Result<()> {
     crate::zed_commands::login(loaded).await
 }
+
+/// No provider can answer yet (a first run): the app says how to connect one.
+pub fn nothing_connected(registry: &corvid_providers::Registry) -> bool {
+    crate::first_run::ready(registry).is_empty()
+}

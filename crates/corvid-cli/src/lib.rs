@@ -8,6 +8,7 @@ mod auth_commands;
 mod compose;
 mod doctor;
 mod exec;
+mod first_run;
 pub mod host;
 mod launchd;
 mod mcp_command;
@@ -256,11 +257,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let zed = runtime.block_on(zed_commands::status(&loaded));
             let gateway_and_keys = auth_commands::gateway_and_keys(&loaded);
             let sandbox = sandbox_setup::sandbox(&loaded, None).describe();
-            print_stdout(&format!(
-                "{}\n{}\n{gateway_and_keys}\nagent sandbox: {sandbox}",
-                text.trim_end(),
-                zed.trim_end()
-            ))
+            let registry = compose::registry(&loaded)?;
+            let mut parts = vec![
+                text.trim_end().to_owned(),
+                zed.trim_end().to_owned(),
+                gateway_and_keys,
+            ];
+            parts.extend(auth_commands::local_providers(&registry));
+            parts.push(format!("agent sandbox: {sandbox}"));
+            let mut report = parts.join("\n");
+            if first_run::ready(&registry).is_empty() {
+                report.push_str(&format!("\n\n{}", first_run::connect_choices(&loaded)));
+            }
+            print_stdout(report.trim_end())
         }
         Command::Doctor => {
             let loaded = load(&config_only(cli.config))?;

@@ -68,14 +68,11 @@ pub(crate) async fn run_until(
     let oauth_http = corvid_auth::oauth_http_client()?;
     let registry = Registry::from_config(&loaded, oauth_http)
         .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
-    if let Some(xai) = registry.provider("xai")
-        && !xai.upstream().credential().is_available()
-    {
-        tracing::warn!(
-            auth_mode = %config.auth_mode,
-            env_file = %loaded.paths.env_file.display(),
-            "no xAI credential: xAI requests will be answered 401 until one is set (XAI_API_KEY, or `corvid login xai` with auth_mode = \"oauth\")"
-        );
+    let ready = crate::first_run::ready(&registry);
+    if ready.is_empty() {
+        // A first run: say how to connect a provider, where the user looks (the terminal).
+        tracing::warn!("no provider can answer yet: requests get 401 until one is connected");
+        eprintln!("\n{}\n", crate::first_run::connect_choices(&loaded));
     }
     for provider in registry.providers() {
         let credential = provider.upstream().credential();
@@ -84,7 +81,7 @@ pub(crate) async fn run_until(
         }
         if !credential.is_available() {
             // xAI without a key stays routable (its requests get a 401 naming what to set);
-            // it was warned about above, so it is not "ready".
+            // it is not "ready".
             tracing::info!(
                 provider = provider.name(),
                 "provider routable but without a credential"

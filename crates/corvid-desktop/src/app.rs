@@ -94,6 +94,9 @@ async fn keep_in_step(
     };
     health.address = Some(listening.address);
     health.page = listening.page_url.is_some();
+    if host::nothing_connected(&listening.registry) {
+        health.note = Some("No provider connected yet: Settings… to add one".to_owned());
+    }
     let (notes, mut noted) = mpsc::unbounded_channel::<String>();
     let mut tick = tokio::time::interval(LOOK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -73,8 +73,7 @@ pub(crate) fn run(runtime: &tokio::runtime::Runtime, launch: Launch) -> anyhow::
                 menu_actions = ids;
                 let mut builder = TrayIconBuilder::new()
                     .with_menu(Box::new(menu))
-                    .with_tooltip(&view.tooltip)
-                    .with_icon_as_template(false);
+                    .with_tooltip(&view.tooltip);
                 if let Some(icon) = icon(view.level) {
                     builder = builder.with_icon(icon);
                 }
