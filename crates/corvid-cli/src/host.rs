@@ -40,14 +40,16 @@ pub fn init_logging(level: &str, json: bool) {
 /// Runs what `corvid serve` runs — the gateway, the page and its agent, sharing one provider
 /// registry and one store — until `shutdown` resolves, then stops as `corvid serve` does on
 /// SIGTERM: no new connections, streams finished within the grace, the ledger committed, the
-/// port freed. `listening` is called once, when the port is bound.
+/// port freed. `listening` is called once, when the port is bound. `page_token` keeps the
+/// page's token of an earlier run (a new one is drawn when `None`).
 pub async fn serve(
     loaded: Loaded,
     project: Option<PathBuf>,
+    page_token: Option<String>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     listening: impl FnOnce(Listening),
 ) -> anyhow::Result<()> {
-    crate::serve::run_until(loaded, project, shutdown, listening).await
+    crate::serve::run_until(loaded, project, page_token, shutdown, listening).await
 }
 
 /// Resolves on Ctrl-C or SIGTERM (what ends `corvid serve`).

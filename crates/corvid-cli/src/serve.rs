@@ -33,7 +33,7 @@ pub(crate) async fn run(
     project: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     init_logging(loaded.config.log_level.as_str(), json_logs);
-    run_until(loaded, project, shutdown_signal(), |_| {}).await
+    run_until(loaded, project, None, shutdown_signal(), |_| {}).await
 }
 
 /// What the server tells the program hosting it once it listens (corvid-desktop's tray).
@@ -45,6 +45,9 @@ pub struct Listening {
     pub page_url: Option<String>,
     /// The gateway's providers (a clone: the same upstreams, so their last failures).
     pub registry: Registry,
+    /// The page's token (in `page_url`): a host that serves again after a settings change
+    /// passes it back, so open pages keep working.
+    pub page_token: Option<String>,
 }
 
 /// `corvid serve` after its logging is set up: the gateway, the page and its agent until
@@ -53,6 +56,7 @@ pub struct Listening {
 pub(crate) async fn run_until(
     loaded: Loaded,
     project: Option<PathBuf>,
+    page_token: Option<String>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     listening: impl FnOnce(Listening),
 ) -> anyhow::Result<()> {
@@ -123,19 +127,25 @@ pub(crate) async fn run_until(
         None => Err(anyhow::anyhow!("the store cannot be opened")),
     };
     let mut listening = Some(listening);
-    let mut tell = |page_url: Option<String>| {
+    let mut tell = |page: Option<(String, &Token)>| {
         if let Some(listening) = listening.take() {
+            let (page_url, page_token) = match page {
+                Some((url, token)) => (Some(url), Some(token.as_str().to_owned())),
+                None => (None, None),
+            };
             listening(Listening {
                 address: bound,
                 page_url,
                 registry: state.registry().clone(),
+                page_token,
             });
         }
     };
     let served = match agent {
         Ok((agent, root)) => {
-            let token = Token::generate();
+            let token = page_token.map_or_else(Token::generate, Token::from_text);
             let url = page_url(&config.host, bound.port(), &token);
+            tell(Some((url.clone(), &token)));
             let page = PageState::new(
                 state.clone(),
                 agent.clone(),
@@ -150,7 +160,6 @@ pub(crate) async fn run_until(
             // The URL holds the token: stdout only (for the user), never the log.
             println!("corvid: the web page is at {url}");
             println!("corvid: the agent works in {}", root.display());
-            tell(Some(url));
             let served =
                 corvid_gateway::serve(listener, app, shutdown, config.shutdown_grace).await;
             let _ = std::fs::remove_file(url_file(&loaded));

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use corvid_cli::host::{self, Listening};
-use corvid_config::Loaded;
+use corvid_config::{Flags, Loaded};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::view::{Action, Health, TrayView};
@@ -29,6 +29,8 @@ pub(crate) trait Tray {
 #[derive(Debug, Clone)]
 pub(crate) struct Launch {
     pub(crate) loaded: Loaded,
+    /// The flags it was loaded with, to load the settings again when their files change.
+    pub(crate) flags: Flags,
     pub(crate) project: Option<PathBuf>,
     /// The arguments a "Start at login" entry starts this program with (`--config` when given).
     pub(crate) autostart_arguments: Vec<String>,
@@ -36,7 +38,10 @@ pub(crate) struct Launch {
 
 /// Runs the server and the tray loop together until Quit (or Ctrl-C, SIGTERM), then returns
 /// once the server has stopped as `corvid serve` stops: streams finished within the grace, the
-/// ledger committed, the port freed.
+/// ledger committed, the port freed. When the settings change on disk (config.toml, the env
+/// file: a key pasted on the page, a sign-in from the menu or another terminal) the server is
+/// stopped the same graceful way and started again with them, on the same port and with the
+/// same page token (see `settings`).
 pub(crate) async fn run(
     launch: Launch,
     tray: impl Tray,
@@ -44,51 +49,78 @@ pub(crate) async fn run(
 ) -> anyhow::Result<()> {
     let (quit, quitting) = watch::channel(false);
     let (done, stopped) = watch::channel(false);
-    let (listening_sender, listening) = oneshot::channel();
-    let shutdown = async move {
-        let mut quitting = quitting;
-        tokio::select! {
-            _ = quitting.wait_for(|quit| *quit) => tracing::info!("Quit picked in the tray"),
-            () = host::until_signal() => {}
-        }
-    };
+    let (listening_sender, listening) = mpsc::unbounded_channel();
+    let (reload, mut reloads) = mpsc::unbounded_channel::<Loaded>();
     let server = async {
-        let served = host::serve(
-            launch.loaded.clone(),
-            launch.project.clone(),
-            shutdown,
-            move |listening: Listening| {
-                let _ = listening_sender.send(listening);
-            },
-        )
-        .await;
+        let mut loaded = launch.loaded.clone();
+        let mut page_token = None;
+        let served = loop {
+            let (restart, restarting) = oneshot::channel::<()>();
+            let mut quit_picked = quitting.clone();
+            let shutdown = async move {
+                tokio::select! {
+                    _ = quit_picked.wait_for(|quit| *quit) => tracing::info!("Quit picked in the tray"),
+                    () = host::until_signal() => {}
+                    Ok(()) = restarting => tracing::info!("settings changed: serving again with them"),
+                }
+            };
+            let sender = listening_sender.clone();
+            let (tokens, mut token) = oneshot::channel();
+            let serving = host::serve(
+                loaded.clone(),
+                launch.project.clone(),
+                page_token.clone(),
+                shutdown,
+                move |listening: Listening| {
+                    let _ = tokens.send(listening.page_token.clone());
+                    let _ = sender.send(listening);
+                },
+            );
+            tokio::pin!(serving);
+            let next = tokio::select! {
+                served = &mut serving => break served,
+                Some(next) = reloads.recv() => next,
+            };
+            let _ = restart.send(());
+            if let Err(error) = serving.await {
+                break Err(error);
+            }
+            if let Ok(Some(token)) = token.try_recv() {
+                page_token = Some(token);
+            }
+            if *quitting.borrow() {
+                break Ok(());
+            }
+            loaded = next;
+        };
         let _ = done.send(true);
         served
     };
-    let tray_loop = keep_in_step(&launch, tray, actions, listening, stopped, quit);
+    let tray_loop = keep_in_step(&launch, tray, actions, listening, stopped, quit, reload);
     let (served, ()) = tokio::join!(server, tray_loop);
     served
 }
 
-/// The tray's side: shows the health, runs the actions, closes the tray once the server is
-/// done.
+/// The tray's side: shows the health, runs the actions, watches the settings, closes the tray
+/// once the server is done.
 async fn keep_in_step(
     launch: &Launch,
     mut tray: impl Tray,
     mut actions: mpsc::UnboundedReceiver<Action>,
-    listening: oneshot::Receiver<Listening>,
+    mut listenings: mpsc::UnboundedReceiver<Listening>,
     mut stopped: watch::Receiver<bool>,
     quit: watch::Sender<bool>,
+    reload: mpsc::UnboundedSender<Loaded>,
 ) {
     let mut health = Health::starting();
     health.starts_at_login = crate::autostart::enabled(&launch.autostart_arguments);
     let mut shown = health.view();
     tray.show(&shown).await;
     let listening = tokio::select! {
-        listening = listening => listening.ok(),
+        listening = listenings.recv() => listening,
         _ = stopped.wait_for(|done| *done) => None,
     };
-    let Some(listening) = listening else {
+    let Some(mut listening) = listening else {
         tray.close().await;
         return;
     };
@@ -97,14 +129,36 @@ async fn keep_in_step(
     if host::nothing_connected(&listening.registry) {
         health.note = Some("No provider connected yet: Settings… to add one".to_owned());
     }
+    let mut settings = crate::settings::Watch::new(&launch.loaded);
     let (notes, mut noted) = mpsc::unbounded_channel::<String>();
     let mut tick = tokio::time::interval(LOOK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = tick.tick() => look(&mut health, &listening).await,
+            _ = tick.tick() => {
+                look(&mut health, &listening).await;
+                if !health.stopping
+                    && let Some(changed) = settings.changed(|| host::load(&launch.flags), listening.address)
+                {
+                    match changed {
+                        Ok((loaded, note)) => {
+                            health.note = note;
+                            let _ = reload.send(loaded);
+                        }
+                        Err(error) => health.note = Some(error),
+                    }
+                }
+            }
             Some(action) = actions.recv() => {
                 act(action, launch, &listening, &mut health, &notes, &quit);
+            }
+            Some(next) = listenings.recv() => {
+                listening = next;
+                health.address = Some(listening.address);
+                health.page = listening.page_url.is_some();
+                if health.note.is_none() {
+                    health.note = Some("Settings reloaded".to_owned());
+                }
             }
             Some(note) = noted.recv() => health.note = Some(note),
             _ = stopped.wait_for(|done| *done) => break,
@@ -203,8 +257,8 @@ where
     let name = name.to_owned();
     tokio::spawn(async move {
         let note = match flow(loaded).await {
-            // Without live settings the running gateway keeps the credentials it started with.
-            Ok(()) => format!("Signed in to {name}: used from corvid's next start"),
+            // The env file changed: the settings watch serves again with the sign-in.
+            Ok(()) => format!("Signed in to {name}"),
             Err(error) => {
                 tracing::warn!(error = %format!("{error:#}"), "sign-in from the tray failed");
                 format!("{name} sign-in failed (see the log)")

@@ -10,6 +10,7 @@ mod clipboard;
 mod icon;
 mod monitor;
 mod probe;
+mod settings;
 #[cfg(target_os = "linux")]
 mod tray_linux;
 #[cfg(target_os = "macos")]
@@ -90,6 +91,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     };
     let launch = app::Launch {
         loaded,
+        flags,
         project: args.project,
         autostart_arguments,
     };

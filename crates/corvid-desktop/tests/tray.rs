@@ -3,8 +3,10 @@
 //! bus. Run under `dbus-run-session` (scripts/test does):
 //!
 //! ```text
-//! dbus-run-session -- cargo test -p corvid-desktop --test tray -- --ignored
+//! dbus-run-session -- cargo test -p corvid-desktop --test tray -- --ignored --test-threads=1
 //! ```
+//!
+//! (One test at a time: each owns the watcher's well-known name on the bus.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -197,7 +199,6 @@ fn desktop(home: &Path, upstream: &MockUpstream, bus: &str) -> tokio::process::C
         .env("HOME", home)
         .env("CORVID_HOME", home)
         .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("XAI_API_KEY", "upstream-key")
         .env("DBUS_SESSION_BUS_ADDRESS", bus)
         .env("RUST_LOG", "info")
         .stdin(Stdio::null());
@@ -227,23 +228,11 @@ fn group_members(group: u32) -> Vec<u32> {
     members
 }
 
-fn chat(text: &str) -> serde_json::Value {
-    json!({
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "grok-4.6",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
-    })
-}
-
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs a private session bus: dbus-run-session -- cargo test -p corvid-desktop --test tray -- --ignored"]
-async fn the_tray_shows_the_gateway_and_quit_stops_it_cleanly() {
+/// A private bus's address, a connection owning the watcher's name, and the items registering.
+async fn watch_the_bus() -> (String, zbus::Connection, mpsc::UnboundedReceiver<String>) {
     let bus = std::env::var("DBUS_SESSION_BUS_ADDRESS")
         .expect("run under dbus-run-session (DBUS_SESSION_BUS_ADDRESS is not set)");
-    let (registered, mut registrations) = mpsc::unbounded_channel();
+    let (registered, registrations) = mpsc::unbounded_channel();
     let watcher = Watcher {
         items: Arc::default(),
         registered,
@@ -258,21 +247,23 @@ async fn the_tray_shows_the_gateway_and_quit_stops_it_cleanly() {
         .await
         .unwrap();
 
-    let upstream = MockUpstream::start().await;
-    upstream.enqueue("/v1/chat/completions", Reply::ok(chat("first")));
-    upstream.enqueue(
-        "/v1/chat/completions",
-        Reply::status(
-            http::StatusCode::INTERNAL_SERVER_ERROR,
-            json!({"error": {"message": "the model is on fire"}}),
-        ),
-    );
-    let (feed, stream) = Reply::fed();
-    upstream.enqueue("/v1/chat/completions", stream);
-    let home = tempfile::tempdir().unwrap();
+    (bus, session, registrations)
+}
 
-    let mut app = desktop(home.path(), &upstream, &bus)
+/// A started app: the process, its process group, its port, and its log so far.
+struct Running {
+    app: tokio::process::Child,
+    group: u32,
+    port: u16,
+    log: Arc<Mutex<String>>,
+}
+
+/// Starts `command` on a free port and waits for its "listening on" line (the same as
+/// `corvid serve`'s), which names the port; its output is drained from then on.
+async fn start(command: &mut tokio::process::Command) -> Running {
+    let mut app = command
         .args(["--port", "0"])
+        .kill_on_drop(true)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -304,6 +295,50 @@ async fn the_tray_shows_the_gateway_and_quit_stops_it_cleanly() {
         .await
         .unwrap_or_else(|_| panic!("no listening line; log:\n{}", log.lock().unwrap()))
         .unwrap();
+
+    Running {
+        app,
+        group,
+        port,
+        log,
+    }
+}
+
+fn chat(text: &str) -> serde_json::Value {
+    json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "grok-4.6",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a private session bus: dbus-run-session -- cargo test -p corvid-desktop --test tray -- --ignored"]
+async fn the_tray_shows_the_gateway_and_quit_stops_it_cleanly() {
+    let (bus, session, mut registrations) = watch_the_bus().await;
+
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue("/v1/chat/completions", Reply::ok(chat("first")));
+    upstream.enqueue(
+        "/v1/chat/completions",
+        Reply::status(
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            json!({"error": {"message": "the model is on fire"}}),
+        ),
+    );
+    let (feed, stream) = Reply::fed();
+    upstream.enqueue("/v1/chat/completions", stream);
+    let home = tempfile::tempdir().unwrap();
+
+    let Running {
+        mut app,
+        group,
+        port,
+        log,
+    } = start(desktop(home.path(), &upstream, &bus).env("XAI_API_KEY", "upstream-key")).await;
 
     // The item registers with the watcher, and shows a running gateway.
     let item = tokio::time::timeout(Duration::from_secs(15), registrations.recv())
@@ -337,6 +372,7 @@ async fn the_tray_shows_the_gateway_and_quit_stops_it_cleanly() {
 
     // A second launch on the same port finds this one and hands over its page.
     let second = desktop(home.path(), &upstream, &bus)
+        .env("XAI_API_KEY", "upstream-key")
         .args(["--port", &port.to_string()])
         .output()
         .await
@@ -434,4 +470,112 @@ async fn the_tray_shows_the_gateway_and_quit_stops_it_cleanly() {
     let totals = store.totals(None).unwrap();
     assert_eq!(totals.requests, 3, "{totals:?}");
     assert_eq!(totals.errors, 1, "{totals:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a private session bus: dbus-run-session -- cargo test -p corvid-desktop --test tray -- --ignored --test-threads=1"]
+async fn a_key_added_on_disk_is_used_without_a_restart_and_an_invalid_edit_keeps_serving() {
+    let (bus, session, mut registrations) = watch_the_bus().await;
+    let upstream = MockUpstream::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let Running {
+        mut app, port, log, ..
+    } = start(&mut desktop(home.path(), &upstream, &bus)).await;
+    let item = tokio::time::timeout(Duration::from_secs(15), registrations.recv())
+        .await
+        .expect("the item never registered")
+        .unwrap();
+    let item = Item::connect(&session, &item).await;
+    let address = format!("127.0.0.1:{port}");
+    let page_file = home.path().join("page-url");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !page_file.exists() {
+        assert!(Instant::now() < deadline, "no page-url");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let page = std::fs::read_to_string(&page_file).unwrap();
+    // A first run: the menu says how to go on.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !item
+        .labels()
+        .await
+        .contains(&"No provider connected yet: Settings… to add one".to_owned())
+    {
+        assert!(Instant::now() < deadline, "{:?}", item.labels().await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let url = format!("http://{address}/v1/chat/completions");
+    let ask = || {
+        client
+            .post(&url)
+            .json(&json!({"model": "grok-4.6", "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+    };
+    assert_eq!(ask().await.unwrap().status(), 401);
+
+    // A key written to the env file (as the page's settings or `corvid login` do).
+    let env_file = home.path().join("env");
+    std::fs::write(&env_file, "XAI_API_KEY=upstream-key\n").unwrap();
+    std::fs::set_permissions(
+        &env_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Ok(response) = ask().await
+            && response.status() == 200
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the key was never used; log:\n{}",
+            log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(app.try_wait().unwrap().is_none(), "the process restarted");
+    let upstream_saw = upstream.requests();
+    assert_eq!(
+        upstream_saw.last().unwrap().headers["authorization"],
+        "Bearer upstream-key"
+    );
+    // Same port, same page link: open pages keep working.
+    assert_eq!(std::fs::read_to_string(&page_file).unwrap(), page);
+
+    // An invalid edit: the menu says so, and the running settings keep serving.
+    std::fs::write(home.path().join("config.toml"), "max_retries = \"many\"\n").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let labels = item.labels().await;
+        if labels
+            .iter()
+            .any(|label| label.starts_with("Settings not applied: "))
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{labels:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(ask().await.unwrap().status(), 200);
+
+    let quit = item
+        .entries()
+        .await
+        .into_iter()
+        .find(|entry| entry.label == "Quit")
+        .unwrap();
+    item.click(quit.id).await;
+    let status = tokio::time::timeout(Duration::from_secs(5), app.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        status.success(),
+        "{status:?}; log:\n{}",
+        log.lock().unwrap()
+    );
 }
