@@ -258,6 +258,8 @@ mod tests {
             tokens,
             attempts: 1,
             prompt: None,
+            key_index: None,
+            rule: None,
         }
     }
 

@@ -112,6 +112,8 @@ impl Exchange {
             },
             attempts: self.attempts,
             prompt: self.prompt.take(),
+            key_index: None,
+            rule: None,
         });
     }
 }

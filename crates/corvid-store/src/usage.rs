@@ -107,6 +107,11 @@ pub struct UsageRecord {
     /// The prompt text, only when the caller chose to log it (`log_prompts`); the store never
     /// fills this by itself.
     pub prompt: Option<String>,
+    /// Which of the provider's pool keys sent it (by index, never the key), when it has a
+    /// pool.
+    pub key_index: Option<u32>,
+    /// The routing rule that chose the target (`background`, `think`, …), if one did.
+    pub rule: Option<String>,
 }
 
 /// The current time in Unix milliseconds, for [`UsageRecord::at`].
@@ -144,8 +149,8 @@ pub struct UsageTotals {
 
 const INSERT: &str = "INSERT INTO requests (at, route, inbound, provider, model, status, outcome,
         latency_ms, ttfb_ms, input, cache_read, cache_write, output, reasoning, attempts, prompt,
-        front_end)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+        front_end, key_index, rule)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
 
 /// The aggregate columns shared by both queries, in the order `read_aggregate` expects.
 const AGGREGATES: &str = "COUNT(*),
@@ -234,6 +239,8 @@ pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), S
             record.attempts,
             record.prompt,
             record.front_end,
+            record.key_index,
+            record.rule,
         ])?;
     }
     Ok(())

@@ -27,6 +27,8 @@ pub(crate) fn sample(at: i64, model: &str) -> UsageRecord {
         },
         attempts: 1,
         prompt: None,
+        key_index: None,
+        rule: None,
     }
 }
 
@@ -315,4 +317,23 @@ fn total_input_includes_cache_reads_and_writes() {
 #[test]
 fn now_is_after_2025() {
     assert!(now_ms() > 1_735_689_600_000);
+}
+
+#[test]
+fn the_routing_key_index_and_rule_are_stored() {
+    let mut store = Store::open_in_memory().unwrap();
+    store
+        .record(&UsageRecord {
+            key_index: Some(1),
+            rule: Some("background".to_owned()),
+            ..sample(NOV_29, "grok-4.6")
+        })
+        .unwrap();
+    let (key, rule): (Option<u32>, Option<String>) = store
+        .conn
+        .query_row("SELECT key_index, rule FROM requests", [], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((key, rule.as_deref()), (Some(1), Some("background")));
 }
