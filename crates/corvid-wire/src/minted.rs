@@ -23,11 +23,20 @@ use memchr::memmem::{self, Finder};
 use crate::Dialect;
 use crate::model::{ChatRequest, ChatResponse, Part, Reasoning, StreamEvent, ToolCall, ToolResult};
 
+mod adopt;
 #[cfg(test)]
 mod tests;
 
+pub use adopt::adopt;
+
 /// What every minted token starts with: the pass-through path looks for these bytes.
 pub const MARKER: &str = "corvid1_";
+
+/// What every minted token handed to a client in a field it types as bytes (a Gemini
+/// `thoughtSignature`) starts with: the token is sent base64-encoded there, so the client's
+/// SDK can decode it, and every encoding of [`MARKER`] plus one more byte begins with these
+/// characters.
+pub const MARKER_BASE64: &str = "Y29ydmlkMV9";
 
 /// What a minted token holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +93,7 @@ pub fn origin_label(provider: &str) -> String {
 
 /// Whether `text` is (or starts like) something corvid minted.
 pub fn is_minted(text: &str) -> bool {
-    text.starts_with(MARKER)
+    text.starts_with(MARKER) || text.starts_with(MARKER_BASE64)
 }
 
 /// Wraps `value` from provider `origin` (an [`origin_label`]).
@@ -94,6 +103,13 @@ pub fn mint(origin: &str, kind: Kind, value: &str) -> String {
 
 /// Opens a token in text form; `None` when corvid did not mint it.
 pub fn open(text: &str) -> Option<Minted> {
+    if text.starts_with(MARKER_BASE64) {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .ok()?;
+        let inner = String::from_utf8(decoded).ok()?;
+        return inner.starts_with(MARKER).then(|| open(&inner)).flatten();
+    }
     let rest = text.strip_prefix(MARKER)?;
     let (origin, rest) = rest.split_once('_')?;
     let kind = Kind::from_letter(*rest.as_bytes().first()?)?;
@@ -216,6 +232,9 @@ impl Minter {
     fn wrap(&self, kind: Kind, value: &str) -> String {
         if is_minted(value) {
             value.to_owned()
+        } else if self.client == Dialect::Gemini {
+            // Gemini's SDKs type `thoughtSignature` as bytes: the token must be base64 there.
+            base64::engine::general_purpose::STANDARD.encode(mint(&self.origin, kind, value))
         } else {
             mint(&self.origin, kind, value)
         }
@@ -324,7 +343,8 @@ pub fn may_hold_minted(dialect: Dialect, conversation: &[u8]) -> bool {
             Dialect::OpenAiResponses => {
                 memmem::find(conversation, LEGACY_PREFIX.as_bytes()).is_some()
             }
-            Dialect::OpenAiChat | Dialect::Gemini => false,
+            Dialect::Gemini => memmem::find(conversation, MARKER_BASE64.as_bytes()).is_some(),
+            Dialect::OpenAiChat => false,
         }
 }
 

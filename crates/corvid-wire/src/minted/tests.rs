@@ -357,10 +357,20 @@ fn anthropic_signatures_ride_through_a_gemini_client() {
     Minter::new("anthropic", Dialect::Gemini).response(&mut response);
     let body = gemini::encode_response(&response, "claude-sonnet-4-5");
     let parts = body["candidates"][0]["content"]["parts"].clone();
-    let token = mint("anthropic", Kind::Signature, "EpcBsig");
+    // google-genai types `thoughtSignature` as bytes: the token is valid base64 there.
+    let token = base64::engine::general_purpose::STANDARD.encode(mint(
+        "anthropic",
+        Kind::Signature,
+        "EpcBsig",
+    ));
+    assert!(token.starts_with(MARKER_BASE64));
     assert_eq!(
         parts[0],
         json!({"text": "Think.", "thought": true, "thoughtSignature": token})
+    );
+    assert_eq!(
+        open(&token).map(|minted| (minted.origin, minted.value)),
+        Some(("anthropic".to_owned(), "EpcBsig".to_owned()))
     );
 
     // Streamed: a thought part that carries the token.
@@ -398,4 +408,5 @@ fn anthropic_signatures_ride_through_a_gemini_client() {
         json!({"text": "Think.", "thought": true})
     );
     assert!(!stripped.to_string().contains(MARKER));
+    assert!(!stripped.to_string().contains(MARKER_BASE64));
 }
