@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod suite {
+    mod caching;
     mod completions;
     mod crossing;
     mod errors;
@@ -12,6 +13,7 @@ mod suite {
     mod oauth;
     mod pipeline;
     mod routes;
+    mod routing;
     mod security;
     mod streaming;
     mod translate;

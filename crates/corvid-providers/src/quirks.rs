@@ -173,7 +173,8 @@ fn xai_fields() -> &'static [&'static str] {
 }
 
 /// The encoded body of a translated request, settled like a passed-through one: xAI's table
-/// (for a provider with `xai_field_rules`) and the model rule's `drop` list.
+/// (for a provider with `xai_field_rules`) and the model rule's `drop` list; toward Anthropic,
+/// the cache breakpoints a client of another dialect could not set.
 pub fn settle_encoded(provider: &Provider, model: &str, body: &mut Value) {
     let Some(object) = body.as_object_mut() else {
         return;
@@ -192,6 +193,9 @@ pub fn settle_encoded(provider: &Provider, model: &str, body: &mut Value) {
         for field in &rule.drop {
             object.remove(field);
         }
+    }
+    if provider.kind() == corvid_config::ProviderKind::Anthropic {
+        crate::caching::add_anthropic_breakpoints(body);
     }
 }
 
