@@ -130,6 +130,8 @@ pub struct UsageRow {
     pub day: String,
     /// The upstream model name.
     pub model: String,
+    /// The provider that served it (one model name served by two providers is two rows).
+    pub provider: String,
     /// The front end that made the requests (see [`UsageRecord::front_end`]).
     pub front_end: String,
     pub requests: u64,
@@ -173,7 +175,7 @@ impl Store {
         Ok(())
     }
 
-    /// Usage grouped by UTC day, model and front end, ordered by day, model, front end; only
+    /// Usage grouped by UTC day, model, provider and front end, in that order; only
     /// requests at or after `since_ms` (Unix milliseconds) when given.
     pub fn usage_by_day_and_model(
         &self,
@@ -181,16 +183,17 @@ impl Store {
     ) -> Result<Vec<UsageRow>, StoreError> {
         let sql = format!(
             "SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, model, front_end,
-                    {AGGREGATES}
+                    provider, {AGGREGATES}
              FROM requests WHERE ?1 IS NULL OR at >= ?1
-             GROUP BY day, model, front_end ORDER BY day, model, front_end"
+             GROUP BY day, model, provider, front_end ORDER BY day, model, provider, front_end"
         );
         let mut statement = self.conn.prepare(&sql)?;
         let rows = statement.query_map([since_ms], |row| {
-            let (requests, errors, tokens) = read_aggregate(row, 3)?;
+            let (requests, errors, tokens) = read_aggregate(row, 4)?;
             Ok(UsageRow {
                 day: row.get(0)?,
                 model: row.get(1)?,
+                provider: row.get(3)?,
                 front_end: row.get(2)?,
                 requests,
                 errors,

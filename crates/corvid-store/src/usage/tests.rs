@@ -83,6 +83,7 @@ fn usage_is_grouped_by_utc_day_and_model_in_order() {
     let row = |day: &str, model: &str, requests, errors, times| UsageRow {
         day: day.to_owned(),
         model: model.to_owned(),
+        provider: "xai".to_owned(),
         front_end: FRONT_END_GATEWAY.to_owned(),
         requests,
         errors,
@@ -336,4 +337,22 @@ fn the_routing_key_index_and_rule_are_stored() {
         })
         .unwrap();
     assert_eq!((key, rule.as_deref()), (Some(1), Some("background")));
+}
+
+/// One model name served by two providers (a local server and a hosted one) stays two rows.
+#[test]
+fn one_model_from_two_providers_is_two_rows() {
+    let mut store = Store::open_in_memory().unwrap();
+    store
+        .record_all(&[
+            sample(NOV_29, "qwen2.5-coder"),
+            UsageRecord {
+                provider: "llamacpp".to_owned(),
+                ..sample(NOV_29 + 1, "qwen2.5-coder")
+            },
+        ])
+        .unwrap();
+    let rows = store.usage_by_day_and_model(None).unwrap();
+    let providers: Vec<&str> = rows.iter().map(|row| row.provider.as_str()).collect();
+    assert_eq!(providers, ["llamacpp", "xai"]);
 }
