@@ -58,8 +58,15 @@ impl Passthrough<'_> {
         requested: Option<&str>,
     ) -> Attempt {
         let provider = &self.route.provider;
-        let mut edits =
-            rules::provider_removals(provider.config(), &self.route.model, top, self.inbound);
+        let default_limit =
+            corvid_providers::quirks::default_output_limit(provider, &self.route.model);
+        let mut edits = rules::provider_removals(
+            provider.config(),
+            &self.route.model,
+            top,
+            self.inbound,
+            default_limit,
+        );
         if let Some(requested) = requested
             && requested != self.route.model
         {

@@ -159,6 +159,9 @@ impl Inbound<'_> {
         tag: Tag,
         decoded: &mut Option<ChatRequest>,
     ) -> Result<Attempt, ApiError> {
+        if corvid_providers::quirks::is_local_server(&route.provider) {
+            self.check_local_window(route, decoded).await?;
+        }
         let moved_from = plan
             .began_on
             .as_deref()
@@ -212,6 +215,37 @@ impl Inbound<'_> {
         }
         .attempt()
         .await)
+    }
+
+    /// A server on this machine serves the window it was started with and cuts a longer prompt
+    /// silently: its own list is read (cached), and a prompt corvid estimates above the window
+    /// is refused in the client's dialect, saying so.
+    async fn check_local_window(
+        &self,
+        route: &Route,
+        decoded: &mut Option<ChatRequest>,
+    ) -> Result<(), ApiError> {
+        route.provider.models().await;
+        let Some(window) = self.state.registry().context_window(&route.target()) else {
+            return Ok(());
+        };
+        if decoded.is_none() {
+            *decoded = Some(self.decode()?);
+        }
+        let estimate = decoded
+            .as_ref()
+            .map_or(0, corvid_wire::anthropic::count_tokens_estimate);
+        if estimate <= window.tokens {
+            return Ok(());
+        }
+        Err(ApiError::invalid_request(format!(
+            "the prompt is about {estimate} tokens, more than the {} tokens of {}'s context              window ({}); shorten or compact the conversation, or start the server with a              larger context",
+            window.tokens,
+            route.target(),
+            window.source.as_str(),
+        ))
+        .with_code("context_length_exceeded")
+        .in_dialect(self.dialect))
     }
 
     /// The request in the canonical model (a 400 in the client's dialect if it cannot be).

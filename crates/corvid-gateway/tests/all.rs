@@ -10,6 +10,7 @@ mod suite {
     mod faults;
     mod harness;
     mod ledger;
+    mod local;
     mod oauth;
     mod pipeline;
     mod routes;
