@@ -10,6 +10,7 @@ mod context_windows;
 mod error;
 mod failover;
 mod last_failure;
+mod local_window;
 mod model_call;
 mod pipeline;
 mod pool;

@@ -5,7 +5,7 @@
 //! fetched lists); one → that provider; several → an error naming them; none → the provider
 //! whose family the name belongs to (`claude-…` → anthropic), else `default_provider`.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use corvid_auth::Credential;
@@ -29,6 +29,9 @@ pub struct Provider {
     config: ProviderConfig,
     /// One upstream per key (one for most providers); `upstream()` is the first.
     keys: KeyPool,
+    /// The window a local server says it was started with (llama.cpp's `/props`), read with
+    /// its model list.
+    served_window: std::sync::Mutex<Option<u64>>,
     fetched: Mutex<Option<(Instant, Vec<ListedModel>)>>,
     /// The signed-in Zed account, for the `zed` provider: its backend instead of `upstream`.
     zed: Option<Arc<ZedService>>,
@@ -58,6 +61,7 @@ impl Provider {
         Self {
             config,
             keys: KeyPool::new(members),
+            served_window: std::sync::Mutex::new(None),
             fetched: Mutex::new(None),
             zed: None,
         }
@@ -184,12 +188,16 @@ impl Provider {
             });
         }
         let cache = self.fetched.try_lock().ok()?;
-        cache
-            .as_ref()?
-            .1
+        let listed = &cache.as_ref()?.1;
+        listed
             .iter()
-            .find(|listed| listed.id == model)?
-            .window
+            .find(|listed| listed.id == model)
+            .and_then(|listed| listed.window)
+            // A local server's own window (llama.cpp's `n_ctx`) holds for any name it is asked.
+            .or(*self
+                .served_window
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner))
     }
 
     /// The configured models plus the provider's own list, fetched on demand and cached.
@@ -243,7 +251,7 @@ impl Provider {
             .find_map(|key| item[*key].as_u64())
             .filter(|tokens| *tokens > 0)
         };
-        let ids = value["data"]
+        let ids: Vec<ListedModel> = value["data"]
             .as_array()
             .map(|items| {
                 items
@@ -271,6 +279,13 @@ impl Provider {
                 })
             })
             .unwrap_or_default();
+        if crate::quirks::is_local_server(self) && ids.iter().all(|model| model.window.is_none()) {
+            let served = self.served_context().await;
+            *self
+                .served_window
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = served;
+        }
         Ok(ids)
     }
 }

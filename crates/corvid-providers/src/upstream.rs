@@ -137,6 +137,18 @@ impl Upstream {
         }
     }
 
+    /// The same upstream (transport, credential, headers) at another base URL: a server's
+    /// root beside its `/v1` (llama.cpp's `/props`). Its failures are not this upstream's.
+    pub fn at_base(&self, base_url: &str) -> Self {
+        Self {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            prepared: Arc::default(),
+            failures: Arc::default(),
+            max_retries: 0,
+            ..self.clone()
+        }
+    }
+
     /// A 429 is answered at once rather than retried on this key (the pool tries another).
     pub fn handing_off_rate_limits(mut self) -> Self {
         self.hands_off_rate_limits = true;

@@ -94,3 +94,34 @@ async fn a_prompt_above_a_local_window_is_refused_saying_so() {
         .await;
     assert_eq!(short.status(), StatusCode::OK);
 }
+
+/// llama.cpp's model list says nothing of the window the server was started with; its
+/// `/props` does (`n_ctx`), and that is the window corvid holds prompts to.
+#[tokio::test]
+async fn a_llama_cpp_window_is_read_from_its_props() {
+    let gateway = Gateway::start_with(|config| providers_on_mock(config, &["ollama"])).await;
+    gateway.upstream.enqueue(
+        "/props",
+        corvid_test_support::Reply::ok(json!({
+            "default_generation_settings": {"n_ctx": 300}, "total_slots": 1})),
+    );
+    let long = "word ".repeat(2_000);
+    let response = gateway
+        .post(
+            "/v1/chat/completions",
+            &json!({"model": "ollama/qwen2.5-coder",
+                    "messages": [{"role": "user", "content": long}]})
+            .to_string(),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "context_length_exceeded", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("300 tokens"),
+        "{body}"
+    );
+}
