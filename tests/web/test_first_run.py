@@ -81,6 +81,11 @@ async def run(browser, mock, url, home):
     assert sent["headers"].get("authorization") == f"Bearer {KEY}", sent["headers"]
     await browser.screenshot(str(SHOTS / "first-run-02-answered.png"))
 
+    # The desktop app's "Settings…" opens the page on its Settings tab.
+    await browser.navigate(url.split("?", 1)[0] + "#settings")
+    await browser.wait_for("document.querySelector('#settings') && !document.querySelector('#settings').hidden",
+                           10, "the settings tab from the link")
+
 
 async def main():
     mock = Mock()

@@ -64,7 +64,14 @@ async function look() {
   }
 }
 
-// app.js lays the page out first (module scripts run in order).
+// app.js lays the page out first (module scripts run in order). A link to a tab (the desktop
+// app's "Settings…" opens `#settings`) shows that tab.
+function follow() {
+  const linked = location.hash.slice(1);
+  if (["settings", "status", "usage"].includes(linked)) tab(linked);
+}
+follow();
+window.addEventListener("hashchange", follow);
 look();
 document.addEventListener("click", (event) => {
   if (event.target.closest?.('#tabs button[data-tab="chat"]')) look();
