@@ -27,7 +27,7 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{
     Agent, Client, Error, JsonRpcResponse, Stdio, on_receive_notification, on_receive_request,
 };
-use corvid_protocol::time::UtcTime;
+use corvid_config::time::UtcTime;
 use corvid_protocol::{
     ApprovalDecision, ApproveParams, ErrorClass, Event, EventMsg, ImageInput, Op,
     ProposalNotification, ProposalOutcome, SendParams, ToolCallNotification, TurnOutcome,
