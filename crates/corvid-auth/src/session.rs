@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::token_endpoint::{TokenOutcome, post_form};
+use crate::token_endpoint::{TokenEndpointError, TokenOutcome, post_form};
 use crate::tokens::now_unix;
 use crate::{AuthError, CredentialStore, OAuthEndpoints, Secret, TokenSet};
 
@@ -337,7 +337,7 @@ impl Inner {
     fn apply(
         &self,
         job: Job,
-        outcome: Result<TokenOutcome, String>,
+        outcome: Result<TokenOutcome, TokenEndpointError>,
         want: &Want,
     ) -> Result<Secret, AuthError> {
         let now = now_unix();
@@ -389,7 +389,7 @@ impl Inner {
                 "the token endpoint answered {}",
                 rejection.summary()
             )),
-            Err(message) => Failure::Transient(message),
+            Err(error) => Failure::Transient(error.to_string()),
         };
         state.last_failure = Some(failure.clone());
         Err(failure.to_error())
