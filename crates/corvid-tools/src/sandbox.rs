@@ -47,11 +47,16 @@ mod enforce;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 #[path = "sandbox/enforce_none.rs"]
 mod enforce;
+// The helper's command line, read the same way on macOS and elsewhere (Linux reads it in
+// `enforce`, with its own typed errors).
+#[cfg(not(target_os = "linux"))]
 mod helper_args;
 #[cfg(target_os = "linux")]
 mod rules;
 #[cfg(any(target_os = "macos", test))]
 mod seatbelt;
+#[cfg(target_os = "linux")]
+mod setup_error;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

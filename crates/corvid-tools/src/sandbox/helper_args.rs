@@ -1,5 +1,5 @@
-//! The helper's command line, `--policy <json> -- <program> [arguments…]`, read the same way on
-//! every platform.
+//! The helper's command line, `--policy <json> -- <program> [arguments…]`, on macOS and the
+//! platforms without a sandbox (Linux's `enforce` reads it with its own typed errors).
 
 use std::ffi::OsString;
 
