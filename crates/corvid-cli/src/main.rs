@@ -10,6 +10,7 @@ mod mcp_command;
 mod sandbox_setup;
 mod serve;
 mod setup;
+mod team_commands;
 mod usage_command;
 mod zed_commands;
 mod zed_config;
@@ -79,6 +80,22 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Group by client key, team, model or day (the gateway's billed requests, on the
+        /// configured store).
+        #[arg(long, value_enum)]
+        by: Option<team_commands::By>,
+    },
+    /// Create or upgrade the PostgreSQL schema (team mode); safe to run twice at once.
+    Migrate,
+    /// Client keys for the gateway: create, list, revoke.
+    Keys {
+        #[command(subcommand)]
+        command: team_commands::KeysCommand,
+    },
+    /// Teams and their budgets: create, list.
+    Teams {
+        #[command(subcommand)]
+        command: team_commands::TeamsCommand,
     },
     /// List the models corvid can route to, by provider.
     Models,
@@ -277,9 +294,34 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let loaded = load(&config_only(cli.config))?;
             print_stdout(&setup::setup(&loaded.config, client, model.as_deref())?)
         }
-        Command::Usage { days, json } => {
+        Command::Usage {
+            days,
+            json,
+            by: Some(by),
+        } => {
+            let loaded = load(&config_only(cli.config))?;
+            let text = runtime.block_on(team_commands::usage_by(&loaded, by, days, json))?;
+            print_stdout(&text)
+        }
+        Command::Usage {
+            days,
+            json,
+            by: None,
+        } => {
             let text = usage_command::usage(&load(&config_only(cli.config))?, days, json)?;
             print_stdout(&text)
+        }
+        Command::Migrate => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&runtime.block_on(team_commands::migrate(&loaded))?)
+        }
+        Command::Keys { command } => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&runtime.block_on(team_commands::keys(&loaded, command))?)
+        }
+        Command::Teams { command } => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&runtime.block_on(team_commands::teams(&loaded, command))?)
         }
         Command::Mcp { command } => {
             let loaded = load(&config_only(cli.config))?;

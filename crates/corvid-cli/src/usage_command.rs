@@ -258,6 +258,7 @@ mod tests {
             tokens,
             attempts: 1,
             prompt: None,
+            billing: None,
         }
     }
 

@@ -11,6 +11,7 @@ mod mcp;
 mod paths;
 mod providers;
 mod schema;
+mod store;
 mod value;
 mod web;
 
@@ -30,5 +31,6 @@ pub use schema::{
     ApprovalSetting, AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price,
     SandboxSetting,
 };
+pub use store::StoreConfig;
 pub use value::is_truthy;
 pub use web::{HostRule, SearchBackend, WebConfig};

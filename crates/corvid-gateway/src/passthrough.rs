@@ -82,6 +82,7 @@ impl Passthrough<'_> {
             started: self.started,
             attempts: 0,
             prompt,
+            ticket: crate::access::take_ticket(),
         };
         let sent = provider
             .upstream()

@@ -17,6 +17,8 @@ struct Inner {
     config: Config,
     registry: Registry,
     recorder: Option<UsageRecorder>,
+    /// Team mode's key and budget gate (see `access`).
+    access: Option<crate::access::Access>,
     bookkeeper: Bookkeeper,
     /// Closed by `serve` when the shutdown grace ends (see `closing`).
     closing: Arc<Closing>,
@@ -29,6 +31,7 @@ impl AppState {
             config,
             registry,
             recorder: None,
+            access: None,
             bookkeeper: Bookkeeper::start(),
             closing: Arc::default(),
         }))
@@ -41,6 +44,20 @@ impl AppState {
             recorder: Some(recorder),
             ..inner
         }))
+    }
+
+    /// The same state, with client keys and budgets checked on every API request.
+    pub fn with_access(self, access: crate::access::Access) -> Self {
+        let inner = Arc::unwrap_or_clone(self.0);
+        Self(Arc::new(Inner {
+            access: Some(access),
+            ..inner
+        }))
+    }
+
+    /// The key and budget gate, in team mode.
+    pub fn access(&self) -> Option<&crate::access::Access> {
+        self.0.access.as_ref()
     }
 
     pub fn config(&self) -> &Config {

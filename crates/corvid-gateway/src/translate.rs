@@ -78,6 +78,7 @@ impl Translation<'_> {
             started,
             attempts: 0,
             prompt,
+            ticket: crate::access::take_ticket(),
         };
         let reply = match call.send().await {
             Ok(reply) => reply,

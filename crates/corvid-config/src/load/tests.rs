@@ -526,7 +526,13 @@ fn every_setting_is_in_the_readme() {
         );
         if !matches!(
             *key,
-            "aliases" | "prices" | "providers" | "context_windows" | "web" | "mcp_servers"
+            "aliases"
+                | "prices"
+                | "providers"
+                | "context_windows"
+                | "web"
+                | "store"
+                | "mcp_servers"
         ) {
             let name = format!("`{}`", key.to_ascii_uppercase());
             assert!(
