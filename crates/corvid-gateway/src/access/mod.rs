@@ -59,12 +59,22 @@ impl Access {
     }
 
     /// Heartbeats this instance and sweeps dead instances' holds, forever; spawn it once.
+    ///
+    /// An instance sweeps only after it has been connected for `DEAD_AFTER`: after a database
+    /// outage every live instance's heartbeat is stale, and sweeping at once would settle the
+    /// holds of requests still running elsewhere.
     pub async fn maintain(self) {
         let mut tick = tokio::time::interval(HEARTBEAT);
+        let mut connected_since: Option<std::time::Instant> = None;
         loop {
             tick.tick().await;
             if let Err(error) = self.store().heartbeat(&self.instance).await {
                 tracing::debug!(%error, "heartbeat failed");
+                connected_since = None;
+                continue;
+            }
+            let since = *connected_since.get_or_insert_with(std::time::Instant::now);
+            if since.elapsed() < DEAD_AFTER {
                 continue;
             }
             match self.store().sweep(DEAD_AFTER).await {
