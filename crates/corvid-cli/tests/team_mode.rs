@@ -247,6 +247,63 @@ async fn keys_budgets_and_revocation_across_two_instances() {
         "the team spent what its key spent"
     );
 
+    // /metrics: made-up model names add one series, and the two instances' counts add up to
+    // the ledger's.
+    for index in 0..40 {
+        let server = if index % 2 == 0 { &a } else { &b };
+        let response = http
+            .post(server.url("/v1/chat/completions"))
+            .bearer_auth(&carol)
+            .json(&json!({"model": format!("bogus-{index}"), "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+    }
+    let started = Instant::now();
+    loop {
+        let mut scraped = 0i64;
+        for server in [&a, &b] {
+            let text = http
+                .get(server.url("/metrics"))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(!text.contains("bogus-"), "a made-up model became a label");
+            assert!(text.contains("corvid_request_duration_seconds_bucket{"));
+            let other = text
+                .lines()
+                .filter(|line| {
+                    line.starts_with("corvid_requests_total{") && line.contains("model=\"other\"")
+                })
+                .count();
+            assert_eq!(other, 1, "{text}");
+            scraped += text
+                .lines()
+                .filter(|line| {
+                    line.starts_with("corvid_requests_total{") && line.contains("status=\"200\"")
+                })
+                .map(|line| line.rsplit(' ').next().unwrap().parse::<i64>().unwrap())
+                .sum::<i64>();
+        }
+        let rows: i64 = db
+            .query_one("SELECT count(*) FROM usage_events WHERE status = 200", &[])
+            .await
+            .unwrap()
+            .get(0);
+        if scraped == rows {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "metrics {scraped} vs ledger {rows}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
     // Revoked through the command line; instance B refuses within its key cache (500 ms).
     assert_eq!(chat(&http, &b, Some(&carol), 10, false).await.status(), 200);
     stdout(&run(

@@ -19,6 +19,7 @@ mod hot_routes;
 mod inbound;
 mod listen;
 mod log_text;
+mod metrics;
 mod model_get;
 mod model_name;
 mod models;
@@ -52,6 +53,7 @@ pub fn router(state: AppState) -> App {
         .route("/healthz", get(health))
         .route("/livez", get(health))
         .route("/readyz", get(ready))
+        .route("/metrics", get(metrics_text))
         .route("/v1/models", get(list_models))
         .route("/v1/completions", post(completions::complete))
         .route("/v1/messages/count_tokens", post(inbound::count_tokens))
@@ -130,6 +132,19 @@ impl tower::Service<axum::extract::Request> for App {
 
 async fn health() -> axum::Json<serde_json::Value> {
     axum::Json(serde_json::json!({"status": "ok"}))
+}
+
+/// `GET /metrics`: Prometheus' text format.
+async fn metrics_text(State(state): State<AppState>) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    (
+        [(
+            http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics_text(),
+    )
+        .into_response()
 }
 
 /// `GET /readyz`: 200 when the store answers within two seconds (always, without team mode);

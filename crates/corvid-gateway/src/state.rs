@@ -19,6 +19,7 @@ struct Inner {
     recorder: Option<UsageRecorder>,
     /// Team mode's key and budget gate (see `access`).
     access: Option<crate::access::Access>,
+    metrics: Arc<crate::metrics::Metrics>,
     bookkeeper: Bookkeeper,
     /// Closed by `serve` when the shutdown grace ends (see `closing`).
     closing: Arc<Closing>,
@@ -32,6 +33,7 @@ impl AppState {
             registry,
             recorder: None,
             access: None,
+            metrics: Arc::new(crate::metrics::Metrics::new()),
             bookkeeper: Bookkeeper::start(),
             closing: Arc::default(),
         }))
@@ -96,8 +98,21 @@ impl AppState {
         }
     }
 
-    /// Adds a row to the usage ledger (never blocks; see `UsageRecorder`).
+    /// `/metrics`' text.
+    pub(crate) fn metrics_text(&self) -> String {
+        self.0.metrics.render()
+    }
+
+    /// Adds a row to the usage ledger (never blocks; see `UsageRecorder`), and counts it in
+    /// `/metrics`.
     pub(crate) fn record(&self, record: UsageRecord) {
+        let known = self.0.config.prices.contains_key(&record.model)
+            || self
+                .0
+                .registry
+                .provider(&record.provider)
+                .is_some_and(|provider| provider.lists(&record.model));
+        self.0.metrics.observe(&record, known);
         if let Some(recorder) = &self.0.recorder {
             recorder.record(record);
         }
