@@ -114,7 +114,8 @@ pub(crate) async fn postgres_gateway(
     )?;
     let config = &loaded.config;
     let required = config.store.keys_required(&config.host);
-    let access = corvid_gateway::Access::new(Arc::new(store), &config.store, required);
+    let access = corvid_gateway::Access::new(Arc::new(store), &config.store, required)
+        .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
     tokio::spawn(access.clone().maintain());
     tracing::info!(
         keys_required = required,
@@ -144,7 +145,8 @@ pub(crate) fn sqlite_gate(
         Arc::new(SqliteTeams::new(Arc::clone(store))),
         &config.store,
         required,
-    );
+    )
+    .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
     tokio::spawn(access.clone().maintain());
     Ok(state.with_access(access))
 }

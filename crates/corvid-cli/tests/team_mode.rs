@@ -171,6 +171,53 @@ async fn keys_budgets_and_revocation_across_two_instances() {
         http.get(a.url("/readyz")).send().await.unwrap().status(),
         200
     );
+
+    // The admin API: refused without the admin key (a client key is not one); with it, a key
+    // made on A works on B.
+    for key in [None, Some(carol.as_str())] {
+        let mut request = http.get(a.url("/admin/spend"));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        assert_eq!(request.send().await.unwrap().status(), 401);
+    }
+    let spend: Value = http
+        .get(a.url("/admin/spend"))
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let scopes: Vec<&str> = spend["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|budget| budget["scope"].as_str().unwrap())
+        .collect();
+    assert_eq!(scopes, ["key:alice", "team:eng"], "{spend}");
+    let made = http
+        .post(a.url("/admin/keys"))
+        .bearer_auth(ADMIN_KEY)
+        .json(&json!({"name": "dave", "team": "eng", "models": ["grok*"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), 201);
+    let made: Value = made.json().await.unwrap();
+    let dave = made["key"].as_str().unwrap().to_owned();
+    assert_eq!(chat(&http, &b, Some(&dave), 10, false).await.status(), 200);
+    let teams: Value = http
+        .get(b.url("/admin/teams"))
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(teams["teams"][0]["name"], "eng", "{teams}");
     let response = chat(&http, &a, Some(&carol), 10, false).await;
     assert_eq!(response.status(), 200);
     // The client's key never goes upstream.
@@ -241,10 +288,11 @@ async fn keys_budgets_and_revocation_across_two_instances() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (team_spent, _) = scope_totals(&db, "team:eng").await;
+    // dave (made through the admin API, in eng too, no budget of its own) made one request.
     assert_eq!(
         team_spent,
-        admitted * 5_012,
-        "the team spent what its key spent"
+        (admitted + 1) * 5_012,
+        "the team spent what its keys spent"
     );
 
     // /metrics: made-up model names add one series, and the two instances' counts add up to

@@ -54,6 +54,16 @@ pub fn router(state: AppState) -> App {
         .route("/livez", get(health))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics_text))
+        .route(
+            "/admin/keys",
+            get(access::admin::list_keys).post(access::admin::create_key),
+        )
+        .route("/admin/keys/{name}/revoke", post(access::admin::revoke_key))
+        .route(
+            "/admin/teams",
+            get(access::admin::list_teams).post(access::admin::create_team),
+        )
+        .route("/admin/spend", get(access::admin::spend))
         .route("/v1/models", get(list_models))
         .route("/v1/completions", post(completions::complete))
         .route("/v1/messages/count_tokens", post(inbound::count_tokens))

@@ -14,6 +14,9 @@ pub(crate) const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
 /// The model the tests ask for, and its price: 1 µ$ per input token, 1,000 µ$ per output token.
 pub(crate) const MODEL: &str = "grok-4.6";
 
+/// The admin API's key in these tests.
+pub(crate) const ADMIN_KEY: &str = "admin-key-of-the-tests";
+
 /// A database of its own on the test server, or `None` (with a note) when there is none.
 pub(crate) async fn fresh_database() -> Option<String> {
     let Ok(admin_url) = std::env::var("CORVID_TEST_POSTGRES_URL") else {
@@ -68,6 +71,7 @@ pub(crate) fn corvid(home: &Path, database: &str) -> Command {
         .env("CORVID_HOME", home)
         .env("CORVID_DATABASE_URL", database)
         .env("XAI_API_KEY", "upstream-key")
+        .env("CORVID_ADMIN_KEY", ADMIN_KEY)
         .env("NO_COLOR", "1");
     command
 }

@@ -13,6 +13,7 @@
 //!   scope (or unpriced under a budget), 429 budget spent or limit reached (with
 //!   `Retry-After`), 503 when the store cannot be asked (budgets fail closed).
 
+pub(crate) mod admin;
 mod estimate;
 mod gate;
 
@@ -39,6 +40,8 @@ pub struct Access {
     instance: String,
     lease: Duration,
     default_output_tokens: u64,
+    /// The admin API's key; `None` turns the API off.
+    admin_key: Option<String>,
 }
 
 impl Access {
@@ -51,6 +54,15 @@ impl Access {
             instance: corvid_store::team::new_request_id(),
             lease: config.lease,
             default_output_tokens: config.default_output_tokens,
+            admin_key: None,
+        }
+    }
+
+    /// The same gate, with the admin API (`/admin/…`) open to holders of `key`.
+    pub fn with_admin_key(self, key: Option<String>) -> Self {
+        Self {
+            admin_key: key.filter(|key| !key.trim().is_empty()),
+            ..self
         }
     }
 

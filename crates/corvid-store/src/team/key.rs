@@ -78,6 +78,14 @@ impl ClientKey {
     }
 }
 
+/// Whether `presented` is the admin key `expected`: their SHA-256 digests compared in constant
+/// time (the digests hide the lengths too).
+pub fn admin_key_matches(expected: &str, presented: &str) -> bool {
+    let expected: [u8; 32] = Sha256::digest(expected.as_bytes()).into();
+    let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+    expected.ct_eq(&presented).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +101,13 @@ mod tests {
         let other = ClientKey::generate();
         assert!(!other.matches(&key.secret_hash()));
         assert!(!format!("{key:?}").contains(&text[16..]));
+    }
+
+    #[test]
+    fn the_admin_key_must_match_exactly() {
+        assert!(admin_key_matches("s3cret", "s3cret"));
+        assert!(!admin_key_matches("s3cret", "s3cre"));
+        assert!(!admin_key_matches("s3cret", ""));
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod sqlite;
 use std::time::Duration;
 
 pub use cache::KeyCache;
-pub use key::{ClientKey, KeyFormatError};
+pub use key::{ClientKey, KeyFormatError, admin_key_matches};
 pub use sqlite::SqliteTeams;
 pub(crate) use sqlite::settle_sqlite;
 
