@@ -263,8 +263,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let zed = runtime.block_on(zed_commands::status(&loaded));
             let gateway_and_keys = auth_commands::gateway_and_keys(&loaded);
             let sandbox = sandbox_setup::sandbox(&loaded, None).describe();
+            let budget = runtime
+                .block_on(team_commands::daily_budget_line(&loaded))
+                .map(|line| format!("\n{line}"))
+                .unwrap_or_default();
             print_stdout(&format!(
-                "{}\n{}\n{gateway_and_keys}\nagent sandbox: {sandbox}",
+                "{}\n{}\n{gateway_and_keys}\nagent sandbox: {sandbox}{budget}",
                 text.trim_end(),
                 zed.trim_end()
             ))

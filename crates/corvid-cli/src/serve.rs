@@ -82,7 +82,7 @@ pub(crate) async fn run(
             .await?
     } else {
         let state = gateway_state(config.clone(), registry, store.as_ref());
-        crate::team_commands::sqlite_gate(&loaded, state, store.as_ref())?
+        crate::team_commands::sqlite_gate(&loaded, state, store.as_ref()).await?
     };
     let gateway = router(state.clone());
 

@@ -126,7 +126,7 @@ pub(crate) async fn postgres_gateway(
 
 /// The gateway over the SQLite store: keys are required beyond loopback (`require_keys`), and a
 /// client that sends a corvid key gets its budgets and limits checked on loopback too.
-pub(crate) fn sqlite_gate(
+pub(crate) async fn sqlite_gate(
     loaded: &Loaded,
     state: corvid_gateway::AppState,
     store: Option<&corvid_store::SharedStore>,
@@ -147,8 +147,45 @@ pub(crate) fn sqlite_gate(
         required,
     )
     .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
+    let access = match config.store.daily_budget_usd {
+        Some(usd) => {
+            let local = SqliteTeams::new(Arc::clone(store))
+                .local_key(BudgetSpec {
+                    cap_micros: usd_to_micros(usd),
+                    period: Period::Day,
+                })
+                .await
+                .context("cannot set up the daily budget")?;
+            access.with_local_key(local)
+        }
+        None => access,
+    };
     tokio::spawn(access.clone().maintain());
     Ok(state.with_access(access))
+}
+
+/// `corvid status`'s line on the local user's daily budget (SQLite, `daily_budget_usd`).
+pub(crate) async fn daily_budget_line(loaded: &Loaded) -> Option<String> {
+    let usd = loaded.config.store.daily_budget_usd?;
+    if loaded.config.store.is_postgres() {
+        return None;
+    }
+    let store = SqliteTeams::new(crate::compose::open_store(loaded).ok()?);
+    let scope = format!("key:{}", corvid_store::team::LOCAL_KEY);
+    let budget = store
+        .budgets()
+        .await
+        .ok()?
+        .into_iter()
+        .find(|budget| budget.scope == scope);
+    Some(match budget {
+        Some(budget) => format!(
+            "daily budget: ${:.4} of ${usd:.2} spent today (UTC), ${:.4} held",
+            micros_to_usd(budget.spent_micros),
+            micros_to_usd(budget.reserved_micros)
+        ),
+        None => format!("daily budget: ${usd:.2} (applies once `corvid serve` runs)"),
+    })
 }
 
 /// `corvid migrate`.

@@ -7,6 +7,7 @@
 //! require_keys = true                       # default: true when corvid listens beyond loopback
 //! lease_s = 600                             # how long a dead instance's budget hold lasts
 //! key_cache_ms = 2000                       # how stale a key lookup may be (revocations)
+//! daily_budget_usd = 5.0                    # one user's daily budget (requests without a key)
 //! ```
 //!
 //! A database URL may carry a password: put it in the env file as `CORVID_DATABASE_URL`
@@ -17,7 +18,7 @@ use std::time::Duration;
 use crate::ConfigError;
 
 /// The store settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoreConfig {
     /// `postgres://…` for team mode; `None` keeps the embedded SQLite file.
     pub url: Option<String>,
@@ -32,6 +33,8 @@ pub struct StoreConfig {
     pub key_cache: Duration,
     /// Output tokens assumed for a request that sets no output cap, for its budget hold.
     pub default_output_tokens: u64,
+    /// A daily budget in US dollars for requests without a client key (one user on loopback).
+    pub daily_budget_usd: Option<f64>,
 }
 
 impl Default for StoreConfig {
@@ -43,6 +46,7 @@ impl Default for StoreConfig {
             lease: Duration::from_secs(600),
             key_cache: Duration::from_millis(2000),
             default_output_tokens: 4096,
+            daily_budget_usd: None,
         }
     }
 }
@@ -76,6 +80,7 @@ const STORE_KEYS: &[&str] = &[
     "lease_s",
     "key_cache_ms",
     "default_output_tokens",
+    "daily_budget_usd",
 ];
 
 /// Reads `[store]`; `env_url` (`CORVID_DATABASE_URL`) wins over `url`, `env_redis`
@@ -153,6 +158,17 @@ pub(crate) fn read_store(
         if let Some(tokens) = whole("default_output_tokens", 1, 10_000_000)? {
             store.default_output_tokens = tokens;
         }
+        store.daily_budget_usd = match table.get("daily_budget_usd") {
+            None => None,
+            Some(toml::Value::Float(usd)) if usd.is_finite() && *usd >= 0.0 => Some(*usd),
+            Some(toml::Value::Integer(usd)) if *usd >= 0 => Some(*usd as f64),
+            Some(other) => {
+                return Err(invalid(
+                    "daily_budget_usd",
+                    format!("expected an amount of US dollars, got {other:?}"),
+                ));
+            }
+        };
     }
     if let Some(url) = env_url {
         store.url = Some(url.trim().to_owned());

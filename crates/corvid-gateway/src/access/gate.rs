@@ -58,10 +58,11 @@ where
             .as_deref()
             .is_some_and(|key| key.starts_with("cv-"));
         // The admin API checks its own key (see `admin`).
+        let as_local = !access.required && !is_ours && access.local.is_some();
         if is_open(path)
             || path == "/metrics"
             || path.starts_with("/admin/")
-            || (!access.required && !is_ours)
+            || (!access.required && !is_ours && !as_local)
         {
             return Either::Left(self.inner.call(request));
         }
@@ -70,6 +71,7 @@ where
         let inner = std::mem::replace(&mut self.inner, clone);
         let state = self.state.clone();
         Either::Right(Box::pin(async move {
+            let presented = if as_local { None } else { presented };
             Ok(admit(access, state, inner, request, presented).await)
         }))
     }
@@ -109,17 +111,21 @@ where
 {
     let dialect = path_dialect::of_path(request.uri().path());
     let refuse = |error: ApiError| error.in_dialect(dialect).into_response();
-    let Some(presented) = presented else {
-        return refuse(unauthorized(
-            "this corvid requires a client key: send it as a bearer token, x-api-key or x-goog-api-key",
-        ));
-    };
-    let key = match access.keys.lookup(&presented).await {
-        Ok(Some(key)) => key,
-        Ok(None) => return refuse(unauthorized("the client key is unknown or revoked")),
-        Err(error) => {
-            tracing::warn!(%error, "cannot look up a client key");
-            return refuse(unavailable());
+    let key = match (presented, &access.local) {
+        (Some(presented), _) => match access.keys.lookup(&presented).await {
+            Ok(Some(key)) => key,
+            Ok(None) => return refuse(unauthorized("the client key is unknown or revoked")),
+            Err(error) => {
+                tracing::warn!(%error, "cannot look up a client key");
+                return refuse(unavailable());
+            }
+        },
+        // Keys are not required: the local user's key carries the daily budget.
+        (None, Some(local)) if !access.required => Arc::clone(local),
+        (None, _) => {
+            return refuse(unauthorized(
+                "this corvid requires a client key: send it as a bearer token, x-api-key or x-goog-api-key",
+            ));
         }
     };
     let is_generation = request.method() == Method::POST

@@ -42,6 +42,8 @@ pub struct Access {
     default_output_tokens: u64,
     /// The admin API's key; `None` turns the API off.
     admin_key: Option<String>,
+    /// The key that stands for a request without one (the local user's daily budget).
+    local: Option<Arc<corvid_store::team::KeyInfo>>,
 }
 
 impl Access {
@@ -55,6 +57,15 @@ impl Access {
             lease: config.lease,
             default_output_tokens: config.default_output_tokens,
             admin_key: None,
+            local: None,
+        }
+    }
+
+    /// The same gate, charging requests that present no key to `key` (keys not required).
+    pub fn with_local_key(self, key: corvid_store::team::KeyInfo) -> Self {
+        Self {
+            local: Some(Arc::new(key)),
+            ..self
         }
     }
 

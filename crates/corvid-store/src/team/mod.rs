@@ -19,8 +19,8 @@ use std::time::Duration;
 
 pub use cache::KeyCache;
 pub use key::{ClientKey, KeyFormatError, admin_key_matches};
-pub use sqlite::SqliteTeams;
 pub(crate) use sqlite::settle_sqlite;
+pub use sqlite::{LOCAL_KEY, SqliteTeams};
 
 use crate::StoreError;
 

@@ -18,9 +18,41 @@ pub struct SqliteTeams {
     store: SharedStore,
 }
 
+/// The name of the key that stands for the local user (requests without a key).
+pub const LOCAL_KEY: &str = "local";
+
 impl SqliteTeams {
     pub fn new(store: SharedStore) -> Self {
         Self { store }
+    }
+
+    /// The key that stands for the one local user, with `budget` as its budget (created, or its
+    /// cap updated). Its secret is thrown away: no client can present it.
+    pub async fn local_key(&self, budget: BudgetSpec) -> Result<KeyInfo, StoreError> {
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            let budget_id = insert_budget(&tx, &format!("key:{LOCAL_KEY}"), budget)?;
+            let key = ClientKey::generate();
+            tx.execute(
+                "INSERT INTO client_keys (name, public_id, secret_hash, budget_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (name) DO UPDATE SET budget_id = excluded.budget_id",
+                params![
+                    LOCAL_KEY,
+                    key.public_id(),
+                    key.secret_hash().to_vec(),
+                    budget_id,
+                    now_ms() / 1000
+                ],
+            )?;
+            tx.commit()?;
+            keys_where(conn, "k.name = ?1", LOCAL_KEY)?
+                .into_iter()
+                .next()
+                .map(|(info, _)| info)
+                .ok_or_else(|| StoreError::NotFound(format!("key {LOCAL_KEY}")))
+        })
+        .await
     }
 
     async fn run<T: Send + 'static>(
