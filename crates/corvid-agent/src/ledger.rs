@@ -114,6 +114,8 @@ impl CallMeter {
             // The agent never logs prompts in the ledger; conversations hold them.
             prompt: None,
             billing: None,
+            key_index: None,
+            rule: None,
         }
     }
 

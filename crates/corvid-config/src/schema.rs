@@ -234,6 +234,8 @@ pub struct Config {
     pub mcp: crate::McpSettings,
     /// `[store]`: SQLite or PostgreSQL, client keys (see [`crate::StoreConfig`]).
     pub store: crate::StoreConfig,
+    /// `[routes.*]` and `[router]`: fallback targets, task rules, stickiness.
+    pub routing: crate::RoutingConfig,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -284,6 +286,7 @@ impl Default for Config {
             web: crate::web::WebConfig::default(),
             mcp: crate::McpSettings::default(),
             store: crate::StoreConfig::default(),
+            routing: crate::RoutingConfig::default(),
         }
     }
 }

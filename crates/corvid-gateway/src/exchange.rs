@@ -27,6 +27,8 @@ pub(crate) struct Exchange {
     pub(crate) prompt: Option<String>,
     /// Who pays, in team mode (the gate's ticket; its row settles the budget hold).
     pub(crate) ticket: Option<crate::access::Ticket>,
+    /// Which pool key and which task rule served it (see `routed`).
+    pub(crate) tag: crate::routed::Tag,
 }
 
 impl Drop for Exchange {
@@ -53,6 +55,7 @@ impl Exchange {
             attempts: self.attempts,
             prompt: self.prompt.take(),
             ticket: self.ticket.take(),
+            tag: self.tag,
         }
     }
 
@@ -89,6 +92,8 @@ impl Exchange {
             status,
             outcome = outcome.as_str(),
             attempts = self.attempts,
+            key = self.tag.key_index,
+            rule = self.tag.rule,
             ttfb_ms,
             duration_ms = latency_ms,
             input_tokens = usage.total_input(),
@@ -133,6 +138,8 @@ impl Exchange {
             attempts: self.attempts,
             prompt: self.prompt.take(),
             billing,
+            key_index: self.tag.key_index,
+            rule: self.tag.rule.map(str::to_owned),
         });
     }
 }

@@ -210,6 +210,8 @@ mod tests {
             },
             attempts: 1,
             prompt: None,
+            key_index: None,
+            rule: None,
             billing: None,
         }
     }

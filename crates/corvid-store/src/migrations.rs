@@ -82,7 +82,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // conversation reopened after it is not reported as cut short by a crash. A later message
     // has a higher seq, which makes the mark stale by itself.
     "ALTER TABLE conversations ADD COLUMN ended_at_seq INTEGER;",
-    // 6: team mode on SQLite: budgets, teams, client keys (public id + SHA-256 of the secret),
+    // 6: routing: which pool key (by index) sent a request, and the task rule that chose its
+    // target; NULL for rows before routing and for requests no rule or pool touched.
+    "ALTER TABLE requests ADD COLUMN key_index INTEGER;
+    ALTER TABLE requests ADD COLUMN rule TEXT;",
+    // 7: team mode on SQLite: budgets, teams, client keys (public id + SHA-256 of the secret),
     // the holds requests take against budgets, rate-limit windows, instances' heartbeats; and
     // each ledger row's request id, key, team, price snapshot (µ$ per million tokens) and cost
     // in µ$. A request id appears once: its row is written, and its hold settled, only once.

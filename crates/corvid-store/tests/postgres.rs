@@ -75,6 +75,8 @@ fn billed(request_id: &str, key: i64, team: Option<i64>, cost: i64) -> UsageReco
         },
         attempts: 1,
         prompt: None,
+        key_index: None,
+        rule: None,
         billing: Some(Billing {
             request_id: request_id.to_owned(),
             key_id: Some(key),

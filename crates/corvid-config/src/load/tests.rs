@@ -533,6 +533,8 @@ fn every_setting_is_in_the_readme() {
                 | "web"
                 | "store"
                 | "mcp_servers"
+                | "routes"
+                | "router"
         ) {
             let name = format!("`{}`", key.to_ascii_uppercase());
             assert!(

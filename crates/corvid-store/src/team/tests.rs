@@ -86,6 +86,8 @@ mod sqlite_store {
             tokens: Tokens::default(),
             attempts: 1,
             prompt: None,
+            key_index: None,
+            rule: None,
             billing: Some(Billing {
                 request_id: request_id.to_owned(),
                 key_id: Some(key.id),
