@@ -277,7 +277,12 @@ pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), S
         if inserted == 1
             && let Some(billing) = billing
         {
-            crate::team::settle_sqlite(conn, &billing.request_id, billing.cost_micros)?;
+            crate::team::settle_sqlite(
+                conn,
+                &billing.request_id,
+                billing.cost_micros,
+                billing.key_id,
+            )?;
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -185,11 +185,11 @@ where
         request_id: request_id.clone(),
         key_id: key.id,
         team_id: key.team_id,
-        taken: Arc::new(AtomicBool::new(false)),
+        taken: Arc::new(AtomicU32::new(0)),
     };
     let taken = Arc::clone(&ticket.taken);
     let response = TICKET.scope(ticket, call(&mut inner, request)).await;
-    if held && !taken.load(Ordering::SeqCst) {
+    if held && taken.load(Ordering::SeqCst) == 0 {
         // Refused before any provider was asked (a bad body, an unknown model): nothing spent.
         let store = Arc::clone(access.store());
         tokio::spawn(async move {

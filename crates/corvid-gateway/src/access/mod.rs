@@ -18,7 +18,7 @@ mod estimate;
 mod gate;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use corvid_config::StoreConfig;
@@ -117,8 +117,10 @@ pub(crate) struct Ticket {
     pub(crate) request_id: String,
     pub(crate) key_id: i64,
     pub(crate) team_id: Option<i64>,
-    /// An exchange took the ticket: its ledger row will settle the hold.
-    taken: Arc<AtomicBool>,
+    /// Exchanges that took the ticket: the first settles the hold under `request_id`; a
+    /// routing fallback's later attempts write rows `<request_id>.<n>`, charged to the same
+    /// budgets.
+    taken: Arc<AtomicU32>,
 }
 
 tokio::task_local! {
@@ -129,8 +131,12 @@ tokio::task_local! {
 pub(crate) fn take_ticket() -> Option<Ticket> {
     TICKET
         .try_with(|ticket| {
-            ticket.taken.store(true, Ordering::SeqCst);
-            ticket.clone()
+            let attempt = ticket.taken.fetch_add(1, Ordering::SeqCst);
+            let mut taken = ticket.clone();
+            if attempt > 0 {
+                taken.request_id = format!("{}.{attempt}", ticket.request_id);
+            }
+            taken
         })
         .ok()
 }

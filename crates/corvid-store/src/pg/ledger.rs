@@ -1,6 +1,7 @@
 //! The ledger on PostgreSQL: one transaction per batch inserts the rows (a request id already
-//! written is skipped, so a retried batch counts nothing twice), settles the holds of the rows
-//! it inserted, and adds them to the daily rollup by day, key, team and model.
+//! written is skipped, so a retried batch counts nothing twice), charges the rows it inserted
+//! to their key's and team's budgets and releases their requests' holds, and adds them to the
+//! daily rollup by day, key, team and model.
 
 use std::time::{Duration, Instant};
 
@@ -230,7 +231,8 @@ async fn write_batch(store: &PgStore, c: &Columns) -> Result<(), StoreError> {
     if !inserted.is_empty() {
         let ids: Vec<String> = inserted.iter().map(|row| row.get(0)).collect();
         let costs: Vec<i64> = inserted.iter().map(|row| row.get(4)).collect();
-        tx.execute("SELECT corvid_settle($1, $2)", &[&ids, &costs])
+        let keys: Vec<Option<i64>> = inserted.iter().map(|row| row.get(1)).collect();
+        tx.execute("SELECT corvid_settle($1, $2, $3)", &[&ids, &costs, &keys])
             .await?;
         tx.execute(
             ROLLUP,

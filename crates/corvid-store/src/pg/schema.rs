@@ -163,20 +163,29 @@ BEGIN
     END IF;
 END $$;
 
--- Settles holds: each request's reservations go, `reserved` drops by the estimate and `spent`
--- grows by the actual cost. Budgets are updated in id order. A request with no hold (settled
--- already, or swept) changes nothing.
-CREATE FUNCTION corvid_settle(p_requests text[], p_costs bigint[]) RETURNS bigint
-LANGUAGE plpgsql AS $$
+-- Settles written rows: each row's cost goes to its key's and its key's team's budgets, and
+-- the hold of its request (the row id up to a '.': a routing fallback's later attempts are
+-- `<id>.<n>`) is released. One loop over the budgets in id order, so two writers never
+-- deadlock. A hold released already (an earlier attempt's row) releases nothing again.
+CREATE FUNCTION corvid_settle(p_requests text[], p_costs bigint[], p_keys bigint[])
+RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE r record; n bigint := 0;
 BEGIN
     FOR r IN
         WITH gone AS (
-            DELETE FROM reservations WHERE request_id = ANY (p_requests)
-            RETURNING request_id, budget_id, amount)
-        SELECT g.budget_id, sum(g.amount) AS amount, sum(c.cost) AS cost
-        FROM gone g JOIN unnest(p_requests, p_costs) AS c (request_id, cost) USING (request_id)
-        GROUP BY g.budget_id ORDER BY g.budget_id
+            DELETE FROM reservations
+            WHERE request_id = ANY (SELECT split_part(x, '.', 1) FROM unnest(p_requests) AS x)
+            RETURNING budget_id, amount),
+        charged AS (
+            SELECT b.id AS budget_id, 0::bigint AS amount, c.cost
+            FROM unnest(p_keys, p_costs) AS c (key_id, cost)
+            JOIN client_keys k ON k.id = c.key_id
+            LEFT JOIN teams t ON t.id = k.team_id
+            JOIN budgets b ON b.id = k.budget_id OR b.id = t.budget_id)
+        SELECT budget_id, sum(amount)::bigint AS amount, sum(cost)::bigint AS cost FROM (
+            SELECT budget_id, amount, 0::bigint AS cost FROM gone
+            UNION ALL SELECT budget_id, amount, cost FROM charged) parts
+        GROUP BY budget_id ORDER BY budget_id
     LOOP
         UPDATE budgets SET reserved = greatest(reserved - r.amount, 0), spent = spent + r.cost
             WHERE id = r.budget_id;
@@ -188,23 +197,30 @@ END $$;
 -- Settles, at their estimate, the holds whose lease ended or whose instance has not
 -- heartbeaten for p_dead_ms; one sweeper at a time. Returns the requests settled.
 CREATE FUNCTION corvid_sweep(p_dead_ms bigint) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE ids text[]; costs bigint[];
+DECLARE r record; n bigint := 0;
 BEGIN
     IF NOT pg_try_advisory_xact_lock(109330312882534) THEN
         RETURN 0;
     END IF;
-    SELECT array_agg(request_id), array_agg(amount) INTO ids, costs FROM (
-        SELECT request_id, max(amount) AS amount FROM reservations
+    SELECT count(DISTINCT request_id) INTO n FROM reservations
         WHERE expires_at < now()
            OR instance_id NOT IN (SELECT id FROM instances
-                                  WHERE heartbeat_at > now() - make_interval(secs => p_dead_ms / 1000.0))
-        GROUP BY request_id) expired;
+                                  WHERE heartbeat_at > now() - make_interval(secs => p_dead_ms / 1000.0));
+    FOR r IN
+        WITH gone AS (
+            DELETE FROM reservations
+            WHERE expires_at < now()
+               OR instance_id NOT IN (SELECT id FROM instances
+                                      WHERE heartbeat_at > now() - make_interval(secs => p_dead_ms / 1000.0))
+            RETURNING budget_id, amount)
+        SELECT budget_id, sum(amount)::bigint AS amount FROM gone
+        GROUP BY budget_id ORDER BY budget_id
+    LOOP
+        UPDATE budgets SET reserved = greatest(reserved - r.amount, 0), spent = spent + r.amount
+            WHERE id = r.budget_id;
+    END LOOP;
     DELETE FROM rate_windows WHERE minute < (now() AT TIME ZONE 'UTC') - interval '2 minutes';
-    IF ids IS NULL THEN
-        RETURN 0;
-    END IF;
-    PERFORM corvid_settle(ids, costs);
-    RETURN cardinality(ids);
+    RETURN n;
 END $$;
 
 SELECT corvid_ensure_partitions(8);

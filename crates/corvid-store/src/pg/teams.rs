@@ -300,7 +300,7 @@ impl TeamStore for PgStore {
         let client = self.client().await?;
         client
             .execute(
-                "SELECT corvid_settle(ARRAY[$1::text], ARRAY[0::bigint])",
+                "SELECT corvid_settle(ARRAY[$1::text], ARRAY[0::bigint], ARRAY[NULL::bigint])",
                 &[&request_id],
             )
             .await?;

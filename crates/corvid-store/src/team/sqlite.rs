@@ -66,24 +66,45 @@ impl SqliteTeams {
     }
 }
 
-/// Settles `request_id`'s hold to `cost` µ$: its reservations go, each budget's `reserved`
-/// drops by the estimate and `spent` grows by the cost. Runs inside the ledger's transaction.
+/// Settles a written row: `cost` µ$ goes to `key`'s budget and its team's, and the hold of the
+/// row's request (its id up to a `.`: a routing fallback's later attempts are `<id>.<n>`) is
+/// released. Runs inside the ledger's transaction.
 pub(crate) fn settle_sqlite(
     conn: &Connection,
     request_id: &str,
     cost: i64,
+    key: Option<i64>,
 ) -> Result<(), StoreError> {
+    let hold = request_id.split('.').next().unwrap_or(request_id);
+    release_hold(conn, hold, false)?;
+    if let Some(key) = key
+        && cost != 0
+    {
+        conn.prepare_cached(
+            "UPDATE budgets SET spent = spent + ?2 WHERE id IN (
+                 SELECT budget_id FROM client_keys WHERE id = ?1
+                 UNION SELECT t.budget_id FROM client_keys k JOIN teams t ON t.id = k.team_id
+                 WHERE k.id = ?1)",
+        )?
+        .execute(params![key, cost])?;
+    }
+    Ok(())
+}
+
+/// Removes a hold; `spend` settles it at its estimate (a dead instance's request) instead of
+/// giving it back.
+fn release_hold(conn: &Connection, hold: &str, spend: bool) -> Result<(), StoreError> {
     let mut gone = conn.prepare_cached(
         "DELETE FROM reservations WHERE request_id = ?1 RETURNING budget_id, amount",
     )?;
     let held: Vec<(i64, i64)> = gone
-        .query_map([request_id], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .query_map([hold], |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect::<Result<_, _>>()?;
     for (budget, amount) in held {
         conn.prepare_cached(
             "UPDATE budgets SET reserved = MAX(reserved - ?2, 0), spent = spent + ?3 WHERE id = ?1",
         )?
-        .execute(params![budget, amount, cost])?;
+        .execute(params![budget, amount, if spend { amount } else { 0 }])?;
     }
     Ok(())
 }
@@ -279,24 +300,17 @@ fn sweep(conn: &mut Connection, dead_after: Duration) -> Result<u64, StoreError>
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let now = now_ms();
     let dead_before = now - i64::try_from(dead_after.as_millis()).unwrap_or(i64::MAX / 2);
-    let expired: Vec<(String, i64)> = tx
+    let expired: Vec<String> = tx
         .prepare(
-            "SELECT DISTINCT request_id, 0 FROM reservations WHERE expires_at < ?1
+            "SELECT DISTINCT request_id FROM reservations WHERE expires_at < ?1
              OR instance_id NOT IN (SELECT id FROM instances WHERE heartbeat_at >= ?2)",
         )?
-        .query_map(params![now, dead_before], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })?
+        .query_map(params![now, dead_before], |row| row.get(0))?
         .collect::<Result<_, _>>()?;
     let mut count = 0;
-    for (request_id, _) in expired {
+    for request_id in expired {
         // Settled at the estimate: a stream may have used tokens before its instance died.
-        let amount: i64 = tx.query_row(
-            "SELECT MAX(amount) FROM reservations WHERE request_id = ?1",
-            [&request_id],
-            |row| row.get(0),
-        )?;
-        settle_sqlite(&tx, &request_id, amount)?;
+        release_hold(&tx, &request_id, true)?;
         count += 1;
     }
     tx.execute(
@@ -456,7 +470,7 @@ impl TeamStore for SqliteTeams {
         let request_id = request_id.to_owned();
         self.run(move |conn| {
             let tx = conn.transaction()?;
-            settle_sqlite(&tx, &request_id, 0)?;
+            release_hold(&tx, &request_id, false)?;
             tx.commit()?;
             Ok(())
         })
