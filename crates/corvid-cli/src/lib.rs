@@ -17,6 +17,7 @@ mod sandbox_setup;
 mod serve;
 mod service;
 mod setup;
+mod team_commands;
 mod usage_command;
 mod zed_commands;
 mod zed_config;
@@ -89,6 +90,22 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Group by client key, team, model or day (the gateway's billed requests, on the
+        /// configured store).
+        #[arg(long, value_enum)]
+        by: Option<team_commands::By>,
+    },
+    /// Create or upgrade the PostgreSQL schema (team mode); safe to run twice at once.
+    Migrate,
+    /// Client keys for the gateway: create, list, revoke.
+    Keys {
+        #[command(subcommand)]
+        command: team_commands::KeysCommand,
+    },
+    /// Teams and their budgets: create, list.
+    Teams {
+        #[command(subcommand)]
+        command: team_commands::TeamsCommand,
     },
     /// List the models corvid can route to, by provider.
     Models,
@@ -271,6 +288,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             ];
             parts.extend(auth_commands::local_providers(&registry));
             parts.push(format!("agent sandbox: {sandbox}"));
+            if let Some(line) = runtime.block_on(team_commands::daily_budget_line(&loaded)) {
+                parts.push(line);
+            }
             let mut report = parts.join("\n");
             if first_run::ready(&registry).is_empty() {
                 report.push_str(&format!("\n\n{}", first_run::connect_choices(&loaded)));
@@ -318,13 +338,38 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let loaded = load(&config_only(cli.config))?;
             print_stdout(&setup::setup(&loaded.config, client, model.as_deref())?)
         }
-        Command::Usage { days, json } => {
+        Command::Usage {
+            days,
+            json,
+            by: Some(by),
+        } => {
+            let loaded = load(&config_only(cli.config))?;
+            let text = runtime.block_on(team_commands::usage_by(&loaded, by, days, json))?;
+            print_stdout(&text)
+        }
+        Command::Usage {
+            days,
+            json,
+            by: None,
+        } => {
             let text = usage_command::usage(&load(&config_only(cli.config))?, days, json)?;
             print_stdout(&text)
         }
         Command::Service { command } => {
             let loaded = load(&config_only(cli.config.clone()))?;
             print_stdout(&service::run_command(&loaded, cli.config, command)?)
+        }
+        Command::Migrate => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&runtime.block_on(team_commands::migrate(&loaded))?)
+        }
+        Command::Keys { command } => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&runtime.block_on(team_commands::keys(&loaded, command))?)
+        }
+        Command::Teams { command } => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&runtime.block_on(team_commands::teams(&loaded, command))?)
         }
         Command::Mcp { command } => {
             let loaded = load(&config_only(cli.config))?;

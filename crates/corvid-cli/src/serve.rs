@@ -101,7 +101,15 @@ pub(crate) async fn run_until(
             None
         }
     };
-    let state = gateway_state(config.clone(), registry, store.as_ref());
+    let state = if config.store.is_postgres() {
+        // Team mode: keys, budgets and the gateway's ledger on PostgreSQL; the page's agent
+        // keeps its conversations in the local SQLite file.
+        crate::team_commands::postgres_gateway(&loaded, AppState::new(config.clone(), registry))
+            .await?
+    } else {
+        let state = gateway_state(config.clone(), registry, store.as_ref());
+        crate::team_commands::sqlite_gate(&loaded, state, store.as_ref()).await?
+    };
     let gateway = router(state.clone());
 
     let address = format!(
