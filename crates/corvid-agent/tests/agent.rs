@@ -905,3 +905,21 @@ async fn a_cancelled_turn_reopens_quietly_and_a_crashed_one_warns() {
         "{warned:?}"
     );
 }
+
+#[tokio::test]
+async fn an_empty_reply_ends_the_turn_with_a_warning_and_an_answer_does_not() {
+    let dir = project();
+    let mut agent = start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        vec![ScriptedReply::text(""), ScriptedReply::text("an answer")],
+    );
+    agent.send("hello");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let warnings = agent.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("reply was empty"), "{warnings:?}");
+    agent.send("again");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    assert_eq!(agent.warnings().len(), 1);
+}

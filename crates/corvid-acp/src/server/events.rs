@@ -162,6 +162,11 @@ impl Live {
                 self.send(cx, updates::text(message))?;
                 self.finish(&event.id, StopReason::EndTurn);
             }
+            // A warning of the running prompt's turn (an empty reply, a compaction that could
+            // not run): said in the thread, where the user waits for the answer.
+            EventMsg::Warning { message } if main && self.is_prompt(&event.id) => {
+                self.send(cx, updates::text(format!("\n\n_Warning: {message}_\n")))?;
+            }
             EventMsg::Compacted {
                 tokens_before,
                 tokens_after,
