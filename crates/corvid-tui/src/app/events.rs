@@ -222,6 +222,13 @@ impl App {
         if !self.plain {
             self.note("/help for commands · Esc interrupts · Ctrl-C twice or Ctrl-D exits");
         }
+        if let Some((conversation, history)) = self.settings.resumed.take() {
+            self.note(format!(
+                "resumed the project's last conversation ({}): /new starts a new one, /resume picks another",
+                render::plural(conversation.message_count, "message")
+            ));
+            self.conversation_switched(conversation, history);
+        }
     }
 
     fn error(&mut self, error: ErrorNotification, depth: u32) {
