@@ -4,7 +4,7 @@
 
 import { el, renderMarkdown } from "/assets/markdown.js";
 
-const PROTOCOL_VERSION = 4;
+const PROTOCOL_VERSION = 5;
 const FOLD_LINES = 12;
 // The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
 const SHOWN = "corvid-conversation";

@@ -73,6 +73,7 @@ impl App {
                 self.turn.tool_output.clear();
                 self.turn.tools.insert(call.call_id, (call.summary, depth));
             }
+            EventMsg::ToolCallProgress { .. } => {}
             EventMsg::ToolOutputDelta { text, .. } => self.tool_output_delta(&text),
             EventMsg::ToolResult(result) => {
                 let (summary, depth) = self
