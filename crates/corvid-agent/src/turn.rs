@@ -27,6 +27,7 @@ use crate::history;
 use crate::ledger::{CallEnd, CallMeter};
 use crate::model::{ModelError, is_retryable, next_action};
 use crate::session::{Shared, Verdict};
+use crate::tool_progress::ToolProgress;
 
 /// How many identical calls run before guidance replaces the next one.
 const REPEAT_LIMIT: usize = 3;
@@ -290,6 +291,7 @@ async fn stream_step(
     };
     let mut builder = ResponseBuilder::new();
     let mut usage = Usage::default();
+    let mut progress = ToolProgress::default();
     loop {
         let event = tokio::select! {
             event = stream.next() => event,
@@ -297,6 +299,9 @@ async fn stream_step(
         };
         let Some(event) = event else { break };
         meter.saw(&event);
+        if let Some(message) = progress.saw(&event, std::time::Instant::now()) {
+            setup.shared.emit(&setup.scope, message);
+        }
         match &event {
             StreamEvent::TextDelta { text } => {
                 setup.shared.emit(

@@ -75,6 +75,8 @@ struct TurnView {
     running_tool: Option<String>,
     /// The running command's output so far (its tail), shown dimmed under its line.
     tool_output: String,
+    /// A call the model is still writing: its tool and the bytes of arguments so far.
+    preparing: Option<(String, u64)>,
 }
 
 /// Tokens spent, and what they cost where the models have prices.

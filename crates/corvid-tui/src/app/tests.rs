@@ -971,3 +971,33 @@ fn a_resumed_conversation_is_said_and_shown_after_the_banner_once() {
     app.event(numbered(9, true, EventMsg::Ready(again)));
     assert!(!printed(&mut app).contains("resumed"));
 }
+
+#[test]
+fn a_tool_call_being_written_shows_its_tool_and_size_until_the_call_arrives() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    app.submit_line("write the module");
+    let progress = |bytes| {
+        event(EventMsg::ToolCallProgress {
+            call_id: Some("call-1".to_owned()),
+            tool: "write".to_owned(),
+            bytes,
+        })
+    };
+    app.event(progress(0));
+    assert!(area(&app, 100, 10).contains("writing write call, 0 bytes"));
+    app.event(progress(3_000));
+    assert!(area(&app, 100, 10).contains("writing write call, 2.9 KB"));
+    app.event(event(EventMsg::ToolCall(
+        corvid_protocol::ToolCallNotification {
+            call_id: "call-1".to_owned(),
+            tool: "write".to_owned(),
+            arguments: serde_json::json!({"path": "a.rs", "content": "x"}),
+            summary: "Write a.rs".to_owned(),
+        },
+    )));
+    let shown = area(&app, 100, 10);
+    assert!(!shown.contains("writing write call"), "{shown}");
+    assert!(shown.contains("Write a.rs"), "{shown}");
+}
