@@ -71,7 +71,18 @@ impl Live {
         match event.msg {
             EventMsg::TextDelta { delta } if main => self.send(cx, updates::text(delta))?,
             EventMsg::ReasoningDelta { delta } if main => self.send(cx, updates::thought(delta))?,
+            // A call the model is still writing shows in the thread at once, pending, with
+            // how much has arrived; without an id yet there is nothing to attach it to.
+            EventMsg::ToolCallProgress {
+                call_id: Some(call_id),
+                tool,
+                bytes,
+            } => {
+                let first = lock(&self.state).preparing.insert(call_id.clone());
+                self.send(cx, updates::preparing(&call_id, &tool, bytes, first))?;
+            }
             EventMsg::ToolCall(call) => {
+                lock(&self.state).preparing.remove(&call.call_id);
                 let described = updates::describe(&call, &self.project);
                 self.send(
                     cx,
