@@ -99,8 +99,8 @@ impl Engine {
             let found = store.conversation(&project_key, &conversation)?;
             (history, turns, found)
         };
-        let skill_set = crate::skills::load_skills(&project);
-        warnings.extend(skill_set.warnings.iter().cloned());
+        let skill_set = Arc::new(crate::skills::LiveSkills::load(&project));
+        warnings.extend(skill_set.current().warnings.iter().cloned());
         let toolbox = toolbox(&config, &builtins, &skill_set);
         let emitter = Emitter::new(Arc::clone(&wiring.journal));
         let summary = found
@@ -541,11 +541,11 @@ impl Engine {
 fn toolbox(
     config: &AgentConfig,
     builtins: &ToolRegistry,
-    skills: &crate::skills::SkillSet,
+    skills: &Arc<crate::skills::LiveSkills>,
 ) -> ToolBox {
     let mut sources: Vec<Arc<dyn ToolSource>> = vec![
         Arc::new(builtins.clone()),
-        Arc::new(crate::skills::SkillSource::new(skills.clone())),
+        Arc::new(crate::skills::SkillSource::new(Arc::clone(skills))),
     ];
     sources.extend(
         config

@@ -31,7 +31,7 @@ pub(crate) struct Shared {
     pub(crate) settings: Settings,
     gate: Mutex<Gate>,
     todos: Mutex<Vec<TodoItem>>,
-    pub(crate) skills: crate::skills::SkillSet,
+    pub(crate) skills: Arc<crate::skills::LiveSkills>,
     store: SharedStore,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) approvals: Arc<Approvals>,
@@ -64,7 +64,7 @@ pub(crate) struct Parts {
     pub(crate) emitter: Emitter,
     pub(crate) store: SharedStore,
     pub(crate) approvals: Arc<Approvals>,
-    pub(crate) skills: crate::skills::SkillSet,
+    pub(crate) skills: Arc<crate::skills::LiveSkills>,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) policy: ApprovalPolicy,
     /// The sandbox commands run in (the tools hold their own copy; this one is for the prompt).
