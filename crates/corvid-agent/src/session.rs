@@ -32,6 +32,7 @@ pub(crate) struct Shared {
     gate: Mutex<Gate>,
     todos: Mutex<Vec<TodoItem>>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
+    pub(crate) hooks: crate::hooks::SharedHooks,
     store: SharedStore,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) approvals: Arc<Approvals>,
@@ -65,6 +66,7 @@ pub(crate) struct Parts {
     pub(crate) store: SharedStore,
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
+    pub(crate) hooks: crate::hooks::SharedHooks,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) policy: ApprovalPolicy,
     /// The sandbox commands run in (the tools hold their own copy; this one is for the prompt).
@@ -83,6 +85,7 @@ impl Shared {
             }),
             todos: Mutex::new(Vec::new()),
             skills: parts.skills,
+            hooks: parts.hooks,
             store: parts.store,
             checkpoints: parts.checkpoints,
             approvals: parts.approvals,
