@@ -71,11 +71,17 @@ async fn a_pre_tool_use_script_blocks_a_command_and_the_model_reads_why() {
     agent.send("clean up");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 
-    assert!(project.path().join("build").is_dir(), "the command did not run");
+    assert!(
+        project.path().join("build").is_dir(),
+        "the command did not run"
+    );
     let (blocked, failed) = &agent.results_in(1)[0];
     assert!(*failed);
     assert!(blocked.contains("PreToolUse hook blocked"), "{blocked}");
-    assert!(blocked.contains("Use `trash` instead of `rm -rf`"), "{blocked}");
+    assert!(
+        blocked.contains("Use `trash` instead of `rm -rf`"),
+        "{blocked}"
+    );
     let (allowed, failed) = &agent.results_in(2)[0];
     assert!(!failed && allowed.contains("kept"), "{allowed}");
 }
@@ -178,13 +184,22 @@ async fn a_user_prompt_submit_hook_can_block_and_a_stop_hook_sends_the_model_bac
     ));
     let mut agent = ScriptedAgent::spawn(
         config,
-        vec![ScriptedReply::text("done"), ScriptedReply::text("tests ran")],
+        vec![
+            ScriptedReply::text("done"),
+            ScriptedReply::text("tests ran"),
+        ],
     );
     agent.send("my password is hunter2");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
-    assert!(agent.model.requests().is_empty(), "the blocked prompt reached the model");
     assert!(
-        agent.warnings().iter().any(|warning| warning.contains("no secrets in prompts")),
+        agent.model.requests().is_empty(),
+        "the blocked prompt reached the model"
+    );
+    assert!(
+        agent
+            .warnings()
+            .iter()
+            .any(|warning| warning.contains("no secrets in prompts")),
         "{:?}",
         agent.warnings()
     );
