@@ -102,7 +102,26 @@ impl Engine {
         let skill_set = Arc::new(crate::skills::LiveSkills::load(&project));
         warnings.extend(skill_set.current().warnings.iter().cloned());
         let toolbox = toolbox(&config, &builtins, &skill_set);
-        let hooks = crate::hooks::for_session(&config, &project, &wiring.session_id, &mut warnings);
+        // Hooks and permission rules, from the user's and the project's settings files.
+        let (settings, read_warnings) = crate::settings_files::SettingsPaths {
+            user: config.user_settings.clone(),
+            project: project.clone(),
+        }
+        .read();
+        warnings.extend(read_warnings);
+        let hooks = crate::hooks::for_session(
+            &config,
+            &settings,
+            &project,
+            &wiring.session_id,
+            &mut warnings,
+        );
+        let permissions = Arc::new(crate::permissions::Rules::from_settings(
+            &settings,
+            &project,
+            config.project_trust.as_deref(),
+            &mut warnings,
+        ));
         let emitter = Emitter::new(Arc::clone(&wiring.journal));
         let summary = found
             .map(crate::conversation::summary)
@@ -116,6 +135,7 @@ impl Engine {
                 approvals: wiring.approvals,
                 skills: skill_set,
                 hooks,
+                permissions,
                 checkpoints: crate::checkpoint::Checkpoints::new(
                     config.checkpoint_dir.as_deref(),
                     &project,

@@ -347,21 +347,16 @@ pub(crate) fn tool_fields(project: &Path, tool: &str, arguments: &Value) -> Valu
     json!({"tool_name": claude_name(tool), "tool_input": input})
 }
 
-/// A session's hooks from its settings files, run under its sandbox; what was skipped (an
-/// unreadable file, a project's hooks not yet trusted) goes to `warnings`.
+/// A session's hooks from its settings files, run under its sandbox; project hooks not yet
+/// trusted go to `warnings`.
 pub(crate) fn for_session(
     config: &crate::AgentConfig,
+    files: &[SettingsFile],
     project: &Path,
     session_id: &str,
     warnings: &mut Vec<String>,
 ) -> SharedHooks {
-    let paths = crate::settings_files::SettingsPaths {
-        user: config.user_settings.clone(),
-        project: project.to_path_buf(),
-    };
-    let (files, read_warnings) = paths.read();
-    warnings.extend(read_warnings);
-    let hooks = Hooks::from_settings(&files, project, config.project_trust.as_deref(), warnings);
+    let hooks = Hooks::from_settings(files, project, config.project_trust.as_deref(), warnings);
     for untrusted in &hooks.untrusted {
         warnings.push(format!(
             "the project's hooks in {} ({} command{}) are not run until you trust them: `corvid hooks trust` in this project (run `corvid hooks` to see them first)",

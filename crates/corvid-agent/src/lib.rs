@@ -19,6 +19,7 @@ pub mod instructions;
 mod journal;
 mod ledger;
 mod model;
+pub mod permissions;
 mod persist;
 pub mod project;
 mod prompt;

@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     todos: Mutex<Vec<TodoItem>>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
     pub(crate) hooks: crate::hooks::SharedHooks,
+    /// Saved permission rules (allow, ask, deny) from the settings files.
+    pub(crate) permissions: Arc<crate::permissions::Rules>,
     store: SharedStore,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) approvals: Arc<Approvals>,
@@ -67,6 +69,7 @@ pub(crate) struct Parts {
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
     pub(crate) hooks: crate::hooks::SharedHooks,
+    pub(crate) permissions: Arc<crate::permissions::Rules>,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) policy: ApprovalPolicy,
     /// The sandbox commands run in (the tools hold their own copy; this one is for the prompt).
@@ -86,6 +89,7 @@ impl Shared {
             todos: Mutex::new(Vec::new()),
             skills: parts.skills,
             hooks: parts.hooks,
+            permissions: parts.permissions,
             store: parts.store,
             checkpoints: parts.checkpoints,
             approvals: parts.approvals,

@@ -606,6 +606,18 @@ async fn run_tool(
             call.name
         ));
     }
+    // Saved rules: a deny wins over everything, even a hook's allow.
+    let ruled =
+        setup
+            .shared
+            .permissions
+            .decide(&setup.shared.settings.project, &call.name, &arguments);
+    if let Some(crate::permissions::RuleDecision::Deny { rule, source }) = &ruled {
+        return error(format!(
+            "Not run: the permission rule `{rule}` in {source} denies this `{}` call. Do not retry it; take another approach or ask the user.",
+            call.name
+        ));
+    }
     if setup.is_main && crate::subagent::is_task(&call.name) {
         return crate::subagent::run(setup, call, arguments).await;
     }
@@ -634,9 +646,11 @@ async fn run_tool(
         .as_ref()
         .and_then(crate::sandbox_state::notice)
         .is_some();
-    let must_ask = match hooked {
-        crate::hooks::session::PreTool::Ask => true,
-        crate::hooks::session::PreTool::Allow => gate_asks && widened,
+    let must_ask = match (hooked, ruled) {
+        (crate::hooks::session::PreTool::Ask, _)
+        | (_, Some(crate::permissions::RuleDecision::Ask)) => true,
+        (crate::hooks::session::PreTool::Allow, _)
+        | (_, Some(crate::permissions::RuleDecision::Allow)) => gate_asks && widened,
         _ => gate_asks,
     };
     if must_ask {

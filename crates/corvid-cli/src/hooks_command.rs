@@ -1,6 +1,7 @@
 //! `corvid hooks`: the hooks sessions in a project run (Claude Code's format, from corvid's
 //! `settings.json` and the project's `.corvid/` and `.claude/` settings files), and
-//! `corvid hooks trust`, which lets the project's own hooks run as they are now. The answers
+//! `corvid hooks trust`, which lets the project's own hooks run (and its `allow` rules apply)
+//! as they are now. The answers
 //! are kept with the trusted MCP servers (`corvid_mcp::TrustStore`, in corvid's data folder),
 //! never in the project.
 
@@ -9,6 +10,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use corvid_agent::hooks::{Hooks, ProjectTrust};
+use corvid_agent::permissions::Rules;
 use corvid_agent::settings_files::SettingsPaths;
 use corvid_config::Loaded;
 use corvid_mcp::TrustStore;
@@ -70,7 +72,10 @@ pub(crate) fn run(
     };
     let (files, mut warnings) = paths.read();
     let trust = StoreTrust(TrustStore::in_data_dir(&loaded.paths.data_dir));
-    let hooks = Hooks::from_settings(&files, &root, Some(&trust), &mut warnings);
+    let mut hooks = Hooks::from_settings(&files, &root, Some(&trust), &mut warnings);
+    // A project's `allow` rules wait for the same trust.
+    let rules = Rules::from_settings(&files, &root, Some(&trust), &mut Vec::new());
+    hooks.untrusted.extend(rules.untrusted);
     let mut text = String::new();
     for warning in &warnings {
         text.push_str(&format!("warning: {warning}\n"));
@@ -89,7 +94,7 @@ pub(crate) fn run(
                     .trust_entry(&root, &key(&untrusted.file), &untrusted.fingerprint)
                     .map_err(|error| anyhow::anyhow!("{error}"))?;
                 text.push_str(&format!(
-                    "Trusted the hooks of {} ({} command(s)) for {}; a changed `hooks` object asks again.\n",
+                    "Trusted {} ({} item(s)) for {}; a change asks again.\n",
                     untrusted.file,
                     untrusted.commands,
                     root.display()
@@ -116,7 +121,7 @@ pub(crate) fn run(
             }
             for untrusted in &hooks.untrusted {
                 text.push_str(&format!(
-                    "waiting for trust: {} ({} command(s)); `corvid hooks trust` runs them\n",
+                    "waiting for trust: {} ({} item(s)); `corvid hooks trust` lets it apply\n",
                     untrusted.file, untrusted.commands
                 ));
             }

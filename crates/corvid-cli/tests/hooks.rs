@@ -50,12 +50,12 @@ async fn a_trusted_claude_settings_hook_blocks_a_command_in_exec() {
 
     let listed = hooks(home.path(), project.path(), &[]).await;
     assert!(
-        listed.contains("waiting for trust: .claude/settings.json (1 command(s))"),
+        listed.contains("waiting for trust: .claude/settings.json (1 item(s))"),
         "{listed}"
     );
     let trusted = hooks(home.path(), project.path(), &["trust"]).await;
     assert!(
-        trusted.contains("Trusted the hooks of .claude/settings.json"),
+        trusted.contains("Trusted .claude/settings.json (1 item(s))"),
         "{trusted}"
     );
     let listed = hooks(home.path(), project.path(), &[]).await;
