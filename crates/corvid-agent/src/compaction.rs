@@ -390,6 +390,7 @@ impl Shared {
         if !needs_compaction(before, window) {
             return;
         }
+        crate::hooks::session::pre_compact(self, scope, "auto").await;
         let protected = first_new.saturating_sub(1);
         // The recent turns kept verbatim share what the fixed part (system prompt, tools) and
         // the running turn leave below the trigger, so the result lands well under it. Budgets

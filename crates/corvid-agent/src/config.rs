@@ -42,6 +42,12 @@ pub struct AgentConfig {
     /// Tool sources beside the built-ins and the skills (custom tools, MCP servers), opened
     /// once per session; a built-in wins a name clash, then the earlier plugin.
     pub tool_plugins: Vec<Arc<dyn corvid_tools::ToolPlugin>>,
+    /// The user's `settings.json` (hooks and permission rules in Claude Code's format), in
+    /// corvid's configuration folder; `None`: only the project's settings files are read.
+    pub user_settings: Option<PathBuf>,
+    /// Whether a project settings file's hooks may run (see `crate::hooks`); `None`: they never
+    /// do.
+    pub project_trust: Option<Arc<dyn crate::hooks::ProjectTrust>>,
 }
 
 impl AgentConfig {
@@ -62,6 +68,8 @@ impl AgentConfig {
             sandbox: corvid_tools::Sandbox::off(),
             files: None,
             tool_plugins: Vec::new(),
+            user_settings: None,
+            project_trust: None,
         }
     }
 }

@@ -99,9 +99,29 @@ impl Engine {
             let found = store.conversation(&project_key, &conversation)?;
             (history, turns, found)
         };
-        let skill_set = crate::skills::load_skills(&project);
-        warnings.extend(skill_set.warnings.iter().cloned());
+        let skill_set = Arc::new(crate::skills::LiveSkills::load(&project));
+        warnings.extend(skill_set.current().warnings.iter().cloned());
         let toolbox = toolbox(&config, &builtins, &skill_set);
+        // Hooks and permission rules, from the user's and the project's settings files.
+        let (settings, read_warnings) = crate::settings_files::SettingsPaths {
+            user: config.user_settings.clone(),
+            project: project.clone(),
+        }
+        .read();
+        warnings.extend(read_warnings);
+        let hooks = crate::hooks::for_session(
+            &config,
+            &settings,
+            &project,
+            &wiring.session_id,
+            &mut warnings,
+        );
+        let permissions = Arc::new(crate::permissions::Rules::from_settings(
+            &settings,
+            &project,
+            config.project_trust.as_deref(),
+            &mut warnings,
+        ));
         let emitter = Emitter::new(Arc::clone(&wiring.journal));
         let summary = found
             .map(crate::conversation::summary)
@@ -114,6 +134,8 @@ impl Engine {
                 store: wiring.store,
                 approvals: wiring.approvals,
                 skills: skill_set,
+                hooks,
+                permissions,
                 checkpoints: crate::checkpoint::Checkpoints::new(
                     config.checkpoint_dir.as_deref(),
                     &project,
@@ -332,6 +354,7 @@ impl Engine {
             Op::Undo { turn } => self.shared.undo(&scope, &self.conversation, turn).await,
             Op::Diff { turn } => self.shared.diff(&scope, &self.conversation, turn).await,
             Op::Compact => {
+                crate::hooks::session::pre_compact(&self.shared, &scope, "manual").await;
                 let offer = offer_tools(&self.shared, &scope, &self.toolbox).await;
                 let compacted = self
                     .shared
@@ -410,6 +433,9 @@ impl Engine {
         }
         let scope = Self::scope(&id);
         let mut user = crate::conversation::user_message(&params);
+        if !self.hook_prompt(&scope, &params, &mut user).await {
+            return;
+        }
         if let Some(note) = self.shared.checkpoints.take_note() {
             user.parts.insert(0, Part::Text { text: note });
         }
@@ -459,6 +485,46 @@ impl Engine {
             submission: id,
             queued: None,
         });
+    }
+
+    /// `SessionStart` and `UserPromptSubmit` hooks: their context joins the user's message; a
+    /// blocked prompt is not sent (the turn starts and finishes at once, saying why), false.
+    async fn hook_prompt(&self, scope: &Scope, params: &SendParams, user: &mut Message) -> bool {
+        match crate::hooks::session::before_turn(&self.shared, scope, &params.text).await {
+            Ok(context) => {
+                for text in context {
+                    user.parts.push(Part::Text {
+                        text: format!("<hook-context>\n{text}\n</hook-context>"),
+                    });
+                }
+                true
+            }
+            Err(reason) => {
+                self.shared.emit(
+                    scope,
+                    EventMsg::TurnStarted {
+                        conversation_id: self.conversation.clone(),
+                        model: self.model.clone(),
+                        prompt: Some(params.text.clone()),
+                    },
+                );
+                self.shared.emit(
+                    scope,
+                    EventMsg::Warning {
+                        message: format!("a UserPromptSubmit hook blocked the prompt: {reason}"),
+                    },
+                );
+                self.shared.emit(
+                    scope,
+                    EventMsg::TurnFinished(TurnFinishedNotification {
+                        outcome: TurnOutcome::Completed,
+                        steps: 0,
+                        usage: Default::default(),
+                    }),
+                );
+                false
+            }
+        }
     }
 
     async fn finish_turn(&mut self, result: Result<TurnResult, tokio::task::JoinError>) {
@@ -543,11 +609,11 @@ impl Engine {
 fn toolbox(
     config: &AgentConfig,
     builtins: &ToolRegistry,
-    skills: &crate::skills::SkillSet,
+    skills: &Arc<crate::skills::LiveSkills>,
 ) -> ToolBox {
     let mut sources: Vec<Arc<dyn ToolSource>> = vec![
         Arc::new(builtins.clone()),
-        Arc::new(crate::skills::SkillSource::new(skills.clone())),
+        Arc::new(crate::skills::SkillSource::new(Arc::clone(skills))),
     ];
     sources.extend(
         config

@@ -39,7 +39,7 @@ pub(crate) fn system_prompt(
         date: today(),
         is_git_repo: settings.project.join(".git").exists(),
         instructions: instructions.text,
-        skill_index: shared.skills.index(),
+        skill_index: shared.skills.current().index(),
         todos: todos.join("\n"),
         tools: tools.iter().map(|tool| tool.name.clone()).collect(),
     };

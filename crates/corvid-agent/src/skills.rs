@@ -10,10 +10,14 @@
 //!   folder's name) and a non-empty `description`, then a markdown body. The folder may hold
 //!   other files the body refers to.
 //!
+//! The set is read again at the start of each turn when the skills folder changed
+//! ([`LiveSkills`]), so a skill written during a session is offered on the next turn.
+//!
 //! An invalid project skill is skipped with a warning naming the file and the reason; it never
 //! stops a turn. A project skill with a built-in's name replaces the built-in, with a warning.
 
 mod frontmatter;
+mod live;
 mod source;
 
 use std::fs;
@@ -25,6 +29,7 @@ use serde_json::json;
 
 use crate::instructions::{read_confined, slash_path};
 use frontmatter::{FrontmatterError, Value};
+pub(crate) use live::LiveSkills;
 pub(crate) use source::{SkillSource, summary as skill_summary};
 
 /// The name of the tool that loads a skill (offered by the skills tool source).

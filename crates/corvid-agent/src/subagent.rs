@@ -49,6 +49,9 @@ pub(crate) fn task_tool() -> Tool {
     }
 }
 
+/// The web tools the explore subagent is offered beside the read-only ones.
+const EXPLORE_WEB_TOOLS: [&str; 2] = ["web_fetch", "web_search"];
+
 pub(crate) async fn run(
     setup: &TurnSetup,
     call: &ToolCall,
@@ -86,9 +89,12 @@ pub(crate) async fn run(
         },
     );
     let tools = match kind {
-        SubagentKind::Explore => setup
-            .tools
-            .retain(|spec| spec.subagents && spec.kind == ToolKind::Read),
+        // Explore reads the project and the web (as seed 004's does): it changes nothing, and
+        // the web tools still go through the gate.
+        SubagentKind::Explore => setup.tools.retain(|spec| {
+            spec.subagents
+                && (spec.kind == ToolKind::Read || EXPLORE_WEB_TOOLS.contains(&spec.name.as_str()))
+        }),
         SubagentKind::General => setup.tools.retain(|spec| spec.subagents),
     };
     // Its own prompt: it lists the tools this subagent has, not the main agent's.

@@ -74,6 +74,7 @@ pub(crate) async fn run_turn(
     let mut turn_usage = TokenUsage::default();
     let mut seen_calls: Vec<(String, String)> = Vec::new();
     let mut final_text = String::new();
+    let mut stop_hook_active = false;
     let max_steps = setup.shared.settings.max_steps;
     let mut steps = 0;
     // The provider's own count for the last step (input + output), a floor for the estimate.
@@ -182,6 +183,23 @@ pub(crate) async fn run_turn(
         messages.push(step.message);
         if calls.is_empty() {
             save_step(setup, conversation_id, &messages[step_start..]).await;
+            // A Stop hook may send the model back to work, with its reason as the next input.
+            if let Some(reason) = crate::hooks::session::on_stop(
+                &setup.shared,
+                &setup.scope,
+                setup.is_main,
+                stop_hook_active,
+            )
+            .await
+            {
+                stop_hook_active = true;
+                messages.push(Message::text(
+                    Role::User,
+                    format!("[Stop hook] The turn may not end yet: {reason}"),
+                ));
+                save_step(setup, conversation_id, &messages[messages.len() - 1..]).await;
+                continue;
+            }
             // A turn that ends on an empty reply would look like a finished answer that
             // nobody can see: the user is told (small local models do this).
             if setup.is_main && empty_reply {
@@ -599,9 +617,30 @@ async fn run_tool(
             None,
         )
     };
+    let hooked =
+        crate::hooks::session::pre_tool(&setup.shared, &setup.scope, &call.name, &arguments).await;
+    if let crate::hooks::session::PreTool::Refuse(reason) = &hooked {
+        return error(format!(
+            "Not run: a PreToolUse hook blocked this `{}` call: {reason}",
+            call.name
+        ));
+    }
+    // Saved rules: a deny wins over everything, even a hook's allow.
+    let ruled =
+        setup
+            .shared
+            .permissions
+            .decide(&setup.shared.settings.project, &call.name, &arguments);
+    if let Some(crate::permissions::RuleDecision::Deny { rule, source }) = &ruled {
+        return error(format!(
+            "Not run: the permission rule `{rule}` in {source} denies this `{}` call. Do not retry it; take another approach or ask the user.",
+            call.name
+        ));
+    }
     if setup.is_main && crate::subagent::is_task(&call.name) {
         return crate::subagent::run(setup, call, arguments).await;
     }
+    let hook_arguments = arguments.clone();
     let prepared = match setup.tools.prepare(&call.name, arguments).await {
         Ok(prepared) => prepared,
         Err(tool_error) => return error(tool_error.to_string()),
@@ -619,9 +658,21 @@ async fn run_tool(
         corvid_protocol::Confinement::SandboxOff,
         crate::sandbox_state::confinement,
     );
-    if decision_with_sandbox(gate.policy, &gate.rules, &action, gate_confinement)
-        == GateDecision::Ask
-    {
+    let gate_asks = decision_with_sandbox(gate.policy, &gate.rules, &action, gate_confinement)
+        == GateDecision::Ask;
+    // A hook may allow a call the policy would ask about, never a widened or unsandboxed one.
+    let widened = confinement
+        .as_ref()
+        .and_then(crate::sandbox_state::notice)
+        .is_some();
+    let must_ask = match (hooked, ruled) {
+        (crate::hooks::session::PreTool::Ask, _)
+        | (_, Some(crate::permissions::RuleDecision::Ask)) => true,
+        (crate::hooks::session::PreTool::Allow, _)
+        | (_, Some(crate::permissions::RuleDecision::Allow)) => gate_asks && widened,
+        _ => gate_asks,
+    };
+    if must_ask {
         let notice = confinement.as_ref().and_then(crate::sandbox_state::notice);
         let always_scope = match &notice {
             // A widened or unsandboxed command is asked about every time; "always" would hide
@@ -681,7 +732,7 @@ async fn run_tool(
         setup.shared.before_change(&setup.scope).await;
     }
     let cancellation = Cancellation::new(setup.cancel.clone());
-    let output = match apply_streaming(setup, call, prepared, cancellation).await {
+    let mut output = match apply_streaming(setup, call, prepared, cancellation).await {
         Ok(output) => output,
         Err(tool_error) => ToolOutput {
             text: tool_error.to_string(),
@@ -689,6 +740,14 @@ async fn run_tool(
             detail: None,
         },
     };
+    crate::hooks::session::post_tool(
+        &setup.shared,
+        &setup.scope,
+        &call.name,
+        &hook_arguments,
+        &mut output,
+    )
+    .await;
     if let Some(corvid_tools::ToolDetail::Todos(todos)) = &output.detail {
         setup.shared.set_todos(&setup.scope, todos);
     }
@@ -775,6 +834,13 @@ async fn ask(
         Ok(answer) => answer,
         Err(closed) => return closed,
     };
+    crate::hooks::session::notify(
+        &setup.shared,
+        format!(
+            "corvid needs your permission to use {}",
+            crate::hooks::claude_name(tool)
+        ),
+    );
     setup.shared.emit(
         &setup.scope,
         EventMsg::Proposal(ProposalNotification {

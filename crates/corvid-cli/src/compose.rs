@@ -75,6 +75,9 @@ pub(crate) fn agent_config(
     config.sandbox = crate::sandbox_setup::sandbox(loaded, None);
     config.approval = crate::agent_front::default_approval(loaded);
     config.tool_plugins = tool_plugins(loaded);
+    // Hooks and permission rules in Claude Code's format; a project's hooks need trust.
+    config.user_settings = Some(crate::hooks_command::user_settings(loaded));
+    config.project_trust = Some(crate::hooks_command::project_trust(loaded));
     config
 }
 

@@ -11,6 +11,7 @@ mod exec;
 mod first_run;
 pub mod host;
 mod launchd;
+mod hooks_command;
 mod mcp_command;
 mod route_command;
 mod sandbox_setup;
@@ -133,6 +134,16 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         command: mcp_command::McpCommand,
+    },
+    /// The hooks the agent runs (Claude Code's format, from settings.json in corvid's
+    /// configuration folder and the project's .corvid/ and .claude/ settings files); `trust`
+    /// lets the project's own hooks run.
+    Hooks {
+        #[command(subcommand)]
+        command: Option<hooks_command::HooksCommand>,
+        /// The project (default: the nearest folder holding .git at or above this one).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
     },
 }
 
@@ -376,6 +387,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let sandbox = sandbox_setup::sandbox(&loaded, None);
             let text = runtime.block_on(mcp_command::run(&loaded, command, sandbox))?;
             print_stdout(&text)
+        }
+        Command::Hooks { command, project } => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&hooks_command::run(&loaded, command, project)?)
         }
         Command::ZedConfig(args) => {
             let loaded = load(&config_only(cli.config))?;

@@ -126,20 +126,37 @@ impl TrustStore {
         if !needs_trust(server) {
             return true;
         }
-        let projects = self.read().unwrap_or_default();
-        projects
-            .get(&project_key(project))
-            .and_then(|servers| servers.get(&server.name))
-            .is_some_and(|kept| *kept == fingerprint(server))
+        self.is_trusted_entry(project, &server.name, &fingerprint(server))
     }
 
     /// Keeps `server`'s current definition as trusted in `project` (replacing an older one).
     pub fn trust(&self, project: &Path, server: &McpServer) -> Result<(), TrustStoreError> {
+        self.trust_entry(project, &server.name, &fingerprint(server))
+    }
+
+    /// Whether the project's definition kept under `key` was trusted with this `fingerprint`:
+    /// the same store for anything else of a project's that runs programs (its hooks, under
+    /// `hooks:<settings file>`; a server's name never holds `:`).
+    pub fn is_trusted_entry(&self, project: &Path, key: &str, fingerprint: &str) -> bool {
+        let projects = self.read().unwrap_or_default();
+        projects
+            .get(&project_key(project))
+            .and_then(|entries| entries.get(key))
+            .is_some_and(|kept| kept == fingerprint)
+    }
+
+    /// Keeps `fingerprint` as trusted for `key` in `project` (replacing an older one).
+    pub fn trust_entry(
+        &self,
+        project: &Path,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<(), TrustStoreError> {
         let mut projects = self.read()?;
         projects
             .entry(project_key(project))
             .or_default()
-            .insert(server.name.clone(), fingerprint(server));
+            .insert(key.to_owned(), fingerprint.to_owned());
         self.write(&projects)
     }
 

@@ -16,8 +16,11 @@
 //!    characters are folded on both sides (`fold`).
 //! 3. **Whitespace**: whole lines equal once trailing and inner whitespace are also ignored,
 //!    at the same indentation width (tabs vs spaces at the same width included) (`lines`).
-//! 4. **Indentation**: as 3, every line shifted by the same number of columns. Stages 3 and 4
-//!    look together: a place at the quoted depth and another shifted one are two places.
+//! 4. **Indentation**: as 3, every line shifted by the same number of columns, or — when the
+//!    model quoted at another indent width (2 spaces per level for the file's 4, tabs for
+//!    spaces) — every line's indentation mapped by one width ratio around the shallowest line.
+//!    Stages 3 and 4 look together: a place at the quoted depth and another shifted or
+//!    re-widthed one are two places, so the edit is refused as ambiguous.
 //! 5. **Repaired**: artifacts of how `old_string` was produced — line-number prefixes copied
 //!    from `read`, a markdown fence, `\n` sent as two characters — are removed (from
 //!    `new_string` too when it carries them) and 1–4 run again (`repair`).
@@ -59,6 +62,7 @@ pub(crate) enum Strategy {
     Folded,
     Whitespace,
     Indentation,
+    Width,
 }
 
 impl Strategy {
@@ -74,6 +78,9 @@ impl Strategy {
             }
             Self::Indentation => {
                 "matched ignoring an indentation shift; new_string re-indented to fit"
+            }
+            Self::Width => {
+                "matched with old_string indented at another width per level; new_string re-indented to the file's width"
             }
         }
     }

@@ -338,7 +338,46 @@ fn cases() -> Vec<Case> {
             s(&["a:", "    b:", "        c: 1"]),
             s(&["a:", "    b:", "        c: 2"]),
         )
-        .refused("closest"),
+        .applied(l(&["a:", "  b:", "    c: 2"])),
+        edit(
+            INDENT,
+            "a four-space function quoted at two spaces per level",
+            l(&["fn main() {", "    if ready {", "        go();", "    }", "}"]),
+            s(&["fn main() {", "  if ready {", "    go();", "  }", "}"]),
+            s(&["fn main() {", "  if ready {", "    go();", "    stop();", "  }", "}"]),
+        )
+        .applied(l(&[
+            "fn main() {",
+            "    if ready {",
+            "        go();",
+            "        stop();",
+            "    }",
+            "}",
+        ])),
+        edit(
+            INDENT,
+            "a method quoted from column 0 at half the class's width",
+            l(&["class A:", "    def f(self):", "        if x:", "            return 1"]),
+            s(&["def f(self):", "  if x:", "    return 1"]),
+            s(&["def f(self):", "  if x:", "    return 2"]),
+        )
+        .applied(l(&["class A:", "    def f(self):", "        if x:", "            return 2"])),
+        edit(
+            INDENT,
+            "two copies at the file's width quoted at another are ambiguous",
+            l(&["if a {", "    b();", "}", "if a {", "    b();", "}"]),
+            s(&["if a {", "  b();", "}"]),
+            s(&["if a {", "  c();", "}"]),
+        )
+        .refused("1, 4"),
+        edit(
+            INDENT,
+            "levels no single width ratio maps are not guessed",
+            l(&["a {", "    b {", "      c();", "    }", "}"]),
+            s(&["a {", "  b {", "    c();", "  }", "}"]),
+            s(&["a {", "  b {", "    d();", "  }", "}"]),
+        )
+        .refused("width ratio"),
         // --- CRLF ---
         edit(
             CRLF,

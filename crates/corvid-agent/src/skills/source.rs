@@ -5,17 +5,20 @@ use corvid_tools::{
     Listing, Plan, Prepared, Proposal, Run, ToolError, ToolFuture, ToolKind, ToolOutput,
     ToolSource, ToolSpec,
 };
+use std::sync::Arc;
+
 use serde_json::Value;
 
-use super::{SKILL_TOOL, SkillSet};
+use super::{LiveSkills, SKILL_TOOL};
 
-/// The session's skills, offered through the `skill` tool.
+/// The session's skills, offered through the `skill` tool; each listing (one per turn) reads
+/// them again if their files changed.
 pub(crate) struct SkillSource {
-    skills: SkillSet,
+    skills: Arc<LiveSkills>,
 }
 
 impl SkillSource {
-    pub(crate) fn new(skills: SkillSet) -> Self {
+    pub(crate) fn new(skills: Arc<LiveSkills>) -> Self {
         Self { skills }
     }
 }
@@ -29,7 +32,8 @@ impl ToolSource for SkillSource {
     }
 
     fn list(&self) -> ToolFuture<'_, Listing> {
-        let tool = self.skills.tool();
+        let (skills, notices) = self.skills.refresh();
+        let tool = skills.tool();
         Box::pin(async move {
             Listing {
                 tools: vec![ToolSpec::new(
@@ -38,7 +42,7 @@ impl ToolSource for SkillSource {
                     tool.parameters,
                     ToolKind::Read,
                 )],
-                notices: Vec::new(),
+                notices,
             }
         })
     }
@@ -52,6 +56,7 @@ impl ToolSource for SkillSource {
             let name = skill_name(&arguments).to_owned();
             let body = self
                 .skills
+                .current()
                 .load_tool(arguments)
                 .map_err(ToolError::Failed)?;
             Ok(Prepared::new(

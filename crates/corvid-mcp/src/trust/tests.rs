@@ -54,3 +54,19 @@ fn a_broken_trust_file_trusts_nothing() {
             .is_err()
     );
 }
+
+#[test]
+fn other_entries_share_the_store_without_touching_servers() {
+    let data = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let store = TrustStore::in_data_dir(data.path());
+    let docs = server(McpScope::Project, "docs-server");
+    store.trust(project.path(), &docs).unwrap();
+
+    let key = "hooks:.claude/settings.json";
+    assert!(!store.is_trusted_entry(project.path(), key, "abc"));
+    store.trust_entry(project.path(), key, "abc").unwrap();
+    assert!(store.is_trusted_entry(project.path(), key, "abc"));
+    assert!(!store.is_trusted_entry(project.path(), key, "changed"));
+    assert!(store.is_trusted(project.path(), &docs));
+}

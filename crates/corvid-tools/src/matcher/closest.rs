@@ -229,7 +229,7 @@ fn notes(
     if notes.is_empty() {
         // Every line pairs with an equal one: only the indentation keeps them apart.
         notes.push(
-            "the lines are there, but old_string's indentation is not the file's shifted by one amount; copy the indentation from the file".to_owned(),
+            "the lines are there, but old_string's indentation is not the file's shifted by one amount or scaled by one width ratio; copy the indentation from the file".to_owned(),
         );
     }
     notes

@@ -72,16 +72,52 @@ fn columns(indent: &str, tab: usize) -> usize {
     })
 }
 
-/// How the needle's indentation relates to the file's for one match.
+/// How the needle's indentation relates to the file's for one match: a needle line at column
+/// `c` sits at column `to + (c - from) * scale` in the file (with tab stops every `tab`
+/// columns). A pure shift has scale 1; a quote written at another indent width (2 spaces per
+/// level for the file's 4) has another ratio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Shift {
     tab: usize,
-    delta: isize,
+    from: isize,
+    to: isize,
+    /// Numerator and denominator of the width ratio, in lowest terms.
+    scale: (isize, isize),
     /// The indentation characters are identical: use `new_string`'s as written.
     verbatim: bool,
 }
 
+/// The largest numerator or denominator of a width ratio taken (8 columns for 1 and back).
+const MAX_RATIO_TERM: isize = 8;
+
 impl Shift {
+    fn shifted(tab: usize, delta: isize) -> Self {
+        Self {
+            tab,
+            from: 0,
+            to: delta,
+            scale: (1, 1),
+            verbatim: false,
+        }
+    }
+
+    /// The same place, indentation mapped without change of depth.
+    pub(super) fn is_identity(self) -> bool {
+        self.verbatim || (self.from == self.to && self.scale == (1, 1))
+    }
+
+    /// The indentation width differs (not only the depth).
+    pub(super) fn is_scaled(self) -> bool {
+        !self.verbatim && self.scale != (1, 1)
+    }
+
+    /// The file column for a needle column (never negative).
+    fn map(self, column: usize) -> usize {
+        let (num, den) = self.scale;
+        let offset = (column as isize - self.from) * num;
+        (self.to + offset.div_euclid(den)).max(0) as usize
+    }
+
     /// A line of `new_string` split into the indentation to write (in the file's style) and
     /// its body.
     pub(super) fn split(self, line: &str, tabs: bool) -> (String, &str) {
@@ -90,7 +126,7 @@ impl Shift {
         if self.verbatim {
             return (indent.to_owned(), body);
         }
-        let column = (columns(indent, self.tab) as isize + self.delta).max(0) as usize;
+        let column = self.map(columns(indent, self.tab));
         let written = if tabs {
             let mut out = "\t".repeat(column / self.tab);
             out.push_str(&" ".repeat(column % self.tab));
@@ -102,8 +138,17 @@ impl Shift {
     }
 }
 
+fn gcd(left: isize, right: isize) -> isize {
+    if right == 0 {
+        left
+    } else {
+        gcd(right, left % right)
+    }
+}
+
 /// The shift that maps the needle's indentation onto the region's, if one does for every
-/// non-blank line (trying tab widths 4, 8 and 2).
+/// non-blank line: the same columns, then one shift by a number of columns, then one width
+/// ratio around the shallowest line (trying tab widths 4, 8 and 2 for each).
 fn consistent_shift(region: &[Line<'_>], needle: &[&str]) -> Option<Shift> {
     let pairs = || {
         region
@@ -114,28 +159,62 @@ fn consistent_shift(region: &[Line<'_>], needle: &[&str]) -> Option<Shift> {
     if pairs().all(|(line, wanted)| indent_of(line.text) == indent_of(wanted)) {
         return Some(Shift {
             tab: 4,
-            delta: 0,
+            from: 0,
+            to: 0,
+            scale: (1, 1),
             verbatim: true,
         });
     }
-    'tabs: for tab in [4, 8, 2] {
-        let mut delta = None;
-        for (line, wanted) in pairs() {
-            let here = columns(indent_of(line.text), tab) as isize
-                - columns(indent_of(wanted), tab) as isize;
-            match delta {
-                None => delta = Some(here),
-                Some(seen) if seen == here => {}
-                Some(_) => continue 'tabs,
-            }
+    let columns_at = |tab: usize| -> Vec<(isize, isize)> {
+        pairs()
+            .map(|(line, wanted)| {
+                (
+                    columns(indent_of(wanted), tab) as isize,
+                    columns(indent_of(line.text), tab) as isize,
+                )
+            })
+            .collect()
+    };
+    for tab in [4, 8, 2] {
+        let columns = columns_at(tab);
+        let mut deltas = columns.iter().map(|(wanted, have)| have - wanted);
+        let first = deltas.next().unwrap_or(0);
+        if deltas.all(|delta| delta == first) {
+            return Some(Shift::shifted(tab, first));
         }
-        return Some(Shift {
-            tab,
-            delta: delta.unwrap_or(0),
-            verbatim: false,
-        });
+    }
+    for tab in [4, 8, 2] {
+        if let Some(shift) = width_ratio(tab, &columns_at(tab)) {
+            return Some(shift);
+        }
     }
     None
+}
+
+/// One ratio of indent widths that maps every (needle, file) column pair, measured from the
+/// shallowest needle line; it needs two depths to be seen and is never 1 (that is a shift).
+fn width_ratio(tab: usize, columns: &[(isize, isize)]) -> Option<Shift> {
+    let &(from, to) = columns.iter().min_by_key(|(wanted, _)| *wanted)?;
+    let &(wanted, have) = columns.iter().find(|(wanted, _)| *wanted != from)?;
+    let (rise, run) = (have - to, wanted - from);
+    if rise <= 0 {
+        return None;
+    }
+    let common = gcd(rise, run);
+    let scale = (rise / common, run / common);
+    if scale == (1, 1) || scale.0 > MAX_RATIO_TERM || scale.1 > MAX_RATIO_TERM {
+        return None;
+    }
+    columns
+        .iter()
+        .all(|(wanted, have)| (have - to) * scale.1 == (wanted - from) * scale.0)
+        .then_some(Shift {
+            tab,
+            from,
+            to,
+            scale,
+            verbatim: false,
+        })
 }
 
 /// A candidate region: lines `first..=last` (0-based).
@@ -193,8 +272,10 @@ impl<'a> FileLines<'a> {
         // Every window counts for uniqueness, at the quoted depth or not: a single line quoted
         // exactly is found inside a deeper-indented copy too, and a tolerant stage is never
         // bolder than the exact one.
-        let strategy = if windows.iter().all(|window| window.shift.delta == 0) {
+        let strategy = if windows.iter().all(|window| window.shift.is_identity()) {
             Strategy::Whitespace
+        } else if windows.iter().any(|window| window.shift.is_scaled()) {
+            Strategy::Width
         } else {
             Strategy::Indentation
         };

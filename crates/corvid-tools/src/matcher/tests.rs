@@ -271,7 +271,7 @@ fn a_match_always_accounts_for_every_quoted_line() {
             .iter()
             .map(|line| (*line).to_owned())
             .collect();
-        match dice.below(8) {
+        match dice.below(9) {
             0 if quoted.len() > 2 => {
                 quoted.remove(1);
             }
@@ -290,6 +290,18 @@ fn a_match_always_accounts_for_every_quoted_line() {
             6 => {
                 for line in &mut quoted {
                     *line = line.trim_start().to_owned();
+                }
+            }
+            7 => {
+                // Quoted at half the width: 4 spaces become 2, a tab becomes 2 spaces.
+                for line in &mut quoted {
+                    let body = line.trim_start_matches([' ', '\t']).to_owned();
+                    let indent = &line[..line.len() - body.len()];
+                    let width: usize = indent
+                        .chars()
+                        .map(|ch| if ch == '\t' { 4 } else { 1 })
+                        .sum();
+                    *line = format!("{}{body}", " ".repeat(width / 2));
                 }
             }
             _ => {}
@@ -325,7 +337,7 @@ fn a_match_always_accounts_for_every_quoted_line() {
                     "seed {seed}"
                 );
             }
-            Strategy::Whitespace | Strategy::Indentation => {
+            Strategy::Whitespace | Strategy::Indentation | Strategy::Width => {
                 let (needle, _) = needle_lines(&old, "");
                 let have: Vec<String> = region.split('\n').map(normalize).collect();
                 let want: Vec<String> = needle.iter().map(|line| normalize(line)).collect();
@@ -346,7 +358,123 @@ fn a_match_always_accounts_for_every_quoted_line() {
         }
     }
     // Not vacuous: every stage was exercised.
-    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert_eq!(seen.len(), 5, "{seen:?}");
     assert!(seen.values().all(|count| *count >= 20), "{seen:?}");
     assert!(straightened >= 20, "{straightened}");
+}
+
+/// A 4-space function quoted at 2 spaces per level (the case the README promises).
+const FOUR: &str = "fn main() {\n    if ready {\n        go();\n    }\n}\n";
+
+#[test]
+fn a_quote_at_another_width_is_written_at_the_files() {
+    assert_eq!(
+        edited(
+            FOUR,
+            "fn main() {\n  if ready {\n    go();\n  }\n}",
+            "fn main() {\n  if ready {\n    go();\n    stop();\n  }\n}"
+        ),
+        Ok((
+            "fn main() {\n    if ready {\n        go();\n        stop();\n    }\n}\n".to_owned(),
+            Strategy::Width
+        ))
+    );
+    // The other way round: a 2-space file quoted at 4.
+    assert_eq!(
+        edited(
+            "a:\n  b:\n    c: 1\n",
+            "a:\n    b:\n        c: 1",
+            "a:\n    b:\n        c: 2\n        d: 3"
+        ),
+        Ok(("a:\n  b:\n    c: 2\n    d: 3\n".to_owned(), Strategy::Width))
+    );
+    // A tab-indented file quoted with 2 spaces per level keeps its tabs (tabs read as 2
+    // columns make this a plain shift, which writes the same).
+    assert_eq!(
+        edited(
+            "fn f() {\n\tif x {\n\t\ty();\n\t}\n}\n",
+            "if x {\n  y();\n}",
+            "if x {\n  y();\n  z();\n}"
+        ),
+        Ok((
+            "fn f() {\n\tif x {\n\t\ty();\n\t\tz();\n\t}\n}\n".to_owned(),
+            Strategy::Indentation
+        ))
+    );
+}
+
+#[test]
+fn a_width_ratio_combines_with_a_depth_shift() {
+    // A method of a 4-space class quoted from column 0 at 2 spaces per level.
+    let file =
+        "class A:\n    def f(self):\n        if x:\n            return 1\n        return 2\n";
+    assert_eq!(
+        edited(
+            file,
+            "def f(self):\n  if x:\n    return 1\n  return 2",
+            "def f(self):\n  if x:\n    return 1\n  if y:\n    return 3\n  return 2"
+        ),
+        Ok((
+            "class A:\n    def f(self):\n        if x:\n            return 1\n        if y:\n            return 3\n        return 2\n"
+                .to_owned(),
+            Strategy::Width
+        ))
+    );
+}
+
+#[test]
+fn a_width_match_is_taken_only_when_unique() {
+    let twice = format!("{FOUR}\n{FOUR}");
+    assert_eq!(
+        edited(
+            &twice,
+            "fn main() {\n  if ready {\n    go();\n  }\n}",
+            "fn main() {}"
+        ),
+        Err(Outcome::Ambiguous { lines: vec![1, 7] })
+    );
+    // A copy at the quoted width and one at the file's other width are two places.
+    let both = "if a {\n  b();\n}\nif a {\n    b();\n}\n";
+    assert_eq!(
+        edited(both, "if a {\n      b();\n}", "if a {}"),
+        Err(Outcome::Ambiguous { lines: vec![1, 4] })
+    );
+}
+
+#[test]
+fn indentation_that_no_single_ratio_maps_is_refused() {
+    // Levels 0, 2, 4 against 0, 4, 6: neither one shift nor one ratio.
+    let file = "a {\n    b {\n      c();\n    }\n}\n";
+    let Err(Outcome::NotFound(miss)) = edited(file, "a {\n  b {\n    c();\n  }\n}", "x") else {
+        panic!("a non-uniform mapping must not match");
+    };
+    let notes = format!("{:?}", miss.candidates);
+    assert!(notes.contains("one width ratio"), "{notes}");
+    // A deeper line shallower in the file (a ratio below zero) is refused too.
+    assert!(matches!(
+        edited("a\n  b\n", "a\n    b\n", "x"),
+        Ok((_, Strategy::Width))
+    ));
+    assert!(matches!(
+        edited("  a\nb\n", "a\n  b\n", "x"),
+        Err(Outcome::NotFound(_))
+    ));
+}
+
+#[test]
+fn relocation_applies_a_width_match_again() {
+    let approved = approve(
+        FOUR,
+        "  if ready {\n    go();\n  }",
+        "  if ready {\n    go();\n    stop();\n  }",
+        false,
+    );
+    let moved = format!("// a comment added above\n{FOUR}");
+    assert_eq!(
+        relocate(&moved, &approved).map(|(text, _)| text),
+        Ok(
+            "// a comment added above\nfn main() {\n    if ready {\n        go();\n        stop();\n    }\n}\n"
+                .to_owned()
+        )
+    );
 }

@@ -206,3 +206,39 @@ async fn always_allowing_web_fetch_lets_later_fetches_run_without_asking() {
     let targets: Vec<String> = server.seen().into_iter().map(|seen| seen.target).collect();
     assert_eq!(targets, ["/one", "/two"]);
 }
+
+#[tokio::test]
+async fn the_explore_subagent_is_offered_the_web_tools_and_fetches_a_page() {
+    let server = Server::start("127.0.0.1", |_| {
+        page(
+            "text/html",
+            "<html><body><p>The answer is forty-two.</p></body></html>",
+        )
+    })
+    .await;
+    let arguments = serde_json::json!({ "url": server.url("/answer") }).to_string();
+    let (_project, mut agent) = start(
+        ApprovalPolicy::FullAuto,
+        local_fetch(),
+        vec![
+            ScriptedReply::tool_call(
+                "t1",
+                "task",
+                r#"{"agent":"explore","description":"look it up","prompt":"What is the answer?"}"#,
+            ),
+            ScriptedReply::tool_call("f1", "web_fetch", &arguments),
+            ScriptedReply::text("It is forty-two."),
+            ScriptedReply::text("The explorer says forty-two."),
+        ],
+    );
+    agent.send("find the answer");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let requests = agent.model.requests();
+    let explore_tools = tool_names(&requests[1]);
+    assert!(explore_tools.contains(&"web_fetch"), "{explore_tools:?}");
+    for writer in ["write", "edit", "bash"] {
+        assert!(!explore_tools.contains(&writer), "{explore_tools:?}");
+    }
+    let fetched = tool_results(&requests[2]);
+    assert!(fetched[0].0.contains("forty-two"), "{fetched:?}");
+}

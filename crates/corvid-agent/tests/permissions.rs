@@ -1,0 +1,85 @@
+//! Saved permission rules in Claude Code's syntax through the real engine and gate: an allow
+//! runs without asking, a deny in another file beats it, an ask asks even under full-auto.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use corvid_protocol::{ApprovalDecision, ApprovalPolicy, EventMsg, TurnOutcome};
+use corvid_test_support::agent::{self, ScriptedAgent};
+use corvid_test_support::scripted::ScriptedReply;
+
+#[tokio::test]
+async fn a_saved_deny_beats_an_allow_and_an_allow_skips_the_question() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join("build")).unwrap();
+    let user = home.path().join("settings.json");
+    std::fs::write(
+        &user,
+        r#"{"permissions": {"allow": ["Bash(echo:*)", "Bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir(project.path().join(".claude")).unwrap();
+    std::fs::write(
+        project.path().join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    let mut config = agent::config(project.path(), ApprovalPolicy::Ask);
+    config.user_settings = Some(user);
+    let mut agent = ScriptedAgent::spawn(
+        config,
+        vec![
+            ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo allowed-run"}"#),
+            ScriptedReply::tool_call("c2", "bash", r#"{"command":"echo ok && rm -rf build"}"#),
+            ScriptedReply::text("done"),
+        ],
+    );
+    agent.send("tidy");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+
+    assert!(
+        !agent
+            .seen
+            .iter()
+            .any(|event| matches!(event.msg, EventMsg::Proposal(_))),
+        "the allowed command ran without asking"
+    );
+    let (ran, failed) = &agent.results_in(1)[0];
+    assert!(!failed && ran.contains("allowed-run"), "{ran}");
+    let (denied, failed) = &agent.results_in(2)[0];
+    assert!(*failed);
+    assert!(
+        denied.contains("`Bash(rm:*)` in .claude/settings.json denies"),
+        "{denied}"
+    );
+    assert!(project.path().join("build").is_dir());
+}
+
+#[tokio::test]
+async fn an_ask_rule_asks_even_under_full_auto() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".corvid")).unwrap();
+    std::fs::write(
+        project.path().join(".corvid/settings.json"),
+        r#"{"permissions": {"ask": ["Write(docs/**)"]}}"#,
+    )
+    .unwrap();
+    let mut agent = ScriptedAgent::spawn(
+        agent::config(project.path(), ApprovalPolicy::FullAuto),
+        vec![
+            ScriptedReply::tool_call("w1", "write", r#"{"path":"notes.md","content":"a"}"#),
+            ScriptedReply::tool_call("w2", "write", r#"{"path":"docs/guide.md","content":"b"}"#),
+            ScriptedReply::text("done"),
+        ],
+    );
+    agent.send("write");
+    let proposal = agent.proposal().await;
+    assert!(
+        format!("{:?}", proposal.kind).contains("docs/guide.md"),
+        "{proposal:?}"
+    );
+    agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    assert!(project.path().join("notes.md").is_file());
+    assert!(project.path().join("docs/guide.md").is_file());
+}

@@ -1,0 +1,93 @@
+//! A Claude Code user's `.claude/settings.json` hooks through the real binary: `corvid hooks`
+//! shows they wait for trust, `corvid hooks trust` lets them run, and `corvid exec` then runs
+//! the PreToolUse hook, which blocks a command with a reason the model reads.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use corvid_test_support::MockUpstream;
+
+mod common;
+use common::{CHAT, chat_requests, corvid, corvid_with_upstream, text, tool_call};
+
+const SETTINGS: &str = r#"{
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "jq -r '.tool_input.command' | grep -q '^touch' && { echo 'Creating files with touch is not allowed; use the write tool.' >&2; exit 2; }; exit 0"
+          }
+        ]
+      }
+    ]
+  }
+}"#;
+
+async fn hooks(home: &std::path::Path, project: &std::path::Path, args: &[&str]) -> String {
+    let output = corvid(home)
+        .arg("hooks")
+        .args(args)
+        .arg("--project")
+        .arg(project)
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn a_trusted_claude_settings_hook_blocks_a_command_in_exec() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".claude")).unwrap();
+    std::fs::write(project.path().join(".claude/settings.json"), SETTINGS).unwrap();
+
+    let listed = hooks(home.path(), project.path(), &[]).await;
+    assert!(
+        listed.contains("waiting for trust: .claude/settings.json (1 item(s))"),
+        "{listed}"
+    );
+    let trusted = hooks(home.path(), project.path(), &["trust"]).await;
+    assert!(
+        trusted.contains("Trusted .claude/settings.json (1 item(s))"),
+        "{trusted}"
+    );
+    let listed = hooks(home.path(), project.path(), &[]).await;
+    assert!(listed.contains("PreToolUse [Bash]"), "{listed}");
+
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(
+        CHAT,
+        tool_call("b1", "bash", r#"{"command":"touch marker"}"#),
+    );
+    upstream.enqueue(CHAT, text("I will use the write tool."));
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        corvid_with_upstream(&upstream, home.path())
+            .args(["exec", "--json", "--approval", "full-auto", "--project"])
+            .arg(project.path())
+            .arg("make a marker file")
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        !project.path().join("marker").exists(),
+        "the hook blocked it"
+    );
+    let requests = chat_requests(&upstream);
+    let second = requests[1]["messages"].to_string();
+    assert!(
+        second.contains("Creating files with touch is not allowed"),
+        "{second}"
+    );
+}
