@@ -42,6 +42,9 @@ pub struct AgentConfig {
     /// Tool sources beside the built-ins and the skills (custom tools, MCP servers), opened
     /// once per session; a built-in wins a name clash, then the earlier plugin.
     pub tool_plugins: Vec<Arc<dyn corvid_tools::ToolPlugin>>,
+    /// `[prices]` of config.toml: a `usage` event's cost is priced with them as the usage
+    /// ledger prices its rows (`corvid_store::priced`); empty: no cost is reported.
+    pub prices: std::collections::BTreeMap<String, corvid_store::Price>,
 }
 
 impl AgentConfig {
@@ -62,6 +65,7 @@ impl AgentConfig {
             sandbox: corvid_tools::Sandbox::off(),
             files: None,
             tool_plugins: Vec::new(),
+            prices: std::collections::BTreeMap::new(),
         }
     }
 }

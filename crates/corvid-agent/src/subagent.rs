@@ -86,9 +86,9 @@ pub(crate) async fn run(
         },
     );
     let tools = match kind {
-        SubagentKind::Explore => setup
-            .tools
-            .retain(|spec| spec.subagents && spec.kind == ToolKind::Read),
+        SubagentKind::Explore => setup.tools.retain(|spec| {
+            spec.subagents && matches!(spec.kind, ToolKind::Read | ToolKind::Search)
+        }),
         SubagentKind::General => setup.tools.retain(|spec| spec.subagents),
     };
     // Its own prompt: it lists the tools this subagent has, not the main agent's.

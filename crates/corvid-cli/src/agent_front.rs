@@ -57,12 +57,13 @@ pub(crate) fn default_approval(loaded: &Loaded) -> ApprovalPolicy {
     }
 }
 
-/// Opens the session on the project's current conversation, with a listener that hears it from
-/// its first event (start-up warnings, `ready`), as the terminal always has.
+/// Opens the session of `which` with a listener that hears it from its first event (start-up
+/// warnings, `ready`), or from its replay when another face has it open.
 pub(crate) async fn start(
     loaded: &Loaded,
     args: &AgentArgs,
     front_end: &str,
+    which: OpenConversation,
 ) -> anyhow::Result<(Session, Subscription)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, args.project.as_deref());
@@ -76,15 +77,12 @@ pub(crate) async fn start(
     config.max_steps = args.max_steps;
     config.context_window = args.context_window;
     config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
-    Ok(composition
-        .agents
-        .open_listening(config, OpenConversation::Current)
-        .await?)
+    Ok(composition.agents.open_listening(config, which).await?)
 }
 
 /// `corvid chat`: the terminal UI (plain lines when stdin or stdout is not a terminal).
 pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()> {
-    let (session, events) = start(loaded, args, "chat").await?;
+    let (session, events) = start(loaded, args, "chat", OpenConversation::Current).await?;
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let project = corvid_agent::project_folders(&here, args.project.as_deref()).root;
     let mut catalog: Vec<String> = loaded.config.aliases.keys().cloned().collect();

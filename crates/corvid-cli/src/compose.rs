@@ -73,6 +73,7 @@ pub(crate) fn agent_config(
     config.sandbox = crate::sandbox_setup::sandbox(loaded, None);
     config.approval = crate::agent_front::default_approval(loaded);
     config.tool_plugins = tool_plugins(loaded);
+    config.prices = loaded.config.prices.clone();
     config
 }
 

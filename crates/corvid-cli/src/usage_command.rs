@@ -65,7 +65,7 @@ fn render_json(rows: &[UsageRow], prices: &BTreeMap<String, Price>) -> anyhow::R
                 "cache_write": row.tokens.cache_write,
                 "output": row.tokens.output,
                 "reasoning": row.tokens.reasoning,
-                "cost_usd": prices.get(&row.model).map(|price| cost(&row.tokens, price)),
+                "cost_usd": corvid_store::priced(prices, &row.model, &row.tokens),
             })
         })
         .collect();

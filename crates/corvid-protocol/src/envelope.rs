@@ -13,7 +13,7 @@ use crate::op::Op;
 /// variant removed or renamed, a meaning changed, or a new operation or event kind added (unknown
 /// `type` values are rejected, not skipped). Adding an optional field does not bump it, because
 /// unknown fields are ignored.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Whether a peer speaking `version` can talk to this build: the versions must be equal.
 ///
@@ -27,7 +27,8 @@ pub fn is_compatible(version: u32) -> bool {
 
 /// One operation from a front end to the engine.
 ///
-/// The engine answers with `Event`s whose `id` is this submission's `id`.
+/// The engine answers with exactly one `Reply` carrying this submission's `id`; the `Event`s
+/// it causes carry that `id` too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Submission {
     /// Chosen by the front end, unique within the session (a counter or a UUID). Events caused by

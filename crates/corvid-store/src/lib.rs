@@ -24,10 +24,12 @@ mod usage;
 
 pub use checkpoints::CheckpointRecord;
 pub use conversations::{ConversationSummary, StoredMessage};
+/// The price of a model, as `[prices]` in config.toml sets it (what [`cost`] multiplies by).
+pub use corvid_config::Price;
 pub use error::StoreError;
 pub use recorder::{RecorderOptions, RecorderStats, UsageRecorder};
 pub use store::{SharedStore, Store, lock};
 pub use usage::{
     FRONT_END_GATEWAY, Outcome, ROUTE_AGENT, Tokens, UsageRecord, UsageRow, UsageTotals, cost,
-    now_ms,
+    now_ms, priced,
 };
