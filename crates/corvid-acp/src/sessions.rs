@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use corvid_agent::{AgentConfig, Agents, OpenConversation, Session, Subscription};
 use corvid_protocol::{
-    ApprovalPolicy, ErrorNotification, Event, HistoryEntry, Op, PROTOCOL_VERSION, ReplyOk,
-    SandboxState,
+    ApprovalPolicy, Event, HistoryEntry, Op, PROTOCOL_VERSION, Reply, ReplyOk, SandboxState,
+    Submission,
 };
 use tokio::sync::mpsc;
 
@@ -65,8 +65,8 @@ pub struct Listed {
 pub trait SessionLink: Send + Sync {
     /// Queues an operation; returns the submission id its events carry.
     fn submit(&self, op: Op) -> String;
-    /// Carries out an operation and resolves with its one reply.
-    fn request(&self, op: Op) -> BoxFuture<'_, Result<ReplyOk, ErrorNotification>>;
+    /// Carries out a submission and resolves with its one reply (its events carry its id).
+    fn request(&self, submission: Submission) -> BoxFuture<'_, Reply>;
     /// Ends the session; resolves once its engine has stopped (so the conversation can be
     /// opened again at once).
     fn close(&self) -> BoxFuture<'_, ()>;
@@ -104,8 +104,8 @@ impl SessionLink for Session {
         Session::submit(self, op)
     }
 
-    fn request(&self, op: Op) -> BoxFuture<'_, Result<ReplyOk, ErrorNotification>> {
-        Box::pin(Session::request(self, op))
+    fn request(&self, submission: Submission) -> BoxFuture<'_, Reply> {
+        Box::pin(Session::request_with_id(self, submission))
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

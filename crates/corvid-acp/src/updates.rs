@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate,
-    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields, ToolKind,
 };
 use corvid_protocol::{
@@ -62,16 +62,23 @@ pub(crate) fn describe(call: &ToolCallNotification, project: &Path) -> Described
     }
 }
 
-/// What a proposal shows in the permission request: its title, its sandbox notice (a safety
-/// text every face shows), and the diff or the command it would run, as the engine made them.
-pub(crate) fn proposal_content(proposal: &ProposalNotification) -> Vec<ToolCallContent> {
+/// What a proposal shows in the permission request: its diff (the proposal's own, as the
+/// editor's diff view) or the command it would run, and its sandbox notice (a safety text every
+/// face shows), as the engine made them.
+pub(crate) fn proposal_content(
+    proposal: &ProposalNotification,
+    project: &Path,
+) -> Vec<ToolCallContent> {
     let mut content = Vec::new();
-    if let Some(notice) = &proposal.notice {
-        content.push(ToolCallContent::from(format!("⚠ {notice}")));
-    }
     match &proposal.kind {
-        ProposalKind::Edit { diff, .. } | ProposalKind::Write { diff, .. } => {
-            content.push(ToolCallContent::from(format!("```diff\n{diff}\n```")));
+        ProposalKind::Edit { diff, path } | ProposalKind::Write { diff, path } => {
+            let (old, new) = hunk_texts(diff);
+            let shown = Diff::new(project.join(path), new);
+            content.push(ToolCallContent::Diff(if old.is_empty() {
+                shown
+            } else {
+                shown.old_text(old)
+            }));
         }
         ProposalKind::Command { command, .. } => {
             content.push(ToolCallContent::from(format!("$ {command}")));
@@ -80,7 +87,44 @@ pub(crate) fn proposal_content(proposal: &ProposalNotification) -> Vec<ToolCallC
             content.push(ToolCallContent::from(summary.clone()));
         }
     }
+    if let Some(notice) = &proposal.notice {
+        content.push(ToolCallContent::from(format!("⚠ {notice}")));
+    }
     content
+}
+
+/// The text before and after a unified diff's hunks (context lines in both): what the
+/// editor's diff view compares.
+fn hunk_texts(diff: &str) -> (String, String) {
+    let (mut old, mut new) = (String::new(), String::new());
+    let mut in_hunk = false;
+    for line in diff.lines() {
+        if line.starts_with("@@") {
+            in_hunk = true;
+            continue;
+        }
+        if !in_hunk || line.starts_with('\\') {
+            continue;
+        }
+        match line.split_at_checked(1) {
+            Some((" ", text)) => {
+                old.push_str(text);
+                old.push('\n');
+                new.push_str(text);
+                new.push('\n');
+            }
+            Some(("-", text)) => {
+                old.push_str(text);
+                old.push('\n');
+            }
+            Some(("+", text)) => {
+                new.push_str(text);
+                new.push('\n');
+            }
+            _ => in_hunk = false,
+        }
+    }
+    (old, new)
 }
 
 /// A call, as shown.

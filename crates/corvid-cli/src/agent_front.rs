@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use corvid_agent::{OpenConversation, Session, Subscription};
+use corvid_agent::{AgentConfig, Agents, Link, OpenConversation, Session, Subscription};
 use corvid_config::{ApprovalSetting, Loaded};
 use corvid_protocol::ApprovalPolicy;
 
@@ -65,6 +65,16 @@ pub(crate) async fn start(
     front_end: &str,
     which: OpenConversation,
 ) -> anyhow::Result<(Session, Subscription)> {
+    let (agents, config) = configure(loaded, args, front_end)?;
+    Ok(agents.open_listening(config, which).await?)
+}
+
+/// The service and the settings this terminal's sessions start with.
+fn configure(
+    loaded: &Loaded,
+    args: &AgentArgs,
+    front_end: &str,
+) -> anyhow::Result<(Agents, AgentConfig)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, args.project.as_deref());
     let composition = Composition::build(loaded)?;
@@ -77,12 +87,18 @@ pub(crate) async fn start(
     config.max_steps = args.max_steps;
     config.context_window = args.context_window;
     config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
-    Ok(composition.agents.open_listening(config, which).await?)
+    Ok((composition.agents, config))
 }
 
 /// `corvid chat`: the terminal UI (plain lines when stdin or stdout is not a terminal).
 pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()> {
-    let (session, events) = start(loaded, args, "chat", OpenConversation::Current).await?;
+    // The chat's link: `/new`, `/open` and `/resume` ask the service for another conversation's
+    // session; the one left is closed by the service once idle.
+    let (agents, config) = configure(loaded, args, "chat")?;
+    let (session, events) = agents
+        .open_listening(config.clone(), OpenConversation::Current)
+        .await?;
+    let (link, frames) = Link::over(agents, Arc::new(move || config.clone()), session, events);
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let project = corvid_agent::project_folders(&here, args.project.as_deref()).root;
     let mut catalog: Vec<String> = loaded.config.aliases.keys().cloned().collect();
@@ -103,7 +119,16 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
             (model.clone(), rate)
         })
         .collect();
+    let skills = corvid_agent::skills::load_skills(&project)
+        .skills
+        .into_iter()
+        .map(|skill| corvid_protocol::commands::SkillCommand {
+            name: skill.name,
+            description: skill.description,
+        })
+        .collect();
     let settings = corvid_tui::Settings {
+        skills,
         prices,
         history_file: Some(corvid_tui::history::file_for(
             &loaded.paths.data_dir,
@@ -112,7 +137,7 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         project,
         catalog,
     };
-    corvid_tui::run(Arc::new(session), events, settings)
+    corvid_tui::run(Arc::new(link), frames, settings)
         .await
         .context("the terminal failed")
 }

@@ -261,7 +261,7 @@ async fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_new_message() {
     tokio::task::block_in_place(|| {
         pane.type_text("make a marker");
         pane.keys(&["Enter"]);
-        pane.wait_for("? allow: run `touch marker`", Duration::from_secs(10));
+        pane.wait_for("? allow: Run touch marker", Duration::from_secs(10));
         // The prompt line is drawn just after the proposal reaches the scrollback.
         pane.wait_for("1 yes · 2 always · 3 no", Duration::from_secs(1));
         pane.keys(&["C-c"]);

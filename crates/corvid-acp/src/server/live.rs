@@ -24,8 +24,10 @@ pub(super) struct Live {
     pub(super) link: Arc<dyn SessionLink>,
     pub(super) models: Vec<String>,
     pub(super) window: u64,
-    /// Skills by name and description, offered as slash commands.
-    pub(super) skills: Vec<(String, String)>,
+    /// The project's skills, offered as slash commands.
+    pub(super) skills: Vec<corvid_protocol::commands::SkillCommand>,
+    /// Numbers the prompts' submissions.
+    pub(super) next: std::sync::atomic::AtomicU64,
     /// The conversation's history when it was opened (replayed by `session/load`).
     pub(super) history: Vec<corvid_protocol::HistoryEntry>,
     /// The kernel sandbox its commands run in, as a sentence for the approvals option.

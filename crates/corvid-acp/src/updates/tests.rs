@@ -61,14 +61,37 @@ fn a_proposal_shows_the_engines_notice_and_diff() {
                 .to_owned(),
         ),
     };
-    let value = serde_json::to_value(proposal_content(&proposal)).unwrap();
+    let value = serde_json::to_value(proposal_content(&proposal, Path::new("/p"))).unwrap();
+    assert_eq!(value[0]["content"]["text"], "$ npm install");
     assert!(
-        value[0]["content"]["text"]
+        value[1]["content"]["text"]
             .as_str()
             .unwrap()
             .contains("use the network")
     );
-    assert_eq!(value[1]["content"]["text"], "$ npm install");
+}
+
+#[test]
+fn an_edit_proposal_shows_its_own_diff_as_the_editors_diff() {
+    let proposal = ProposalNotification {
+        proposal_id: "p".to_owned(),
+        call_id: "c1".to_owned(),
+        title: "Edit src/lib.rs".to_owned(),
+        kind: ProposalKind::Edit {
+            path: "src/lib.rs".to_owned(),
+            diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,2 @@\n fn add() {\n-    a - b\n+    a + b\n".to_owned(),
+        },
+        decisions: Vec::new(),
+        always_scope: None,
+        always_description: None,
+        sandbox: None,
+        notice: None,
+    };
+    let value = serde_json::to_value(proposal_content(&proposal, Path::new("/p"))).unwrap();
+    assert_eq!(value[0]["type"], "diff");
+    assert_eq!(value[0]["path"], "/p/src/lib.rs");
+    assert_eq!(value[0]["oldText"], "fn add() {\n    a - b\n");
+    assert_eq!(value[0]["newText"], "fn add() {\n    a + b\n");
 }
 
 #[test]
