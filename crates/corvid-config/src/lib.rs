@@ -10,6 +10,7 @@ mod load;
 mod mcp;
 mod paths;
 mod providers;
+mod routing;
 mod schema;
 mod value;
 mod web;
@@ -26,6 +27,7 @@ pub use paths::{Paths, resolve_paths};
 pub use providers::{
     Capabilities, CredentialSource, ModelRule, ProviderConfig, ProviderKind, XAI_MODELS,
 };
+pub use routing::{DEFAULT_LONG_CONTEXT_THRESHOLD, RouteTargets, RoutingConfig, TaskRules};
 pub use schema::{
     ApprovalSetting, AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price,
     SandboxSetting,

@@ -24,6 +24,7 @@ mod models;
 mod passthrough;
 mod path_dialect;
 mod relay;
+mod routed;
 mod rules;
 mod state;
 mod top_level;

@@ -113,12 +113,7 @@ impl ModelCall {
                 path,
                 names,
             } => {
-                let sent = self
-                    .route
-                    .provider
-                    .upstream()
-                    .post_encoded(&path, &encoded)
-                    .await?;
+                let sent = self.route.upstream().post_encoded(&path, &encoded).await?;
                 Ok(ModelReply {
                     status: sent.response.status().as_u16(),
                     attempts: sent.attempts,

@@ -23,11 +23,22 @@ use memchr::memmem::{self, Finder};
 use crate::Dialect;
 use crate::model::{ChatRequest, ChatResponse, Part, Reasoning, StreamEvent, ToolCall, ToolResult};
 
+mod adopt;
+mod reasoning_id;
 #[cfg(test)]
 mod tests;
 
+pub use adopt::adopt;
+pub use reasoning_id::{mint_reasoning_id, open_reasoning_id};
+
 /// What every minted token starts with: the pass-through path looks for these bytes.
 pub const MARKER: &str = "corvid1_";
+
+/// What every minted token handed to a client in a field it types as bytes (a Gemini
+/// `thoughtSignature`) starts with: the token is sent base64-encoded there, so the client's
+/// SDK can decode it, and every encoding of [`MARKER`] plus one more byte begins with these
+/// characters.
+pub const MARKER_BASE64: &str = "Y29ydmlkMV9";
 
 /// What a minted token holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +95,7 @@ pub fn origin_label(provider: &str) -> String {
 
 /// Whether `text` is (or starts like) something corvid minted.
 pub fn is_minted(text: &str) -> bool {
-    text.starts_with(MARKER)
+    text.starts_with(MARKER) || text.starts_with(MARKER_BASE64)
 }
 
 /// Wraps `value` from provider `origin` (an [`origin_label`]).
@@ -94,6 +105,13 @@ pub fn mint(origin: &str, kind: Kind, value: &str) -> String {
 
 /// Opens a token in text form; `None` when corvid did not mint it.
 pub fn open(text: &str) -> Option<Minted> {
+    if text.starts_with(MARKER_BASE64) {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .ok()?;
+        let inner = String::from_utf8(decoded).ok()?;
+        return inner.starts_with(MARKER).then(|| open(&inner)).flatten();
+    }
     let rest = text.strip_prefix(MARKER)?;
     let (origin, rest) = rest.split_once('_')?;
     let kind = Kind::from_letter(*rest.as_bytes().first()?)?;
@@ -106,11 +124,16 @@ pub fn open(text: &str) -> Option<Minted> {
 
 /// A tool call id that carries the Gemini `signature` of call `id` from provider `origin`.
 pub fn mint_id(origin: &str, id: &str, signature: &str) -> String {
-    let hex: String = id.bytes().map(|byte| format!("{byte:02x}")).collect();
     format!(
-        "{MARKER}{origin}_g{hex}_{}",
+        "{MARKER}{origin}_g{}_{}",
+        hex(id),
         URL_SAFE_NO_PAD.encode(signature)
     )
+}
+
+/// An id in lower-case hex, two digits a byte.
+fn hex(id: &str) -> String {
+    id.bytes().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// An opened tool call id: the provider, the original id and the signature.
@@ -121,20 +144,23 @@ pub struct MintedId {
     pub signature: String,
 }
 
-/// Opens a tool call id made by [`mint_id`]; `None` for any other id.
+/// Opens a tool call id made by [`mint_id`] (or [`mint_reasoning_id`], whose `signature` is
+/// empty: its reasoning is read by [`open_reasoning_id`]); `None` for any other id.
 pub fn open_id(text: &str) -> Option<MintedId> {
     let rest = text.strip_prefix(MARKER)?;
     let (origin, rest) = rest.split_once('_')?;
+    if let Some(rest) = rest.strip_prefix('t') {
+        let (hex, _) = rest.split_once('_')?;
+        open_reasoning_id(text)?;
+        return Some(MintedId {
+            origin: origin.to_owned(),
+            id: unhex(hex)?,
+            signature: String::new(),
+        });
+    }
     let rest = rest.strip_prefix('g')?;
     let (hex, encoded) = rest.split_once('_')?;
-    if hex.len() % 2 != 0 {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..hex.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
-        .collect();
-    let id = String::from_utf8(bytes?).ok()?;
+    let id = unhex(hex)?;
     let signature = String::from_utf8(URL_SAFE_NO_PAD.decode(encoded).ok()?).ok()?;
     Some(MintedId {
         origin: origin.to_owned(),
@@ -143,12 +169,26 @@ pub fn open_id(text: &str) -> Option<MintedId> {
     })
 }
 
+/// The text of an id written by [`hex`].
+fn unhex(hex: &str) -> Option<String> {
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
 /// Wraps what a translated reply hands a client: every opaque value from provider `origin`
 /// goes out minted, so it can be recognised when it comes back.
 #[derive(Debug, Clone)]
 pub struct Minter {
     origin: String,
     client: Dialect,
+    /// A Chat client's stream: the reasoning so far, for the turn's first tool call id.
+    pending: Option<Reasoning>,
 }
 
 impl Minter {
@@ -157,11 +197,15 @@ impl Minter {
         Self {
             origin: origin_label(provider),
             client,
+            pending: None,
         }
     }
 
     /// Mints the opaque values of one stream event in place.
-    pub fn event(&self, event: &mut StreamEvent) {
+    pub fn event(&mut self, event: &mut StreamEvent) {
+        if self.client == Dialect::OpenAiChat {
+            self.hold_reasoning(event);
+        }
         match event {
             StreamEvent::ReasoningSignature { signature } if !signature.is_empty() => {
                 *signature = self.wrap(Kind::Signature, signature);
@@ -178,7 +222,30 @@ impl Minter {
                 if let Some(minted) = self.call_id(id, signature.as_deref()) {
                     *id = minted;
                     *signature = None;
+                } else if let Some(reasoning) = self.pending.take().filter(reasoning_id::is_opaque)
+                    && !is_minted(id)
+                {
+                    *id = mint_reasoning_id(&self.origin, id, &reasoning);
                 }
+            }
+            _ => {}
+        }
+    }
+
+    /// A Chat client's stream: keeps the reasoning (its provider's own values, before they
+    /// are minted) until the first tool call, whose id carries it.
+    fn hold_reasoning(&mut self, event: &StreamEvent) {
+        match event {
+            StreamEvent::ReasoningDelta { text } => {
+                self.pending.get_or_insert_default().text.push_str(text);
+            }
+            StreamEvent::ReasoningSignature { signature } if !is_minted(signature) => {
+                self.pending.get_or_insert_default().signature = Some(signature.clone());
+            }
+            StreamEvent::ReasoningEncrypted { data, id } if !is_minted(data) => {
+                let pending = self.pending.get_or_insert_default();
+                pending.encrypted = Some(data.clone());
+                pending.id = id.clone();
             }
             _ => {}
         }
@@ -186,6 +253,9 @@ impl Minter {
 
     /// Mints the opaque values of a whole reply in place.
     pub fn response(&self, response: &mut ChatResponse) {
+        if self.client == Dialect::OpenAiChat {
+            self.reasoning_into_call_id(response);
+        }
         for part in &mut response.parts {
             match part {
                 Part::Reasoning(reasoning) => {
@@ -213,9 +283,32 @@ impl Minter {
         }
     }
 
+    /// A Chat client's whole reply: the opaque reasoning before the first tool call rides in
+    /// that call's id.
+    fn reasoning_into_call_id(&self, response: &mut ChatResponse) {
+        let mut reasoning = None;
+        for part in &mut response.parts {
+            match part {
+                Part::Reasoning(found) if reasoning_id::is_opaque(found) => {
+                    reasoning = Some(found.clone());
+                }
+                Part::ToolCall(call) if call.signature.is_none() && !is_minted(&call.id) => {
+                    if let Some(reasoning) = reasoning.take() {
+                        call.id = mint_reasoning_id(&self.origin, &call.id, &reasoning);
+                    }
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+
     fn wrap(&self, kind: Kind, value: &str) -> String {
         if is_minted(value) {
             value.to_owned()
+        } else if self.client == Dialect::Gemini {
+            // Gemini's SDKs type `thoughtSignature` as bytes: the token must be base64 there.
+            base64::engine::general_purpose::STANDARD.encode(mint(&self.origin, kind, value))
         } else {
             mint(&self.origin, kind, value)
         }
@@ -237,9 +330,16 @@ impl Minter {
 pub fn settle(request: &mut ChatRequest, target: &str) {
     let target = origin_label(target);
     for message in &mut request.messages {
+        let mut restored = None;
         message.parts.retain_mut(|part| match part {
             Part::Reasoning(reasoning) => settle_reasoning(reasoning, &target),
             Part::ToolCall(call) => {
+                if restored.is_none()
+                    && let Some((origin, reasoning)) = open_reasoning_id(&call.id)
+                    && origin == target
+                {
+                    restored = Some(reasoning);
+                }
                 settle_call(call, &target);
                 true
             }
@@ -249,6 +349,19 @@ pub fn settle(request: &mut ChatRequest, target: &str) {
             }
             _ => true,
         });
+        // The reasoning a Chat client's call id carried goes back first in its turn, unless
+        // the turn kept its own.
+        if let Some(reasoning) = restored
+            && !message
+                .parts
+                .iter()
+                .any(|part| matches!(part, Part::Reasoning(own) if reasoning_id::is_opaque(own)))
+        {
+            message
+                .parts
+                .retain(|part| !matches!(part, Part::Reasoning(_)));
+            message.parts.insert(0, Part::Reasoning(reasoning));
+        }
     }
 }
 
@@ -291,7 +404,8 @@ fn settle_reasoning(reasoning: &mut Reasoning, target: &str) -> bool {
 fn settle_call(call: &mut ToolCall, target: &str) {
     if let Some(minted) = open_id(&call.id) {
         call.id = minted.id;
-        call.signature = (minted.origin == target).then_some(minted.signature);
+        call.signature =
+            (minted.origin == target && !minted.signature.is_empty()).then_some(minted.signature);
     }
 }
 
@@ -324,7 +438,8 @@ pub fn may_hold_minted(dialect: Dialect, conversation: &[u8]) -> bool {
             Dialect::OpenAiResponses => {
                 memmem::find(conversation, LEGACY_PREFIX.as_bytes()).is_some()
             }
-            Dialect::OpenAiChat | Dialect::Gemini => false,
+            Dialect::Gemini => memmem::find(conversation, MARKER_BASE64.as_bytes()).is_some(),
+            Dialect::OpenAiChat => false,
         }
 }
 

@@ -8,8 +8,10 @@ use agent_client_protocol::v1::schema::{
     ConfigOptionUpdate, CurrentModeUpdate, SessionUpdate, StopReason, ToolCallStatus, UsageUpdate,
 };
 use agent_client_protocol::{Client, Error};
-use corvid_protocol::{ErrorClass, Event, EventMsg, ProposalOutcome, ToolCallKind, TurnOutcome};
-use tokio::sync::mpsc;
+use corvid_agent::Subscription;
+use corvid_protocol::{
+    ErrorClass, Event, EventMsg, ProposalOutcome, ReadyNotification, ToolCallKind, TurnOutcome,
+};
 
 use super::live::Live;
 use super::lock;
@@ -17,14 +19,17 @@ use crate::options::{self, Mode};
 use crate::updates;
 
 impl Live {
-    /// Turns the engine's events into updates until the engine stops.
-    pub(super) async fn pump(
-        self: Arc<Self>,
-        cx: &ConnectionTo<Client>,
-        mut events: mpsc::UnboundedReceiver<Event>,
-    ) {
+    /// Turns the engine's events into updates until the engine stops. The subscription is
+    /// the service's bounded one: when this session falls behind, it is resynchronised.
+    pub(super) async fn pump(self: Arc<Self>, cx: &ConnectionTo<Client>, mut events: Subscription) {
+        let mut seen = Seen::default();
         while let Some(event) = events.recv().await {
-            if let Err(error) = self.handle(cx, event) {
+            let sent = match seen.admit(&event) {
+                Admit::Handle => self.handle(cx, event),
+                Admit::Skip => Ok(()),
+                Admit::Resync { missed } => self.resynced(cx, missed),
+            };
+            if let Err(error) = sent {
                 tracing::debug!(%error, "could not send an update; the client is gone");
                 break;
             }
@@ -34,6 +39,31 @@ impl Live {
         if let Some(turn) = turn {
             let _ = turn.done.send(StopReason::EndTurn);
         }
+    }
+
+    /// This session fell `missed` events behind. The client is told that some output is
+    /// missing, and a prompt whose turn ended in the gap (its `turn_finished` was among the
+    /// lost events) ends now instead of waiting for ever.
+    fn resynced(&self, cx: &ConnectionTo<Client>, missed: u64) -> Result<(), Error> {
+        tracing::debug!(missed, "the ACP session fell behind the engine's events");
+        self.send(
+            cx,
+            updates::text(format!(
+                "\n\n_(the editor fell {missed} updates behind; some output is missing here)_\n\n"
+            )),
+        )?;
+        if !self.link.is_running() {
+            let turn = lock(&self.state).turn.take();
+            if let Some(turn) = turn {
+                let stop = if turn.cancelled {
+                    StopReason::Cancelled
+                } else {
+                    StopReason::EndTurn
+                };
+                let _ = turn.done.send(stop);
+            }
+        }
+        Ok(())
     }
 
     fn handle(self: &Arc<Self>, cx: &ConnectionTo<Client>, event: Event) -> Result<(), Error> {
@@ -79,9 +109,10 @@ impl Live {
             EventMsg::Todos { todos } => self.send(cx, updates::plan(&todos))?,
             EventMsg::Usage(usage) if main => {
                 let used = usage.usage.total_input().saturating_add(usage.usage.output);
+                let window = lock(&self.state).window;
                 self.send(
                     cx,
-                    SessionUpdate::UsageUpdate(UsageUpdate::new(used, self.window)),
+                    SessionUpdate::UsageUpdate(UsageUpdate::new(used, window)),
                 )?;
             }
             EventMsg::SettingsChanged {
@@ -89,8 +120,10 @@ impl Live {
                 approval_policy,
             } => {
                 let (mode, options) = {
+                    let window = self.sessions.context_window(&model);
                     let mut state = lock(&self.state);
                     state.model = model;
+                    state.window = window;
                     if state.mode.policy() != approval_policy {
                         state.mode = Mode::Policy(approval_policy);
                     }
@@ -147,5 +180,137 @@ impl Live {
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// What the pump does with one event.
+#[derive(Debug, PartialEq, Eq)]
+enum Admit {
+    Handle,
+    Skip,
+    /// The `ready` that starts a resynchronisation: `missed` events were lost.
+    Resync {
+        missed: u64,
+    },
+}
+
+/// What the pump has passed on: the highest `seq` of the events it handled.
+#[derive(Debug, Default)]
+struct Seen {
+    last: u64,
+}
+
+impl Seen {
+    /// Live events are handled. Of a replay, only what this session has not seen is: the
+    /// replay that opens a session already running repeats what `session/load` sends from the
+    /// history (nothing live was seen yet), and a resynchronisation repeats what was passed on
+    /// (at or below `last`). A replayed delta is skipped too: the replay merges a run of
+    /// deltas into one, which would repeat the pieces already streamed.
+    fn admit(&mut self, event: &Event) -> Admit {
+        if !event.replay {
+            self.last = self.last.max(event.seq);
+            return Admit::Handle;
+        }
+        if let EventMsg::Ready(ReadyNotification {
+            missed: Some(missed),
+            ..
+        }) = &event.msg
+        {
+            return Admit::Resync { missed: *missed };
+        }
+        let delta = matches!(
+            event.msg,
+            EventMsg::TextDelta { .. }
+                | EventMsg::ReasoningDelta { .. }
+                | EventMsg::ToolOutputDelta { .. }
+        );
+        if self.last == 0 || event.seq <= self.last || delta {
+            return Admit::Skip;
+        }
+        self.last = event.seq;
+        Admit::Handle
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use corvid_protocol::{ApprovalPolicy, ProposalKind, ProposalNotification};
+
+    use super::*;
+
+    fn event(seq: u64, replay: bool, msg: EventMsg) -> Event {
+        Event {
+            id: "s1".to_owned(),
+            seq,
+            depth: 0,
+            parent_call_id: None,
+            at: 0,
+            replay,
+            msg,
+        }
+    }
+
+    fn ready(missed: Option<u64>) -> EventMsg {
+        EventMsg::Ready(ReadyNotification {
+            version: corvid_protocol::PROTOCOL_VERSION,
+            engine: "corvid test".to_owned(),
+            cwd: "/p".to_owned(),
+            conversation_id: "c1".to_owned(),
+            model: "m".to_owned(),
+            approval_policy: ApprovalPolicy::Ask,
+            missed,
+            sandbox: None,
+        })
+    }
+
+    fn text(delta: &str) -> EventMsg {
+        EventMsg::TextDelta {
+            delta: delta.to_owned(),
+        }
+    }
+
+    fn proposal() -> EventMsg {
+        EventMsg::Proposal(ProposalNotification {
+            proposal_id: "p1".to_owned(),
+            call_id: "c1".to_owned(),
+            title: "Run ls".to_owned(),
+            kind: ProposalKind::Command {
+                command: "ls".to_owned(),
+                cwd: "/p".to_owned(),
+            },
+            decisions: Vec::new(),
+            always_scope: None,
+            always_description: None,
+            sandbox: None,
+            notice: None,
+        })
+    }
+
+    #[test]
+    fn the_opening_replay_is_skipped_and_live_events_are_handled() {
+        let mut seen = Seen::default();
+        assert_eq!(seen.admit(&event(3, true, proposal())), Admit::Skip);
+        assert_eq!(seen.admit(&event(4, false, text("a"))), Admit::Handle);
+        assert_eq!(seen.admit(&event(5, false, text("b"))), Admit::Handle);
+    }
+
+    #[test]
+    fn a_resync_passes_on_only_what_was_missed_and_no_merged_delta() {
+        let mut seen = Seen::default();
+        for seq in 1..=10 {
+            assert_eq!(seen.admit(&event(seq, false, text("x"))), Admit::Handle);
+        }
+        assert_eq!(
+            seen.admit(&event(8, true, ready(Some(600)))),
+            Admit::Resync { missed: 600 }
+        );
+        // Already passed on.
+        assert_eq!(seen.admit(&event(9, true, text("x"))), Admit::Skip);
+        // Missed, but a delta merged with pieces already sent.
+        assert_eq!(seen.admit(&event(700, true, text("xyz"))), Admit::Skip);
+        // Missed: a proposal the client must be asked about.
+        assert_eq!(seen.admit(&event(701, true, proposal())), Admit::Handle);
+        assert_eq!(seen.admit(&event(701, true, proposal())), Admit::Skip);
+        assert_eq!(seen.admit(&event(702, false, text("y"))), Admit::Handle);
     }
 }

@@ -14,7 +14,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::lock;
 use crate::options::{self, Mode};
-use crate::sessions::SessionLink;
+use crate::sessions::{SessionLink, Sessions};
 use crate::updates::Described;
 
 /// One open session.
@@ -23,7 +23,8 @@ pub(super) struct Live {
     pub(super) project: PathBuf,
     pub(super) link: Arc<dyn SessionLink>,
     pub(super) models: Vec<String>,
-    pub(super) window: u64,
+    /// The service, for the context window of the model the session moves to.
+    pub(super) sessions: Arc<dyn Sessions>,
     /// The project's skills, offered as slash commands.
     pub(super) skills: Vec<corvid_protocol::commands::SkillCommand>,
     /// Numbers the prompts' submissions.
@@ -40,6 +41,8 @@ pub(super) struct Live {
 pub(super) struct State {
     pub(super) mode: Mode,
     pub(super) model: String,
+    /// The model's context window in tokens, for usage updates.
+    pub(super) window: u64,
     pub(super) turn: Option<Turn>,
     /// The calls of this session, for permission requests and results.
     pub(super) calls: HashMap<String, (ToolCallNotification, Described)>,

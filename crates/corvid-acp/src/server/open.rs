@@ -275,7 +275,7 @@ impl Server {
             project,
             link,
             models: self.sessions.models(),
-            window: self.sessions.context_window(),
+            sessions: Arc::clone(&self.sessions),
             skills,
             next: std::sync::atomic::AtomicU64::new(0),
             history,
@@ -283,6 +283,7 @@ impl Server {
             cancel,
             state: Mutex::new(State {
                 mode: Mode::Policy(approval),
+                window: self.sessions.context_window(&model),
                 model,
                 turn: None,
                 calls: HashMap::new(),
