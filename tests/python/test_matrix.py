@@ -300,3 +300,21 @@ def test_openai_chat_on_a_thinking_claude_model_keeps_the_signed_thinking(corvid
         "type": "thinking", "thinking": "Paris, then.", "signature": "EqQBsig+/=="}, sent
     assert assistant["content"][1]["id"] == "toolu_1"
     assert sent["messages"][2]["content"][0]["tool_use_id"] == "toolu_1"
+
+
+def test_openai_embeddings_pass_through(corvid):
+    """`/v1/embeddings` through the openai SDK (its default base64 encoding included)."""
+    import base64
+    import struct
+    vector = [0.25, -0.5, 1.0]
+    encoded = base64.b64encode(struct.pack("<3f", *vector)).decode()
+    corvid["mock"].enqueue("/v1/embeddings", 200, {
+        "object": "list", "model": "text-embedding-3-small",
+        "data": [{"object": "embedding", "index": 0, "embedding": encoded}],
+        "usage": {"prompt_tokens": 2, "total_tokens": 2}})
+    reply = openai_client(corvid).embeddings.create(model="openai/text-embedding-3-small", input="hello")
+    assert reply.data[0].embedding == vector
+    assert reply.usage.prompt_tokens == 2
+    sent = corvid["mock"].requests()[-1]
+    assert sent["path"] == "/v1/embeddings"
+    assert sent["body"]["model"] == "text-embedding-3-small"

@@ -321,7 +321,7 @@ impl Engine {
             Op::ListToolServers => Ok(self.tool_servers()),
             Op::TrustToolServer { name } => match self.toolbox.trust_server(&name) {
                 Ok(()) => Ok(self.tool_servers()),
-                Err(message) => Err(ErrorNotification::invalid(message)
+                Err(error) => Err(ErrorNotification::invalid(error.to_string())
                     .with_next_action("/mcp shows which servers wait for trust.")),
             },
             Op::Undo { .. } | Op::Diff { .. } | Op::Compact | Op::ClearConversation

@@ -112,7 +112,8 @@ pub async fn login_device_with(
                     }
                 }
             }
-            Err(message) => {
+            Err(error) => {
+                let message = error.to_string();
                 transient_failures += 1;
                 if transient_failures > MAX_TRANSIENT_FAILURES {
                     return Err(LoginError::Transport { message }.into());

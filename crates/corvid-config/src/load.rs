@@ -511,10 +511,13 @@ impl Found {
     }
 
     fn parse_bool(self, key: &str) -> Result<bool, ConfigError> {
-        parse_bool(&self.value).map_err(|message| ConfigError::Invalid {
+        parse_bool(&self.value).ok_or_else(|| ConfigError::Invalid {
             key: key.to_owned(),
             source_name: self.source_name,
-            message,
+            message: format!(
+                "expected one of 1, true, yes, on, 0, false, no, off; got {:?}",
+                self.value.trim().to_ascii_lowercase()
+            ),
         })
     }
 }

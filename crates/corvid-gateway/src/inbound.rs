@@ -159,6 +159,7 @@ pub(crate) async fn count_tokens(
             headers: forwarded,
             started,
             tag: crate::routed::Tag::default(),
+            cache_key: None,
         };
         return passthrough.send(&original, &top, Some(&requested)).await;
     }

@@ -11,6 +11,7 @@ mod body_deadline;
 mod bookkeeping;
 mod closing;
 mod completions;
+mod embeddings;
 mod error;
 mod exchange;
 mod guard;
@@ -51,6 +52,7 @@ pub fn router(state: AppState) -> App {
         .route("/healthz", get(health))
         .route("/v1/models", get(list_models))
         .route("/v1/completions", post(completions::complete))
+        .route("/v1/embeddings", post(embeddings::embeddings))
         .route("/v1/messages/count_tokens", post(inbound::count_tokens))
         .route("/v1beta/models", get(models::list_gemini))
         .route(

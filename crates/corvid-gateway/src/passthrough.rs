@@ -33,6 +33,8 @@ pub(crate) struct Passthrough<'a> {
     pub(crate) started: Instant,
     /// The pool key and task rule, for the ledger.
     pub(crate) tag: crate::routed::Tag,
+    /// The conversation's `prompt_cache_key`, set when the body names none.
+    pub(crate) cache_key: Option<String>,
 }
 
 impl Passthrough<'_> {
@@ -71,6 +73,11 @@ impl Passthrough<'_> {
             && requested != self.route.model
         {
             edits.push(Edit::Set("model", json_string(&self.route.model)));
+        }
+        if let Some(key) = &self.cache_key
+            && !top.has("prompt_cache_key")
+        {
+            edits.push(Edit::Set("prompt_cache_key", json_string(key)));
         }
         settle_minted(self.inbound, provider.name(), top, &mut edits);
         let body = top.rewrite(original, &edits);

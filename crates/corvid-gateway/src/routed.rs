@@ -101,6 +101,7 @@ impl Inbound<'_> {
             None
         };
         let conversation = (chooses && routing.sticky).then(|| self.conversation());
+        let mut cache_conversation = conversation;
         let plan = registry
             .plan(&self.requested, shape.as_ref(), conversation)
             .map_err(|error| ApiError::from_route(&error).in_dialect(self.dialect))?;
@@ -111,7 +112,13 @@ impl Inbound<'_> {
                 key_index: (route.provider.keys().len() > 1).then_some(route.key as u32),
                 rule: plan.rule,
             };
-            let outcome = self.attempt(route, &plan, tag, &mut decoded).await?;
+            let cache_key = keeps_cache_by_key(route).then(|| {
+                let conversation = *cache_conversation.get_or_insert_with(|| self.conversation());
+                format!("corvid-{conversation:016x}")
+            });
+            let outcome = self
+                .attempt(route, &plan, tag, cache_key, &mut decoded)
+                .await?;
             match outcome {
                 Ok(mut response) => {
                     if let Some(conversation) = conversation {
@@ -157,6 +164,7 @@ impl Inbound<'_> {
         route: &Route,
         plan: &Plan,
         tag: Tag,
+        cache_key: Option<String>,
         decoded: &mut Option<ChatRequest>,
     ) -> Result<Attempt, ApiError> {
         if corvid_providers::quirks::is_local_server(&route.provider) {
@@ -182,6 +190,7 @@ impl Inbound<'_> {
                 headers: self.forwarded.clone(),
                 started: self.started,
                 tag,
+                cache_key,
             };
             return Ok(match self.gemini_stream {
                 Some(_) => passthrough.attempt_settled(&self.original, &self.top).await,
@@ -212,6 +221,7 @@ impl Inbound<'_> {
             include_usage: self.include_usage,
             started: self.started,
             tag,
+            cache_key,
         }
         .attempt()
         .await)
@@ -285,6 +295,18 @@ fn first_turn(conversation: &[u8]) -> &[u8] {
         .ok()
         .and_then(|items| items.first().map(|first| first.get().as_bytes()))
         .unwrap_or(conversation)
+}
+
+/// Whether `route`'s provider keeps prompt caches by `prompt_cache_key` (OpenAI's API: an
+/// OpenAI-dialect provider that serves Responses and has no xAI field table, which refuses
+/// the key).
+fn keeps_cache_by_key(route: &Route) -> bool {
+    let config = route.provider.config();
+    matches!(
+        route.provider.api_dialect(),
+        Some(Dialect::OpenAiChat | Dialect::OpenAiResponses)
+    ) && config.capabilities.serves_responses
+        && !config.capabilities.xai_field_rules
 }
 
 /// Says which target, rule and key served the request.

@@ -30,6 +30,7 @@ pub(crate) fn provider_removals(
     // `corvid_providers::quirks::default_output_limit`).
     if let Some(limit) = default_output_limit
         && dialect == Dialect::OpenAiChat
+        && body.has("messages")
         && !body.has("max_tokens")
         && !body.has("max_completion_tokens")
     {

@@ -44,6 +44,8 @@ pub(crate) struct Translation<'a> {
     pub(crate) started: Instant,
     /// The pool key and task rule, for the ledger.
     pub(crate) tag: crate::routed::Tag,
+    /// The conversation's `prompt_cache_key` for a provider that keeps caches by it.
+    pub(crate) cache_key: Option<String>,
 }
 
 impl Translation<'_> {
@@ -69,12 +71,16 @@ impl Translation<'_> {
             include_usage,
             started,
             tag,
+            cache_key,
         } = self;
         let provider = Arc::clone(&route.provider);
         let outbound = dialect_of(provider.kind());
         let model = route.model.clone();
         // The one pipeline: the provider's quirks, what crosses between providers, its dialect.
-        let call = route.prepare(request);
+        let mut call = route.prepare(request);
+        if let Some(key) = &cache_key {
+            call.keep_cache_key(key);
+        }
         let minter = Minter::new(provider.name(), inbound);
         let stream = call.request().stream;
         let input_estimate = (inbound == Dialect::Anthropic)

@@ -6,6 +6,7 @@ mod suite {
     mod caching;
     mod completions;
     mod crossing;
+    mod embeddings;
     mod errors;
     mod faults;
     mod harness;

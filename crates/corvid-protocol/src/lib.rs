@@ -46,7 +46,6 @@ mod op;
 mod reply;
 mod sandbox;
 mod schema;
-pub mod time;
 
 pub use approval::{
     ActionKind, ApprovalPolicy, ApprovalRule, GateDecision, UnknownApprovalPolicy,

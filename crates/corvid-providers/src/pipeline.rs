@@ -87,6 +87,21 @@ impl Route {
 }
 
 impl ModelCall {
+    /// Asks an OpenAI-dialect provider to keep this conversation's prompt cache under `key`
+    /// (`prompt_cache_key`, unless the body already names one): requests of one conversation
+    /// then reach the same cache, which a translated client could not ask for.
+    pub fn keep_cache_key(&mut self, key: &str) {
+        if let Prepared::Http {
+            dialect: Dialect::OpenAiChat | Dialect::OpenAiResponses,
+            encoded: Value::Object(body),
+            ..
+        } = &mut self.backend
+            && !body.contains_key("prompt_cache_key")
+        {
+            body.insert("prompt_cache_key".to_owned(), Value::from(key));
+        }
+    }
+
     /// The request as the provider will get it (after its quirks).
     pub fn request(&self) -> &ChatRequest {
         &self.request

@@ -16,7 +16,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, JsonRpcResponse};
-use corvid_protocol::time::UtcTime;
+use corvid_config::time::UtcTime;
 use tokio::sync::watch;
 
 use super::live::{Live, State};

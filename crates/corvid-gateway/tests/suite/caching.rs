@@ -78,3 +78,60 @@ async fn the_second_turn_reads_the_first_from_the_cache() {
     assert!(rows[0].1 > 1000 && rows[0].0 == 0, "{rows:?}");
     assert_eq!(rows[1].0 as u64, read, "{rows:?}");
 }
+
+/// Toward OpenAI, every request of one conversation carries the same `prompt_cache_key`
+/// (its requests then reach the same cache), translated or passed through; another
+/// conversation gets another; a client's own key is kept.
+#[tokio::test]
+async fn a_conversation_keeps_one_prompt_cache_key_toward_openai() {
+    let gateway = Gateway::start_with(|config| {
+        super::harness::providers_on_mock(config, &["openai"]);
+    })
+    .await;
+    let claude_code = |first: &str, turns: usize| {
+        let mut messages = vec![json!({"role": "user", "content": first})];
+        for turn in 0..turns {
+            messages.push(json!({"role": "assistant", "content": format!("answer {turn}")}));
+            messages.push(json!({"role": "user", "content": format!("more {turn}")}));
+        }
+        json!({"model": "openai/gpt-5", "max_tokens": 100, "messages": messages}).to_string()
+    };
+    for (first, turns) in [("A", 0), ("A", 1), ("B", 0)] {
+        gateway
+            .post("/v1/messages", &claude_code(first, turns))
+            .await;
+    }
+    let chat = |key: Option<&str>| {
+        let mut body =
+            json!({"model": "openai/gpt-5", "messages": [{"role": "user", "content": "A"}]});
+        if let Some(key) = key {
+            body["prompt_cache_key"] = json!(key);
+        }
+        body.to_string()
+    };
+    gateway.post("/v1/chat/completions", &chat(None)).await;
+    gateway
+        .post("/v1/chat/completions", &chat(Some("mine")))
+        .await;
+    let keys: Vec<String> = gateway
+        .upstream
+        .requests()
+        .iter()
+        .filter(|request| request.method == "POST")
+        .map(|request| {
+            request.json()["prompt_cache_key"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(keys.len(), 5, "{keys:?}");
+    assert!(keys[0].starts_with("corvid-"), "{keys:?}");
+    assert_eq!(keys[0], keys[1], "one conversation, one key");
+    assert_ne!(keys[0], keys[2], "another conversation, another key");
+    assert!(
+        keys[3].starts_with("corvid-"),
+        "a chat client's pass-through: {keys:?}"
+    );
+    assert_eq!(keys[4], "mine");
+}
