@@ -111,9 +111,11 @@ def test_a_session_prompts_asks_edits_cancels_and_loads_again(mock_upstream, pro
             assert answer.stop_reason == "end_turn"
             calls = client.of("tool_call")
             assert calls[0].tool_call_id == "call_1" and calls[0].kind == "edit"
-            assert calls[0].content[0].type == "diff" and calls[0].content[0].new_text == "a + b"
             tool_call, options = client.permissions[0]
             assert tool_call.status == "pending" and tool_call.raw_input["new_string"] == "a + b"
+            # The proposal's own diff and the engine's title, the same words in every face.
+            assert tool_call.content[0].type == "diff" and "a + b" in tool_call.content[0].new_text
+            assert tool_call.title == "Edit lib.rs", tool_call.title
             assert [option.kind for option in options] == ["allow_once", "allow_always", "reject_once"]
             statuses = [u.status for u in client.of("tool_call_update")]
             assert statuses[-1] == "completed", statuses
@@ -165,7 +167,7 @@ def test_a_permission_waiting_when_the_turn_is_cancelled_ends_it(mock_upstream, 
             turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=[acp.text_block("go")]))
             await asyncio.wait_for(client.asked.wait(), 20)
             tool_call, _options = client.permissions[0]
-            assert tool_call.title == "mkdir -p never-made" and tool_call.kind == "execute"
+            assert tool_call.title == "Run mkdir -p never-made" and tool_call.kind == "execute"
             await conn.cancel(session_id=session.session_id)
             answer = await asyncio.wait_for(turn, 20)
             assert answer.stop_reason == "cancelled"
@@ -201,3 +203,48 @@ def test_malformed_frames_and_unknown_methods_get_errors_and_serving_goes_on(moc
     finally:
         process.stdin.close()
         process.wait(timeout=15)
+
+
+def test_commands_of_the_one_table_and_read_only_from_the_client(mock_upstream, project, home):
+    _tool_call(mock_upstream, "call_1", "write", {"path": "one.txt", "content": "one\n"})
+    _text(mock_upstream, "Wrote it.")
+    _tool_call(mock_upstream, "call_2", "write", {"path": "two.txt", "content": "two\n"})
+    _text(mock_upstream, "Wrote two.")
+    _tool_call(mock_upstream, "call_3", "write", {"path": "one.txt", "content": "gone\n"})
+    _text(mock_upstream, "Read-only, so I did not.")
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder()
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            sid = session.session_id
+            await conn.set_config_option(config_id="mode", session_id=sid, value="full-auto")
+            for text in ("write one", "write two"):
+                answer = await conn.prompt(session_id=sid, prompt=[acp.text_block(text)])
+                assert answer.stop_reason == "end_turn"
+            said = lambda: "".join(u.content.text for u in client.of("agent_message_chunk"))
+            # `/diff 1` and `/undo 2`: the protocol's parser, answered by the reply.
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("/diff 1")])
+            assert answer.stop_reason == "end_turn"
+            assert "Turn 1:" in said() and "+one" in said(), said()
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("/undo 2")])
+            assert answer.stop_reason == "end_turn"
+            assert not (project / "two.txt").exists() and (project / "one.txt").exists()
+            refused = None
+            try:
+                await conn.prompt(session_id=sid, prompt=[acp.text_block("/undo two")])
+            except Exception as error:  # noqa: BLE001 (the client's error type is its own)
+                refused = error
+            assert refused is not None, "a command with a bad argument was taken"
+            # Read-only is the engine's policy: the write is refused without a question.
+            asked = len(client.permissions)
+            await conn.set_config_option(config_id="mode", session_id=sid, value="read-only")
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("overwrite one")])
+            assert answer.stop_reason == "end_turn"
+            assert (project / "one.txt").read_text() == "one\n"
+            assert len(client.permissions) == asked
+
+    _run(run())

@@ -38,6 +38,11 @@ class Tab:
         return [e["params"]["response"].get("payloadData", "") for e in self.events
                 if e.get("method") == "Network.webSocketFrameSent"]
 
+    def frames_received(self):
+        """The text of every WebSocket frame the page received so far."""
+        return [e["params"]["response"].get("payloadData", "") for e in self.events
+                if e.get("method") == "Network.webSocketFrameReceived"]
+
     async def bring_to_front(self):
         await self.call("Page.bringToFront")
 

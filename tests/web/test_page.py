@@ -1,6 +1,8 @@
 """The web page in a real headless chromium against `corvid serve` and a scripted mock model:
 a message streams in; an edit approved from its diff card changes the file; a command denied
-with feedback reaches the model; a turn stopped with Esc; `/mcp` lists an MCP server; conversations switched; a second tab
+with feedback reaches the model (its card titled with the agent's words); `/diff 2`, `/undo 2`
+and `/compact` parsed by the protocol's one command table; a write refused under read-only;
+every frame received valid against the published schema; a turn stopped with Esc; `/mcp` lists an MCP server; conversations switched; a second tab
 that switches to another conversation while the first keeps its own (a session per tab); the
 model and the default approval policy changed in settings; a key set and never shown again; a provider's last error on the
 Status tab. Saves a screenshot of each step in
@@ -137,7 +139,11 @@ async def run(browser, mock, url, home, project):
     assert await browser.evaluate("document.cookie") == "", "the cookie is HttpOnly"
     # The replay on connecting shows the conversation: the page asks for no switch of its own.
     await browser.wait_for("document.querySelectorAll('#conversations li.current').length === 1", 10, "the conversation list")
-    assert not [f for f in browser.frames_sent() if "switch_conversation" in f], browser.frames_sent()
+    assert not [f for f in browser.frames_sent() if "open_conversation" in f], browser.frames_sent()
+    # The page reads the protocol version from the server's first frame (no constant of its own).
+    hello = json.loads(browser.frames_received()[0])
+    assert hello["type"] == "protocol" and hello["commands"], hello
+    assert f'"version":{hello["version"]}' in "".join(browser.frames_sent()).replace(" ", "")
 
     # 2. A message streams in, rendered as markdown.
     mock.enqueue(text_reply(["Hello ", "from **the** ", "mock ", "model.\n\n", "- one\n", "- two\n"], delay_ms=300))
@@ -170,6 +176,9 @@ async def run(browser, mock, url, home, project):
     mock.enqueue(text_reply(["Understood, I will not delete it."]))
     await send(browser, "Clean up")
     await browser.wait_for("[...document.querySelectorAll('.proposal:not(.closed) .command')].some(e => e.textContent === 'rm -rf build')", 20, "the command card")
+    # The title is the agent's, the same words every face shows.
+    title = await browser.evaluate("document.querySelector('.proposal:not(.closed) .proposal-title').textContent")
+    assert title == "Run rm -rf build", title
     await browser.click_text(".proposal:not(.closed) button", "Deny with feedback")
     await browser.type(".proposal:not(.closed) .feedback", "keep the build folder")
     await shot("05-command-feedback")
@@ -178,6 +187,24 @@ async def run(browser, mock, url, home, project):
     last = mock.chat_requests()[-1]
     assert "keep the build folder" in json.dumps(last.get("body")), last
     await shot("06-command-denied")
+
+    # 4b. Commands with arguments, parsed by the protocol's one table: /diff 2 shows the edit's
+    # turn, /undo 2 puts the file back, /compact answers (here: nothing old enough, or a summary).
+    asked = len(mock.chat_requests())
+    await send(browser, "/diff 2")
+    await browser.wait_for("document.querySelector('.diff-turn .diff .add')", 10, "the turn's diff")
+    assert "colour = blue" in await browser.evaluate("document.querySelector('.diff-turn').textContent")
+    await send(browser, "/undo 2")
+    for _ in range(40):
+        if Path(project, "notes.txt").read_text() == "colour = red\n":
+            break
+        await asyncio.sleep(0.25)
+    assert Path(project, "notes.txt").read_text() == "colour = red\n"
+    assert len(mock.chat_requests()) == asked, "/diff and /undo called the model"
+    mock.enqueue(text_reply(["SUMMARY: the colour was changed, then put back."]))
+    await send(browser, "/compact")
+    await browser.wait_for("[...document.querySelectorAll('.notice')].some(n => /compact/i.test(n.textContent))", 20, "the compaction's answer")
+    await shot("06b-diff-undo-compact")
 
     # 5. A turn stopped with Esc.
     mock.enqueue(text_reply([f"word{i} " for i in range(60)], delay_ms=250))
@@ -209,6 +236,18 @@ async def run(browser, mock, url, home, project):
     assert "repo-tools" in Path(home, "mcp-trust.json").read_text()
     assert len(mock.chat_requests()) == asked, "/mcp called the model"
     await shot("07c-mcp-trusted")
+
+    # 5c. Read-only from the selector: a write is refused by the agent itself, without a card.
+    await browser.evaluate("(() => { const p = document.querySelector('#policy'); p.value = 'read-only'; p.dispatchEvent(new Event('change')); })()")
+    mock.enqueue(tool_reply("call_ro", "write", {"path": "notes.txt", "content": "gone\n"}))
+    mock.enqueue(text_reply(["It is read-only."]))
+    before = Path(project, "notes.txt").read_text()
+    cards = await browser.evaluate("document.querySelectorAll('.proposal:not(.closed)').length")
+    await send(browser, "Overwrite the notes")
+    await turn_ends(browser, 5)
+    assert Path(project, "notes.txt").read_text() == before
+    assert await browser.evaluate("document.querySelectorAll('.proposal:not(.closed)').length") == cards
+    await browser.evaluate("(() => { const p = document.querySelector('#policy'); p.value = 'ask'; p.dispatchEvent(new Event('change')); })()")
 
     # 6. Conversations: a new one, then back to the first.
     await browser.click("#new-conversation")
@@ -310,6 +349,15 @@ async def run(browser, mock, url, home, project):
     await browser.size(390, 844, mobile=True)
     await browser.click("[data-tab=chat]")
     await shot("14-phone")
+    # Every frame the page received is a frame of the published schema.
+    import jsonschema  # noqa: PLC0415 (only this check needs it)
+    schema = json.loads(await browser.evaluate("fetch('/api/agent/schema').then(r => r.text())"))
+    schema.pop("anyOf", None)
+    schema["$ref"] = "#/$defs/ServerFrame"
+    validator = jsonschema.Draft202012Validator(schema)
+    for frame in browser.frames_received():
+        errors = [error.message for error in validator.iter_errors(json.loads(frame))]
+        assert not errors, (frame, errors)
     # Nothing the page did broke the CSP.
     violations = [e for e in browser.events if e.get("method") == "Runtime.consoleAPICalled" and "Content Security Policy" in json.dumps(e)]
     assert not violations, violations

@@ -41,6 +41,7 @@ impl Mode {
             Mode::Policy(ApprovalPolicy::Ask) => "Ask",
             Mode::Policy(ApprovalPolicy::AutoEdit) => "Auto-edit",
             Mode::Policy(ApprovalPolicy::FullAuto) => "Full auto",
+            Mode::Policy(ApprovalPolicy::ReadOnly) => "Read only",
         }
     }
 
@@ -50,6 +51,9 @@ impl Mode {
             Mode::Policy(ApprovalPolicy::Ask) => "Reads run; edits and commands ask first",
             Mode::Policy(ApprovalPolicy::AutoEdit) => "Reads and edits run; commands ask first",
             Mode::Policy(ApprovalPolicy::FullAuto) => "Everything runs without asking",
+            Mode::Policy(ApprovalPolicy::ReadOnly) => {
+                "Reads and searches; every edit and command is refused"
+            }
         }
     }
 
@@ -57,10 +61,11 @@ impl Mode {
         Mode::ALL.into_iter().find(|mode| mode.id() == id)
     }
 
-    /// The engine's policy for this mode (read-only asks, and the transport refuses).
+    /// The engine's policy for this mode (read-only is the engine's own `read-only`: it
+    /// refuses every change itself).
     pub(crate) fn policy(self) -> ApprovalPolicy {
         match self {
-            Mode::ReadOnly => ApprovalPolicy::Ask,
+            Mode::ReadOnly => ApprovalPolicy::ReadOnly,
             Mode::Policy(policy) => policy,
         }
     }

@@ -8,10 +8,11 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use corvid_agent::{AgentConfig, Agents, OpenConversation, Session, Subscription};
-use corvid_protocol::{ApprovalPolicy, EventMsg, HistoryEntry, Op, SandboxState};
+use corvid_protocol::{
+    ApprovalPolicy, HistoryEntry, Op, PROTOCOL_VERSION, Reply, ReplyOk, SandboxState, Submission,
+};
 
 /// A boxed future, for the object-safe trait below.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -64,6 +65,8 @@ pub struct Listed {
 pub trait SessionLink: Send + Sync {
     /// Queues an operation; returns the submission id its events carry.
     fn submit(&self, op: Op) -> String;
+    /// Carries out a submission and resolves with its one reply (its events carry its id).
+    fn request(&self, submission: Submission) -> BoxFuture<'_, Reply>;
     /// Whether a turn is running now (after a resynchronisation: whether the prompt's turn
     /// is still going).
     fn is_running(&self) -> bool;
@@ -105,6 +108,10 @@ impl SessionLink for Session {
         Session::submit(self, op)
     }
 
+    fn request(&self, submission: Submission) -> BoxFuture<'_, Reply> {
+        Box::pin(Session::request_with_id(self, submission))
+    }
+
     fn is_running(&self) -> bool {
         Session::is_running(self)
     }
@@ -113,9 +120,6 @@ impl SessionLink for Session {
         Box::pin(Session::close(self))
     }
 }
-
-/// How long a new session may take to say `ready`.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Sessions for ServiceSessions {
     fn open(&self, request: OpenRequest) -> BoxFuture<'_, Result<Opened, String>> {
@@ -136,18 +140,21 @@ impl Sessions for ServiceSessions {
                 Some(id) => OpenConversation::Existing(id.clone()),
                 None => OpenConversation::New,
             };
-            let (session, mut subscription) = self
+            let (session, subscription) = self
                 .agents
                 .open_listening(config, which)
                 .await
                 .map_err(|error| error.to_string())?;
-            // A new session's listener starts with `ready`; one already open starts with a
-            // replay whose `ready` describes it. Either way `ready` comes first.
-            let ready = wait_for(&mut subscription, |msg| match msg {
-                EventMsg::Ready(ready) => Some(Ok(ready.clone())),
-                _ => None,
-            })
-            .await?;
+            // `hello` is replied with the session's state, whoever opened it first.
+            let hello = Op::Hello {
+                version: PROTOCOL_VERSION,
+                client: Some("corvid-acp".to_owned()),
+            };
+            let ready = match session.request(hello).await {
+                Ok(ReplyOk::Ready(ready)) => ready,
+                Ok(other) => return Err(format!("the agent answered hello with {other:?}")),
+                Err(error) => return Err(error.message),
+            };
             let conversation_id = session.conversation_id();
             let project = session.project().to_owned();
             let history = self
@@ -202,22 +209,4 @@ impl Sessions for ServiceSessions {
     fn context_window(&self, model: &str) -> u64 {
         self.agents.context_window(model, self.base.context_window)
     }
-}
-
-/// Reads events until `pick` answers, within [`ANSWER_TIMEOUT`].
-async fn wait_for<T>(
-    events: &mut Subscription,
-    mut pick: impl FnMut(&EventMsg) -> Option<Result<T, String>>,
-) -> Result<T, String> {
-    let search = async {
-        while let Some(event) = events.recv().await {
-            if let Some(answer) = pick(&event.msg) {
-                return answer;
-            }
-        }
-        Err("the agent stopped before it answered".to_owned())
-    };
-    tokio::time::timeout(ANSWER_TIMEOUT, search)
-        .await
-        .unwrap_or_else(|_| Err("the agent did not answer in time".to_owned()))
 }

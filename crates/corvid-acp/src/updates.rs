@@ -1,6 +1,8 @@
-//! corvid's events as ACP `session/update`s: text and reasoning chunks, tool calls (kind, title,
-//! locations, raw input, diffs for edits, the command for `bash`), results, the plan, usage, and
-//! the history a `session/load` replays. Pure functions; the server sends what they build.
+//! corvid's events as ACP `session/update`s: text and reasoning chunks, tool calls (the kind and
+//! locations the engine reports, its title, raw input; a proposal's diff, command and sandbox
+//! notice as the engine made them), results, the plan, usage, and the history a `session/load`
+//! replays. Pure functions over the events (no disk reads, no tool names); the server sends what
+//! they build.
 
 use std::path::Path;
 
@@ -10,10 +12,9 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdateFields, ToolKind,
 };
 use corvid_protocol::{
-    HistoryEntry, TodoItem, TodoStatus, ToolCallNotification, ToolResultNotification, ToolServer,
-    ToolServerState,
+    HistoryEntry, ProposalKind, ProposalNotification, TodoItem, TodoStatus, ToolCallKind,
+    ToolCallNotification, ToolResultNotification, ToolServer, ToolServerState,
 };
-use serde_json::Value;
 
 /// The most tool output shown in the editor (the model sees what the engine gives it).
 const OUTPUT_SHOWN: usize = 8 * 1024;
@@ -30,77 +31,100 @@ fn user(text: impl Into<String>) -> SessionUpdate {
     SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::from(text.into())))
 }
 
-/// The ACP kind of a corvid tool.
-pub(crate) fn kind_of(tool: &str) -> ToolKind {
-    match tool {
-        "read" | "skill" => ToolKind::Read,
-        "glob" | "grep" | "web_search" => ToolKind::Search,
-        "edit" | "write" => ToolKind::Edit,
-        "bash" | "process" => ToolKind::Execute,
-        "todowrite" | "task" => ToolKind::Think,
-        "web_fetch" => ToolKind::Fetch,
-        _ => ToolKind::Other,
+/// The ACP kind of a call, from the kind its source offered it with (never from its name).
+pub(crate) fn kind_of(kind: &ToolCallKind) -> ToolKind {
+    match kind {
+        ToolCallKind::Read => ToolKind::Read,
+        ToolCallKind::Search => ToolKind::Search,
+        ToolCallKind::Edit => ToolKind::Edit,
+        ToolCallKind::Command => ToolKind::Execute,
+        ToolCallKind::Fetch => ToolKind::Fetch,
+        ToolCallKind::Mcp { .. } | ToolCallKind::Other => ToolKind::Other,
     }
 }
 
-fn argument<'a>(arguments: &'a Value, names: &[&str]) -> Option<&'a str> {
-    names
-        .iter()
-        .find_map(|name| arguments.get(*name).and_then(Value::as_str))
-}
-
-fn path_argument(arguments: &Value) -> Option<&str> {
-    argument(arguments, &["path", "file_path", "filePath"])
-}
-
-/// What a call shows: its title (the command itself for `bash`), where it works, and its
-/// content (the edit's old and new text, or the command line).
+/// What a call shows: the engine's one line for it (an MCP call says its server), the files it
+/// touches (absolute), and no content yet: a proposal brings the diff or the command.
 pub(crate) fn describe(call: &ToolCallNotification, project: &Path) -> Described {
-    let arguments = &call.arguments;
-    let path = path_argument(arguments).map(|path| project.join(path));
-    let mut content = Vec::new();
-    let title = match call.tool.as_str() {
-        "bash" => match argument(arguments, &["command"]) {
-            Some(command) => {
-                content.push(ToolCallContent::from(format!("$ {command}")));
-                command.to_owned()
-            }
-            None => call.summary.clone(),
-        },
+    let title = match &call.kind {
+        ToolCallKind::Mcp { server, tool } => format!("{server} (MCP): {tool}"),
         _ => call.summary.clone(),
     };
-    if let Some(path) = &path {
-        match call.tool.as_str() {
-            "edit" => {
-                let old = argument(arguments, &["old_string", "oldString", "old_str"]);
-                let new = argument(arguments, &["new_string", "newString", "new_str"]);
-                if let (Some(old), Some(new)) = (old, new) {
-                    let diff = Diff::new(path.clone(), new);
-                    let diff = if old.is_empty() {
-                        diff
-                    } else {
-                        diff.old_text(old)
-                    };
-                    content.push(ToolCallContent::Diff(diff));
-                }
-            }
-            "write" => {
-                if let Some(new) = argument(arguments, &["content"]) {
-                    let old = std::fs::read_to_string(path).ok();
-                    content.push(ToolCallContent::Diff(
-                        Diff::new(path.clone(), new).old_text(old),
-                    ));
-                }
-            }
-            _ => {}
+    Described {
+        kind: kind_of(&call.kind),
+        title,
+        locations: call
+            .locations
+            .iter()
+            .map(|path| ToolCallLocation::new(project.join(path)))
+            .collect(),
+        content: Vec::new(),
+    }
+}
+
+/// What a proposal shows in the permission request: its diff (the proposal's own, as the
+/// editor's diff view) or the command it would run, and its sandbox notice (a safety text every
+/// face shows), as the engine made them.
+pub(crate) fn proposal_content(
+    proposal: &ProposalNotification,
+    project: &Path,
+) -> Vec<ToolCallContent> {
+    let mut content = Vec::new();
+    match &proposal.kind {
+        ProposalKind::Edit { diff, path } | ProposalKind::Write { diff, path } => {
+            let (old, new) = hunk_texts(diff);
+            let shown = Diff::new(project.join(path), new);
+            content.push(ToolCallContent::Diff(if old.is_empty() {
+                shown
+            } else {
+                shown.old_text(old)
+            }));
+        }
+        ProposalKind::Command { command, .. } => {
+            content.push(ToolCallContent::from(format!("$ {command}")));
+        }
+        ProposalKind::Other { summary, .. } => {
+            content.push(ToolCallContent::from(summary.clone()));
         }
     }
-    Described {
-        kind: kind_of(&call.tool),
-        title,
-        locations: path.into_iter().map(ToolCallLocation::new).collect(),
-        content,
+    if let Some(notice) = &proposal.notice {
+        content.push(ToolCallContent::from(format!("⚠ {notice}")));
     }
+    content
+}
+
+/// The text before and after a unified diff's hunks (context lines in both): what the
+/// editor's diff view compares.
+fn hunk_texts(diff: &str) -> (String, String) {
+    let (mut old, mut new) = (String::new(), String::new());
+    let mut in_hunk = false;
+    for line in diff.lines() {
+        if line.starts_with("@@") {
+            in_hunk = true;
+            continue;
+        }
+        if !in_hunk || line.starts_with('\\') {
+            continue;
+        }
+        match line.split_at_checked(1) {
+            Some((" ", text)) => {
+                old.push_str(text);
+                old.push('\n');
+                new.push_str(text);
+                new.push('\n');
+            }
+            Some(("-", text)) => {
+                old.push_str(text);
+                old.push('\n');
+            }
+            Some(("+", text)) => {
+                new.push_str(text);
+                new.push('\n');
+            }
+            _ => in_hunk = false,
+        }
+    }
+    (old, new)
 }
 
 /// A call, as shown.
@@ -156,9 +180,8 @@ pub(crate) fn preparing(call_id: &str, tool: &str, bytes: u64, first: bool) -> S
     let title = format!("Writing {tool} call ({})", size(bytes));
     if first {
         SessionUpdate::ToolCall(
-            ToolCall::new(call_id.to_owned(), title)
-                .kind(kind_of(tool))
-                .status(ToolCallStatus::Pending),
+            // Its kind arrives with the `tool_call` (never guessed from the name here).
+            ToolCall::new(call_id.to_owned(), title).status(ToolCallStatus::Pending),
         )
     } else {
         SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
@@ -255,7 +278,7 @@ pub(crate) fn history(entries: &[HistoryEntry], project: &Path) -> Vec<SessionUp
             HistoryEntry::User { text } => updates.push(user(text.clone())),
             HistoryEntry::Assistant { text: said } => updates.push(text(said.clone())),
             HistoryEntry::ToolCall(call) => {
-                if call.tool == "edit" || call.tool == "write" {
+                if call.kind == ToolCallKind::Edit {
                     edits.insert(call.call_id.clone());
                 }
                 let described = describe(call, project);

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use corvid_protocol::{ConversationSummary, HistoryEntry};
 use corvid_wire::model::Message;
@@ -33,6 +34,28 @@ struct Inner {
     /// Opens run one at a time, so two opens of one conversation find one session.
     opening: tokio::sync::Mutex<()>,
     next: AtomicU64,
+    idle: IdleRules,
+}
+
+/// When the service closes a session nobody listens to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleRules {
+    /// How long a session with no listener and no running turn stays open (a face that
+    /// reconnects at once finds it).
+    pub grace: Duration,
+    /// How long a proposal may wait with no listener before the session is closed (its turn
+    /// then ends as cancelled): nothing waits forever for a face that went away, and a face
+    /// that comes back within it can still answer.
+    pub unattended_approval: Duration,
+}
+
+impl Default for IdleRules {
+    fn default() -> Self {
+        Self {
+            grace: Duration::from_secs(2),
+            unattended_approval: Duration::from_secs(120),
+        }
+    }
 }
 
 /// One stored conversation with its history, for a front end that shows it before (or without)
@@ -64,6 +87,15 @@ pub struct SessionInfo {
 
 impl Agents {
     pub fn new(model: Arc<dyn ModelClient>, store: SharedStore) -> Self {
+        Self::with_idle_rules(model, store, IdleRules::default())
+    }
+
+    /// A service that closes idle sessions by `idle` (tests shorten it).
+    pub fn with_idle_rules(
+        model: Arc<dyn ModelClient>,
+        store: SharedStore,
+        idle: IdleRules,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 model,
@@ -72,6 +104,7 @@ impl Agents {
                 sessions: Mutex::new(HashMap::new()),
                 opening: tokio::sync::Mutex::new(()),
                 next: AtomicU64::new(0),
+                idle,
             }),
         }
     }
@@ -140,6 +173,7 @@ impl Agents {
         match started {
             Ok(Started { session, first }) => {
                 lock(&self.inner.sessions).insert(session_id, session.clone());
+                self.close_when_idle(session.clone());
                 Ok((session, first))
             }
             Err(error) => {
@@ -305,6 +339,76 @@ impl Agents {
         // second session on a conversation that is still claimed.
         lock(&self.inner.sessions).remove(session_id);
         closed
+    }
+
+    /// Gives a stored conversation of the project another title; false when there is no such
+    /// conversation.
+    pub async fn rename_conversation(
+        &self,
+        project: &Path,
+        conversation_id: &str,
+        title: &str,
+    ) -> Result<bool, AgentError> {
+        let key = canonical(project).await?.display().to_string();
+        let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
+        let title: String = title.lines().next().unwrap_or_default().trim().to_owned();
+        Ok(blocking(move || {
+            let mut store = lock(&store);
+            if store.conversation(&key, &id)?.is_none() {
+                return Ok(false);
+            }
+            store.set_title(&id, &title)?;
+            Ok::<_, corvid_store::StoreError>(true)
+        })
+        .await??)
+    }
+
+    /// Watches `session` and closes it once nobody listens and no turn runs (after
+    /// `IdleRules::grace`), or once a proposal has waited `IdleRules::unattended_approval` with
+    /// nobody listening. Every face's sessions are closed this way.
+    fn close_when_idle(&self, session: Session) {
+        let (agents, rules) = (self.clone(), self.inner.idle);
+        let mut changes = session.quiet_changes();
+        tokio::spawn(async move {
+            let mut unattended_since: Option<tokio::time::Instant> = None;
+            loop {
+                tokio::time::sleep(rules.grace).await;
+                if session.is_closed() {
+                    return;
+                }
+                if session.listeners() == 0 {
+                    if !session.is_running() {
+                        agents.close(session.id()).await;
+                        return;
+                    }
+                    if session.is_waiting_for_approval() {
+                        let since = *unattended_since.get_or_insert_with(tokio::time::Instant::now);
+                        if since.elapsed() >= rules.unattended_approval {
+                            tracing::info!(
+                                session = session.id(),
+                                "closing a session whose proposal nobody can answer"
+                            );
+                            agents.close(session.id()).await;
+                            return;
+                        }
+                    } else {
+                        unattended_since = None;
+                    }
+                } else {
+                    unattended_since = None;
+                }
+                // Woken by a listener leaving or a turn ending; a proposal nobody listens to is
+                // looked at again by itself.
+                let wait = if unattended_since.is_some() {
+                    rules.unattended_approval
+                } else {
+                    Duration::MAX
+                };
+                if let Ok(Err(_)) = tokio::time::timeout(wait, changes.changed()).await {
+                    return;
+                }
+            }
+        });
     }
 
     /// Closes every session (at the process's end).

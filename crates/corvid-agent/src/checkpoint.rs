@@ -11,7 +11,7 @@ mod shadow;
 
 use std::path::Path;
 
-use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, TurnChanges};
+use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, ReplyOk, TurnChanges};
 use corvid_store::CheckpointRecord;
 
 use crate::emitter::Scope;
@@ -137,14 +137,16 @@ impl Shared {
         }
     }
 
-    /// `/undo`: puts back the files of `turn` (the latest turn not undone when `None`).
-    pub(crate) async fn undo(&self, scope: &Scope, conversation: &str, turn: Option<u32>) {
-        let Some(repo) = self.checkpoints_repo(scope) else {
-            return;
-        };
-        let Some(records) = self.checkpoint_records(scope, conversation).await else {
-            return;
-        };
+    /// `/undo`: puts back the files of `turn` (the latest turn not undone when `None`); every
+    /// listener hears `undone`, and the reply says the same.
+    pub(crate) async fn undo(
+        &self,
+        scope: &Scope,
+        conversation: &str,
+        turn: Option<u32>,
+    ) -> Result<ReplyOk, ErrorNotification> {
+        let repo = self.checkpoints_repo()?;
+        let records = self.checkpoint_records(conversation).await?;
         let target = match turn {
             Some(number) => records.iter().find(|record| record.turn == number),
             None => records
@@ -154,26 +156,23 @@ impl Shared {
         };
         let record = match (target, turn) {
             (Some(record), _) if record.undone_at.is_some() => {
-                return self.refuse_undo(
-                    scope,
+                return Err(refusal(
                     format!("turn {} was undone already", record.turn),
                     "The conversation's diff shows the turns that can still be undone.",
-                );
+                ));
             }
             (Some(record), _) => record,
             (None, Some(number)) => {
-                return self.refuse_undo(
-                    scope,
+                return Err(refusal(
                     format!("turn {number} changed no files in this conversation"),
                     "The conversation's diff shows which turns changed files.",
-                );
+                ));
             }
             (None, None) => {
-                return self.refuse_undo(
-                    scope,
+                return Err(refusal(
                     "nothing to undo: no turn of this conversation changed files (or all were undone)".to_owned(),
                     "Nothing to do.",
-                );
+                ));
             }
         };
         match repo.restore(&record.before, &record.after).await {
@@ -196,125 +195,92 @@ impl Shared {
                     scope,
                     EventMsg::Undone {
                         turn: number,
-                        files,
+                        files: files.clone(),
                     },
                 );
+                Ok(ReplyOk::Undone {
+                    turn: number,
+                    files,
+                })
             }
-            Err(RestoreError::Conflicts(paths)) => self.refuse_undo(
-                scope,
+            Err(RestoreError::Conflicts(paths)) => Err(refusal(
                 format!(
                     "undo of turn {} refused, nothing was restored: these files changed after that turn (by you or a later turn): {}",
                     record.turn,
                     paths.join(", ")
                 ),
                 "Undo the later turns first, or put the files back by hand (the turn's diff shows what it changed).",
-            ),
-            Err(RestoreError::Failed(error)) => self.checkpoint_failed(scope, &error),
+            )),
+            Err(RestoreError::Failed(error)) => Err(checkpoint_failed(&error)),
         }
     }
 
     /// `/diff`: each turn's changes (only `turn` when given), oldest first.
-    pub(crate) async fn diff(&self, scope: &Scope, conversation: &str, turn: Option<u32>) {
-        let Some(repo) = self.checkpoints_repo(scope) else {
-            return;
-        };
-        let Some(records) = self.checkpoint_records(scope, conversation).await else {
-            return;
-        };
+    pub(crate) async fn diff(
+        &self,
+        conversation: &str,
+        turn: Option<u32>,
+    ) -> Result<ReplyOk, ErrorNotification> {
+        let repo = self.checkpoints_repo()?;
+        let records = self.checkpoint_records(conversation).await?;
         let mut turns = Vec::new();
         for record in records
             .iter()
             .filter(|record| record.undone_at.is_none())
             .filter(|record| turn.is_none_or(|number| record.turn == number))
         {
-            let changes = match repo.changes(&record.before, &record.after).await {
-                Ok(changes) => changes,
-                Err(error) => return self.checkpoint_failed(scope, &error),
-            };
-            let diff = match repo.diff(&record.before, &record.after).await {
-                Ok(diff) => diff,
-                Err(error) => return self.checkpoint_failed(scope, &error),
-            };
+            let changes = repo
+                .changes(&record.before, &record.after)
+                .await
+                .map_err(|error| checkpoint_failed(&error))?;
+            let diff = repo
+                .diff(&record.before, &record.after)
+                .await
+                .map_err(|error| checkpoint_failed(&error))?;
             turns.push(TurnChanges {
                 turn: record.turn,
                 files: changes.iter().map(|change| change.to_protocol()).collect(),
                 diff,
             });
         }
-        self.emit(scope, EventMsg::Diff { turns });
+        Ok(ReplyOk::Diff { turns })
     }
 
-    fn checkpoints_repo(&self, scope: &Scope) -> Option<&ShadowRepo> {
-        if self.checkpoints.repo.is_none() {
-            self.emit(
-                scope,
-                EventMsg::Error(ErrorNotification {
-                    class: ErrorClass::NotConfigured,
-                    message: "checkpoints are off in this session, so there is nothing to undo or show".to_owned(),
-                    next_action: "Start a new session with checkpoints on (the default; they live in corvid's data folder).".to_owned(),
-                    retryable: false,
-                }),
-            );
-        }
-        self.checkpoints.repo.as_ref()
+    fn checkpoints_repo(&self) -> Result<&ShadowRepo, ErrorNotification> {
+        self.checkpoints.repo.as_ref().ok_or_else(|| {
+            ErrorNotification::new(
+                ErrorClass::NotConfigured,
+                "checkpoints are off in this session, so there is nothing to undo or show",
+            )
+            .with_next_action(
+                "Start a new session with checkpoints on (the default; they live in corvid's data folder).",
+            )
+        })
     }
 
     async fn checkpoint_records(
         &self,
-        scope: &Scope,
         conversation: &str,
-    ) -> Option<Vec<CheckpointRecord>> {
+    ) -> Result<Vec<CheckpointRecord>, ErrorNotification> {
         let id = conversation.to_owned();
-        match self.with_store(move |store| store.checkpoints(&id)).await {
-            Ok(records) => Some(records),
-            Err(error) => {
-                self.emit(
-                    scope,
-                    EventMsg::Error(ErrorNotification {
-                        class: ErrorClass::Internal,
-                        message: format!("the conversation store failed: {error}"),
-                        next_action: "Try again; if it persists, check the disk and corvid.db."
-                            .to_owned(),
-                        retryable: true,
-                    }),
-                );
-                None
-            }
+        self.with_store(move |store| store.checkpoints(&id))
+            .await
+            .map_err(|error| crate::engine::store_failure(&error))
+    }
+}
+
+fn refusal(message: String, next_action: &str) -> ErrorNotification {
+    ErrorNotification::invalid(message).with_next_action(next_action)
+}
+
+fn checkpoint_failed(error: &ShadowError) -> ErrorNotification {
+    match error {
+        ShadowError::GitMissing => {
+            ErrorNotification::new(ErrorClass::NotConfigured, error.to_string())
+                .with_next_action("Install git (any recent version) and start corvid again.")
         }
-    }
-
-    fn refuse_undo(&self, scope: &Scope, message: String, next_action: &str) {
-        self.emit(
-            scope,
-            EventMsg::Error(ErrorNotification {
-                class: ErrorClass::InvalidRequest,
-                message,
-                next_action: next_action.to_owned(),
-                retryable: false,
-            }),
-        );
-    }
-
-    fn checkpoint_failed(&self, scope: &Scope, error: &ShadowError) {
-        let (class, next_action) = match error {
-            ShadowError::GitMissing => (
-                ErrorClass::NotConfigured,
-                "Install git (any recent version) and start corvid again.",
-            ),
-            _ => (
-                ErrorClass::Internal,
-                "Try again; if it persists, report it with the message.",
-            ),
-        };
-        self.emit(
-            scope,
-            EventMsg::Error(ErrorNotification {
-                class,
-                message: error.to_string(),
-                next_action: next_action.to_owned(),
-                retryable: false,
-            }),
-        );
+        _ => ErrorNotification::new(ErrorClass::Internal, error.to_string())
+            .with_next_action("Try again; if it persists, report it with the message."),
     }
 }
 

@@ -20,7 +20,7 @@
 
 use std::collections::BTreeSet;
 
-use corvid_protocol::{ErrorClass, EventMsg};
+use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, ReplyOk};
 use corvid_wire::model::{ChatRequest, Message, Part, Role, StreamEvent, Tool, ToolResultContent};
 use futures_util::StreamExt;
 use tokio::sync::watch;
@@ -443,15 +443,15 @@ impl Shared {
         }
     }
 
-    /// `/compact`: summarises all but the latest turn of `history`; the new history, or `None`
-    /// (a warning or an error said why).
+    /// `/compact`: summarises all but the latest turn of `history`; the new history and the
+    /// reply, or why not (`nothing` when there is nothing old enough).
     pub(crate) async fn compact_now(
         &self,
         scope: &Scope,
         model: &str,
         system: &str,
         history: &[Message],
-    ) -> Option<Vec<Message>> {
+    ) -> Result<(Option<Vec<Message>>, ReplyOk), ErrorNotification> {
         let window = self.context_window(model);
         let system = [system.to_owned()];
         let before = estimate_tokens(&system, history, &[]);
@@ -465,29 +465,25 @@ impl Shared {
                     window,
                     compacted.summarized,
                 );
-                Some(compacted.history)
-            }
-            Err(CompactError::NothingToCompact) => {
-                self.emit(
-                    scope,
-                    EventMsg::Warning {
-                        message: format!("Nothing to compact: {}.", CompactError::NothingToCompact),
+                Ok((
+                    Some(compacted.history),
+                    ReplyOk::Compacted {
+                        tokens_before: before,
+                        tokens_after: after,
                     },
-                );
-                None
+                ))
             }
-            Err(error) => {
-                self.emit(
-                    scope,
-                    EventMsg::Error(corvid_protocol::ErrorNotification {
-                        class: ErrorClass::UnexpectedResponse,
-                        message: error.to_string(),
-                        next_action: "Compact again, or start a new conversation.".to_owned(),
-                        retryable: true,
-                    }),
-                );
-                None
-            }
+            Err(CompactError::NothingToCompact) => Ok((
+                None,
+                ReplyOk::Nothing {
+                    message: format!("Nothing to compact: {}.", CompactError::NothingToCompact),
+                },
+            )),
+            Err(error) => Err(ErrorNotification::new(
+                ErrorClass::UnexpectedResponse,
+                error.to_string(),
+            )
+            .with_next_action("Compact again, or start a new conversation.")),
         }
     }
 

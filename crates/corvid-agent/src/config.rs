@@ -48,6 +48,9 @@ pub struct AgentConfig {
     /// Whether a project settings file's hooks may run (see `crate::hooks`); `None`: they never
     /// do.
     pub project_trust: Option<Arc<dyn crate::hooks::ProjectTrust>>,
+    /// `[prices]` of config.toml: a `usage` event's cost is priced with them as the usage
+    /// ledger prices its rows (`corvid_store::priced`); empty: no cost is reported.
+    pub prices: std::collections::BTreeMap<String, corvid_store::Price>,
 }
 
 impl AgentConfig {
@@ -70,6 +73,7 @@ impl AgentConfig {
             tool_plugins: Vec::new(),
             user_settings: None,
             project_trust: None,
+            prices: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -1,9 +1,9 @@
-//! The active conversation and the store: naming, listing, starting, switching, deleting and
-//! clearing conversations, reloading a history, and opening one for a new session. Refusals come
-//! back as values (`OpError::Refused`); the engine answers them.
+//! The session's conversation and the store: naming, listing and clearing it, reloading its
+//! history, and resolving which one a new session opens (a session keeps it for its whole life;
+//! the service opens another session to show another conversation).
 
-use corvid_protocol::{EventMsg, ImageInput, Op, SendParams};
-use corvid_store::{Store, StoreError};
+use corvid_protocol::{ErrorNotification, EventMsg, ImageInput, ReplyOk, SendParams};
+use corvid_store::Store;
 use corvid_wire::model::{Image, ImageSource, Message, Part, Role};
 
 use crate::config::AgentError;
@@ -21,15 +21,6 @@ pub enum OpenConversation {
     New,
     /// A stored conversation of the project, by id.
     Existing(String),
-}
-
-/// Why a conversation op was not carried out.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum OpError {
-    #[error("{0}")]
-    Refused(String),
-    #[error(transparent)]
-    Store(#[from] StoreError),
 }
 
 /// The conversation a session on `project` opens with (made the project's current one).
@@ -89,7 +80,9 @@ impl Engine {
                     self.shared.emit(scope, EventMsg::Warning { message });
                 }
             }
-            Err(error) => self.internal(scope, error),
+            Err(error) => self
+                .shared
+                .emit(scope, EventMsg::Error(crate::engine::store_failure(&error))),
         }
     }
 
@@ -127,154 +120,38 @@ impl Engine {
         }
     }
 
-    /// Lists, starts, switches, deletes or clears conversations; what cannot be done comes back
-    /// as `OpError::Refused`, for the engine to answer.
-    pub(crate) async fn conversation_op(&mut self, scope: &Scope, op: Op) -> Result<(), OpError> {
+    /// The project's conversations, most recently updated first.
+    pub(crate) async fn list_conversations(&self) -> Result<ReplyOk, ErrorNotification> {
         let project = self.project_key.clone();
-        match op {
-            Op::ListConversations => {
-                let list = self
-                    .shared
-                    .with_store(move |store| store.list_conversations(&project))
-                    .await?;
-                self.shared.emit(
-                    scope,
-                    EventMsg::ConversationList {
-                        conversations: list.into_iter().map(summary).collect(),
-                        current: Some(self.conversation.clone()),
-                    },
-                );
-            }
-            Op::NewConversation => {
-                let model = self.model.clone();
-                let id = self
-                    .shared
-                    .with_store(move |store| store.create_conversation(&project, Some(&model)))
-                    .await?;
-                self.take(&id)?;
-                self.switch_to(scope, id, Vec::new()).await?;
-            }
-            Op::SwitchConversation { conversation_id } => {
-                self.take(&conversation_id)?;
-                let target = conversation_id.clone();
-                let switched = self
-                    .shared
-                    .with_store(move |store| store.switch_conversation(&project, &target))
-                    .await?;
-                if !switched {
-                    if conversation_id != self.conversation {
-                        self.claims.release(&conversation_id, &self.session_id);
-                    }
-                    return Err(OpError::Refused(format!(
-                        "no conversation `{conversation_id}` in this project"
-                    )));
-                }
-                let id = conversation_id.clone();
-                let history = self
-                    .shared
-                    .with_store(move |store| {
-                        let mut warnings = Vec::new();
-                        crate::persist::load(store, &id, &mut warnings)
-                            .map(|history| (history, warnings))
-                    })
-                    .await?;
-                for message in history.1 {
-                    self.shared.emit(scope, EventMsg::Warning { message });
-                }
-                self.switch_to(scope, conversation_id, history.0).await?;
-            }
-            Op::DeleteConversation { conversation_id } => {
-                if let Some(holder) = self.claims.holder(&conversation_id)
-                    && holder != self.session_id
-                {
-                    return Err(OpError::Refused(format!(
-                        "conversation `{conversation_id}` is open in another session"
-                    )));
-                }
-                let target = conversation_id.clone();
-                let deleted = self
-                    .shared
-                    .with_store(move |store| store.delete_conversation(&project, &target))
-                    .await?;
-                if !deleted {
-                    return Err(OpError::Refused(format!(
-                        "no conversation `{conversation_id}` in this project"
-                    )));
-                }
-                self.shared.emit(
-                    scope,
-                    EventMsg::ConversationDeleted {
-                        conversation_id: conversation_id.clone(),
-                    },
-                );
-                if conversation_id == self.conversation {
-                    let (project, model) = (self.project_key.clone(), self.model.clone());
-                    let id = self
-                        .shared
-                        .with_store(move |store| store.create_conversation(&project, Some(&model)))
-                        .await?;
-                    self.take(&id)?;
-                    self.switch_to(scope, id, Vec::new()).await?;
-                }
-            }
-            Op::ClearConversation => {
-                let id = self.conversation.clone();
-                self.shared
-                    .with_store(move |store| store.clear_conversation(&id))
-                    .await?;
-                self.history.clear();
-                self.shared.emit(
-                    scope,
-                    EventMsg::ConversationCleared {
-                        conversation_id: self.conversation.clone(),
-                    },
-                );
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// Claims `id` for this session (see `crate::session::Claims`).
-    fn take(&self, id: &str) -> Result<(), OpError> {
-        self.claims.claim(id, &self.session_id).map_err(|_| {
-            OpError::Refused(format!("conversation `{id}` is open in another session"))
+        let list = self
+            .shared
+            .with_store(move |store| store.list_conversations(&project))
+            .await
+            .map_err(|error| crate::engine::store_failure(&error))?;
+        Ok(ReplyOk::Conversations {
+            conversations: list.into_iter().map(summary).collect(),
+            current: Some(self.conversation.clone()),
         })
     }
 
-    /// Makes `id` (claimed already) the active conversation and releases the one before.
-    async fn switch_to(
+    /// Empties the session's conversation; every listener hears `conversation_cleared`.
+    pub(crate) async fn clear_conversation(
         &mut self,
         scope: &Scope,
-        id: String,
-        history: Vec<Message>,
-    ) -> Result<(), corvid_store::StoreError> {
-        if id != self.conversation {
-            self.claims.release(&self.conversation, &self.session_id);
-        }
-        self.conversation = id.clone();
-        self.history = history;
-        let turns_of = id.clone();
-        self.turns = self
-            .shared
-            .with_store(move |store| store.last_turn(&turns_of))
-            .await?;
-        let project = self.project_key.clone();
-        let found = self
-            .shared
-            .with_store(move |store| store.conversation(&project, &id))
-            .await?;
-        let conversation = found
-            .map(summary)
-            .unwrap_or_else(|| crate::engine::untitled(&self.conversation));
+    ) -> Result<ReplyOk, ErrorNotification> {
+        let id = self.conversation.clone();
+        self.shared
+            .with_store(move |store| store.clear_conversation(&id))
+            .await
+            .map_err(|error| crate::engine::store_failure(&error))?;
+        self.history.clear();
         self.shared.emit(
             scope,
-            EventMsg::ConversationSwitched {
-                conversation,
-                history: history::entries(&self.history, &self.config.project),
+            EventMsg::ConversationCleared {
+                conversation_id: self.conversation.clone(),
             },
         );
-        Ok(())
+        Ok(ReplyOk::Done)
     }
 }
 

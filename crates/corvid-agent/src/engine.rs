@@ -8,15 +8,17 @@ use std::sync::Arc;
 
 use corvid_protocol::{
     ConversationSummary, ErrorClass, ErrorNotification, EventMsg, Op, PROTOCOL_VERSION,
-    ReadyNotification, SendParams, Submission, TurnFinishedNotification, TurnOutcome,
+    ReadyNotification, Reply, ReplyOk, SendParams, Submission, TurnFinishedNotification,
+    TurnOutcome,
 };
 use corvid_tools::{Offer, ToolBox, ToolContext, ToolRegistry, ToolSource, Workspace};
 use corvid_wire::model::{Message, Part};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::config::{AgentConfig, AgentError};
 use crate::emitter::{Emitter, Scope};
+use crate::handle::Incoming;
 use crate::history;
 use crate::journal::Journal;
 use crate::model::ModelClient;
@@ -150,6 +152,7 @@ impl Engine {
                 instructions_cap: config.instructions_cap,
                 front_end: config.front_end.clone(),
                 context_window: config.context_window,
+                prices: config.prices.clone(),
             },
         ));
         let engine = Self {
@@ -179,14 +182,17 @@ impl Engine {
     /// waits, no turn runs, the conversation is released and listeners see the end.
     pub(crate) async fn run(
         mut self,
-        mut ops: mpsc::Receiver<Submission>,
+        mut ops: mpsc::Receiver<Incoming>,
         stopped: watch::Sender<bool>,
     ) {
         loop {
             tokio::select! {
-                submission = ops.recv() => {
-                    let Some(submission) = submission else { break };
-                    if !self.handle(submission).await {
+                incoming = ops.recv() => {
+                    let Some(Incoming { submission, reply }) = incoming else { break };
+                    let id = submission.id.clone();
+                    let (outcome, go_on) = self.handle(submission).await;
+                    self.deliver(id, outcome, reply);
+                    if !go_on {
                         break;
                     }
                 }
@@ -213,6 +219,26 @@ impl Engine {
         self.finish_turn(result).await;
     }
 
+    /// Sends an operation's one reply to whoever waits for it. A submission nobody waits for
+    /// (`Session::submit`) gets its refusal as an `error` event instead, so it is not lost.
+    fn deliver(
+        &self,
+        id: String,
+        outcome: Result<ReplyOk, ErrorNotification>,
+        reply: Option<oneshot::Sender<Reply>>,
+    ) {
+        match (reply, outcome) {
+            (Some(reply), Ok(ok)) => {
+                let _ = reply.send(Reply::ok(id, ok));
+            }
+            (Some(reply), Err(error)) => {
+                let _ = reply.send(Reply::error(id, error));
+            }
+            (None, Ok(_)) => {}
+            (None, Err(error)) => self.shared.emit(&Self::scope(&id), EventMsg::Error(error)),
+        }
+    }
+
     pub(crate) fn scope(id: &str) -> Scope {
         Scope {
             id: id.to_owned(),
@@ -222,209 +248,189 @@ impl Engine {
     }
 
     fn ready(&self, scope: &Scope) {
-        self.shared.emit(
-            scope,
-            EventMsg::Ready(ReadyNotification {
-                version: PROTOCOL_VERSION,
-                engine: concat!("corvid ", env!("CARGO_PKG_VERSION")).to_owned(),
-                cwd: self.config.project.display().to_string(),
-                conversation_id: self.conversation.clone(),
-                model: self.model.clone(),
-                approval_policy: self.shared.gate().policy,
-                missed: None,
-                sandbox: Some(crate::sandbox_state::state(
-                    self.builtins.context().sandbox(),
-                )),
-            }),
-        );
+        self.shared
+            .emit(scope, EventMsg::Ready(self.ready_notification()));
     }
 
-    /// An operation that cannot be carried out as sent.
-    pub(crate) fn refuse(&self, scope: &Scope, message: impl Into<String>, next_action: &str) {
-        self.shared.emit(
-            scope,
-            EventMsg::Error(ErrorNotification {
-                class: ErrorClass::InvalidRequest,
-                message: message.into(),
-                next_action: next_action.to_owned(),
-                retryable: false,
-            }),
-        );
+    fn ready_notification(&self) -> ReadyNotification {
+        ReadyNotification {
+            version: PROTOCOL_VERSION,
+            engine: concat!("corvid ", env!("CARGO_PKG_VERSION")).to_owned(),
+            cwd: self.config.project.display().to_string(),
+            conversation_id: self.conversation.clone(),
+            model: self.model.clone(),
+            approval_policy: self.shared.gate().policy,
+            missed: None,
+            sandbox: Some(crate::sandbox_state::state(
+                self.builtins.context().sandbox(),
+            )),
+        }
     }
 
-    /// Every server behind the session's tools, as `tool_servers`.
-    fn tool_servers(&self, scope: &Scope) {
+    /// Every server behind the session's tools.
+    fn tool_servers(&self) -> ReplyOk {
         let servers = self
             .toolbox
             .servers()
             .into_iter()
             .map(tool_server)
             .collect();
-        self.shared.emit(scope, EventMsg::ToolServers { servers });
+        ReplyOk::ToolServers { servers }
     }
 
-    fn refuse_busy(&self, scope: &Scope, message: &str) {
-        self.refuse(
-            scope,
-            message,
-            "Wait for the turn to finish, or cancel it first.",
-        );
-    }
-
-    pub(crate) fn internal(&self, scope: &Scope, error: impl std::fmt::Display) {
-        self.shared.emit(
-            scope,
-            EventMsg::Error(ErrorNotification {
-                class: ErrorClass::Internal,
-                message: format!("the conversation store failed: {error}"),
-                next_action: "Try again; if it persists, check the disk and corvid.db.".to_owned(),
-                retryable: true,
-            }),
-        );
-    }
-
-    /// Handles one operation; false when the engine should stop.
-    async fn handle(&mut self, submission: Submission) -> bool {
+    /// Handles one operation: its reply, and false when the engine should stop.
+    async fn handle(
+        &mut self,
+        submission: Submission,
+    ) -> (Result<ReplyOk, ErrorNotification>, bool) {
         let scope = Self::scope(&submission.id);
-        match submission.op {
+        let busy = || {
+            Err(ErrorNotification::invalid("a turn is running")
+                .with_next_action("Wait for the turn to finish, or cancel it first."))
+        };
+        let reply = match submission.op {
             Op::Hello { version, .. } => {
-                if !corvid_protocol::is_compatible(version) {
-                    self.shared.emit(&scope, EventMsg::Error(ErrorNotification {
-                        class: ErrorClass::InvalidRequest,
-                        message: format!("protocol version {version} is not supported; this engine speaks {PROTOCOL_VERSION}"),
-                        next_action: "Update the front end or corvid so both speak the same version.".to_owned(),
-                        retryable: false,
-                    }));
+                if corvid_protocol::is_compatible(version) {
+                    Ok(ReplyOk::Ready(self.ready_notification()))
+                } else {
+                    Err(ErrorNotification::invalid(format!(
+                        "protocol version {version} is not supported; this engine speaks {PROTOCOL_VERSION}"
+                    ))
+                    .with_next_action("Update the front end or corvid so both speak the same version."))
                 }
-                self.ready(&scope);
             }
             Op::Send(params) => self.send(submission.id, params).await,
             Op::Init => {
                 let existing = crate::init::existing_agents_md(&self.config.project);
                 let facts = crate::init::project_facts(&self.config.project);
                 let text = crate::init::init_prompt(existing.as_deref(), &facts);
-                self.send(submission.id, SendParams::text(text)).await;
+                self.send(submission.id, SendParams::text(text)).await
             }
             Op::Approve(params) => {
                 let verdict = Verdict::Decided(params.decision);
-                if let Err(refusal) = self.shared.approvals.answer(&params.proposal_id, verdict) {
-                    self.refuse(
-                        &scope,
-                        refusal.to_string(),
-                        "Answer only proposals that are waiting; the first answer counts.",
-                    );
-                }
+                self.shared
+                    .approvals
+                    .answer(&params.proposal_id, verdict)
+                    .map(|()| ReplyOk::Done)
+                    .map_err(|refusal| {
+                        ErrorNotification::invalid(refusal.to_string()).with_next_action(
+                            "Answer only proposals that are waiting; the first answer counts.",
+                        )
+                    })
             }
             Op::Cancel => match &self.running {
                 Some(running) => {
                     let _ = running.cancel.send(true);
+                    Ok(ReplyOk::Done)
                 }
-                None => self.shared.emit(
-                    &scope,
-                    EventMsg::Warning {
-                        message: "nothing to cancel".to_owned(),
-                    },
-                ),
+                None => Ok(ReplyOk::Nothing {
+                    message: "nothing to cancel".to_owned(),
+                }),
             },
             Op::SetModel { model } => {
                 self.model = model;
-                self.settings_changed(&scope);
+                Ok(self.settings_changed(&scope))
             }
             Op::SetApprovalPolicy { policy } => {
                 self.shared.set_policy(policy);
-                self.settings_changed(&scope);
+                Ok(self.settings_changed(&scope))
             }
             Op::Shutdown => {
                 self.stop_turn().await;
                 self.shared.emit(&scope, EventMsg::ShutdownComplete);
-                return false;
+                return (Ok(ReplyOk::Done), false);
             }
-            Op::ListToolServers => self.tool_servers(&scope),
+            Op::ListToolServers => Ok(self.tool_servers()),
             Op::TrustToolServer { name } => match self.toolbox.trust_server(&name) {
-                Ok(()) => self.tool_servers(&scope),
-                Err(error) => self.refuse(
-                    &scope,
-                    error.to_string(),
-                    "/mcp shows which servers wait for trust.",
-                ),
+                Ok(()) => Ok(self.tool_servers()),
+                Err(error) => Err(ErrorNotification::invalid(error.to_string())
+                    .with_next_action("/mcp shows which servers wait for trust.")),
             },
-            Op::Undo { .. } | Op::Diff { .. } | Op::Compact if self.running.is_some() => {
-                self.refuse_busy(&scope, "a turn is running");
+            Op::Undo { .. } | Op::Diff { .. } | Op::Compact | Op::ClearConversation
+                if self.running.is_some() =>
+            {
+                busy()
             }
             Op::Undo { turn } => self.shared.undo(&scope, &self.conversation, turn).await,
-            Op::Diff { turn } => self.shared.diff(&scope, &self.conversation, turn).await,
+            Op::Diff { turn } => self.shared.diff(&self.conversation, turn).await,
             Op::Compact => {
                 crate::hooks::session::pre_compact(&self.shared, &scope, "manual").await;
-                let offer = offer_tools(&self.shared, &scope, &self.toolbox).await;
-                let compacted = self
-                    .shared
-                    .compact_now(
-                        &scope,
-                        &self.model,
-                        &system_prompt(&self.shared, &offer),
-                        &self.history,
-                    )
-                    .await;
-                if let Some(history) = compacted {
-                    self.history = history;
-                    crate::persist::replace_all(&self.shared, &self.conversation, &self.history)
-                        .await;
-                    let summary = self.current_summary().await;
-                    self.shared.emitter.set_conversation(
-                        summary,
-                        history::entries(&self.history, &self.config.project),
-                    );
-                }
+                self.compact(&scope).await
             }
-            op @ (Op::ListConversations
-            | Op::NewConversation
-            | Op::SwitchConversation { .. }
-            | Op::DeleteConversation { .. }
-            | Op::ClearConversation) => {
-                if self.running.is_some() && !matches!(op, Op::ListConversations) {
-                    self.refuse_busy(&scope, "a turn is running");
-                } else {
-                    match self.conversation_op(&scope, op).await {
-                        Ok(()) => {}
-                        Err(crate::conversation::OpError::Refused(message)) => self.refuse(
-                            &scope,
-                            message,
-                            "Check the conversation id (list_conversations shows them).",
-                        ),
-                        Err(crate::conversation::OpError::Store(error)) => {
-                            self.internal(&scope, error)
-                        }
-                    }
-                }
-            }
-        }
-        true
+            Op::ListConversations => self.list_conversations().await,
+            Op::ClearConversation => self.clear_conversation(&scope).await,
+            Op::OpenConversation { .. }
+            | Op::RenameConversation { .. }
+            | Op::DeleteConversation { .. } => Err(ErrorNotification::invalid(
+                "opening, renaming and deleting conversations are requests to the session service, not to a session",
+            )
+            .with_next_action("Send it through the face's transport (corvid_agent::Link).")),
+        };
+        (reply, true)
     }
 
-    fn settings_changed(&self, scope: &Scope) {
+    async fn compact(&mut self, scope: &Scope) -> Result<ReplyOk, ErrorNotification> {
+        let offer = offer_tools(&self.shared, scope, &self.toolbox).await;
+        let (compacted, reply) = self
+            .shared
+            .compact_now(
+                scope,
+                &self.model,
+                &system_prompt(&self.shared, &offer),
+                &self.history,
+            )
+            .await?;
+        if let Some(history) = compacted {
+            self.history = history;
+            crate::persist::replace_all(&self.shared, &self.conversation, &self.history).await;
+            let summary = self.current_summary().await;
+            self.shared.emitter.set_conversation(
+                summary,
+                history::entries(&self.history, &self.config.project),
+            );
+        }
+        Ok(reply)
+    }
+
+    fn settings_changed(&self, scope: &Scope) -> ReplyOk {
+        let (model, approval_policy) = (self.model.clone(), self.shared.gate().policy);
         self.shared.emit(
             scope,
             EventMsg::SettingsChanged {
-                model: self.model.clone(),
-                approval_policy: self.shared.gate().policy,
+                model: model.clone(),
+                approval_policy,
             },
         );
+        ReplyOk::Settings {
+            model,
+            approval_policy,
+        }
     }
 
-    async fn send(&mut self, id: String, params: SendParams) {
+    async fn send(&mut self, id: String, params: SendParams) -> Result<ReplyOk, ErrorNotification> {
+        // A skill written during the session counts too (read again when the folder changed).
+        if let Some(skill) = &params.skill
+            && self.shared.skills.current().get(skill).is_none()
+            && self.shared.skills.refresh().0.get(skill).is_none()
+        {
+            return Err(
+                ErrorNotification::invalid(format!("this project has no skill `{skill}`"))
+                    .with_next_action("The command list shows the project's skills."),
+            );
+        }
         if let Some(running) = &mut self.running {
             // A new message closes every waiting proposal as interrupted; it runs next.
             if self.shared.approvals.answer_all(&Verdict::Interrupted) == 0 {
-                self.refuse_busy(
-                    &Self::scope(&id),
+                return Err(ErrorNotification::invalid(
                     "a turn is running; cancel it or wait for it to finish",
-                );
-                return;
+                )
+                .with_next_action("Wait for the turn to finish, or cancel it first."));
             }
             running.queued = Some((id, params));
-            return;
+            return Ok(ReplyOk::Accepted);
         }
         self.start_turn(id, params).await;
+        Ok(ReplyOk::Accepted)
     }
 
     async fn start_turn(&mut self, id: String, params: SendParams) {
@@ -433,6 +439,15 @@ impl Engine {
         }
         let scope = Self::scope(&id);
         let mut user = crate::conversation::user_message(&params);
+        if let Some(skill) = &params.skill {
+            // The engine, not the face, says how a skill is used.
+            user.parts.insert(
+                0,
+                Part::Text {
+                    text: crate::skills::invocation(skill),
+                },
+            );
+        }
         if !self.hook_prompt(&scope, &params, &mut user).await {
             return;
         }
@@ -537,13 +552,13 @@ impl Engine {
             Err(error) => {
                 self.shared.emit(
                     &scope,
-                    EventMsg::Error(ErrorNotification {
-                        class: ErrorClass::Internal,
-                        message: format!("the turn crashed: {error}"),
-                        next_action: "Send the message again; the conversation is intact."
-                            .to_owned(),
-                        retryable: true,
-                    }),
+                    EventMsg::Error(
+                        ErrorNotification::new(
+                            ErrorClass::Internal,
+                            format!("the turn crashed: {error}"),
+                        )
+                        .with_next_action("Send the message again; the conversation is intact."),
+                    ),
                 );
                 // Its completed steps were saved as they finished: take them from the store.
                 self.reload_history(&scope).await;
@@ -559,12 +574,10 @@ impl Engine {
         if result.outcome == TurnOutcome::Cancelled {
             self.shared.emit(
                 &scope,
-                EventMsg::Error(ErrorNotification {
-                    class: ErrorClass::Cancelled,
-                    message: "the turn was cancelled".to_owned(),
-                    next_action: crate::model::next_action(ErrorClass::Cancelled, None),
-                    retryable: false,
-                }),
+                EventMsg::Error(ErrorNotification::new(
+                    ErrorClass::Cancelled,
+                    "the turn was cancelled",
+                )),
             );
         }
         // Each step was saved as it completed (`crate::persist`); only memory catches up here,
@@ -677,4 +690,13 @@ async fn wait_turn(running: &mut Option<Running>) -> Result<TurnResult, tokio::t
         Some(running) => (&mut running.handle).await,
         None => std::future::pending().await,
     }
+}
+
+/// The store failed under an operation.
+pub(crate) fn store_failure(error: &dyn std::fmt::Display) -> ErrorNotification {
+    ErrorNotification::new(
+        ErrorClass::Internal,
+        format!("the conversation store failed: {error}"),
+    )
+    .with_next_action("Try again; if it persists, check the disk and corvid.db.")
 }

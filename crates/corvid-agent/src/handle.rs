@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, Op, Submission};
+use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, Op, Reply, ReplyOk, Submission};
 use corvid_store::Store;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::{AgentConfig, AgentError};
 use crate::conversation::OpenConversation;
@@ -30,11 +30,17 @@ pub struct Session {
 struct Inner {
     id: String,
     project: PathBuf,
-    ops: mpsc::Sender<Submission>,
+    ops: mpsc::Sender<Incoming>,
     journal: Arc<Journal>,
     approvals: Arc<Approvals>,
     next: AtomicU64,
     stopped: watch::Receiver<bool>,
+}
+
+/// A submission on its way to the engine, with where its reply goes (nowhere for `submit`).
+pub(crate) struct Incoming {
+    pub(crate) submission: Submission,
+    pub(crate) reply: Option<oneshot::Sender<Reply>>,
 }
 
 /// A session's engine, built but not yet running, with its first listener.
@@ -119,35 +125,77 @@ impl Session {
         self.inner.journal.subscribe_ready().await
     }
 
-    /// Queues an operation; returns the submission id its events carry.
+    /// Carries out `op` and returns its one reply (what it produced, or why not); the events it
+    /// causes go to the session's listeners. For a `send`, the reply comes once the turn has
+    /// started; its progress comes as events carrying the returned id.
+    pub async fn request(&self, op: Op) -> Result<ReplyOk, ErrorNotification> {
+        self.request_with_id(Submission::new(self.next_id(), op))
+            .await
+            .into_result()
+    }
+
+    /// [`Session::request`] under the caller's own id (a face's transport), as a reply frame.
+    pub async fn request_with_id(&self, submission: Submission) -> Reply {
+        let id = submission.id.clone();
+        let (reply, answer) = oneshot::channel();
+        if let Err(refused) = self.queue(Incoming {
+            submission,
+            reply: Some(reply),
+        }) {
+            return Reply::error(id, refused);
+        }
+        answer.await.unwrap_or_else(|_| Reply::error(id, ended()))
+    }
+
+    /// Queues an operation without waiting for its reply; returns the submission id its events
+    /// carry. A refusal comes as an `error` event under that id.
     pub fn submit(&self, op: Op) -> String {
-        let id = format!("s{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);
+        let id = self.next_id();
         self.submit_with_id(Submission::new(id.clone(), op));
         id
     }
 
-    /// Queues a submission under the caller's own id. Never blocks: when `OP_BUFFER` operations
-    /// already wait, it is answered at once with an `error` under its id.
+    /// [`Session::submit`] under the caller's own id.
     pub fn submit_with_id(&self, submission: Submission) {
-        match self.inner.ops.try_send(submission) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(submission)) => self.inner.journal.emit(
-                &Scope {
-                    id: submission.id,
-                    ..Scope::default()
-                },
-                EventMsg::Error(ErrorNotification {
-                    class: ErrorClass::InvalidRequest,
-                    message: format!(
-                        "too many operations waiting ({OP_BUFFER}); this one was dropped"
-                    ),
-                    next_action: "Wait for the session to answer, then send it again.".to_owned(),
-                    retryable: true,
-                }),
-            ),
-            // The engine stopped: listeners already saw `shutdown_complete` or the end.
-            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        let scope = Scope {
+            id: submission.id.clone(),
+            ..Scope::default()
+        };
+        if let Err(refused) = self.queue(Incoming {
+            submission,
+            reply: None,
+        }) && !self.is_closed()
+        {
+            self.inner.journal.emit(&scope, EventMsg::Error(refused));
         }
+    }
+
+    fn next_id(&self) -> String {
+        format!("s{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1)
+    }
+
+    /// Hands a submission to the engine. Never blocks: when `OP_BUFFER` operations already
+    /// wait, it is refused at once.
+    fn queue(&self, incoming: Incoming) -> Result<(), ErrorNotification> {
+        match self.inner.ops.try_send(incoming) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => Err(ErrorNotification::new(
+                ErrorClass::InvalidRequest,
+                format!("too many operations waiting ({OP_BUFFER}); this one was dropped"),
+            )
+            .with_next_action("Wait for the session to answer, then send it again.")),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(ended()),
+        }
+    }
+
+    /// Whether a proposal waits for an answer.
+    pub fn is_waiting_for_approval(&self) -> bool {
+        self.inner.approvals.is_waiting()
+    }
+
+    /// Wakes when a listener leaves or a turn ends (for the service's idle check).
+    pub(crate) fn quiet_changes(&self) -> watch::Receiver<u64> {
+        self.inner.journal.quiet_changes()
     }
 
     /// Whether the engine has stopped (closed, shut down).
@@ -183,11 +231,19 @@ impl Session {
         let _ = self
             .inner
             .ops
-            .send(Submission::new("close", Op::Shutdown))
+            .send(Incoming {
+                submission: Submission::new("close", Op::Shutdown),
+                reply: None,
+            })
             .await;
         let mut stopped = self.inner.stopped.clone();
         let _ = stopped.wait_for(|stopped| *stopped).await;
     }
+}
+
+fn ended() -> ErrorNotification {
+    ErrorNotification::invalid("the session has ended")
+        .with_next_action("Open the conversation again to go on.")
 }
 
 impl std::fmt::Debug for Session {
@@ -264,5 +320,10 @@ impl AgentHandle {
     /// Sends a submission with the caller's own id.
     pub fn submit_with_id(&self, submission: Submission) {
         self.session.submit_with_id(submission);
+    }
+
+    /// Carries out an operation and returns its reply (see [`Session::request`]).
+    pub async fn request(&self, op: Op) -> Result<ReplyOk, ErrorNotification> {
+        self.session.request(op).await
     }
 }

@@ -142,8 +142,12 @@ pub(crate) fn entries(messages: &[Message], project: &std::path::Path) -> Vec<Hi
                     entries.push(HistoryEntry::ToolCall(ToolCallNotification {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
+                        // The offer a stored call was made under is gone: its kind is not
+                        // guessed from its name.
+                        kind: corvid_protocol::ToolCallKind::Other,
                         summary: crate::turn::summarize(project, &call.name, &arguments),
                         arguments,
+                        locations: Vec::new(),
                     }))
                 }
                 Part::ToolResult(result) => {

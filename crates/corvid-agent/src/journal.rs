@@ -44,6 +44,8 @@ struct State {
     /// True once the engine has said `ready` or the session has ended: what
     /// `subscribe_ready` waits for.
     settled: watch::Sender<bool>,
+    /// Bumped when a listener leaves or a turn ends: the moments a session may become idle.
+    quiet: watch::Sender<u64>,
 }
 
 impl Journal {
@@ -61,6 +63,7 @@ impl Journal {
                 turn: Vec::new(),
                 before_turn: 0,
                 settled: watch::Sender::new(false),
+                quiet: watch::Sender::new(0),
             }),
         })
     }
@@ -88,6 +91,9 @@ impl Journal {
         state.history = history;
         state.emit(scope, msg);
         state.turn.clear();
+        state
+            .quiet
+            .send_modify(|changes| *changes = changes.wrapping_add(1));
     }
 
     /// The conversation replays show, when it changed without an event saying so (start-up,
@@ -127,6 +133,9 @@ impl Journal {
         let mut state = self.lock();
         state.live = None;
         state.settled.send_replace(true);
+        state
+            .quiet
+            .send_modify(|changes| *changes = changes.wrapping_add(1));
     }
 
     pub(crate) fn conversation_id(&self) -> String {
@@ -150,6 +159,11 @@ impl Journal {
             .live
             .as_ref()
             .map_or(0, broadcast::Sender::receiver_count)
+    }
+
+    /// Changes when a listener leaves or a turn ends.
+    pub(crate) fn quiet_changes(&self) -> watch::Receiver<u64> {
+        self.lock().quiet.subscribe()
     }
 
     pub(crate) fn turn_running(&self) -> bool {
@@ -202,13 +216,10 @@ impl State {
                 }
                 return;
             }
-            EventMsg::ConversationSwitched {
+            EventMsg::ConversationOpened {
                 conversation,
                 history,
             } => {
-                if let Some(ready) = &mut self.ready {
-                    ready.conversation_id = conversation.id.clone();
-                }
                 self.conversation = Some(conversation.clone());
                 self.history = history.clone();
                 return;
@@ -283,7 +294,7 @@ impl State {
                 updated_at: 0,
                 message_count: 0,
             });
-        replay.push_back(synthetic(EventMsg::ConversationSwitched {
+        replay.push_back(synthetic(EventMsg::ConversationOpened {
             conversation,
             history: self.history.clone(),
         }));
@@ -390,6 +401,15 @@ impl Subscription {
         // The receiver counts every event it has not read, overwritten ones included; the ring
         // holds at most `EVENT_BUFFER` of them (the rest are the `missed` of the next resync).
         self.replay.len() + self.live.len().min(EVENT_BUFFER)
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.journal
+            .lock()
+            .quiet
+            .send_modify(|changes| *changes = changes.wrapping_add(1));
     }
 }
 

@@ -18,6 +18,7 @@ pub mod init;
 pub mod instructions;
 mod journal;
 mod ledger;
+mod link;
 mod model;
 pub mod permissions;
 mod persist;
@@ -29,16 +30,18 @@ pub mod settings_files;
 pub mod skills;
 mod step_cap;
 mod subagent;
+mod tool_facts;
 mod tool_progress;
 mod turn;
 
-pub use agents::{Agents, ConversationDetail, SessionInfo};
+pub use agents::{Agents, ConversationDetail, IdleRules, SessionInfo};
 pub use compaction::DEFAULT_CONTEXT_WINDOW;
 pub use config::{AgentConfig, AgentError};
 pub use conversation::OpenConversation;
 pub use handle::{AgentHandle, OP_BUFFER, Session};
 pub use history::repair as repair_history;
 pub use journal::{EVENT_BUFFER, Subscription};
+pub use link::{ConfigSource, Link, LinkFrames};
 pub use model::{
     EventStream, ModelClient, ModelError, ModelReply, ModelRoute, ReplyFuture, StreamFuture,
     error_class, next_action,

@@ -120,46 +120,15 @@ pub fn error_class(class: FailureClass) -> ErrorClass {
     }
 }
 
-/// The sentence each failure class ends with. Every front end shows it as it is — the chat, a
-/// script's `corvid exec`, the page, an editor over ACP — so it says what to do in words, never
-/// with one front end's command (`/model`, `--model`) or a restart only `corvid serve` needs.
+/// The sentence each failure class ends with (`ErrorClass::next_action`), with the wait a rate
+/// limit asked for when it said.
 pub fn next_action(class: ErrorClass, retry_after: Option<Duration>) -> String {
-    match class {
-        ErrorClass::NotConfigured => {
-            "Choose another model (`corvid models` lists them) or set its provider's key."
-                .to_owned()
+    match (class, retry_after) {
+        (ErrorClass::RateLimited, Some(wait)) => {
+            format!("Wait about {} s and resend.", wait.as_secs().max(1))
         }
-        ErrorClass::AuthenticationRejected => {
-            "Check the provider's key, or sign in again with `corvid login`, then resend."
-                .to_owned()
-        }
-        ErrorClass::RateLimited => match retry_after {
-            Some(wait) => format!("Wait about {} s and resend.", wait.as_secs().max(1)),
-            None => "Wait a little and resend.".to_owned(),
-        },
-        ErrorClass::ServerError => {
-            "The provider is having trouble; resend in a moment or try another model.".to_owned()
-        }
-        ErrorClass::Network => "Check the network connection and resend.".to_owned(),
-        ErrorClass::UnexpectedResponse => {
-            "The provider answered something corvid could not use; try again or another model."
-                .to_owned()
-        }
-        ErrorClass::StepLimit => "Send a message to let the agent continue.".to_owned(),
-        ErrorClass::Cancelled => "Send a new message when ready.".to_owned(),
-        ErrorClass::Tool => {
-            "The tool failed; the model was told and can try another way.".to_owned()
-        }
-        _ => "Resend, or report the problem if it persists.".to_owned(),
+        _ => class.next_action().to_owned(),
     }
-}
-
-/// Whether a failure may pass by itself.
-pub(crate) fn is_retryable(class: ErrorClass) -> bool {
-    matches!(
-        class,
-        ErrorClass::RateLimited | ErrorClass::ServerError | ErrorClass::Network
-    )
 }
 
 #[cfg(test)]

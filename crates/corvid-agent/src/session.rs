@@ -52,6 +52,8 @@ pub(crate) struct Settings {
     pub(crate) front_end: String,
     /// The window given for every model, beating the model client's (see `compaction.rs`).
     pub(crate) context_window: Option<u64>,
+    /// `[prices]`, for a usage event's cost.
+    pub(crate) prices: std::collections::BTreeMap<String, corvid_store::Price>,
 }
 
 /// What decides whether a call runs without asking: the policy and the rules kept by "always".
@@ -176,6 +178,16 @@ impl Shared {
             })
     }
 
+    /// What one step of `model` cost, priced as the ledger prices its row (by the model the
+    /// row names: the route's upstream name, else the name asked for).
+    pub(crate) fn step_cost(&self, model: &str, usage: Usage) -> Option<f64> {
+        let priced_as = self
+            .model
+            .route(model)
+            .map_or_else(|| model.to_owned(), |route| route.model);
+        corvid_store::priced(&self.settings.prices, &priced_as, &tokens(usage))
+    }
+
     pub(crate) async fn record_step_usage(
         &self,
         conversation: &str,
@@ -185,13 +197,7 @@ impl Shared {
         usage: Usage,
     ) {
         let (conversation, model) = (conversation.to_owned(), model.to_owned());
-        let tokens = Tokens {
-            input: usage.input,
-            cache_read: usage.cache_read,
-            cache_write: usage.cache_write,
-            output: usage.output,
-            reasoning: usage.reasoning,
-        };
+        let tokens = tokens(usage);
         if let Err(error) = self
             .with_store(move |store| {
                 store.record_step_usage(&conversation, turn, step, &model, &tokens)
@@ -200,6 +206,16 @@ impl Shared {
         {
             tracing::warn!(%error, "could not record step usage");
         }
+    }
+}
+
+fn tokens(usage: Usage) -> Tokens {
+    Tokens {
+        input: usage.input,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write,
+        output: usage.output,
+        reasoning: usage.reasoning,
     }
 }
 
@@ -321,7 +337,6 @@ impl Approvals {
         self.answer_all(&Verdict::SessionClosed);
     }
 
-    #[cfg(test)]
     pub(crate) fn is_waiting(&self) -> bool {
         !lock(&self.state).waiting.is_empty()
     }

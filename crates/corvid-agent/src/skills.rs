@@ -34,6 +34,13 @@ pub(crate) use source::{SkillSource, summary as skill_summary};
 
 /// The name of the tool that loads a skill (offered by the skills tool source).
 pub const SKILL_TOOL: &str = "skill";
+
+/// The instruction that starts a message whose user invoked a skill (`/<skill> text`).
+pub(crate) fn invocation(skill: &str) -> String {
+    format!(
+        "[The user invoked the skill `{skill}`: load it with the `{SKILL_TOOL}` tool and follow it for the request below (for the project as a whole when the request is empty).]"
+    )
+}
 /// Where project skills live, relative to the project root.
 pub const SKILLS_DIR: &str = ".corvid/skills";
 /// The file that defines a skill, inside its folder.

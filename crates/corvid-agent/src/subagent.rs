@@ -93,7 +93,8 @@ pub(crate) async fn run(
         // the web tools still go through the gate.
         SubagentKind::Explore => setup.tools.retain(|spec| {
             spec.subagents
-                && (spec.kind == ToolKind::Read || EXPLORE_WEB_TOOLS.contains(&spec.name.as_str()))
+                && (matches!(spec.kind, ToolKind::Read | ToolKind::Search)
+                    || EXPLORE_WEB_TOOLS.contains(&spec.name.as_str()))
         }),
         SubagentKind::General => setup.tools.retain(|spec| spec.subagents),
     };

@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch};
 use crate::emitter::Scope;
 use crate::history;
 use crate::ledger::{CallEnd, CallMeter};
-use crate::model::{ModelError, is_retryable, next_action};
+use crate::model::ModelError;
 use crate::session::{Shared, Verdict};
 use crate::tool_progress::ToolProgress;
 
@@ -72,6 +72,8 @@ pub(crate) async fn run_turn(
     let mut messages: Vec<Message> = history.to_vec();
     let mut first_new = messages.len();
     let mut turn_usage = TokenUsage::default();
+    // The turn's cost so far; `None` once a step's model has no price.
+    let mut turn_cost = Some(0.0);
     let mut seen_calls: Vec<(String, String)> = Vec::new();
     let mut final_text = String::new();
     let mut stop_hook_active = false;
@@ -131,12 +133,17 @@ pub(crate) async fn run_turn(
         let usage = token_usage(step.usage);
         reported = usage.total();
         turn_usage += usage;
+        turn_cost = turn_cost
+            .zip(setup.shared.step_cost(&setup.model, step.usage))
+            .map(|(before, step)| before + step);
         setup.shared.emit(
             &setup.scope,
             EventMsg::Usage(UsageNotification {
                 step: steps,
                 usage,
                 turn: turn_usage,
+                turn_cost_usd: turn_cost,
+                context_window: Some(setup.shared.context_window(&setup.model)),
             }),
         );
         if let Some(id) = conversation_id {
@@ -297,12 +304,10 @@ async fn stream_step(
             let next = error.next_action();
             setup.shared.emit(
                 &setup.scope,
-                EventMsg::Error(ErrorNotification {
-                    class: error.class,
-                    message: error.message.clone(),
-                    next_action: next,
-                    retryable: is_retryable(error.class),
-                }),
+                EventMsg::Error(
+                    ErrorNotification::new(error.class, error.message.clone())
+                        .with_next_action(next),
+                ),
             );
             return Err(StepEnd::Failed);
         }
@@ -366,12 +371,7 @@ async fn stream_step(
 fn emit_error(setup: &TurnSetup, class: ErrorClass, message: String) {
     setup.shared.emit(
         &setup.scope,
-        EventMsg::Error(ErrorNotification {
-            class,
-            message,
-            next_action: next_action(class, None),
-            retryable: is_retryable(class),
-        }),
+        EventMsg::Error(ErrorNotification::new(class, message)),
     );
 }
 
@@ -439,20 +439,11 @@ async fn handle_call(
     // Text that is not JSON (a reply cut off mid-call) is answered as such: no tool runs.
     let parsed = corvid_tools::parse_call_arguments(&call.arguments);
     let arguments = shown_arguments(&call.arguments);
-    let project = &setup.shared.settings.project;
-    setup.shared.emit(
-        &setup.scope,
-        EventMsg::ToolCall(ToolCallNotification {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: arguments.clone(),
-            summary: live_summary(setup, project, &call.name, &arguments),
-        }),
-    );
     let signature = (call.name.clone(), normalized(&arguments));
     let repeats = seen.iter().filter(|earlier| **earlier == signature).count();
     seen.push(signature);
     let (output, stop) = if let Err(message) = parsed {
+        announce(setup, call, &arguments, Vec::new());
         (
             ToolOutput {
                 text: format!(
@@ -465,6 +456,7 @@ async fn handle_call(
             None,
         )
     } else if repeats >= REPEAT_LIMIT {
+        announce(setup, call, &arguments, Vec::new());
         (
             ToolOutput {
                 text: format!(
@@ -504,6 +496,28 @@ async fn handle_call(
         );
     }
     (part, stop)
+}
+
+/// Says a call was made, with its kind as offered and the files it touches (known once the
+/// call is prepared).
+fn announce(
+    setup: &TurnSetup,
+    call: &ToolCall,
+    arguments: &serde_json::Value,
+    locations: Vec<String>,
+) {
+    let project = &setup.shared.settings.project;
+    setup.shared.emit(
+        &setup.scope,
+        EventMsg::ToolCall(ToolCallNotification {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            kind: crate::tool_facts::call_kind(&setup.tools, &call.name),
+            arguments: arguments.clone(),
+            summary: live_summary(setup, project, &call.name, arguments),
+            locations,
+        }),
+    );
 }
 
 fn cut(text: &str) -> (String, Option<usize>) {
@@ -569,7 +583,7 @@ fn gate_action(prepared: &Prepared, origin: Option<&str>) -> ActionKind {
         mutating,
     };
     match prepared.kind {
-        ToolKind::Read => ActionKind::Read,
+        ToolKind::Read | ToolKind::Search => ActionKind::Read,
         ToolKind::Edit => ActionKind::Edit {
             tool: prepared.tool.clone(),
             path: prepared
@@ -583,7 +597,7 @@ fn gate_action(prepared: &Prepared, origin: Option<&str>) -> ActionKind {
             command: prepared.proposal.command.clone().unwrap_or_default(),
         },
         ToolKind::Other => other(false),
-        ToolKind::Mutating => other(true),
+        ToolKind::Mutating | ToolKind::Fetch => other(true),
     }
 }
 
@@ -638,13 +652,24 @@ async fn run_tool(
         ));
     }
     if setup.is_main && crate::subagent::is_task(&call.name) {
+        announce(setup, call, &arguments, Vec::new());
         return crate::subagent::run(setup, call, arguments).await;
     }
     let hook_arguments = arguments.clone();
-    let prepared = match setup.tools.prepare(&call.name, arguments).await {
+    let prepared = match setup.tools.prepare(&call.name, arguments.clone()).await {
         Ok(prepared) => prepared,
-        Err(tool_error) => return error(tool_error.to_string()),
+        Err(tool_error) => {
+            announce(setup, call, &arguments, Vec::new());
+            return error(tool_error.to_string());
+        }
     };
+    let locations = prepared
+        .proposal
+        .path
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    announce(setup, call, &arguments, locations);
     let (origin, always) = setup
         .tools
         .spec(&prepared.tool)
@@ -658,8 +683,15 @@ async fn run_tool(
         corvid_protocol::Confinement::SandboxOff,
         crate::sandbox_state::confinement,
     );
-    let gate_asks = decision_with_sandbox(gate.policy, &gate.rules, &action, gate_confinement)
-        == GateDecision::Ask;
+    let decision = decision_with_sandbox(gate.policy, &gate.rules, &action, gate_confinement);
+    // Read-only is the engine's: no hook or saved rule can allow a call it refuses.
+    if decision == GateDecision::Refuse {
+        return error(format!(
+            "Not run: the session is read-only, so `{}` (which may change something) is refused. Read, search and plan instead; the user can change the approval policy.",
+            call.name
+        ));
+    }
+    let gate_asks = decision == GateDecision::Ask;
     // A hook may allow a call the policy would ask about, never a widened or unsandboxed one.
     let widened = confinement
         .as_ref()
@@ -804,6 +836,9 @@ async fn ask(
     always_scope: Option<corvid_protocol::ApprovalRule>,
 ) -> Verdict {
     let proposal_id = format!("p_{}", call.id);
+    let always_description = always_scope
+        .as_ref()
+        .map(corvid_protocol::ApprovalRule::describe);
     let path = proposal
         .path
         .as_ref()
@@ -846,8 +881,12 @@ async fn ask(
         EventMsg::Proposal(ProposalNotification {
             proposal_id: proposal_id.clone(),
             call_id: call.id.clone(),
+            title: crate::tool_facts::proposal_title(&kind),
             kind,
+            decisions: crate::tool_facts::decisions(always_scope.as_ref()),
             always_scope,
+            always_description,
+            notice: crate::tool_facts::notice(sandbox.as_ref()),
             sandbox,
         }),
     );

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use corvid_agent::{AgentHandle, ModelClient, StreamFuture};
 use corvid_protocol::{
-    ApprovalPolicy, ChangeKind, ErrorClass, Event, EventMsg, FileChange, HistoryEntry, Op,
-    SendParams, TurnOutcome,
+    ApprovalPolicy, ChangeKind, ErrorClass, ErrorNotification, Event, EventMsg, FileChange,
+    HistoryEntry, Op, ReplyOk, SendParams, TurnOutcome,
 };
 use corvid_test_support::agent;
 use corvid_test_support::scripted::{ScriptedModel, ScriptedReply, request_tokens};
@@ -121,23 +121,12 @@ impl Session {
     }
 
     /// Sends `op` and returns its answer: the first event that is one of `kinds`, or an error.
-    async fn answer(&mut self, op: Op) -> EventMsg {
-        self.handle.submit(op);
-        self.until(|msg| {
-            matches!(
-                msg,
-                EventMsg::Undone { .. }
-                    | EventMsg::Diff { .. }
-                    | EventMsg::Compacted { .. }
-                    | EventMsg::Warning { .. }
-                    | EventMsg::Error(_)
-                    | EventMsg::ConversationSwitched { .. }
-            )
-        })
-        .await
+    /// Sends `op` and returns its one reply.
+    async fn answer(&mut self, op: Op) -> Result<ReplyOk, ErrorNotification> {
+        self.handle.request(op).await
     }
 
-    async fn undo(&mut self, turn: Option<u32>) -> EventMsg {
+    async fn undo(&mut self, turn: Option<u32>) -> Result<ReplyOk, ErrorNotification> {
         self.answer(Op::Undo { turn }).await
     }
 }
@@ -211,7 +200,7 @@ async fn undo_puts_back_a_write_an_edit_and_a_command_turn_by_turn() {
     assert_eq!(read(root, "old.txt"), None);
 
     // The diff shows three turns, each with its unified diff.
-    let EventMsg::Diff { turns } = session.answer(Op::Diff { turn: None }).await else {
+    let Ok(ReplyOk::Diff { turns }) = session.answer(Op::Diff { turn: None }).await else {
         panic!("expected a diff: {:?}", session.seen.last());
     };
     assert_eq!(
@@ -246,17 +235,17 @@ async fn undo_puts_back_a_write_an_edit_and_a_command_turn_by_turn() {
             ("old.txt", ChangeKind::Deleted)
         ]
     );
-    let EventMsg::Diff { turns: only } = session.answer(Op::Diff { turn: Some(2) }).await else {
+    let Ok(ReplyOk::Diff { turns: only }) = session.answer(Op::Diff { turn: Some(2) }).await else {
         panic!("expected a diff");
     };
     assert_eq!(only.len(), 1);
     assert_eq!(only[0], turns[1]);
 
     // Undo the command's turn (the latest that changed files).
-    let EventMsg::Undone {
+    let Ok(ReplyOk::Undone {
         turn,
         files: undone,
-    } = session.undo(None).await
+    }) = session.undo(None).await
     else {
         panic!("expected undone: {:?}", session.seen.last());
     };
@@ -273,7 +262,7 @@ async fn undo_puts_back_a_write_an_edit_and_a_command_turn_by_turn() {
     // Then the edit, then the write.
     assert!(matches!(
         session.undo(None).await,
-        EventMsg::Undone { turn: 2, .. }
+        Ok(ReplyOk::Undone { turn: 2, .. })
     ));
     assert_eq!(
         read(root, "lib.rs").as_deref(),
@@ -281,11 +270,11 @@ async fn undo_puts_back_a_write_an_edit_and_a_command_turn_by_turn() {
     );
     assert!(matches!(
         session.undo(Some(1)).await,
-        EventMsg::Undone { turn: 1, .. }
+        Ok(ReplyOk::Undone { turn: 1, .. })
     ));
     assert!(!root.join("notes").exists());
     // Nothing is left, and an undone turn cannot be undone again.
-    let EventMsg::Error(error) = session.undo(None).await else {
+    let Err(error) = session.undo(None).await else {
         panic!()
     };
     assert_eq!(error.class, ErrorClass::InvalidRequest);
@@ -294,7 +283,7 @@ async fn undo_puts_back_a_write_an_edit_and_a_command_turn_by_turn() {
         "{}",
         error.message
     );
-    let EventMsg::Error(error) = session.undo(Some(2)).await else {
+    let Err(error) = session.undo(Some(2)).await else {
         panic!()
     };
     assert!(
@@ -302,7 +291,7 @@ async fn undo_puts_back_a_write_an_edit_and_a_command_turn_by_turn() {
         "{}",
         error.message
     );
-    let EventMsg::Error(error) = session.undo(Some(4)).await else {
+    let Err(error) = session.undo(Some(4)).await else {
         panic!()
     };
     assert!(
@@ -310,7 +299,7 @@ async fn undo_puts_back_a_write_an_edit_and_a_command_turn_by_turn() {
         "{}",
         error.message
     );
-    let EventMsg::Diff { turns } = session.answer(Op::Diff { turn: None }).await else {
+    let Ok(ReplyOk::Diff { turns }) = session.answer(Op::Diff { turn: None }).await else {
         panic!()
     };
     assert!(turns.is_empty(), "undone turns leave the diff");
@@ -354,7 +343,7 @@ async fn a_file_the_user_changed_after_the_agent_is_not_overwritten() {
     assert_eq!(session.turn("change both").await, TurnOutcome::Completed);
     std::fs::write(root.join("old.txt"), "the user's own text\n").unwrap();
 
-    let EventMsg::Error(error) = session.undo(None).await else {
+    let Err(error) = session.undo(None).await else {
         panic!("expected a refusal: {:?}", session.seen.last());
     };
     assert_eq!(error.class, ErrorClass::InvalidRequest);
@@ -378,7 +367,7 @@ async fn a_file_the_user_changed_after_the_agent_is_not_overwritten() {
     std::fs::write(root.join("old.txt"), "agent\n").unwrap();
     assert!(matches!(
         session.undo(None).await,
-        EventMsg::Undone { turn: 1, .. }
+        Ok(ReplyOk::Undone { turn: 1, .. })
     ));
     assert_eq!(read(root, "old.txt").as_deref(), Some("old\n"));
     assert!(read(root, "lib.rs").unwrap().contains("a - b"));
@@ -440,7 +429,7 @@ async fn checkpoints_work_in_a_git_project_and_survive_a_restart() {
         ],
     );
     assert_eq!(session.turn("write another").await, TurnOutcome::Completed);
-    let EventMsg::Diff { turns } = session.answer(Op::Diff { turn: None }).await else {
+    let Ok(ReplyOk::Diff { turns }) = session.answer(Op::Diff { turn: None }).await else {
         panic!()
     };
     assert_eq!(
@@ -449,7 +438,7 @@ async fn checkpoints_work_in_a_git_project_and_survive_a_restart() {
     );
     assert!(matches!(
         session.undo(Some(1)).await,
-        EventMsg::Undone { turn: 1, .. }
+        Ok(ReplyOk::Undone { turn: 1, .. })
     ));
     assert_eq!(git(&["status", "--porcelain"]), "?? second.txt\n");
     assert_eq!(
@@ -586,13 +575,17 @@ async fn a_long_session_on_a_small_window_is_compacted_and_keeps_its_task() {
     else {
         unreachable!()
     };
-    let EventMsg::ConversationSwitched { history, .. } = resumed
-        .answer(Op::SwitchConversation {
-            conversation_id: ready.conversation_id,
-        })
-        .await
-    else {
-        panic!("expected the history")
+    let mut replay = resumed.handle.subscribe();
+    let history = loop {
+        let event = agent::next_event(&mut replay, Duration::from_secs(30)).await;
+        if let EventMsg::ConversationOpened {
+            conversation,
+            history,
+        } = event.msg
+        {
+            assert_eq!(conversation.id, ready.conversation_id);
+            break history;
+        }
     };
     let HistoryEntry::User { text } = &history[0] else {
         panic!("{history:?}")
@@ -619,8 +612,8 @@ async fn compact_on_demand_keeps_the_latest_turn() {
             ScriptedReply::text("second answer"),
         ],
     );
-    let EventMsg::Warning { message } = session.answer(Op::Compact).await else {
-        panic!("expected a warning")
+    let Ok(ReplyOk::Nothing { message }) = session.answer(Op::Compact).await else {
+        panic!("expected nothing to do")
     };
     assert!(message.contains("Nothing to compact"), "{message}");
     assert_eq!(session.turn(TASK).await, TurnOutcome::Completed);
@@ -628,11 +621,17 @@ async fn compact_on_demand_keeps_the_latest_turn() {
     session
         .summarizer
         .push(ScriptedReply::text("SUMMARY: one note per turn."));
+    assert!(matches!(
+        session.answer(Op::Compact).await,
+        Ok(ReplyOk::Compacted { .. })
+    ));
     let EventMsg::Compacted {
         messages_summarized,
         context_window,
         ..
-    } = session.answer(Op::Compact).await
+    } = session
+        .until(|msg| matches!(msg, EventMsg::Compacted { .. }))
+        .await
     else {
         panic!("expected compacted: {:?}", session.seen.last())
     };

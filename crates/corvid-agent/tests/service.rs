@@ -8,10 +8,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use corvid_agent::{Agents, EVENT_BUFFER, OpenConversation, Session, Subscription};
+use corvid_agent::{
+    Agents, EVENT_BUFFER, IdleRules, Link, OpenConversation, Session, Subscription,
+};
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApproveParams, ErrorClass, Event, EventMsg, HistoryEntry, Op,
-    ProposalOutcome, SendParams, TurnOutcome,
+    ProposalOutcome, ReplyOk, SendParams, ServerFrame, TurnOutcome,
 };
 use corvid_store::Store;
 use corvid_test_support::agent::{self, PATIENCE, ScriptedClient};
@@ -20,10 +22,14 @@ use corvid_wire::model::StreamEvent;
 use tokio::time::timeout;
 
 fn service(replies: Vec<ScriptedReply>) -> (Agents, Arc<ScriptedModel>) {
+    service_with(replies, IdleRules::default())
+}
+
+fn service_with(replies: Vec<ScriptedReply>, idle: IdleRules) -> (Agents, Arc<ScriptedModel>) {
     let model = Arc::new(ScriptedModel::new(replies));
     let store = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
     (
-        Agents::new(Arc::new(ScriptedClient(Arc::clone(&model))), store),
+        Agents::with_idle_rules(Arc::new(ScriptedClient(Arc::clone(&model))), store, idle),
         model,
     )
 }
@@ -167,7 +173,7 @@ async fn a_late_subscriber_gets_the_replay_of_finished_and_running_turns() {
     let history = events
         .iter()
         .find_map(|event| match &event.msg {
-            EventMsg::ConversationSwitched { history, .. } => Some(history.clone()),
+            EventMsg::ConversationOpened { history, .. } => Some(history.clone()),
             _ => None,
         })
         .unwrap();
@@ -247,7 +253,7 @@ async fn a_listener_that_never_reads_stalls_nothing_and_stays_bounded() {
     let said = "x".repeat(DELTAS);
     assert!(fresh_replay.iter().any(|event| matches!(
         &event.msg,
-        EventMsg::ConversationSwitched { history, .. }
+        EventMsg::ConversationOpened { history, .. }
             if history.contains(&HistoryEntry::Assistant { text: said.clone() })
     )));
 
@@ -540,67 +546,84 @@ async fn many_sessions_run_at_once_on_different_projects() {
 }
 
 #[tokio::test]
-async fn a_conversation_open_in_another_session_is_not_taken_over() {
+async fn a_session_keeps_its_conversation_and_faces_move_through_the_service() {
     let dir = project();
     let (agents, _) = service(Vec::new());
     let first = open_new(&agents, dir.path()).await;
-    let second = open_new(&agents, dir.path()).await;
-    assert_ne!(first.id(), second.id());
-    assert_ne!(first.conversation_id(), second.conversation_id());
-    let mut listener = second.subscribe();
-    replay(&mut listener).await;
-    for op in [
-        Op::SwitchConversation {
-            conversation_id: first.conversation_id(),
-        },
-        Op::DeleteConversation {
-            conversation_id: first.conversation_id(),
-        },
-    ] {
-        let id = second.submit(op);
-        let answer = until(&mut listener, |event| event.id == id).await;
-        match &answer.last().unwrap().msg {
-            EventMsg::Error(error) => {
-                assert_eq!(error.class, ErrorClass::InvalidRequest);
-                assert!(
-                    error.message.contains("open in another session"),
-                    "{}",
-                    error.message
-                );
-            }
-            other => panic!("expected a refusal, got {other:?}"),
+    let mut first_listener = first.subscribe();
+    // A session refuses to move: opening another conversation is the service's.
+    let refused = first
+        .request(Op::OpenConversation {
+            conversation_id: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.class, ErrorClass::InvalidRequest);
+    // A face that opens the first conversation joins its session.
+    let (link, mut frames) = Link::open(
+        agents.clone(),
+        agent::config(dir.path(), ApprovalPolicy::Ask),
+        OpenConversation::New,
+    )
+    .await
+    .unwrap();
+    let left = link.session();
+    assert_ne!(left.id(), first.id());
+    let id = link.request(Op::OpenConversation {
+        conversation_id: Some(first.conversation_id()),
+    });
+    let reply = loop {
+        match timeout(PATIENCE, frames.recv()).await.unwrap().unwrap() {
+            ServerFrame::Reply(reply) => break reply,
+            ServerFrame::Event(_) | ServerFrame::Protocol(_) => {}
+        }
+    };
+    assert_eq!(reply.id, id);
+    let Ok(ReplyOk::Opened { conversation }) = reply.into_result() else {
+        panic!("expected opened")
+    };
+    assert_eq!(conversation.id, first.conversation_id());
+    assert_eq!(link.session().id(), first.id());
+    // Its events now come from the joined session, starting with its replay.
+    loop {
+        let ServerFrame::Event(event) = timeout(PATIENCE, frames.recv()).await.unwrap().unwrap()
+        else {
+            continue;
+        };
+        if let EventMsg::ConversationOpened { conversation, .. } = event.msg {
+            assert_eq!(conversation.id, first.conversation_id());
+            break;
         }
     }
-    assert_eq!(agents.sessions().len(), 2);
+    // The session it left has no listener and no turn: the service closes it.
+    timeout(Duration::from_secs(20), async {
+        while !left.is_closed() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the session a face left is closed when idle");
+    // Deleting the shown conversation through the link closes its session and shows a new one.
     assert_eq!(
-        agents.session_for(&first.conversation_id()).unwrap().id(),
-        first.id()
+        link.call(Op::DeleteConversation {
+            conversation_id: first.conversation_id(),
+        })
+        .await,
+        Ok(ReplyOk::Done)
     );
-    // Once the first session is closed, the conversation is free to switch to.
-    agents.close(first.id()).await;
-    let id = second.submit(Op::SwitchConversation {
-        conversation_id: first.conversation_id(),
-    });
-    let answer = until(&mut listener, |event| event.id == id).await;
-    assert!(matches!(
-        &answer.last().unwrap().msg,
-        EventMsg::ConversationSwitched { conversation, .. } if conversation.id == first.conversation_id()
-    ));
-    assert_eq!(second.conversation_id(), first.conversation_id());
-    // Deleting it through the service closes the session holding it and removes it from the
-    // store.
+    assert!(first.is_closed());
+    while first_listener.recv().await.is_some() {}
+    assert_ne!(link.session().conversation_id(), first.conversation_id());
     assert!(
         agents
-            .delete_conversation(dir.path(), &first.conversation_id())
+            .conversations(dir.path())
             .await
             .unwrap()
+            .iter()
+            .all(|conversation| conversation.id != first.conversation_id())
     );
-    assert!(second.is_closed());
-    assert_eq!(agents.conversations(dir.path()).await.unwrap().len(), 1);
 }
 
-/// A web server keeps the service in its shared state and awaits it in request handlers: the
-/// handles and the futures must cross threads.
 #[test]
 fn the_service_and_its_futures_can_cross_threads() {
     fn shared<T: Send + Sync + Clone + 'static>() {}
@@ -671,10 +694,10 @@ async fn subscribing_once_ready_replays_the_history_even_for_a_session_just_star
     assert!(first.replay);
     assert_eq!(ready.conversation_id, conversation);
     let events = until(&mut listener, |event| {
-        matches!(event.msg, EventMsg::ConversationSwitched { .. })
+        matches!(event.msg, EventMsg::ConversationOpened { .. })
     })
     .await;
-    let EventMsg::ConversationSwitched { history, .. } = &events.last().unwrap().msg else {
+    let EventMsg::ConversationOpened { history, .. } = &events.last().unwrap().msg else {
         unreachable!()
     };
     assert_eq!(
@@ -694,4 +717,70 @@ async fn subscribing_once_ready_replays_the_history_even_for_a_session_just_star
         .await
         .expect("an ended session does not keep a subscriber waiting");
     while timeout(PATIENCE, ended.recv()).await.unwrap().is_some() {}
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_face_that_leaves_mid_approval_hangs_nothing_and_a_second_face_answers() {
+    let dir = project();
+    let (agents, _) = service_with(
+        vec![
+            ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo one >> notes.txt"}"#),
+            ScriptedReply::text("done"),
+            ScriptedReply::tool_call("c2", "bash", r#"{"command":"echo two >> notes.txt"}"#),
+        ],
+        IdleRules {
+            grace: Duration::from_millis(100),
+            unattended_approval: Duration::from_millis(600),
+        },
+    );
+    let session = open_new(&agents, dir.path()).await;
+    let mut first_face = session.subscribe();
+    session.submit(Op::Send(SendParams::text("append one")));
+    until(&mut first_face, |event| {
+        matches!(event.msg, EventMsg::Proposal(_))
+    })
+    .await;
+    // The first face goes away mid-approval; a second one finds the proposal in its replay
+    // and answers it.
+    drop(first_face);
+    let mut second_face = session.subscribe();
+    let replayed = replay(&mut second_face).await;
+    let waiting = proposal_id(&replayed);
+    assert_eq!(
+        session
+            .request(Op::Approve(ApproveParams {
+                proposal_id: waiting.clone(),
+                decision: ApprovalDecision::Approve,
+            }))
+            .await,
+        Ok(ReplyOk::Done)
+    );
+    until(&mut second_face, turn_finished).await;
+    // A second answer is replied an error, not dropped.
+    let late = session
+        .request(Op::Approve(ApproveParams {
+            proposal_id: waiting,
+            decision: ApprovalDecision::Approve,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(late.class, ErrorClass::InvalidRequest);
+    // Next time every face leaves while a proposal waits: the service does not wait forever.
+    session.submit(Op::Send(SendParams::text("append two")));
+    until(&mut second_face, |event| {
+        matches!(event.msg, EventMsg::Proposal(_))
+    })
+    .await;
+    drop(second_face);
+    timeout(Duration::from_secs(20), async {
+        while !session.is_closed() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("an unattended proposal does not keep the session forever");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "one\none\n"
+    );
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use corvid_agent::{Agents, OpenConversation, Session, Subscription};
+use corvid_agent::{AgentConfig, Agents, Link, OpenConversation, Session, Subscription};
 use corvid_config::{ApprovalSetting, Loaded};
 use corvid_protocol::ApprovalPolicy;
 
@@ -57,15 +57,24 @@ pub(crate) fn default_approval(loaded: &Loaded) -> ApprovalPolicy {
     }
 }
 
-/// Opens the session on `which` conversation (a new one for `exec`, so no empty conversation
-/// is left behind), with a listener from its first event; the service comes back too, for
-/// what the front end reads before the first turn.
-pub(crate) async fn start_on(
+/// Opens the session of `which` with a listener that hears it from its first event (start-up
+/// warnings, `ready`), or from its replay when another face has it open.
+pub(crate) async fn start(
     loaded: &Loaded,
     args: &AgentArgs,
     front_end: &str,
     which: OpenConversation,
-) -> anyhow::Result<(Agents, Session, Subscription)> {
+) -> anyhow::Result<(Session, Subscription)> {
+    let (agents, config) = configure(loaded, args, front_end)?;
+    Ok(agents.open_listening(config, which).await?)
+}
+
+/// The service and the settings this terminal's sessions start with.
+fn configure(
+    loaded: &Loaded,
+    args: &AgentArgs,
+    front_end: &str,
+) -> anyhow::Result<(Agents, AgentConfig)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, args.project.as_deref());
     let composition = Composition::build(loaded)?;
@@ -78,22 +87,27 @@ pub(crate) async fn start_on(
     config.max_steps = args.max_steps;
     config.context_window = args.context_window;
     config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
-    let (session, events) = composition.agents.open_listening(config, which).await?;
-    Ok((composition.agents, session, events))
+    Ok((composition.agents, config))
 }
 
 /// `corvid chat`: the terminal UI (plain lines when stdin or stdout is not a terminal). It
 /// opens the project's current conversation, as the page does, and shows what it resumed
 /// (`/new` starts another); `corvid exec` starts a new one unless told `--continue`.
 pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()> {
-    let (agents, session, events) =
-        start_on(loaded, args, "chat", OpenConversation::Current).await?;
+    // The chat's link: `/new`, `/open` and `/resume` ask the service for another conversation's
+    // session; the one left is closed by the service once idle.
+    let (agents, config) = configure(loaded, args, "chat")?;
+    let (session, events) = agents
+        .open_listening(config.clone(), OpenConversation::Current)
+        .await?;
+    // The conversation the chat resumed, when it has messages: said and shown on screen.
     let resumed = agents
         .conversation(session.project(), &session.conversation_id())
         .await
         .context("cannot read the conversation being resumed")?
         .filter(|detail| !detail.history.is_empty())
         .map(|detail| (detail.summary, detail.history));
+    let (link, frames) = Link::over(agents, Arc::new(move || config.clone()), session, events);
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let project = corvid_agent::project_folders(&here, args.project.as_deref()).root;
     let mut catalog: Vec<String> = loaded.config.aliases.keys().cloned().collect();
@@ -114,7 +128,16 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
             (model.clone(), rate)
         })
         .collect();
+    let skills = corvid_agent::skills::load_skills(&project)
+        .skills
+        .into_iter()
+        .map(|skill| corvid_protocol::commands::SkillCommand {
+            name: skill.name,
+            description: skill.description,
+        })
+        .collect();
     let settings = corvid_tui::Settings {
+        skills,
         prices,
         history_file: Some(corvid_tui::history::file_for(
             &loaded.paths.data_dir,
@@ -124,7 +147,7 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         catalog,
         resumed,
     };
-    corvid_tui::run(Arc::new(session), events, settings)
+    corvid_tui::run(Arc::new(link), frames, settings)
         .await
         .context("the terminal failed")
 }

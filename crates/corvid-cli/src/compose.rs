@@ -78,6 +78,7 @@ pub(crate) fn agent_config(
     // Hooks and permission rules in Claude Code's format; a project's hooks need trust.
     config.user_settings = Some(crate::hooks_command::user_settings(loaded));
     config.project_trust = Some(crate::hooks_command::project_trust(loaded));
+    config.prices = loaded.config.prices.clone();
     config
 }
 

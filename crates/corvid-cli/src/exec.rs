@@ -7,10 +7,10 @@ use std::io::{IsTerminal, Read, Write};
 use corvid_agent::OpenConversation;
 use corvid_config::Loaded;
 use corvid_protocol::{
-    ApprovalDecision, ApproveParams, Event, EventMsg, Op, ProposalKind, SendParams, TurnOutcome,
+    ApprovalDecision, ApproveParams, Event, EventMsg, Op, SendParams, TurnOutcome,
 };
 
-use crate::agent_front::{AgentArgs, start_on};
+use crate::agent_front::{AgentArgs, start};
 
 /// Exit statuses, as `--help` documents them.
 pub(crate) const COMPLETED: u8 = 0;
@@ -56,13 +56,22 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
             return Ok(USAGE);
         }
     };
-    // A new conversation is opened as the session starts (not the current one, then a new
-    // one beside it, which left an empty conversation behind on a project's first exec).
+    // The session opens on the conversation asked for, so the prompt can never land in another.
     let which = match (&args.resume, args.continue_last) {
+        (Some(id), _) => OpenConversation::Existing(id.clone()),
+        (None, true) => OpenConversation::Current,
         (None, false) => OpenConversation::New,
-        _ => OpenConversation::Current,
     };
-    let (_, handle, mut events) = start_on(loaded, &args.agent, "exec", which).await?;
+    let (handle, mut events) = match start(loaded, &args.agent, "exec", which).await {
+        Ok(started) => started,
+        Err(error) => match error.downcast_ref::<corvid_agent::AgentError>() {
+            Some(unknown @ corvid_agent::AgentError::UnknownConversation { .. }) => {
+                eprintln!("corvid exec: {unknown}");
+                return Ok(USAGE);
+            }
+            _ => return Err(error),
+        },
+    };
     let mut stdout = std::io::stdout();
     let emit = |event: &Event, stdout: &mut std::io::Stdout| -> std::io::Result<()> {
         if args.json {
@@ -72,29 +81,6 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         }
         Ok(())
     };
-    // Pick the conversation first and wait until the engine confirms it, so the prompt can
-    // never land in another one.
-    let choose = match (&args.resume, args.continue_last) {
-        (Some(id), _) => Some(Op::SwitchConversation {
-            conversation_id: id.clone(),
-        }),
-        (None, _) => None,
-    };
-    if let Some(op) = choose {
-        handle.submit(op);
-        while let Some(event) = events.recv().await {
-            emit(&event, &mut stdout)?;
-            match &event.msg {
-                EventMsg::ConversationSwitched { .. } => break,
-                EventMsg::Error(error) => {
-                    eprintln!("corvid exec: {}", error.message);
-                    handle.close().await;
-                    return Ok(USAGE);
-                }
-                _ => {}
-            }
-        }
-    }
     handle.submit(Op::Send(SendParams::text(prompt)));
     let mut outcome = None;
     let mut refused = 0u32;
@@ -119,14 +105,14 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
             EventMsg::Proposal(proposal) => {
                 refused += 1;
                 // A widened or unsandboxed command asks under every policy; say why.
-                let why = match &proposal.sandbox {
-                    Some(notice) => format!(" ({})", notice.describe()),
+                let why = match &proposal.notice {
+                    Some(notice) => format!(" ({notice})"),
                     None => String::new(),
                 };
                 if !args.json {
                     eprintln!(
                         "corvid exec: refused {}{why} (needs approval under the {} policy; --approval auto-edit or full-auto allows more)",
-                        describe(&proposal.kind),
+                        proposal.title,
                         args.agent.approval(loaded)
                     );
                 }
@@ -184,15 +170,6 @@ fn non_empty(text: String) -> Result<String, String> {
         Err("the prompt is empty".to_owned())
     } else {
         Ok(text)
-    }
-}
-
-fn describe(kind: &ProposalKind) -> String {
-    match kind {
-        ProposalKind::Edit { path, .. } => format!("an edit of {path}"),
-        ProposalKind::Write { path, .. } => format!("writing {path}"),
-        ProposalKind::Command { command, .. } => format!("the command `{command}`"),
-        ProposalKind::Other { tool, summary } => format!("{tool}: {summary}"),
     }
 }
 

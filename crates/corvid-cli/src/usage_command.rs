@@ -67,7 +67,7 @@ fn render_json(rows: &[UsageRow], prices: &BTreeMap<String, Price>) -> anyhow::R
                 "output": row.tokens.output,
                 "reasoning": row.tokens.reasoning,
                 "cache_hit_rate": hit_rate(&row.tokens),
-                "cost_usd": prices.get(&row.model).map(|price| cost(&row.tokens, price)),
+                "cost_usd": corvid_store::priced(prices, &row.model, &row.tokens),
             })
         })
         .collect();

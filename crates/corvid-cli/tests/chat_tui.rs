@@ -261,7 +261,7 @@ async fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_new_message() {
     tokio::task::block_in_place(|| {
         pane.type_text("make a marker");
         pane.keys(&["Enter"]);
-        pane.wait_for("? allow: run `touch marker`", Duration::from_secs(10));
+        pane.wait_for("? allow: Run touch marker", Duration::from_secs(10));
         // The prompt line is drawn just after the proposal reaches the scrollback.
         pane.wait_for("1 yes · 2 always · 3 no", Duration::from_secs(1));
         pane.keys(&["C-c"]);
@@ -634,4 +634,112 @@ async fn slash_mcp_shows_each_server_with_its_state_and_tools() {
     pane.type_text("/quit");
     pane.keys(&["Enter"]);
     pane.assert_exits();
+}
+
+/// A model reply that calls `tool` with `arguments`.
+fn tool_reply(id: &str, tool: &str, arguments: &Value) -> Reply {
+    reply_with_usage(vec![
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_protocols_commands_and_a_skill_work_and_read_only_refuses_a_write() {
+    let upstream = MockUpstream::start().await;
+    for (id, file) in [("w1", "one.txt"), ("w2", "two.txt")] {
+        upstream.enqueue(
+            CHAT,
+            tool_reply(
+                id,
+                "write",
+                &json!({"path": file, "content": format!("{file}\n")}),
+            ),
+        );
+        upstream.enqueue(CHAT, text(&format!("wrote {file}")));
+    }
+    // `/compact` summarises the first turn with a model call of its own.
+    upstream.enqueue(CHAT, text("SUMMARY: two files were written."));
+    upstream.enqueue(CHAT, text("released it"));
+    upstream.enqueue(
+        CHAT,
+        tool_reply(
+            "w3",
+            "write",
+            &json!({"path": "one.txt", "content": "gone\n"}),
+        ),
+    );
+    upstream.enqueue(CHAT, text("it is read-only"));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let skill = project.path().join(".corvid/skills/release");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: release\ndescription: cut a release\n---\nTag it.\n",
+    )
+    .unwrap();
+    let pane = tokio::task::block_in_place(|| {
+        Pane::open(
+            &upstream,
+            home.path(),
+            project.path(),
+            &Setup {
+                width: 100,
+                height: 40,
+                env: "CORVID_APPROVAL=full-auto",
+                ..Setup::default()
+            },
+        )
+    });
+    tokio::task::block_in_place(|| {
+        for (message, done) in [
+            ("write one", "wrote one.txt"),
+            ("write two", "wrote two.txt"),
+        ] {
+            pane.type_text(message);
+            pane.keys(&["Enter"]);
+            pane.wait_for(done, Duration::from_secs(15));
+            pane.wait_for("─ done", Duration::from_secs(10));
+        }
+        pane.type_text("/diff 1");
+        pane.keys(&["Enter"]);
+        pane.wait_for("── turn 1 ──", Duration::from_secs(10));
+        pane.type_text("/undo 2");
+        pane.keys(&["Enter"]);
+        pane.wait_for("undid turn 2", Duration::from_secs(10));
+        pane.type_text("/compact");
+        pane.keys(&["Enter"]);
+        pane.wait_for("compacted:", Duration::from_secs(10));
+        pane.type_text("/release 1.2");
+        pane.keys(&["Enter"]);
+        pane.wait_for("released it", Duration::from_secs(15));
+        pane.type_text("/approval read-only");
+        pane.keys(&["Enter"]);
+        pane.type_text("overwrite one");
+        pane.keys(&["Enter"]);
+        let screen = pane.wait_for("it is read-only", Duration::from_secs(15));
+        println!("{screen}");
+    });
+    assert!(
+        !project.path().join("two.txt").exists(),
+        "/undo 2 put it back"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("one.txt")).unwrap(),
+        "one.txt\n",
+        "read-only refused the write"
+    );
+    let requests = upstream.requests();
+    // The engine wrote the skill's instruction before the user's words.
+    assert!(
+        requests.iter().any(|request| {
+            let sent = request.json().to_string();
+            sent.contains("1.2") && sent.contains("skill `release`")
+        }),
+        "the skill's message did not reach the model"
+    );
 }

@@ -14,11 +14,15 @@ use crate::sandbox::Confinement;
 
 /// How much the agent may do without asking.
 ///
-/// Serialized as `ask`, `auto-edit` or `full-auto`, the same words the `--approval` flag and
-/// the configuration file accept.
+/// Serialized as `read-only`, `ask`, `auto-edit` or `full-auto`, the same words the
+/// `--approval` flag and the configuration file accept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalPolicy {
+    /// Reads run; every call that may change something (edits, writes, commands, mutating MCP
+    /// or custom tools) is refused by the engine without asking, whatever rules were kept.
+    /// Plan mode and ACP's read-only mode use it.
+    ReadOnly,
     /// Reads run; edits, writes, commands and other changing tools ask.
     #[default]
     Ask,
@@ -30,11 +34,13 @@ pub enum ApprovalPolicy {
 
 impl ApprovalPolicy {
     /// Every policy, from the most to the least cautious.
-    pub const ALL: [ApprovalPolicy; 3] = [Self::Ask, Self::AutoEdit, Self::FullAuto];
+    pub const ALL: [ApprovalPolicy; 4] =
+        [Self::ReadOnly, Self::Ask, Self::AutoEdit, Self::FullAuto];
 
     /// The policy's name on the wire and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::ReadOnly => "read-only",
             Self::Ask => "ask",
             Self::AutoEdit => "auto-edit",
             Self::FullAuto => "full-auto",
@@ -51,7 +57,7 @@ impl fmt::Display for ApprovalPolicy {
 impl FromStr for ApprovalPolicy {
     type Err = UnknownApprovalPolicy;
 
-    /// Accepts exactly the wire names: `ask`, `auto-edit`, `full-auto`.
+    /// Accepts exactly the wire names: `read-only`, `ask`, `auto-edit`, `full-auto`.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         Self::ALL
             .into_iter()
@@ -64,7 +70,7 @@ impl FromStr for ApprovalPolicy {
 
 /// A name that is not an [`ApprovalPolicy`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown approval policy `{given}`: expected one of ask, auto-edit, full-auto")]
+#[error("unknown approval policy `{given}`: expected one of read-only, ask, auto-edit, full-auto")]
 pub struct UnknownApprovalPolicy {
     given: String,
 }
@@ -120,6 +126,22 @@ impl ApprovalRule {
     pub fn command_prefix(prefix: impl Into<String>) -> Self {
         Self::CommandPrefix {
             prefix: prefix.into(),
+        }
+    }
+
+    /// What the rule allows, in one sentence for people (shown beside an "always" choice).
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Tool { tool } => format!("Always allow the `{tool}` tool in this session."),
+            Self::CommandPrefix { prefix } => format!(
+                "Always allow commands starting with `{prefix}` (without shell operators) in this session."
+            ),
+            Self::Origin { origin } => match origin.strip_prefix("mcp:") {
+                Some(server) => {
+                    format!("Always allow every tool of the MCP server `{server}` in this session.")
+                }
+                None => format!("Always allow every tool from `{origin}` in this session."),
+            },
         }
     }
 
@@ -207,16 +229,19 @@ pub enum GateDecision {
     Run,
     /// Emit a proposal and wait for the user.
     Ask,
+    /// Do not run it and do not ask: the policy is `read-only` and the action may change
+    /// something. The model is told.
+    Refuse,
 }
 
 /// Whether `action` runs without asking under `policy` and the kept `rules`.
 ///
-/// | action                   | `ask`                 | `auto-edit`           | `full-auto` |
-/// |--------------------------|-----------------------|-----------------------|-------------|
-/// | read, non-mutating other | run                   | run                   | run         |
-/// | edit                     | ask, unless tool rule | run                   | run         |
-/// | mutating other           | ask, unless tool rule | ask, unless tool rule | run         |
-/// | command                  | ask, unless prefix rule | ask, unless prefix rule | run       |
+/// | action                   | `read-only` | `ask`                 | `auto-edit`           | `full-auto` |
+/// |--------------------------|-------------|-----------------------|-----------------------|-------------|
+/// | read, non-mutating other | run         | run                   | run                   | run         |
+/// | edit                     | refuse      | ask, unless tool rule | run                   | run         |
+/// | mutating other           | refuse      | ask, unless tool rule | ask, unless tool rule | run         |
+/// | command                  | refuse      | ask, unless prefix rule | ask, unless prefix rule | run       |
 ///
 /// "tool rule": an [`ApprovalRule::Tool`] naming the action's tool; "prefix rule": an
 /// [`ApprovalRule::CommandPrefix`] whose words start the command, with no control operator in it.
@@ -225,6 +250,19 @@ pub fn decision_for(
     rules: &[ApprovalRule],
     action: &ActionKind,
 ) -> GateDecision {
+    let changes = match action {
+        ActionKind::Read => false,
+        ActionKind::Other { mutating, .. } => *mutating,
+        ActionKind::Edit { .. } | ActionKind::Command { .. } => true,
+    };
+    if policy == ApprovalPolicy::ReadOnly {
+        // Kept rules never widen read-only: it is a promise that nothing changes.
+        return if changes {
+            GateDecision::Refuse
+        } else {
+            GateDecision::Run
+        };
+    }
     let by_policy = match (policy, action) {
         (_, ActionKind::Read)
         | (
@@ -235,9 +273,9 @@ pub fn decision_for(
         )
         | (ApprovalPolicy::FullAuto, _)
         | (ApprovalPolicy::AutoEdit, ActionKind::Edit { .. }) => true,
-        (ApprovalPolicy::Ask, ActionKind::Edit { .. })
+        (ApprovalPolicy::ReadOnly | ApprovalPolicy::Ask, ActionKind::Edit { .. })
         | (
-            ApprovalPolicy::Ask | ApprovalPolicy::AutoEdit,
+            ApprovalPolicy::ReadOnly | ApprovalPolicy::Ask | ApprovalPolicy::AutoEdit,
             ActionKind::Command { .. } | ActionKind::Other { mutating: true, .. },
         ) => false,
     };
@@ -250,6 +288,8 @@ pub fn decision_for(
 
 /// [`decision_for`] for a command, knowing how the sandbox will confine it.
 ///
+/// Under `read-only` a command is refused however it is confined.
+///
 /// A command that runs with more than the sandbox allows ([`Confinement::Widened`]) or without a
 /// sandbox because the kernel offers none ([`Confinement::Unsandboxed`]) always asks, under every
 /// policy (`full-auto` included) and whatever rules were kept: the user must see exactly what is
@@ -261,6 +301,9 @@ pub fn decision_with_sandbox(
     action: &ActionKind,
     confinement: Confinement,
 ) -> GateDecision {
+    if policy == ApprovalPolicy::ReadOnly {
+        return decision_for(policy, rules, action);
+    }
     match confinement {
         Confinement::Widened | Confinement::Unsandboxed => GateDecision::Ask,
         Confinement::Sandboxed | Confinement::SandboxOff => decision_for(policy, rules, action),

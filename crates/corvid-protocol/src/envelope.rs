@@ -27,7 +27,8 @@ pub fn is_compatible(version: u32) -> bool {
 
 /// One operation from a front end to the engine.
 ///
-/// The engine answers with `Event`s whose `id` is this submission's `id`.
+/// The engine answers with exactly one `Reply` carrying this submission's `id`; the `Event`s
+/// it causes carry that `id` too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Submission {
     /// Chosen by the front end, unique within the session (a counter or a UUID). Events caused by

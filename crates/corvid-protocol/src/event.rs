@@ -26,6 +26,17 @@ pub enum EventMsg {
         /// The approval policy now.
         approval_policy: ApprovalPolicy,
     },
+    /// The conversation this listener is shown, with its history: the second event of every
+    /// replay (after `ready`). A session holds one conversation for its whole life, so live
+    /// listeners never see it otherwise; a face that opens another conversation
+    /// (`open_conversation`) listens to that conversation's session from then on, starting with
+    /// its replay.
+    ConversationOpened {
+        /// The session's conversation.
+        conversation: ConversationSummary,
+        /// Its history, oldest first, for the front end to show.
+        history: Vec<HistoryEntry>,
+    },
     /// A turn began (after `send` or `init`).
     TurnStarted {
         /// The conversation the turn belongs to.
@@ -122,27 +133,6 @@ pub enum EventMsg {
     Error(ErrorNotification),
     /// The turn ended; always the turn's last event.
     TurnFinished(TurnFinishedNotification),
-    /// The answer to `list_conversations`.
-    ConversationList {
-        /// The project's conversations, most recently updated first.
-        conversations: Vec<ConversationSummary>,
-        /// The active conversation, if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        current: Option<String>,
-    },
-    /// Another conversation is active (after `new_conversation`, `switch_conversation`, or
-    /// deleting the active one).
-    ConversationSwitched {
-        /// The conversation that is now active.
-        conversation: ConversationSummary,
-        /// Its history, oldest first, for the front end to show.
-        history: Vec<HistoryEntry>,
-    },
-    /// A conversation was deleted.
-    ConversationDeleted {
-        /// The deleted conversation.
-        conversation_id: String,
-    },
     /// The active conversation's history was emptied.
     ConversationCleared {
         /// The cleared conversation.
@@ -154,17 +144,13 @@ pub enum EventMsg {
         /// One or two sentences for the user.
         message: String,
     },
-    /// The answer to `undo`: these files are back as they were before `turn`.
+    /// Files of the conversation were put back as they were before `turn` (after `undo`, from
+    /// whichever face sent it), so every listener can say so.
     Undone {
         /// The turn that was undone.
         turn: u32,
         /// The files put back, with what the turn had done to each.
         files: Vec<FileChange>,
-    },
-    /// The answer to `diff`: what the agent changed, turn by turn, oldest first.
-    Diff {
-        /// One entry per turn that changed files and was not undone (empty: no changes).
-        turns: Vec<TurnChanges>,
     },
     /// Older turns of the conversation were replaced by a summary (after `compact`, or by
     /// itself near the model's context window); the recent turns stay as they were.
@@ -178,13 +164,8 @@ pub enum EventMsg {
         /// How many messages the summary replaced.
         messages_summarized: u32,
     },
-    /// The answer to `list_tool_servers`: every server behind the session's tools, in the
-    /// order their tools take precedence (empty: none is configured).
-    ToolServers {
-        /// The servers.
-        servers: Vec<ToolServer>,
-    },
-    /// The answer to `shutdown`: the engine saved its state and sends nothing more.
+    /// The engine saved its state and sends nothing more (after `shutdown`, or when the
+    /// service closed the idle session).
     ShutdownComplete,
 }
 
@@ -308,7 +289,7 @@ pub struct ReadyNotification {
     pub engine: String,
     /// The project folder, absolute; the paths in events are relative to it.
     pub cwd: String,
-    /// The active conversation (send `switch_conversation` with it to receive its history).
+    /// The session's conversation (one for the session's whole life).
     pub conversation_id: String,
     /// The session's model.
     pub model: String,
@@ -329,12 +310,43 @@ pub struct ReadyNotification {
 pub struct ToolCallNotification {
     /// The tool call's id (the model's), shared by its proposal and its result.
     pub call_id: String,
-    /// The tool's name (`read`, `edit`, `bash`, an MCP tool's `<server>_<tool>`).
+    /// The tool's name (`read`, `edit`, `bash`, an MCP tool's `mcp__<server>__<tool>`).
     pub tool: String,
+    /// What the tool does, as its source offered it (never guessed from its name).
+    pub kind: ToolCallKind,
     /// The arguments the model passed, as JSON.
     pub arguments: serde_json::Value,
     /// One line for people: `Read src/main.rs`, `Run cargo test -p corvid-protocol`.
     pub summary: String,
+    /// The files the call touches, relative to the project folder, when the tool says (empty
+    /// until the call is prepared, and for tools that touch no file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<String>,
+}
+
+/// What a tool does, as its source offered it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolCallKind {
+    /// Reads files without changing anything.
+    Read,
+    /// Searches the project (file names, contents) without changing anything.
+    Search,
+    /// Changes files in the project.
+    Edit,
+    /// Runs a shell command.
+    Command,
+    /// Sends a request off the machine (a web fetch or a web search).
+    Fetch,
+    /// A tool of an MCP server.
+    Mcp {
+        /// The server's configured name.
+        server: String,
+        /// The tool's own name on that server.
+        tool: String,
+    },
+    /// Anything else (the task list, a subagent, a custom tool).
+    Other,
 }
 
 /// The payload of `tool_result`.
@@ -370,17 +382,41 @@ pub struct ProposalNotification {
     pub proposal_id: String,
     /// The tool call it would run.
     pub call_id: String,
+    /// One line for people naming what would happen (`Edit src/main.rs`, `Run cargo test`,
+    /// `Call github's create_issue`); every face shows it as it is.
+    pub title: String,
     /// What it would do.
     pub kind: ProposalKind,
+    /// The decisions the face may give: `approve` and `reject` always, `approve_always` when
+    /// `always_scope` is present.
+    pub decisions: Vec<DecisionKind>,
     /// The rule an "always" answer would keep, for front ends that offer "always" without
     /// letting the user edit the rule. Absent when "always" should not be offered (a command
     /// with shell control operators can never match a prefix rule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub always_scope: Option<ApprovalRule>,
-    /// Present when the command would run with more than the sandbox allows, or without one;
-    /// front ends show its `describe()` text with the proposal.
+    /// `always_scope` in words (`ApprovalRule::describe`), shown beside the "always" choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub always_description: Option<String>,
+    /// Present when the command would run with more than the sandbox allows, or without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxNotice>,
+    /// `sandbox` in words (`SandboxNotice::describe`): a safety text every face shows with the
+    /// proposal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+/// A decision a face may give to a proposal (see `ApprovalDecision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    /// Run it this once.
+    Approve,
+    /// Run it and keep `always_scope`.
+    ApproveAlways,
+    /// Do not run it.
+    Reject,
 }
 
 /// What a proposal would do.
@@ -462,7 +498,7 @@ pub enum SubagentKind {
 }
 
 /// The payload of `usage`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct UsageNotification {
     /// The step, counted from 1 within the turn.
     pub step: u32,
@@ -470,6 +506,13 @@ pub struct UsageNotification {
     pub usage: TokenUsage,
     /// The turn's tokens so far, this step included.
     pub turn: TokenUsage,
+    /// The turn's cost so far in US dollars, priced as the usage ledger prices it (the step's
+    /// model); absent when the model has no known price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_cost_usd: Option<f64>,
+    /// The context window of the step's model, in tokens, as the engine works with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
 }
 
 /// Token counts, split like `corvid-wire`'s `Usage` so every provider's totals can be rebuilt.
@@ -531,6 +574,71 @@ pub struct ErrorNotification {
     pub next_action: String,
     /// Whether sending the same message again may succeed without the user changing anything.
     pub retryable: bool,
+}
+
+impl ErrorNotification {
+    /// A failure of `class`, with the class's own `next_action` and `retryable`.
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
+        Self {
+            class,
+            message: message.into(),
+            next_action: class.next_action().to_owned(),
+            retryable: class.is_retryable(),
+        }
+    }
+
+    /// The same failure with a more precise next action than the class's.
+    pub fn with_next_action(mut self, next_action: impl Into<String>) -> Self {
+        self.next_action = next_action.into();
+        self
+    }
+
+    /// An operation that cannot be carried out as sent (`invalid_request`).
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorClass::InvalidRequest, message)
+    }
+}
+
+impl ErrorClass {
+    /// The sentence a failure of this class ends with. Every front end shows it as it is, so it
+    /// says what to do in words, never with one front end's command.
+    pub fn next_action(self) -> &'static str {
+        match self {
+            Self::NotConfigured => {
+                "Choose another model (`corvid models` lists them) or set its provider's key."
+            }
+            Self::AuthenticationRejected => {
+                "Check the provider's key, or sign in again with `corvid login`, then resend."
+            }
+            Self::RateLimited => "Wait a little and resend.",
+            Self::ServerError => {
+                "The provider is having trouble; resend in a moment or try another model."
+            }
+            Self::Network => "Check the network connection and resend.",
+            Self::UnexpectedResponse => {
+                "The provider answered something corvid could not use; try again or another model."
+            }
+            Self::Tool => "The tool failed; the model was told and can try another way.",
+            Self::Cancelled => "Send a new message when ready.",
+            Self::StepLimit => "Send a message to let the agent continue.",
+            Self::InvalidRequest => "Check what was sent; the session is unchanged.",
+            Self::Internal => "Try again; if it persists, report the problem.",
+        }
+    }
+
+    /// Whether a failure of this class may pass by itself.
+    pub fn is_retryable(self) -> bool {
+        match self {
+            Self::RateLimited | Self::ServerError | Self::Network | Self::Internal => true,
+            Self::NotConfigured
+            | Self::AuthenticationRejected
+            | Self::UnexpectedResponse
+            | Self::Tool
+            | Self::Cancelled
+            | Self::StepLimit
+            | Self::InvalidRequest => false,
+        }
+    }
 }
 
 /// The class of a failure, so front ends can react without parsing messages.
@@ -600,7 +708,7 @@ pub struct ConversationSummary {
     pub message_count: u64,
 }
 
-/// One item of a conversation's history, replayed by `conversation_switched`.
+/// One item of a conversation's history, replayed by `conversation_opened`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum HistoryEntry {

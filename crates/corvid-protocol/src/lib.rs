@@ -1,16 +1,28 @@
 //! corvid-protocol is the contract between corvid's agent engine and its front ends (the
 //! terminal, `corvid exec --json`, the web page, and the Agent Client Protocol adapter).
 //!
-//! The engine and a front end exchange two kinds of frame, each one JSON object:
+//! The engine and a front end exchange JSON objects:
 //!
 //! - [`Submission`] `{ "id", "op" }`, front end → engine: an [`Op`] such as `send`, `approve` or
 //!   `cancel`, under an id the front end picks.
-//! - [`Event`] `{ "id", "seq", "depth", "at", "msg" }`, engine → front end: an [`EventMsg`] such as
-//!   `text_delta`, `tool_call` or `turn_finished`, carrying the id of the submission it belongs to.
+//! - [`Reply`] `{ "id", "ok" }` or `{ "id", "error" }`, engine → the front end that submitted:
+//!   exactly one per submission, saying what became of the operation.
+//! - [`Event`] `{ "id", "seq", "depth", "at", "msg" }`, engine → every listener: progress, an
+//!   [`EventMsg`] such as `text_delta`, `tool_call` or `turn_finished`, carrying the id of the
+//!   submission it belongs to. A `proposal` is the agent's request for a decision: it lists the
+//!   decisions the face may give and is answered by `approve` (the first answer from any face
+//!   counts; a lagging listener is resynchronised by a replay that still holds it).
 //!
-//! On a byte stream (stdin/stdout, `corvid exec --json`) each frame is one line of JSON (JSON
-//! lines); on a WebSocket each frame is one text message. A session starts with
-//! [`Op::Hello`] → [`EventMsg::Ready`], which carries both sides' [`PROTOCOL_VERSION`].
+//! A transport that carries more than events (the page's WebSocket, ACP's adapter) sends
+//! [`ServerFrame`]s: `protocol` first ([`ProtocolHello`]: the version and the command table),
+//! then `event`s and `reply`s. On a byte stream each frame is one line of JSON (JSON lines); on
+//! a WebSocket each frame is one text message. A session starts with [`Op::Hello`], replied
+//! `ready` with both sides' [`PROTOCOL_VERSION`].
+//!
+//! A session holds one conversation for its whole life. Opening another conversation (new or
+//! stored), renaming and deleting are requests to the session service, not to a session
+//! ([`Op::OpenConversation`] and friends, carried by a face's transport). The slash commands
+//! are one table with one parser ([`commands`]).
 //!
 //! Conventions, the same in every type here:
 //!
@@ -27,9 +39,11 @@
 //! The crate is pure: serde types and functions, no IO, no async runtime, no clock.
 
 mod approval;
+pub mod commands;
 mod envelope;
 mod event;
 mod op;
+mod reply;
 mod sandbox;
 mod schema;
 
@@ -39,12 +53,13 @@ pub use approval::{
 };
 pub use envelope::{Event, PROTOCOL_VERSION, Submission, is_compatible};
 pub use event::{
-    ChangeKind, ConversationSummary, ErrorClass, ErrorNotification, EventMsg, FileChange,
-    HistoryEntry, ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification,
-    SubagentKind, TodoItem, TodoStatus, TokenUsage, ToolCallNotification, ToolResultNotification,
-    ToolServer, ToolServerState, Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome,
-    UsageNotification,
+    ChangeKind, ConversationSummary, DecisionKind, ErrorClass, ErrorNotification, EventMsg,
+    FileChange, HistoryEntry, ProposalKind, ProposalNotification, ProposalOutcome,
+    ReadyNotification, SubagentKind, TodoItem, TodoStatus, TokenUsage, ToolCallKind,
+    ToolCallNotification, ToolResultNotification, ToolServer, ToolServerState, Truncation,
+    TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
 pub use op::{ApprovalDecision, ApproveParams, ImageInput, Op, SendParams};
+pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame};
 pub use sandbox::{Confinement, SandboxMode, SandboxNotice, SandboxState};
 pub use schema::schema_json;

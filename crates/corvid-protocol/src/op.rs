@@ -12,8 +12,8 @@ use crate::approval::{ApprovalPolicy, ApprovalRule};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Op {
-    /// The first operation of a session: the front end's protocol version. The engine answers
-    /// `ready` with its own; the two must be equal.
+    /// The first operation of a session: the front end's protocol version. Replied `ready`
+    /// with the engine's own (the two must be equal), or an error when they differ.
     Hello {
         /// The protocol version the front end was built with.
         version: u32,
@@ -21,50 +21,65 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         client: Option<String>,
     },
-    /// A user message in the active conversation; starts a turn. A proposal still awaiting
-    /// approval is closed as interrupted first.
+    /// A user message; starts a turn. A proposal still awaiting approval is closed as
+    /// interrupted first. Replied `accepted` once the turn is started (or queued behind the
+    /// interrupted one); the turn's progress comes as events.
     Send(SendParams),
-    /// The user's answer to a `proposal` event.
+    /// The user's answer to a `proposal` (the agent's request for a decision). Replied `done`
+    /// when it was taken, or an error when the proposal is not waiting (answered first by
+    /// another face, or unknown).
     Approve(ApproveParams),
     /// Stop the running turn: the model stream and any running tool are stopped, and the turn
-    /// finishes with outcome `cancelled`. Without a running turn it does nothing.
+    /// finishes with outcome `cancelled`. Replied `done`, or `nothing` without a running turn.
     Cancel,
-    /// List the project's conversations; answered by `conversation_list`.
-    ListConversations,
-    /// Start a new, empty conversation and make it active; answered by `conversation_switched`
-    /// with an empty history.
-    NewConversation,
-    /// Make another conversation active; answered by `conversation_switched` with its history.
-    /// Switching to the active conversation replays its history, which is how a front end that
-    /// just connected fetches it.
-    SwitchConversation {
-        /// The conversation to switch to.
-        conversation_id: String,
+    /// A service request: show another conversation of the project (`conversation_id`), or a
+    /// new one (absent). A session holds one conversation for its whole life, so this is the
+    /// only way to switch: the face's transport asks the session service for the session of
+    /// that conversation (joined when another face has it open) and listens there from then
+    /// on, starting with its replay; the session it left is closed once nobody listens and no
+    /// turn runs. Replied `opened`. A session's engine refuses it.
+    OpenConversation {
+        /// The conversation to show; a new, empty one when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conversation_id: Option<String>,
     },
-    /// Delete a conversation; answered by `conversation_deleted`. Deleting the active one also
-    /// switches to another (or a new) conversation, announced by `conversation_switched`.
+    /// List the project's conversations; replied `conversations`.
+    ListConversations,
+    /// A service request: give a conversation another title. Replied `done`.
+    RenameConversation {
+        /// The conversation to rename; the one the face shows when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conversation_id: Option<String>,
+        /// Its new title (one line).
+        title: String,
+    },
+    /// A service request: delete a conversation of the project (its session, if open, is
+    /// closed first; the faces showing it open a new one). Replied `done`.
     DeleteConversation {
         /// The conversation to delete.
         conversation_id: String,
     },
-    /// Empty the active conversation's history; answered by `conversation_cleared`.
+    /// Empty the session's conversation history; replied `done`, and every listener hears
+    /// `conversation_cleared`.
     ClearConversation,
     /// Run a turn that writes the project's `AGENTS.md`, or improves the one that exists, from
-    /// what the project contains (the `/init` command).
+    /// what the project contains (the `/init` command). Replied like `send`.
     Init,
-    /// Use another model from now on (an alias or `provider/model`); answered by
-    /// `settings_changed`.
+    /// Use another model from now on (an alias or `provider/model`); replied `settings`, and
+    /// every listener hears `settings_changed`.
     SetModel {
         /// The model name, as the gateway's routing accepts it.
         model: String,
     },
-    /// Change the approval policy from now on; answered by `settings_changed`.
+    /// Change the approval policy from now on; replied `settings`, and every listener hears
+    /// `settings_changed`.
     SetApprovalPolicy {
         /// The new policy.
         policy: ApprovalPolicy,
     },
     /// Put back the files one turn of the active conversation changed, as they were before that
-    /// turn (the `/undo` command); answered by `undone`, or by an `error` that names the files
+    /// turn (the `/undo` command); replied `undone` (and every listener hears `undone`), or an
+    /// error that names the files
     /// when the user changed one of them after the agent did (then nothing is restored). Only the
     /// files that turn changed are touched; the conversation's messages stay.
     Undo {
@@ -74,29 +89,30 @@ pub enum Op {
         turn: Option<u32>,
     },
     /// Show what the agent changed in the active conversation, turn by turn (the `/diff`
-    /// command); answered by `diff`.
+    /// command); replied `diff`.
     Diff {
         /// Only this turn; every turn that changed files (and was not undone) when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         turn: Option<u32>,
     },
     /// Summarise the older part of the active conversation now, as happens by itself near the
-    /// model's context window (the `/compact` command); answered by `compacted`, or by a
-    /// `warning` when there is nothing old enough to summarise.
+    /// model's context window (the `/compact` command); replied `compacted` (every listener
+    /// hears `compacted` too), or `nothing` when there is nothing old enough to summarise.
     Compact,
     /// List the servers behind the session's tools (its MCP servers) with their state and
-    /// tools (the `/mcp` command); answered by `tool_servers`. Allowed during a turn.
+    /// tools (the `/mcp` command); replied `tool_servers`. Allowed during a turn.
     ListToolServers,
     /// The user trusts a project's own tool server that is held as `untrusted` (the
     /// `/mcp trust NAME` command): corvid keeps that, as `corvid mcp trust` does, and starts it;
-    /// its tools join from the next model step. Answered by `tool_servers`, or by an `error`
+    /// its tools join from the next model step. Replied `tool_servers`, or an error
     /// when no such server waits for trust. Only a person's front end sends this, never the
     /// model. Allowed during a turn.
     TrustToolServer {
         /// The server's configured name.
         name: String,
     },
-    /// Cancel any running turn, save, and end the session; answered by `shutdown_complete`.
+    /// Cancel any running turn, save, and end the session; replied `done`, after which
+    /// listeners hear `shutdown_complete` and the end.
     Shutdown,
 }
 
@@ -111,6 +127,10 @@ pub struct SendParams {
     /// A model for this turn only, instead of the session's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// A skill the user invoked for this message (`/<skill> text`): the engine tells the
+    /// model to load and follow it. Refused when the project has no such skill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<String>,
 }
 
 impl SendParams {
@@ -120,6 +140,7 @@ impl SendParams {
             text: text.into(),
             images: Vec::new(),
             model: None,
+            skill: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 mod suite {
     mod compat;
     mod kinds;
+    mod reply;
     mod roundtrip;
     mod schema;
 }

@@ -83,6 +83,7 @@ pub fn app(gateway: App, state: PageState) -> Server {
     let api = Router::new()
         .route("/api/agent/ws", get(ws::upgrade))
         .route("/api/agent/schema", get(ws::schema))
+        .route("/api/agent/command", axum::routing::post(ws::command))
         .merge(rest::routes())
         .merge(settings::routes())
         .merge(signin::routes())

@@ -4,21 +4,19 @@
 //! one conversation share its session (both see its events, either may answer its approvals),
 //! two tabs on different conversations have sessions of their own and run independently.
 //!
-//! A session the page opened is closed once nobody listens to it and no turn runs
-//! ([`PageAgent::release`]): its conversation is in the store, and a tab that shows it again
+//! The service closes a session once nobody listens to it and no turn runs (for every face, see
+//! `corvid_agent::IdleRules`): its conversation is in the store, and a tab that shows it again
 //! opens it again. A turn that runs when its last tab goes keeps running to its end (its
-//! approvals wait for a tab to come back), then the session closes.
+//! approvals wait a while for a tab to come back), then the session closes.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use corvid_agent::{AgentConfig, AgentError, Agents, OpenConversation, Session, SharedStore};
-use corvid_protocol::{ApprovalPolicy, EventMsg, Op, ReadyNotification, Submission};
-
-/// How often a released session that still runs a turn is looked at again.
-const IDLE_CHECK: Duration = Duration::from_millis(500);
+use corvid_agent::{
+    AgentConfig, AgentError, Agents, Link, LinkFrames, OpenConversation, Session, SharedStore,
+};
+use corvid_protocol::{ApprovalPolicy, ErrorNotification, Op, ReplyOk};
 
 /// The session service as the page uses it. Cheap to clone.
 #[derive(Clone)]
@@ -107,85 +105,33 @@ impl PageAgent {
             .approval
     }
 
-    /// A tab stopped listening to `session`: close it once nobody listens and no turn runs.
-    pub fn release(&self, session: Session) {
-        release(session);
+    /// A link for one tab: the session of `which` (joined when another face has it open),
+    /// listened to from its replay.
+    pub async fn link(&self, which: OpenConversation) -> Result<(Link, LinkFrames), AgentError> {
+        let inner = Arc::clone(&self.0);
+        let config = Arc::new(move || {
+            inner
+                .config
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        });
+        Link::open_with(self.0.agents.clone(), config, which).await
     }
 }
 
-/// Closes `session` once nobody listens to it and no turn runs. A listener that joined it
-/// meanwhile keeps it open, and releases it in its turn (a tab when it leaves, a REST call when
-/// it has its answer).
-pub(crate) fn release(session: Session) {
-    tokio::spawn(async move {
-        loop {
-            if session.is_closed() || session.listeners() > 0 {
-                return;
-            }
-            if !session.is_running() {
-                session.close().await;
-                return;
-            }
-            tokio::time::sleep(IDLE_CHECK).await;
-        }
-    });
-}
-
-/// Why a request to a session got no answer.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum AskError {
-    #[error("{0}")]
-    Refused(String),
-    #[error("the agent did not answer within {0:?}")]
-    Timeout(Duration),
-    #[error("the session has ended")]
-    Ended,
-}
-
-static NEXT_ASK: AtomicU64 = AtomicU64::new(1);
-
-/// Submits `op` to `session` and waits for the event that answers it (`accept`), or the
-/// engine's error for it. Subscribes before submitting, so the answer cannot be missed.
-pub(crate) async fn ask(
+/// Carries out `op` in `session` within `timeout`, as a REST call needs it.
+pub(crate) async fn request(
     session: &Session,
     op: Op,
-    accept: impl Fn(&EventMsg) -> bool,
     timeout: Duration,
-) -> Result<EventMsg, AskError> {
-    let id = format!("rest-{}", NEXT_ASK.fetch_add(1, Ordering::Relaxed));
-    let mut events = session.subscribe();
-    session.submit_with_id(Submission::new(id.clone(), op));
-    let wait = async {
-        loop {
-            match events.recv().await {
-                Some(event) if event.id == id => match event.msg {
-                    EventMsg::Error(error) => return Err(AskError::Refused(error.message)),
-                    msg if accept(&msg) => return Ok(msg),
-                    _ => {}
-                },
-                Some(_) => {}
-                None => return Err(AskError::Ended),
-            }
-        }
-    };
-    let answer = tokio::time::timeout(timeout, wait)
+) -> Result<ReplyOk, ErrorNotification> {
+    tokio::time::timeout(timeout, session.request(op))
         .await
-        .unwrap_or(Err(AskError::Timeout(timeout)));
-    drop(events);
-    release(session.clone());
-    answer
-}
-
-/// The session's model and approval policy now, from the `ready` its replay starts with.
-pub(crate) async fn settings_of(session: &Session, timeout: Duration) -> Option<ReadyNotification> {
-    let read = async {
-        let mut events = session.subscribe_ready().await;
-        match events.recv().await?.msg {
-            EventMsg::Ready(ready) => Some(ready),
-            _ => None,
-        }
-    };
-    let ready = tokio::time::timeout(timeout, read).await.ok().flatten();
-    release(session.clone());
-    ready
+        .unwrap_or_else(|_| {
+            Err(ErrorNotification::new(
+                corvid_protocol::ErrorClass::Internal,
+                format!("the agent did not answer within {timeout:?}"),
+            ))
+        })
 }

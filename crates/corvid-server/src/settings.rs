@@ -19,13 +19,13 @@ use axum::routing::get;
 use axum::{Json, Router};
 use corvid_config::{ConfigDocument, CredentialSource, EnvFile};
 use corvid_gateway::ApiError;
-use corvid_protocol::{ApprovalPolicy, EventMsg, Op};
+use corvid_protocol::{ApprovalPolicy, Op, ReplyOk};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::PageState;
 use crate::rest::{internal, json_error};
-use crate::sessions::{ask, settings_of};
+use crate::sessions::request;
 
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -91,9 +91,21 @@ async fn read(
 async fn view(state: &PageState, conversation: Option<&str>) -> Result<Value, ApiError> {
     // First: the file's tables are not `Send`, so none may be held across this wait.
     let session = match conversation.and_then(|id| state.0.agent.agents().session_for(id)) {
-        Some(session) => settings_of(&session, ENGINE_TIMEOUT).await.map(|ready| {
-            json!({"conversation": ready.conversation_id, "model": ready.model, "approval_policy": ready.approval_policy})
-        }),
+        Some(session) => match request(
+            &session,
+            Op::Hello {
+                version: corvid_protocol::PROTOCOL_VERSION,
+                client: Some("corvid-web settings".to_owned()),
+            },
+            ENGINE_TIMEOUT,
+        )
+        .await
+        {
+            Ok(ReplyOk::Ready(ready)) => Some(
+                json!({"conversation": ready.conversation_id, "model": ready.model, "approval_policy": ready.approval_policy}),
+            ),
+            _ => None,
+        },
         None => None,
     };
     let config = state.0.gateway.config();
@@ -137,6 +149,11 @@ async fn view(state: &PageState, conversation: Option<&str>) -> Result<Value, Ap
         "keys": keys,
         "session": session,
         "default_approval_policy": state.0.agent.approval().as_str(),
+        "default_approval_policies": ApprovalPolicy::ALL
+            .into_iter()
+            .filter(|policy| *policy != ApprovalPolicy::ReadOnly)
+            .map(ApprovalPolicy::as_str)
+            .collect::<Vec<_>>(),
         "approval_policies": ApprovalPolicy::ALL.map(ApprovalPolicy::as_str),
     }))
 }
@@ -240,26 +257,15 @@ async fn write(
         .as_deref()
         .and_then(|id| state.0.agent.agents().session_for(id));
     if let Some(session) = &session {
-        let settings_changed = |msg: &EventMsg| matches!(msg, EventMsg::SettingsChanged { .. });
         if let Some(model) = change.model.clone().or(change.default_model.clone()) {
-            ask(
-                session,
-                Op::SetModel { model },
-                settings_changed,
-                ENGINE_TIMEOUT,
-            )
-            .await
-            .map_err(|error| ApiError::invalid_request(error.to_string()))?;
+            request(session, Op::SetModel { model }, ENGINE_TIMEOUT)
+                .await
+                .map_err(|error| ApiError::invalid_request(error.message))?;
         }
         if let Some(policy) = change.approval_policy.or(change.default_approval_policy) {
-            ask(
-                session,
-                Op::SetApprovalPolicy { policy },
-                settings_changed,
-                ENGINE_TIMEOUT,
-            )
-            .await
-            .map_err(|error| ApiError::invalid_request(error.to_string()))?;
+            request(session, Op::SetApprovalPolicy { policy }, ENGINE_TIMEOUT)
+                .await
+                .map_err(|error| ApiError::invalid_request(error.message))?;
         }
     }
     let mut answer = view(&state, change.conversation.as_deref()).await?;
@@ -268,6 +274,11 @@ async fn write(
 }
 
 fn validate(state: &PageState, change: &Change) -> Result<(), ApiError> {
+    if change.default_approval_policy == Some(ApprovalPolicy::ReadOnly) {
+        return Err(ApiError::invalid_request(
+            "read-only is a policy for one session (the selector above the conversation), not a default",
+        ));
+    }
     let model_ok = |model: &str| !model.trim().is_empty() && !model.contains(char::is_control);
     for model in change.default_model.iter().chain(&change.model) {
         if !model_ok(model) {

@@ -1,47 +1,42 @@
 //! `GET /api/agent/ws[?conversation=<id>]`: one tab. corvid-protocol frames over a WebSocket,
 //! one JSON text message each.
 //!
-//! A tab shows one conversation and listens to the session holding it (`sessions.rs`): the
-//! conversation named in the URL (a tab reconnecting keeps its own), else the project's current
-//! one. It starts with that session's replay (`ready`, the conversation and its history, the
-//! running turn), then live events.
+//! A tab shows one conversation and listens to the session holding it (a `corvid_agent::Link`):
+//! the conversation named in the URL (a tab reconnecting keeps its own; a new one when it is
+//! gone), else the project's current one. It starts with that session's replay (`ready`, the
+//! conversation and its history, the running turn), then live events.
 //!
-//! The page's conversation operations move the tab, not the session: `new_conversation` opens a
-//! session on a new conversation, `switch_conversation` the session of the one asked for (joined
-//! when another tab has it open), and the tab listens there from then on, starting with that
-//! session's replay; the session it left is released (closed once nobody listens and no turn
-//! runs). `delete_conversation` deletes through the service (a tab showing it gets a new
-//! conversation) and is answered `{"type": "conversation_deleted", "id", "conversation_id"}`.
-//! Every other operation goes to the tab's session.
+//! Server → page: `ServerFrame`s only, each in the schema: first `protocol` (the version, where
+//! the schema is served, and the command table with the project's skills), then `event`s and
+//! `reply`s. Every submission is replied exactly once; a frame the server cannot take (not JSON,
+//! too big, not a submission, `shutdown`) is replied an `invalid_request` error (with an empty
+//! id when it had none), and the connection stays open.
 //!
-//! Server → page: first `{"type": "protocol", "version": N, "schema": "/api/agent/schema"}`,
-//! then every engine `Event` (objects with `seq` and `msg`; they have no top-level `type`).
-//! A frame the server cannot take, or an operation that cannot be carried out here (a switch to
-//! an unknown conversation), is answered `{"type": "rejected", "id": …, "message": …}` and the
-//! connection stays open: nothing sent before or after it is lost.
-//!
-//! Page → server: `Submission`s. `shutdown` is refused here: a session may be shared with other
-//! tabs.
+//! Page → server: `Submission`s. `open_conversation`, `rename_conversation` and
+//! `delete_conversation` are carried to the session service by the link (the tab moves to the
+//! conversation it opens; the session it left is closed by the service once idle); everything
+//! else goes to the tab's session. `shutdown` is refused here: a session may be shared with
+//! other tabs or faces.
 
 use std::time::{Duration, Instant};
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
-use corvid_agent::{AgentError, OpenConversation, Session, Subscription};
+use corvid_agent::{AgentError, Link, LinkFrames, OpenConversation};
 use corvid_gateway::ApiError;
-use corvid_protocol::{Op, PROTOCOL_VERSION, Submission, schema_json};
+use corvid_protocol::{
+    ErrorNotification, Op, PROTOCOL_VERSION, ProtocolHello, Reply, ServerFrame, Submission,
+    commands, schema_json,
+};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::sessions::PageAgent;
 use crate::{MAX_FRAME_BYTES, PageState};
 
 /// A session that ended under a tab is reopened for it at most this often; past that the
 /// socket closes (the page reconnects by itself).
 const REOPEN_INTERVAL: Duration = Duration::from_secs(1);
-/// How long a tab waits for a session it opened to say `ready` before it listens anyway.
-const READY_WAIT: Duration = Duration::from_secs(30);
 
 /// The socket's query: the conversation the tab shows.
 #[derive(Debug, Deserialize)]
@@ -76,81 +71,63 @@ pub(crate) async fn schema() -> Response {
         .into_response()
 }
 
-/// The session a tab listens to, and its listener.
-struct Tab {
-    session: Session,
-    events: Subscription,
-}
-
-impl Tab {
-    /// Opens (or joins) the session of `which`; the listener starts with its whole replay.
-    async fn open(agent: &PageAgent, which: OpenConversation) -> Result<Self, AgentError> {
-        let session = agent.open(which).await?;
-        let events = tokio::time::timeout(READY_WAIT, session.subscribe_ready())
-            .await
-            .unwrap_or_else(|_| session.subscribe());
-        Ok(Self { session, events })
-    }
-
-    /// The tab's conversation, or a new one when it is gone (deleted).
-    async fn reopen(agent: &PageAgent, conversation: String) -> Result<Self, AgentError> {
-        match Self::open(agent, OpenConversation::Existing(conversation)).await {
-            Err(AgentError::UnknownConversation { .. }) => {
-                Self::open(agent, OpenConversation::New).await
-            }
-            other => other,
-        }
-    }
-
-    /// Moves to `next`, releasing the session left (when it is another one).
-    fn replace(&mut self, agent: &PageAgent, next: Tab) {
-        let left = std::mem::replace(self, next);
-        let Tab { session, events } = left;
-        drop(events);
-        if session.id() != self.session.id() {
-            agent.release(session);
-        }
-    }
-}
-
 async fn run(state: PageState, mut socket: WebSocket, conversation: Option<String>) {
     let agent = state.0.agent.clone();
     let first = match conversation {
-        Some(id) => Tab::reopen(&agent, id).await,
-        None => Tab::open(&agent, OpenConversation::Current).await,
+        Some(id) => match agent.link(OpenConversation::Existing(id)).await {
+            // The tab's conversation is gone (deleted): it shows a new one.
+            Err(AgentError::UnknownConversation { .. }) => agent.link(OpenConversation::New).await,
+            other => other,
+        },
+        None => agent.link(OpenConversation::Current).await,
     };
-    let mut tab = match first {
-        Ok(tab) => tab,
+    let (link, mut frames) = match first {
+        Ok(opened) => opened,
         Err(error) => {
             let _ = send(
                 &mut socket,
-                &rejected(None, &format!("the agent cannot start: {error}")),
+                &rejected(None, format!("the agent cannot start: {error}")),
             )
             .await;
             return;
         }
     };
-    let hello =
-        json!({"type": "protocol", "version": PROTOCOL_VERSION, "schema": "/api/agent/schema"});
+    let hello = ServerFrame::Protocol(ProtocolHello {
+        version: PROTOCOL_VERSION,
+        schema: Some("/api/agent/schema".to_owned()),
+        commands: commands::specs(&skill_commands(agent.project())),
+    });
     if send(&mut socket, &hello).await.is_ok() {
-        serve(&agent, &mut socket, &mut tab).await;
+        serve(&link, &mut frames, &mut socket).await;
     }
-    let Tab { session, events } = tab;
-    drop(events);
-    agent.release(session);
 }
 
-async fn serve(agent: &PageAgent, socket: &mut WebSocket, tab: &mut Tab) {
+/// The project's skills, offered as commands.
+pub(crate) fn skill_commands(project: &std::path::Path) -> Vec<commands::SkillCommand> {
+    corvid_agent::skills::load_skills(project)
+        .skills
+        .into_iter()
+        .map(|skill| commands::SkillCommand {
+            name: skill.name,
+            description: skill.description,
+        })
+        .collect()
+}
+
+async fn serve(link: &Link, frames: &mut LinkFrames, socket: &mut WebSocket) {
     let mut reopened: Option<Instant> = None;
     loop {
         tokio::select! {
             incoming = socket.recv() => {
-                let reply = match incoming {
+                let refusal = match incoming {
                     Some(Ok(Message::Text(text))) => match parse(text.as_str()) {
-                        Ok(submission) => carry_out(agent, tab, submission).await,
-                        Err(rejection) => Some(rejection),
+                        Ok(submission) => {
+                            link.request_with_id(submission);
+                            None
+                        }
+                        Err(rejection) => Some(*rejection),
                     },
-                    Some(Ok(Message::Binary(_))) => Some(rejected(None, "binary frames are not part of the protocol: send JSON text")),
+                    Some(Ok(Message::Binary(_))) => Some(rejected(None, "binary frames are not part of the protocol: send JSON text".to_owned())),
                     Some(Ok(Message::Close(_))) | None => return,
                     Some(Ok(_)) => None,
                     Some(Err(error)) => {
@@ -158,28 +135,24 @@ async fn serve(agent: &PageAgent, socket: &mut WebSocket, tab: &mut Tab) {
                         return;
                     }
                 };
-                if let Some(reply) = reply && send(socket, &reply).await.is_err() {
+                if let Some(refusal) = refusal && send(socket, &refusal).await.is_err() {
                     return;
                 }
             }
-            event = tab.events.recv() => {
-                let Some(event) = event else {
-                    // The session ended under the tab: its conversation was deleted (from this
-                    // tab or another), or it was closed for idleness as this tab joined it.
+            frame = frames.recv() => {
+                let Some(frame) = frame else {
+                    // The session ended under the tab: its conversation was deleted (from
+                    // another face), or it was closed for idleness as this tab joined it.
                     if reopened.is_some_and(|at| at.elapsed() < REOPEN_INTERVAL) {
                         return;
                     }
                     reopened = Some(Instant::now());
-                    match Tab::reopen(agent, tab.session.conversation_id()).await {
-                        Ok(next) => tab.replace(agent, next),
-                        Err(error) => {
-                            tracing::debug!(%error, "cannot reopen a tab's session");
-                            return;
-                        }
+                    if let Err(error) = link.reopen().await {
+                        tracing::debug!(%error, "cannot reopen a tab's session");
+                        return;
                     }
                     continue;
                 };
-                let frame = serde_json::to_value(&event).unwrap_or(Value::Null);
                 if send(socket, &frame).await.is_err() {
                     return;
                 }
@@ -188,79 +161,75 @@ async fn serve(agent: &PageAgent, socket: &mut WebSocket, tab: &mut Tab) {
     }
 }
 
-/// Carries out one submission: conversation moves here, everything else in the tab's session.
-/// Returns the frame that answers it here, if any (the session's events answer the rest).
-async fn carry_out(agent: &PageAgent, tab: &mut Tab, submission: Submission) -> Option<Value> {
-    let id = submission.id.clone();
-    let which = match submission.op {
-        Op::NewConversation => OpenConversation::New,
-        Op::SwitchConversation { conversation_id } => OpenConversation::Existing(conversation_id),
-        Op::DeleteConversation { conversation_id } => {
-            let deleted = agent
-                .agents()
-                .delete_conversation(agent.project(), &conversation_id)
-                .await;
-            return Some(match deleted {
-                Ok(true) => {
-                    json!({"type": "conversation_deleted", "id": id, "conversation_id": conversation_id})
-                }
-                Ok(false) => rejected(
-                    Some(&id),
-                    &format!("no conversation `{conversation_id}` in this project"),
-                ),
-                Err(error) => rejected(Some(&id), &error.to_string()),
-            });
-        }
-        _ => {
-            tab.session.submit_with_id(submission);
-            return None;
-        }
-    };
-    match Tab::open(agent, which).await {
-        Ok(next) => {
-            tab.replace(agent, next);
-            None
-        }
-        Err(error) => Some(rejected(Some(&id), &error.to_string())),
-    }
+async fn send(socket: &mut WebSocket, frame: &ServerFrame) -> Result<(), axum::Error> {
+    let text = serde_json::to_string(frame).unwrap_or_default();
+    socket.send(Message::Text(text.into())).await
 }
 
-async fn send(socket: &mut WebSocket, frame: &Value) -> Result<(), axum::Error> {
-    socket.send(Message::Text(frame.to_string().into())).await
-}
-
-fn rejected(id: Option<&str>, message: &str) -> Value {
-    json!({"type": "rejected", "id": id, "message": message})
+/// A refusal of a frame the server cannot take: a reply to its id (empty when it had none).
+fn rejected(id: Option<&str>, message: String) -> ServerFrame {
+    ServerFrame::Reply(Reply::error(
+        id.unwrap_or_default(),
+        ErrorNotification::invalid(message),
+    ))
 }
 
 /// A text frame as a submission, or the rejection that explains why it is not one.
-pub(crate) fn parse(text: &str) -> Result<Submission, Value> {
+pub(crate) fn parse(text: &str) -> Result<Submission, Box<ServerFrame>> {
     if text.len() > MAX_FRAME_BYTES {
-        return Err(rejected(
+        return Err(Box::new(rejected(
             None,
-            &format!(
+            format!(
                 "the frame is {} bytes; the most is {MAX_FRAME_BYTES}",
                 text.len()
             ),
-        ));
+        )));
     }
     let value: Value = serde_json::from_str(text)
-        .map_err(|error| rejected(None, &format!("not JSON: {error}")))?;
+        .map_err(|error| Box::new(rejected(None, format!("not JSON: {error}"))))?;
     let id = value.get("id").and_then(Value::as_str).map(str::to_owned);
     let submission: Submission = serde_json::from_value(value).map_err(|error| {
-        rejected(
+        Box::new(rejected(
             id.as_deref(),
-            &format!("not a submission of protocol version {PROTOCOL_VERSION}: {error}"),
-        )
+            format!("not a submission of protocol version {PROTOCOL_VERSION}: {error}"),
+        ))
     })?;
     if submission.id.is_empty() {
-        return Err(rejected(None, "a submission needs a non-empty id"));
+        return Err(Box::new(rejected(
+            None,
+            "a submission needs a non-empty id".to_owned(),
+        )));
     }
     if matches!(submission.op, Op::Shutdown) {
-        return Err(rejected(
+        return Err(Box::new(rejected(
             Some(&submission.id),
-            "shutdown is not available from the page: a session may be shared with other tabs; stop `corvid serve` instead",
-        ));
+            "shutdown is not available from the page: a session may be shared with other tabs; stop `corvid serve` instead".to_owned(),
+        )));
     }
     Ok(submission)
+}
+
+/// The body of `POST /api/agent/command`: a line the user typed.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CommandLine {
+    line: String,
+}
+
+/// `POST /api/agent/command`: the operation a typed line means, by the protocol's one command
+/// parser (the project's skills included): `{"op": {...}}`, `{"op": null}` for a plain message,
+/// or a 400 saying what is wrong with the command.
+pub(crate) async fn command(
+    State(state): State<PageState>,
+    body: Result<axum::Json<CommandLine>, axum::extract::rejection::JsonRejection>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let axum::Json(CommandLine { line }) = body.map_err(crate::rest::json_error)?;
+    let skills = skill_commands(state.0.agent.project());
+    match commands::parse(&line, &skills) {
+        None => Ok(axum::Json(serde_json::json!({ "op": null }))),
+        Some(Ok(op)) => Ok(axum::Json(serde_json::json!({ "op": op }))),
+        Some(Err(error)) => Err(ApiError::invalid_request(format!(
+            "{error} (/help lists the commands)"
+        ))),
+    }
 }

@@ -65,6 +65,7 @@ async fn start_full(
     let port = listener.local_addr().unwrap().port();
     let mut agent = AgentConfig::new(project.path().to_owned(), "scripted");
     agent.output_dir = home.path().join("output");
+    agent.checkpoint_dir = Some(home.path().join("checkpoints"));
     let model = Arc::new(ScriptedClient(Arc::new(ScriptedModel::new(replies))));
     let store = corvid_store::Store::open(&home.path().join("agent.sqlite")).unwrap();
     let agents = Agents::new(model, Arc::new(std::sync::Mutex::new(store)));
@@ -481,9 +482,28 @@ async fn next_frame(socket: &mut Socket) -> Value {
             .expect("the socket is open")
             .unwrap();
         if let Message::Text(text) = message {
-            return serde_json::from_str(text.as_str()).unwrap();
+            let frame: Value = serde_json::from_str(text.as_str()).unwrap();
+            assert_server_frame(&frame);
+            return frame;
         }
     }
+}
+
+/// Fails unless `frame` is a `ServerFrame` of the published schema (`/api/agent/schema`).
+fn assert_server_frame(frame: &Value) {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = VALIDATOR.get_or_init(|| {
+        let mut schema: Value = serde_json::from_str(&corvid_protocol::schema_json()).unwrap();
+        let object = schema.as_object_mut().unwrap();
+        object.remove("anyOf");
+        object.insert("$ref".to_owned(), json!("#/$defs/ServerFrame"));
+        jsonschema::validator_for(&schema).unwrap()
+    });
+    let errors: Vec<String> = validator
+        .iter_errors(frame)
+        .map(|error| error.to_string())
+        .collect();
+    assert!(errors.is_empty(), "not a schema frame: {frame}: {errors:?}");
 }
 
 /// Frames until one satisfies `wanted`.
@@ -537,7 +557,7 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
     let ready = next_frame(&mut socket).await;
     assert_eq!(ready["msg"]["type"], "ready", "{ready}");
     frame_where(&mut socket, |frame| {
-        frame["msg"]["type"] == "conversation_switched"
+        frame["msg"]["type"] == "conversation_opened"
     })
     .await;
     let oversize = format!(
@@ -569,8 +589,9 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
     for (frame, expected) in bad {
         socket.send(frame).await.unwrap();
         let answer = next_frame(&mut socket).await;
-        assert_eq!(answer["type"], "rejected", "{answer}");
-        let message = answer["message"].as_str().unwrap();
+        assert_eq!(answer["type"], "reply", "{answer}");
+        assert_eq!(answer["error"]["class"], "invalid_request", "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.contains(expected), "{expected}: {message}");
     }
     // The socket is still open and the engine still answers.
@@ -606,14 +627,12 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
         .await
         .unwrap();
     let list = frame_where(&mut other, |frame| frame["id"] == "l1").await;
+    assert_eq!(list["type"], "reply", "{list}");
     assert_eq!(
-        list["msg"]["conversations"].as_array().unwrap().len(),
+        list["ok"]["conversations"].as_array().unwrap().len(),
         1,
         "{list}"
     );
-    // …and the first tab sees the answer too (one engine, every listener).
-    let echoed = frame_where(&mut socket, |frame| frame["id"] == "l1").await;
-    assert_eq!(echoed["msg"]["type"], "conversation_list");
 }
 
 #[tokio::test]
@@ -775,12 +794,12 @@ async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_th
     );
 
     // The second tab starts a conversation of its own: a session of its own, with its replay.
-    submit(&mut second, "n1", json!({"type": "new_conversation"})).await;
+    submit(&mut second, "n1", json!({"type": "open_conversation"})).await;
     let ready = frame_where(&mut second, |frame| frame["msg"]["type"] == "ready").await;
     let other = ready["msg"]["conversation_id"].as_str().unwrap().to_owned();
     assert_ne!(other, conversation);
     let switched = frame_where(&mut second, |frame| {
-        frame["msg"]["type"] == "conversation_switched"
+        frame["msg"]["type"] == "conversation_opened"
     })
     .await;
     assert_eq!(switched["replay"], true, "{switched}");
@@ -848,7 +867,7 @@ async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_th
     // The second tab goes: nobody listens to its idle session, so it is closed.
     drop(second);
     let mut open = server.agents.sessions();
-    for _ in 0..100 {
+    for _ in 0..400 {
         open = server.agents.sessions();
         if open.len() == 1 {
             break;
@@ -862,7 +881,7 @@ async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_th
     let (mut again, shown) = open_tab(&server, Some(&other)).await;
     assert_eq!(shown, other);
     let switched = frame_where(&mut again, |frame| {
-        frame["msg"]["type"] == "conversation_switched"
+        frame["msg"]["type"] == "conversation_opened"
     })
     .await;
     assert!(
@@ -874,7 +893,7 @@ async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_th
     submit(
         &mut again,
         "s1",
-        json!({"type": "switch_conversation", "conversation_id": conversation}),
+        json!({"type": "open_conversation", "conversation_id": conversation}),
     )
     .await;
     let ready = frame_where(&mut again, |frame| frame["msg"]["type"] == "ready").await;
@@ -883,11 +902,12 @@ async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_th
     submit(
         &mut again,
         "s2",
-        json!({"type": "switch_conversation", "conversation_id": "c_nope"}),
+        json!({"type": "open_conversation", "conversation_id": "c_nope"}),
     )
     .await;
-    let refused = frame_where(&mut again, |frame| frame["type"] == "rejected").await;
-    assert_eq!(refused["id"], "s2", "{refused}");
+    let refused = frame_where(&mut again, |frame| frame["id"] == "s2").await;
+    assert_eq!(refused["type"], "reply", "{refused}");
+    assert_eq!(refused["error"]["class"], "invalid_request", "{refused}");
 
     // Deleting the conversation another tab shows moves that tab to a new one.
     submit(
@@ -896,20 +916,24 @@ async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_th
         json!({"type": "delete_conversation", "conversation_id": other}),
     )
     .await;
-    let deleted = frame_where(&mut again, |frame| frame["type"] == "conversation_deleted").await;
-    assert_eq!(deleted["conversation_id"], other.as_str());
+    let deleted = frame_where(&mut again, |frame| frame["id"] == "d1").await;
+    assert_eq!(deleted["ok"]["type"], "done", "{deleted}");
     submit(
         &mut again,
         "d2",
         json!({"type": "delete_conversation", "conversation_id": conversation}),
     )
     .await;
-    frame_where(&mut again, |frame| frame["type"] == "conversation_deleted").await;
-    for tab in [&mut first, &mut again] {
-        let ready = frame_where(tab, |frame| frame["msg"]["type"] == "ready").await;
-        let moved = ready["msg"]["conversation_id"].as_str().unwrap();
-        assert!(moved != conversation && moved != other, "{ready}");
-    }
+    // The deleting tab moves first (its new conversation's replay), then hears the reply.
+    let ready = frame_where(&mut again, |frame| frame["msg"]["type"] == "ready").await;
+    let moved = ready["msg"]["conversation_id"].as_str().unwrap();
+    assert!(moved != conversation && moved != other, "{ready}");
+    let deleted = frame_where(&mut again, |frame| frame["id"] == "d2").await;
+    assert_eq!(deleted["ok"]["type"], "done", "{deleted}");
+    // The other tab showing it finds its session gone and opens a new conversation.
+    let ready = frame_where(&mut first, |frame| frame["msg"]["type"] == "ready").await;
+    let moved = ready["msg"]["conversation_id"].as_str().unwrap();
+    assert!(moved != conversation && moved != other, "{ready}");
 }
 
 #[tokio::test]
@@ -1053,7 +1077,7 @@ async fn the_default_approval_policy_is_saved_with_comments_kept_and_new_session
     assert_eq!(read["default_approval_policy"], "auto-edit", "{read}");
 
     // A conversation started from now on starts with the new default.
-    submit(&mut tab, "n1", json!({"type": "new_conversation"})).await;
+    submit(&mut tab, "n1", json!({"type": "open_conversation"})).await;
     let ready = frame_where(&mut tab, |frame| {
         frame["msg"]["type"] == "ready" && frame["msg"]["conversation_id"] != conversation.as_str()
     })
@@ -1199,4 +1223,126 @@ async fn a_second_host_or_origin_header_is_refused() {
         let status = raw_status_line(&server, request(&extra)).await;
         assert!(status.contains(" 403 "), "{extra:?}: {status}");
     }
+}
+
+#[tokio::test]
+async fn the_page_parses_commands_with_the_protocols_one_table_and_skills_are_commands() {
+    let server = start(vec![
+        ScriptedReply::tool_call(
+            "call_w",
+            "write",
+            r#"{"path": "one.txt", "content": "one\n"}"#,
+        ),
+        ScriptedReply::text("wrote it"),
+        ScriptedReply::text("released"),
+    ])
+    .await;
+    let skill = server._project.path().join(".corvid/skills/release");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: release\ndescription: cut a release\n---\nTag it.\n",
+    )
+    .unwrap();
+    for (line, op) in [
+        ("/undo 2", json!({"type": "undo", "turn": 2})),
+        ("/diff 1", json!({"type": "diff", "turn": 1})),
+        ("/compact", json!({"type": "compact"})),
+        ("/new", json!({"type": "open_conversation"})),
+        (
+            "/release 1.2",
+            json!({"type": "send", "text": "1.2", "skill": "release"}),
+        ),
+        ("fix the bug", Value::Null),
+    ] {
+        let (status, body) = server
+            .json(
+                reqwest::Method::POST,
+                "/api/agent/command",
+                json!({ "line": line }),
+            )
+            .await;
+        assert_eq!(status, 200, "{line}: {body}");
+        assert_eq!(body["op"], op, "{line}");
+    }
+    let (status, body) = server
+        .json(
+            reqwest::Method::POST,
+            "/api/agent/command",
+            json!({"line": "/undo two"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    // The socket's hello carries the table with the skill; `/diff 1` is replied with the diff.
+    let mut socket = connect(&server, Some(&server.origin()), true)
+        .await
+        .unwrap();
+    let hello = next_frame(&mut socket).await;
+    assert_eq!(
+        hello["version"],
+        corvid_protocol::PROTOCOL_VERSION,
+        "{hello}"
+    );
+    let names: Vec<&str> = hello["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|command| command["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"undo") && names.contains(&"release"),
+        "{names:?}"
+    );
+    submit(
+        &mut socket,
+        "p1",
+        json!({"type": "set_approval_policy", "policy": "full-auto"}),
+    )
+    .await;
+    submit(
+        &mut socket,
+        "m1",
+        json!({"type": "send", "text": "write one"}),
+    )
+    .await;
+    turn_of(&mut socket, "m1").await;
+    submit(&mut socket, "d1", json!({"type": "diff", "turn": 1})).await;
+    let diff = frame_where(&mut socket, |frame| frame["id"] == "d1").await;
+    assert_eq!(diff["ok"]["type"], "diff", "{diff}");
+    assert_eq!(diff["ok"]["turns"][0]["turn"], 1, "{diff}");
+    assert!(
+        diff["ok"]["turns"][0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+one"),
+        "{diff}"
+    );
+    submit(&mut socket, "u1", json!({"type": "undo", "turn": 1})).await;
+    let undone = frame_where(&mut socket, |frame| {
+        frame["id"] == "u1" && frame["type"] == "reply"
+    })
+    .await;
+    assert_eq!(undone["ok"]["type"], "undone", "{undone}");
+    assert!(!server._project.path().join("one.txt").exists());
+    submit(&mut socket, "c1", json!({"type": "compact"})).await;
+    let compacted = frame_where(&mut socket, |frame| {
+        frame["id"] == "c1" && frame["type"] == "reply"
+    })
+    .await;
+    assert!(
+        compacted["ok"].is_object() || compacted["error"].is_object(),
+        "{compacted}"
+    );
+    // A skill command is a message naming the skill: the engine writes the instruction.
+    submit(
+        &mut socket,
+        "k1",
+        json!({"type": "send", "text": "1.2", "skill": "release"}),
+    )
+    .await;
+    let frames = turn_of(&mut socket, "k1").await;
+    assert!(
+        frames.iter().any(|f| f["msg"]["delta"] == "released"),
+        "{frames:?}"
+    );
 }

@@ -4,7 +4,6 @@
 
 import { el, renderMarkdown } from "/assets/markdown.js";
 
-const PROTOCOL_VERSION = 5;
 const FOLD_LINES = 12;
 // The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
 const SHOWN = "corvid-conversation";
@@ -15,6 +14,8 @@ const state = {
   running: false,
   model: "",
   policy: "ask",
+  protocol: null, // the engine's protocol version and command table, from the `protocol` frame
+  commands: [],
   conversationId: null,
   sandbox: null, // the agent's kernel sandbox, from `ready`
   conversations: [],
@@ -51,7 +52,7 @@ function submit(op) {
 
 function layout() {
   const policy = el("select", [], { id: "policy", title: "approval policy" });
-  for (const name of ["ask", "auto-edit", "full-auto"]) policy.append(el("option", [name], { value: name }));
+  for (const name of ["read-only", "ask", "auto-edit", "full-auto"]) policy.append(el("option", [name], { value: name }));
   policy.addEventListener("change", () => submit({ type: "set_approval_policy", policy: policy.value }));
   const model = el("select", [], { id: "model", title: "model" });
   model.addEventListener("change", () => submit({ type: "set_model", model: model.value }));
@@ -66,10 +67,10 @@ function layout() {
   const header = el("header", [menu, el("strong", ["corvid"]), tabs, el("span", [], { class: "grow" }), model, policy]);
 
   const newButton = el("button", ["+ New"], { id: "new-conversation" });
-  newButton.addEventListener("click", () => submit({ type: "new_conversation" }));
+  newButton.addEventListener("click", () => submit({ type: "open_conversation" }));
   const sidebar = el("aside", [newButton, el("ul", [], { id: "conversations" })]);
 
-  const input = el("textarea", [], { id: "input", rows: "3", placeholder: "Message the agent — Enter sends, Shift-Enter is a newline, Esc stops. /init /clear /new /diff /undo /compact /mcp" });
+  const input = el("textarea", [], { id: "input", rows: "3", placeholder: "Message the agent — Enter sends, Shift-Enter is a newline, Esc stops. /help lists the commands" });
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
@@ -143,28 +144,32 @@ function setRunning(running) {
   document.body.classList.toggle("running", running);
 }
 
-function send() {
+// A line is a message, or a command of the protocol's one table (the server parses it with
+// the same parser as every face, skills included); /help is the page's own.
+async function send() {
   const input = $("#input");
   const text = input.value.trim();
   if (!text) return;
   input.value = "";
-  const commands = {
-    "/init": { type: "init" },
-    "/clear": { type: "clear_conversation" },
-    "/new": { type: "new_conversation" },
-    "/diff": { type: "diff" },
-    "/undo": { type: "undo" },
-    "/compact": { type: "compact" },
-    "/mcp": { type: "list_tool_servers" },
-  };
-  if (commands[text]) {
-    submit(commands[text]);
+  if (text === "/help") {
+    const lines = state.commands.map((c) => `/${c.name}${c.argument ? " " + c.argument : ""} — ${c.description}`);
+    $("#messages").append(el("pre", [["/help — this list", ...lines].join("\n")], { class: "help" }));
+    scrollDown();
     return;
   }
-  const trust = text.match(/^\/mcp\s+trust\s+(\S+)$/);
-  if (trust) {
-    submit({ type: "trust_tool_server", name: trust[1] });
-    return;
+  if (text.startsWith("/")) {
+    let answer;
+    try {
+      answer = await api("POST", "/api/agent/command", { line: text });
+    } catch (error) {
+      notice("error", String(error.message || error));
+      return;
+    }
+    if (answer.op) {
+      if (answer.op.type === "send") userMessage(text);
+      submit(answer.op);
+      return;
+    }
   }
   userMessage(text);
   submit({ type: "send", text });
@@ -301,16 +306,14 @@ function diffView(diff) {
   return pre;
 }
 
+// A proposal is the agent's request for a decision: its title, its sandbox notice and the
+// decisions it allows come from the agent, shown as they are.
 function proposalCard(proposal, scope) {
   const kind = proposal.kind;
-  const body = [];
-  if (kind.type === "edit" || kind.type === "write") {
-    body.push(el("div", [`${kind.type === "edit" ? "Edit" : "Write"} ${kind.path}`], { class: "proposal-title" }), diffView(kind.diff));
-  } else if (kind.type === "command") {
-    body.push(el("div", [`Run in ${kind.cwd || "."}`], { class: "proposal-title" }), el("pre", [kind.command], { class: "command" }));
-  } else {
-    body.push(el("div", [`${kind.tool}: ${kind.summary}`], { class: "proposal-title" }));
-  }
+  const body = [el("div", [proposal.title], { class: "proposal-title" })];
+  if (proposal.notice) body.push(el("div", [proposal.notice], { class: "sandbox-notice" }));
+  if (kind.type === "edit" || kind.type === "write") body.push(diffView(kind.diff));
+  else if (kind.type === "command") body.push(el("pre", [kind.command], { class: "command" }));
   const answer = (decision) => submit({ type: "approve", proposal_id: proposal.proposal_id, decision });
   const feedback = el("textarea", [], { rows: "2", placeholder: "What should the agent do instead?", class: "feedback", hidden: "" });
   const buttons = el("div", [], { class: "buttons" });
@@ -319,8 +322,12 @@ function proposalCard(proposal, scope) {
     b.addEventListener("click", action);
     buttons.append(b);
   };
+  const allows = (decision) => (proposal.decisions || []).includes(decision);
   button("Approve", () => answer({ type: "approve" }), "primary");
-  if (proposal.always_scope) button("Always", () => answer({ type: "approve_always", scope: proposal.always_scope }));
+  if (allows("approve_always") && proposal.always_scope) {
+    button("Always", () => answer({ type: "approve_always", scope: proposal.always_scope }));
+    if (proposal.always_description) buttons.lastChild.title = proposal.always_description;
+  }
   button("Deny", () => answer({ type: "reject" }), "danger");
   button("Deny with feedback…", () => {
     if (feedback.hidden) {
@@ -344,17 +351,15 @@ function tokens(usage) {
   return { input, output: usage.output };
 }
 
-function cost(usage) {
-  const price = state.models.prices?.[state.model.split("/").pop()];
-  if (!price) return "";
-  const value = (usage.input * price.input + usage.cache_read * price.cached_input + usage.cache_write * price.cache_write + usage.output * price.output) / 1e6;
-  return ` · $${value.toFixed(4)}`;
+// The turn's cost as the agent priced it (the usage ledger's prices), when it knows one.
+function cost() {
+  return state.turnCost == null ? "" : ` · $${state.turnCost.toFixed(4)}`;
 }
 
 function showUsage(turn) {
   const t = tokens(turn);
   const c = state.conversationTokens;
-  $("#turn-usage").textContent = `turn: ${t.input} in / ${t.output} out${cost(turn)} · conversation: ${c.input + t.input} in / ${c.output + t.output} out`;
+  $("#turn-usage").textContent = `turn: ${t.input} in / ${t.output} out${cost()} · conversation: ${c.input + t.input} in / ${c.output + t.output} out`;
 }
 
 function renderHistory(history) {
@@ -377,7 +382,7 @@ function renderConversations() {
   for (const conversation of state.conversations) {
     const open = el("button", [conversation.title || "(untitled)"], { class: "open" });
     open.addEventListener("click", () => {
-      submit({ type: "switch_conversation", conversation_id: conversation.id });
+      submit({ type: "open_conversation", conversation_id: conversation.id });
       document.body.classList.remove("sidebar-open");
     });
     const remove = el("button", ["✕"], { class: "delete", title: "delete" });
@@ -422,6 +427,7 @@ function onEvent(event) {
       break;
     case "turn_started":
       setRunning(true);
+      state.turnCost = null;
       break;
     case "text_delta":
       appendText(scope, msg.delta);
@@ -470,7 +476,10 @@ function onEvent(event) {
       break;
     }
     case "usage":
-      if (event.depth === 0) showUsage(msg.turn);
+      if (event.depth === 0) {
+        state.turnCost = msg.turn_cost_usd ?? null;
+        showUsage(msg.turn);
+      }
       break;
     case "error":
       endBlock(scope);
@@ -490,16 +499,11 @@ function onEvent(event) {
       const t = tokens(msg.usage);
       state.conversationTokens.input += t.input;
       state.conversationTokens.output += t.output;
-      $("#messages").append(el("div", [`${msg.outcome} · ${msg.steps} ${msg.steps === 1 ? "step" : "steps"} · ${t.input} in / ${t.output} out${cost(msg.usage)}`], { class: `turn-end ${msg.outcome}` }));
+      $("#messages").append(el("div", [`${msg.outcome} · ${msg.steps} ${msg.steps === 1 ? "step" : "steps"} · ${t.input} in / ${t.output} out${cost()}`], { class: `turn-end ${msg.outcome}` }));
       submit({ type: "list_conversations" });
       break;
     }
-    case "conversation_list":
-      state.conversations = msg.conversations;
-      if (msg.current) state.conversationId = msg.current;
-      renderConversations();
-      break;
-    case "conversation_switched":
+    case "conversation_opened":
       resetConversation();
       showConversation(msg.conversation.id);
       renderHistory(msg.history);
@@ -512,23 +516,46 @@ function onEvent(event) {
       }, () => {});
       submit({ type: "list_conversations" });
       break;
-    case "conversation_deleted":
     case "conversation_cleared":
-      if (msg.type === "conversation_cleared") resetConversation();
+      resetConversation();
       submit({ type: "list_conversations" });
       break;
     case "undone":
       notice("info", `undid turn ${msg.turn}: ${msg.files.map((f) => f.path).join(", ")}`);
       break;
-    case "diff":
-      for (const turn of msg.turns) $("#messages").append(el("div", [el("div", [`turn ${turn.turn}`], { class: "proposal-title" }), diffView(turn.diff)], { class: "proposal closed" }));
-      if (!msg.turns.length) notice("info", "no changes");
-      break;
     case "compacted":
       notice("info", `compacted: ${msg.tokens_before} → ${msg.tokens_after} tokens`);
       break;
+  }
+  scrollDown();
+}
+
+// The one reply each submission gets: what it produced, or why not.
+function onReply(reply) {
+  if (reply.error) {
+    notice("error", `${reply.error.message}${reply.error.next_action ? " — " + reply.error.next_action : ""}`);
+    return;
+  }
+  const ok = reply.ok;
+  switch (ok.type) {
+    case "conversations":
+      state.conversations = ok.conversations;
+      if (ok.current) state.conversationId = ok.current;
+      renderConversations();
+      break;
+    case "diff":
+      for (const turn of ok.turns) $("#messages").append(el("div", [el("div", [`turn ${turn.turn}`], { class: "proposal-title" }), diffView(turn.diff)], { class: "proposal closed diff-turn" }));
+      if (!ok.turns.length) notice("info", "no changes");
+      break;
     case "tool_servers":
-      $("#messages").append(toolServersView(msg.servers));
+      $("#messages").append(toolServersView(ok.servers));
+      break;
+    case "nothing":
+      notice("info", ok.message);
+      break;
+    case "done":
+    case "opened":
+      submit({ type: "list_conversations" });
       break;
   }
   scrollDown();
@@ -561,16 +588,14 @@ function connect() {
   socket.addEventListener("message", (message) => {
     const frame = JSON.parse(message.data);
     if (frame.type === "protocol") {
-      if (frame.version !== PROTOCOL_VERSION) {
-        notice("error", `this page speaks protocol ${PROTOCOL_VERSION}; corvid speaks ${frame.version}: reload`);
-        return;
-      }
+      // The page is served by the engine it talks to: it speaks the version the server says.
+      state.protocol = frame.version;
+      state.commands = frame.commands || [];
       document.body.classList.add("connected");
-      submit({ type: "hello", version: PROTOCOL_VERSION, client: "corvid-web" });
+      submit({ type: "hello", version: state.protocol, client: "corvid-web" });
       submit({ type: "list_conversations" });
-    } else if (frame.type === "rejected") notice("error", `refused: ${frame.message}`);
-    else if (frame.type === "conversation_deleted") submit({ type: "list_conversations" });
-    else onEvent(frame);
+    } else if (frame.type === "reply") onReply(frame);
+    else if (frame.type === "event") onEvent(frame);
   });
   socket.addEventListener("close", () => {
     document.body.classList.remove("connected");
@@ -601,7 +626,7 @@ async function loadSettings() {
   for (const name of settings.approval_policies) policy.append(el("option", [name], { value: name }));
   policy.value = settings.session?.approval_policy || settings.default_approval_policy;
   const defaultPolicy = el("select", [], { id: "default-policy" });
-  for (const name of settings.approval_policies) defaultPolicy.append(el("option", [name], { value: name }));
+  for (const name of settings.default_approval_policies || settings.approval_policies) defaultPolicy.append(el("option", [name], { value: name }));
   defaultPolicy.value = settings.default_approval_policy;
   const aliases = el("textarea", [Object.entries(settings.aliases).map(([k, v]) => `${k} = ${v}`).join("\n")], { rows: "4", id: "aliases" });
   const providers = el("table", [el("tr", [el("th", ["provider"]), el("th", ["on"]), el("th", ["base URL"])])], { class: "providers" });

@@ -27,11 +27,13 @@ mod usage;
 
 pub use checkpoints::CheckpointRecord;
 pub use conversations::{ConversationSummary, StoredMessage};
+/// The price of a model, as `[prices]` in config.toml sets it (what [`cost`] multiplies by).
+pub use corvid_config::Price;
 pub use error::StoreError;
 pub use money::{PriceMicros, micros_to_usd, usd_to_micros};
 pub use recorder::{RecorderOptions, RecorderStats, UsageRecorder};
 pub use store::{SharedStore, Store, lock};
 pub use usage::{
     Billing, FRONT_END_GATEWAY, Outcome, ROUTE_AGENT, Tokens, UsageRecord, UsageRow, UsageTotals,
-    cost, now_ms,
+    cost, now_ms, priced,
 };

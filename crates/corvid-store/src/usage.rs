@@ -44,6 +44,16 @@ pub fn cost(tokens: &Tokens, price: &Price) -> f64 {
     dollars / 1e6
 }
 
+/// The cost of `tokens` of `model`, by the one price lookup the ledger uses: `prices` keyed by
+/// the model a ledger row names (the upstream name, after aliases); `None` without a price.
+pub fn priced(
+    prices: &std::collections::BTreeMap<String, Price>,
+    model: &str,
+    tokens: &Tokens,
+) -> Option<f64> {
+    prices.get(model).map(|price| cost(tokens, price))
+}
+
 /// How a request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

@@ -44,7 +44,7 @@ pub(crate) fn glob_spec() -> BuiltinSpec {
             "required": ["pattern"],
             "additionalProperties": false
         }),
-        kind: ToolKind::Read,
+        kind: ToolKind::Search,
     }
 }
 
@@ -66,7 +66,7 @@ pub(crate) fn grep_spec() -> BuiltinSpec {
             "required": ["pattern"],
             "additionalProperties": false
         }),
-        kind: ToolKind::Read,
+        kind: ToolKind::Search,
     }
 }
 
@@ -191,7 +191,7 @@ fn prepared_search(
 ) -> Prepared {
     Prepared {
         tool: tool.to_owned(),
-        kind: ToolKind::Read,
+        kind: ToolKind::Search,
         proposal: Proposal {
             summary,
             diff: None,

@@ -15,8 +15,10 @@ use crate::{edit, process, read, search, shell, write};
 /// What a tool does, so the approval gate can decide without knowing tool names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ToolKind {
-    /// Looks only: `read`, `glob`, `grep`. Runs without asking.
+    /// Looks only, at one file: `read`. Runs without asking.
     Read,
+    /// Looks only, across the project: `glob`, `grep`. Runs without asking.
+    Search,
     /// Changes files: `write`, `edit`. Shows a diff.
     Edit,
     /// Runs a command: `bash`. Shows the command line.
@@ -27,6 +29,9 @@ pub enum ToolKind {
     /// May change anything, in ways corvid cannot show beforehand: an MCP tool, a custom tool.
     /// Asks unless the policy is `full-auto` or the user kept an "always" rule for it.
     Mutating,
+    /// Sends what the model wrote off the machine (a web fetch, a web search). Changes nothing
+    /// in the project, but asks like a mutating tool.
+    Fetch,
 }
 
 /// What an "always" answer to one of a tool's proposals keeps allowing. A command's rule is

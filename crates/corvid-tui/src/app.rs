@@ -11,6 +11,7 @@ mod commands;
 mod events;
 mod keys;
 mod picker;
+mod replies;
 mod search;
 mod usage;
 mod view;
@@ -29,7 +30,7 @@ use crate::AgentLink;
 use crate::editor::{Editor, Recall};
 use crate::render::Status;
 
-pub use commands::COMMANDS;
+pub use commands::OWN_COMMANDS;
 pub use usage::Rate;
 pub use words::{class_words, sandbox_banner};
 
@@ -54,6 +55,8 @@ pub struct Settings {
     /// The conversation the chat opened on, when it already has messages: said and shown
     /// after the banner, so the model's context is on the screen too.
     pub resumed: Option<(ConversationSummary, Vec<HistoryEntry>)>,
+    /// The project's skills, offered as commands (`/<skill> what for`).
+    pub skills: Vec<corvid_protocol::commands::SkillCommand>,
 }
 
 /// The running turn as the input area shows it until its pieces go into the scrollback.
@@ -95,8 +98,8 @@ struct Usage {
 #[derive(Default)]
 pub(crate) struct Overlay {
     picker: Option<Picker>,
-    /// Whether the next conversation list opens the picker (`/resume`) rather than printing.
-    want_picker: bool,
+    /// The `/resume` request whose reply (the conversation list) opens the picker.
+    picker_request: Option<String>,
     search: Option<Search>,
     pub(crate) proposal: Option<Proposal>,
 }
@@ -125,6 +128,9 @@ pub struct App {
     last_seq: u64,
     status: Status,
     conversation: String,
+    /// Set when another conversation's session starts its replay (after `/new`, `/open`,
+    /// `/resume`): its history is news, printed once.
+    opening: bool,
     frame: usize,
     /// Set when the chat should end; the loop then restores the terminal and exits.
     pub quit: bool,
@@ -159,6 +165,7 @@ impl App {
             last_seq: 0,
             status: Status::default(),
             conversation: String::new(),
+            opening: false,
             frame: 0,
             quit: false,
             plain: false,

@@ -16,25 +16,20 @@ mod terminal;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use corvid_agent::Subscription;
-use corvid_protocol::Op;
+use corvid_agent::LinkFrames;
+use corvid_protocol::{Op, ServerFrame};
 
-pub use app::{App, COMMANDS, Rate, Settings, class_words, sandbox_banner};
+pub use app::{App, OWN_COMMANDS, Rate, Settings, class_words, sandbox_banner};
 
-/// Where operations go: a session of the `Agents` service, or an `AgentHandle` of its own.
+/// Where operations go: the session service through the chat's `corvid_agent::Link`. Every
+/// operation is replied once, as a `reply` frame carrying the id `submit` returns.
 pub trait AgentLink: Send + Sync {
-    fn submit(&self, op: Op);
+    fn submit(&self, op: Op) -> String;
 }
 
-impl AgentLink for corvid_agent::Session {
-    fn submit(&self, op: Op) {
-        corvid_agent::Session::submit(self, op);
-    }
-}
-
-impl AgentLink for corvid_agent::AgentHandle {
-    fn submit(&self, op: Op) {
-        corvid_agent::AgentHandle::submit(self, op);
+impl AgentLink for corvid_agent::Link {
+    fn submit(&self, op: Op) -> String {
+        self.request(op)
     }
 }
 
@@ -42,7 +37,7 @@ impl AgentLink for corvid_agent::AgentHandle {
 /// else plain lines (messages read from stdin, one per line).
 pub async fn run(
     link: Arc<dyn AgentLink>,
-    mut events: Subscription,
+    mut events: LinkFrames,
     settings: Settings,
 ) -> std::io::Result<()> {
     let mut app = App::new(link.clone(), settings);
@@ -54,8 +49,10 @@ pub async fn run(
     // The engine saves its state on shutdown; a second is plenty, and an exit never hangs on it.
     link.submit(Op::Shutdown);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
-        while let Some(event) = events.recv().await {
-            if matches!(event.msg, corvid_protocol::EventMsg::ShutdownComplete) {
+        while let Some(frame) = events.recv().await {
+            if let ServerFrame::Event(event) = frame
+                && matches!(event.msg, corvid_protocol::EventMsg::ShutdownComplete)
+            {
                 break;
             }
         }

@@ -12,7 +12,7 @@ use crate::render;
 
 pub(crate) async fn run(
     app: &mut App,
-    events: &mut corvid_agent::Subscription,
+    events: &mut corvid_agent::LinkFrames,
 ) -> std::io::Result<()> {
     app.plain = true;
     let (lines_tx, mut lines) = mpsc::unbounded_channel::<String>();
@@ -30,9 +30,9 @@ pub(crate) async fn run(
     let mut stdout = std::io::stdout();
     loop {
         tokio::select! {
-            event = events.recv() => {
-                let Some(event) = event else { break };
-                app.event(event);
+            frame = events.recv() => {
+                let Some(frame) = frame else { break };
+                app.frame(frame);
             }
             line = lines.recv(), if input_open => match line {
                 Some(line) => app.line(&line),

@@ -80,7 +80,7 @@ fn panic_key() -> Option<char> {
 
 pub(crate) async fn run(
     app: &mut App,
-    events: &mut corvid_agent::Subscription,
+    events: &mut corvid_agent::LinkFrames,
 ) -> std::io::Result<()> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -134,8 +134,8 @@ pub(crate) async fn run(
     loop {
         app.set_width(screen.width());
         tokio::select! {
-            event = events.recv() => match event {
-                Some(event) => app.event(event),
+            frame = events.recv() => match frame {
+                Some(frame) => app.frame(frame),
                 None => break,
             },
             input = keys.recv() => match input {

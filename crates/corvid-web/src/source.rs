@@ -2,10 +2,10 @@
 //! [`WebPlugin`], each session gets a source over the same [`WebTools`] (one fetcher, one TLS
 //! configuration per process).
 //!
-//! Kinds, for the approval gate: `web_fetch` is [`ToolKind::Mutating`] — a network request to
+//! Kinds, for the approval gate: `web_fetch` is [`ToolKind::Fetch`] — a network request to
 //! a place the model picked (a hostile page can ask it to send what it read elsewhere), so it
 //! asks under `ask` and `auto-edit`, "always" keeps allowing it for the session, and
-//! `full-auto` runs it. `web_search` is [`ToolKind::Mutating`] too: it only reaches the backend
+//! `full-auto` runs it. `web_search` is [`ToolKind::Fetch`] too: it only reaches the backend
 //! the user configured, but the query is the model's words and leaves the machine (a prompt
 //! injection could put the project's contents in it), so it asks like a fetch.
 
@@ -61,7 +61,7 @@ pub struct WebSource {
 
 /// Both tools send something the model wrote off the machine (see the module's comment).
 fn kind(_tool: &str) -> ToolKind {
-    ToolKind::Mutating
+    ToolKind::Fetch
 }
 
 impl ToolSource for WebSource {

@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Client, Error};
 use corvid_agent::Subscription;
 use corvid_protocol::{
-    ErrorClass, Event, EventMsg, ProposalOutcome, ReadyNotification, TurnOutcome,
+    ErrorClass, Event, EventMsg, ProposalOutcome, ReadyNotification, ToolCallKind, TurnOutcome,
 };
 
 use super::live::Live;
@@ -113,7 +113,7 @@ impl Live {
                     state
                         .calls
                         .get(&result.call_id)
-                        .is_some_and(|(call, _)| call.tool == "edit" || call.tool == "write")
+                        .is_some_and(|(call, _)| call.kind == ToolCallKind::Edit)
                 };
                 self.send(cx, updates::result(&result, is_edit))?;
             }
@@ -165,56 +165,25 @@ impl Live {
                         error.message, error.next_action
                     )),
                 )?;
-                if self.is_command(&event.id) {
-                    self.finish(&event.id, StopReason::EndTurn);
-                }
-            }
-            EventMsg::Warning { message } if self.is_command(&event.id) => {
-                self.send(cx, updates::text(message))?;
-                self.finish(&event.id, StopReason::EndTurn);
             }
             // A warning of the running prompt's turn (an empty reply, a compaction that could
             // not run): said in the thread, where the user waits for the answer.
             EventMsg::Warning { message } if main && self.is_prompt(&event.id) => {
                 self.send(cx, updates::text(format!("\n\n_Warning: {message}_\n")))?;
             }
+            // An automatic compaction says so here; `/compact` answers in its reply.
             EventMsg::Compacted {
                 tokens_before,
                 tokens_after,
                 context_window,
                 messages_summarized,
-            } => {
+            } if !self.is_command(&event.id) => {
                 self.send(
                     cx,
                     updates::text(format!(
                         "Compacted: {messages_summarized} older messages summarised, about {tokens_before} → {tokens_after} tokens of {context_window}.\n"
                     )),
                 )?;
-                self.finish(&event.id, StopReason::EndTurn);
-            }
-            EventMsg::Undone { turn, files } => {
-                let mut text = format!("Undid turn {turn}:\n");
-                for file in files {
-                    text.push_str(&format!("- {} ({:?})\n", file.path, file.change));
-                }
-                self.send(cx, updates::text(text))?;
-                self.finish(&event.id, StopReason::EndTurn);
-            }
-            EventMsg::Diff { turns } => {
-                let text = if turns.is_empty() {
-                    "No changes by the agent in this conversation.\n".to_owned()
-                } else {
-                    turns
-                        .iter()
-                        .map(|turn| format!("Turn {}:\n```diff\n{}```\n", turn.turn, turn.diff))
-                        .collect()
-                };
-                self.send(cx, updates::text(text))?;
-                self.finish(&event.id, StopReason::EndTurn);
-            }
-            EventMsg::ToolServers { servers } => {
-                self.send(cx, updates::text(updates::tool_servers_text(&servers)))?;
-                self.finish(&event.id, StopReason::EndTurn);
             }
             EventMsg::TurnFinished(finished) if main => {
                 let stop = match finished.outcome {
@@ -320,12 +289,16 @@ mod tests {
         EventMsg::Proposal(ProposalNotification {
             proposal_id: "p1".to_owned(),
             call_id: "c1".to_owned(),
+            title: "Run ls".to_owned(),
             kind: ProposalKind::Command {
                 command: "ls".to_owned(),
                 cwd: "/p".to_owned(),
             },
+            decisions: Vec::new(),
             always_scope: None,
+            always_description: None,
             sandbox: None,
+            notice: None,
         })
     }
 

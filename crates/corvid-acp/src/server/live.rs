@@ -25,8 +25,10 @@ pub(super) struct Live {
     pub(super) models: Vec<String>,
     /// The service, for the context window of the model the session moves to.
     pub(super) sessions: Arc<dyn Sessions>,
-    /// Skills by name and description, offered as slash commands.
-    pub(super) skills: Vec<(String, String)>,
+    /// The project's skills, offered as slash commands.
+    pub(super) skills: Vec<corvid_protocol::commands::SkillCommand>,
+    /// Numbers the prompts' submissions.
+    pub(super) next: std::sync::atomic::AtomicU64,
     /// The conversation's history when it was opened (replayed by `session/load`).
     pub(super) history: Vec<corvid_protocol::HistoryEntry>,
     /// The kernel sandbox its commands run in, as a sentence for the approvals option.

@@ -264,7 +264,10 @@ impl Server {
         let skills = corvid_agent::skills::load_skills(&project)
             .skills
             .into_iter()
-            .map(|skill| (skill.name, skill.description))
+            .map(|skill| corvid_protocol::commands::SkillCommand {
+                name: skill.name,
+                description: skill.description,
+            })
             .collect();
         let (cancel, _) = watch::channel(0u64);
         let live = Arc::new(Live {
@@ -274,6 +277,7 @@ impl Server {
             models: self.sessions.models(),
             sessions: Arc::clone(&self.sessions),
             skills,
+            next: std::sync::atomic::AtomicU64::new(0),
             history,
             sandbox: options::sandbox_line(sandbox.as_ref()),
             cancel,

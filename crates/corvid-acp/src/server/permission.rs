@@ -1,5 +1,7 @@
-//! Proposals as `session/request_permission`: the options offered, the answer turned into an
-//! approval, and read-only mode's refusal.
+//! Proposals as `session/request_permission`: the agent's request for a decision, with its
+//! title, sandbox notice, diff or command and the decisions it allows, as the engine made them;
+//! the answer turned into an approval. (Read-only mode is the engine's own policy: it refuses
+//! changes without proposing them.)
 
 use std::sync::Arc;
 
@@ -9,13 +11,10 @@ use agent_client_protocol::v1::schema::{
     ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::{Client, Error};
-use corvid_protocol::{
-    ApprovalDecision, ApprovalRule, ApproveParams, Op, ProposalKind, ProposalNotification,
-};
+use corvid_protocol::{ApprovalDecision, ApproveParams, DecisionKind, Op, ProposalNotification};
 
 use super::live::Live;
 use super::lock;
-use crate::options::Mode;
 use crate::updates;
 
 /// The permission options' ids.
@@ -31,25 +30,13 @@ impl Live {
         cx: &ConnectionTo<Client>,
         proposal: ProposalNotification,
     ) -> Result<(), Error> {
-        let (mode, known) = {
-            let state = lock(&self.state);
-            (state.mode, state.calls.get(&proposal.call_id).cloned())
-        };
-        if mode == Mode::ReadOnly {
-            self.link.submit(Op::Approve(ApproveParams {
-                proposal_id: proposal.proposal_id,
-                decision: ApprovalDecision::Reject {
-                    feedback: Some("The session is in read-only mode: edits and commands are not run. Answer from what you can read.".to_owned()),
-                },
-            }));
-            return Ok(());
-        }
+        let known = lock(&self.state).calls.get(&proposal.call_id).cloned();
         let fields = match &known {
             Some((call, described)) => updates::pending_fields(call, described),
-            None => ToolCallUpdateFields::new()
-                .status(ToolCallStatus::Pending)
-                .title(proposal_title(&proposal)),
-        };
+            None => ToolCallUpdateFields::new().status(ToolCallStatus::Pending),
+        }
+        .title(proposal.title.clone())
+        .content(updates::proposal_content(&proposal, &self.project));
         self.send(
             cx,
             updates::status(&proposal.call_id, ToolCallStatus::Pending),
@@ -57,7 +44,7 @@ impl Live {
         let request = RequestPermissionRequest::new(
             self.id.clone(),
             ToolCallUpdate::new(proposal.call_id.clone(), fields),
-            permission_options(proposal.always_scope.as_ref()),
+            permission_options(&proposal),
         );
         let sent = cx.send_request(request);
         let mut cancelled = self.cancel.subscribe();
@@ -108,19 +95,20 @@ impl Live {
     }
 }
 
-/// Allow, "always allow" with the rule it keeps (when the proposal offers one), reject.
-fn permission_options(always: Option<&ApprovalRule>) -> Vec<PermissionOption> {
+/// The decisions the proposal allows: allow, "always allow" with the rule's own words, reject.
+fn permission_options(proposal: &ProposalNotification) -> Vec<PermissionOption> {
     let mut options = vec![PermissionOption::new(
         ALLOW_ONCE,
         "Allow",
         PermissionOptionKind::AllowOnce,
     )];
-    if let Some(scope) = always {
-        let label = match scope {
-            ApprovalRule::Tool { tool } => format!("Always allow {tool}"),
-            ApprovalRule::CommandPrefix { prefix } => format!("Always allow `{prefix} …`"),
-            ApprovalRule::Origin { origin } => format!("Always allow every tool of {origin}"),
-        };
+    if proposal.decisions.contains(&DecisionKind::ApproveAlways)
+        && let Some(scope) = &proposal.always_scope
+    {
+        let label = proposal
+            .always_description
+            .clone()
+            .unwrap_or_else(|| scope.describe());
         options.push(PermissionOption::new(
             ALLOW_ALWAYS,
             label,
@@ -147,13 +135,4 @@ fn feedback_of(
         .find_map(|meta| meta.get("feedback").and_then(|value| value.as_str()))
         .filter(|text| !text.trim().is_empty())
         .map(str::to_owned)
-}
-
-fn proposal_title(proposal: &ProposalNotification) -> String {
-    match &proposal.kind {
-        ProposalKind::Edit { path, .. } => format!("Edit {path}"),
-        ProposalKind::Write { path, .. } => format!("Write {path}"),
-        ProposalKind::Command { command, .. } => command.clone(),
-        ProposalKind::Other { summary, .. } => summary.clone(),
-    }
 }

@@ -1,5 +1,5 @@
-//! Prompts: `session/prompt` (a message, or a slash command answered by one event),
-//! `session/cancel`, and the slash commands a session offers.
+//! Prompts: `session/prompt` (a message, or a slash command of the protocol's one table,
+//! answered by its reply), `session/cancel`, and the slash commands a session offers.
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CancelNotification,
@@ -8,17 +8,14 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
-use corvid_protocol::{ImageInput, Op, SendParams};
+use std::sync::atomic::Ordering;
+
+use corvid_protocol::{ImageInput, Op, Reply, ReplyOk, SendParams, Submission, commands};
 use tokio::sync::oneshot;
 
 use super::live::{Live, Turn};
 use super::{Server, invalid, lock};
-
-/// A prompt, as the engine takes it.
-enum Prompt {
-    Send(SendParams),
-    Op(Op),
-}
+use crate::updates;
 
 impl Server {
     pub(super) fn prompt(
@@ -30,7 +27,11 @@ impl Server {
         let id = request.session_id.0.to_string();
         self.with_live(&id, responder, |live, responder| {
             match live.start_prompt(&request.prompt) {
-                Ok(done) => cx.spawn(async move {
+                Ok((submission, done)) => cx.clone().spawn(async move {
+                    // Every operation is replied once: a command's reply is its answer, a
+                    // message's says the turn started (its end comes as an event).
+                    let reply = live.link.request(submission).await;
+                    live.replied(&cx, reply)?;
                     // The pump always answers: a turn's end, or the engine going away.
                     let stop = done.await.unwrap_or(StopReason::EndTurn);
                     responder.respond(PromptResponse::new(stop))
@@ -48,48 +49,33 @@ impl Server {
 }
 
 impl Live {
+    /// The commands of the protocol's one table and the project's skills, as ACP's available
+    /// commands (the ones that make no sense in an editor's thread are left out: the editor
+    /// owns threads, models and modes).
     pub(super) fn announce_commands(&self, cx: &ConnectionTo<Client>) -> Result<(), Error> {
-        let argument = |hint: &str| {
-            Some(AvailableCommandInput::Unstructured(
-                UnstructuredCommandInput::new(hint),
-            ))
-        };
-        let mut commands = vec![
-            AvailableCommand::new(
-                "init",
-                "Write or improve AGENTS.md from what the project contains",
-            ),
-            AvailableCommand::new(
-                "compact",
-                "Summarise the older part of the conversation now",
-            ),
-            AvailableCommand::new(
-                "undo",
-                "Put back the files the last (or the given) turn changed",
-            )
-            .input(argument("turn number (optional)")),
-            AvailableCommand::new("diff", "Show what the agent changed, turn by turn")
-                .input(argument("turn number (optional)")),
-            AvailableCommand::new(
-                "mcp",
-                "The session's MCP servers, their state and tools; `trust <server>` starts a project's server",
-            )
-            .input(argument("trust <server> (optional)")),
-        ];
-        for (name, description) in &self.skills {
-            commands.push(
-                AvailableCommand::new(name.as_str(), format!("Skill: {description}"))
-                    .input(argument("what to use it for")),
-            );
-        }
+        let commands = commands::specs(&self.skills)
+            .into_iter()
+            .filter(|spec| !EDITOR_OWNS.contains(&spec.name.as_str()))
+            .map(|spec| {
+                let command = AvailableCommand::new(spec.name.as_str(), spec.description);
+                if spec.argument.is_empty() {
+                    command
+                } else {
+                    command.input(Some(AvailableCommandInput::Unstructured(
+                        UnstructuredCommandInput::new(spec.argument),
+                    )))
+                }
+            })
+            .collect();
         self.send(
             cx,
             SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)),
         )
     }
 
-    /// What a prompt asks: a slash command, or a message with its images and context.
-    fn parse_prompt(&self, blocks: &[ContentBlock]) -> Result<Prompt, String> {
+    /// What a prompt asks: a slash command (the protocol's parser), or a message with its
+    /// images and context.
+    fn parse_prompt(&self, blocks: &[ContentBlock]) -> Result<Op, String> {
         let mut text = String::new();
         let mut images = Vec::new();
         for block in blocks {
@@ -122,82 +108,68 @@ impl Live {
                 ),
             }
         }
-        let trimmed = text.trim();
-        if let Some(rest) = trimmed.strip_prefix('/') {
-            let (name, argument) = rest
-                .split_once(char::is_whitespace)
-                .map_or((rest, ""), |(name, argument)| (name, argument.trim()));
-            let turn = || -> Result<Option<u32>, String> {
-                match argument {
-                    "" => Ok(None),
-                    number => number
-                        .parse()
-                        .map(Some)
-                        .map_err(|_| format!("/{name} takes a turn number, not `{number}`")),
-                }
-            };
-            match name {
-                "init" => return Ok(Prompt::Op(Op::Init)),
-                "compact" => return Ok(Prompt::Op(Op::Compact)),
-                "undo" => return Ok(Prompt::Op(Op::Undo { turn: turn()? })),
-                "diff" => return Ok(Prompt::Op(Op::Diff { turn: turn()? })),
-                "mcp" => {
-                    return match argument.split_once(char::is_whitespace) {
-                        _ if argument.is_empty() => Ok(Prompt::Op(Op::ListToolServers)),
-                        Some(("trust", server)) => Ok(Prompt::Op(Op::TrustToolServer {
-                            name: server.trim().to_owned(),
-                        })),
-                        _ => Err("/mcp lists the MCP servers; /mcp trust <server> starts a project's server".to_owned()),
-                    };
-                }
-                skill if self.skills.iter().any(|(known, _)| known == skill) => {
-                    let text = format!(
-                        "Use the skill `{skill}` (load it with the skill tool) for: {}",
-                        if argument.is_empty() {
-                            "this project"
-                        } else {
-                            argument
-                        }
-                    );
-                    return Ok(Prompt::Send(SendParams {
-                        text,
-                        images,
-                        model: None,
-                    }));
-                }
-                _ => {}
+        match commands::parse(&text, &self.skills) {
+            Some(Ok(Op::Send(mut params))) => {
+                params.images = images;
+                Ok(Op::Send(params))
             }
+            Some(Ok(op)) if is_editors(&op) => {
+                Err("threads, models and modes are the editor's here: use its controls".to_owned())
+            }
+            Some(Ok(op)) => Ok(op),
+            Some(Err(error)) => Err(error.to_string()),
+            None => Ok(Op::Send(SendParams {
+                images,
+                ..SendParams::text(text)
+            })),
         }
-        Ok(Prompt::Send(SendParams {
-            text,
-            images,
-            model: None,
-        }))
     }
 
-    /// Submits a prompt; the receiver gets its stop reason.
+    /// Registers a prompt; returns its submission and the receiver of its stop reason.
     fn start_prompt(
         &self,
         blocks: &[ContentBlock],
-    ) -> Result<oneshot::Receiver<StopReason>, String> {
-        let prompt = self.parse_prompt(blocks)?;
+    ) -> Result<(Submission, oneshot::Receiver<StopReason>), String> {
+        let op = self.parse_prompt(blocks)?;
         let mut state = lock(&self.state);
         if state.turn.is_some() {
             return Err("a prompt is still running in this session; cancel it or wait".to_owned());
         }
-        let (command, op) = match prompt {
-            Prompt::Send(params) => (false, Op::Send(params)),
-            Prompt::Op(op) => (!matches!(op, Op::Init), op),
-        };
+        let command = !matches!(op, Op::Send(_) | Op::Init);
         let (done, receiver) = oneshot::channel();
-        let submission = self.link.submit(op);
+        let submission = format!("acp{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
         state.turn = Some(Turn {
-            submission,
+            submission: submission.clone(),
             command,
             cancelled: false,
             done,
         });
-        Ok(receiver)
+        Ok((Submission::new(submission, op), receiver))
+    }
+
+    /// The reply to a prompt's operation: a command's answer (then the prompt ends), or a
+    /// refusal (the prompt ends with it); a message's turn goes on in events.
+    fn replied(&self, cx: &ConnectionTo<Client>, reply: Reply) -> Result<(), Error> {
+        let command = self.is_command(&reply.id);
+        let id = reply.id.clone();
+        let (text, refused) = match reply.into_result() {
+            Err(error) => (
+                Some(format!(
+                    "\n\n**Error:** {} — {}\n",
+                    error.message, error.next_action
+                )),
+                true,
+            ),
+            Ok(ok) => (answer_text(ok), false),
+        };
+        if let Some(text) = text {
+            self.send(cx, updates::text(text))?;
+        }
+        // A refused message started no turn: no turn end will come.
+        if command || refused {
+            self.finish(&id, StopReason::EndTurn);
+        }
+        Ok(())
     }
 
     pub(super) fn cancel(&self) {
@@ -247,5 +219,55 @@ impl Live {
             .turn
             .as_ref()
             .is_some_and(|turn| turn.command && turn.submission == submission)
+    }
+}
+
+/// Commands whose work the editor does itself (its threads, model and mode selectors).
+const EDITOR_OWNS: &[&str] = &["new", "open", "list", "rename", "model", "approval"];
+
+fn is_editors(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::OpenConversation { .. }
+            | Op::ListConversations
+            | Op::RenameConversation { .. }
+            | Op::SetModel { .. }
+            | Op::SetApprovalPolicy { .. }
+    )
+}
+
+/// A command's answer, as text in the thread.
+fn answer_text(ok: ReplyOk) -> Option<String> {
+    match ok {
+        ReplyOk::Diff { turns } if turns.is_empty() => {
+            Some("No changes by the agent in this conversation.\n".to_owned())
+        }
+        ReplyOk::Diff { turns } => Some(
+            turns
+                .iter()
+                .map(|turn| format!("Turn {}:\n```diff\n{}```\n", turn.turn, turn.diff))
+                .collect(),
+        ),
+        ReplyOk::Undone { turn, files } => {
+            let mut text = format!("Undid turn {turn}:\n");
+            for file in files {
+                text.push_str(&format!("- {} ({:?})\n", file.path, file.change));
+            }
+            Some(text)
+        }
+        ReplyOk::Compacted {
+            tokens_before,
+            tokens_after,
+        } => Some(format!(
+            "Compacted: about {tokens_before} → {tokens_after} tokens.\n"
+        )),
+        ReplyOk::ToolServers { servers } => Some(updates::tool_servers_text(&servers)),
+        ReplyOk::Nothing { message } => Some(format!("{message}\n")),
+        ReplyOk::Done
+        | ReplyOk::Accepted
+        | ReplyOk::Ready(_)
+        | ReplyOk::Settings { .. }
+        | ReplyOk::Opened { .. }
+        | ReplyOk::Conversations { .. } => None,
     }
 }

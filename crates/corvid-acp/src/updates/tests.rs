@@ -1,44 +1,97 @@
 use super::*;
 use serde_json::json;
 
-fn call(tool: &str, arguments: Value) -> ToolCallNotification {
+fn call(tool: &str, kind: ToolCallKind, locations: &[&str]) -> ToolCallNotification {
     ToolCallNotification {
         call_id: "c1".to_owned(),
         tool: tool.to_owned(),
-        arguments,
+        kind,
+        arguments: json!({}),
         summary: format!("{tool} summary"),
+        locations: locations.iter().map(|path| (*path).to_owned()).collect(),
     }
 }
 
 #[test]
-fn an_edit_shows_its_old_and_new_text_at_the_absolute_path() {
+fn an_edit_shows_its_kind_and_absolute_locations_from_the_engine() {
     let described = describe(
-        &call(
-            "edit",
-            json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
-        ),
+        &call("edit", ToolCallKind::Edit, &["src/lib.rs"]),
         Path::new("/project"),
     );
     assert_eq!(described.kind, ToolKind::Edit);
-    let value = serde_json::to_value(&described.content).unwrap();
-    assert_eq!(value[0]["type"], "diff");
-    assert_eq!(value[0]["path"], "/project/src/lib.rs");
-    assert_eq!(value[0]["oldText"], "a - b");
-    assert_eq!(value[0]["newText"], "a + b");
+    assert_eq!(described.title, "edit summary");
     let locations = serde_json::to_value(&described.locations).unwrap();
     assert_eq!(locations[0]["path"], "/project/src/lib.rs");
 }
 
 #[test]
-fn a_command_is_titled_by_itself() {
+fn an_mcp_tool_named_edit_is_an_mcp_call() {
     let described = describe(
-        &call("bash", json!({"command": "cargo test -p x"})),
-        Path::new("/p"),
+        &call(
+            "mcp__notes__edit",
+            ToolCallKind::Mcp {
+                server: "notes".to_owned(),
+                tool: "edit".to_owned(),
+            },
+            &[],
+        ),
+        Path::new("/project"),
     );
-    assert_eq!(described.kind, ToolKind::Execute);
-    assert_eq!(described.title, "cargo test -p x");
-    let value = serde_json::to_value(&described.content).unwrap();
-    assert_eq!(value[0]["content"]["text"], "$ cargo test -p x");
+    assert_eq!(described.kind, ToolKind::Other);
+    assert_eq!(described.title, "notes (MCP): edit");
+    assert!(described.content.is_empty());
+}
+
+#[test]
+fn a_proposal_shows_the_engines_notice_and_diff() {
+    let proposal = ProposalNotification {
+        proposal_id: "p".to_owned(),
+        call_id: "c1".to_owned(),
+        title: "Run npm install".to_owned(),
+        kind: ProposalKind::Command {
+            command: "npm install".to_owned(),
+            cwd: ".".to_owned(),
+        },
+        decisions: Vec::new(),
+        always_scope: None,
+        always_description: None,
+        sandbox: None,
+        notice: Some(
+            "This command asks to run with more than the sandbox allows: it may use the network."
+                .to_owned(),
+        ),
+    };
+    let value = serde_json::to_value(proposal_content(&proposal, Path::new("/p"))).unwrap();
+    assert_eq!(value[0]["content"]["text"], "$ npm install");
+    assert!(
+        value[1]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("use the network")
+    );
+}
+
+#[test]
+fn an_edit_proposal_shows_its_own_diff_as_the_editors_diff() {
+    let proposal = ProposalNotification {
+        proposal_id: "p".to_owned(),
+        call_id: "c1".to_owned(),
+        title: "Edit src/lib.rs".to_owned(),
+        kind: ProposalKind::Edit {
+            path: "src/lib.rs".to_owned(),
+            diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,2 @@\n fn add() {\n-    a - b\n+    a + b\n".to_owned(),
+        },
+        decisions: Vec::new(),
+        always_scope: None,
+        always_description: None,
+        sandbox: None,
+        notice: None,
+    };
+    let value = serde_json::to_value(proposal_content(&proposal, Path::new("/p"))).unwrap();
+    assert_eq!(value[0]["type"], "diff");
+    assert_eq!(value[0]["path"], "/p/src/lib.rs");
+    assert_eq!(value[0]["oldText"], "fn add() {\n    a - b\n");
+    assert_eq!(value[0]["newText"], "fn add() {\n    a + b\n");
 }
 
 #[test]
@@ -77,9 +130,10 @@ fn a_running_commands_output_is_the_calls_content_cut_to_its_tail() {
 }
 
 #[test]
-fn the_web_tools_have_the_fetch_and_search_kinds() {
-    assert_eq!(kind_of("web_fetch"), ToolKind::Fetch);
-    assert_eq!(kind_of("web_search"), ToolKind::Search);
+fn kinds_follow_the_engines_kind() {
+    assert_eq!(kind_of(&ToolCallKind::Fetch), ToolKind::Fetch);
+    assert_eq!(kind_of(&ToolCallKind::Search), ToolKind::Search);
+    assert_eq!(kind_of(&ToolCallKind::Command), ToolKind::Execute);
 }
 
 #[test]

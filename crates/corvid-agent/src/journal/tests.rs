@@ -70,7 +70,7 @@ async fn a_running_turn_is_replayed_with_its_deltas_merged_and_seqs_in_order() {
         .iter()
         .map(|event| match &event.msg {
             EventMsg::Ready(_) => "ready",
-            EventMsg::ConversationSwitched { .. } => "switched",
+            EventMsg::ConversationOpened { .. } => "switched",
             EventMsg::TurnStarted { .. } => "turn_started",
             EventMsg::TextDelta { delta } => {
                 assert_eq!(delta, "abc");

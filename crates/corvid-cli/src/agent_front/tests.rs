@@ -69,8 +69,8 @@ async fn every_front_ends_new_session_starts_with_the_configured_policy() {
             "ask",
         ),
     ] {
-        let (_, session, mut events) =
-            start_on(&loaded, &args(&flags), "exec", OpenConversation::New)
+        let (session, mut events) =
+            start(&loaded, &args(&flags), "exec", OpenConversation::Current)
                 .await
                 .unwrap();
         let ready = loop {

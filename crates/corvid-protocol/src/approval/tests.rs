@@ -3,7 +3,7 @@ use pretty_assertions::assert_eq;
 use super::*;
 
 use ApprovalPolicy::{Ask, AutoEdit, FullAuto};
-use GateDecision::{Ask as Asks, Run as Runs};
+use GateDecision::{Ask as Asks, Refuse as Refuses, Run as Runs};
 
 fn edit(tool: &str) -> ActionKind {
     ActionKind::Edit {
@@ -84,15 +84,18 @@ fn an_origin_rule_allows_every_tool_of_that_origin_and_nothing_else() {
 
 #[test]
 fn policy_table_without_rules() {
-    // (action, [decision under ask, auto-edit, full-auto])
+    // (action, [decision under read-only, ask, auto-edit, full-auto])
     let table = [
-        (ActionKind::Read, [Runs, Runs, Runs]),
-        (other("github_search", false), [Runs, Runs, Runs]),
-        (edit("edit"), [Asks, Runs, Runs]),
-        (edit("write"), [Asks, Runs, Runs]),
-        (command("cargo test"), [Asks, Asks, Runs]),
-        (command("rm -rf target; ls"), [Asks, Asks, Runs]),
-        (other("github_create_issue", true), [Asks, Asks, Runs]),
+        (ActionKind::Read, [Runs, Runs, Runs, Runs]),
+        (other("github_search", false), [Runs, Runs, Runs, Runs]),
+        (edit("edit"), [Refuses, Asks, Runs, Runs]),
+        (edit("write"), [Refuses, Asks, Runs, Runs]),
+        (command("cargo test"), [Refuses, Asks, Asks, Runs]),
+        (command("rm -rf target; ls"), [Refuses, Asks, Asks, Runs]),
+        (
+            other("github_create_issue", true),
+            [Refuses, Asks, Asks, Runs],
+        ),
     ];
     for (action, expected) in table {
         let got = ApprovalPolicy::ALL.map(|policy| decision_for(policy, &[], &action));
@@ -108,38 +111,74 @@ fn rules_table() {
         ApprovalRule::command_prefix("cargo test"),
         ApprovalRule::command_prefix("ls"),
     ];
-    // (action, [decision under ask, auto-edit, full-auto]) with the rules above kept
+    // (action, [decision under read-only, ask, auto-edit, full-auto]) with the rules above kept
     let table = [
         // A tool rule covers its tool only.
-        (edit("write"), [Runs, Runs, Runs]),
-        (edit("edit"), [Asks, Runs, Runs]),
-        (other("github_create_issue", true), [Runs, Runs, Runs]),
-        (other("github_delete_repo", true), [Asks, Asks, Runs]),
+        (edit("write"), [Refuses, Runs, Runs, Runs]),
+        (edit("edit"), [Refuses, Asks, Runs, Runs]),
+        (
+            other("github_create_issue", true),
+            [Refuses, Runs, Runs, Runs],
+        ),
+        (
+            other("github_delete_repo", true),
+            [Refuses, Asks, Asks, Runs],
+        ),
         // Prefix rules match on word boundaries.
-        (command("cargo test"), [Runs, Runs, Runs]),
-        (command("cargo test -p corvid-protocol"), [Runs, Runs, Runs]),
-        (command("  cargo \t test  --workspace"), [Runs, Runs, Runs]),
-        (command("cargo testx"), [Asks, Asks, Runs]),
-        (command("cargo tes"), [Asks, Asks, Runs]),
-        (command("cargo"), [Asks, Asks, Runs]),
-        (command("cargo build"), [Asks, Asks, Runs]),
-        (command("ls -la src"), [Runs, Runs, Runs]),
-        (command("lsof -i"), [Asks, Asks, Runs]),
+        (command("cargo test"), [Refuses, Runs, Runs, Runs]),
+        (
+            command("cargo test -p corvid-protocol"),
+            [Refuses, Runs, Runs, Runs],
+        ),
+        (
+            command("  cargo \t test  --workspace"),
+            [Refuses, Runs, Runs, Runs],
+        ),
+        (command("cargo testx"), [Refuses, Asks, Asks, Runs]),
+        (command("cargo tes"), [Refuses, Asks, Asks, Runs]),
+        (command("cargo"), [Refuses, Asks, Asks, Runs]),
+        (command("cargo build"), [Refuses, Asks, Asks, Runs]),
+        (command("ls -la src"), [Refuses, Runs, Runs, Runs]),
+        (command("lsof -i"), [Refuses, Asks, Asks, Runs]),
         // Control operators defeat every prefix rule.
-        (command("cargo test; rm -rf ~"), [Asks, Asks, Runs]),
-        (command("cargo test && rm -rf ~"), [Asks, Asks, Runs]),
-        (command("cargo test || rm -rf ~"), [Asks, Asks, Runs]),
-        (command("cargo test | sh"), [Asks, Asks, Runs]),
-        (command("cargo test & rm -rf ~"), [Asks, Asks, Runs]),
-        (command("cargo test `rm -rf ~`"), [Asks, Asks, Runs]),
-        (command("cargo test $(rm -rf ~)"), [Asks, Asks, Runs]),
-        (command("cargo test\nrm -rf ~"), [Asks, Asks, Runs]),
-        (command("cargo test\r\nrm -rf ~"), [Asks, Asks, Runs]),
-        (command("cargo test > ~/.bashrc"), [Asks, Asks, Runs]),
-        (command("cargo test < /etc/passwd"), [Asks, Asks, Runs]),
-        (command("ls \"a;b\""), [Asks, Asks, Runs]),
+        (command("cargo test; rm -rf ~"), [Refuses, Asks, Asks, Runs]),
+        (
+            command("cargo test && rm -rf ~"),
+            [Refuses, Asks, Asks, Runs],
+        ),
+        (
+            command("cargo test || rm -rf ~"),
+            [Refuses, Asks, Asks, Runs],
+        ),
+        (command("cargo test | sh"), [Refuses, Asks, Asks, Runs]),
+        (
+            command("cargo test & rm -rf ~"),
+            [Refuses, Asks, Asks, Runs],
+        ),
+        (
+            command("cargo test `rm -rf ~`"),
+            [Refuses, Asks, Asks, Runs],
+        ),
+        (
+            command("cargo test $(rm -rf ~)"),
+            [Refuses, Asks, Asks, Runs],
+        ),
+        (command("cargo test\nrm -rf ~"), [Refuses, Asks, Asks, Runs]),
+        (
+            command("cargo test\r\nrm -rf ~"),
+            [Refuses, Asks, Asks, Runs],
+        ),
+        (
+            command("cargo test > ~/.bashrc"),
+            [Refuses, Asks, Asks, Runs],
+        ),
+        (
+            command("cargo test < /etc/passwd"),
+            [Refuses, Asks, Asks, Runs],
+        ),
+        (command("ls \"a;b\""), [Refuses, Asks, Asks, Runs]),
         // A tool rule naming the shell tool never covers commands.
-        (command("bash -c 'echo hi'"), [Asks, Asks, Runs]),
+        (command("bash -c 'echo hi'"), [Refuses, Asks, Asks, Runs]),
     ];
     for (action, expected) in table {
         let got = ApprovalPolicy::ALL.map(|policy| decision_for(policy, &rules, &action));
@@ -265,7 +304,7 @@ fn policy_names_round_trip() {
     }
     assert_eq!(
         ApprovalPolicy::ALL.map(ApprovalPolicy::as_str),
-        ["ask", "auto-edit", "full-auto"]
+        ["read-only", "ask", "auto-edit", "full-auto"]
     );
     assert_eq!(ApprovalPolicy::default(), Ask);
     assert_eq!(FullAuto.as_str(), "full-auto");
@@ -278,14 +317,16 @@ fn unknown_policy_names_list_the_accepted_ones() {
         assert_eq!(error.given(), given);
         assert_eq!(
             error.to_string(),
-            format!("unknown approval policy `{given}`: expected one of ask, auto-edit, full-auto")
+            format!(
+                "unknown approval policy `{given}`: expected one of read-only, ask, auto-edit, full-auto"
+            )
         );
     }
     let error = serde_json::from_str::<ApprovalPolicy>("\"auto_edit\"").unwrap_err();
     assert!(
         error
             .to_string()
-            .contains("expected one of `ask`, `auto-edit`, `full-auto`"),
+            .contains("expected one of `read-only`, `ask`, `auto-edit`, `full-auto`"),
         "{error}"
     );
 }
@@ -294,12 +335,12 @@ fn unknown_policy_names_list_the_accepted_ones() {
 fn widened_and_unsandboxed_commands_ask_under_every_policy_and_rule() {
     let rules = [ApprovalRule::command_prefix("npm install")];
     let action = command("npm install");
-    // (confinement, [decision under ask, auto-edit, full-auto]) with a rule that matches.
+    // (confinement, [decision under read-only, ask, auto-edit, full-auto]) with a rule that matches.
     let table = [
-        (Confinement::Sandboxed, [Runs, Runs, Runs]),
-        (Confinement::SandboxOff, [Runs, Runs, Runs]),
-        (Confinement::Widened, [Asks, Asks, Asks]),
-        (Confinement::Unsandboxed, [Asks, Asks, Asks]),
+        (Confinement::Sandboxed, [Refuses, Runs, Runs, Runs]),
+        (Confinement::SandboxOff, [Refuses, Runs, Runs, Runs]),
+        (Confinement::Widened, [Refuses, Asks, Asks, Asks]),
+        (Confinement::Unsandboxed, [Refuses, Asks, Asks, Asks]),
     ];
     for (confinement, expected) in table {
         let got = ApprovalPolicy::ALL
@@ -309,5 +350,49 @@ fn widened_and_unsandboxed_commands_ask_under_every_policy_and_rule() {
     // Without the rule, a sandboxed command follows the policy table.
     let got = ApprovalPolicy::ALL
         .map(|policy| decision_with_sandbox(policy, &[], &action, Confinement::Sandboxed));
-    assert_eq!(got, [Asks, Asks, Runs]);
+    assert_eq!(got, [Refuses, Asks, Asks, Runs]);
+}
+
+#[test]
+fn read_only_refuses_every_change_whatever_the_rules() {
+    let rules = [
+        ApprovalRule::tool("write"),
+        ApprovalRule::command_prefix("ls"),
+        ApprovalRule::origin("mcp:github"),
+    ];
+    for action in [
+        edit("write"),
+        command("ls"),
+        other("github_create_issue", true),
+    ] {
+        assert_eq!(
+            decision_for(ApprovalPolicy::ReadOnly, &rules, &action),
+            Refuses
+        );
+        assert_eq!(
+            decision_with_sandbox(
+                ApprovalPolicy::ReadOnly,
+                &rules,
+                &action,
+                Confinement::Widened
+            ),
+            Refuses
+        );
+    }
+    assert_eq!(
+        decision_for(ApprovalPolicy::ReadOnly, &rules, &ActionKind::Read),
+        Runs
+    );
+}
+
+#[test]
+fn rules_describe_themselves() {
+    assert_eq!(
+        ApprovalRule::command_prefix("cargo test").describe(),
+        "Always allow commands starting with `cargo test` (without shell operators) in this session."
+    );
+    assert_eq!(
+        ApprovalRule::origin("mcp:github").describe(),
+        "Always allow every tool of the MCP server `github` in this session."
+    );
 }

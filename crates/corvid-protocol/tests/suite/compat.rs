@@ -38,9 +38,9 @@ fn unknown_fields_on_ops_are_ignored() {
             }),
         ),
         (
-            r#"{"id":"5","op":{"type":"switch_conversation","conversation_id":"c","replay":"full"}}"#,
-            Op::SwitchConversation {
-                conversation_id: "c".into(),
+            r#"{"id":"5","op":{"type":"open_conversation","conversation_id":"c","replay":"full"}}"#,
+            Op::OpenConversation {
+                conversation_id: Some("c".into()),
             },
         ),
     ];
@@ -102,7 +102,7 @@ fn unknown_nested_kinds_are_rejected() {
         ),
         (
             r#"{"id":"1","op":{"type":"set_approval_policy","policy":"never"}}"#,
-            "unknown variant `never`, expected one of `ask`, `auto-edit`, `full-auto`",
+            "unknown variant `never`, expected one of `read-only`, `ask`, `auto-edit`, `full-auto`",
         ),
     ];
     for (line, expected) in cases {
@@ -118,8 +118,8 @@ fn malformed_ops_say_what_is_missing() {
         (r#"{"id":"1","op":{"type":"send"}}"#, "missing field `text`"),
         (r#"{"op":{"type":"cancel"}}"#, "missing field `id`"),
         (
-            r#"{"id":"1","op":{"type":"switch_conversation"}}"#,
-            "missing field `conversation_id`",
+            r#"{"id":"1","op":{"type":"rename_conversation"}}"#,
+            "missing field `title`",
         ),
     ];
     for (line, expected) in cases {
@@ -143,11 +143,14 @@ fn the_readme_examples_are_valid_frames() {
         .lines()
         .filter(|line| line.starts_with("{\"id\""))
         .collect();
-    assert_eq!(frames.len(), 7);
+    assert_eq!(frames.len(), 9);
     for line in frames {
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
         if value.get("op").is_some() {
             let parsed: Submission = serde_json::from_str(line).unwrap();
+            assert_eq!(serde_json::to_value(&parsed).unwrap(), value, "{line}");
+        } else if value.get("ok").is_some() || value.get("error").is_some() {
+            let parsed: corvid_protocol::Reply = serde_json::from_str(line).unwrap();
             assert_eq!(serde_json::to_value(&parsed).unwrap(), value, "{line}");
         } else {
             let parsed: Event = serde_json::from_str(line).unwrap();

@@ -4,11 +4,11 @@ use std::collections::BTreeSet;
 
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, ConversationSummary,
-    ErrorClass, ErrorNotification, Event, EventMsg, FileChange, HistoryEntry, ImageInput, Op,
-    ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification, SandboxMode,
-    SandboxNotice, SandboxState, SendParams, SubagentKind, Submission, TodoItem, TodoStatus,
-    TokenUsage, ToolCallNotification, ToolResultNotification, ToolServer, ToolServerState,
-    Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification, schema_json,
+    DecisionKind, ErrorClass, ErrorNotification, Event, EventMsg, FileChange, HistoryEntry,
+    ImageInput, Op, ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification,
+    SandboxMode, SandboxNotice, SandboxState, SendParams, SubagentKind, Submission, TodoItem,
+    TodoStatus, TokenUsage, ToolCallKind, ToolCallNotification, ToolResultNotification, Truncation,
+    TurnFinishedNotification, TurnOutcome, UsageNotification, schema_json,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -85,6 +85,7 @@ fn ops() -> Vec<(Op, Value)> {
                     },
                 ],
                 model: Some("grok-4".into()),
+                skill: Some("review".into()),
             }),
             json!({
                 "type": "send",
@@ -93,7 +94,8 @@ fn ops() -> Vec<(Op, Value)> {
                     {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"},
                     {"type": "url", "url": "https://example.com/a.jpg"}
                 ],
-                "model": "grok-4"
+                "model": "grok-4",
+                "skill": "review"
             }),
         ),
         (
@@ -154,12 +156,24 @@ fn ops() -> Vec<(Op, Value)> {
         ),
         (Op::Cancel, json!({"type": "cancel"})),
         (Op::ListConversations, json!({"type": "list_conversations"})),
-        (Op::NewConversation, json!({"type": "new_conversation"})),
         (
-            Op::SwitchConversation {
-                conversation_id: "c-2".into(),
+            Op::OpenConversation {
+                conversation_id: None,
             },
-            json!({"type": "switch_conversation", "conversation_id": "c-2"}),
+            json!({"type": "open_conversation"}),
+        ),
+        (
+            Op::OpenConversation {
+                conversation_id: Some("c-2".into()),
+            },
+            json!({"type": "open_conversation", "conversation_id": "c-2"}),
+        ),
+        (
+            Op::RenameConversation {
+                conversation_id: None,
+                title: "The parser".into(),
+            },
+            json!({"type": "rename_conversation", "title": "The parser"}),
         ),
         (
             Op::DeleteConversation {
@@ -222,14 +236,18 @@ fn tool_call() -> (ToolCallNotification, Value) {
         ToolCallNotification {
             call_id: "call-1".into(),
             tool: "read".into(),
+            kind: ToolCallKind::Read,
             arguments: json!({"path": "src/lib.rs", "offset": 10}),
             summary: "Read src/lib.rs".into(),
+            locations: vec!["src/lib.rs".into()],
         },
         json!({
             "call_id": "call-1",
             "tool": "read",
+            "kind": {"type": "read"},
             "arguments": {"path": "src/lib.rs", "offset": 10},
-            "summary": "Read src/lib.rs"
+            "summary": "Read src/lib.rs",
+            "locations": ["src/lib.rs"]
         }),
     )
 }
@@ -476,7 +494,9 @@ fn events() -> Vec<(EventMsg, Value)> {
             "type": "proposal",
             "proposal_id": format!("p-{index}"),
             "call_id": format!("call-{index}"),
+            "title": "Change it",
             "kind": kind_json,
+            "decisions": ["approve", "reject"],
         });
         let always_scope = always.map(|(rule, rule_json)| {
             expected["always_scope"] = rule_json;
@@ -486,9 +506,13 @@ fn events() -> Vec<(EventMsg, Value)> {
             EventMsg::Proposal(ProposalNotification {
                 proposal_id: format!("p-{index}"),
                 call_id: format!("call-{index}"),
+                title: "Change it".into(),
                 kind,
+                decisions: vec![DecisionKind::Approve, DecisionKind::Reject],
                 always_scope,
+                always_description: None,
                 sandbox: None,
+                notice: None,
             }),
             expected,
         ));
@@ -512,19 +536,30 @@ fn events() -> Vec<(EventMsg, Value)> {
             EventMsg::Proposal(ProposalNotification {
                 proposal_id: "p-9".into(),
                 call_id: "call-9".into(),
+                title: "Run npm install".into(),
                 kind: ProposalKind::Command {
                     command: "npm install".into(),
                     cwd: ".".into(),
                 },
+                decisions: vec![
+                    DecisionKind::Approve,
+                    DecisionKind::ApproveAlways,
+                    DecisionKind::Reject,
+                ],
                 always_scope: None,
-                sandbox: Some(notice),
+                always_description: None,
+                notice: Some(notice.describe()),
+                sandbox: Some(notice.clone()),
             }),
             json!({
                 "type": "proposal",
                 "proposal_id": "p-9",
                 "call_id": "call-9",
+                "title": "Run npm install",
                 "kind": {"type": "command", "command": "npm install", "cwd": "."},
-                "sandbox": notice_json
+                "decisions": ["approve", "approve_always", "reject"],
+                "sandbox": notice_json,
+                "notice": notice.describe()
             }),
         ));
     }
@@ -616,12 +651,16 @@ fn events() -> Vec<(EventMsg, Value)> {
                 step: 2,
                 usage: usage(30, 40),
                 turn: usage(50, 90),
+                turn_cost_usd: Some(0.5),
+                context_window: Some(128_000),
             }),
             json!({
                 "type": "usage",
                 "step": 2,
                 "usage": usage_json(30, 40),
-                "turn": usage_json(50, 90)
+                "turn": usage_json(50, 90),
+                "turn_cost_usd": 0.5,
+                "context_window": 128_000
             }),
         ),
         (
@@ -682,18 +721,7 @@ fn events() -> Vec<(EventMsg, Value)> {
     }
     table.extend([
         (
-            EventMsg::ConversationList {
-                conversations: vec![conversation.clone()],
-                current: Some("c-1".into()),
-            },
-            json!({"type": "conversation_list", "conversations": [conversation_json.clone()], "current": "c-1"}),
-        ),
-        (
-            EventMsg::ConversationList { conversations: vec![], current: None },
-            json!({"type": "conversation_list", "conversations": []}),
-        ),
-        (
-            EventMsg::ConversationSwitched {
+            EventMsg::ConversationOpened {
                 conversation: conversation.clone(),
                 history: vec![
                     HistoryEntry::User { text: "fix the parser".into() },
@@ -703,7 +731,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                 ],
             },
             json!({
-                "type": "conversation_switched",
+                "type": "conversation_opened",
                 "conversation": conversation_json.clone(),
                 "history": [
                     {"type": "user", "text": "fix the parser"},
@@ -714,12 +742,8 @@ fn events() -> Vec<(EventMsg, Value)> {
             }),
         ),
         (
-            EventMsg::ConversationSwitched { conversation, history: vec![] },
-            json!({"type": "conversation_switched", "conversation": conversation_json, "history": []}),
-        ),
-        (
-            EventMsg::ConversationDeleted { conversation_id: "c-3".into() },
-            json!({"type": "conversation_deleted", "conversation_id": "c-3"}),
+            EventMsg::ConversationOpened { conversation, history: vec![] },
+            json!({"type": "conversation_opened", "conversation": conversation_json, "history": []}),
         ),
         (
             EventMsg::ConversationCleared { conversation_id: "c-1".into() },
@@ -748,20 +772,6 @@ fn events() -> Vec<(EventMsg, Value)> {
             ]}),
         ),
         (
-            EventMsg::Diff {
-                turns: vec![TurnChanges {
-                    turn: 1,
-                    files: vec![FileChange { path: "old.txt".into(), change: ChangeKind::Deleted }],
-                    diff: "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n".into(),
-                }],
-            },
-            json!({"type": "diff", "turns": [{
-                "turn": 1,
-                "files": [{"path": "old.txt", "change": "deleted"}],
-                "diff": "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n"
-            }]}),
-        ),
-        (
             EventMsg::Compacted {
                 tokens_before: 9_000,
                 tokens_after: 2_500,
@@ -770,38 +780,6 @@ fn events() -> Vec<(EventMsg, Value)> {
             },
             json!({"type": "compacted", "tokens_before": 9_000, "tokens_after": 2_500,
                 "context_window": 10_000, "messages_summarized": 14}),
-        ),
-        (
-            EventMsg::ToolServers {
-                servers: vec![
-                    ToolServer {
-                        name: "everything".into(),
-                        configured_in: ".corvid/mcp.json".into(),
-                        transport: "runs `npx server-everything`".into(),
-                        state: ToolServerState::Ready,
-                        reason: None,
-                        tools: vec!["mcp__everything__echo".into()],
-                        withheld: vec!["get-env".into()],
-                    },
-                    ToolServer {
-                        name: "docs".into(),
-                        configured_in: "config.toml".into(),
-                        transport: "connects to https://docs.example/mcp".into(),
-                        state: ToolServerState::Failed,
-                        reason: Some("it did not start within 30 s (startup_timeout_sec)".into()),
-                        tools: vec![],
-                        withheld: vec![],
-                    },
-                ],
-            },
-            json!({"type": "tool_servers", "servers": [
-                {"name": "everything", "configured_in": ".corvid/mcp.json",
-                    "transport": "runs `npx server-everything`", "state": "ready",
-                    "tools": ["mcp__everything__echo"], "withheld": ["get-env"]},
-                {"name": "docs", "configured_in": "config.toml",
-                    "transport": "connects to https://docs.example/mcp", "state": "failed",
-                    "reason": "it did not start within 30 s (startup_timeout_sec)", "tools": []}
-            ]}),
         ),
         (EventMsg::ShutdownComplete, json!({"type": "shutdown_complete"})),
     ]);

@@ -86,25 +86,18 @@ impl App {
     pub(super) fn proposal(&mut self, proposal: ProposalNotification, depth: u32) {
         let indent = "  ".repeat(depth as usize);
         self.flush_reasoning(depth);
-        let title = match &proposal.kind {
-            ProposalKind::Edit { path, .. } => format!("edit {path}"),
-            ProposalKind::Write { path, .. } => format!("write {path}"),
-            ProposalKind::Command { command, cwd } => {
-                format!("run `{command}` in {cwd}")
-            }
-            ProposalKind::Other { tool, summary } => format!("{tool}: {summary}"),
-        };
+        // The agent's title, the same words in every face.
         self.say(Line::styled(
-            format!("{indent}? allow: {title}"),
+            format!("{indent}? allow: {}", proposal.title),
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ));
         if let ProposalKind::Edit { diff, .. } | ProposalKind::Write { diff, .. } = &proposal.kind {
             self.output.extend(render::diff(diff));
         }
         // Why a command asks even where the policy would run it: widened or unsandboxed.
-        if let Some(notice) = &proposal.sandbox {
+        if let Some(notice) = &proposal.notice {
             self.say(Line::styled(
-                format!("{indent}  ! {}", notice.describe()),
+                format!("{indent}  ! {notice}"),
                 Style::new().fg(Color::Yellow),
             ));
         }

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use corvid_protocol::{ApprovalPolicy, Op, SendParams, ToolServer, ToolServerState};
+use corvid_protocol::{Op, SendParams, ToolServer, ToolServerState, commands};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
@@ -10,32 +10,18 @@ use unicode_width::UnicodeWidthStr;
 use super::App;
 use crate::{mention, render};
 
-/// The slash commands, for `/help` and completion.
-pub const COMMANDS: &[(&str, &str)] = &[
+/// The chat's own commands (the agent's are `corvid_protocol::commands::COMMANDS`, parsed by
+/// its one parser): for `/help` and completion.
+pub const OWN_COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
-    ("/new", "start a new conversation"),
-    ("/list", "list this project's conversations"),
-    ("/switch", "<id> switch to a conversation"),
     ("/resume", "pick a conversation to go back to"),
-    ("/clear", "empty this conversation"),
-    ("/model", "[name] show or change the model"),
+    ("/model", "show the model (/model <name> changes it)"),
     (
         "/approval",
-        "[ask|auto-edit|full-auto] show or change the approval policy",
+        "show the approval policy (/approval <policy> changes it)",
     ),
     ("/status", "model, approvals, conversation, project, tokens"),
     ("/cost", "tokens spent in this session"),
-    ("/init", "write or improve AGENTS.md"),
-    ("/diff", "[turn] what the agent changed"),
-    (
-        "/undo",
-        "[turn] put back what the last (or that) turn changed",
-    ),
-    ("/compact", "summarise older turns"),
-    (
-        "/mcp",
-        "[trust <server>] MCP servers, their state and tools; trust starts a project's server",
-    ),
     ("/quit", "exit"),
 ];
 
@@ -106,101 +92,70 @@ impl App {
         let (name, argument) = rest
             .split_once(char::is_whitespace)
             .map_or((rest, ""), |(name, argument)| (name, argument.trim()));
-        match name {
-            "quit" | "exit" => self.exit(),
-            "help" => self.help(),
-            "new" => self.link.submit(Op::NewConversation),
-            "list" => self.link.submit(Op::ListConversations),
-            "resume" => {
-                self.overlay.want_picker = true;
-                self.link.submit(Op::ListConversations);
+        // The chat's own commands first; the rest is the protocol's table (and the skills).
+        match (name, argument) {
+            ("quit" | "exit", _) => return self.exit(),
+            ("help", _) => return self.help(),
+            ("status", _) => return self.status_report(),
+            ("cost", _) => return self.cost_report(),
+            ("resume", _) => {
+                self.overlay.picker_request = Some(self.link.submit(Op::ListConversations));
+                return;
             }
-            "switch" if argument.is_empty() => {
-                self.hint = Some(
-                    "/switch needs a conversation id (/list shows them; /resume picks one)"
-                        .to_owned(),
-                )
-            }
-            "switch" => self.link.submit(Op::SwitchConversation {
-                conversation_id: argument.to_owned(),
-            }),
-            "clear" => self.link.submit(Op::ClearConversation),
-            "model" if argument.is_empty() => {
+            ("model", "") => {
                 self.say(Line::raw(format!("model: {}", self.status.model)));
                 if !self.settings.catalog.is_empty() {
                     self.note(format!("available: {}", self.settings.catalog.join(", ")));
                 }
                 self.note("/model <name> changes it");
+                return;
             }
-            "model" => self.link.submit(Op::SetModel {
-                model: argument.to_owned(),
-            }),
-            "approval" if argument.is_empty() => {
+            ("approval", "") => {
                 self.say(Line::raw(format!("approvals: {}", self.status.approval)));
-                self.note("/approval ask | auto-edit | full-auto changes it");
+                self.note("/approval read-only | ask | auto-edit | full-auto changes it");
+                return;
             }
-            "approval" => match argument.parse::<ApprovalPolicy>() {
-                Ok(policy) => self.link.submit(Op::SetApprovalPolicy { policy }),
-                Err(_) => {
-                    self.hint = Some(format!(
-                        "unknown policy `{argument}`: ask, auto-edit or full-auto"
-                    ))
-                }
-            },
-            "status" => self.status_report(),
-            "cost" => self.cost_report(),
-            "init" => {
-                self.turn.since = Some(Instant::now());
-                self.link.submit(Op::Init);
-            }
-            "diff" | "undo" => {
-                let turn = if argument.is_empty() {
-                    None
-                } else {
-                    match argument.parse::<u32>() {
-                        Ok(turn) => Some(turn),
-                        Err(_) => {
-                            self.hint = Some(format!("/{name} takes a turn number"));
-                            return;
-                        }
-                    }
-                };
-                self.link.submit(if name == "diff" {
-                    Op::Diff { turn }
-                } else {
-                    Op::Undo { turn }
-                });
-            }
-            "compact" => self.link.submit(Op::Compact),
-            "mcp" => match argument
-                .split_once(char::is_whitespace)
-                .unwrap_or((argument, ""))
-            {
-                ("", _) => self.link.submit(Op::ListToolServers),
-                ("trust", "") => {
-                    self.hint = Some("/mcp trust <server> (/mcp lists them)".to_owned())
-                }
-                ("trust", name) => self.link.submit(Op::TrustToolServer {
-                    name: name.trim().to_owned(),
-                }),
-                _ => {
-                    self.hint = Some(
-                        "/mcp lists the servers; /mcp trust <server> starts a project's server"
-                            .to_owned(),
-                    )
-                }
-            },
-            other => self.hint = Some(format!("unknown command /{other}; /help lists them")),
+            _ => {}
         }
+        match commands::parse(line, &self.settings.skills) {
+            Some(Ok(op)) => {
+                if matches!(op, Op::Init | Op::Send(_)) {
+                    self.turn.since = Some(Instant::now());
+                }
+                self.link.submit(op);
+            }
+            Some(Err(error)) => self.hint = Some(format!("{error}; /help lists the commands")),
+            None => {}
+        }
+    }
+
+    /// Every command: the chat's own, the protocol's table, the project's skills.
+    pub(super) fn all_commands(&self) -> Vec<(String, String)> {
+        let mut all: Vec<(String, String)> = OWN_COMMANDS
+            .iter()
+            .map(|(name, what)| ((*name).to_owned(), (*what).to_owned()))
+            .collect();
+        for spec in commands::specs(&self.settings.skills) {
+            if all.iter().any(|(name, _)| name[1..] == spec.name) {
+                continue;
+            }
+            let what = if spec.argument.is_empty() {
+                spec.description
+            } else {
+                format!("{} {}", spec.argument, spec.description)
+            };
+            all.push((format!("/{}", spec.name), what));
+        }
+        all
     }
 
     /// `/help`: the commands, descriptions wrapped under themselves, then the keys.
     fn help(&mut self) {
         let room = self.width.saturating_sub(HELP_INDENT).max(20);
-        for (command, what) in COMMANDS {
-            let pieces = render::wrap(&[Line::raw(*what)], room);
+        for (command, what) in self.all_commands() {
+            let pieces = render::wrap(&[Line::raw(what)], room);
             for (index, piece) in pieces.into_iter().enumerate() {
-                let name = if index == 0 { *command } else { "" };
+                let name = if index == 0 { command.as_str() } else { "" };
                 let mut spans = vec![Span::styled(
                     format!("{name:<width$}", width = usize::from(HELP_INDENT)),
                     Style::new().fg(Color::Cyan),

@@ -21,6 +21,18 @@ const TOOL_OUTPUT_KEPT: usize = 4096;
 impl App {
     /// One event from the agent.
     pub fn event(&mut self, event: Event) {
+        if let EventMsg::Ready(ready) = &event.msg
+            && event.replay
+            && !self.conversation.is_empty()
+            && ready.conversation_id != self.conversation
+        {
+            // Another conversation's session (the chat opened it): its own numbering starts
+            // here, and its replay is news.
+            self.last_seq = 0;
+            self.opening = true;
+            self.resync(ready);
+            return;
+        }
         let seen = event.replay && event.seq <= self.last_seq;
         self.last_seq = self.last_seq.max(event.seq);
         if let EventMsg::Ready(ready) = &event.msg
@@ -141,23 +153,17 @@ impl App {
             EventMsg::Error(error) => self.error(error, depth),
             EventMsg::TurnFinished(finished) if depth == 0 => self.turn_finished(finished),
             EventMsg::TurnFinished(_) => {}
-            EventMsg::ConversationList {
-                conversations,
-                current,
-            } => self.conversation_list(conversations, current),
-            EventMsg::ConversationSwitched {
+            EventMsg::ConversationOpened {
                 conversation,
                 history,
             } => {
                 // A replay of the conversation on screen (a resync past a finished turn): its
                 // history is already in the scrollback, and printing it again would repeat it.
-                if event.replay && conversation.id == self.conversation {
+                if event.replay && conversation.id == self.conversation && !self.opening {
                     return;
                 }
+                self.opening = false;
                 self.conversation_switched(conversation, history);
-            }
-            EventMsg::ConversationDeleted { conversation_id } => {
-                self.note(format!("deleted {conversation_id}"))
             }
             EventMsg::ConversationCleared { .. } => self.note("conversation cleared"),
             EventMsg::Warning { message } => self.say(Line::styled(
@@ -172,18 +178,6 @@ impl App {
                     ));
                 }
             }
-            EventMsg::Diff { turns } if turns.is_empty() => {
-                self.note("no changes by the agent in this conversation")
-            }
-            EventMsg::Diff { turns } => {
-                for turn in turns {
-                    self.say(Line::styled(
-                        format!("── turn {} ──", turn.turn),
-                        Style::new().fg(Color::Cyan),
-                    ));
-                    self.output.extend(render::diff(&turn.diff));
-                }
-            }
             EventMsg::Compacted {
                 tokens_before,
                 tokens_after,
@@ -196,7 +190,6 @@ impl App {
                 render::tokens(tokens_after),
                 render::tokens(context_window)
             )),
-            EventMsg::ToolServers { servers } => self.tool_servers(servers),
             EventMsg::ShutdownComplete => self.quit = true,
         }
     }
@@ -236,7 +229,7 @@ impl App {
         }
     }
 
-    fn error(&mut self, error: ErrorNotification, depth: u32) {
+    pub(super) fn error(&mut self, error: ErrorNotification, depth: u32) {
         // The turn's closing line already says it was interrupted.
         if error.class == ErrorClass::Cancelled {
             return;

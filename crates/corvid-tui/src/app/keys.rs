@@ -9,7 +9,6 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 
 use super::App;
-use super::commands::COMMANDS;
 use super::events::reasoning_lines;
 use super::search::Search;
 use crate::editor::Editor;
@@ -157,9 +156,9 @@ impl App {
         let word = self.editor.current_word();
         let candidates: Vec<String> =
             if word.starts_with('/') && self.editor.text().starts_with(&word) {
-                COMMANDS
-                    .iter()
-                    .map(|(name, _)| (*name).to_owned())
+                self.all_commands()
+                    .into_iter()
+                    .map(|(name, _)| name)
                     .filter(|name| name.starts_with(&word))
                     .collect()
             } else if let Some(partial) = word.strip_prefix('@') {

@@ -29,8 +29,8 @@ impl App {
             }
             KeyCode::Enter => {
                 if let Some(item) = picker.items.get(picker.selected) {
-                    self.link.submit(Op::SwitchConversation {
-                        conversation_id: item.id.clone(),
+                    self.link.submit(Op::OpenConversation {
+                        conversation_id: Some(item.id.clone()),
                     });
                 }
                 self.overlay.picker = None;
@@ -43,14 +43,15 @@ impl App {
         }
     }
 
-    /// The engine's list of conversations: the picker when `/resume` asked for it, else a
-    /// line each with the current one marked.
+    /// The reply listing the conversations: the picker when it answers `/resume`'s request,
+    /// else a line each with the current one marked.
     pub(super) fn conversation_list(
         &mut self,
+        for_picker: bool,
         conversations: Vec<ConversationSummary>,
         current: Option<String>,
     ) {
-        if std::mem::take(&mut self.overlay.want_picker) {
+        if for_picker {
             if conversations.is_empty() {
                 self.hint = Some("no conversations yet".to_owned());
             } else {

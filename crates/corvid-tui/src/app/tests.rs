@@ -15,9 +15,16 @@ use super::*;
 struct Recorder(Mutex<Vec<Op>>);
 
 impl AgentLink for Recorder {
-    fn submit(&self, op: Op) {
-        self.0.lock().unwrap().push(op);
+    fn submit(&self, op: Op) -> String {
+        let mut ops = self.0.lock().unwrap();
+        ops.push(op);
+        format!("r{}", ops.len())
     }
+}
+
+/// The reply to the `index`-th operation sent (from 1), as the link would deliver it.
+fn reply(index: usize, ok: corvid_protocol::ReplyOk) -> corvid_protocol::Reply {
+    corvid_protocol::Reply::ok(format!("r{index}"), ok)
 }
 
 fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorder>) {
@@ -36,6 +43,10 @@ fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorde
             },
         )]),
         resumed: None,
+        skills: vec![corvid_protocol::commands::SkillCommand {
+            name: "release".to_owned(),
+            description: "cut a release".to_owned(),
+        }],
     };
     (App::new(recorder.clone(), settings), recorder)
 }
@@ -169,12 +180,19 @@ fn proposal() -> Event {
     event(EventMsg::Proposal(ProposalNotification {
         proposal_id: "p1".to_owned(),
         call_id: "t1".to_owned(),
+        title: "Run rm -rf build".to_owned(),
         kind: ProposalKind::Command {
             command: "rm -rf build".to_owned(),
             cwd: ".".to_owned(),
         },
+        decisions: vec![
+            corvid_protocol::DecisionKind::Approve,
+            corvid_protocol::DecisionKind::Reject,
+        ],
         always_scope: None,
+        always_description: None,
         sandbox: None,
+        notice: None,
     }))
 }
 
@@ -185,7 +203,7 @@ fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_message() {
     typed(&mut app, "clean up");
     app.key(key(KeyCode::Enter));
     app.event(proposal());
-    assert!(printed(&mut app).contains("? allow: run `rm -rf build` in ."));
+    assert!(printed(&mut app).contains("? allow: Run rm -rf build"));
     app.key(ctrl('c'));
     assert_eq!(ops(&recorder).last(), Some(&Op::Cancel));
     assert!(!app.quit);
@@ -305,17 +323,34 @@ fn slash_commands_without_arguments_show_the_setting() {
     assert!(printed(&mut app).contains("approvals: ask"));
     app.submit_line("/approval full-auto");
     app.submit_line("/undo 2");
-    app.submit_line("/switch");
+    app.submit_line("/diff 1");
+    app.submit_line("/compact");
+    app.submit_line("/release 1.2");
+    app.submit_line("/new");
+    app.submit_line("/open");
     assert_eq!(
         ops(&recorder),
         vec![
             Op::SetApprovalPolicy {
                 policy: ApprovalPolicy::FullAuto
             },
-            Op::Undo { turn: Some(2) }
+            Op::Undo { turn: Some(2) },
+            Op::Diff { turn: Some(1) },
+            Op::Compact,
+            Op::Send(SendParams {
+                skill: Some("release".to_owned()),
+                ..SendParams::text("1.2")
+            }),
+            Op::OpenConversation {
+                conversation_id: None
+            },
         ]
     );
-    assert!(app.hint.as_deref().unwrap().contains("/switch needs"));
+    assert!(
+        app.hint.as_deref().unwrap().contains("/open <id>"),
+        "{:?}",
+        app.hint
+    );
 }
 
 #[test]
@@ -378,10 +413,13 @@ fn resume_opens_a_picker_and_enter_switches() {
         updated_at: 0,
         message_count: 1,
     };
-    app.event(event(EventMsg::ConversationList {
-        conversations: vec![conversation("c2", "newest"), conversation("c1", "older")],
-        current: Some("c2".to_owned()),
-    }));
+    app.reply(reply(
+        1,
+        corvid_protocol::ReplyOk::Conversations {
+            conversations: vec![conversation("c2", "newest"), conversation("c1", "older")],
+            current: Some("c2".to_owned()),
+        },
+    ));
     let (view, _) = app.view(80, 10);
     let view = crate::render::plain(&view);
     assert!(view.contains("c1 older · 1 message"), "{view}");
@@ -389,16 +427,19 @@ fn resume_opens_a_picker_and_enter_switches() {
     app.key(key(KeyCode::Enter));
     assert_eq!(
         ops(&recorder).last(),
-        Some(&Op::SwitchConversation {
-            conversation_id: "c1".to_owned()
+        Some(&Op::OpenConversation {
+            conversation_id: Some("c1".to_owned())
         })
     );
     // A plain /list prints instead of picking.
     app.submit_line("/list");
-    app.event(event(EventMsg::ConversationList {
-        conversations: vec![conversation("c2", "")],
-        current: Some("c2".to_owned()),
-    }));
+    app.reply(reply(
+        3,
+        corvid_protocol::ReplyOk::Conversations {
+            conversations: vec![conversation("c2", "")],
+            current: Some("c2".to_owned()),
+        },
+    ));
     assert!(printed(&mut app).contains("* c2  (untitled) (1 message)"));
 }
 
@@ -568,6 +609,7 @@ fn a_proposal_says_why_the_sandbox_makes_it_ask() {
         write_outside: false,
         network: true,
     };
+    asked.notice = Some(notice.describe());
     asked.sandbox = Some(notice.clone());
     app.event(event(EventMsg::Proposal(asked)));
     assert!(printed(&mut app).contains(&notice.describe()));
@@ -582,8 +624,10 @@ fn a_running_command_shows_its_latest_output_under_its_line_until_it_finishes() 
         corvid_protocol::ToolCallNotification {
             call_id: "t1".to_owned(),
             tool: "bash".to_owned(),
+            kind: corvid_protocol::ToolCallKind::Command,
             summary: "$ make".to_owned(),
             arguments: serde_json::json!({}),
+            locations: Vec::new(),
         },
     )));
     for line in ["one", "two", "three", "four"] {
@@ -643,7 +687,7 @@ fn a_resync_rebuilds_the_input_area_without_printing_the_screen_again() {
     app.event(numbered(
         1,
         true,
-        EventMsg::ConversationSwitched {
+        EventMsg::ConversationOpened {
             conversation: ConversationSummary {
                 id: "c1".to_owned(),
                 title: "t".to_owned(),
@@ -821,7 +865,7 @@ fn help_on_a_narrow_terminal_wraps_each_description_under_itself() {
     let text = crate::render::plain(&lines);
     assert!(
         text.contains(
-            "/approval  [ask|auto-edit|full-auto] show or change the\n           approval policy\n"
+            "/approval  show the approval policy (/approval <policy>\n           changes it)\n"
         ),
         "{text}"
     );
@@ -845,8 +889,10 @@ fn the_call_waiting_for_approval_has_no_second_line_and_streaming_text_is_render
         corvid_protocol::ToolCallNotification {
             call_id: "t1".to_owned(),
             tool: "bash".to_owned(),
+            kind: corvid_protocol::ToolCallKind::Command,
             summary: "$ rm -rf build".to_owned(),
             arguments: serde_json::json!({"command": "rm -rf build"}),
+            locations: Vec::new(),
         },
     )));
     let (view, _) = app.view(80, 20);
@@ -875,24 +921,27 @@ fn slash_mcp_asks_for_the_servers_and_shows_each_with_its_state_and_tools() {
         tools: Vec::new(),
         withheld: Vec::new(),
     };
-    app.event(event(EventMsg::ToolServers {
-        servers: vec![
-            ToolServer {
-                tools: vec![
-                    "mcp__everything__echo".to_owned(),
-                    "mcp__everything__get-sum".to_owned(),
-                ],
-                withheld: vec!["get-env".to_owned()],
-                ..server("everything", ToolServerState::Ready)
-            },
-            ToolServer {
-                reason: Some("it did not start within 1.5 s (startup_timeout_sec)".to_owned()),
-                ..server("stuck", ToolServerState::Failed)
-            },
-            server("repo", ToolServerState::Untrusted),
-            server("remote", ToolServerState::NeedsSignIn),
-        ],
-    }));
+    app.reply(reply(
+        1,
+        corvid_protocol::ReplyOk::ToolServers {
+            servers: vec![
+                ToolServer {
+                    tools: vec![
+                        "mcp__everything__echo".to_owned(),
+                        "mcp__everything__get-sum".to_owned(),
+                    ],
+                    withheld: vec!["get-env".to_owned()],
+                    ..server("everything", ToolServerState::Ready)
+                },
+                ToolServer {
+                    reason: Some("it did not start within 1.5 s (startup_timeout_sec)".to_owned()),
+                    ..server("stuck", ToolServerState::Failed)
+                },
+                server("repo", ToolServerState::Untrusted),
+                server("remote", ToolServerState::NeedsSignIn),
+            ],
+        },
+    ));
     let shown = printed(&mut app);
     for expected in [
         "everything  ready, 2 tools\n  in .corvid/mcp.json · runs `node server.js`\n",
@@ -905,7 +954,10 @@ fn slash_mcp_asks_for_the_servers_and_shows_each_with_its_state_and_tools() {
         assert!(shown.contains(expected), "{expected:?} not in\n{shown}");
     }
 
-    app.event(event(EventMsg::ToolServers { servers: vec![] }));
+    app.reply(reply(
+        1,
+        corvid_protocol::ReplyOk::ToolServers { servers: vec![] },
+    ));
     assert!(printed(&mut app).contains("no MCP servers in this session"));
 }
 
@@ -927,7 +979,7 @@ fn slash_mcp_trust_asks_the_engine_to_trust_that_server() {
     assert_eq!(ops(&recorder).len(), before, "nothing sent without a name");
     let (view, _) = app.view(120, 10);
     assert!(
-        crate::render::plain(&view).contains("/mcp trust <server>"),
+        crate::render::plain(&view).contains("trust <server>"),
         "{}",
         crate::render::plain(&view)
     );
@@ -993,8 +1045,10 @@ fn a_tool_call_being_written_shows_its_tool_and_size_until_the_call_arrives() {
         corvid_protocol::ToolCallNotification {
             call_id: "call-1".to_owned(),
             tool: "write".to_owned(),
+            kind: corvid_protocol::ToolCallKind::Edit,
             arguments: serde_json::json!({"path": "a.rs", "content": "x"}),
             summary: "Write a.rs".to_owned(),
+            locations: vec!["a.rs".to_owned()],
         },
     )));
     let shown = area(&app, 100, 10);

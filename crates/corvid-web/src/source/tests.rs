@@ -33,7 +33,7 @@ async fn fetch_asks_and_search_reads() {
         .collect();
     assert_eq!(
         kinds,
-        vec![(FETCH, ToolKind::Mutating), (SEARCH, ToolKind::Mutating)]
+        vec![(FETCH, ToolKind::Fetch), (SEARCH, ToolKind::Fetch)]
     );
     assert_eq!(listing.notices, vec!["a notice".to_owned()]);
     let listing = source(false).list().await;
@@ -48,7 +48,7 @@ async fn a_call_is_prepared_with_its_url_in_the_proposal() {
         .await
         .unwrap();
     assert_eq!(prepared.tool, FETCH);
-    assert_eq!(prepared.kind, ToolKind::Mutating);
+    assert_eq!(prepared.kind, ToolKind::Fetch);
     assert_eq!(prepared.proposal.summary, "Fetch https://example.com/docs");
     assert_eq!(
         source.summary(FETCH, &json!({"url": "https://example.com/docs"})),

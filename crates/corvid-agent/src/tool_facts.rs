@@ -1,0 +1,90 @@
+//! What the engine tells every face about a call, once, from what the tool's source said: its
+//! kind as offered, the words of a proposal (its title, the decisions it allows, the "always"
+//! rule and the sandbox notice in words). Faces show these as they are.
+
+use corvid_protocol::{ApprovalRule, DecisionKind, ProposalKind, SandboxNotice, ToolCallKind};
+use corvid_tools::{Offer, ToolKind};
+
+/// The kind `tool` was offered with; `task` (the agent's own) is `other`.
+pub(crate) fn call_kind(offer: &Offer, tool: &str) -> ToolCallKind {
+    let Some(spec) = offer.spec(tool) else {
+        return ToolCallKind::Other;
+    };
+    match spec.kind {
+        ToolKind::Read => ToolCallKind::Read,
+        ToolKind::Search => ToolCallKind::Search,
+        ToolKind::Edit => ToolCallKind::Edit,
+        ToolKind::Command => ToolCallKind::Command,
+        ToolKind::Fetch => ToolCallKind::Fetch,
+        ToolKind::Other | ToolKind::Mutating => match spec
+            .origin
+            .as_deref()
+            .and_then(|origin| origin.strip_prefix("mcp:"))
+        {
+            Some(server) => ToolCallKind::Mcp {
+                server: server.to_owned(),
+                // The model's name is `mcp__<server>__<tool>` (see corvid-mcp).
+                tool: tool
+                    .strip_prefix(&format!("mcp__{server}__"))
+                    .unwrap_or(tool)
+                    .to_owned(),
+            },
+            None => ToolCallKind::Other,
+        },
+    }
+}
+
+/// The one line every face shows as a proposal's title.
+pub(crate) fn proposal_title(kind: &ProposalKind) -> String {
+    match kind {
+        ProposalKind::Edit { path, .. } => format!("Edit {path}"),
+        ProposalKind::Write { path, .. } => format!("Write {path}"),
+        ProposalKind::Command { command, .. } => {
+            let first = command.lines().next().unwrap_or_default();
+            if command.lines().nth(1).is_some() {
+                format!("Run {first} …")
+            } else {
+                format!("Run {first}")
+            }
+        }
+        ProposalKind::Other { summary, tool } if summary.is_empty() => format!("Call {tool}"),
+        ProposalKind::Other { summary, .. } => summary.clone(),
+    }
+}
+
+/// The decisions a proposal allows: "always" only with a rule to keep.
+pub(crate) fn decisions(always: Option<&ApprovalRule>) -> Vec<DecisionKind> {
+    match always {
+        Some(_) => vec![
+            DecisionKind::Approve,
+            DecisionKind::ApproveAlways,
+            DecisionKind::Reject,
+        ],
+        None => vec![DecisionKind::Approve, DecisionKind::Reject],
+    }
+}
+
+/// The sandbox notice in words.
+pub(crate) fn notice(sandbox: Option<&SandboxNotice>) -> Option<String> {
+    sandbox.map(SandboxNotice::describe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_name_what_would_happen() {
+        let command = ProposalKind::Command {
+            command: "cargo test\ncargo fmt".into(),
+            cwd: ".".into(),
+        };
+        assert_eq!(proposal_title(&command), "Run cargo test …");
+        let edit = ProposalKind::Edit {
+            path: "src/lib.rs".into(),
+            diff: String::new(),
+        };
+        assert_eq!(proposal_title(&edit), "Edit src/lib.rs");
+        assert_eq!(decisions(None).len(), 2);
+    }
+}

@@ -1,0 +1,255 @@
+//! The slash commands, once for every face: one table ([`COMMANDS`]) with each command's name,
+//! argument, description and whether it may be used while a turn runs, and one parser
+//! ([`parse`]) that turns a typed line into the [`Op`] it means. The project's skills are
+//! commands too (`/<skill> what for`), sent as a message naming the skill. A face adds only what
+//! is its own (`/quit`, `/help`, `/status`).
+
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::approval::ApprovalPolicy;
+use crate::op::{Op, SendParams};
+
+/// One command of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Command {
+    /// The name, typed after `/`.
+    pub name: &'static str,
+    /// What follows the name (`[turn]`, `<id>`), empty when nothing does.
+    pub argument: &'static str,
+    /// One line for `/help` and completion.
+    pub description: &'static str,
+    /// Whether it may be sent while a turn runs (the engine refuses the others then).
+    pub during_turn: bool,
+}
+
+/// Every command the agent understands, in the order `/help` lists them.
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "new",
+        argument: "",
+        description: "start a new conversation",
+        during_turn: false,
+    },
+    Command {
+        name: "open",
+        argument: "<id>",
+        description: "show another conversation of this project",
+        during_turn: false,
+    },
+    Command {
+        name: "list",
+        argument: "",
+        description: "list this project's conversations",
+        during_turn: true,
+    },
+    Command {
+        name: "rename",
+        argument: "<title>",
+        description: "give this conversation a title",
+        during_turn: true,
+    },
+    Command {
+        name: "clear",
+        argument: "",
+        description: "empty this conversation",
+        during_turn: false,
+    },
+    Command {
+        name: "model",
+        argument: "<name>",
+        description: "change the model",
+        during_turn: true,
+    },
+    Command {
+        name: "approval",
+        argument: "<read-only|ask|auto-edit|full-auto>",
+        description: "change the approval policy",
+        during_turn: true,
+    },
+    Command {
+        name: "init",
+        argument: "",
+        description: "write or improve AGENTS.md from what the project contains",
+        during_turn: false,
+    },
+    Command {
+        name: "diff",
+        argument: "[turn]",
+        description: "what the agent changed, turn by turn (or in one turn)",
+        during_turn: false,
+    },
+    Command {
+        name: "undo",
+        argument: "[turn]",
+        description: "put back the files the last (or the given) turn changed",
+        during_turn: false,
+    },
+    Command {
+        name: "compact",
+        argument: "",
+        description: "summarise the older part of the conversation now",
+        during_turn: false,
+    },
+    Command {
+        name: "mcp",
+        argument: "[trust <server>]",
+        description: "MCP servers, their state and tools; trust starts a project's server",
+        during_turn: true,
+    },
+];
+
+/// A command as faces receive it (in the protocol hello, or to offer in an editor): the table's
+/// entries and the project's skills.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandSpec {
+    /// The name, typed after `/`.
+    pub name: String,
+    /// What follows the name (`[turn]`, `<id>`), empty when nothing does.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub argument: String,
+    /// One line for help and completion.
+    pub description: String,
+    /// Whether it may be sent while a turn runs.
+    pub during_turn: bool,
+}
+
+/// A skill offered as a command: its name and one line saying what it is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SkillCommand {
+    /// The skill's name (`/<name>`).
+    pub name: String,
+    /// Its description.
+    pub description: String,
+}
+
+/// The table and the skills, as faces list them (skills whose name is a command's are left
+/// out: the command wins).
+pub fn specs(skills: &[SkillCommand]) -> Vec<CommandSpec> {
+    let mut specs: Vec<CommandSpec> = COMMANDS
+        .iter()
+        .map(|command| CommandSpec {
+            name: command.name.to_owned(),
+            argument: command.argument.to_owned(),
+            description: command.description.to_owned(),
+            during_turn: command.during_turn,
+        })
+        .collect();
+    for skill in skills {
+        if COMMANDS.iter().all(|command| command.name != skill.name) {
+            specs.push(CommandSpec {
+                name: skill.name.clone(),
+                argument: "[what for]".to_owned(),
+                description: format!("skill: {}", skill.description),
+                during_turn: false,
+            });
+        }
+    }
+    specs
+}
+
+/// Why a command line is not an operation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// `/name` is neither a command nor a skill.
+    #[error("unknown command /{0}")]
+    Unknown(String),
+    /// The command needs an argument, or got one it cannot read.
+    #[error("/{name} {argument}: {problem}")]
+    Argument {
+        /// The command.
+        name: &'static str,
+        /// What it takes.
+        argument: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// The operation a typed line means: `None` when it is not a command (no leading `/`: a
+/// message to send as it is), `Some(Err)` when it is a command that cannot be read, or an
+/// unknown one. `skills` are the project's skills, which `/<skill> text` invokes. A face
+/// handles its own commands (`/quit`, `/help`) before calling this.
+pub fn parse(line: &str, skills: &[SkillCommand]) -> Option<Result<Op, CommandError>> {
+    let rest = line.trim().strip_prefix('/')?;
+    let (name, argument) = rest
+        .split_once(char::is_whitespace)
+        .map_or((rest, ""), |(name, argument)| (name, argument.trim()));
+    if name.is_empty() {
+        return None;
+    }
+    let Some(command) = COMMANDS.iter().find(|command| command.name == name) else {
+        if skills.iter().any(|skill| skill.name == name) {
+            return Some(Ok(Op::Send(SendParams {
+                skill: Some(name.to_owned()),
+                ..SendParams::text(argument)
+            })));
+        }
+        return Some(Err(CommandError::Unknown(name.to_owned())));
+    };
+    Some(op_of(command, argument))
+}
+
+fn op_of(command: &Command, argument: &str) -> Result<Op, CommandError> {
+    let problem = |problem: &str| CommandError::Argument {
+        name: command.name,
+        argument: command.argument,
+        problem: problem.to_owned(),
+    };
+    let required = || {
+        if argument.is_empty() {
+            Err(problem("needs an argument"))
+        } else {
+            Ok(argument.to_owned())
+        }
+    };
+    let turn = || match argument {
+        "" => Ok(None),
+        number => number
+            .parse::<u32>()
+            .map(Some)
+            .map_err(|_| problem("takes a turn number")),
+    };
+    let none = |op: Op| {
+        if argument.is_empty() {
+            Ok(op)
+        } else {
+            Err(problem("takes no argument"))
+        }
+    };
+    match command.name {
+        "new" => none(Op::OpenConversation {
+            conversation_id: None,
+        }),
+        "open" => Ok(Op::OpenConversation {
+            conversation_id: Some(required()?),
+        }),
+        "list" => none(Op::ListConversations),
+        "rename" => Ok(Op::RenameConversation {
+            conversation_id: None,
+            title: required()?,
+        }),
+        "clear" => none(Op::ClearConversation),
+        "model" => Ok(Op::SetModel { model: required()? }),
+        "approval" => ApprovalPolicy::from_str(&required()?)
+            .map(|policy| Op::SetApprovalPolicy { policy })
+            .map_err(|error| problem(&error.to_string())),
+        "init" => none(Op::Init),
+        "diff" => Ok(Op::Diff { turn: turn()? }),
+        "undo" => Ok(Op::Undo { turn: turn()? }),
+        "compact" => none(Op::Compact),
+        "mcp" => match argument.split_once(char::is_whitespace) {
+            _ if argument.is_empty() => Ok(Op::ListToolServers),
+            Some(("trust", server)) if !server.trim().is_empty() => Ok(Op::TrustToolServer {
+                name: server.trim().to_owned(),
+            }),
+            _ => Err(problem("lists the servers, or `trust <server>` starts one")),
+        },
+        other => Err(CommandError::Unknown(other.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests;

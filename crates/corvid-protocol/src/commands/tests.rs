@@ -1,0 +1,111 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn skills() -> Vec<SkillCommand> {
+    vec![SkillCommand {
+        name: "release".to_owned(),
+        description: "cut a release".to_owned(),
+    }]
+}
+
+#[test]
+fn a_line_without_a_slash_is_a_message() {
+    assert_eq!(parse("undo the last change", &skills()), None);
+    assert_eq!(parse("/", &skills()), None);
+}
+
+#[test]
+fn turn_numbers_reach_the_operation() {
+    assert_eq!(parse("/undo 2", &[]), Some(Ok(Op::Undo { turn: Some(2) })));
+    assert_eq!(parse("/diff 1", &[]), Some(Ok(Op::Diff { turn: Some(1) })));
+    assert_eq!(parse("/diff", &[]), Some(Ok(Op::Diff { turn: None })));
+    assert_eq!(parse("  /compact ", &[]), Some(Ok(Op::Compact)));
+    assert!(matches!(
+        parse("/undo two", &[]),
+        Some(Err(CommandError::Argument { name: "undo", .. }))
+    ));
+}
+
+#[test]
+fn new_and_open_are_service_requests() {
+    assert_eq!(
+        parse("/new", &[]),
+        Some(Ok(Op::OpenConversation {
+            conversation_id: None
+        }))
+    );
+    assert_eq!(
+        parse("/open c-7", &[]),
+        Some(Ok(Op::OpenConversation {
+            conversation_id: Some("c-7".to_owned())
+        }))
+    );
+    assert!(matches!(parse("/open", &[]), Some(Err(_))));
+}
+
+#[test]
+fn a_skill_is_a_message_naming_it() {
+    assert_eq!(
+        parse("/release 1.2.0 today", &skills()),
+        Some(Ok(Op::Send(SendParams {
+            skill: Some("release".to_owned()),
+            ..SendParams::text("1.2.0 today")
+        })))
+    );
+    assert_eq!(
+        parse("/release", &[]),
+        Some(Err(CommandError::Unknown("release".to_owned())))
+    );
+}
+
+#[test]
+fn approval_takes_the_wire_names_read_only_included() {
+    assert_eq!(
+        parse("/approval read-only", &[]),
+        Some(Ok(Op::SetApprovalPolicy {
+            policy: ApprovalPolicy::ReadOnly
+        }))
+    );
+    assert!(matches!(parse("/approval sometimes", &[]), Some(Err(_))));
+}
+
+#[test]
+fn mcp_lists_or_trusts() {
+    assert_eq!(parse("/mcp", &[]), Some(Ok(Op::ListToolServers)));
+    assert_eq!(
+        parse("/mcp trust docs", &[]),
+        Some(Ok(Op::TrustToolServer {
+            name: "docs".to_owned()
+        }))
+    );
+    assert!(matches!(parse("/mcp start docs", &[]), Some(Err(_))));
+}
+
+#[test]
+fn every_command_of_the_table_parses() {
+    for command in COMMANDS {
+        let line = match command.argument {
+            "" => format!("/{}", command.name),
+            "[turn]" | "[trust <server>]" => format!("/{}", command.name),
+            "<read-only|ask|auto-edit|full-auto>" => format!("/{} ask", command.name),
+            _ => format!("/{} x", command.name),
+        };
+        assert!(
+            matches!(parse(&line, &[]), Some(Ok(_))),
+            "{line} does not parse"
+        );
+    }
+}
+
+#[test]
+fn skills_join_the_specs_unless_a_command_has_their_name() {
+    let mut skills = skills();
+    skills.push(SkillCommand {
+        name: "diff".to_owned(),
+        description: "shadowed".to_owned(),
+    });
+    let specs = specs(&skills);
+    assert_eq!(specs.len(), COMMANDS.len() + 1);
+    assert_eq!(specs.last().map(|spec| spec.name.as_str()), Some("release"));
+}
