@@ -226,3 +226,95 @@ def test_openai_models_retrieve(corvid):
     assert openai_client(corvid).models.retrieve("grok-4.6").id == "grok-4.6"
     with pytest.raises(openai.NotFoundError):
         openai_client(corvid).models.retrieve("no-such-model")
+
+
+# ---------- opaque reasoning through a client that types it as bytes ----------
+
+@pytest.mark.parametrize("api_version", API_VERSIONS)
+def test_genai_on_a_thinking_claude_model_round_trips_the_signature(corvid, api_version):
+    """google-genai types `thoughtSignature` as bytes (pydantic refuses text that is not
+    base64): Anthropic's signature reaches it inside corvid's envelope, base64-encoded, and
+    comes back to Anthropic as the signature it was."""
+    mock = corvid["mock"]
+    mock.enqueue("/v1/messages", 200, {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [
+            {"type": "thinking", "thinking": "Paris, then.", "signature": "EqQBsig_with+odd/chars=="},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": ARGS}],
+        "stop_reason": "tool_use", "stop_sequence": None,
+        "usage": {"input_tokens": 20, "output_tokens": 8}})
+    client = genai_client(corvid, api_version)
+    config = types.GenerateContentConfig(
+        tools=[weather_tool()],
+        thinking_config=types.ThinkingConfig(thinking_budget=1024, include_thoughts=True),
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
+    first = client.models.generate_content(
+        model="claude-sonnet-4-5", contents="weather in Paris?", config=config)
+    parts = first.candidates[0].content.parts
+    thought = next(part for part in parts if part.thought)
+    assert isinstance(thought.thought_signature, bytes) and thought.thought_signature
+    call = next(part for part in parts if part.function_call)
+    contents = [
+        types.Content(role="user", parts=[types.Part(text="weather in Paris?")]),
+        first.candidates[0].content,
+        types.Content(role="user", parts=[types.Part.from_function_response(
+            name=call.function_call.name, response={"output": "sunny"})]),
+    ]
+    second = client.models.generate_content(model="claude-sonnet-4-5", contents=contents, config=config)
+    assert second.text == "Hello from the mock."
+    sent = mock.requests()[-1]["body"]
+    assistant = next(message for message in sent["messages"] if message["role"] == "assistant")
+    assert assistant["content"][0] == {
+        "type": "thinking", "thinking": "Paris, then.", "signature": "EqQBsig_with+odd/chars=="}, sent
+
+
+def test_openai_chat_on_a_thinking_claude_model_keeps_the_signed_thinking(corvid):
+    """Chat Completions has no field for Anthropic's signed thinking: it rides in the tool
+    call's id, and the next turn (thinking on, in a tool loop) gets it back before the call, as
+    Anthropic requires."""
+    mock = corvid["mock"]
+    mock.enqueue("/v1/messages", 200, {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [
+            {"type": "thinking", "thinking": "Paris, then.", "signature": "EqQBsig+/=="},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": ARGS}],
+        "stop_reason": "tool_use", "stop_sequence": None,
+        "usage": {"input_tokens": 20, "output_tokens": 8}})
+    client = openai_client(corvid)
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": SCHEMA}}]
+    messages = [{"role": "user", "content": "weather in Paris?"}]
+    first = client.chat.completions.create(
+        model="claude-sonnet-4-5", messages=messages, tools=tools, reasoning_effort="high")
+    message = first.choices[0].message
+    call = message.tool_calls[0]
+    assert call.function.name == "get_weather"
+    messages.append(message.model_dump(exclude_none=True))
+    messages.append({"role": "tool", "tool_call_id": call.id, "content": "sunny"})
+    second = client.chat.completions.create(
+        model="claude-sonnet-4-5", messages=messages, tools=tools, reasoning_effort="high")
+    assert second.choices[0].message.content == "Hello from the mock."
+    sent = mock.requests()[-1]["body"]
+    assert sent.get("thinking"), sent
+    assistant = sent["messages"][1]
+    assert assistant["content"][0] == {
+        "type": "thinking", "thinking": "Paris, then.", "signature": "EqQBsig+/=="}, sent
+    assert assistant["content"][1]["id"] == "toolu_1"
+    assert sent["messages"][2]["content"][0]["tool_use_id"] == "toolu_1"
+
+
+def test_openai_embeddings_pass_through(corvid):
+    """`/v1/embeddings` through the openai SDK (its default base64 encoding included)."""
+    import base64
+    import struct
+    vector = [0.25, -0.5, 1.0]
+    encoded = base64.b64encode(struct.pack("<3f", *vector)).decode()
+    corvid["mock"].enqueue("/v1/embeddings", 200, {
+        "object": "list", "model": "text-embedding-3-small",
+        "data": [{"object": "embedding", "index": 0, "embedding": encoded}],
+        "usage": {"prompt_tokens": 2, "total_tokens": 2}})
+    reply = openai_client(corvid).embeddings.create(model="openai/text-embedding-3-small", input="hello")
+    assert reply.data[0].embedding == vector
+    assert reply.usage.prompt_tokens == 2
+    sent = corvid["mock"].requests()[-1]
+    assert sent["path"] == "/v1/embeddings"
+    assert sent["body"]["model"] == "text-embedding-3-small"

@@ -11,8 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use corvid_agent::{AgentConfig, Agents, OpenConversation, Session, Subscription};
-use corvid_protocol::{ApprovalPolicy, Event, EventMsg, HistoryEntry, Op, SandboxState};
-use tokio::sync::mpsc;
+use corvid_protocol::{ApprovalPolicy, EventMsg, HistoryEntry, Op, SandboxState};
 
 /// A boxed future, for the object-safe trait below.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -45,8 +44,10 @@ pub struct Opened {
     pub sandbox: Option<SandboxState>,
     /// Sends operations.
     pub link: Arc<dyn SessionLink>,
-    /// The session's live events from now on (no replay: `session/load` replays `history`).
-    pub events: mpsc::UnboundedReceiver<Event>,
+    /// The session's events from now on, as the service's bounded subscription delivers them:
+    /// a listener that falls behind gets a resynchronisation (a `ready` saying how many it
+    /// missed, then a replay), never an unbounded queue.
+    pub events: Subscription,
 }
 
 /// One stored conversation, as listed.
@@ -63,6 +64,9 @@ pub struct Listed {
 pub trait SessionLink: Send + Sync {
     /// Queues an operation; returns the submission id its events carry.
     fn submit(&self, op: Op) -> String;
+    /// Whether a turn is running now (after a resynchronisation: whether the prompt's turn
+    /// is still going).
+    fn is_running(&self) -> bool;
     /// Ends the session; resolves once its engine has stopped (so the conversation can be
     /// opened again at once).
     fn close(&self) -> BoxFuture<'_, ()>;
@@ -77,8 +81,9 @@ pub trait Sessions: Send + Sync + 'static {
     fn list(&self, cwd: &Path) -> BoxFuture<'_, Result<Vec<Listed>, String>>;
     /// The models a session may use, for the model selector (the default first).
     fn models(&self) -> Vec<String>;
-    /// The model's context window in tokens, for usage updates.
-    fn context_window(&self) -> u64;
+    /// `model`'s context window in tokens, for usage updates: what the engine compacts
+    /// against.
+    fn context_window(&self, model: &str) -> u64;
 }
 
 /// [`Sessions`] over the session service: one service session per ACP session, each on the
@@ -98,6 +103,10 @@ pub struct ServiceSessions {
 impl SessionLink for Session {
     fn submit(&self, op: Op) -> String {
         Session::submit(self, op)
+    }
+
+    fn is_running(&self) -> bool {
+        Session::is_running(self)
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
@@ -148,8 +157,6 @@ impl Sessions for ServiceSessions {
                 .map_err(|error| error.to_string())?
                 .map(|detail| detail.history)
                 .unwrap_or_default();
-            let (events, receiver) = mpsc::unbounded_channel();
-            tokio::spawn(forward(subscription, events));
             Ok(Opened {
                 conversation_id,
                 project,
@@ -158,7 +165,7 @@ impl Sessions for ServiceSessions {
                 history,
                 sandbox: ready.sandbox,
                 link: Arc::new(session),
-                events: receiver,
+                events: subscription,
             })
         })
     }
@@ -192,24 +199,8 @@ impl Sessions for ServiceSessions {
         self.models.clone()
     }
 
-    fn context_window(&self) -> u64 {
-        self.base
-            .context_window
-            .unwrap_or(corvid_agent::DEFAULT_CONTEXT_WINDOW)
-    }
-}
-
-/// Passes a subscription's live events on, until the session ends or the transport stops
-/// listening. Replayed events are dropped: they repeat what the client already saw (or what
-/// `session/load` replays from the history); after a resync the next live events continue.
-async fn forward(mut subscription: Subscription, events: mpsc::UnboundedSender<Event>) {
-    while let Some(event) = subscription.recv().await {
-        if event.replay {
-            continue;
-        }
-        if events.send(event).is_err() {
-            break;
-        }
+    fn context_window(&self, model: &str) -> u64 {
+        self.agents.context_window(model, self.base.context_window)
     }
 }
 

@@ -181,6 +181,17 @@ impl Agents {
         self.session(&holder)
     }
 
+    /// The context window in tokens a session of this service measures `model` against:
+    /// `configured` (the session's `AgentConfig::context_window`) when set, else the model
+    /// client's for that model, else the default. Compaction uses the same rule; faces use it
+    /// to show how full the window is.
+    pub fn context_window(&self, model: &str, configured: Option<u64>) -> u64 {
+        configured
+            .or_else(|| self.inner.model.context_window(model))
+            .unwrap_or(crate::DEFAULT_CONTEXT_WINDOW)
+            .max(1)
+    }
+
     /// The project's stored conversations, most recently updated first.
     pub async fn conversations(
         &self,

@@ -320,9 +320,11 @@ impl Engine {
             Op::ListToolServers => self.tool_servers(&scope),
             Op::TrustToolServer { name } => match self.toolbox.trust_server(&name) {
                 Ok(()) => self.tool_servers(&scope),
-                Err(message) => {
-                    self.refuse(&scope, message, "/mcp shows which servers wait for trust.")
-                }
+                Err(error) => self.refuse(
+                    &scope,
+                    error.to_string(),
+                    "/mcp shows which servers wait for trust.",
+                ),
             },
             Op::Undo { .. } | Op::Diff { .. } | Op::Compact if self.running.is_some() => {
                 self.refuse_busy(&scope, "a turn is running");

@@ -113,6 +113,8 @@ impl CallMeter {
             attempts: self.attempts,
             // The agent never logs prompts in the ledger; conversations hold them.
             prompt: None,
+            key_index: None,
+            rule: None,
         }
     }
 

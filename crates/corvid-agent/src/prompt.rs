@@ -63,7 +63,7 @@ fn today() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| elapsed.as_secs() as i64)
         .unwrap_or_default();
-    corvid_protocol::time::UtcTime::from_unix(seconds).date()
+    corvid_config::time::UtcTime::from_unix(seconds).date()
 }
 
 #[cfg(test)]

@@ -112,7 +112,9 @@ async fn exchange_code(
             status: rejection.status,
             body: rejection.summary(),
         }),
-        Err(message) => Err(LoginError::Transport { message }),
+        Err(error) => Err(LoginError::Transport {
+            message: error.to_string(),
+        }),
     }
 }
 

@@ -69,12 +69,16 @@ pub async fn login_device_with(
         ("device_code", device_code.expose()),
         ("client_id", options.endpoints.client_id.as_str()),
     ];
+    // Each poll is scheduled `interval` after the previous one *started* (RFC 8628 spaces the
+    // requests), so a slow answer does not push the schedule past the code's lifetime.
+    let mut last_start = tokio::time::Instant::now();
     loop {
-        let wake = tokio::time::Instant::now() + options.time_unit * seconds(interval);
+        let wake = last_start + options.time_unit * seconds(interval);
         if wake > deadline {
             return Err(LoginError::DeviceCodeExpired.into());
         }
         tokio::time::sleep_until(wake).await;
+        last_start = wake.max(tokio::time::Instant::now());
         let outcome = post_form(
             &options.http,
             &options.endpoints.token,
@@ -108,7 +112,8 @@ pub async fn login_device_with(
                     }
                 }
             }
-            Err(message) => {
+            Err(error) => {
+                let message = error.to_string();
                 transient_failures += 1;
                 if transient_failures > MAX_TRANSIENT_FAILURES {
                     return Err(LoginError::Transport { message }.into());

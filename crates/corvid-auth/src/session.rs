@@ -12,12 +12,12 @@
 //!   without a POST. `refreshes` counts finished attempts; a caller that sees the count moved
 //!   while it queued also shares the previous attempt's *failure* instead of retrying, so N
 //!   callers cost exactly one POST whatever the outcome. tokio's mutex is fair (FIFO).
-//! * `persist` (a `std::sync::Mutex`) orders every "change the sign-in in memory, then write it
+//! * `persist` (a `parking_lot::Mutex`, which no panic poisons) orders every "change the sign-in in memory, then write it
 //!   to the store" step, so the env file always ends up matching the latest change (a refresh
 //!   finishing after a sign-out cannot write its tokens back). Never held across an await:
 //!   the store's blocking IO (the env file, a keyring tool) runs under it on tokio's blocking
 //!   pool, never on a runtime worker.
-//! * `state` (a `std::sync::Mutex`) guards the tokens for a few instructions; the hot path
+//! * `state` (a `parking_lot::Mutex`) guards the tokens for a few instructions; the hot path
 //!   (a fresh token) takes only this lock and never waits for a refresh or for disk.
 //!
 //! `generation` is bumped by every sign-in and sign-out. A refresh remembers the generation it
@@ -30,9 +30,11 @@
 //! the refresh still finishes and its rotated refresh token is still stored; dropping it
 //! halfway could leave xAI holding a new refresh token that corvid never saw.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
-use crate::token_endpoint::{TokenOutcome, post_form};
+use parking_lot::Mutex;
+
+use crate::token_endpoint::{TokenEndpointError, TokenOutcome, post_form};
 use crate::tokens::now_unix;
 use crate::{AuthError, CredentialStore, OAuthEndpoints, Secret, TokenSet};
 
@@ -156,9 +158,9 @@ impl OAuthSession {
     /// Installs and stores a new sign-in (a login done in this process). Blocking: writes the
     /// env file (and the keyring); call it from `spawn_blocking` inside a server.
     pub fn sign_in(&self, tokens: TokenSet) -> Result<(), AuthError> {
-        let _persist = lock(&self.inner.persist);
+        let _persist = self.inner.persist.lock();
         self.inner.store.save(&tokens)?;
-        let mut state = lock(&self.inner.state);
+        let mut state = self.inner.state.lock();
         state.tokens = Some(tokens);
         state.generation += 1;
         state.last_failure = None;
@@ -168,9 +170,9 @@ impl OAuthSession {
     /// Forgets the sign-in in memory and in the store; returns the env-file variables removed.
     /// A refresh in flight is discarded when it finishes. Blocking, like [`Self::sign_in`].
     pub fn sign_out(&self) -> Result<Vec<&'static str>, AuthError> {
-        let _persist = lock(&self.inner.persist);
+        let _persist = self.inner.persist.lock();
         {
-            let mut state = lock(&self.inner.state);
+            let mut state = self.inner.state.lock();
             state.tokens = None;
             state.generation += 1;
             state.last_failure = None;
@@ -180,17 +182,17 @@ impl OAuthSession {
 
     /// Whether the session holds a sign-in (it may still need a refresh).
     pub fn is_signed_in(&self) -> bool {
-        lock(&self.inner.state).tokens.is_some()
+        self.inner.state.lock().tokens.is_some()
     }
 
     /// The signed-in account's email.
     pub fn email(&self) -> Option<String> {
-        lock(&self.inner.state).tokens.as_ref()?.email.clone()
+        self.inner.state.lock().tokens.as_ref()?.email.clone()
     }
 
     /// When the current access token expires (Unix seconds), if known.
     pub fn expires_at(&self) -> Option<i64> {
-        lock(&self.inner.state).tokens.as_ref()?.expires_at
+        self.inner.state.lock().tokens.as_ref()?.expires_at
     }
 
     /// Where changes are stored.
@@ -201,7 +203,7 @@ impl OAuthSession {
     async fn obtain(&self, want: Want) -> Result<Secret, AuthError> {
         // The hot path: a fresh token, one short lock, no await.
         let seen = {
-            let state = lock(&self.inner.state);
+            let state = self.inner.state.lock();
             if let Some(token) = state.usable(&want, now_unix()) {
                 return Ok(token);
             }
@@ -247,7 +249,7 @@ impl Inner {
     }
 
     fn next(&self, want: &Want, seen: u64) -> Next {
-        let state = lock(&self.state);
+        let state = self.state.lock();
         if let Some(token) = state.usable(want, now_unix()) {
             return Next::Ready(token);
         }
@@ -285,7 +287,7 @@ impl Inner {
 
     /// Installs the stored sign-in if it differs from ours; returns whether it did.
     fn adopt_stored_sign_in(&self) -> bool {
-        let generation = lock(&self.state).generation;
+        let generation = self.state.lock().generation;
         let stored = match self.store.load() {
             Ok(Some((tokens, _source))) => tokens,
             Ok(None) => return false,
@@ -294,8 +296,8 @@ impl Inner {
                 return false;
             }
         };
-        let _persist = lock(&self.persist);
-        let mut state = lock(&self.state);
+        let _persist = self.persist.lock();
+        let mut state = self.state.lock();
         if state.generation != generation || state.tokens.as_ref() == Some(&stored) {
             return false;
         }
@@ -335,13 +337,13 @@ impl Inner {
     fn apply(
         &self,
         job: Job,
-        outcome: Result<TokenOutcome, String>,
+        outcome: Result<TokenOutcome, TokenEndpointError>,
         want: &Want,
     ) -> Result<Secret, AuthError> {
         let now = now_unix();
 
-        let _persist = lock(&self.persist);
-        let mut state = lock(&self.state);
+        let _persist = self.persist.lock();
+        let mut state = self.state.lock();
         state.refreshes += 1;
         if state.generation != job.generation {
             // Signed in or out while the POST was in flight: this reply belongs to a sign-in
@@ -387,17 +389,11 @@ impl Inner {
                 "the token endpoint answered {}",
                 rejection.summary()
             )),
-            Err(message) => Failure::Transient(message),
+            Err(error) => Failure::Transient(error.to_string()),
         };
         state.last_failure = Some(failure.clone());
         Err(failure.to_error())
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every critical section leaves the state consistent, so a panic elsewhere cannot have
-    // left it half-written.
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

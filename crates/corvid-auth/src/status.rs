@@ -159,7 +159,7 @@ pub fn describe_expiry(expires_at: i64, now: i64) -> String {
 
 /// `2030-01-02 03:04 UTC`.
 pub fn format_utc(unix_secs: i64) -> String {
-    let time = corvid_protocol::time::UtcTime::from_unix(unix_secs);
+    let time = corvid_config::time::UtcTime::from_unix(unix_secs);
     format!("{} {:02}:{:02} UTC", time.date(), time.hour, time.minute)
 }
 

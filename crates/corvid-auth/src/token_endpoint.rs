@@ -15,6 +15,31 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest token-endpoint body quoted in a message.
 const BODY_LIMIT: usize = 240;
 
+/// A transient failure of one token-endpoint call, described without secrets (and without the
+/// URL's details: `describe` keeps a reqwest error's causes only).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TokenEndpointError {
+    #[error("could not reach the token endpoint: {0}")]
+    Unreachable(String),
+    #[error("the token endpoint's reply was cut off: {0}")]
+    CutOff(String),
+    #[error("the token endpoint did not answer within {} s", REQUEST_TIMEOUT.as_secs())]
+    Timeout,
+    /// serde's message gives a position, never the input (the body holds tokens).
+    #[error("the token endpoint answered {status} with unexpected JSON: {source}")]
+    UnexpectedJson {
+        status: reqwest::StatusCode,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A 5xx (or other non-4xx failure); `body` is redacted and cut.
+    #[error("the token endpoint answered {status}: {body}")]
+    Status {
+        status: reqwest::StatusCode,
+        body: String,
+    },
+}
+
 /// What the token endpoint said.
 pub(crate) enum TokenOutcome {
     Tokens(TokenReply),
@@ -67,7 +92,7 @@ pub(crate) async fn post_form(
     url: &str,
     form: &[(&str, &str)],
     secrets: &[&Secret],
-) -> Result<TokenOutcome, String> {
+) -> Result<TokenOutcome, TokenEndpointError> {
     let call = async {
         let response = http
             .post(url)
@@ -75,30 +100,22 @@ pub(crate) async fn post_form(
             .form(form)
             .send()
             .await
-            .map_err(|err| format!("could not reach the token endpoint: {}", describe(err)))?;
+            .map_err(|err| TokenEndpointError::Unreachable(describe(err)))?;
         let status = response.status();
         let body = response
             .text()
             .await
-            .map_err(|err| format!("the token endpoint's reply was cut off: {}", describe(err)))?;
-        Ok::<_, String>((status, body))
+            .map_err(|err| TokenEndpointError::CutOff(describe(err)))?;
+        Ok::<_, TokenEndpointError>((status, body))
     };
     let (status, body) = tokio::time::timeout(REQUEST_TIMEOUT, call)
         .await
-        .map_err(|_| {
-            format!(
-                "the token endpoint did not answer within {} s",
-                REQUEST_TIMEOUT.as_secs()
-            )
-        })??;
+        .map_err(|_| TokenEndpointError::Timeout)??;
 
     if status.is_success() {
         return serde_json::from_str::<TokenReply>(&body)
             .map(TokenOutcome::Tokens)
-            .map_err(|err| {
-                // serde's message gives a position, never the input.
-                format!("the token endpoint answered {status} with unexpected JSON: {err}")
-            });
+            .map_err(|source| TokenEndpointError::UnexpectedJson { status, source });
     }
     let quoted = truncate(&redact(&body, secrets));
     if status.is_client_error() {
@@ -120,7 +137,10 @@ pub(crate) async fn post_form(
             body: quoted,
         }));
     }
-    Err(format!("the token endpoint answered {status}: {quoted}"))
+    Err(TokenEndpointError::Status {
+        status,
+        body: quoted,
+    })
 }
 
 /// A reqwest error with its causes (`error sending request: connection refused`), without the

@@ -38,7 +38,7 @@ pub(crate) async fn run(loaded: &Loaded) -> anyhow::Result<()> {
         agents: composition.agents.clone(),
         base,
         models,
-        client_mcp: Some(crate::mcp_command::editor_given(loaded)),
+        client_mcp: Some(crate::compose::editor_mcp(loaded)),
     };
     tracing::info!("corvid acp: serving the Agent Client Protocol on stdio");
     let served = corvid_acp::serve(Arc::new(sessions)).await;

@@ -11,7 +11,9 @@ use corvid_agent::{
     AgentConfig, Agents, EventStream, ModelClient, ModelError, ModelReply, ModelRoute,
     ProjectFolders, ReplyFuture, StreamFuture, error_class,
 };
-use corvid_config::Loaded;
+use corvid_auth::McpSignInStore;
+use corvid_config::{CredentialSource, Loaded};
+use corvid_mcp::{McpPlugin, OAuthStore, TrustStore};
 use corvid_providers::Registry;
 use corvid_store::{SharedStore, Store};
 use corvid_wire::model::ChatRequest;
@@ -85,8 +87,64 @@ pub(crate) fn tool_plugins(loaded: &Loaded) -> Vec<Arc<dyn corvid_tools::ToolPlu
     // servers (config.toml's, and each session's .corvid/mcp.json), then custom tools.
     let web: Arc<dyn corvid_tools::ToolPlugin> =
         Arc::new(corvid_web::WebPlugin::configured(loaded));
-    let mcp: Arc<dyn corvid_tools::ToolPlugin> = Arc::new(crate::mcp_command::plugin(loaded));
+    let mcp: Arc<dyn corvid_tools::ToolPlugin> = Arc::new(mcp_plugin(loaded));
     vec![web, mcp, Arc::new(corvid_tools::CustomTools)]
+}
+
+/// The MCP tool source every session gets: config.toml's servers, plus each session's
+/// `.corvid/mcp.json`; `${VAR}` references resolve from the process environment, then the env
+/// file. (`corvid mcp list` starts the same one to show the servers.)
+pub(crate) fn mcp_plugin(loaded: &Loaded) -> McpPlugin {
+    let secrets = loaded.clone();
+    McpPlugin::new(
+        loaded.config.mcp.servers.clone(),
+        loaded.config.mcp.max_tools(),
+        Arc::new(move |name| secrets.secret(name)),
+    )
+    .with_protected(credential_names(loaded))
+    .with_trust(mcp_trust_store(loaded))
+    .with_oauth(mcp_oauth_store(loaded))
+}
+
+/// The tool source of the MCP servers an editor passes over ACP for one session.
+pub(crate) fn editor_mcp(loaded: &Loaded) -> corvid_acp::ClientMcp {
+    let secrets = loaded.clone();
+    let max_tools = loaded.config.mcp.max_tools();
+    Arc::new(move |servers| {
+        let secrets = secrets.clone();
+        Arc::new(McpPlugin::editor_given(
+            servers,
+            max_tools,
+            Arc::new(move |name| secrets.secret(name)),
+        )) as Arc<dyn corvid_tools::ToolPlugin>
+    })
+}
+
+/// Where the user's trust in projects' own MCP servers is kept (corvid's data folder).
+pub(crate) fn mcp_trust_store(loaded: &Loaded) -> TrustStore {
+    TrustStore::in_data_dir(&loaded.paths.data_dir)
+}
+
+/// Where `corvid mcp login` keeps sign-ins: the env file, plus the keyring where one works.
+pub(crate) fn mcp_oauth_store(loaded: &Loaded) -> OAuthStore {
+    OAuthStore::new(McpSignInStore::detect(loaded))
+}
+
+/// The variables that hold corvid's own credentials, which a project's MCP server may not be
+/// given: each provider's key variables, the xAI sign-in's, and every name in the env file.
+pub(crate) fn credential_names(loaded: &Loaded) -> Vec<String> {
+    let mut names: Vec<String> = ["XAI_API_KEY", "XAI_ACCESS_TOKEN", "XAI_REFRESH_TOKEN"]
+        .map(str::to_owned)
+        .to_vec();
+    for provider in &loaded.config.providers {
+        if let CredentialSource::Env(variables) = &provider.credential {
+            names.extend(variables.iter().cloned());
+        }
+    }
+    names.extend(loaded.env_file.keys().map(str::to_owned));
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The provider registry; a process builds one and clones it (clones share sign-in sessions).

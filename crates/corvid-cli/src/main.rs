@@ -7,6 +7,7 @@ mod auth_commands;
 mod compose;
 mod exec;
 mod mcp_command;
+mod route_command;
 mod sandbox_setup;
 mod serve;
 mod setup;
@@ -82,6 +83,11 @@ enum Command {
     },
     /// List the models corvid can route to, by provider.
     Models,
+    /// Routing: `corvid route explain` prints which target a request would take, and why.
+    Route {
+        #[command(subcommand)]
+        command: route_command::RouteCommand,
+    },
     /// Print what to set so a client uses corvid (Claude Code, Codex, Zed).
     Setup {
         #[arg(value_enum)]
@@ -272,6 +278,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let registry = compose::registry(&loaded)?;
             let text = runtime.block_on(setup::models(&loaded.config, &registry));
             print_stdout(&text)
+        }
+        Command::Route { command } => {
+            let loaded = load(&config_only(cli.config))?;
+            let registry = compose::registry(&loaded)?;
+            print_stdout(&route_command::run(&loaded, &registry, command)?)
         }
         Command::Setup { client, model } => {
             let loaded = load(&config_only(cli.config))?;

@@ -1,21 +1,25 @@
 //! `corvid mcp list|add|remove|trust|login|logout`: the MCP servers corvid reads
 //! (`[mcp_servers.<name>]` in config.toml, `.corvid/mcp.json` in the project), their state and
-//! their tools, and the sign-ins of HTTP servers; and the MCP tool source the composition root
-//! registers for every session ([`plugin`]).
+//! their tools, and the sign-ins of HTTP servers. Files are changed through corvid-config's
+//! writers (`ProjectFile`, `ConfigDocument`); the MCP tool source every session gets is built
+//! by the composition root (`compose::mcp_plugin`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use corvid_auth::{DEFAULT_LOGIN_TIMEOUT, McpSignInStore, open_in_browser};
+use corvid_auth::{DEFAULT_LOGIN_TIMEOUT, open_in_browser};
 use corvid_config::{
-    CredentialSource, Loaded, McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, merge_servers,
-    read_project_mcp,
+    ConfigDocument, Loaded, McpEntry, McpScope, McpServer, McpTransport, PROJECT_MCP_FILE,
+    ProjectFile, merge_servers, read_project_mcp,
 };
 use corvid_mcp::oauth::{LoginOptions, Registration, login, logout};
-use corvid_mcp::{McpEnvironment, McpPlugin, OAuthStore, ServerState, TrustStore, sign_in_hint};
+use corvid_mcp::{McpEnvironment, ServerState, sign_in_hint};
 use corvid_tools::Sandbox;
+
+use crate::compose::{credential_names, mcp_oauth_store, mcp_plugin, mcp_trust_store};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum McpCommand {
@@ -117,13 +121,18 @@ pub(crate) async fn run(
             project,
             command,
         } => {
-            check_name(&name)?;
             let entry = entry(url, &headers, &env, &command)?;
             if global {
-                add_global(&loaded.paths.config_file, &name, &entry)
+                let mut config = ConfigDocument::read(&loaded.paths.config_file)?;
+                config.add_mcp_server(&name, &entry)?;
+                config.save()?;
+                Ok(format!("Added `{name}` to {}", config.path().display()))
             } else {
                 let project = project_root(project.as_deref())?;
-                let mut text = add_project(&project, &name, &entry)?;
+                let mut file = ProjectFile::open(&project)?;
+                file.add(&name, &entry)?;
+                file.save()?;
+                let mut text = format!("Added `{name}` to {}", file.path().display());
                 // The user wrote this definition here and now: it needs no further yes.
                 text.push_str(&trust(loaded, &project, &name)?);
                 Ok(text)
@@ -158,33 +167,20 @@ pub(crate) async fn run(
             global,
             project,
         } => {
-            if global {
-                remove_global(&loaded.paths.config_file, &name)
+            let path = if global {
+                let mut config = ConfigDocument::read(&loaded.paths.config_file)?;
+                config.remove_mcp_server(&name)?;
+                config.save()?;
+                config.path().to_path_buf()
             } else {
-                remove_project(&project_root(project.as_deref())?, &name)
-            }
+                let mut file = ProjectFile::open(&project_root(project.as_deref())?)?;
+                file.remove(&name)?;
+                file.save()?;
+                file.path().to_path_buf()
+            };
+            Ok(format!("Removed `{name}` from {}", path.display()))
         }
     }
-}
-
-/// The MCP tool source every session gets: config.toml's servers, plus each session's
-/// `.corvid/mcp.json`; `${VAR}` references resolve from the process environment, then the env
-/// file.
-pub(crate) fn plugin(loaded: &Loaded) -> McpPlugin {
-    let secrets = loaded.clone();
-    McpPlugin::new(
-        loaded.config.mcp.servers.clone(),
-        loaded.config.mcp.max_tools(),
-        Arc::new(move |name| secrets.secret(name)),
-    )
-    .with_protected(credential_names(loaded))
-    .with_trust(trust_store(loaded))
-    .with_oauth(oauth_store(loaded))
-}
-
-/// Where `corvid mcp login` keeps sign-ins: the env file, plus the keyring where one works.
-fn oauth_store(loaded: &Loaded) -> OAuthStore {
-    OAuthStore::new(McpSignInStore::detect(loaded))
 }
 
 /// What a server of `project` starts with, as a session would see it.
@@ -195,7 +191,7 @@ fn environment(loaded: &Loaded, project: &Path, sandbox: Sandbox) -> McpEnvironm
         sandbox,
         lookup: Arc::new(move |name| secrets.secret(name)),
         protected: Arc::new(credential_names(loaded)),
-        oauth: Some(oauth_store(loaded)),
+        oauth: Some(mcp_oauth_store(loaded)),
     }
 }
 
@@ -210,7 +206,8 @@ fn find_server(loaded: &Loaded, project: &Path, name: &str) -> anyhow::Result<Mc
             project.join(PROJECT_MCP_FILE).display()
         );
     };
-    if corvid_mcp::trust::needs_trust(&server) && !trust_store(loaded).is_trusted(project, &server)
+    if corvid_mcp::trust::needs_trust(&server)
+        && !mcp_trust_store(loaded).is_trusted(project, &server)
     {
         bail!(
             "`{name}` from {} is not trusted yet; if you trust it, run `corvid mcp trust {name}` first",
@@ -266,14 +263,9 @@ async fn sign_in(
     ))
 }
 
-/// Where the user's trust in projects' own servers is kept (corvid's data folder).
-fn trust_store(loaded: &Loaded) -> TrustStore {
-    TrustStore::in_data_dir(&loaded.paths.data_dir)
-}
-
 /// `corvid mcp trust NAME`: keeps the project server's current definition as trusted.
 fn trust(loaded: &Loaded, project: &Path, name: &str) -> anyhow::Result<String> {
-    let file = read_project_mcp(project).map_err(|err| anyhow::anyhow!("{err}"))?;
+    let file = read_project_mcp(project)?;
     let Some(server) = file.servers.iter().find(|server| server.name == name) else {
         let global = loaded
             .config
@@ -289,46 +281,13 @@ fn trust(loaded: &Loaded, project: &Path, name: &str) -> anyhow::Result<String> 
             project.join(PROJECT_MCP_FILE).display()
         );
     };
-    let store = trust_store(loaded);
-    store
-        .trust(project, server)
-        .map_err(|err| anyhow::anyhow!("{err}"))?;
+    let store = mcp_trust_store(loaded);
+    store.trust(project, server)?;
     Ok(format!(
         "Trusted `{name}` ({}) for {}; sessions in this project start it. A changed definition asks again.\n",
         describe(server),
         project.display()
     ))
-}
-
-/// The variables that hold corvid's own credentials: each provider's key variables, the xAI
-/// sign-in's, and every name in the env file.
-fn credential_names(loaded: &Loaded) -> Vec<String> {
-    let mut names: Vec<String> = ["XAI_API_KEY", "XAI_ACCESS_TOKEN", "XAI_REFRESH_TOKEN"]
-        .map(str::to_owned)
-        .to_vec();
-    for provider in &loaded.config.providers {
-        if let CredentialSource::Env(variables) = &provider.credential {
-            names.extend(variables.iter().cloned());
-        }
-    }
-    names.extend(loaded.env_file.keys().map(str::to_owned));
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// The tool source of the MCP servers an editor passes over ACP for one session.
-pub(crate) fn editor_given(loaded: &Loaded) -> corvid_acp::ClientMcp {
-    let secrets = loaded.clone();
-    let max_tools = loaded.config.mcp.max_tools();
-    Arc::new(move |servers| {
-        let secrets = secrets.clone();
-        Arc::new(McpPlugin::editor_given(
-            servers,
-            max_tools,
-            Arc::new(move |name| secrets.secret(name)),
-        )) as Arc<dyn corvid_tools::ToolPlugin>
-    })
 }
 
 /// The servers of `project` as a session would start them (config.toml's and the project's,
@@ -364,7 +323,7 @@ async fn list(loaded: &Loaded, project: &Path, sandbox: Sandbox) -> anyhow::Resu
         ));
         return Ok(text);
     }
-    let (manager, _) = plugin(loaded).manager(project, sandbox);
+    let (manager, _) = mcp_plugin(loaded).manager(project, sandbox);
     // No built-in tool names here: the list shows the names a session without clashes gives.
     manager.tools(&|_| false).await;
     for status in manager.statuses() {
@@ -427,247 +386,45 @@ fn describe(server: &McpServer) -> String {
     }
 }
 
-fn check_name(name: &str) -> anyhow::Result<()> {
-    let valid = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if !valid {
-        bail!("a server name may hold only letters, digits, `_` and `-`; got {name:?}");
-    }
-    Ok(())
-}
-
-/// The server as an `mcpServers` entry.
+/// The server as the user gave it.
 fn entry(
     url: Option<String>,
     headers: &[String],
     env: &[String],
     command: &[String],
-) -> anyhow::Result<serde_json::Value> {
-    let pairs = |items: &[String],
-                 what: &str|
-     -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+) -> anyhow::Result<McpEntry> {
+    let pairs = |items: &[String], what: &str| -> anyhow::Result<BTreeMap<String, String>> {
         items
             .iter()
             .map(|item| match item.split_once('=') {
                 Some((name, value)) if !name.trim().is_empty() => {
-                    Ok((name.trim().to_owned(), serde_json::Value::from(value)))
+                    Ok((name.trim().to_owned(), value.to_owned()))
                 }
                 _ => bail!("{what} must be NAME=VALUE, got {item:?}"),
             })
             .collect()
     };
-    let mut entry = serde_json::Map::new();
     match (url, command.split_first()) {
         (Some(url), None) => {
             if !env.is_empty() {
                 bail!("--env is for local servers; an HTTP server takes --header");
             }
-            entry.insert("type".to_owned(), "http".into());
-            entry.insert("url".to_owned(), url.into());
-            if !headers.is_empty() {
-                entry.insert("headers".to_owned(), pairs(headers, "--header")?.into());
-            }
+            Ok(McpEntry::Http {
+                url,
+                headers: pairs(headers, "--header")?,
+            })
         }
         (None, Some((program, args))) => {
             if !headers.is_empty() {
                 bail!("--header is for HTTP servers; a local server takes --env");
             }
-            entry.insert("command".to_owned(), program.clone().into());
-            entry.insert("args".to_owned(), args.to_vec().into());
-            if !env.is_empty() {
-                entry.insert("env".to_owned(), pairs(env, "--env")?.into());
-            }
+            Ok(McpEntry::Stdio {
+                command: program.clone(),
+                args: args.to_vec(),
+                env: pairs(env, "--env")?,
+            })
         }
         (Some(_), Some(_)) => bail!("give either --url or a command after --, not both"),
         (None, None) => bail!("give the server's command after -- (or --url for an HTTP server)"),
     }
-    Ok(entry.into())
-}
-
-fn add_project(project: &Path, name: &str, entry: &serde_json::Value) -> anyhow::Result<String> {
-    let file = project.join(PROJECT_MCP_FILE);
-    let mut document = read_json(&file)?;
-    let servers = servers_object(&mut document, &file)?;
-    if servers.contains_key(name) {
-        bail!(
-            "{} already has a server `{name}`; remove it first",
-            file.display()
-        );
-    }
-    servers.insert(name.to_owned(), entry.clone());
-    write_json(&file, &document)?;
-    Ok(format!("Added `{name}` to {}", file.display()))
-}
-
-fn remove_project(project: &Path, name: &str) -> anyhow::Result<String> {
-    let file = project.join(PROJECT_MCP_FILE);
-    let mut document = read_json(&file)?;
-    let servers = servers_object(&mut document, &file)?;
-    if servers.shift_remove(name).is_none() {
-        bail!("{} has no server `{name}`", file.display());
-    }
-    write_json(&file, &document)?;
-    Ok(format!("Removed `{name}` from {}", file.display()))
-}
-
-fn read_json(file: &Path) -> anyhow::Result<serde_json::Value> {
-    match std::fs::read_to_string(file) {
-        Ok(text) => serde_json::from_str(&text)
-            .with_context(|| format!("{} is not valid JSON", file.display())),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            Ok(serde_json::json!({"mcpServers": {}}))
-        }
-        Err(error) => Err(error).with_context(|| format!("cannot read {}", file.display())),
-    }
-}
-
-fn servers_object<'a>(
-    document: &'a mut serde_json::Value,
-    file: &Path,
-) -> anyhow::Result<&'a mut serde_json::Map<String, serde_json::Value>> {
-    let top = document
-        .as_object_mut()
-        .with_context(|| format!("{} does not hold a JSON object", file.display()))?;
-    top.entry("mcpServers")
-        .or_insert_with(|| serde_json::json!({}))
-        .as_object_mut()
-        .with_context(|| format!("`mcpServers` in {} is not an object", file.display()))
-}
-
-fn write_json(file: &Path, document: &serde_json::Value) -> anyhow::Result<()> {
-    if let Some(folder) = file.parent() {
-        std::fs::create_dir_all(folder)
-            .with_context(|| format!("cannot create {}", folder.display()))?;
-    }
-    let mut text = serde_json::to_string_pretty(document)?;
-    text.push('\n');
-    std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))
-}
-
-/// Appends `[mcp_servers.<name>]` to config.toml as text, so its comments and layout stay.
-fn add_global(config: &Path, name: &str, entry: &serde_json::Value) -> anyhow::Result<String> {
-    let text = match std::fs::read_to_string(config) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(error) => {
-            return Err(error).with_context(|| format!("cannot read {}", config.display()));
-        }
-    };
-    if global_names(&text, config)?
-        .iter()
-        .any(|known| known == name)
-    {
-        bail!(
-            "{} already has a server `{name}`; remove it first",
-            config.display()
-        );
-    }
-    // A JSON string literal is a valid TOML basic string.
-    let quote = |value: &serde_json::Value| serde_json::to_string(value).unwrap_or_default();
-    let mut table = format!("\n[mcp_servers.{name}]\n");
-    if let Some(fields) = entry.as_object() {
-        for (key, value) in fields {
-            match value {
-                serde_json::Value::Object(map) => {
-                    let key = if key == "headers" {
-                        "http_headers"
-                    } else {
-                        key.as_str()
-                    };
-                    let pairs: Vec<String> = map
-                        .iter()
-                        .map(|(name, value)| {
-                            format!("{} = {}", quote(&name.as_str().into()), quote(value))
-                        })
-                        .collect();
-                    table.push_str(&format!("{key} = {{ {} }}\n", pairs.join(", ")));
-                }
-                serde_json::Value::Array(items) => {
-                    let items: Vec<String> = items.iter().map(quote).collect();
-                    table.push_str(&format!("{key} = [{}]\n", items.join(", ")));
-                }
-                // Codex infers the transport; `type` is for the JSON files.
-                _ if key == "type" => {}
-                other => table.push_str(&format!("{key} = {}\n", quote(other))),
-            }
-        }
-    }
-    let mut updated = text.clone();
-    if !updated.is_empty() && !updated.ends_with('\n') {
-        updated.push('\n');
-    }
-    updated.push_str(&table);
-    if !global_names(&updated, config)?
-        .iter()
-        .any(|known| known == name)
-    {
-        bail!(
-            "could not add `{name}` to {}: edit it by hand",
-            config.display()
-        );
-    }
-    if let Some(folder) = config.parent() {
-        std::fs::create_dir_all(folder)
-            .with_context(|| format!("cannot create {}", folder.display()))?;
-    }
-    std::fs::write(config, updated)
-        .with_context(|| format!("cannot write {}", config.display()))?;
-    Ok(format!("Added `{name}` to {}", config.display()))
-}
-
-/// Removes the `[mcp_servers.<name>]` table (and its sub-tables) from config.toml's text.
-fn remove_global(config: &Path, name: &str) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(config)
-        .with_context(|| format!("cannot read {}", config.display()))?;
-    if !global_names(&text, config)?
-        .iter()
-        .any(|known| known == name)
-    {
-        bail!("{} has no server `{name}`", config.display());
-    }
-    let headers = [
-        format!("mcp_servers.{name}"),
-        format!("mcp_servers.\"{name}\""),
-    ];
-    let mut kept = Vec::new();
-    let mut skipping = false;
-    for line in text.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            let inside = trimmed.trim_start_matches('[').trim_end_matches(']').trim();
-            skipping = headers
-                .iter()
-                .any(|header| inside == header || inside.starts_with(&format!("{header}.")));
-        }
-        if !skipping {
-            kept.push(line);
-        }
-    }
-    let mut updated = kept.join("\n");
-    updated.push('\n');
-    if global_names(&updated, config)?
-        .iter()
-        .any(|known| known == name)
-    {
-        bail!(
-            "`{name}` in {} is not written as a [mcp_servers.{name}] table; remove it by hand",
-            config.display()
-        );
-    }
-    std::fs::write(config, updated)
-        .with_context(|| format!("cannot write {}", config.display()))?;
-    Ok(format!("Removed `{name}` from {}", config.display()))
-}
-
-fn global_names(text: &str, config: &Path) -> anyhow::Result<Vec<String>> {
-    let table: toml::Table = text
-        .parse()
-        .with_context(|| format!("{} is not valid TOML", config.display()))?;
-    Ok(table
-        .get("mcp_servers")
-        .and_then(toml::Value::as_table)
-        .map(|servers| servers.keys().cloned().collect())
-        .unwrap_or_default())
 }

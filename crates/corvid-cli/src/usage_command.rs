@@ -57,6 +57,7 @@ fn render_json(rows: &[UsageRow], prices: &BTreeMap<String, Price>) -> anyhow::R
             serde_json::json!({
                 "day": row.day,
                 "model": row.model,
+                "provider": row.provider,
                 "front_end": row.front_end,
                 "requests": row.requests,
                 "errors": row.errors,
@@ -65,6 +66,7 @@ fn render_json(rows: &[UsageRow], prices: &BTreeMap<String, Price>) -> anyhow::R
                 "cache_write": row.tokens.cache_write,
                 "output": row.tokens.output,
                 "reasoning": row.tokens.reasoning,
+                "cache_hit_rate": hit_rate(&row.tokens),
                 "cost_usd": prices.get(&row.model).map(|price| cost(&row.tokens, price)),
             })
         })
@@ -90,8 +92,30 @@ const HEADER: [&str; COLUMNS] = [
 /// Day, model and front end are left-aligned; the numbers are right-aligned.
 const LEFT_ALIGNED: usize = 3;
 
+/// The share of input read from a provider's cache, when any input was cacheable.
+fn hit_rate(tokens: &Tokens) -> Option<f64> {
+    let total = tokens.total_input();
+    (total > 0).then(|| tokens.cache_read as f64 / total as f64)
+}
+
+/// Model names that more than one provider served: their rows say `provider/model`.
+fn shared_models(rows: &[UsageRow]) -> BTreeSet<&str> {
+    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut shared = BTreeSet::new();
+    for row in rows {
+        match seen.insert(&row.model, &row.provider) {
+            Some(other) if other != row.provider => {
+                shared.insert(row.model.as_str());
+            }
+            _ => {}
+        }
+    }
+    shared
+}
+
 fn render_table(rows: &[UsageRow], prices: &BTreeMap<String, Price>, config_file: &Path) -> String {
     let mut cells: Vec<[String; COLUMNS]> = vec![HEADER.map(str::to_owned)];
+    let shared = shared_models(rows);
     let mut total = Total::default();
     let mut unpriced = BTreeSet::new();
     for row in rows {
@@ -104,8 +128,13 @@ fn render_table(rows: &[UsageRow], prices: &BTreeMap<String, Price>, config_file
             }
         }
         total.add(row);
+        let model = if shared.contains(row.model.as_str()) {
+            format!("{}/{}", row.provider, row.model)
+        } else {
+            row.model.clone()
+        };
         cells.push(line(
-            [&row.day, &row.model, &row.front_end],
+            [&row.day, &model, &row.front_end],
             row.requests,
             row.errors,
             &row.tokens,
@@ -191,11 +220,20 @@ fn line(
         front_end.to_owned(),
         thousands(requests),
         thousands(errors),
-        format!(
-            "{} ({})",
-            thousands(tokens.total_input()),
-            thousands(tokens.cache_read)
-        ),
+        match hit_rate(tokens).filter(|_| tokens.cache_read > 0) {
+            // The cache hit rate, where a provider cache served any of it.
+            Some(rate) => format!(
+                "{} ({}, {:.0}% hit)",
+                thousands(tokens.total_input()),
+                thousands(tokens.cache_read),
+                rate * 100.0
+            ),
+            None => format!(
+                "{} ({})",
+                thousands(tokens.total_input()),
+                thousands(tokens.cache_read)
+            ),
+        },
         format!(
             "{} ({})",
             thousands(tokens.output),
@@ -258,6 +296,8 @@ mod tests {
             tokens,
             attempts: 1,
             prompt: None,
+            key_index: None,
+            rule: None,
         }
     }
 
@@ -334,12 +374,12 @@ output = 15.0
         let config = loaded.paths.config_file.display();
         let expected = format!(
             "\
-day         model              front end  requests  errors         input (cached)  output (reasoning)     cost
-2024-12-31  grok-4.6           gateway           2       1  3,000,000 (2,000,000)    100,000 (60,000)  $6.0000
-2025-01-01  claude-sonnet-4.5  gateway           1       0            2,400 (800)             300 (0)        —
-2025-01-01  grok-4.6           exec              1       0              1,000 (0)             100 (0)  $0.0045
-2025-01-01  grok-4.6           gateway           1       1                 10 (0)               5 (2)  $0.0001
-total                                            5       2  3,003,410 (2,000,800)    100,405 (60,002)  $6.0046
+day         model              front end  requests  errors                  input (cached)  output (reasoning)     cost
+2024-12-31  grok-4.6           gateway           2       1  3,000,000 (2,000,000, 67% hit)    100,000 (60,000)  $6.0000
+2025-01-01  claude-sonnet-4.5  gateway           1       0            2,400 (800, 33% hit)             300 (0)        —
+2025-01-01  grok-4.6           exec              1       0                       1,000 (0)             100 (0)  $0.0045
+2025-01-01  grok-4.6           gateway           1       1                          10 (0)               5 (2)  $0.0001
+total                                            5       2  3,003,410 (2,000,800, 67% hit)    100,405 (60,002)  $6.0046
 no price for claude-sonnet-4.5: add [prices.\"<model>\"] input = …, output = … ($ per million tokens) to {config}
 "
         );
@@ -354,11 +394,13 @@ no price for claude-sonnet-4.5: add [prices.\"<model>\"] input = …, output = �
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         let row =
             |day: &str, model: &str, front_end: &str, counts: [u64; 7], cost: serde_json::Value| {
+                let input = counts[2] + counts[3] + counts[4];
                 serde_json::json!({
-                    "day": day, "model": model, "front_end": front_end,
+                    "day": day, "model": model, "provider": "xai", "front_end": front_end,
                     "requests": counts[0], "errors": counts[1],
                     "input": counts[2], "cache_read": counts[3], "cache_write": counts[4],
-                    "output": counts[5], "reasoning": counts[6], "cost_usd": cost,
+                    "output": counts[5], "reasoning": counts[6],
+                    "cache_hit_rate": counts[3] as f64 / input as f64, "cost_usd": cost,
                 })
             };
         assert_eq!(
@@ -460,5 +502,33 @@ no price for claude-sonnet-4.5: add [prices.\"<model>\"] input = …, output = �
             .map(thousands)
             .collect();
         assert_eq!(grouped, ["0", "999", "1,000", "123,456", "1,234,567"]);
+    }
+
+    /// One model name served by two providers (a local server and a hosted one) is shown as
+    /// `provider/model`; a name one provider served stays bare.
+    #[test]
+    fn a_model_two_providers_served_is_named_with_its_provider() {
+        let row = |model: &str, provider: &str| UsageRow {
+            day: "2025-01-01".to_owned(),
+            model: model.to_owned(),
+            provider: provider.to_owned(),
+            front_end: "gateway".to_owned(),
+            requests: 1,
+            errors: 0,
+            tokens: Tokens::default(),
+        };
+        let rows = [
+            row("qwen2.5-coder", "llamacpp"),
+            row("qwen2.5-coder", "openrouter"),
+            row("grok-4.6", "xai"),
+        ];
+        assert_eq!(
+            shared_models(&rows).into_iter().collect::<Vec<_>>(),
+            ["qwen2.5-coder"]
+        );
+        let table = render_table(&rows, &BTreeMap::new(), Path::new("config.toml"));
+        assert!(table.contains("llamacpp/qwen2.5-coder"), "{table}");
+        assert!(table.contains("openrouter/qwen2.5-coder"), "{table}");
+        assert!(!table.contains("xai/grok-4.6"), "{table}");
     }
 }

@@ -291,7 +291,11 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                     .map(|u| u["content"]["text"].as_str().unwrap())
                     .collect();
                 assert!(said.contains("Fixed: add now adds."), "{said}");
-                assert!(!updates_of(&seen, "usage_update").is_empty());
+                let usage = updates_of(&seen, "usage_update");
+                assert!(!usage.is_empty());
+                // `grok` is grok-4.6, whose family window is 256,000 tokens (not the default
+                // 128,000 every model was reported with before).
+                assert_eq!(usage[0]["size"], json!(256_000), "{usage:?}");
                 // Read from the editor's buffer, written through the editor.
                 assert!(seen.reads.contains(&file), "{:?}", seen.reads);
                 assert_eq!(seen.writes.len(), 1);

@@ -5,10 +5,10 @@
 //! back unchanged, and replaces the file atomically with mode 0600 (directory 0700).
 
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::ConfigError;
+use crate::atomic::{FileMode, write_atomic};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Line {
@@ -117,20 +117,7 @@ impl EnvFile {
     /// Writes the file atomically (temporary file in the same directory, then rename) with mode
     /// 0600, creating the directory with mode 0700 when it is missing.
     pub fn write(&self, path: &Path) -> Result<(), ConfigError> {
-        let dir = path
-            .parent()
-            .filter(|dir| !dir.as_os_str().is_empty())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
-        create_private_dir(&dir)?;
-        let mut temp = tempfile_in(&dir, path)?;
-        temp.file
-            .write_all(self.render().as_bytes())
-            .and_then(|()| temp.file.sync_all())
-            .map_err(|err| ConfigError::io("cannot write", &temp.path, err))?;
-        fs::rename(&temp.path, path).map_err(|err| ConfigError::io("cannot replace", path, err))?;
-        temp.committed = true;
-        Ok(())
+        write_atomic(path, self.render().as_bytes(), FileMode::Private)
     }
 }
 
@@ -209,68 +196,6 @@ fn shell_quote(value: &str) -> String {
         return value.to_owned();
     }
     format!("'{}'", value.replace('\'', "'\\''"))
-}
-
-fn create_private_dir(dir: &Path) -> Result<(), ConfigError> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder
-        .create(dir)
-        .map_err(|err| ConfigError::io("cannot create", dir, err))
-}
-
-/// A temporary sibling of the target, removed unless the rename committed it.
-struct TempFile {
-    file: fs::File,
-    path: PathBuf,
-    committed: bool,
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
-
-fn tempfile_in(dir: &Path, target: &Path) -> Result<TempFile, ConfigError> {
-    let name = target
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "env".to_owned());
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut attempt = 0u32;
-    loop {
-        let path = dir.join(format!(".{name}.tmp.{}.{attempt}", std::process::id()));
-        match options.open(&path) {
-            Ok(file) => {
-                return Ok(TempFile {
-                    file,
-                    path,
-                    committed: false,
-                });
-            }
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1;
-            }
-            Err(err) => return Err(ConfigError::io("cannot create", path, err)),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,15 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// A server being added has a name already taken in that file.
+    #[error("{path} already has a server `{name}`; remove it first")]
+    AlreadyDefined { name: String, path: PathBuf },
+    /// A server being removed is not in that file.
+    #[error("{path} has no server `{name}`")]
+    NotDefined { name: String, path: PathBuf },
+    /// A key that must hold a table (`[aliases]`, `mcpServers`) holds something else.
+    #[error("`{key}` in {path} is not a table; fix it by hand")]
+    NotATable { key: String, path: PathBuf },
     /// No home directory could be found to place the configuration in.
     #[error("cannot find a configuration directory: set CORVID_HOME or HOME")]
     NoHome,

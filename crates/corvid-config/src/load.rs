@@ -261,6 +261,8 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     if let Some(table) = toml.get("context_windows") {
         config.context_windows = read_context_windows(table, &layers.toml_name)?;
     }
+    config.routing =
+        crate::routing::read_routing(toml.get("routes"), toml.get("router"), &layers.toml_name)?;
     config.web = crate::web::read_web(toml.get("web"), &layers.toml_name)?;
     let max_tools = layers
         .string("mcp_max_tools", "MCP_MAX_TOOLS")?
@@ -314,6 +316,8 @@ const KNOWN_KEYS: &[&str] = &[
     "mcp_servers",
     "mcp_max_tools",
     "mcp_oauth_callback_port",
+    "routes",
+    "router",
 ];
 
 /// The secrets file is readable by other users (group or world bits set): it is still used, but
@@ -507,10 +511,13 @@ impl Found {
     }
 
     fn parse_bool(self, key: &str) -> Result<bool, ConfigError> {
-        parse_bool(&self.value).map_err(|message| ConfigError::Invalid {
+        parse_bool(&self.value).ok_or_else(|| ConfigError::Invalid {
             key: key.to_owned(),
             source_name: self.source_name,
-            message,
+            message: format!(
+                "expected one of 1, true, yes, on, 0, false, no, off; got {:?}",
+                self.value.trim().to_ascii_lowercase()
+            ),
         })
     }
 }

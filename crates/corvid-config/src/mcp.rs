@@ -17,9 +17,14 @@ use serde_json::Value as Json;
 
 use crate::ConfigError;
 
+mod expand;
 mod oauth;
+mod project_file;
 
+pub use expand::{ExpandError, expand};
 pub use oauth::McpOAuth;
+pub(crate) use project_file::check_server_name;
+pub use project_file::{McpEntry, ProjectFile};
 
 /// Where a project's MCP servers are defined, relative to its root.
 pub const PROJECT_MCP_FILE: &str = ".corvid/mcp.json";
@@ -647,39 +652,6 @@ impl Entry {
         }
         Ok(sandbox)
     }
-}
-
-/// Expands the variable references of a configured value: `${VAR}` and `${VAR:-default}`
-/// (Claude Code), `${env:VAR}` (Cursor, VS Code). `$` without `{` is kept as it is. A variable
-/// that `lookup` does not know and that has no default is an error naming it.
-pub fn expand(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            return Err(format!("`${{` without a closing `}}` in {value:?}"));
-        };
-        let reference = &after[..end];
-        let reference = reference.strip_prefix("env:").unwrap_or(reference);
-        let (name, default) = match reference.split_once(":-") {
-            Some((name, default)) => (name, Some(default)),
-            None => (reference, None),
-        };
-        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            return Err(format!("`${{{reference}}}` is not a variable reference"));
-        }
-        match (lookup(name).filter(|found| !found.is_empty()), default) {
-            (Some(found), _) => out.push_str(&found),
-            (None, Some(default)) => out.push_str(default),
-            (None, None) => return Err(format!("the variable {name} is not set")),
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
 }
 
 #[cfg(test)]

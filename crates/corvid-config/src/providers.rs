@@ -6,6 +6,7 @@
 //! kind = "openai-chat"                       # openai-chat | openai-responses | anthropic | gemini
 //! base_url = "https://openrouter.ai/api/v1"
 //! api_key_env = "OPENROUTER_API_KEY"         # read from the environment or the env file
+//! api_key_envs = ["OPENROUTER_KEY_2"]        # more keys: a pool, spread and rested on 429
 //! headers = { "HTTP-Referer" = "https://example.com" }
 //! models = ["anthropic/claude-sonnet-4.5"]
 //! [providers.openrouter.model_rules."anthropic/claude-sonnet-4.5"]
@@ -89,6 +90,10 @@ pub struct ProviderConfig {
     /// Base URL including the version path (`https://api.openai.com/v1`).
     pub base_url: String,
     pub credential: CredentialSource,
+    /// `api_key_envs`: more variables whose keys join the provider's key pool (beside the
+    /// one `api_key_env` names); requests spread over every key that is set, and a key
+    /// answered 429 rests while the others serve.
+    pub key_pool: Vec<String>,
     /// Extra headers sent on every request.
     pub headers: Vec<(String, String)>,
     /// Models this provider is known to serve (its fetched list is added at run time).
@@ -155,6 +160,7 @@ pub(crate) fn presets(xai_base: &str) -> Vec<ProviderConfig> {
         kind,
         base_url: base_url.to_owned(),
         credential,
+        key_pool: Vec::new(),
         headers: Vec::new(),
         models: models.iter().map(|model| (*model).to_owned()).collect(),
         model_rules: BTreeMap::new(),
@@ -288,6 +294,7 @@ pub(crate) fn read_providers(
                     kind,
                     base_url: base_url.to_owned(),
                     credential: CredentialSource::None,
+                    key_pool: Vec::new(),
                     headers: Vec::new(),
                     models: Vec::new(),
                     model_rules: BTreeMap::new(),
@@ -326,6 +333,23 @@ pub(crate) fn read_providers(
                     provider.base_url = url;
                 }
                 "api_key_env" => provider.credential = CredentialSource::Env(vec![string()?]),
+                "api_key_envs" => {
+                    provider.key_pool = value
+                        .as_array()
+                        .and_then(|items| {
+                            items
+                                .iter()
+                                .map(|item| item.as_str().map(str::to_owned))
+                                .collect::<Option<Vec<_>>>()
+                        })
+                        .filter(|names| !names.is_empty())
+                        .ok_or_else(|| {
+                            invalid(
+                                key(field),
+                                "expected a non-empty list of variable names".to_owned(),
+                            )
+                        })?;
+                }
                 "enabled" => {
                     provider.enabled = value
                         .as_bool()
@@ -380,7 +404,7 @@ pub(crate) fn read_providers(
                 other => {
                     return Err(invalid(
                         key(other),
-                        "unknown field (accepted: kind, base_url, api_key_env, enabled, headers, models, model_rules)".to_owned(),
+                        "unknown field (accepted: kind, base_url, api_key_env, api_key_envs, enabled, headers, models, model_rules)".to_owned(),
                     ));
                 }
             }

@@ -232,6 +232,8 @@ pub struct Config {
     pub web: crate::web::WebConfig,
     /// `[mcp_servers.<name>]` and `mcp_max_tools` (see [`crate::McpSettings`]).
     pub mcp: crate::McpSettings,
+    /// `[routes.*]` and `[router]`: fallback targets, task rules, stickiness.
+    pub routing: crate::RoutingConfig,
 }
 
 /// What a model costs, in US dollars per million tokens.
@@ -281,6 +283,7 @@ impl Default for Config {
             context_windows: BTreeMap::new(),
             web: crate::web::WebConfig::default(),
             mcp: crate::McpSettings::default(),
+            routing: crate::RoutingConfig::default(),
         }
     }
 }

@@ -6,13 +6,11 @@ pub fn is_truthy(value: &str) -> bool {
     )
 }
 
-/// Parses a boolean setting, accepting the truthy words and `0/false/no/off`.
-pub(crate) fn parse_bool(value: &str) -> Result<bool, String> {
+/// Reads a boolean setting: the truthy words, or `0/false/no/off`; `None` for anything else.
+pub(crate) fn parse_bool(value: &str) -> Option<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        other => Err(format!(
-            "expected one of 1, true, yes, on, 0, false, no, off; got {other:?}"
-        )),
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
     }
 }

@@ -118,11 +118,17 @@ impl ApiError {
                 api.retry_after = *retry_after;
                 api
             }
-            // The causes say why (DNS, refused, TLS); the top line alone never does.
-            ProviderError::Connect { .. } | ProviderError::Transport { .. } => Self::new(
-                StatusCode::BAD_GATEWAY,
-                corvid_providers::error_chain(error),
-            ),
+            // The causes say why (DNS, refused, TLS); the top line alone never does. A
+            // connection that failed is an `api_error` with its cause for every dialect, never
+            // Anthropic's "overloaded" (which tells Claude Code the model is busy).
+            ProviderError::Connect { .. } | ProviderError::Transport { .. } => {
+                let mut wire = WireError::new(
+                    corvid_wire::model::ErrorKind::Api,
+                    corvid_providers::error_chain(error),
+                );
+                wire.status = Some(StatusCode::BAD_GATEWAY.as_u16());
+                Self::from_wire(wire)
+            }
             ProviderError::Timeout { url } => Self::new(
                 StatusCode::GATEWAY_TIMEOUT,
                 format!("the upstream at {url} did not answer in time"),

@@ -25,6 +25,8 @@ pub(crate) struct Exchange {
     pub(crate) started: Instant,
     pub(crate) attempts: u32,
     pub(crate) prompt: Option<String>,
+    /// Which pool key and which task rule served it (see `routed`).
+    pub(crate) tag: crate::routed::Tag,
 }
 
 impl Drop for Exchange {
@@ -50,6 +52,7 @@ impl Exchange {
             started: self.started,
             attempts: self.attempts,
             prompt: self.prompt.take(),
+            tag: self.tag,
         }
     }
 
@@ -86,6 +89,8 @@ impl Exchange {
             status,
             outcome = outcome.as_str(),
             attempts = self.attempts,
+            key = self.tag.key_index,
+            rule = self.tag.rule,
             ttfb_ms,
             duration_ms = latency_ms,
             input_tokens = usage.total_input(),
@@ -112,6 +117,8 @@ impl Exchange {
             },
             attempts: self.attempts,
             prompt: self.prompt.take(),
+            key_index: self.tag.key_index,
+            rule: self.tag.rule.map(str::to_owned),
         });
     }
 }

@@ -12,10 +12,9 @@ use crate::body::read_body;
 use crate::error::ApiError;
 use crate::model_name;
 use crate::passthrough::Passthrough;
+use crate::routed::{Inbound, session_of};
 use crate::state::AppState;
 use crate::top_level::TopLevel;
-use crate::translate::Translation;
-use corvid_providers::dialect_of;
 use corvid_wire::Dialect;
 use corvid_wire::codec;
 
@@ -46,6 +45,7 @@ pub(crate) async fn handle(
     } else {
         Vec::new()
     };
+    let session = session_of(request.headers());
     let original = body_of(state, request, inbound).await?;
     let top = top_level(&original, inbound)?;
     let requested = match top.raw("model") {
@@ -61,44 +61,24 @@ pub(crate) async fn handle(
             .into_owned(),
     };
     model_name::check(&requested, inbound)?;
-    let route = state
-        .registry()
-        .resolve(&requested)
-        .map_err(|error| ApiError::from_route(&error).in_dialect(inbound))?;
-    let outbound = dialect_of(route.provider.kind());
-    if route.provider.takes_as_is(inbound) {
-        let path = match inbound {
-            Dialect::OpenAiResponses => "responses".to_owned(),
-            _ => codec::endpoint_path(outbound, &route.model, false),
-        };
-        let passthrough = Passthrough {
-            state,
-            route,
-            inbound,
-            route_name,
-            path,
-            headers: anthropic_headers,
-            started,
-        };
-        return passthrough.send(&original, &top, Some(&requested)).await;
-    }
-    let chat_request = codec::decode_request(inbound, &original, &requested)
-        .map_err(|error| decode_refusal(inbound, &error))?;
     let include_usage = top
         .raw("stream_options")
         .and_then(|raw| serde_json::from_slice::<StreamOptions>(raw).ok())
         .is_some_and(|options| options.include_usage == Some(true));
-    Translation {
+    Inbound {
         state,
-        route,
-        inbound,
+        dialect: inbound,
         route_name,
-        client_model: requested,
-        request: chat_request,
+        requested,
+        original: original.clone(),
+        top,
+        session,
+        forwarded: anthropic_headers,
+        gemini_stream: None,
         include_usage,
         started,
     }
-    .send()
+    .serve()
     .await
 }
 
@@ -178,6 +158,8 @@ pub(crate) async fn count_tokens(
             path: "messages/count_tokens".to_owned(),
             headers: forwarded,
             started,
+            tag: crate::routed::Tag::default(),
+            cache_key: None,
         };
         return passthrough.send(&original, &top, Some(&requested)).await;
     }
@@ -213,44 +195,28 @@ pub(crate) async fn gemini(
             );
         }
     };
+    let session = session_of(request.headers());
     let original = body_of(&state, request, inbound).await?;
-    let route = state
-        .registry()
-        .resolve(model)
-        .map_err(|error| ApiError::from_route(&error).in_dialect(inbound))?;
+    let top = top_level(&original, inbound)?;
     let route_name = if stream {
         "stream_generate_content"
     } else {
         "generate_content"
     };
-    if route.provider.takes_as_is(Dialect::Gemini) {
-        let top = top_level(&original, inbound)?;
-        let path = codec::endpoint_path(Dialect::Gemini, &route.model, stream);
-        let passthrough = Passthrough {
-            state: &state,
-            route,
-            inbound,
-            route_name,
-            path,
-            headers: Vec::new(),
-            started,
-        };
-        return passthrough.send_settled(&original, &top).await;
-    }
-    let mut chat_request = codec::decode_request(inbound, &original, model)
-        .map_err(|error| decode_refusal(inbound, &error))?;
-    chat_request.stream = stream;
-    Translation {
+    Inbound {
         state: &state,
-        route,
-        inbound,
+        dialect: inbound,
         route_name,
-        client_model: model.to_owned(),
-        request: chat_request,
+        requested: model.to_owned(),
+        original: original.clone(),
+        top,
+        session,
+        forwarded: Vec::new(),
+        gemini_stream: Some(stream),
         include_usage: false,
         started,
     }
-    .send()
+    .serve()
     .await
 }
 

@@ -11,6 +11,7 @@ mod body_deadline;
 mod bookkeeping;
 mod closing;
 mod completions;
+mod embeddings;
 mod error;
 mod exchange;
 mod guard;
@@ -24,6 +25,7 @@ mod models;
 mod passthrough;
 mod path_dialect;
 mod relay;
+mod routed;
 mod rules;
 mod state;
 mod top_level;
@@ -50,6 +52,7 @@ pub fn router(state: AppState) -> App {
         .route("/healthz", get(health))
         .route("/v1/models", get(list_models))
         .route("/v1/completions", post(completions::complete))
+        .route("/v1/embeddings", post(embeddings::embeddings))
         .route("/v1/messages/count_tokens", post(inbound::count_tokens))
         .route("/v1beta/models", get(models::list_gemini))
         .route(

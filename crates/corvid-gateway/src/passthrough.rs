@@ -13,9 +13,11 @@ use crate::error::{ApiError, relayed_upstream_error};
 use crate::exchange::Exchange;
 use crate::log_text::Clean;
 use crate::relay::relay;
+use crate::routed::{Attempt, Failed};
 use crate::rules;
 use crate::state::AppState;
 use crate::top_level::{Edit, TopLevel, json_string};
+use axum::response::IntoResponse;
 use corvid_wire::Dialect;
 use corvid_wire::{anthropic, minted};
 
@@ -29,6 +31,10 @@ pub(crate) struct Passthrough<'a> {
     pub(crate) path: String,
     pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
     pub(crate) started: Instant,
+    /// The pool key and task rule, for the ledger.
+    pub(crate) tag: crate::routed::Tag,
+    /// The conversation's `prompt_cache_key`, set when the body names none.
+    pub(crate) cache_key: Option<String>,
 }
 
 impl Passthrough<'_> {
@@ -40,34 +46,55 @@ impl Passthrough<'_> {
         top: &TopLevel<'_>,
         requested: Option<&str>,
     ) -> Result<Response, ApiError> {
+        Ok(self
+            .attempt(original, top, requested)
+            .await
+            .unwrap_or_else(|failed| failed.response))
+    }
+
+    /// `send`, with a failure before any output kept apart (the route may try elsewhere).
+    pub(crate) async fn attempt(
+        self,
+        original: &Bytes,
+        top: &TopLevel<'_>,
+        requested: Option<&str>,
+    ) -> Attempt {
         let provider = &self.route.provider;
-        let mut edits =
-            rules::provider_removals(provider.config(), &self.route.model, top, self.inbound);
+        let default_limit =
+            corvid_providers::quirks::default_output_limit(provider, &self.route.model);
+        let mut edits = rules::provider_removals(
+            provider.config(),
+            &self.route.model,
+            top,
+            self.inbound,
+            default_limit,
+        );
         if let Some(requested) = requested
             && requested != self.route.model
         {
             edits.push(Edit::Set("model", json_string(&self.route.model)));
         }
+        if let Some(key) = &self.cache_key
+            && !top.has("prompt_cache_key")
+        {
+            edits.push(Edit::Set("prompt_cache_key", json_string(key)));
+        }
         settle_minted(self.inbound, provider.name(), top, &mut edits);
         let body = top.rewrite(original, &edits);
-        self.send_body(body).await
+        self.attempt_body(body).await
     }
 
     /// Sends `original` with only what corvid minted settled (Gemini: the model is in the
     /// path, so nothing else changes).
-    pub(crate) async fn send_settled(
-        self,
-        original: &Bytes,
-        top: &TopLevel<'_>,
-    ) -> Result<Response, ApiError> {
+    pub(crate) async fn attempt_settled(self, original: &Bytes, top: &TopLevel<'_>) -> Attempt {
         let mut edits = Vec::new();
         settle_minted(self.inbound, self.route.provider.name(), top, &mut edits);
         let body = top.rewrite(original, &edits);
-        self.send_body(body).await
+        self.attempt_body(body).await
     }
 
     /// Sends `body` unchanged.
-    pub(crate) async fn send_body(self, body: Bytes) -> Result<Response, ApiError> {
+    async fn attempt_body(self, body: Bytes) -> Attempt {
         let config = self.state.config();
         let prompt = config
             .log_prompts
@@ -82,8 +109,10 @@ impl Passthrough<'_> {
             started: self.started,
             attempts: 0,
             prompt,
+            tag: self.tag,
         };
-        let sent = provider
+        let sent = self
+            .route
             .upstream()
             .post(UpstreamRequest {
                 path: &self.path,
@@ -110,12 +139,13 @@ impl Passthrough<'_> {
                 exchange.finish(status, corvid_store::Outcome::Error, None, None);
                 // A SuperGrok 403 gets corvid's explanation; any other error already in the
                 // caller's dialect goes back as the provider wrote it.
-                if !(oauth && status == 403)
-                    && let Some(response) = relayed_upstream_error(error, self.inbound)
-                {
-                    return Ok(response);
-                }
-                Err(ApiError::from_provider(error, oauth).in_dialect(self.inbound))
+                let response = match relayed_upstream_error(error, self.inbound) {
+                    Some(response) if !(oauth && status == 403) => response,
+                    _ => ApiError::from_provider(error, oauth)
+                        .in_dialect(self.inbound)
+                        .into_response(),
+                };
+                Err(Failed::new(failed.error, response))
             }
         }
     }

@@ -14,6 +14,7 @@ pub(crate) fn provider_removals(
     model: &str,
     body: &TopLevel<'_>,
     dialect: Dialect,
+    default_output_limit: Option<u32>,
 ) -> Vec<Edit> {
     let mut edits: Vec<Edit> = if provider.capabilities.xai_field_rules {
         corvid_providers::quirks::xai_removals(model, |field| {
@@ -25,6 +26,16 @@ pub(crate) fn provider_removals(
     } else {
         Vec::new()
     };
+    // A local server gets an output limit when the client gave none (see
+    // `corvid_providers::quirks::default_output_limit`).
+    if let Some(limit) = default_output_limit
+        && dialect == Dialect::OpenAiChat
+        && body.has("messages")
+        && !body.has("max_tokens")
+        && !body.has("max_completion_tokens")
+    {
+        edits.push(Edit::Set("max_tokens", limit.to_string()));
+    }
     let Some(rule) = provider.rule(model) else {
         return edits;
     };

@@ -23,6 +23,7 @@ use http_body::Frame;
 use crate::error::ApiError;
 use crate::exchange::Exchange;
 use crate::log_text::Clean;
+use crate::routed::{Attempt, Failed};
 use crate::state::AppState;
 use corvid_providers::dialect_of;
 use corvid_wire::Dialect;
@@ -41,10 +42,25 @@ pub(crate) struct Translation<'a> {
     /// OpenAI chat clients: whether they asked for a usage chunk.
     pub(crate) include_usage: bool,
     pub(crate) started: Instant,
+    /// The pool key and task rule, for the ledger.
+    pub(crate) tag: crate::routed::Tag,
+    /// The conversation's `prompt_cache_key` for a provider that keeps caches by it.
+    pub(crate) cache_key: Option<String>,
 }
 
 impl Translation<'_> {
-    pub(crate) async fn send(self) -> Result<Response, ApiError> {
+    /// Translates and sends; a failure before any output is kept apart (the route may try
+    /// elsewhere), a reply that broke after it started is answered as it is.
+    pub(crate) async fn attempt(self) -> Attempt {
+        let inbound = self.inbound;
+        match self.send().await {
+            Ok(response) => Ok(response),
+            Err(Sent::Refused(error)) => Ok(error.in_dialect(inbound).into_response()),
+            Err(Sent::Failed(failed)) => Err(failed),
+        }
+    }
+
+    async fn send(self) -> Result<Response, Sent> {
         let Self {
             state,
             route,
@@ -54,12 +70,17 @@ impl Translation<'_> {
             request,
             include_usage,
             started,
+            tag,
+            cache_key,
         } = self;
         let provider = Arc::clone(&route.provider);
         let outbound = dialect_of(provider.kind());
         let model = route.model.clone();
         // The one pipeline: the provider's quirks, what crosses between providers, its dialect.
-        let call = route.prepare(request);
+        let mut call = route.prepare(request);
+        if let Some(key) = &cache_key {
+            call.keep_cache_key(key);
+        }
         let minter = Minter::new(provider.name(), inbound);
         let stream = call.request().stream;
         // Only an Anthropic stream's `message_start` reads it, before the upstream's count.
@@ -79,6 +100,7 @@ impl Translation<'_> {
             started,
             attempts: 0,
             prompt,
+            tag,
         };
         let reply = match call.send().await {
             Ok(reply) => reply,
@@ -93,7 +115,7 @@ impl Translation<'_> {
                     provider.upstream().credential().mode(),
                 );
                 exchange.finish(status, Outcome::Error, None, None);
-                return Ok(response);
+                return Err(Sent::Failed(Failed::new(failed.error, response)));
             }
         };
         exchange.attempts = reply.attempts();
@@ -144,10 +166,18 @@ impl Translation<'_> {
             Err(failure) => {
                 let (outcome, refusal) = whole_failure(failure, inbound);
                 exchange.finish(status, outcome, None, None);
-                Err(refusal.in_dialect(inbound))
+                Err(Sent::Refused(refusal))
             }
         }
     }
+}
+
+/// Why a translation did not answer with the provider's reply.
+enum Sent {
+    /// The call failed before any output.
+    Failed(Failed),
+    /// The whole reply could not be had.
+    Refused(ApiError),
 }
 
 /// A whole reply that could not be had: a break is a 502 (the stream went wrong), an

@@ -3,15 +3,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod suite {
+    mod caching;
     mod completions;
     mod crossing;
+    mod embeddings;
     mod errors;
     mod faults;
     mod harness;
     mod ledger;
+    mod local;
     mod oauth;
     mod pipeline;
     mod routes;
+    mod routing;
     mod security;
     mod streaming;
     mod translate;

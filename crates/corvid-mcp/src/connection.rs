@@ -1,10 +1,10 @@
 //! One live MCP session: the rmcp client over a started transport, the child process behind it
 //! (if any), and the words for what went wrong with it.
 
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
 use corvid_config::McpServer;
+use parking_lot::Mutex;
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
@@ -13,6 +13,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use tokio::process::Child;
 
+use crate::error::StartError;
 use crate::handler::Handler;
 use crate::launch::{McpEnvironment, Started, StderrTail, Unauthorized, start};
 
@@ -27,6 +28,12 @@ pub(crate) enum OpenFailure {
 impl From<String> for OpenFailure {
     fn from(message: String) -> Self {
         Self::Failed(message)
+    }
+}
+
+impl From<StartError> for OpenFailure {
+    fn from(error: StartError) -> Self {
+        Self::Failed(error.to_string())
     }
 }
 
@@ -174,12 +181,9 @@ impl Connection {
     async fn wait_for_end(&self, limit: std::time::Duration) {
         let deadline = tokio::time::Instant::now() + limit;
         while tokio::time::Instant::now() < deadline {
-            let ended = match self.child.lock() {
-                Ok(mut child) => match child.as_mut() {
-                    Some(child) => !matches!(child.try_wait(), Ok(None)),
-                    None => return,
-                },
-                Err(_) => return,
+            let ended = match self.child.lock().as_mut() {
+                Some(child) => !matches!(child.try_wait(), Ok(None)),
+                None => return,
             };
             if ended {
                 return;
@@ -193,20 +197,16 @@ impl Connection {
         if self.service.is_closed() {
             return false;
         }
-        match self.child.lock() {
-            Ok(mut child) => match child.as_mut() {
-                Some(child) => matches!(child.try_wait(), Ok(None)),
-                None => true,
-            },
-            Err(_) => false,
+        match self.child.lock().as_mut() {
+            Some(child) => matches!(child.try_wait(), Ok(None)),
+            None => true,
         }
     }
 
     /// `message`, with how the process ended and its last words when it has.
     pub(crate) fn explain(&self, message: String) -> String {
         let mut message = message;
-        if let Ok(mut child) = self.child.lock()
-            && let Some(child) = child.as_mut()
+        if let Some(child) = self.child.lock().as_mut()
             && let Ok(Some(status)) = child.try_wait()
         {
             message.push_str(&format!(" (the server process ended: {status})"));
@@ -220,9 +220,7 @@ impl Connection {
     /// Ends the session and the process.
     pub(crate) async fn close(self) {
         let _ = self.service.cancel().await;
-        if let Ok(mut child) = self.child.lock()
-            && let Some(child) = child.as_mut()
-        {
+        if let Some(child) = self.child.lock().as_mut() {
             let _ = child.start_kill();
         }
     }

@@ -10,17 +10,19 @@ use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use corvid_config::{McpScope, McpServer, McpTransport, PROJECT_MCP_FILE, expand};
+use corvid_config::{McpScope, McpServer, McpTransport, expand};
 use corvid_tools::sandbox::is_secret_variable;
 use corvid_tools::{Sandbox, Widening};
 use http::{HeaderName, HeaderValue};
+use parking_lot::Mutex;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::AsyncReadExt;
-
-use crate::oauth::{OAuthStore, SignIn};
 use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use crate::error::StartError;
+use crate::oauth::{OAuthStore, SignIn};
 
 /// Looks a variable up: the process environment, then corvid's env file.
 pub type Lookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -84,7 +86,7 @@ pub(crate) struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    pub(crate) fn variable(&self, name: &str) -> Result<Option<String>, String> {
+    pub(crate) fn variable(&self, name: &str) -> Result<Option<String>, StartError> {
         if self.literal {
             return Ok(None);
         }
@@ -92,29 +94,35 @@ impl Reader<'_> {
             return Ok(Some(self.environment.project.display().to_string()));
         }
         if self.guarded && self.environment.is_protected(name) {
-            return Err(format!(
-                "{name} is one of corvid's own credentials, which a project's {PROJECT_MCP_FILE} may not pass to a server; define this server in config.toml to give it that"
-            ));
+            return Err(StartError::Protected {
+                name: name.to_owned(),
+            });
         }
         Ok((self.environment.lookup)(name))
     }
 
-    fn expand(&self, what: &str, value: &str) -> Result<String, String> {
+    fn expand(&self, what: &str, value: &str) -> Result<String, StartError> {
         if self.literal {
             return Ok(value.to_owned());
         }
         let refused = std::cell::RefCell::new(None);
         let expanded = expand(value, &|name| match self.variable(name) {
             Ok(found) => found,
-            Err(message) => {
-                refused.borrow_mut().get_or_insert(message);
+            Err(error) => {
+                refused.borrow_mut().get_or_insert(error);
                 None
             }
         });
-        if let Some(message) = refused.into_inner() {
-            return Err(format!("{what}: {message}"));
+        if let Some(error) = refused.into_inner() {
+            return Err(StartError::Refused {
+                field: what.to_owned(),
+                source: Box::new(error),
+            });
         }
-        expanded.map_err(|err| format!("{what}: {err}"))
+        expanded.map_err(|source| StartError::Expand {
+            field: what.to_owned(),
+            source,
+        })
     }
 }
 
@@ -171,7 +179,7 @@ impl HttpParts {
 pub(crate) fn http_parts(
     server: &McpServer,
     environment: &McpEnvironment,
-) -> Result<HttpParts, String> {
+) -> Result<HttpParts, StartError> {
     let McpTransport::Http {
         url,
         headers,
@@ -179,16 +187,21 @@ pub(crate) fn http_parts(
         bearer_token_env_var,
     } = &server.transport
     else {
-        return Err(format!("`{}` is a local (stdio) server", server.name));
+        return Err(StartError::NotHttp {
+            name: server.name.clone(),
+        });
     };
     let variables = environment.reader(server);
     let url = variables.expand("url", url)?;
     let mut custom = HashMap::new();
-    let mut add = |name: &str, value: String| -> Result<(), String> {
-        let header = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("`{name}` is not a valid header name"))?;
-        let mut value = HeaderValue::from_str(&value)
-            .map_err(|_| format!("the value of header `{name}` is not valid"))?;
+    let mut add = |name: &str, value: String| -> Result<(), StartError> {
+        let header =
+            HeaderName::from_bytes(name.as_bytes()).map_err(|_| StartError::HeaderName {
+                name: name.to_owned(),
+            })?;
+        let mut value = HeaderValue::from_str(&value).map_err(|_| StartError::HeaderValue {
+            name: name.to_owned(),
+        })?;
         value.set_sensitive(true);
         custom.insert(header, value);
         Ok(())
@@ -201,13 +214,17 @@ pub(crate) fn http_parts(
             add(name, value)?;
         }
     }
-    let bearer =
-        match bearer_token_env_var {
-            Some(variable) => Some(variables.variable(variable)?.ok_or_else(|| {
-                format!("bearer_token_env_var: the variable {variable} is not set")
-            })?),
-            None => None,
-        };
+    let bearer = match bearer_token_env_var {
+        Some(variable) => Some(
+            variables
+                .variable(variable)?
+                .ok_or_else(|| StartError::Unset {
+                    field: "bearer_token_env_var",
+                    variable: variable.clone(),
+                })?,
+        ),
+        None => None,
+    };
     Ok(HttpParts {
         url,
         headers: custom,
@@ -216,7 +233,10 @@ pub(crate) fn http_parts(
 }
 
 /// Starts what `server` says, without speaking MCP yet.
-pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<Started, String> {
+pub(crate) fn start(
+    server: &McpServer,
+    environment: &McpEnvironment,
+) -> Result<Started, StartError> {
     let variables = environment.reader(server);
     match &server.transport {
         McpTransport::Stdio {
@@ -260,13 +280,14 @@ pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            let mut child = builder
-                .spawn()
-                .map_err(|err| format!("could not start `{program}`: {err}"))?;
+            let mut child = builder.spawn().map_err(|source| StartError::Spawn {
+                program: program.clone(),
+                source,
+            })?;
             let (Some(stdout), Some(stdin), Some(stderr)) =
                 (child.stdout.take(), child.stdin.take(), child.stderr.take())
             else {
-                return Err("the child process has no pipes".to_owned());
+                return Err(StartError::NoPipes);
             };
             let tail = StderrTail::default();
             tail.follow(stderr);
@@ -293,7 +314,7 @@ pub(crate) fn start(server: &McpServer, environment: &McpEnvironment) -> Result<
             config = config.custom_headers(parts.headers);
             let client = reqwest::Client::builder()
                 .build()
-                .map_err(|err| format!("could not build the HTTP client: {err}"))?;
+                .map_err(StartError::HttpClient)?;
             Ok(Started::Http(HttpStart {
                 client,
                 config,
@@ -363,21 +384,17 @@ impl StderrTail {
                 if read == 0 {
                     break;
                 }
-                if let Ok(mut kept) = bytes.lock() {
-                    kept.extend(&buffer[..read]);
-                    let excess = kept.len().saturating_sub(Self::KEEP);
-                    kept.drain(..excess);
-                }
+                let mut kept = bytes.lock();
+                kept.extend(&buffer[..read]);
+                let excess = kept.len().saturating_sub(Self::KEEP);
+                kept.drain(..excess);
             }
         });
     }
 
     /// The tail as text, trimmed; empty when the child wrote nothing.
     pub(crate) fn text(&self) -> String {
-        let kept = match self.bytes.lock() {
-            Ok(kept) => kept.iter().copied().collect::<Vec<u8>>(),
-            Err(_) => Vec::new(),
-        };
+        let kept: Vec<u8> = self.bytes.lock().iter().copied().collect();
         String::from_utf8_lossy(&kept).trim().to_owned()
     }
 }

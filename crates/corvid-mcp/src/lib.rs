@@ -15,6 +15,7 @@
 
 mod connection;
 pub mod content;
+mod error;
 mod handler;
 mod launch;
 mod manager;
@@ -24,8 +25,9 @@ mod source;
 pub mod trust;
 
 pub use content::{McpImage, McpOutput};
+pub use error::{SignInReadError, StartError};
 pub use launch::{Lookup, McpEnvironment};
 pub use manager::{MAX_RESTARTS, McpManager, McpTool, ServerState, ServerStatus, sign_in_hint};
 pub use oauth::OAuthStore;
 pub use source::{McpPlugin, McpSource};
-pub use trust::TrustStore;
+pub use trust::{TrustStore, TrustStoreError};

@@ -8,12 +8,13 @@
 //! [`MAX_RESTARTS`] times a session); a call in flight when it died fails, saying so, and is
 //! not repeated, since it may have done part of its work.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use corvid_config::{McpScope, McpServer};
-use corvid_tools::Cancellation;
+use corvid_tools::{Cancellation, TrustServerError};
+use parking_lot::Mutex;
 use rmcp::model::Tool;
 use serde_json::Value;
 use tokio::sync::watch;
@@ -189,20 +190,22 @@ impl McpManager {
     pub fn admit(
         &self,
         name: &str,
-        keep: impl FnOnce(&McpServer) -> Result<(), String>,
-    ) -> Result<(), String> {
+        keep: impl FnOnce(&McpServer) -> Result<(), TrustServerError>,
+    ) -> Result<(), TrustServerError> {
         let Some(slot) = self
             .inner
             .slots
             .iter()
             .find(|slot| slot.config.name == name)
         else {
-            return Err(format!("there is no MCP server `{name}` in this session"));
+            return Err(TrustServerError::NoServer {
+                name: name.to_owned(),
+            });
         };
         if !matches!(*slot.state.borrow(), State::Untrusted) {
-            return Err(format!(
-                "the MCP server `{name}` is not waiting for trust (only a project's own servers do, until trusted)"
-            ));
+            return Err(TrustServerError::NotWaiting {
+                name: name.to_owned(),
+            });
         }
         keep(&slot.config)?;
         // Claimed under the state's lock, so two answers start it once.
@@ -264,11 +267,7 @@ impl McpManager {
             if live.connection.tools_changed() {
                 self.relist(slot, &live).await;
             }
-            let tools = live
-                .tools
-                .lock()
-                .map(|tools| tools.clone())
-                .unwrap_or_default();
+            let tools = live.tools.lock().clone();
             for tool in tools {
                 if slot.config.offers(&tool.name) {
                     pairs.push((slot.config.name.clone(), tool.name.to_string()));
@@ -312,9 +311,7 @@ impl McpManager {
                 })
             })
             .collect();
-        if let Ok(mut current) = self.inner.naming.lock() {
-            *current = naming;
-        }
+        *self.inner.naming.lock() = naming;
         offered
     }
 
@@ -405,12 +402,7 @@ impl McpManager {
     /// available and why; the tools the cap leaves out), repeated on every call while it holds
     /// (the agent shows each line once).
     pub fn take_notices(&self) -> Vec<String> {
-        let mut notices = self
-            .inner
-            .notices
-            .lock()
-            .map(|mut notices| std::mem::take(&mut *notices))
-            .unwrap_or_default();
+        let mut notices = std::mem::take(&mut *self.inner.notices.lock());
         for slot in &self.inner.slots {
             match &*slot.state.borrow() {
                 State::Failed(reason) => notices.push(format!(
@@ -426,9 +418,7 @@ impl McpManager {
                 _ => {}
             }
         }
-        if let Ok(left_out) = self.inner.left_out.lock()
-            && let Some(left_out) = left_out.as_ref()
-        {
+        if let Some(left_out) = self.inner.left_out.lock().as_ref() {
             notices.push(left_out.clone());
         }
         notices
@@ -445,7 +435,7 @@ impl McpManager {
             .map(|slot| slot.state.borrow().clone())
             .collect();
         let listed = |state: &State| match state {
-            State::Ready(live) => live.tools.lock().map(|t| t.clone()).unwrap_or_default(),
+            State::Ready(live) => live.tools.lock().clone(),
             _ => Vec::new(),
         };
         let mut pairs = Vec::new();
@@ -509,13 +499,13 @@ impl McpManager {
 
     /// The server and the server's own tool name behind a name the model was offered.
     pub fn origin_of(&self, name: &str) -> Option<(String, String)> {
-        let naming = self.inner.naming.lock().ok()?;
+        let naming = self.inner.naming.lock();
         let named = naming.resolve(name)?;
         Some((named.server.clone(), named.tool.clone()))
     }
 
     fn route(&self, name: &str) -> Option<(usize, String)> {
-        let naming = self.inner.naming.lock().ok()?;
+        let naming = self.inner.naming.lock();
         let named = naming.resolve(name)?;
         let index = self
             .inner
@@ -646,9 +636,7 @@ impl McpManager {
                     slot.config.name,
                     tools.len()
                 ));
-                if let Ok(mut current) = live.tools.lock() {
-                    *current = tools;
-                }
+                *live.tools.lock() = tools;
             }
             Ok(Err(reason)) => self.push_notice(format!(
                 "MCP server `{}` changed its tools, but listing them failed: {reason}",
@@ -675,16 +663,12 @@ impl McpManager {
                 names.join(", ")
             )
         });
-        if let Ok(mut left_out) = self.inner.left_out.lock() {
-            *left_out = note;
-        }
+        *self.inner.left_out.lock() = note;
     }
 
     fn push_notice(&self, notice: String) {
         tracing::info!(target: "corvid_mcp", "{notice}");
-        if let Ok(mut notices) = self.inner.notices.lock() {
-            notices.push(notice);
-        }
+        self.inner.notices.lock().push(notice);
     }
 }
 

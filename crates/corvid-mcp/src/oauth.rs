@@ -19,7 +19,7 @@ mod login;
 use std::path::{Path, PathBuf};
 
 use corvid_auth::{McpSignInStore, Secret};
-use corvid_config::{McpScope, McpServer};
+use corvid_config::{ConfigError, McpScope, McpServer};
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, CredentialStore,
@@ -28,6 +28,7 @@ use rmcp::transport::auth::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::error::{SignInReadError, StartError};
 use crate::launch::McpEnvironment;
 
 pub use login::{LoginOptions, LoginOutcome, McpLoginError, Registration, login, logout};
@@ -80,7 +81,7 @@ impl OAuthStore {
         server: &McpServer,
         project: &Path,
         url: &str,
-    ) -> Result<Option<SignIn>, String> {
+    ) -> Result<Option<SignIn>, StartError> {
         let sign_in = SignIn::new(self.store.clone(), server, project, url);
         match sign_in.read() {
             Ok(Some(record)) => Ok(Some(SignIn {
@@ -90,7 +91,7 @@ impl OAuthStore {
                 ..sign_in
             })),
             Ok(None) => Ok(None),
-            Err(err) => Err(format!("could not read its stored sign-in: {err}")),
+            Err(err) => Err(StartError::StoredSignIn(err)),
         }
     }
 }
@@ -180,17 +181,17 @@ impl SignIn {
     }
 
     /// The stored record, if there is one and it is this server's.
-    fn read(&self) -> Result<Option<Record>, String> {
+    fn read(&self) -> Result<Option<Record>, SignInReadError> {
         Ok(self.read_stored()?.map(|(_, record)| record))
     }
 
     /// The stored text and its record, if there is one and it is this server's.
-    fn read_stored(&self) -> Result<Option<(Secret, Record)>, String> {
-        let Some(text) = self.store.load(&self.key).map_err(|err| err.to_string())? else {
+    fn read_stored(&self) -> Result<Option<(Secret, Record)>, SignInReadError> {
+        let Some(text) = self.store.load(&self.key)? else {
             return Ok(None);
         };
-        let record: Record = serde_json::from_str(text.expose())
-            .map_err(|_| "the stored sign-in is not readable (sign in again)".to_owned())?;
+        let record: Record =
+            serde_json::from_str(text.expose()).map_err(|_| SignInReadError::Unreadable)?;
         let ours =
             record.server == self.server && record.url == self.url && record.owner == self.owner;
         Ok(ours.then_some((text, record)))
@@ -214,8 +215,8 @@ impl SignIn {
     }
 
     /// Forgets the sign-in; returns whether there was one.
-    pub(crate) fn remove(&self) -> Result<bool, String> {
-        self.store.forget(&self.key).map_err(|err| err.to_string())
+    pub(crate) fn remove(&self) -> Result<bool, ConfigError> {
+        self.store.forget(&self.key)
     }
 
     /// Where it is written.
@@ -229,7 +230,7 @@ impl CredentialStore for SignIn {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         self.read()
             .map(|record| record.map(|record| record.credentials))
-            .map_err(AuthError::CredentialStoreError)
+            .map_err(|err| AuthError::CredentialStoreError(err.to_string()))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
@@ -239,7 +240,7 @@ impl CredentialStore for SignIn {
     async fn clear(&self) -> Result<(), AuthError> {
         self.remove()
             .map(|_| ())
-            .map_err(AuthError::CredentialStoreError)
+            .map_err(|err| AuthError::CredentialStoreError(err.to_string()))
     }
 
     /// The authorization server refused the refresh token: the tokens are dropped (the client
@@ -250,7 +251,10 @@ impl CredentialStore for SignIn {
         credentials: &StoredCredentials,
     ) -> Result<(), AuthError> {
         let refused = refresh_token_of(credentials);
-        let Some(record) = self.read().map_err(AuthError::CredentialStoreError)? else {
+        let Some(record) = self
+            .read()
+            .map_err(|err| AuthError::CredentialStoreError(err.to_string()))?
+        else {
             return Ok(());
         };
         if refresh_token_of(&record.credentials) != refused {
@@ -281,8 +285,8 @@ pub(crate) async fn authorized(
     client: reqwest::Client,
     server: &McpServer,
     environment: &McpEnvironment,
-) -> Result<AuthClient<reqwest::Client>, String> {
-    let prepare = |err: AuthError| format!("could not prepare its sign-in: {err}");
+) -> Result<AuthClient<reqwest::Client>, StartError> {
+    let prepare = |error| StartError::PrepareSignIn(Box::new(error));
     // The default manager: discovery stays behind rmcp's address checks (loopback or private
     // metadata only for a server that is itself at such an address).
     let mut manager = AuthorizationManager::new(sign_in.url())

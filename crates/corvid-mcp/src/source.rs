@@ -13,6 +13,7 @@ use corvid_config::{McpScope, McpServer, PROJECT_MCP_FILE, merge_servers, read_p
 use corvid_tools::{
     AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ServerReport, ToolContext, ToolDetail,
     ToolError, ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
+    TrustServerError,
 };
 use serde_json::Value;
 
@@ -305,13 +306,17 @@ impl ToolSource for McpSource {
         Some(format!("{server}/{raw} {}", short(arguments, 80)))
     }
 
-    fn trust_server(&self, name: &str) -> Option<Result<(), String>> {
+    fn trust_server(&self, name: &str) -> Option<Result<(), TrustServerError>> {
         if !self.manager.has_server(name) {
             return None;
         }
-        Some(self.manager.admit(name, |server| match &self.trust {
-            Some((store, project)) => store.trust(project, server),
-            None => Err("this session keeps no trust in a project's servers".to_owned()),
+        Some(self.manager.admit(name, |server| {
+            match &self.trust {
+                Some((store, project)) => store
+                    .trust(project, server)
+                    .map_err(|error| TrustServerError::Keep(Box::new(error))),
+                None => Err(TrustServerError::NoTrustStore),
+            }
         }))
     }
 

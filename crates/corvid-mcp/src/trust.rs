@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use corvid_config::{McpScope, McpServer, McpTransport};
+use corvid_config::{ConfigError, FileMode, McpScope, McpServer, McpTransport, write_atomic};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -81,6 +81,26 @@ pub fn describe(server: &McpServer) -> String {
     }
 }
 
+/// Why the kept answers could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustStoreError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not valid JSON: {source}", path.display())]
+    NotJson {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Written beside and renamed (corvid-config's one file writer).
+    #[error(transparent)]
+    Write(#[from] ConfigError),
+}
+
 /// The kept answers, in one file under corvid's data folder.
 #[derive(Debug, Clone)]
 pub struct TrustStore {
@@ -114,7 +134,7 @@ impl TrustStore {
     }
 
     /// Keeps `server`'s current definition as trusted in `project` (replacing an older one).
-    pub fn trust(&self, project: &Path, server: &McpServer) -> Result<(), String> {
+    pub fn trust(&self, project: &Path, server: &McpServer) -> Result<(), TrustStoreError> {
         let mut projects = self.read()?;
         projects
             .entry(project_key(project))
@@ -123,16 +143,24 @@ impl TrustStore {
         self.write(&projects)
     }
 
-    fn read(&self) -> Result<Projects, String> {
+    fn read(&self) -> Result<Projects, TrustStoreError> {
         let text = match std::fs::read_to_string(&self.file) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Projects::new());
             }
-            Err(err) => return Err(format!("cannot read {}: {err}", self.file.display())),
+            Err(source) => {
+                return Err(TrustStoreError::Read {
+                    path: self.file.clone(),
+                    source,
+                });
+            }
         };
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|err| format!("{} is not valid JSON: {err}", self.file.display()))?;
+        let value: Value =
+            serde_json::from_str(&text).map_err(|source| TrustStoreError::NotJson {
+                path: self.file.clone(),
+                source,
+            })?;
         let mut projects = Projects::new();
         if let Some(table) = value.get("projects").and_then(Value::as_object) {
             for (project, servers) in table {
@@ -153,18 +181,12 @@ impl TrustStore {
         Ok(projects)
     }
 
-    fn write(&self, projects: &Projects) -> Result<(), String> {
-        if let Some(parent) = self.file.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|err| format!("cannot create {}: {err}", parent.display()))?;
-        }
-        let text = serde_json::to_string_pretty(&json!({"version": 1, "projects": projects}))
-            .map_err(|err| err.to_string())?;
+    fn write(&self, projects: &Projects) -> Result<(), TrustStoreError> {
+        // `{:#}`: pretty, as a person may read it.
+        let text = format!("{:#}\n", json!({"version": 1, "projects": projects}));
         // Written beside, then renamed: a crash never leaves half a file.
-        let partial = self.file.with_extension("json.partial");
-        std::fs::write(&partial, text + "\n")
-            .and_then(|()| std::fs::rename(&partial, &self.file))
-            .map_err(|err| format!("cannot write {}: {err}", self.file.display()))
+        write_atomic(&self.file, text.as_bytes(), FileMode::Shared)?;
+        Ok(())
     }
 }
 

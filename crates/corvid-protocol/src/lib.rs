@@ -32,7 +32,6 @@ mod event;
 mod op;
 mod sandbox;
 mod schema;
-pub mod time;
 
 pub use approval::{
     ActionKind, ApprovalPolicy, ApprovalRule, GateDecision, UnknownApprovalPolicy,

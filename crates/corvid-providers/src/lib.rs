@@ -5,13 +5,18 @@
 //! agent both use, with the Zed account as one more backend behind it.
 
 mod backoff;
+mod caching;
 mod context_windows;
 mod error;
+mod failover;
 mod last_failure;
+mod local_window;
 mod model_call;
 mod pipeline;
+mod pool;
 pub mod quirks;
 mod registry;
+mod routing;
 mod transport;
 mod upstream;
 pub mod zed;
@@ -19,11 +24,14 @@ pub mod zed;
 pub use backoff::{backoff_delay, parse_retry_after};
 pub use context_windows::{ContextWindow, WindowSource, family_window};
 pub use error::{CallError, FailureClass, ProviderError, Refusal, Retry, error_chain};
+pub use failover::{fails_over, rests_key};
 pub use last_failure::LastFailure;
 pub use model_call::ModelFailure;
 pub use pipeline::{ModelCall, ModelReply, ModelStream, WholeFailure, broken_stream};
+pub use pool::{DEFAULT_COOLDOWN, KeyPool};
 pub use quirks::prepare_request;
 pub use registry::{Provider, Registry, Route, RouteError, dialect_of, zed_hosts};
+pub use routing::{Plan, RequestShape, conversation_key};
 pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};
 pub use upstream::{
     ANTHROPIC_VERSION, AuthStyle, Upstream, UpstreamRequest, UpstreamResponse, build_transport,

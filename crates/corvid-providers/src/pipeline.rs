@@ -87,6 +87,21 @@ impl Route {
 }
 
 impl ModelCall {
+    /// Asks an OpenAI-dialect provider to keep this conversation's prompt cache under `key`
+    /// (`prompt_cache_key`, unless the body already names one): requests of one conversation
+    /// then reach the same cache, which a translated client could not ask for.
+    pub fn keep_cache_key(&mut self, key: &str) {
+        if let Prepared::Http {
+            dialect: Dialect::OpenAiChat | Dialect::OpenAiResponses,
+            encoded: body,
+            ..
+        } = &mut self.backend
+            && !body.contains("prompt_cache_key")
+        {
+            body.push("prompt_cache_key", key);
+        }
+    }
+
     /// The request as the provider will get it (after its quirks).
     pub fn request(&self) -> &ChatRequest {
         &self.request
@@ -113,12 +128,7 @@ impl ModelCall {
                 path,
                 names,
             } => {
-                let sent = self
-                    .route
-                    .provider
-                    .upstream()
-                    .post_encoded(&path, &encoded)
-                    .await?;
+                let sent = self.route.upstream().post_encoded(&path, &encoded).await?;
                 Ok(ModelReply {
                     status: sent.response.status().as_u16(),
                     attempts: sent.attempts,

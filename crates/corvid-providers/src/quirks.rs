@@ -173,7 +173,8 @@ fn xai_fields() -> &'static [&'static str] {
 }
 
 /// The encoded body of a translated request, settled like a passed-through one: xAI's table
-/// (for a provider with `xai_field_rules`) and the model rule's `drop` list.
+/// (for a provider with `xai_field_rules`) and the model rule's `drop` list; toward Anthropic,
+/// the cache breakpoints a client of another dialect could not set.
 pub fn settle_encoded(provider: &Provider, model: &str, body: &mut EncodedBody) {
     if provider.config().capabilities.xai_field_rules {
         let removed = xai_removals(model, |field| body.get(field).map(|_| body.get_str(field)));
@@ -185,6 +186,12 @@ pub fn settle_encoded(provider: &Provider, model: &str, body: &mut EncodedBody) 
         for field in &rule.drop {
             body.remove(field);
         }
+    }
+    if provider.kind() == corvid_config::ProviderKind::Anthropic {
+        // The breakpoints go deep into the messages: edited as a value (Anthropic only).
+        let mut value = body.to_value();
+        crate::caching::add_anthropic_breakpoints(&mut value);
+        *body = EncodedBody::from_value(&value);
     }
 }
 
@@ -213,6 +220,44 @@ pub fn prepare_request(provider: &Provider, model: &str, request: &mut ChatReque
         let asked = request.params.max_output_tokens.unwrap_or(limit);
         request.params.max_output_tokens = Some(asked.min(limit));
     }
+    if request.params.max_output_tokens.is_none() {
+        request.params.max_output_tokens = default_output_limit(provider, model);
+    }
+}
+
+/// The output limit sent to a keyless server on this machine (llama.cpp, Ollama, vLLM…) when
+/// the client gave none: a quarter of the model's window where its list states one, between
+/// 1,024 and 8,192 tokens, else 4,096 — a small local model left unbounded can ramble for
+/// minutes. `None` for hosted providers, whose own defaults are sane.
+pub fn default_output_limit(provider: &Provider, model: &str) -> Option<u32> {
+    if !is_local_server(provider) {
+        return None;
+    }
+    let limit = provider
+        .listed_window(model)
+        .map_or(4096, |window| (window / 4).clamp(1024, 8192));
+    u32::try_from(limit).ok()
+}
+
+/// Whether `provider` is a keyless server on this machine (llama.cpp, Ollama, vLLM…): its
+/// window is what the server was started with, and a prompt above it is cut silently.
+pub fn is_local_server(provider: &Provider) -> bool {
+    provider.upstream().credential().is_none() && is_local(&provider.config().base_url)
+}
+
+/// Whether a base URL names this machine.
+fn is_local(base_url: &str) -> bool {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => authority
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host),
+    };
+    matches!(host, "localhost" | "::1") || host.starts_with("127.")
 }
 
 /// Tool results that answer no call of the assistant message before them (a client that

@@ -5,7 +5,7 @@
 //! fetched lists); one → that provider; several → an error naming them; none → the provider
 //! whose family the name belongs to (`claude-…` → anthropic), else `default_provider`.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use corvid_auth::Credential;
@@ -15,6 +15,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
+use crate::pool::KeyPool;
 use crate::transport::{BoxError, Transport};
 use crate::upstream::{AuthStyle, Upstream};
 use crate::zed::{ZedClient, ZedService};
@@ -26,7 +27,11 @@ const MODEL_LIST_TTL: Duration = Duration::from_secs(600);
 #[derive(Debug)]
 pub struct Provider {
     config: ProviderConfig,
-    upstream: Upstream,
+    /// One upstream per key (one for most providers); `upstream()` is the first.
+    keys: KeyPool,
+    /// The window a local server says it was started with (llama.cpp's `/props`), read with
+    /// its model list.
+    served_window: std::sync::Mutex<Option<u64>>,
     fetched: Mutex<Option<(Instant, Vec<ListedModel>)>>,
     /// The signed-in Zed account, for the `zed` provider: its backend instead of `upstream`.
     zed: Option<Arc<ZedService>>,
@@ -41,9 +46,22 @@ struct ListedModel {
 
 impl Provider {
     pub fn new(config: ProviderConfig, upstream: Upstream) -> Self {
+        Self::with_keys(config, vec![upstream])
+    }
+
+    /// A provider with a pool of keys: one upstream each, the first being `upstream()`. With
+    /// more than one, a key answered 429 hands the request to the next at once.
+    pub fn with_keys(config: ProviderConfig, mut members: Vec<Upstream>) -> Self {
+        if members.len() > 1 {
+            members = members
+                .into_iter()
+                .map(Upstream::handing_off_rate_limits)
+                .collect();
+        }
         Self {
             config,
-            upstream,
+            keys: KeyPool::new(members),
+            served_window: std::sync::Mutex::new(None),
             fetched: Mutex::new(None),
             zed: None,
         }
@@ -103,8 +121,14 @@ impl Provider {
         &self.config
     }
 
+    /// The provider's (first key's) upstream.
     pub fn upstream(&self) -> &Upstream {
-        &self.upstream
+        self.keys.member(0)
+    }
+
+    /// Every key's upstream, and which rest.
+    pub fn keys(&self) -> &KeyPool {
+        &self.keys
     }
 
     /// Whether requests may be routed here: switched on, and declared in `config.toml` or with
@@ -126,7 +150,7 @@ impl Provider {
 
     /// A preset with a key of its own (a keyless preset such as ollama must be declared).
     fn has_own_credential(&self) -> bool {
-        let credential = self.upstream.credential();
+        let credential = self.upstream().credential();
         credential.is_available() && !credential.is_none()
     }
 
@@ -164,12 +188,16 @@ impl Provider {
             });
         }
         let cache = self.fetched.try_lock().ok()?;
-        cache
-            .as_ref()?
-            .1
+        let listed = &cache.as_ref()?.1;
+        listed
             .iter()
-            .find(|listed| listed.id == model)?
-            .window
+            .find(|listed| listed.id == model)
+            .and_then(|listed| listed.window)
+            // A local server's own window (llama.cpp's `n_ctx`) holds for any name it is asked.
+            .or(*self
+                .served_window
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner))
     }
 
     /// The configured models plus the provider's own list, fetched on demand and cached.
@@ -188,7 +216,7 @@ impl Provider {
         let fresh = cache
             .as_ref()
             .is_some_and(|(at, _)| at.elapsed() < MODEL_LIST_TTL);
-        if !fresh && self.upstream.credential().is_available() {
+        if !fresh && self.upstream().credential().is_available() {
             match self.fetch_models().await {
                 Ok(list) => *cache = Some((Instant::now(), list)),
                 Err(error) => {
@@ -207,7 +235,7 @@ impl Provider {
     }
 
     async fn fetch_models(&self) -> Result<Vec<ListedModel>, BoxError> {
-        let response = self.upstream.get("models").await?;
+        let response = self.upstream().get("models").await?;
         let body = response.response.into_body().collect().await?.to_bytes();
         let value: Value = serde_json::from_slice(&body)?;
         // OpenAI and Anthropic: {"data":[{"id"}]}; Gemini: {"models":[{"name":"models/x"}]}.
@@ -223,7 +251,7 @@ impl Provider {
             .find_map(|key| item[*key].as_u64())
             .filter(|tokens| *tokens > 0)
         };
-        let ids = value["data"]
+        let ids: Vec<ListedModel> = value["data"]
             .as_array()
             .map(|items| {
                 items
@@ -251,6 +279,13 @@ impl Provider {
                 })
             })
             .unwrap_or_default();
+        if crate::quirks::is_local_server(self) && ids.iter().all(|model| model.window.is_none()) {
+            let served = self.served_context().await;
+            *self
+                .served_window
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = served;
+        }
         Ok(ids)
     }
 }
@@ -261,6 +296,29 @@ pub struct Route {
     pub provider: Arc<Provider>,
     /// The model name to send upstream.
     pub model: String,
+    /// Which of the provider's keys sends it (0 unless the provider has a pool).
+    pub key: usize,
+}
+
+impl Route {
+    /// A route to `model` on `provider`, with its first key.
+    pub fn new(provider: Arc<Provider>, model: impl Into<String>) -> Self {
+        Self {
+            provider,
+            model: model.into(),
+            key: 0,
+        }
+    }
+
+    /// The upstream of this route's key.
+    pub fn upstream(&self) -> &Upstream {
+        self.provider.keys().member(self.key)
+    }
+
+    /// `provider/model`, as the `x-corvid-target` header and `corvid route explain` say it.
+    pub fn target(&self) -> String {
+        format!("{}/{}", self.provider.name(), self.model)
+    }
 }
 
 /// Why a model could not be routed. Messages list what would work.
@@ -298,14 +356,18 @@ pub struct Registry {
     max_retries: u32,
     /// The configured context windows, with the aliases they are looked up through.
     windows: Config,
+    /// `[routes.*]` and `[router]`.
+    pub(crate) routing: corvid_config::RoutingConfig,
+    /// Where each conversation began (shared by every clone).
+    pub(crate) sticky: Arc<crate::routing::StickyTable>,
 }
 
 impl Registry {
     /// Builds every configured provider with its credential and transport. `oauth_http` serves
     /// SuperGrok token refreshes.
     pub fn from_config(loaded: &Loaded, oauth_http: reqwest::Client) -> Result<Self, BoxError> {
-        let mut registry = Self::build(&loaded.config, |provider| {
-            Credential::for_provider(provider, loaded, oauth_http.clone())
+        let mut registry = Self::build_pooled(&loaded.config, |provider| {
+            crate::pool::pool_credentials(provider, loaded, oauth_http.clone())
         })?;
         // A Zed account acts for the signed-in user only, on this machine: never when corvid
         // listens beyond loopback.
@@ -333,7 +395,7 @@ impl Registry {
                 if provider.config.kind == ProviderKind::Zed {
                     Arc::new(Provider::zed(
                         provider.config.clone(),
-                        provider.upstream.clone(),
+                        provider.upstream().clone(),
                         ZedService::with_retries(client.clone(), self.max_retries),
                     ))
                 } else {
@@ -348,6 +410,15 @@ impl Registry {
     pub fn build(
         config: &Config,
         credential_for: impl Fn(&ProviderConfig) -> Credential,
+    ) -> Result<Self, BoxError> {
+        Self::build_pooled(config, |provider| vec![credential_for(provider)])
+    }
+
+    /// Builds every provider of `config` with the keys `credentials_for` gives it (a pool
+    /// when more than one; none is taken as one missing credential).
+    pub fn build_pooled(
+        config: &Config,
+        credentials_for: impl Fn(&ProviderConfig) -> Vec<Credential>,
     ) -> Result<Self, BoxError> {
         let mut providers = Vec::with_capacity(config.providers.len());
         for provider in &config.providers {
@@ -367,15 +438,16 @@ impl Registry {
                     ))
                 })
                 .collect::<Result<Vec<_>, BoxError>>()?;
-            let upstream = Upstream::new(
-                transport,
-                &provider.base_url,
-                credential_for(provider),
-                config.max_retries,
-            )
-            .with_auth(AuthStyle::for_kind(provider.kind))
-            .with_headers(headers);
-            providers.push(Arc::new(Provider::new(provider.clone(), upstream)));
+            let mut credentials = credentials_for(provider).into_iter();
+            let first = credentials.next().unwrap_or(Credential::None);
+            let upstream = Upstream::new(transport, &provider.base_url, first, config.max_retries)
+                .with_auth(AuthStyle::for_kind(provider.kind))
+                .with_headers(headers);
+            let mut members = vec![upstream];
+            for credential in credentials {
+                members.push(members[0].with_credential(credential));
+            }
+            providers.push(Arc::new(Provider::with_keys(provider.clone(), members)));
         }
         Ok(Self::new(providers, config))
     }
@@ -389,6 +461,8 @@ impl Registry {
             default_provider: config.default_provider.clone(),
             allow_remote: config.allow_remote,
             max_retries: config.max_retries,
+            routing: config.routing.clone(),
+            sticky: Arc::default(),
             windows: Config {
                 aliases: config.aliases.clone(),
                 default_model: config.default_model.clone(),
@@ -414,6 +488,11 @@ impl Registry {
         self.providers
             .iter()
             .find(|provider| provider.name() == name)
+    }
+
+    /// The model a request that names none gets.
+    pub fn default_model(&self) -> &str {
+        &self.default_model
     }
 
     /// The aliases (public name → target).
@@ -444,10 +523,7 @@ impl Registry {
             .collect();
         match listing.as_slice() {
             [only] => {
-                return Ok(Route {
-                    provider: Arc::clone(only),
-                    model: name.to_owned(),
-                });
+                return Ok(Route::new(Arc::clone(only), name));
             }
             [] => {}
             several => {
@@ -464,10 +540,7 @@ impl Registry {
             && let Some(provider) = self.provider(family)
             && provider.is_available()
         {
-            return Ok(Route {
-                provider: Arc::clone(provider),
-                model: name.to_owned(),
-            });
+            return Ok(Route::new(Arc::clone(provider), name));
         }
         if let Some(family) = family_of(name)
             && let Some(provider) = self.provider(family)
@@ -484,10 +557,7 @@ impl Registry {
             });
         }
         match self.provider(&self.default_provider) {
-            Some(provider) if provider.is_available() => Ok(Route {
-                provider: Arc::clone(provider),
-                model: name.to_owned(),
-            }),
+            Some(provider) if provider.is_available() => Ok(Route::new(Arc::clone(provider), name)),
             _ => Err(RouteError::UnknownModel {
                 model: name.to_owned(),
                 available: self.available_names(),
@@ -502,10 +572,7 @@ impl Registry {
                 reason,
             });
         }
-        Ok(Route {
-            provider: Arc::clone(provider),
-            model: model.to_owned(),
-        })
+        Ok(Route::new(Arc::clone(provider), model))
     }
 
     /// Why requests cannot go to `provider` now, saying what to do; `None` when they can.

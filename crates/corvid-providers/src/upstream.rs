@@ -90,6 +90,9 @@ pub struct Upstream {
     prepared: Arc<Prepared>,
     /// The last failed call, for the status page.
     failures: Arc<FailureLog>,
+    /// A member of a key pool: a 429 goes back at once, for another key to serve, instead
+    /// of being waited out on this one.
+    hands_off_rate_limits: bool,
 }
 
 /// What is the same for almost every request and cost more to build each time than the rest
@@ -120,7 +123,36 @@ impl Upstream {
             headers: Arc::from(Vec::new()),
             prepared: Arc::default(),
             failures: Arc::default(),
+            hands_off_rate_limits: false,
         }
+    }
+
+    /// The same upstream with another credential (another key of a pool): its own cached
+    /// credential header, the rest shared.
+    pub fn with_credential(&self, credential: Credential) -> Self {
+        Self {
+            credential,
+            prepared: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The same upstream (transport, credential, headers) at another base URL: a server's
+    /// root beside its `/v1` (llama.cpp's `/props`). Its failures are not this upstream's.
+    pub fn at_base(&self, base_url: &str) -> Self {
+        Self {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            prepared: Arc::default(),
+            failures: Arc::default(),
+            max_retries: 0,
+            ..self.clone()
+        }
+    }
+
+    /// A 429 is answered at once rather than retried on this key (the pool tries another).
+    pub fn handing_off_rate_limits(mut self) -> Self {
+        self.hands_off_rate_limits = true;
+        self
     }
 
     /// Uses `auth` to send the credential.
@@ -269,6 +301,9 @@ impl Upstream {
                 Ok(response) => status_error(response).await,
                 Err(error) => error,
             };
+            if self.hands_off_rate_limits && crate::failover::rests_key(&error).is_some() {
+                return Err(failed(error, attempts));
+            }
             match retries.after(&error) {
                 Some(delay) => tokio::time::sleep(delay).await,
                 None => return Err(failed(error, attempts)),

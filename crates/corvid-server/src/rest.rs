@@ -358,13 +358,18 @@ async fn usage(
             let cost = prices
                 .get(&row.model)
                 .map(|price| corvid_store::cost(&row.tokens, price));
+            let input = row.tokens.total_input();
             json!({
                 "day": row.day,
                 "model": row.model,
+                "provider": row.provider,
                 "front_end": row.front_end,
                 "requests": row.requests,
                 "errors": row.errors,
-                "input": row.tokens.total_input(),
+                "input": input,
+                "cache_read": row.tokens.cache_read,
+                // The share of input a provider's cache served.
+                "cache_hit_rate": (input > 0).then(|| row.tokens.cache_read as f64 / input as f64),
                 "output": row.tokens.output,
                 "reasoning": row.tokens.reasoning,
                 "cost_usd": cost,

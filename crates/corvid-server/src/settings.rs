@@ -6,10 +6,10 @@
 //! session and every session the page opens from then on; provider keys are set or cleared in
 //! the env file and never read back: the answer says only whether each is set.
 //!
-//! `config.toml` is edited in place (`toml_edit`): only the keys that change are touched, and
-//! its comments, blank lines and order stay as the user wrote them. The gateway reads it at
-//! start, so provider and alias changes apply after a restart (the answer says
-//! `restart_needed`).
+//! `config.toml` is changed through corvid-config's one writer (`ConfigDocument`): only the keys
+//! that change are touched, its comments, blank lines and order stay as the user wrote them,
+//! and the file is replaced atomically. The gateway reads it at start, so provider and alias
+//! changes apply after a restart (the answer says `restart_needed`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -17,12 +17,11 @@ use std::time::Duration;
 use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
-use corvid_config::{CredentialSource, EnvFile};
+use corvid_config::{ConfigDocument, CredentialSource, EnvFile};
 use corvid_gateway::ApiError;
 use corvid_protocol::{ApprovalPolicy, EventMsg, Op};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toml_edit::{DocumentMut, Item, Table, TableLike};
 
 use crate::PageState;
 use crate::rest::{internal, json_error};
@@ -56,12 +55,18 @@ fn env_file(state: &PageState) -> Result<EnvFile, ApiError> {
     EnvFile::read(path).map_err(internal)
 }
 
-fn config_document(state: &PageState) -> Result<DocumentMut, ApiError> {
-    let path = &state.0.loaded.paths.config_file;
-    match std::fs::read_to_string(path) {
-        Ok(text) => text.parse::<DocumentMut>().map_err(internal),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(DocumentMut::new()),
-        Err(error) => Err(internal(error)),
+fn config_document(state: &PageState) -> Result<ConfigDocument, ApiError> {
+    ConfigDocument::read(&state.0.loaded.paths.config_file).map_err(internal)
+}
+
+/// A change the file cannot take as it is (a key that is not a table) is the user's to fix;
+/// anything else (IO) is ours.
+fn config_error(error: corvid_config::ConfigError) -> ApiError {
+    match error {
+        corvid_config::ConfigError::NotATable { .. } => {
+            ApiError::invalid_request(format!("{error}"))
+        }
+        other => internal(other),
     }
 }
 
@@ -81,11 +86,6 @@ async fn read(
     Ok(Json(view(&state, query.conversation.as_deref()).await?))
 }
 
-/// A string at `key` of a table, if it is one.
-fn text<'a>(table: Option<&'a dyn TableLike>, key: &str) -> Option<&'a str> {
-    table?.get(key)?.as_str()
-}
-
 /// What the page shows: the file's values over the launch configuration, the model and policy
 /// of the session holding `conversation`, and for each key variable only whether it is set.
 async fn view(state: &PageState, conversation: Option<&str>) -> Result<Value, ApiError> {
@@ -98,31 +98,24 @@ async fn view(state: &PageState, conversation: Option<&str>) -> Result<Value, Ap
     };
     let config = state.0.gateway.config();
     let document = config_document(state)?;
-    let root: Option<&dyn TableLike> = Some(document.as_table());
-    let default_model = text(root, "default_model")
+    let default_model = document
+        .text(&["default_model"])
         .unwrap_or(&config.default_model)
         .to_owned();
-    let aliases: BTreeMap<String, String> =
-        match document.get("aliases").and_then(Item::as_table_like) {
-            Some(aliases) => aliases
-                .iter()
-                .filter_map(|(name, target)| Some((name.to_owned(), target.as_str()?.to_owned())))
-                .collect(),
-            None => config.aliases.clone(),
-        };
-    let file_providers = document.get("providers").and_then(Item::as_table_like);
+    let aliases: BTreeMap<String, String> = document
+        .strings(&["aliases"])
+        .unwrap_or_else(|| config.aliases.clone());
     let providers: Vec<Value> = config
         .providers
         .iter()
         .map(|provider| {
-            let entry = file_providers
-                .and_then(|all| all.get(&provider.name))
-                .and_then(Item::as_table_like);
-            let enabled = entry
-                .and_then(|entry| entry.get("enabled"))
-                .and_then(Item::as_bool)
+            let name = provider.name.as_str();
+            let enabled = document
+                .flag(&["providers", name, "enabled"])
                 .unwrap_or(provider.enabled);
-            let base_url = text(entry, "base_url").unwrap_or(&provider.base_url);
+            let base_url = document
+                .text(&["providers", name, "base_url"])
+                .unwrap_or(&provider.base_url);
             json!({"name": provider.name, "kind": provider.kind.as_str(), "enabled": enabled, "base_url": base_url})
         })
         .collect();
@@ -193,50 +186,33 @@ async fn write(
         || !change.providers.is_empty();
     if touches_config {
         let mut document = config_document(&state)?;
-        let was_empty = document.as_table().is_empty();
         if let Some(model) = &change.default_model {
-            set(document.as_table_mut(), "default_model", model.as_str());
+            document.set_default_model(model);
         }
         if let Some(policy) = change.default_approval_policy {
-            set(document.as_table_mut(), "approval", policy.as_str());
+            document.set_approval(policy.as_str());
         }
         if let Some(aliases) = &change.aliases {
-            let table = table_at(document.as_table_mut(), "aliases", "aliases")?;
-            let gone: Vec<String> = table
-                .iter()
-                .map(|(name, _)| name.to_owned())
-                .filter(|name| !aliases.contains_key(name))
-                .collect();
-            for name in gone {
-                table.remove(&name);
+            document
+                .replace_strings(&["aliases"], aliases)
+                .map_err(config_error)?;
+            restart_needed = true;
+        }
+        for provider in &change.providers {
+            let name = provider.name.as_str();
+            if let Some(enabled) = provider.enabled {
+                document
+                    .set(&["providers", name, "enabled"], enabled)
+                    .map_err(config_error)?;
             }
-            for (name, target) in aliases {
-                set(table, name, target.as_str());
+            if let Some(base_url) = &provider.base_url {
+                document
+                    .set(&["providers", name, "base_url"], base_url.as_str())
+                    .map_err(config_error)?;
             }
             restart_needed = true;
         }
-        if !change.providers.is_empty() {
-            let providers = table_at(document.as_table_mut(), "providers", "providers")?;
-            for provider in &change.providers {
-                let entry = table_at(
-                    providers,
-                    &provider.name,
-                    &format!("providers.{}", provider.name),
-                )?;
-                if let Some(enabled) = provider.enabled {
-                    set(entry, "enabled", enabled);
-                }
-                if let Some(base_url) = &provider.base_url {
-                    set(entry, "base_url", base_url.as_str());
-                }
-            }
-            restart_needed = true;
-        }
-        let path = &state.0.loaded.paths.config_file;
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(internal)?;
-        }
-        std::fs::write(path, render(document, was_empty)).map_err(internal)?;
+        document.save().map_err(internal)?;
     }
     if !change.keys.is_empty() {
         let mut file = env_file(&state)?;
@@ -289,63 +265,6 @@ async fn write(
     let mut answer = view(&state, change.conversation.as_deref()).await?;
     answer["restart_needed"] = Value::Bool(restart_needed);
     Ok(Json(answer))
-}
-
-/// The edited file's text. A file that held only comments keeps them on top: toml_edit reads
-/// them as the document's trailing text, which it writes after every item.
-fn render(mut document: DocumentMut, was_empty: bool) -> String {
-    if !was_empty {
-        return document.to_string();
-    }
-    let head = document.trailing().as_str().unwrap_or_default().to_owned();
-    document.set_trailing("");
-    let body = document.to_string();
-    if head.trim().is_empty() {
-        return body;
-    }
-    let gap = match (head.ends_with("\n\n"), head.ends_with('\n')) {
-        (true, _) => "",
-        (false, true) => "\n",
-        (false, false) => "\n\n",
-    };
-    format!("{head}{gap}{body}")
-}
-
-/// Sets `key` in `table`, keeping the comment and spacing around a value that was there.
-fn set(table: &mut dyn TableLike, key: &str, value: impl Into<toml_edit::Value>) {
-    let mut value = value.into();
-    match table.get_mut(key).and_then(Item::as_value_mut) {
-        Some(existing) => {
-            *value.decor_mut() = existing.decor().clone();
-            *existing = value;
-        }
-        None => {
-            table.insert(key, Item::Value(value));
-        }
-    }
-}
-
-/// The table at `key` of `parent` (a `[section]` or an inline table), created as a section when
-/// missing; `shown` names it in the error when the file has something else there.
-fn table_at<'a>(
-    parent: &'a mut dyn TableLike,
-    key: &str,
-    shown: &str,
-) -> Result<&'a mut dyn TableLike, ApiError> {
-    if parent.get(key).is_none() {
-        let mut table = Table::new();
-        // `[providers.xai]` without an empty `[providers]` above it.
-        table.set_implicit(true);
-        parent.insert(key, Item::Table(table));
-    }
-    parent
-        .get_mut(key)
-        .and_then(Item::as_table_like_mut)
-        .ok_or_else(|| {
-            ApiError::invalid_request(format!(
-                "config.toml's `{shown}` is not a table; fix it by hand"
-            ))
-        })
 }
 
 fn validate(state: &PageState, change: &Change) -> Result<(), ApiError> {

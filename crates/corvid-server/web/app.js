@@ -755,8 +755,9 @@ async function loadUsage() {
     chart.append(svg("text", { x: index * 40 + 20, y: height + 15, "text-anchor": "middle", "font-size": "9" }, [day.slice(5)]));
   });
   const legend = el("div", models.map((model, index) => el("span", [el("i"), model], { class: "legend", "data-colour": String(index % colours.length) })));
-  const table = el("table", [el("tr", ["day", "model", "front end", "requests", "in", "out", "cost"].map((h) => el("th", [h])))], { class: "providers" });
-  for (const row of usage.rows) table.append(el("tr", [row.day, row.model, row.front_end, row.requests, row.input, row.output, row.cost_usd == null ? "" : `$${row.cost_usd.toFixed(4)}`].map((cell) => el("td", [String(cell)]))));
+  const table = el("table", [el("tr", ["day", "model", "provider", "front end", "requests", "in", "cache hit", "out", "cost"].map((h) => el("th", [h])))], { class: "providers" });
+  const hit = (rate) => (rate == null || rate === 0 ? "" : `${Math.round(rate * 100)}%`);
+  for (const row of usage.rows) table.append(el("tr", [row.day, row.model, row.provider, row.front_end, row.requests, row.input, hit(row.cache_hit_rate), row.output, row.cost_usd == null ? "" : `$${row.cost_usd.toFixed(4)}`].map((cell) => el("td", [String(cell)]))));
   page.replaceChildren(el("h2", ["Usage, last 30 days"]), usage.rows.length ? chart : el("p", ["No requests yet."], { class: "muted" }), legend, table);
 }
 

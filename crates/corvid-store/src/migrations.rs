@@ -82,4 +82,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // conversation reopened after it is not reported as cut short by a crash. A later message
     // has a higher seq, which makes the mark stale by itself.
     "ALTER TABLE conversations ADD COLUMN ended_at_seq INTEGER;",
+    // 6: routing: which pool key (by index) sent a request, and the task rule that chose its
+    // target; NULL for rows before routing and for requests no rule or pool touched.
+    "ALTER TABLE requests ADD COLUMN key_index INTEGER;
+    ALTER TABLE requests ADD COLUMN rule TEXT;",
 ];

@@ -107,6 +107,11 @@ pub struct UsageRecord {
     /// The prompt text, only when the caller chose to log it (`log_prompts`); the store never
     /// fills this by itself.
     pub prompt: Option<String>,
+    /// Which of the provider's pool keys sent it (by index, never the key), when it has a
+    /// pool.
+    pub key_index: Option<u32>,
+    /// The routing rule that chose the target (`background`, `think`, …), if one did.
+    pub rule: Option<String>,
 }
 
 /// The current time in Unix milliseconds, for [`UsageRecord::at`].
@@ -125,6 +130,8 @@ pub struct UsageRow {
     pub day: String,
     /// The upstream model name.
     pub model: String,
+    /// The provider that served it (one model name served by two providers is two rows).
+    pub provider: String,
     /// The front end that made the requests (see [`UsageRecord::front_end`]).
     pub front_end: String,
     pub requests: u64,
@@ -144,8 +151,8 @@ pub struct UsageTotals {
 
 const INSERT: &str = "INSERT INTO requests (at, route, inbound, provider, model, status, outcome,
         latency_ms, ttfb_ms, input, cache_read, cache_write, output, reasoning, attempts, prompt,
-        front_end)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+        front_end, key_index, rule)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
 
 /// The aggregate columns shared by both queries, in the order `read_aggregate` expects.
 const AGGREGATES: &str = "COUNT(*),
@@ -168,7 +175,7 @@ impl Store {
         Ok(())
     }
 
-    /// Usage grouped by UTC day, model and front end, ordered by day, model, front end; only
+    /// Usage grouped by UTC day, model, provider and front end, in that order; only
     /// requests at or after `since_ms` (Unix milliseconds) when given.
     pub fn usage_by_day_and_model(
         &self,
@@ -176,16 +183,17 @@ impl Store {
     ) -> Result<Vec<UsageRow>, StoreError> {
         let sql = format!(
             "SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day, model, front_end,
-                    {AGGREGATES}
+                    provider, {AGGREGATES}
              FROM requests WHERE ?1 IS NULL OR at >= ?1
-             GROUP BY day, model, front_end ORDER BY day, model, front_end"
+             GROUP BY day, model, provider, front_end ORDER BY day, model, provider, front_end"
         );
         let mut statement = self.conn.prepare(&sql)?;
         let rows = statement.query_map([since_ms], |row| {
-            let (requests, errors, tokens) = read_aggregate(row, 3)?;
+            let (requests, errors, tokens) = read_aggregate(row, 4)?;
             Ok(UsageRow {
                 day: row.get(0)?,
                 model: row.get(1)?,
+                provider: row.get(3)?,
                 front_end: row.get(2)?,
                 requests,
                 errors,
@@ -234,6 +242,8 @@ pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), S
             record.attempts,
             record.prompt,
             record.front_end,
+            record.key_index,
+            record.rule,
         ])?;
     }
     Ok(())

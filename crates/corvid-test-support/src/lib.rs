@@ -3,6 +3,7 @@
 
 #[cfg(feature = "agent")]
 pub mod agent;
+pub mod anthropic_cache;
 pub mod installed;
 pub mod logs;
 pub mod modes;

@@ -10,17 +10,19 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 
+/// A tool call whose argument text is not JSON (a reply cut off mid-call, usually). Its words
+/// go back to the model, so they say what to fix.
+#[derive(Debug, thiserror::Error)]
+#[error("the arguments were not valid JSON: {0}")]
+pub struct NotJson(#[source] serde_json::Error);
+
 /// Reads a tool call's raw argument text as JSON. Blank text is an empty object (models send it
 /// for tools without parameters); anything else must parse.
-pub fn parse_call_arguments(text: &str) -> Result<Value, String> {
+pub fn parse_call_arguments(text: &str) -> Result<Value, NotJson> {
     if text.trim().is_empty() {
         return Ok(Value::Object(serde_json::Map::new()));
     }
-    serde_json::from_str(text).map_err(|error| not_json(&error))
-}
-
-fn not_json(error: &serde_json::Error) -> String {
-    format!("the arguments were not valid JSON: {error}")
+    serde_json::from_str(text).map_err(NotJson)
 }
 
 /// Parses a tool's arguments.
@@ -28,7 +30,7 @@ pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result
     let arguments = match arguments {
         // Some models double-encode: `"{\"path\": \"a\"}"`.
         Value::String(text) => serde_json::from_str::<Value>(&text)
-            .map_err(|error| ToolError::invalid(tool, not_json(&error)))?,
+            .map_err(|error| ToolError::invalid(tool, NotJson(error).to_string()))?,
         Value::Null => Value::Object(serde_json::Map::new()),
         other => other,
     };

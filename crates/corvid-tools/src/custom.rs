@@ -10,7 +10,7 @@
 //!   a violation comes back to the model as an invalid-arguments error saying where and why.
 //! - **Arguments travel on stdin** as one JSON object, never on the command line, so nothing in
 //!   them is ever seen by a shell: metacharacters are inert.
-//! - **The command runs through `bash`'s runner** ([`crate::shell`]): `bash -c <command>` in the
+//! - **The command runs through `bash`'s runner** ([`crate::runner`]): `bash -c <command>` in the
 //!   tool's own folder, inside the sandbox, with the same timeout, output cap, log file, process
 //!   group and cancel. It cannot ask for more than the sandbox allows.
 //! - **The gate treats it as a mutating tool** ([`ToolKind::Mutating`]): it asks under `ask` and
@@ -20,12 +20,13 @@
 mod manifest;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use serde_json::Value;
 
+use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::registry::ToolContext;
 use crate::shell::{self, BashPlan};
 use crate::source::{Listing, Run, ToolFuture, ToolPlugin, ToolSource};
 use crate::tool::{Action, Plan, Prepared, Proposal, ToolKind, ToolOutput};
@@ -55,11 +56,7 @@ struct CustomSource {
 
 impl CustomSource {
     fn listed(&self, name: &str) -> Option<Arc<CustomTool>> {
-        self.listed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(name)
-            .cloned()
+        self.listed.lock().get(name).cloned()
     }
 }
 
@@ -80,7 +77,7 @@ impl ToolSource for CustomSource {
                     )
                 });
             let specs = tools.iter().map(|tool| tool.spec()).collect();
-            *self.listed.lock().unwrap_or_else(PoisonError::into_inner) = tools
+            *self.listed.lock() = tools
                 .into_iter()
                 .map(|tool| (tool.name.clone(), Arc::new(tool)))
                 .collect();

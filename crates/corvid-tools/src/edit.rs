@@ -18,9 +18,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::args;
+use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::matcher::{self, Approved, Miss, Outcome, RelocateError};
-use crate::registry::ToolContext;
 use crate::text;
 use crate::tool::{
     Action, BuiltinSpec, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput,

@@ -19,6 +19,7 @@
 //! turn's [`Offer`] from all of them, routing every call to the source that offered its name.
 
 mod args;
+mod context;
 mod custom;
 mod edit;
 mod error;
@@ -27,6 +28,7 @@ mod matcher;
 mod process;
 mod read;
 mod registry;
+mod runner;
 pub mod sandbox;
 mod search;
 mod shell;
@@ -40,14 +42,17 @@ mod toolbox;
 mod workspace;
 mod write;
 
-pub use args::parse_call_arguments;
+pub use args::{NotJson, parse_call_arguments};
+pub use context::{ToolContext, ToolLimits};
 pub use custom::{CustomTools, MANIFEST as CUSTOM_MANIFEST, TOOLS_DIR as CUSTOM_TOOLS_DIR};
 pub use error::ToolError;
 pub use files::{Disk, Files};
 pub use process::ProcessTable;
-pub use registry::{ToolContext, ToolLimits, ToolRegistry, builtin_tools};
+pub use registry::{ToolRegistry, builtin_tools};
 pub use sandbox::{Confinement, Sandbox, SandboxProbe, Widening};
-pub use source::{Listing, Run, ServerHealth, ServerReport, ToolFuture, ToolPlugin, ToolSource};
+pub use source::{
+    Listing, Run, ServerHealth, ServerReport, ToolFuture, ToolPlugin, ToolSource, TrustServerError,
+};
 pub use stream::OutputSink;
 pub use summary::builtin_summary;
 pub use todo::{Todo, TodoStatus};

@@ -12,19 +12,20 @@ use std::io::{Read as _, Seek as _, SeekFrom};
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use parking_lot::{Mutex, MutexGuard};
 use rustix::process::{Pid, Signal};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::process::Child;
 
 use crate::args;
+use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::registry::ToolContext;
+use crate::runner::{self, Spawned, signal_group};
 use crate::sandbox::Widening;
-use crate::shell::{self, Spawned, signal_group};
 use crate::text;
 use crate::tool::{
     Action, BuiltinSpec, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput,
@@ -250,10 +251,7 @@ impl ProcessTable {
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
-        match self.inner.lock() {
-            Ok(table) => table,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        self.inner.lock()
     }
 
     /// Starts `command` in the background and returns its id at once.
@@ -272,7 +270,7 @@ impl ProcessTable {
             group,
             log_path,
             pump: _,
-        } = shell::spawn(context, command, "background-", widening, None)?;
+        } = runner::spawn(context, command, "background-", widening, None)?;
         let pid = child.id().unwrap_or_default();
         let mut table = self.lock();
         table.next += 1;

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::args;
+use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::registry::ToolContext;
 use crate::text;
 use crate::tool::{Action, BuiltinSpec, Plan, Prepared, Proposal, ToolKind, ToolOutput};
 

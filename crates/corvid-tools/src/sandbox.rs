@@ -33,6 +33,7 @@
 
 mod enforce;
 mod rules;
+mod setup_error;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

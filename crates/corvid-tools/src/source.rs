@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::registry::ToolContext;
 use crate::stream::OutputSink;
 use crate::tool::{Cancellation, Plan, Prepared, ToolOutput, ToolSpec};
 
@@ -126,10 +126,29 @@ pub trait ToolSource: Send + Sync {
 
     /// The user trusts the server `name`, held as [`ServerHealth::Untrusted`]: keep that and
     /// start it. `None` when the source has no server of that name.
-    fn trust_server(&self, name: &str) -> Option<Result<(), String>> {
+    fn trust_server(&self, name: &str) -> Option<Result<(), TrustServerError>> {
         let _ = name;
         None
     }
+}
+
+/// Why the user's trust in a held server was not kept (`/mcp trust NAME`).
+#[derive(Debug, thiserror::Error)]
+pub enum TrustServerError {
+    /// No source of the session has a server of that name.
+    #[error("there is no MCP server `{name}` in this session")]
+    NoServer { name: String },
+    /// The server runs already, or never needed trust.
+    #[error(
+        "the MCP server `{name}` is not waiting for trust (only a project's own servers do, until trusted)"
+    )]
+    NotWaiting { name: String },
+    /// The session was opened without a place to keep trust (an editor's servers).
+    #[error("this session keeps no trust in a project's servers")]
+    NoTrustStore,
+    /// Keeping the trust failed (the trust file could not be written).
+    #[error(transparent)]
+    Keep(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Opens one session's [`ToolSource`]: registered by the composition root, opened once per

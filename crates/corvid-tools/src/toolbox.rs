@@ -6,12 +6,13 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::error::ToolError;
-use crate::source::{Run, ServerReport, ToolSource};
+use crate::source::{Run, ServerReport, ToolSource, TrustServerError};
 use crate::tool::{Plan, Prepared, ToolOutput, ToolSpec};
 
 /// The longest tool name every provider accepts.
@@ -129,16 +130,20 @@ impl ToolBox {
 
     /// The user trusts the held server `name`: the first source that has it keeps that and
     /// starts it.
-    pub fn trust_server(&self, name: &str) -> Result<(), String> {
+    pub fn trust_server(&self, name: &str) -> Result<(), TrustServerError> {
         self.sources
             .iter()
             .find_map(|source| source.trust_server(name))
-            .unwrap_or_else(|| Err(format!("there is no MCP server `{name}` in this session")))
+            .unwrap_or_else(|| {
+                Err(TrustServerError::NoServer {
+                    name: name.to_owned(),
+                })
+            })
     }
 
     /// The notices not shown at the last offer; remembers these as shown.
     fn new_notices(&self, notices: Vec<String>) -> Vec<String> {
-        let mut shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut shown = self.shown.lock();
         let fresh = notices
             .iter()
             .filter(|notice| !shown.contains(*notice))

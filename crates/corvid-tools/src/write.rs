@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::args;
+use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::registry::ToolContext;
 use crate::text;
 use crate::tool::{
     Action, BuiltinSpec, Plan, Prepared, Proposal, ToolDetail, ToolKind, ToolOutput,
@@ -72,8 +72,13 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
             ),
             text::unified_diff(None, &content, &shown),
         ),
+        // Nothing to approve and nothing to write: the model is told at once, so it does not
+        // ask the user to approve an empty diff.
         (Some(_), Some(old)) if old == content => {
-            (format!("Write {shown} (no change)"), String::new())
+            return Err(ToolError::refused(
+                &shown,
+                "the file already has exactly this content, so nothing was written and nothing needs approval. Go on with the next step",
+            ));
         }
         (Some(_), Some(old)) => {
             let diff = text::unified_diff(Some(old), &content, &shown);

@@ -211,6 +211,21 @@ impl MarkdownWriter {
                 }
             }
             Md::Text(text) => self.push_text(&text),
+            // Markdown reads `<...>` as HTML; a terminal has none to render, and in a model's
+            // answer it is nearly always text (`Vec<String>`, `<path>`, `a < b > c`): shown
+            // as written, inline or as a block.
+            Md::InlineHtml(html) => self.push_text(&html),
+            Md::Start(Tag::HtmlBlock) => self.blank(),
+            Md::Html(html) => {
+                for piece in html.split_inclusive('\n') {
+                    let line = piece.strip_suffix('\n');
+                    self.push_text(line.unwrap_or(piece));
+                    if line.is_some() {
+                        self.flush();
+                    }
+                }
+            }
+            Md::End(TagEnd::HtmlBlock) => self.flush(),
             Md::Code(code) => {
                 if let Some(table) = &mut self.table {
                     table.cell.push_str(&code);

@@ -14,20 +14,30 @@
 //! signature>`, only `[A-Za-z0-9_-]`, so Anthropic's id rule holds. `origin` is the provider's
 //! name reduced to `[a-z0-9]`.
 
-use std::sync::LazyLock;
-
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use memchr::memmem::{self, Finder};
 
 use crate::Dialect;
 use crate::model::{ChatRequest, ChatResponse, Part, Reasoning, StreamEvent, ToolCall, ToolResult};
 
+mod adopt;
+mod reasoning_id;
+mod strip;
 #[cfg(test)]
 mod tests;
 
+pub use adopt::adopt;
+pub use reasoning_id::{mint_reasoning_id, open_reasoning_id};
+pub use strip::{Stripped, conversation_field, may_hold_minted, strip};
+
 /// What every minted token starts with: the pass-through path looks for these bytes.
 pub const MARKER: &str = "corvid1_";
+
+/// What every minted token handed to a client in a field it types as bytes (a Gemini
+/// `thoughtSignature`) starts with: the token is sent base64-encoded there, so the client's
+/// SDK can decode it, and every encoding of [`MARKER`] plus one more byte begins with these
+/// characters.
+pub const MARKER_BASE64: &str = "Y29ydmlkMV9";
 
 /// What a minted token holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +94,7 @@ pub fn origin_label(provider: &str) -> String {
 
 /// Whether `text` is (or starts like) something corvid minted.
 pub fn is_minted(text: &str) -> bool {
-    text.starts_with(MARKER)
+    text.starts_with(MARKER) || text.starts_with(MARKER_BASE64)
 }
 
 /// Wraps `value` from provider `origin` (an [`origin_label`]).
@@ -94,6 +104,13 @@ pub fn mint(origin: &str, kind: Kind, value: &str) -> String {
 
 /// Opens a token in text form; `None` when corvid did not mint it.
 pub fn open(text: &str) -> Option<Minted> {
+    if text.starts_with(MARKER_BASE64) {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .ok()?;
+        let inner = String::from_utf8(decoded).ok()?;
+        return inner.starts_with(MARKER).then(|| open(&inner)).flatten();
+    }
     let rest = text.strip_prefix(MARKER)?;
     let (origin, rest) = rest.split_once('_')?;
     let kind = Kind::from_letter(*rest.as_bytes().first()?)?;
@@ -106,11 +123,16 @@ pub fn open(text: &str) -> Option<Minted> {
 
 /// A tool call id that carries the Gemini `signature` of call `id` from provider `origin`.
 pub fn mint_id(origin: &str, id: &str, signature: &str) -> String {
-    let hex: String = id.bytes().map(|byte| format!("{byte:02x}")).collect();
     format!(
-        "{MARKER}{origin}_g{hex}_{}",
+        "{MARKER}{origin}_g{}_{}",
+        hex(id),
         URL_SAFE_NO_PAD.encode(signature)
     )
+}
+
+/// An id in lower-case hex, two digits a byte.
+fn hex(id: &str) -> String {
+    id.bytes().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// An opened tool call id: the provider, the original id and the signature.
@@ -121,20 +143,23 @@ pub struct MintedId {
     pub signature: String,
 }
 
-/// Opens a tool call id made by [`mint_id`]; `None` for any other id.
+/// Opens a tool call id made by [`mint_id`] (or [`mint_reasoning_id`], whose `signature` is
+/// empty: its reasoning is read by [`open_reasoning_id`]); `None` for any other id.
 pub fn open_id(text: &str) -> Option<MintedId> {
     let rest = text.strip_prefix(MARKER)?;
     let (origin, rest) = rest.split_once('_')?;
+    if let Some(rest) = rest.strip_prefix('t') {
+        let (hex, _) = rest.split_once('_')?;
+        open_reasoning_id(text)?;
+        return Some(MintedId {
+            origin: origin.to_owned(),
+            id: unhex(hex)?,
+            signature: String::new(),
+        });
+    }
     let rest = rest.strip_prefix('g')?;
     let (hex, encoded) = rest.split_once('_')?;
-    if hex.len() % 2 != 0 {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..hex.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
-        .collect();
-    let id = String::from_utf8(bytes?).ok()?;
+    let id = unhex(hex)?;
     let signature = String::from_utf8(URL_SAFE_NO_PAD.decode(encoded).ok()?).ok()?;
     Some(MintedId {
         origin: origin.to_owned(),
@@ -143,12 +168,26 @@ pub fn open_id(text: &str) -> Option<MintedId> {
     })
 }
 
+/// The text of an id written by [`hex`].
+fn unhex(hex: &str) -> Option<String> {
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
 /// Wraps what a translated reply hands a client: every opaque value from provider `origin`
 /// goes out minted, so it can be recognised when it comes back.
 #[derive(Debug, Clone)]
 pub struct Minter {
     origin: String,
     client: Dialect,
+    /// A Chat client's stream: the reasoning so far, for the turn's first tool call id.
+    pending: Option<Reasoning>,
 }
 
 impl Minter {
@@ -157,11 +196,15 @@ impl Minter {
         Self {
             origin: origin_label(provider),
             client,
+            pending: None,
         }
     }
 
     /// Mints the opaque values of one stream event in place.
-    pub fn event(&self, event: &mut StreamEvent) {
+    pub fn event(&mut self, event: &mut StreamEvent) {
+        if self.client == Dialect::OpenAiChat {
+            self.hold_reasoning(event);
+        }
         match event {
             StreamEvent::ReasoningSignature { signature } if !signature.is_empty() => {
                 *signature = self.wrap(Kind::Signature, signature);
@@ -178,7 +221,30 @@ impl Minter {
                 if let Some(minted) = self.call_id(id, signature.as_deref()) {
                     *id = minted;
                     *signature = None;
+                } else if let Some(reasoning) = self.pending.take().filter(reasoning_id::is_opaque)
+                    && !is_minted(id)
+                {
+                    *id = mint_reasoning_id(&self.origin, id, &reasoning);
                 }
+            }
+            _ => {}
+        }
+    }
+
+    /// A Chat client's stream: keeps the reasoning (its provider's own values, before they
+    /// are minted) until the first tool call, whose id carries it.
+    fn hold_reasoning(&mut self, event: &StreamEvent) {
+        match event {
+            StreamEvent::ReasoningDelta { text } => {
+                self.pending.get_or_insert_default().text.push_str(text);
+            }
+            StreamEvent::ReasoningSignature { signature } if !is_minted(signature) => {
+                self.pending.get_or_insert_default().signature = Some(signature.clone());
+            }
+            StreamEvent::ReasoningEncrypted { data, id } if !is_minted(data) => {
+                let pending = self.pending.get_or_insert_default();
+                pending.encrypted = Some(data.clone());
+                pending.id = id.clone();
             }
             _ => {}
         }
@@ -186,6 +252,9 @@ impl Minter {
 
     /// Mints the opaque values of a whole reply in place.
     pub fn response(&self, response: &mut ChatResponse) {
+        if self.client == Dialect::OpenAiChat {
+            self.reasoning_into_call_id(response);
+        }
         for part in &mut response.parts {
             match part {
                 Part::Reasoning(reasoning) => {
@@ -213,9 +282,32 @@ impl Minter {
         }
     }
 
+    /// A Chat client's whole reply: the opaque reasoning before the first tool call rides in
+    /// that call's id.
+    fn reasoning_into_call_id(&self, response: &mut ChatResponse) {
+        let mut reasoning = None;
+        for part in &mut response.parts {
+            match part {
+                Part::Reasoning(found) if reasoning_id::is_opaque(found) => {
+                    reasoning = Some(found.clone());
+                }
+                Part::ToolCall(call) if call.signature.is_none() && !is_minted(&call.id) => {
+                    if let Some(reasoning) = reasoning.take() {
+                        call.id = mint_reasoning_id(&self.origin, &call.id, &reasoning);
+                    }
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+
     fn wrap(&self, kind: Kind, value: &str) -> String {
         if is_minted(value) {
             value.to_owned()
+        } else if self.client == Dialect::Gemini {
+            // Gemini's SDKs type `thoughtSignature` as bytes: the token must be base64 there.
+            base64::engine::general_purpose::STANDARD.encode(mint(&self.origin, kind, value))
         } else {
             mint(&self.origin, kind, value)
         }
@@ -237,9 +329,16 @@ impl Minter {
 pub fn settle(request: &mut ChatRequest, target: &str) {
     let target = origin_label(target);
     for message in &mut request.messages {
+        let mut restored = None;
         message.parts.retain_mut(|part| match part {
             Part::Reasoning(reasoning) => settle_reasoning(reasoning, &target),
             Part::ToolCall(call) => {
+                if restored.is_none()
+                    && let Some((origin, reasoning)) = open_reasoning_id(&call.id)
+                    && origin == target
+                {
+                    restored = Some(reasoning);
+                }
                 settle_call(call, &target);
                 true
             }
@@ -249,6 +348,19 @@ pub fn settle(request: &mut ChatRequest, target: &str) {
             }
             _ => true,
         });
+        // The reasoning a Chat client's call id carried goes back first in its turn, unless
+        // the turn kept its own.
+        if let Some(reasoning) = restored
+            && !message
+                .parts
+                .iter()
+                .any(|part| matches!(part, Part::Reasoning(own) if reasoning_id::is_opaque(own)))
+        {
+            message
+                .parts
+                .retain(|part| !matches!(part, Part::Reasoning(_)));
+            message.parts.insert(0, Part::Reasoning(reasoning));
+        }
     }
 }
 
@@ -291,7 +403,8 @@ fn settle_reasoning(reasoning: &mut Reasoning, target: &str) -> bool {
 fn settle_call(call: &mut ToolCall, target: &str) {
     if let Some(minted) = open_id(&call.id) {
         call.id = minted.id;
-        call.signature = (minted.origin == target).then_some(minted.signature);
+        call.signature =
+            (minted.origin == target && !minted.signature.is_empty()).then_some(minted.signature);
     }
 }
 
@@ -299,286 +412,4 @@ fn settle_result(result: &mut ToolResult) {
     if let Some(minted) = open_id(&result.call_id) {
         result.call_id = minted.id;
     }
-}
-
-/// The prefixes of the Anthropic tokens corvid once wrapped for Responses clients (before the
-/// envelope above): no Responses provider can read them either.
-const LEGACY_PREFIX: &str = "corvid-anthropic-";
-
-/// The empty signature of thinking corvid (or another gateway) made from unsigned reasoning:
-/// Anthropic refuses it ("Invalid signature in thinking block").
-const EMPTY_SIGNATURE: &str = r#""signature":"""#;
-
-/// Whether a request's conversation field (see [`conversation_field`]; the whole body works
-/// too) in `dialect` may hold something corvid minted: one byte search or two (SIMD, about
-/// 7 GB/s each), so the pass-through path stays as fast as it was when nothing is there.
-pub fn may_hold_minted(dialect: Dialect, conversation: &[u8]) -> bool {
-    static MARKER_FINDER: LazyLock<Finder<'static>> =
-        LazyLock::new(|| Finder::new(MARKER.as_bytes()));
-    static EMPTY_SIGNATURE_FINDER: LazyLock<Finder<'static>> =
-        LazyLock::new(|| Finder::new(EMPTY_SIGNATURE.as_bytes()));
-    let minted = MARKER_FINDER.find(conversation).is_some();
-    minted
-        || match dialect {
-            Dialect::Anthropic => EMPTY_SIGNATURE_FINDER.find(conversation).is_some(),
-            Dialect::OpenAiResponses => {
-                memmem::find(conversation, LEGACY_PREFIX.as_bytes()).is_some()
-            }
-            Dialect::OpenAiChat | Dialect::Gemini => false,
-        }
-}
-
-/// The top-level field that holds a `dialect` request's conversation.
-pub fn conversation_field(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::Anthropic | Dialect::OpenAiChat => "messages",
-        Dialect::OpenAiResponses => "input",
-        Dialect::Gemini => "contents",
-    }
-}
-
-/// A conversation with what corvid minted settled for the pass-through target.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stripped {
-    /// The new JSON text of the conversation field.
-    pub conversation: String,
-    /// Anthropic: whether thinking may stay on. With thinking on, the assistant turn of an
-    /// ongoing tool loop must start with a thinking block; when stripping removed it, the
-    /// request's `thinking` has to go.
-    pub thinking_allowed: bool,
-}
-
-/// Settles what corvid minted in the raw JSON of a `dialect` request's conversation field
-/// (see [`conversation_field`]) for the pass-through provider named `target`: a value the
-/// target produced is given back in its own form, anything else is removed, and minted tool
-/// call ids get their original ids back. `None` when nothing changed (or the field is not
-/// JSON the dialect knows): the caller sends the body as it came.
-pub fn strip(dialect: Dialect, target: &str, conversation: &[u8]) -> Option<Stripped> {
-    let mut value: serde_json::Value = serde_json::from_slice(conversation).ok()?;
-    let target = origin_label(target);
-    let items = value.as_array_mut()?;
-    let changed = match dialect {
-        Dialect::Anthropic => strip_anthropic(items, &target),
-        Dialect::OpenAiResponses => strip_responses(items, &target),
-        Dialect::OpenAiChat => strip_chat(items),
-        Dialect::Gemini => strip_gemini(items),
-    };
-    if !changed {
-        return None;
-    }
-    let thinking_allowed = dialect != Dialect::Anthropic || anthropic_thinking_allowed(items);
-    Some(Stripped {
-        conversation: value.to_string(),
-        thinking_allowed,
-    })
-}
-
-/// What to do with one opaque value on its way to `target`.
-enum Verdict {
-    Keep,
-    Replace(String),
-    Remove,
-}
-
-fn verdict(text: &str, kind: Kind, target: &str) -> Verdict {
-    match open(text) {
-        Some(minted) if minted.origin == target && minted.kind == kind => {
-            Verdict::Replace(minted.value)
-        }
-        Some(_) => Verdict::Remove,
-        None => Verdict::Keep,
-    }
-}
-
-/// A minted call id's original id, made valid for Anthropic when `anthropic`.
-fn plain_id(id: &str, anthropic: bool) -> Option<String> {
-    let minted = open_id(id)?;
-    Some(if anthropic {
-        crate::model::anthropic_safe_id(&minted.id)
-    } else {
-        minted.id
-    })
-}
-
-fn strip_anthropic(messages: &mut Vec<serde_json::Value>, target: &str) -> bool {
-    use serde_json::Value;
-    let mut changed = false;
-    for message in messages.iter_mut() {
-        let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) else {
-            continue;
-        };
-        blocks.retain_mut(|block| {
-            let (field, kind) = match block.get("type").and_then(Value::as_str) {
-                Some("thinking") => ("signature", Kind::Signature),
-                Some("redacted_thinking") => ("data", Kind::Redacted),
-                Some("tool_use") => {
-                    changed |= replace_id(block, "id", true);
-                    return true;
-                }
-                Some("tool_result") => {
-                    changed |= replace_id(block, "tool_use_id", true);
-                    return true;
-                }
-                _ => return true,
-            };
-            let Some(text) = block.get(field).and_then(Value::as_str) else {
-                return true;
-            };
-            let verdict = if text.is_empty() && kind == Kind::Signature {
-                Verdict::Remove
-            } else {
-                verdict(text, kind, target)
-            };
-            match verdict {
-                Verdict::Keep => true,
-                Verdict::Replace(original) => {
-                    block[field] = Value::String(original);
-                    changed = true;
-                    true
-                }
-                Verdict::Remove => {
-                    changed = true;
-                    false
-                }
-            }
-        });
-    }
-    if changed {
-        messages.retain(|message| {
-            message
-                .get("content")
-                .and_then(Value::as_array)
-                .is_none_or(|blocks| !blocks.is_empty())
-        });
-    }
-    changed
-}
-
-fn replace_id(item: &mut serde_json::Value, field: &str, anthropic: bool) -> bool {
-    match item
-        .get(field)
-        .and_then(serde_json::Value::as_str)
-        .and_then(|id| plain_id(id, anthropic))
-    {
-        Some(plain) => {
-            item[field] = serde_json::Value::String(plain);
-            true
-        }
-        None => false,
-    }
-}
-
-fn strip_responses(items: &mut Vec<serde_json::Value>, target: &str) -> bool {
-    use serde_json::Value;
-    let mut changed = false;
-    items.retain_mut(|item| match item.get("type").and_then(Value::as_str) {
-        Some("reasoning") => {
-            let Some(text) = item.get("encrypted_content").and_then(Value::as_str) else {
-                return true;
-            };
-            let verdict = if text.starts_with(LEGACY_PREFIX) {
-                Verdict::Remove
-            } else {
-                verdict(text, Kind::Encrypted, target)
-            };
-            match verdict {
-                Verdict::Keep => true,
-                Verdict::Replace(original) => {
-                    item["encrypted_content"] = Value::String(original);
-                    changed = true;
-                    true
-                }
-                Verdict::Remove => {
-                    changed = true;
-                    false
-                }
-            }
-        }
-        Some("function_call" | "function_call_output") => {
-            if replace_id(item, "call_id", false) {
-                changed = true;
-                // The item id corvid derived from the minted call id names nothing upstream.
-                if let Some(object) = item.as_object_mut()
-                    && object
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .is_some_and(|id| id.contains(MARKER))
-                {
-                    object.remove("id");
-                }
-            }
-            true
-        }
-        _ => true,
-    });
-    changed
-}
-
-fn strip_chat(messages: &mut [serde_json::Value]) -> bool {
-    use serde_json::Value;
-    let mut changed = false;
-    for message in messages {
-        changed |= replace_id(message, "tool_call_id", false);
-        if let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) {
-            for call in calls {
-                changed |= replace_id(call, "id", false);
-            }
-        }
-    }
-    changed
-}
-
-/// A Gemini provider never made what corvid minted for a Gemini client (those come from other
-/// providers): minted thought signatures go, and thought parts left empty with them.
-fn strip_gemini(contents: &mut [serde_json::Value]) -> bool {
-    use serde_json::Value;
-    let mut changed = false;
-    for content in contents {
-        let Some(parts) = content.get_mut("parts").and_then(Value::as_array_mut) else {
-            continue;
-        };
-        parts.retain_mut(|part| {
-            let minted = part
-                .get("thoughtSignature")
-                .and_then(Value::as_str)
-                .is_some_and(is_minted);
-            if !minted {
-                return true;
-            }
-            changed = true;
-            if let Some(object) = part.as_object_mut() {
-                object.remove("thoughtSignature");
-            }
-            let empty_thought = part.get("thought") == Some(&Value::Bool(true))
-                && part
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty);
-            !empty_thought
-        });
-    }
-    changed
-}
-
-/// Whether Anthropic accepts thinking on for these messages: in an ongoing tool loop (the
-/// last message answers the assistant turn before it with tool results), that assistant
-/// turn must start with a thinking block.
-fn anthropic_thinking_allowed(messages: &[serde_json::Value]) -> bool {
-    let first_type = |message: &serde_json::Value| {
-        message["content"]
-            .get(0)
-            .and_then(|block| block.get("type"))
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_owned)
-    };
-    let [.., assistant, user] = messages else {
-        return true;
-    };
-    if assistant["role"] != "assistant" || first_type(user).as_deref() != Some("tool_result") {
-        return true;
-    }
-    matches!(
-        first_type(assistant).as_deref(),
-        Some("thinking" | "redacted_thinking")
-    )
 }

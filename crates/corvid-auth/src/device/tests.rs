@@ -9,7 +9,7 @@ use crate::test_util::http;
 use crate::{AuthError, CLIENT_ID, LoginError, OAuthEndpoints, SCOPE};
 
 /// One server "second" lasts this long in these tests.
-const UNIT: Duration = Duration::from_millis(4);
+const UNIT: Duration = Duration::from_millis(10);
 
 fn options(mock: &MockOAuth) -> DeviceLogin {
     DeviceLogin {

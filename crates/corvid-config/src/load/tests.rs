@@ -526,7 +526,14 @@ fn every_setting_is_in_the_readme() {
         );
         if !matches!(
             *key,
-            "aliases" | "prices" | "providers" | "context_windows" | "web" | "mcp_servers"
+            "aliases"
+                | "prices"
+                | "providers"
+                | "context_windows"
+                | "web"
+                | "mcp_servers"
+                | "routes"
+                | "router"
         ) {
             let name = format!("`{}`", key.to_ascii_uppercase());
             assert!(

@@ -274,10 +274,14 @@ fn references_expand_like_claude_code_and_cursor() {
     assert_eq!(expand("a${MISSING:-b}c", &lookup).unwrap(), "abc");
     assert_eq!(expand("${EMPTY:-fallback}", &lookup).unwrap(), "fallback");
     assert_eq!(expand("$HOME and $$", &lookup).unwrap(), "$HOME and $$");
+    let unset = expand("Bearer ${TOKEN}", &lookup).unwrap_err();
     assert_eq!(
-        expand("Bearer ${TOKEN}", &lookup).unwrap_err(),
-        "the variable TOKEN is not set"
+        unset,
+        ExpandError::Unset {
+            name: "TOKEN".to_owned()
+        }
     );
+    assert_eq!(unset.to_string(), "the variable TOKEN is not set");
     assert!(expand("${HOME", &lookup).is_err());
     assert!(expand("${a b}", &lookup).is_err());
 }

@@ -272,6 +272,34 @@ async fn a_dead_upstream_is_a_502_after_retries() {
     );
 }
 
+/// A refused connection reaches Claude Code as a connection failure with its cause (a 502
+/// `api_error`), not as Anthropic's 529 "overloaded" (issue 22, item 8).
+#[tokio::test]
+async fn a_refused_connection_is_an_api_error_for_anthropic_clients() {
+    let gateway = Gateway::start_with(|config| {
+        config.max_retries = 0;
+        config.upstream = "http://127.0.0.1:9/v1".to_owned();
+    })
+    .await;
+    let answer = gateway
+        .post(
+            "/v1/messages",
+            r#"{"model":"grok-4.6","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    let (status, value) = error_body(answer).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY);
+    assert_eq!(value["error"]["type"], "api_error", "{value}");
+    assert!(
+        value["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("refused"),
+        "{value}"
+    );
+}
+
 #[tokio::test]
 async fn a_silent_upstream_times_out() {
     let gateway = Gateway::start_with(|config| {

@@ -44,6 +44,29 @@ impl Gateway {
         .await
     }
 
+    /// A gateway whose `anthropic` provider is at `base_url`, recording with `recorder`.
+    pub(crate) async fn start_recording_at(
+        recorder: corvid_store::UsageRecorder,
+        base_url: &str,
+    ) -> Self {
+        let base_url = base_url.to_owned();
+        Self::start_full(
+            move |config| {
+                if let Some(anthropic) = config
+                    .providers
+                    .iter_mut()
+                    .find(|provider| provider.name == "anthropic")
+                {
+                    anthropic.base_url = base_url;
+                    anthropic.explicit = true;
+                }
+            },
+            Credential::ApiKey(Secret::new(UPSTREAM_KEY)),
+            Some(recorder),
+        )
+        .await
+    }
+
     /// A gateway whose `zed` provider is backed by `client`.
     pub(crate) async fn start_with_zed(client: corvid_providers::zed::ZedClient) -> Self {
         Self::start_inner(

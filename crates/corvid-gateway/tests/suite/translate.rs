@@ -53,10 +53,16 @@ async fn openai_chat_client_on_a_claude_model() {
     );
     let body = sent.json();
     assert_eq!(body["model"], "claude-sonnet-4-5");
-    assert_eq!(body["system"], "Be brief.");
+    // Cache breakpoints a Chat client cannot set: the system prompt and the last turn.
+    let ephemeral = json!({"type": "ephemeral"});
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "Be brief.", "cache_control": ephemeral}])
+    );
     assert_eq!(
         body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "hi", "cache_control": ephemeral}]}])
     );
     assert!(body["max_tokens"].as_u64().unwrap() > 0);
 }
@@ -559,10 +565,12 @@ async fn serving_responses_is_a_provider_setting_not_its_name() {
             .post("/v1/responses", r#"{"model":"ollama/llama3","input":"hi"}"#)
             .await;
         assert_eq!(response.status(), StatusCode::OK);
+        // (A local server's model list is read too, for its context window.)
         let paths: Vec<String> = gateway
             .upstream
             .requests()
             .into_iter()
+            .filter(|request| request.method == "POST")
             .map(|request| request.path)
             .collect();
         let expected = if serves_responses {

@@ -55,5 +55,5 @@ fn an_editors_servers_are_used_as_written() {
     );
     let environment = environment();
     let server = server(McpScope::Editor);
-    assert_eq!(environment.reader(&server).variable("TOKEN"), Ok(None));
+    assert_eq!(environment.reader(&server).variable("TOKEN").unwrap(), None);
 }

@@ -20,6 +20,7 @@ use rmcp::transport::auth::{
 };
 
 use super::SignIn;
+use crate::error::StartError;
 use crate::launch::{McpEnvironment, http_parts};
 
 /// The name corvid registers itself under.
@@ -84,8 +85,12 @@ pub enum McpLoginError {
         "`{name}` already sends credentials of its own (`bearer_token_env_var` or an Authorization header); corvid signs in only to servers configured without them"
     )]
     OwnCredentials { name: String },
-    #[error("`{name}`: {message}")]
-    Config { name: String, message: String },
+    #[error("`{name}`: {source}")]
+    Config {
+        name: String,
+        #[source]
+        source: StartError,
+    },
     #[error("could not reach `{name}` at {url}: {message}")]
     Unreachable {
         name: String,
@@ -150,9 +155,9 @@ pub async fn login(
             "no sign-in store was configured".to_owned(),
         ));
     };
-    let config = |message: String| McpLoginError::Config {
+    let config = |source: StartError| McpLoginError::Config {
         name: name.clone(),
-        message,
+        source,
     };
     let parts = http_parts(server, environment).map_err(config)?;
     if parts.has_own_credentials() {
@@ -326,8 +331,8 @@ pub fn logout(server: &McpServer, environment: &McpEnvironment) -> Result<bool, 
     let Some(store) = &environment.oauth else {
         return Ok(false);
     };
-    let parts = http_parts(server, environment)
-        .map_err(|message| McpLoginError::Config { name, message })?;
+    let parts =
+        http_parts(server, environment).map_err(|source| McpLoginError::Config { name, source })?;
     SignIn::new(
         store.store.clone(),
         server,
@@ -335,14 +340,14 @@ pub fn logout(server: &McpServer, environment: &McpEnvironment) -> Result<bool, 
         &parts.url,
     )
     .remove()
-    .map_err(McpLoginError::Store)
+    .map_err(|err| McpLoginError::Store(err.to_string()))
 }
 
 /// The secret of a configured client, from `oauth.client_secret_env_var`.
 pub(crate) fn configured_secret(
     server: &McpServer,
     environment: &McpEnvironment,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, StartError> {
     let Some(variable) = &server.oauth.client_secret_env_var else {
         return Ok(None);
     };
@@ -350,7 +355,10 @@ pub(crate) fn configured_secret(
         .reader(server)
         .variable(variable)?
         .map(Some)
-        .ok_or_else(|| format!("oauth.client_secret_env_var: the variable {variable} is not set"))
+        .ok_or_else(|| StartError::Unset {
+            field: "oauth.client_secret_env_var",
+            variable: variable.clone(),
+        })
 }
 
 /// What the unauthenticated request got back.

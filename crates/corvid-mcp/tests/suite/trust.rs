@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use corvid_config::{McpScope, read_project_mcp};
 use corvid_mcp::{McpPlugin, ServerState, TrustStore};
-use corvid_tools::Sandbox;
+use corvid_tools::{Sandbox, TrustServerError};
 use serde_json::json;
 
 /// A project whose `.corvid/mcp.json` defines `marker`, a program that creates `mark` in
@@ -126,13 +126,19 @@ async fn trusting_a_held_server_in_the_session_keeps_the_trust_and_starts_it_onc
     );
 
     // A failed keep starts nothing.
-    let refused = manager.admit("marker", |_| Err("the disk is full".to_owned()));
-    assert_eq!(refused, Err("the disk is full".to_owned()));
+    let refused = manager.admit("marker", |_| {
+        Err(TrustServerError::Keep("the disk is full".into()))
+    });
+    assert_eq!(refused.unwrap_err().to_string(), "the disk is full");
     assert_eq!(manager.statuses()[0].state, ServerState::Untrusted);
 
     let server = read_project_mcp(project.path()).unwrap().servers.remove(0);
     manager
-        .admit("marker", |held| store.trust(project.path(), held))
+        .admit("marker", |held| {
+            store
+                .trust(project.path(), held)
+                .map_err(|error| TrustServerError::Keep(Box::new(error)))
+        })
         .unwrap();
     assert!(store.is_trusted(project.path(), &server));
     // It started (the marker ran), and the notice about trust is gone.
@@ -150,8 +156,14 @@ async fn trusting_a_held_server_in_the_session_keeps_the_trust_and_starts_it_onc
     );
     // Only a held server can be admitted, once.
     let again = manager.admit("marker", |_| Ok(())).unwrap_err();
-    assert!(again.contains("not waiting for trust"), "{again}");
+    assert!(
+        matches!(&again, TrustServerError::NotWaiting { name } if name == "marker"),
+        "{again}"
+    );
     let unknown = manager.admit("nobody", |_| Ok(())).unwrap_err();
-    assert!(unknown.contains("no MCP server `nobody`"), "{unknown}");
+    assert!(
+        unknown.to_string().contains("no MCP server `nobody`"),
+        "{unknown}"
+    );
     manager.shutdown().await;
 }

@@ -27,6 +27,8 @@ pub(crate) fn sample(at: i64, model: &str) -> UsageRecord {
         },
         attempts: 1,
         prompt: None,
+        key_index: None,
+        rule: None,
     }
 }
 
@@ -81,6 +83,7 @@ fn usage_is_grouped_by_utc_day_and_model_in_order() {
     let row = |day: &str, model: &str, requests, errors, times| UsageRow {
         day: day.to_owned(),
         model: model.to_owned(),
+        provider: "xai".to_owned(),
         front_end: FRONT_END_GATEWAY.to_owned(),
         requests,
         errors,
@@ -315,4 +318,41 @@ fn total_input_includes_cache_reads_and_writes() {
 #[test]
 fn now_is_after_2025() {
     assert!(now_ms() > 1_735_689_600_000);
+}
+
+#[test]
+fn the_routing_key_index_and_rule_are_stored() {
+    let mut store = Store::open_in_memory().unwrap();
+    store
+        .record(&UsageRecord {
+            key_index: Some(1),
+            rule: Some("background".to_owned()),
+            ..sample(NOV_29, "grok-4.6")
+        })
+        .unwrap();
+    let (key, rule): (Option<u32>, Option<String>) = store
+        .conn
+        .query_row("SELECT key_index, rule FROM requests", [], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((key, rule.as_deref()), (Some(1), Some("background")));
+}
+
+/// One model name served by two providers (a local server and a hosted one) stays two rows.
+#[test]
+fn one_model_from_two_providers_is_two_rows() {
+    let mut store = Store::open_in_memory().unwrap();
+    store
+        .record_all(&[
+            sample(NOV_29, "qwen2.5-coder"),
+            UsageRecord {
+                provider: "llamacpp".to_owned(),
+                ..sample(NOV_29 + 1, "qwen2.5-coder")
+            },
+        ])
+        .unwrap();
+    let rows = store.usage_by_day_and_model(None).unwrap();
+    let providers: Vec<&str> = rows.iter().map(|row| row.provider.as_str()).collect();
+    assert_eq!(providers, ["llamacpp", "xai"]);
 }

@@ -11,7 +11,9 @@ struct PathArgs {
 
 #[test]
 fn cut_off_json_is_named_as_such_not_as_a_missing_field() {
-    let error = parse_call_arguments(r#"{"path": "src/ma"#).unwrap_err();
+    let error = parse_call_arguments(r#"{"path": "src/ma"#)
+        .unwrap_err()
+        .to_string();
     assert!(
         error.starts_with("the arguments were not valid JSON: "),
         "{error}"

@@ -128,44 +128,74 @@ pub(crate) fn discover(root: &Path) -> (Vec<CustomTool>, Vec<String>) {
     (tools, notices)
 }
 
+/// Why a custom tool's folder cannot be used; said in the notice that skips it.
+#[derive(Debug, thiserror::Error)]
+enum ManifestError {
+    #[error("its folder cannot be opened: {0}")]
+    Folder(#[source] std::io::Error),
+    #[error("its folder leads outside the project")]
+    OutsideProject,
+    #[error("there is no {MANIFEST}")]
+    Missing,
+    #[error("it cannot be read: {0}")]
+    Unreadable(#[source] std::io::Error),
+    #[error("it is larger than {} KiB", MAX_MANIFEST_BYTES / 1024)]
+    TooLarge,
+    #[error("it is not valid JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error("it must be a JSON object")]
+    NotAnObject,
+    #[error("`{key}` is empty")]
+    Empty { key: &'static str },
+    #[error("`{key}` must be a string")]
+    NotAString { key: &'static str },
+    #[error("`{key}` is missing")]
+    MissingKey { key: &'static str },
+    #[error("`name` is `{given}` but the folder is `{folder}`: they must be the same")]
+    NameMismatch { given: String, folder: String },
+    #[error(
+        "`parameters` must be an object schema (`\"type\": \"object\"`): the arguments arrive as one JSON object"
+    )]
+    NotAnObjectSchema,
+    #[error("`parameters` must be a JSON Schema object")]
+    SchemaNotAnObject,
+    #[error("`parameters` is not a valid JSON Schema: {0}")]
+    InvalidSchema(#[source] jsonschema::ValidationError<'static>),
+}
+
 /// One tool's folder, checked and compiled; the reason it cannot be used otherwise.
-fn load(root: &Path, folder: &Path, name: &str) -> Result<CustomTool, String> {
-    let folder = folder
-        .canonicalize()
-        .map_err(|error| format!("its folder cannot be opened: {error}"))?;
+fn load(root: &Path, folder: &Path, name: &str) -> Result<CustomTool, ManifestError> {
+    let folder = folder.canonicalize().map_err(ManifestError::Folder)?;
     if !folder.starts_with(root) {
-        return Err("its folder leads outside the project".to_owned());
+        return Err(ManifestError::OutsideProject);
     }
     let path = folder.join(MANIFEST);
     let mut text = String::new();
     fs::File::open(&path)
         .and_then(|file| file.take(MAX_MANIFEST_BYTES + 1).read_to_string(&mut text))
         .map_err(|error| match error.kind() {
-            std::io::ErrorKind::NotFound => format!("there is no {MANIFEST}"),
-            _ => format!("it cannot be read: {error}"),
+            std::io::ErrorKind::NotFound => ManifestError::Missing,
+            _ => ManifestError::Unreadable(error),
         })?;
     if text.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(format!(
-            "it is larger than {} KiB",
-            MAX_MANIFEST_BYTES / 1024
-        ));
+        return Err(ManifestError::TooLarge);
     }
-    let manifest: Value =
-        serde_json::from_str(&text).map_err(|error| format!("it is not valid JSON: {error}"))?;
+    let manifest: Value = serde_json::from_str(&text).map_err(ManifestError::NotJson)?;
     let Value::Object(manifest) = manifest else {
-        return Err("it must be a JSON object".to_owned());
+        return Err(ManifestError::NotAnObject);
     };
-    let text_field = |key: &str| match manifest.get(key) {
+    let text_field = |key: &'static str| match manifest.get(key) {
         Some(Value::String(value)) if !value.trim().is_empty() => Ok(value.clone()),
-        Some(Value::String(_)) => Err(format!("`{key}` is empty")),
-        Some(_) => Err(format!("`{key}` must be a string")),
-        None => Err(format!("`{key}` is missing")),
+        Some(Value::String(_)) => Err(ManifestError::Empty { key }),
+        Some(_) => Err(ManifestError::NotAString { key }),
+        None => Err(ManifestError::MissingKey { key }),
     };
     let given = text_field("name")?;
     if given != name {
-        return Err(format!(
-            "`name` is `{given}` but the folder is `{name}`: they must be the same"
-        ));
+        return Err(ManifestError::NameMismatch {
+            given,
+            folder: name.to_owned(),
+        });
     }
     let description = text_field("description")?;
     let command = text_field("command")?;
@@ -173,17 +203,13 @@ fn load(root: &Path, folder: &Path, name: &str) -> Result<CustomTool, String> {
         None => serde_json::json!({"type": "object", "properties": {}}),
         Some(schema @ Value::Object(fields)) => {
             if fields.get("type").and_then(Value::as_str) != Some("object") {
-                return Err(
-                    "`parameters` must be an object schema (`\"type\": \"object\"`): the arguments arrive as one JSON object"
-                        .to_owned(),
-                );
+                return Err(ManifestError::NotAnObjectSchema);
             }
             schema.clone()
         }
-        Some(_) => return Err("`parameters` must be a JSON Schema object".to_owned()),
+        Some(_) => return Err(ManifestError::SchemaNotAnObject),
     };
-    let validator = jsonschema::validator_for(&parameters)
-        .map_err(|error| format!("`parameters` is not a valid JSON Schema: {error}"))?;
+    let validator = jsonschema::validator_for(&parameters).map_err(ManifestError::InvalidSchema)?;
     Ok(CustomTool {
         name: name.to_owned(),
         description,

@@ -18,6 +18,7 @@ use seccompiler::{
 
 use super::SandboxPolicy;
 use super::rules::{self, Grant};
+use super::setup_error::SetupError;
 
 /// The Landlock ABI this code was written and tested against; newer kernels get these rights.
 const TESTED_ABI: ABI = ABI::V6;
@@ -37,13 +38,13 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> std::process::Ex
     };
     let (policy, program) = match parse(args) {
         Ok(parsed) => parsed,
-        Err(message) => return fail(message, SETUP_FAILED),
+        Err(error) => return fail(error.to_string(), SETUP_FAILED),
     };
     if program.is_empty() {
         return fail("no command after `--`".to_owned(), SETUP_FAILED);
     }
-    if let Err(message) = confine(&policy, &program) {
-        return fail(message, SETUP_FAILED);
+    if let Err(error) = confine(&policy, &program) {
+        return fail(error.to_string(), SETUP_FAILED);
     }
     let Some((program, arguments)) = program.split_first() else {
         return fail("no command after `--`".to_owned(), SETUP_FAILED);
@@ -57,37 +58,43 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> std::process::Ex
 
 fn parse(
     args: impl IntoIterator<Item = OsString>,
-) -> Result<(SandboxPolicy, Vec<OsString>), String> {
+) -> Result<(SandboxPolicy, Vec<OsString>), SetupError> {
+    let usage = |message: &str| SetupError::Usage(message.to_owned());
     let mut args = args.into_iter();
     let mut policy = None;
     while let Some(arg) = args.next() {
         match arg.to_str() {
             Some("--policy") => {
-                let text = args.next().ok_or("--policy needs a value")?;
-                let text = text.to_str().ok_or("the policy is not UTF-8")?;
-                policy = Some(
-                    serde_json::from_str(text).map_err(|error| format!("bad policy: {error}"))?,
-                );
+                let text = args.next().ok_or_else(|| usage("--policy needs a value"))?;
+                let text = text
+                    .to_str()
+                    .ok_or_else(|| usage("the policy is not UTF-8"))?;
+                policy = Some(serde_json::from_str(text).map_err(SetupError::Policy)?);
             }
             Some("--") => break,
-            _ => return Err(format!("unexpected argument {}", arg.to_string_lossy())),
+            _ => {
+                return Err(SetupError::Usage(format!(
+                    "unexpected argument {}",
+                    arg.to_string_lossy()
+                )));
+            }
         }
     }
-    let policy = policy.ok_or("--policy is required")?;
+    let policy = policy.ok_or_else(|| usage("--policy is required"))?;
     Ok((policy, args.collect()))
 }
 
 /// Applies the whole policy to this process (first re-executing it inside a user and mount
 /// namespace when some paths must be read-only; that exec only returns on failure).
-fn confine(policy: &SandboxPolicy, program: &[OsString]) -> Result<(), String> {
+fn confine(policy: &SandboxPolicy, program: &[OsString]) -> Result<(), SetupError> {
     // Die with the process that started us; armed first, then the parent checked, so a parent
     // that died before the signal was armed is noticed too.
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
-        .map_err(|error| format!("cannot set the parent-death signal: {error}"))?;
+        .map_err(SetupError::ParentDeathSignal)?;
     if let Some(parent) = policy.parent {
         let now = rustix::process::getppid().map(|pid| pid.as_raw_nonzero().get() as u32);
         if now != Some(parent) {
-            return Err("corvid is gone; not starting the command".to_owned());
+            return Err(SetupError::ParentGone);
         }
     }
     if (!policy.read_only.is_empty() || !policy.masked.is_empty())
@@ -98,13 +105,17 @@ fn confine(policy: &SandboxPolicy, program: &[OsString]) -> Result<(), String> {
     }
     if policy.namespaced {
         for path in &policy.pinned {
-            rustix::mount::mount_bind(path, path)
-                .map_err(|error| format!("cannot pin {}: {error}", path.display()))?;
+            rustix::mount::mount_bind(path, path).map_err(|source| SetupError::Pin {
+                path: path.clone(),
+                source,
+            })?;
         }
         read_only_mounts(&policy.read_only)?;
         for socket in &policy.masked {
-            rustix::mount::mount_bind("/dev/null", socket)
-                .map_err(|error| format!("cannot cover {}: {error}", socket.display()))?;
+            rustix::mount::mount_bind("/dev/null", socket).map_err(|source| SetupError::Cover {
+                path: socket.clone(),
+                source,
+            })?;
         }
     }
     if policy.landlock {
@@ -122,17 +133,17 @@ fn reexec_in_namespace(
     unshare: &std::path::Path,
     policy: &SandboxPolicy,
     program: &[OsString],
-) -> String {
+) -> SetupError {
     let myself = match std::env::current_exe() {
         Ok(myself) => myself,
-        Err(error) => return format!("cannot find the sandbox helper itself: {error}"),
+        Err(error) => return SetupError::HelperPath(error),
     };
     let inside = SandboxPolicy {
         namespaced: true,
         ..policy.clone()
     };
     let Ok(json) = serde_json::to_string(&inside) else {
-        return "cannot encode the policy".to_owned();
+        return SetupError::EncodePolicy;
     };
     let error = std::process::Command::new(unshare)
         .args([
@@ -150,18 +161,23 @@ fn reexec_in_namespace(
         .arg("--")
         .args(program)
         .exec();
-    format!("cannot start {}: {error}", unshare.display())
+    SetupError::Unshare {
+        unshare: unshare.to_path_buf(),
+        source: error,
+    }
 }
 
 /// Bind-mounts each path onto itself, read-only, in this process's private mount namespace. The
 /// flags the kernel locked on the original mount (nosuid, nodev, …) are kept, as a user
 /// namespace may not drop them.
-fn read_only_mounts(paths: &[PathBuf]) -> Result<(), String> {
+fn read_only_mounts(paths: &[PathBuf]) -> Result<(), SetupError> {
     use rustix::fs::StatVfsMountFlags as Vfs;
     use rustix::mount::MountFlags as Mount;
     for path in paths {
-        let error =
-            |error: rustix::io::Errno| format!("cannot make {} read-only: {error}", path.display());
+        let error = |source: rustix::io::Errno| SetupError::ReadOnly {
+            path: path.clone(),
+            source,
+        };
         let Ok(vfs) = rustix::fs::statvfs(path) else {
             // Gone since the policy was made: nothing to protect.
             continue;
@@ -185,8 +201,7 @@ fn read_only_mounts(paths: &[PathBuf]) -> Result<(), String> {
     Ok(())
 }
 
-fn landlock(policy: &SandboxPolicy) -> Result<(), String> {
-    let error = |error: landlock::RulesetError| format!("landlock: {error}");
+fn landlock(policy: &SandboxPolicy) -> Result<(), SetupError> {
     let hidden = rules::canonical_hidden(&policy.read_hidden);
     let mut grants = Vec::new();
     rules::split(&PathBuf::from("/"), Grant::Read, &hidden, &mut grants);
@@ -197,18 +212,14 @@ fn landlock(policy: &SandboxPolicy) -> Result<(), String> {
     }
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(TESTED_ABI))
-        .map_err(error)?
-        .scope(Scope::Signal)
-        .map_err(error)?;
+        .handle_access(AccessFs::from_all(TESTED_ABI))?
+        .scope(Scope::Signal)?;
     if !policy.network {
         ruleset = ruleset
-            .handle_access(AccessNet::from_all(TESTED_ABI))
-            .map_err(error)?
-            .scope(Scope::AbstractUnixSocket)
-            .map_err(error)?;
+            .handle_access(AccessNet::from_all(TESTED_ABI))?
+            .scope(Scope::AbstractUnixSocket)?;
     }
-    let mut created = ruleset.create().map_err(error)?;
+    let mut created = ruleset.create()?;
     let file_rights = AccessFs::from_file(TESTED_ABI);
     for (path, grant) in grants {
         let access = match grant {
@@ -223,21 +234,17 @@ fn landlock(policy: &SandboxPolicy) -> Result<(), String> {
         }
         // A path that vanished since it was listed has nothing left to grant.
         let Ok(fd) = PathFd::new(&path) else { continue };
-        created = created
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(error)?;
+        created = created.add_rule(PathBeneath::new(fd, access))?;
     }
-    let status = created.restrict_self().map_err(error)?;
+    let status = created.restrict_self()?;
     if status.ruleset == RulesetStatus::NotEnforced {
-        return Err("the kernel did not enforce the Landlock rules".to_owned());
+        return Err(SetupError::LandlockNotEnforced);
     }
     Ok(())
 }
 
-fn seccomp(network: bool) -> Result<(), String> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|error| format!("seccomp: {error}"))?;
-    let error = |error: seccompiler::BackendError| format!("seccomp: {error}");
+fn seccomp(network: bool) -> Result<(), SetupError> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH)?;
     let mut denied: BTreeMap<i64, Vec<SeccompRule>> = [
         libc::SYS_ptrace,
         libc::SYS_process_vm_readv,
@@ -286,8 +293,7 @@ fn seccomp(network: bool) -> Result<(), String> {
             )
             .and_then(|condition| SeccompRule::new(vec![condition]))
         })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(error)?;
+        .collect::<Result<Vec<_>, _>>()?;
     denied.insert(libc::SYS_clone, namespaces);
     if !network {
         let not_unix = SeccompCondition::new(
@@ -296,8 +302,7 @@ fn seccomp(network: bool) -> Result<(), String> {
             SeccompCmpOp::Ne,
             libc::AF_UNIX as u64,
         )
-        .and_then(|condition| SeccompRule::new(vec![condition]))
-        .map_err(error)?;
+        .and_then(|condition| SeccompRule::new(vec![condition]))?;
         denied.insert(libc::SYS_socket, vec![not_unix]);
     }
     let refuse = SeccompFilter::new(
@@ -305,8 +310,7 @@ fn seccomp(network: bool) -> Result<(), String> {
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
         arch,
-    )
-    .map_err(error)?;
+    )?;
     // clone3 hides its flags in memory a filter cannot read: report it missing, and the C
     // library falls back to clone, whose flags the filter above checks.
     let no_clone3 = SeccompFilter::new(
@@ -314,11 +318,10 @@ fn seccomp(network: bool) -> Result<(), String> {
         SeccompAction::Allow,
         SeccompAction::Errno(libc::ENOSYS as u32),
         arch,
-    )
-    .map_err(error)?;
+    )?;
     for filter in [refuse, no_clone3] {
-        let program: BpfProgram = filter.try_into().map_err(error)?;
-        seccompiler::apply_filter(&program).map_err(|error| format!("seccomp: {error}"))?;
+        let program: BpfProgram = filter.try_into()?;
+        seccompiler::apply_filter(&program)?;
     }
     Ok(())
 }

@@ -111,3 +111,33 @@ async fn directories_are_not_files() {
         .unwrap_err();
     assert!(matches!(error, ToolError::IsDirectory { .. }), "{error:?}");
 }
+
+#[tokio::test]
+async fn rewriting_a_file_with_the_same_content_writes_nothing_and_says_so() {
+    let p = project();
+    p.write("same.txt", "\u{feff}one\r\ntwo\r\n");
+    let before = std::fs::metadata(p.path("same.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    // The same text in the model's line endings is the same content (the file keeps its own).
+    for content in ["\u{feff}one\r\ntwo\r\n", "one\ntwo\n"] {
+        let error = p
+            .prepare("write", json!({"path": "same.txt", "content": content}))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, ToolError::Refused { .. }), "{error:?}");
+        assert!(
+            error
+                .to_string()
+                .contains("already has exactly this content"),
+            "{error}"
+        );
+    }
+    assert_eq!(p.read("same.txt"), "\u{feff}one\r\ntwo\r\n");
+    let after = std::fs::metadata(p.path("same.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+}

@@ -1,7 +1,13 @@
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
-use corvid_protocol::{ProposalNotification, ReadyNotification, TurnFinishedNotification};
-use crossterm::event::KeyEvent;
+use corvid_protocol::{
+    ApprovalDecision, ApprovalPolicy, ApproveParams, ConversationSummary, ErrorClass, Event,
+    EventMsg, HistoryEntry, Op, ProposalKind, ProposalNotification, ReadyNotification, SendParams,
+    TokenUsage, ToolServer, ToolServerState, TurnFinishedNotification, TurnOutcome,
+};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 
@@ -217,7 +223,7 @@ fn approval_keys_answer_the_proposal() {
     app.event(proposal());
     app.key(key(KeyCode::Char('y')));
     assert_eq!(app.editor.text(), "y");
-    assert!(app.proposal.is_some());
+    assert!(app.overlay.proposal.is_some());
     app.key(key(KeyCode::Enter));
     assert_eq!(answered(&recorder), Some(ApprovalDecision::Approve));
     // Feedback that starts with `a` or `y` never approves.

@@ -158,3 +158,29 @@ fn a_table_wider_than_the_terminal_keeps_its_rows() {
     assert!(lines.iter().all(|line| line.width() <= 40), "{lines:?}");
     insta::assert_snapshot!(screen(lines, 40));
 }
+
+#[test]
+fn text_in_angle_brackets_is_shown_as_written_wherever_it_stands() {
+    let answer = "Return a Vec<String> from `parse::<T>()`, not a <b>bold</b> guess.\n\n\
+                  - an Option<Box<dyn Error>> in a list\n\n\
+                  | type | use |\n|---|---|\n| HashMap<K, V> | lookups |\n\n\
+                  <details>\n<summary>Result<(), E></summary>\n</details>\n\n\
+                  ```rust\nfn f() -> Vec<u8> { vec![] }\n```\n\n\
+                  a <https://example.com> link and 1 < 2 > 0\n";
+    let shown = plain(&markdown(answer));
+    for expected in [
+        "Return a Vec<String> from parse::<T>(), not a <b>bold</b> guess.",
+        "an Option<Box<dyn Error>> in a list",
+        "HashMap<K, V>",
+        "<details>",
+        "<summary>Result<(), E></summary>",
+        "</details>",
+        "fn f() -> Vec<u8> { vec![] }",
+        "1 < 2 > 0",
+    ] {
+        assert!(
+            shown.contains(expected),
+            "missing {expected:?} in:\n{shown}"
+        );
+    }
+}

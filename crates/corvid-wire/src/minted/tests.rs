@@ -194,7 +194,7 @@ fn gemini_signatures_ride_in_chat_call_ids() {
 
 #[test]
 fn streamed_events_are_minted_too() {
-    let minter = Minter::new("xai", Dialect::Anthropic);
+    let mut minter = Minter::new("xai", Dialect::Anthropic);
     let mut encrypted = StreamEvent::ReasoningEncrypted {
         data: "blob".to_owned(),
         id: Some("rs_1".to_owned()),
@@ -357,10 +357,20 @@ fn anthropic_signatures_ride_through_a_gemini_client() {
     Minter::new("anthropic", Dialect::Gemini).response(&mut response);
     let body = gemini::encode_response(&response, "claude-sonnet-4-5");
     let parts = body["candidates"][0]["content"]["parts"].clone();
-    let token = mint("anthropic", Kind::Signature, "EpcBsig");
+    // google-genai types `thoughtSignature` as bytes: the token is valid base64 there.
+    let token = base64::engine::general_purpose::STANDARD.encode(mint(
+        "anthropic",
+        Kind::Signature,
+        "EpcBsig",
+    ));
+    assert!(token.starts_with(MARKER_BASE64));
     assert_eq!(
         parts[0],
         json!({"text": "Think.", "thought": true, "thoughtSignature": token})
+    );
+    assert_eq!(
+        open(&token).map(|minted| (minted.origin, minted.value)),
+        Some(("anthropic".to_owned(), "EpcBsig".to_owned()))
     );
 
     // Streamed: a thought part that carries the token.
@@ -398,4 +408,89 @@ fn anthropic_signatures_ride_through_a_gemini_client() {
         json!({"text": "Think.", "thought": true})
     );
     assert!(!stripped.to_string().contains(MARKER));
+    assert!(!stripped.to_string().contains(MARKER_BASE64));
+}
+
+/// A Chat client on a Claude model with thinking and tools: Chat has no field for the signed
+/// thinking, so it rides in the first tool call's id and is put back first in that turn when
+/// the conversation returns to Anthropic (which refuses the tool loop without it); any other
+/// provider gets the plain id and no thinking.
+#[test]
+fn signed_thinking_rides_in_a_chat_clients_call_id() {
+    let thinking = Reasoning {
+        text: "Read a first.".to_owned(),
+        signature: Some("EpcBsig+/=".to_owned()),
+        ..Reasoning::default()
+    };
+    let mut response = reply(vec![
+        Part::Reasoning(thinking.clone()),
+        call("toolu_1", None),
+    ]);
+    Minter::new("anthropic", Dialect::OpenAiChat).response(&mut response);
+    let body = openai_chat::encode_response(&response, "claude-sonnet-4-5");
+    let id = body["choices"][0]["message"]["tool_calls"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(id.starts_with("corvid1_anthropic_t"), "{id}");
+    assert!(
+        id.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    );
+    // The same through a stream: deltas, the signature, then the call.
+    let mut minter = Minter::new("anthropic", Dialect::OpenAiChat);
+    let mut events = vec![
+        StreamEvent::ReasoningDelta {
+            text: "Read a ".to_owned(),
+        },
+        StreamEvent::ReasoningDelta {
+            text: "first.".to_owned(),
+        },
+        StreamEvent::ReasoningSignature {
+            signature: "EpcBsig+/=".to_owned(),
+        },
+        StreamEvent::ToolCallStart {
+            index: 0,
+            id: "toolu_1".to_owned(),
+            name: "read".to_owned(),
+            signature: None,
+        },
+    ];
+    for event in &mut events {
+        minter.event(event);
+    }
+    let StreamEvent::ToolCallStart { id: streamed, .. } = &events[3] else {
+        panic!()
+    };
+    assert_eq!(streamed, &id);
+
+    let next = json!({"model": "m", "messages": [
+        {"role": "user", "content": "read a"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"a\"}"}}]},
+        {"role": "tool", "tool_call_id": id, "content": "x"},
+    ]});
+    let request = openai_chat::decode_request(&bytes(&next)).unwrap();
+    let mut home = request.clone();
+    settle(&mut home, "anthropic");
+    let encoded = anthropic::encode_request(&home);
+    assert_eq!(
+        encoded["messages"][1]["content"][0],
+        json!({"type": "thinking", "thinking": "Read a first.", "signature": "EpcBsig+/="})
+    );
+    assert_eq!(encoded["messages"][1]["content"][1]["id"], "toolu_1");
+    assert_eq!(
+        encoded["messages"][2]["content"][0]["tool_use_id"],
+        "toolu_1"
+    );
+
+    let mut elsewhere = request;
+    settle(&mut elsewhere, "xai");
+    let encoded = openai_chat::encode_request(&elsewhere);
+    assert_eq!(encoded["messages"][1]["tool_calls"][0]["id"], "toolu_1");
+    assert!(!encoded.to_string().contains("EpcBsig"), "{encoded}");
+    // The pass-through to a chat provider restores the plain ids too.
+    let (stripped, _) = strip_json(Dialect::OpenAiChat, "xai", &next["messages"]).unwrap();
+    assert_eq!(stripped[1]["tool_calls"][0]["id"], "toolu_1");
+    assert_eq!(stripped[2]["tool_call_id"], "toolu_1");
 }

@@ -1,5 +1,7 @@
-//! Reading the protocol's timestamps (Unix seconds, UTC) as a calendar date and time, for the
-//! front ends and logs that show them. No time zone but UTC, no clock: just the arithmetic.
+//! Reading timestamps (Unix seconds, UTC: the protocol's `*_at`, a token's expiry) as a calendar
+//! date and time, for the front ends, status lines and logs that show them. No time zone but
+//! UTC, no clock: just the arithmetic. It sits in this leaf crate so that every crate that shows
+//! a time (corvid-auth, the agent, the faces) can reach it without depending on another.
 
 /// A moment in UTC, proleptic Gregorian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

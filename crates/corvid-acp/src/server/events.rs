@@ -1,0 +1,343 @@
+//! The engine's events as `session/update`s, and the turn ends and command answers that end
+//! a prompt.
+
+use std::sync::Arc;
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    ConfigOptionUpdate, CurrentModeUpdate, SessionUpdate, StopReason, ToolCallStatus, UsageUpdate,
+};
+use agent_client_protocol::{Client, Error};
+use corvid_agent::Subscription;
+use corvid_protocol::{
+    ErrorClass, Event, EventMsg, ProposalOutcome, ReadyNotification, TurnOutcome,
+};
+
+use super::live::Live;
+use super::lock;
+use crate::options::{self, Mode};
+use crate::updates;
+
+impl Live {
+    /// Turns the engine's events into updates until the engine stops. The subscription is
+    /// the service's bounded one: when this session falls behind, it is resynchronised.
+    pub(super) async fn pump(self: Arc<Self>, cx: &ConnectionTo<Client>, mut events: Subscription) {
+        let mut seen = Seen::default();
+        while let Some(event) = events.recv().await {
+            let sent = match seen.admit(&event) {
+                Admit::Handle => self.handle(cx, event),
+                Admit::Skip => Ok(()),
+                Admit::Resync { missed } => self.resynced(cx, missed),
+            };
+            if let Err(error) = sent {
+                tracing::debug!(%error, "could not send an update; the client is gone");
+                break;
+            }
+        }
+        // The engine stopped: a prompt still waiting ends now rather than never.
+        let turn = lock(&self.state).turn.take();
+        if let Some(turn) = turn {
+            let _ = turn.done.send(StopReason::EndTurn);
+        }
+    }
+
+    /// This session fell `missed` events behind. The client is told that some output is
+    /// missing, and a prompt whose turn ended in the gap (its `turn_finished` was among the
+    /// lost events) ends now instead of waiting for ever.
+    fn resynced(&self, cx: &ConnectionTo<Client>, missed: u64) -> Result<(), Error> {
+        tracing::debug!(missed, "the ACP session fell behind the engine's events");
+        self.send(
+            cx,
+            updates::text(format!(
+                "\n\n_(the editor fell {missed} updates behind; some output is missing here)_\n\n"
+            )),
+        )?;
+        if !self.link.is_running() {
+            let turn = lock(&self.state).turn.take();
+            if let Some(turn) = turn {
+                let stop = if turn.cancelled {
+                    StopReason::Cancelled
+                } else {
+                    StopReason::EndTurn
+                };
+                let _ = turn.done.send(stop);
+            }
+        }
+        Ok(())
+    }
+
+    fn handle(self: &Arc<Self>, cx: &ConnectionTo<Client>, event: Event) -> Result<(), Error> {
+        let main = event.depth == 0;
+        match event.msg {
+            EventMsg::TextDelta { delta } if main => self.send(cx, updates::text(delta))?,
+            EventMsg::ReasoningDelta { delta } if main => self.send(cx, updates::thought(delta))?,
+            EventMsg::ToolCall(call) => {
+                let described = updates::describe(&call, &self.project);
+                self.send(
+                    cx,
+                    updates::tool_call(&call, &described, ToolCallStatus::InProgress),
+                )?;
+                lock(&self.state)
+                    .calls
+                    .insert(call.call_id.clone(), (call, described));
+            }
+            EventMsg::ToolOutputDelta { call_id, text } => {
+                let shown = {
+                    let mut state = lock(&self.state);
+                    let output = state.outputs.entry(call_id.clone()).or_default();
+                    output.push_str(&text);
+                    updates::running_output(&call_id, output)
+                };
+                self.send(cx, shown)?;
+            }
+            EventMsg::Proposal(proposal) => self.ask(cx, proposal)?,
+            EventMsg::ProposalClosed {
+                proposal_id: _,
+                outcome: ProposalOutcome::Approved,
+            } => {}
+            EventMsg::ToolResult(result) => {
+                let is_edit = {
+                    let mut state = lock(&self.state);
+                    state.outputs.remove(&result.call_id);
+                    state
+                        .calls
+                        .get(&result.call_id)
+                        .is_some_and(|(call, _)| call.tool == "edit" || call.tool == "write")
+                };
+                self.send(cx, updates::result(&result, is_edit))?;
+            }
+            EventMsg::Todos { todos } => self.send(cx, updates::plan(&todos))?,
+            EventMsg::Usage(usage) if main => {
+                let used = usage.usage.total_input().saturating_add(usage.usage.output);
+                let window = lock(&self.state).window;
+                self.send(
+                    cx,
+                    SessionUpdate::UsageUpdate(UsageUpdate::new(used, window)),
+                )?;
+            }
+            EventMsg::SettingsChanged {
+                model,
+                approval_policy,
+            } => {
+                let (mode, options) = {
+                    let window = self.sessions.context_window(&model);
+                    let mut state = lock(&self.state);
+                    state.model = model;
+                    state.window = window;
+                    if state.mode.policy() != approval_policy {
+                        state.mode = Mode::Policy(approval_policy);
+                    }
+                    (
+                        state.mode,
+                        options::config_options(
+                            state.mode,
+                            &state.model,
+                            &self.models,
+                            &self.sandbox,
+                        ),
+                    )
+                };
+                self.send(
+                    cx,
+                    SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options)),
+                )?;
+                self.send(
+                    cx,
+                    SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.id())),
+                )?;
+            }
+            EventMsg::Error(error) if main && error.class != ErrorClass::Cancelled => {
+                self.send(
+                    cx,
+                    updates::text(format!(
+                        "\n\n**Error:** {} — {}\n",
+                        error.message, error.next_action
+                    )),
+                )?;
+                if self.is_command(&event.id) {
+                    self.finish(&event.id, StopReason::EndTurn);
+                }
+            }
+            EventMsg::Warning { message } if self.is_command(&event.id) => {
+                self.send(cx, updates::text(message))?;
+                self.finish(&event.id, StopReason::EndTurn);
+            }
+            EventMsg::Compacted {
+                tokens_before,
+                tokens_after,
+                context_window,
+                messages_summarized,
+            } => {
+                self.send(
+                    cx,
+                    updates::text(format!(
+                        "Compacted: {messages_summarized} older messages summarised, about {tokens_before} → {tokens_after} tokens of {context_window}.\n"
+                    )),
+                )?;
+                self.finish(&event.id, StopReason::EndTurn);
+            }
+            EventMsg::Undone { turn, files } => {
+                let mut text = format!("Undid turn {turn}:\n");
+                for file in files {
+                    text.push_str(&format!("- {} ({:?})\n", file.path, file.change));
+                }
+                self.send(cx, updates::text(text))?;
+                self.finish(&event.id, StopReason::EndTurn);
+            }
+            EventMsg::Diff { turns } => {
+                let text = if turns.is_empty() {
+                    "No changes by the agent in this conversation.\n".to_owned()
+                } else {
+                    turns
+                        .iter()
+                        .map(|turn| format!("Turn {}:\n```diff\n{}```\n", turn.turn, turn.diff))
+                        .collect()
+                };
+                self.send(cx, updates::text(text))?;
+                self.finish(&event.id, StopReason::EndTurn);
+            }
+            EventMsg::ToolServers { servers } => {
+                self.send(cx, updates::text(updates::tool_servers_text(&servers)))?;
+                self.finish(&event.id, StopReason::EndTurn);
+            }
+            EventMsg::TurnFinished(finished) if main => {
+                let stop = match finished.outcome {
+                    TurnOutcome::Completed | TurnOutcome::Failed => StopReason::EndTurn,
+                    TurnOutcome::Cancelled => StopReason::Cancelled,
+                    TurnOutcome::StepLimit => StopReason::MaxTurnRequests,
+                };
+                self.finish(&event.id, stop);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// What the pump does with one event.
+#[derive(Debug, PartialEq, Eq)]
+enum Admit {
+    Handle,
+    Skip,
+    /// The `ready` that starts a resynchronisation: `missed` events were lost.
+    Resync {
+        missed: u64,
+    },
+}
+
+/// What the pump has passed on: the highest `seq` of the events it handled.
+#[derive(Debug, Default)]
+struct Seen {
+    last: u64,
+}
+
+impl Seen {
+    /// Live events are handled. Of a replay, only what this session has not seen is: the
+    /// replay that opens a session already running repeats what `session/load` sends from the
+    /// history (nothing live was seen yet), and a resynchronisation repeats what was passed on
+    /// (at or below `last`). A replayed delta is skipped too: the replay merges a run of
+    /// deltas into one, which would repeat the pieces already streamed.
+    fn admit(&mut self, event: &Event) -> Admit {
+        if !event.replay {
+            self.last = self.last.max(event.seq);
+            return Admit::Handle;
+        }
+        if let EventMsg::Ready(ReadyNotification {
+            missed: Some(missed),
+            ..
+        }) = &event.msg
+        {
+            return Admit::Resync { missed: *missed };
+        }
+        let delta = matches!(
+            event.msg,
+            EventMsg::TextDelta { .. }
+                | EventMsg::ReasoningDelta { .. }
+                | EventMsg::ToolOutputDelta { .. }
+        );
+        if self.last == 0 || event.seq <= self.last || delta {
+            return Admit::Skip;
+        }
+        self.last = event.seq;
+        Admit::Handle
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use corvid_protocol::{ApprovalPolicy, ProposalKind, ProposalNotification};
+
+    use super::*;
+
+    fn event(seq: u64, replay: bool, msg: EventMsg) -> Event {
+        Event {
+            id: "s1".to_owned(),
+            seq,
+            depth: 0,
+            parent_call_id: None,
+            at: 0,
+            replay,
+            msg,
+        }
+    }
+
+    fn ready(missed: Option<u64>) -> EventMsg {
+        EventMsg::Ready(ReadyNotification {
+            version: corvid_protocol::PROTOCOL_VERSION,
+            engine: "corvid test".to_owned(),
+            cwd: "/p".to_owned(),
+            conversation_id: "c1".to_owned(),
+            model: "m".to_owned(),
+            approval_policy: ApprovalPolicy::Ask,
+            missed,
+            sandbox: None,
+        })
+    }
+
+    fn text(delta: &str) -> EventMsg {
+        EventMsg::TextDelta {
+            delta: delta.to_owned(),
+        }
+    }
+
+    fn proposal() -> EventMsg {
+        EventMsg::Proposal(ProposalNotification {
+            proposal_id: "p1".to_owned(),
+            call_id: "c1".to_owned(),
+            kind: ProposalKind::Command {
+                command: "ls".to_owned(),
+                cwd: "/p".to_owned(),
+            },
+            always_scope: None,
+            sandbox: None,
+        })
+    }
+
+    #[test]
+    fn the_opening_replay_is_skipped_and_live_events_are_handled() {
+        let mut seen = Seen::default();
+        assert_eq!(seen.admit(&event(3, true, proposal())), Admit::Skip);
+        assert_eq!(seen.admit(&event(4, false, text("a"))), Admit::Handle);
+        assert_eq!(seen.admit(&event(5, false, text("b"))), Admit::Handle);
+    }
+
+    #[test]
+    fn a_resync_passes_on_only_what_was_missed_and_no_merged_delta() {
+        let mut seen = Seen::default();
+        for seq in 1..=10 {
+            assert_eq!(seen.admit(&event(seq, false, text("x"))), Admit::Handle);
+        }
+        assert_eq!(
+            seen.admit(&event(8, true, ready(Some(600)))),
+            Admit::Resync { missed: 600 }
+        );
+        // Already passed on.
+        assert_eq!(seen.admit(&event(9, true, text("x"))), Admit::Skip);
+        // Missed, but a delta merged with pieces already sent.
+        assert_eq!(seen.admit(&event(700, true, text("xyz"))), Admit::Skip);
+        // Missed: a proposal the client must be asked about.
+        assert_eq!(seen.admit(&event(701, true, proposal())), Admit::Handle);
+        assert_eq!(seen.admit(&event(701, true, proposal())), Admit::Skip);
+        assert_eq!(seen.admit(&event(702, false, text("y"))), Admit::Handle);
+    }
+}

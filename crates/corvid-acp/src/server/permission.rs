@@ -1,0 +1,159 @@
+//! Proposals as `session/request_permission`: the options offered, the answer turned into an
+//! approval, and read-only mode's refusal.
+
+use std::sync::Arc;
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+};
+use agent_client_protocol::{Client, Error};
+use corvid_protocol::{
+    ApprovalDecision, ApprovalRule, ApproveParams, Op, ProposalKind, ProposalNotification,
+};
+
+use super::live::Live;
+use super::lock;
+use crate::options::Mode;
+use crate::updates;
+
+/// The permission options' ids.
+const ALLOW_ONCE: &str = "allow_once";
+const ALLOW_ALWAYS: &str = "allow_always";
+const REJECT_ONCE: &str = "reject_once";
+
+impl Live {
+    /// A proposal becomes a permission request (or, in read-only mode, a refusal). The answer
+    /// is awaited on its own task; a cancel stops the wait (the engine closes the proposal).
+    pub(super) fn ask(
+        self: &Arc<Self>,
+        cx: &ConnectionTo<Client>,
+        proposal: ProposalNotification,
+    ) -> Result<(), Error> {
+        let (mode, known) = {
+            let state = lock(&self.state);
+            (state.mode, state.calls.get(&proposal.call_id).cloned())
+        };
+        if mode == Mode::ReadOnly {
+            self.link.submit(Op::Approve(ApproveParams {
+                proposal_id: proposal.proposal_id,
+                decision: ApprovalDecision::Reject {
+                    feedback: Some("The session is in read-only mode: edits and commands are not run. Answer from what you can read.".to_owned()),
+                },
+            }));
+            return Ok(());
+        }
+        let fields = match &known {
+            Some((call, described)) => updates::pending_fields(call, described),
+            None => ToolCallUpdateFields::new()
+                .status(ToolCallStatus::Pending)
+                .title(proposal_title(&proposal)),
+        };
+        self.send(
+            cx,
+            updates::status(&proposal.call_id, ToolCallStatus::Pending),
+        )?;
+        let request = RequestPermissionRequest::new(
+            self.id.clone(),
+            ToolCallUpdate::new(proposal.call_id.clone(), fields),
+            permission_options(proposal.always_scope.as_ref()),
+        );
+        let sent = cx.send_request(request);
+        let mut cancelled = self.cancel.subscribe();
+        let live = Arc::clone(self);
+        let connection = cx.clone();
+        cx.spawn(async move {
+            let answer = tokio::select! {
+                answer = sent.block_task() => answer,
+                _ = cancelled.changed() => return Ok(()),
+            };
+            let decision = match answer {
+                Ok(response) => match response.outcome {
+                    RequestPermissionOutcome::Selected(selected) => {
+                        match selected.option_id.0.as_ref() {
+                            ALLOW_ONCE => ApprovalDecision::Approve,
+                            ALLOW_ALWAYS => match proposal.always_scope.clone() {
+                                Some(scope) => ApprovalDecision::ApproveAlways { scope },
+                                None => ApprovalDecision::Approve,
+                            },
+                            _ => ApprovalDecision::Reject {
+                                feedback: feedback_of(&response.meta, &selected.meta),
+                            },
+                        }
+                    }
+                    // The client withdrew the question: treat it as a no.
+                    _ => ApprovalDecision::Reject { feedback: None },
+                },
+                Err(error) => {
+                    tracing::debug!(%error, "the permission request failed; rejecting");
+                    ApprovalDecision::Reject { feedback: None }
+                }
+            };
+            if matches!(
+                decision,
+                ApprovalDecision::Approve | ApprovalDecision::ApproveAlways { .. }
+            ) {
+                live.send(
+                    &connection,
+                    updates::status(&proposal.call_id, ToolCallStatus::InProgress),
+                )?;
+            }
+            live.link.submit(Op::Approve(ApproveParams {
+                proposal_id: proposal.proposal_id,
+                decision,
+            }));
+            Ok(())
+        })
+    }
+}
+
+/// Allow, "always allow" with the rule it keeps (when the proposal offers one), reject.
+fn permission_options(always: Option<&ApprovalRule>) -> Vec<PermissionOption> {
+    let mut options = vec![PermissionOption::new(
+        ALLOW_ONCE,
+        "Allow",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if let Some(scope) = always {
+        let label = match scope {
+            ApprovalRule::Tool { tool } => format!("Always allow {tool}"),
+            ApprovalRule::CommandPrefix { prefix } => format!("Always allow `{prefix} …`"),
+            ApprovalRule::Origin { origin } => format!("Always allow every tool of {origin}"),
+        };
+        options.push(PermissionOption::new(
+            ALLOW_ALWAYS,
+            label,
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        REJECT_ONCE,
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
+    options
+}
+
+/// "Reject with feedback": a client may put the user's words in the answer's
+/// `_meta.feedback`; they reach the model as the reason.
+fn feedback_of(
+    response: &Option<serde_json::Map<String, serde_json::Value>>,
+    selected: &Option<serde_json::Map<String, serde_json::Value>>,
+) -> Option<String> {
+    [selected, response]
+        .into_iter()
+        .flatten()
+        .find_map(|meta| meta.get("feedback").and_then(|value| value.as_str()))
+        .filter(|text| !text.trim().is_empty())
+        .map(str::to_owned)
+}
+
+fn proposal_title(proposal: &ProposalNotification) -> String {
+    match &proposal.kind {
+        ProposalKind::Edit { path, .. } => format!("Edit {path}"),
+        ProposalKind::Write { path, .. } => format!("Write {path}"),
+        ProposalKind::Command { command, .. } => command.clone(),
+        ProposalKind::Other { summary, .. } => summary.clone(),
+    }
+}
