@@ -36,7 +36,7 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
 /// The whole body read as a `Value` tree first: the reference decoder. Returns the top-level
 /// fields other than `instructions`, `input` and `tools` (the built-in tools' original
 /// `tools` included, under its name), the conversation and the function tools.
-fn decode_tree(body: &[u8]) -> Result<(Map<String, Value>, Conversation, Vec<Tool>), DecodeError> {
+fn decode_tree(body: &[u8]) -> Result<Parts, DecodeError> {
     let value: Value = serde_json::from_slice(body)?;
     let Value::Object(mut fields) = value else {
         return Err(DecodeError::field("(body)", "must be a JSON object"));
@@ -65,6 +65,9 @@ fn decode_tree(body: &[u8]) -> Result<(Map<String, Value>, Conversation, Vec<Too
     }
     Ok((fields, conversation, functions))
 }
+
+/// The top-level fields left to read, the conversation and the function tools.
+type Parts = (Map<String, Value>, Conversation, Vec<Tool>);
 
 /// Where [`decode_tree`] leaves the original `tools` when they hold built-in tools.
 const BUILTIN_TOOLS: &str = "tools";

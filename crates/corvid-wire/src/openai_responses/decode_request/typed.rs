@@ -94,7 +94,7 @@ enum Action<'a> {
 
 /// The top-level fields other than `instructions`, `input` and `tools`, the conversation and
 /// the function tools; `None` to decode the body as a tree.
-pub(super) fn decode(body: &[u8]) -> Option<(Map<String, Value>, Conversation, Vec<Tool>)> {
+pub(super) fn decode(body: &[u8]) -> Option<super::Parts> {
     let top: Top<'_> = serde_json::from_slice(body).ok()?;
     let mut conversation = Conversation::default();
     for (input, path) in [(top.instructions, "instructions"), (top.input, "input")] {
@@ -168,19 +168,16 @@ fn read(item: Item<'_>) -> Option<Action<'_>> {
             let mut parts = Vec::new();
             match item.content {
                 None => {}
-                Some(Contents::Text(text)) => {
-                    if !text.as_str().is_empty() {
-                        parts.push(Part::Text {
-                            text: text.into_string(),
-                        });
-                    }
-                }
+                Some(Contents::Text(text)) if text.as_str().is_empty() => {}
+                Some(Contents::Text(text)) => parts.push(Part::Text {
+                    text: text.into_string(),
+                }),
                 Some(Contents::Parts(items)) => {
                     for part in items {
-                        if let Some(text) = part_text(part)? {
-                            if !text.is_empty() {
-                                parts.push(Part::Text { text });
-                            }
+                        if let Some(text) = part_text(part)?
+                            && !text.is_empty()
+                        {
+                            parts.push(Part::Text { text });
                         }
                     }
                 }
@@ -213,13 +210,10 @@ fn read(item: Item<'_>) -> Option<Action<'_>> {
             let mut content = Vec::new();
             match item.output {
                 None => {}
-                Some(Contents::Text(text)) => {
-                    if !text.as_str().is_empty() {
-                        content.push(ToolResultContent::Text {
-                            text: text.into_string(),
-                        });
-                    }
-                }
+                Some(Contents::Text(text)) if text.as_str().is_empty() => {}
+                Some(Contents::Text(text)) => content.push(ToolResultContent::Text {
+                    text: text.into_string(),
+                }),
                 Some(Contents::Parts(parts)) => {
                     for part in parts {
                         if let Some(text) = part_text(part)? {
