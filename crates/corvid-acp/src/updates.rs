@@ -149,6 +149,34 @@ pub(crate) fn status(call_id: &str, status: ToolCallStatus) -> SessionUpdate {
     ))
 }
 
+/// A call the model is still writing: pending, titled with its tool and how much has arrived.
+/// The first announces the call (`first`); later ones change its title; the `tool_call` that
+/// follows replaces it all.
+pub(crate) fn preparing(call_id: &str, tool: &str, bytes: u64, first: bool) -> SessionUpdate {
+    let title = format!("Writing {tool} call ({})", size(bytes));
+    if first {
+        SessionUpdate::ToolCall(
+            ToolCall::new(call_id.to_owned(), title)
+                .kind(kind_of(tool))
+                .status(ToolCallStatus::Pending),
+        )
+    } else {
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call_id.to_owned(),
+            ToolCallUpdateFields::new().title(title),
+        ))
+    }
+}
+
+fn size(bytes: u64) -> String {
+    match bytes {
+        1 => "1 byte".to_owned(),
+        0..1_024 => format!("{bytes} bytes"),
+        1_024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1_024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
+}
+
 /// A running command's output so far as the call's content (its tail, when long), so the
 /// editor shows it while the command runs; the result replaces it.
 pub(crate) fn running_output(call_id: &str, output: &str) -> SessionUpdate {

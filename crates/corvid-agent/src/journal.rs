@@ -317,6 +317,20 @@ fn merge_delta(turn: &mut [Event], event: &Event) -> bool {
             last.at = event.at;
             true
         }
+        // A call being written: only how far it has got matters.
+        (
+            EventMsg::ToolCallProgress { tool, call_id, .. },
+            EventMsg::ToolCallProgress {
+                tool: next_tool,
+                call_id: next_call,
+                ..
+            },
+        ) if tool == next_tool && call_id == next_call => {
+            last.msg = event.msg.clone();
+            last.seq = event.seq;
+            last.at = event.at;
+            true
+        }
         // A command's output, as long as nothing came between its pieces (the tools cap it).
         (
             EventMsg::ToolOutputDelta { call_id, text },

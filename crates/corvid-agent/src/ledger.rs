@@ -113,6 +113,7 @@ impl CallMeter {
             attempts: self.attempts,
             // The agent never logs prompts in the ledger; conversations hold them.
             prompt: None,
+            billing: None,
             key_index: None,
             rule: None,
         }

@@ -26,6 +26,7 @@ mod session;
 pub mod skills;
 mod step_cap;
 mod subagent;
+mod tool_progress;
 mod turn;
 
 pub use agents::{Agents, ConversationDetail, SessionInfo};

@@ -27,6 +27,7 @@ use crate::history;
 use crate::ledger::{CallEnd, CallMeter};
 use crate::model::{ModelError, is_retryable, next_action};
 use crate::session::{Shared, Verdict};
+use crate::tool_progress::ToolProgress;
 
 /// How many identical calls run before guidance replaces the next one.
 const REPEAT_LIMIT: usize = 3;
@@ -56,6 +57,9 @@ pub(crate) struct TurnResult {
     /// The last assistant text (a subagent's answer).
     pub(crate) final_text: String,
 }
+
+/// What the user is told when the model's last reply has no text and calls no tool.
+const EMPTY_REPLY: &str = "the model's reply was empty (no text and no tool call), so the turn ended without an answer. Ask again, rephrase, or try another model";
 
 /// Runs one turn on `history` (which already ends with the user's message). With a
 /// conversation, each step is saved as it completes (see `crate::persist`).
@@ -148,6 +152,7 @@ pub(crate) async fn run_turn(
                 text: text.clone(),
             },
         );
+        let empty_reply = text.trim().is_empty();
         if !text.is_empty() {
             final_text = text;
         }
@@ -177,6 +182,16 @@ pub(crate) async fn run_turn(
         messages.push(step.message);
         if calls.is_empty() {
             save_step(setup, conversation_id, &messages[step_start..]).await;
+            // A turn that ends on an empty reply would look like a finished answer that
+            // nobody can see: the user is told (small local models do this).
+            if setup.is_main && empty_reply {
+                setup.shared.emit(
+                    &setup.scope,
+                    EventMsg::Warning {
+                        message: EMPTY_REPLY.to_owned(),
+                    },
+                );
+            }
             break TurnOutcome::Completed;
         }
         let mut results = Vec::with_capacity(calls.len());
@@ -276,6 +291,7 @@ async fn stream_step(
     };
     let mut builder = ResponseBuilder::new();
     let mut usage = Usage::default();
+    let mut progress = ToolProgress::default();
     loop {
         let event = tokio::select! {
             event = stream.next() => event,
@@ -283,6 +299,9 @@ async fn stream_step(
         };
         let Some(event) = event else { break };
         meter.saw(&event);
+        if let Some(message) = progress.saw(&event, std::time::Instant::now()) {
+            setup.shared.emit(&setup.scope, message);
+        }
         match &event {
             StreamEvent::TextDelta { text } => {
                 setup.shared.emit(

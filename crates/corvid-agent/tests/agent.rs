@@ -905,3 +905,58 @@ async fn a_cancelled_turn_reopens_quietly_and_a_crashed_one_warns() {
         "{warned:?}"
     );
 }
+
+#[tokio::test]
+async fn an_empty_reply_ends_the_turn_with_a_warning_and_an_answer_does_not() {
+    let dir = project();
+    let mut agent = start(
+        dir.path(),
+        ApprovalPolicy::Ask,
+        vec![ScriptedReply::text(""), ScriptedReply::text("an answer")],
+    );
+    agent.send("hello");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let warnings = agent.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("reply was empty"), "{warnings:?}");
+    agent.send("again");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    assert_eq!(agent.warnings().len(), 1);
+}
+
+#[tokio::test]
+async fn a_tool_call_being_written_is_announced_before_the_call() {
+    let dir = project();
+    let mut agent = start(
+        dir.path(),
+        ApprovalPolicy::FullAuto,
+        vec![
+            ScriptedReply::tool_call("call-1", "read", r#"{"path": "lib.rs"}"#),
+            ScriptedReply::text("read it"),
+        ],
+    );
+    agent.send("look");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let progress = agent
+        .seen
+        .iter()
+        .position(|event| {
+            matches!(
+                &event.msg,
+                EventMsg::ToolCallProgress { call_id, tool, bytes: 0 }
+                    if call_id.as_deref() == Some("call-1") && tool == "read"
+            )
+        })
+        .expect("a tool_call_progress for the call");
+    let call = agent
+        .seen
+        .iter()
+        .position(
+            |event| matches!(&event.msg, EventMsg::ToolCall(call) if call.call_id == "call-1"),
+        )
+        .expect("the tool_call");
+    assert!(
+        progress < call,
+        "progress at {progress}, the call at {call}"
+    );
+}

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use corvid_agent::{OpenConversation, Session, Subscription};
+use corvid_agent::{Agents, OpenConversation, Session, Subscription};
 use corvid_config::{ApprovalSetting, Loaded};
 use corvid_protocol::ApprovalPolicy;
 
@@ -57,13 +57,15 @@ pub(crate) fn default_approval(loaded: &Loaded) -> ApprovalPolicy {
     }
 }
 
-/// Opens the session on the project's current conversation, with a listener that hears it from
-/// its first event (start-up warnings, `ready`), as the terminal always has.
-pub(crate) async fn start(
+/// Opens the session on `which` conversation (a new one for `exec`, so no empty conversation
+/// is left behind), with a listener from its first event; the service comes back too, for
+/// what the front end reads before the first turn.
+pub(crate) async fn start_on(
     loaded: &Loaded,
     args: &AgentArgs,
     front_end: &str,
-) -> anyhow::Result<(Session, Subscription)> {
+    which: OpenConversation,
+) -> anyhow::Result<(Agents, Session, Subscription)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, args.project.as_deref());
     let composition = Composition::build(loaded)?;
@@ -76,15 +78,22 @@ pub(crate) async fn start(
     config.max_steps = args.max_steps;
     config.context_window = args.context_window;
     config.sandbox = crate::sandbox_setup::sandbox(loaded, args.sandbox);
-    Ok(composition
-        .agents
-        .open_listening(config, OpenConversation::Current)
-        .await?)
+    let (session, events) = composition.agents.open_listening(config, which).await?;
+    Ok((composition.agents, session, events))
 }
 
-/// `corvid chat`: the terminal UI (plain lines when stdin or stdout is not a terminal).
+/// `corvid chat`: the terminal UI (plain lines when stdin or stdout is not a terminal). It
+/// opens the project's current conversation, as the page does, and shows what it resumed
+/// (`/new` starts another); `corvid exec` starts a new one unless told `--continue`.
 pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()> {
-    let (session, events) = start(loaded, args, "chat").await?;
+    let (agents, session, events) =
+        start_on(loaded, args, "chat", OpenConversation::Current).await?;
+    let resumed = agents
+        .conversation(session.project(), &session.conversation_id())
+        .await
+        .context("cannot read the conversation being resumed")?
+        .filter(|detail| !detail.history.is_empty())
+        .map(|detail| (detail.summary, detail.history));
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let project = corvid_agent::project_folders(&here, args.project.as_deref()).root;
     let mut catalog: Vec<String> = loaded.config.aliases.keys().cloned().collect();
@@ -113,6 +122,7 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         )),
         project,
         catalog,
+        resumed,
     };
     corvid_tui::run(Arc::new(session), events, settings)
         .await

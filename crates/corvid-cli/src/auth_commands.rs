@@ -170,9 +170,29 @@ pub(crate) fn gateway_and_keys(loaded: &Loaded) -> String {
     lines.join("\n")
 }
 
+/// A line for each provider that needs no key (a local OpenAI-compatible server, declared in
+/// config.toml): `corvid status` lists it with its address.
+pub(crate) fn local_providers(registry: &corvid_providers::Registry) -> Vec<String> {
+    registry
+        .providers()
+        .iter()
+        .filter(|provider| {
+            provider.is_available()
+                && matches!(provider.config().credential, CredentialSource::None)
+        })
+        .map(|provider| {
+            let label = format!("{}:", provider.name());
+            format!(
+                "{label:<15}local, no key needed ({})",
+                provider.config().base_url
+            )
+        })
+        .collect()
+}
+
 /// The status of `GET /healthz` at `host:port`, or `None` when nothing answers within a
 /// second. Plain HTTP/1.1 over a blocking socket: `status` needs no HTTP client.
-fn probe_health(host: &str, port: u16) -> Option<u16> {
+pub(crate) fn probe_health(host: &str, port: u16) -> Option<u16> {
     use std::io::{Read, Write};
     use std::net::{TcpStream, ToSocketAddrs};
     use std::time::Duration;

@@ -4,12 +4,13 @@
 
 use std::io::{IsTerminal, Read, Write};
 
+use corvid_agent::OpenConversation;
 use corvid_config::Loaded;
 use corvid_protocol::{
     ApprovalDecision, ApproveParams, Event, EventMsg, Op, ProposalKind, SendParams, TurnOutcome,
 };
 
-use crate::agent_front::{AgentArgs, start};
+use crate::agent_front::{AgentArgs, start_on};
 
 /// Exit statuses, as `--help` documents them.
 pub(crate) const COMPLETED: u8 = 0;
@@ -55,7 +56,13 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
             return Ok(USAGE);
         }
     };
-    let (handle, mut events) = start(loaded, &args.agent, "exec").await?;
+    // A new conversation is opened as the session starts (not the current one, then a new
+    // one beside it, which left an empty conversation behind on a project's first exec).
+    let which = match (&args.resume, args.continue_last) {
+        (None, false) => OpenConversation::New,
+        _ => OpenConversation::Current,
+    };
+    let (_, handle, mut events) = start_on(loaded, &args.agent, "exec", which).await?;
     let mut stdout = std::io::stdout();
     let emit = |event: &Event, stdout: &mut std::io::Stdout| -> std::io::Result<()> {
         if args.json {
@@ -71,8 +78,7 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         (Some(id), _) => Some(Op::SwitchConversation {
             conversation_id: id.clone(),
         }),
-        (None, true) => None,
-        (None, false) => Some(Op::NewConversation),
+        (None, _) => None,
     };
     if let Some(op) = choose {
         handle.submit(op);

@@ -6,6 +6,8 @@
 //! (one token refresher per sign-in) and one store (one SQLite connection: the gateway's ledger
 //! writer, the agent's conversations and ledger rows, the page's usage and status reports).
 
+use std::future::Future;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,7 +23,7 @@ use crate::compose::Composition;
 
 /// Where the running server leaves its page URL (with the token) for `corvid open`; readable
 /// by the user only, removed at shutdown.
-fn url_file(loaded: &Loaded) -> PathBuf {
+pub(crate) fn url_file(loaded: &Loaded) -> PathBuf {
     loaded.paths.data_dir.join("page-url")
 }
 
@@ -31,6 +33,33 @@ pub(crate) async fn run(
     project: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     init_logging(loaded.config.log_level.as_str(), json_logs);
+    run_until(loaded, project, None, shutdown_signal(), |_| {}).await
+}
+
+/// What the server tells the program hosting it once it listens (corvid-desktop's tray).
+#[derive(Debug, Clone)]
+pub struct Listening {
+    /// The address bound (the port is the real one when 0 was asked for).
+    pub address: SocketAddr,
+    /// The page's URL with its token; `None` when the page is off (no store, no agent).
+    pub page_url: Option<String>,
+    /// The gateway's providers (a clone: the same upstreams, so their last failures).
+    pub registry: Registry,
+    /// The page's token (in `page_url`): a host that serves again after a settings change
+    /// passes it back, so open pages keep working.
+    pub page_token: Option<String>,
+}
+
+/// `corvid serve` after its logging is set up: the gateway, the page and its agent until
+/// `shutdown` resolves, then the graceful stop (streams end within the grace, the ledger is
+/// committed, the port is freed). `listening` is called once the port is bound.
+pub(crate) async fn run_until(
+    loaded: Loaded,
+    project: Option<PathBuf>,
+    page_token: Option<String>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    listening: impl FnOnce(Listening),
+) -> anyhow::Result<()> {
     let config = loaded.config.clone();
     check_bind_address(&config.host, config.allow_remote)?;
     if config.allow_remote {
@@ -43,14 +72,11 @@ pub(crate) async fn run(
     let oauth_http = corvid_auth::oauth_http_client()?;
     let registry = Registry::from_config(&loaded, oauth_http)
         .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
-    if let Some(xai) = registry.provider("xai")
-        && !xai.upstream().credential().is_available()
-    {
-        tracing::warn!(
-            auth_mode = %config.auth_mode,
-            env_file = %loaded.paths.env_file.display(),
-            "no xAI credential: xAI requests will be answered 401 until one is set (XAI_API_KEY, or `corvid login xai` with auth_mode = \"oauth\")"
-        );
+    let ready = crate::first_run::ready(&registry);
+    if ready.is_empty() {
+        // A first run: say how to connect a provider, where the user looks (the terminal).
+        tracing::warn!("no provider can answer yet: requests get 401 until one is connected");
+        eprintln!("\n{}\n", crate::first_run::connect_choices(&loaded));
     }
     for provider in registry.providers() {
         let credential = provider.upstream().credential();
@@ -59,7 +85,7 @@ pub(crate) async fn run(
         }
         if !credential.is_available() {
             // xAI without a key stays routable (its requests get a 401 naming what to set);
-            // it was warned about above, so it is not "ready".
+            // it is not "ready".
             tracing::info!(
                 provider = provider.name(),
                 "provider routable but without a credential"
@@ -75,7 +101,15 @@ pub(crate) async fn run(
             None
         }
     };
-    let state = gateway_state(config.clone(), registry, store.as_ref());
+    let state = if config.store.is_postgres() {
+        // Team mode: keys, budgets and the gateway's ledger on PostgreSQL; the page's agent
+        // keeps its conversations in the local SQLite file.
+        crate::team_commands::postgres_gateway(&loaded, AppState::new(config.clone(), registry))
+            .await?
+    } else {
+        let state = gateway_state(config.clone(), registry, store.as_ref());
+        crate::team_commands::sqlite_gate(&loaded, state, store.as_ref()).await?
+    };
     let gateway = router(state.clone());
 
     let address = format!(
@@ -100,10 +134,26 @@ pub(crate) async fn run(
         Some(store) => page_agent(&loaded, project.as_deref(), &state, store),
         None => Err(anyhow::anyhow!("the store cannot be opened")),
     };
+    let mut listening = Some(listening);
+    let mut tell = |page: Option<(String, &Token)>| {
+        if let Some(listening) = listening.take() {
+            let (page_url, page_token) = match page {
+                Some((url, token)) => (Some(url), Some(token.as_str().to_owned())),
+                None => (None, None),
+            };
+            listening(Listening {
+                address: bound,
+                page_url,
+                registry: state.registry().clone(),
+                page_token,
+            });
+        }
+    };
     let served = match agent {
         Ok((agent, root)) => {
-            let token = Token::generate();
+            let token = page_token.map_or_else(Token::generate, Token::from_text);
             let url = page_url(&config.host, bound.port(), &token);
+            tell(Some((url.clone(), &token)));
             let page = PageState::new(
                 state.clone(),
                 agent.clone(),
@@ -119,8 +169,7 @@ pub(crate) async fn run(
             println!("corvid: the web page is at {url}");
             println!("corvid: the agent works in {}", root.display());
             let served =
-                corvid_gateway::serve(listener, app, shutdown_signal(), config.shutdown_grace)
-                    .await;
+                corvid_gateway::serve(listener, app, shutdown, config.shutdown_grace).await;
             let _ = std::fs::remove_file(url_file(&loaded));
             // Running turns end as cancelled turns do: their finished steps saved.
             agent.agents().close_all().await;
@@ -129,7 +178,8 @@ pub(crate) async fn run(
         // The gateway does not need the agent: editors and SDKs keep working without the page.
         Err(error) => {
             tracing::warn!(%error, "the web page is off: its agent cannot start");
-            corvid_gateway::serve(listener, gateway, shutdown_signal(), config.shutdown_grace).await
+            tell(None);
+            corvid_gateway::serve(listener, gateway, shutdown, config.shutdown_grace).await
         }
     };
     served?;
@@ -230,7 +280,7 @@ fn warn_allow_remote(host: &str) {
     tracing::warn!(host, "remote access is on: requests are not authenticated");
 }
 
-fn init_logging(level: &str, json: bool) {
+pub(crate) fn init_logging(level: &str, json: bool) {
     use std::io::IsTerminal;
     // RUST_LOG, when set, refines the configured level.
     let filter = EnvFilter::try_from_default_env()
@@ -250,7 +300,7 @@ fn init_logging(level: &str, json: bool) {
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         if let Err(error) = tokio::signal::ctrl_c().await {
             tracing::warn!(%error, "cannot listen for Ctrl-C");

@@ -296,6 +296,7 @@ mod tests {
             tokens,
             attempts: 1,
             prompt: None,
+            billing: None,
             key_index: None,
             rule: None,
         }

@@ -262,7 +262,15 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                 }
                 let thoughts = updates_of(&seen, "agent_thought_chunk");
                 assert_eq!(thoughts[0]["content"]["text"], "thinking it over");
-                let call = updates_of(&seen, "tool_call")[0];
+                let calls = updates_of(&seen, "tool_call");
+                // Announced while the model was still writing it, then complete.
+                let writing = calls[0]["title"].as_str().unwrap();
+                assert!(writing.starts_with("Writing edit call ("), "{writing}");
+                assert_eq!(calls[0]["toolCallId"], "call_1");
+                let call = *calls
+                    .iter()
+                    .find(|call| !call["rawInput"].is_null())
+                    .unwrap();
                 assert_eq!(call["toolCallId"], "call_1");
                 assert_eq!(call["kind"], "edit");
                 assert_eq!(call["rawInput"]["old_string"], "a - b");

@@ -240,6 +240,31 @@ async fn exec_starts_a_fresh_conversation_unless_told_to_continue() {
         ["second", "third"],
         "--continue goes on with the last one"
     );
+    // Two conversations, both with messages: the first run left no empty one behind.
+    let database = walk(home.path())
+        .into_iter()
+        .find(|path| path.ends_with("corvid.db"))
+        .expect("the store");
+    let store = corvid_store::Store::open(&database).unwrap();
+    let key = project.path().canonicalize().unwrap().display().to_string();
+    let conversations = store.list_conversations(&key).unwrap();
+    let counts: Vec<u64> = conversations.iter().map(|c| c.message_count).collect();
+    assert_eq!(counts.len(), 2, "{conversations:?}");
+    assert!(counts.iter().all(|count| *count > 0), "{conversations:?}");
+}
+
+/// Every file under `folder`.
+fn walk(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(folder).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
 }
 
 #[tokio::test]

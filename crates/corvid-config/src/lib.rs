@@ -14,6 +14,7 @@ mod paths;
 mod providers;
 mod routing;
 mod schema;
+mod store;
 pub mod time;
 mod value;
 mod web;
@@ -37,5 +38,6 @@ pub use schema::{
     ApprovalSetting, AuthMode, CompletionsBackend, Config, DEFAULT_PORT, LogLevel, Price,
     SandboxSetting,
 };
+pub use store::StoreConfig;
 pub use value::is_truthy;
 pub use web::{HostRule, SearchBackend, WebConfig};

@@ -264,6 +264,17 @@ pub fn load(flags: &Flags, process_env: &HashMap<String, String>) -> Result<Load
     config.routing =
         crate::routing::read_routing(toml.get("routes"), toml.get("router"), &layers.toml_name)?;
     config.web = crate::web::read_web(toml.get("web"), &layers.toml_name)?;
+    let env_require = match layers.env_only("REQUIRE_KEYS") {
+        Some(found) => Some(found.parse_bool("store.require_keys")?),
+        None => None,
+    };
+    config.store = crate::store::read_store(
+        toml.get("store"),
+        &layers.toml_name,
+        layers.env_only("DATABASE_URL").map(|found| found.value),
+        layers.env_only("REDIS_URL").map(|found| found.value),
+        env_require,
+    )?;
     let max_tools = layers
         .string("mcp_max_tools", "MCP_MAX_TOOLS")?
         .map(|found| (found.value, found.source_name));
@@ -313,6 +324,7 @@ const KNOWN_KEYS: &[&str] = &[
     "context_window",
     "context_windows",
     "web",
+    "store",
     "mcp_servers",
     "mcp_max_tools",
     "mcp_oauth_callback_port",

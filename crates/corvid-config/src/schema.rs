@@ -232,6 +232,8 @@ pub struct Config {
     pub web: crate::web::WebConfig,
     /// `[mcp_servers.<name>]` and `mcp_max_tools` (see [`crate::McpSettings`]).
     pub mcp: crate::McpSettings,
+    /// `[store]`: SQLite or PostgreSQL, client keys (see [`crate::StoreConfig`]).
+    pub store: crate::StoreConfig,
     /// `[routes.*]` and `[router]`: fallback targets, task rules, stickiness.
     pub routing: crate::RoutingConfig,
 }
@@ -283,6 +285,7 @@ impl Default for Config {
             context_windows: BTreeMap::new(),
             web: crate::web::WebConfig::default(),
             mcp: crate::McpSettings::default(),
+            store: crate::StoreConfig::default(),
             routing: crate::RoutingConfig::default(),
         }
     }

@@ -123,6 +123,7 @@ fn exchange_for(state: &AppState, route: &Route, prompt: &FimPrompt, started: In
         started,
         attempts: 0,
         prompt: state.config().log_prompts.then(|| prompt.with_cursor()),
+        ticket: crate::access::take_ticket(),
         tag: crate::routed::Tag::default(),
     }
 }

@@ -123,6 +123,7 @@ async fn gemini(
         attempts: 0,
         prompt: None,
         tag: crate::routed::Tag::default(),
+        ticket: crate::access::take_ticket(),
     };
     let sent = route
         .upstream()

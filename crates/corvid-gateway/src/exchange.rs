@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use corvid_store::{Outcome, Tokens, UsageRecord, now_ms};
+use corvid_store::{Billing, Outcome, PriceMicros, Tokens, UsageRecord, now_ms};
 use corvid_wire::model::Usage;
 
 use crate::log_text::Clean;
@@ -25,6 +25,8 @@ pub(crate) struct Exchange {
     pub(crate) started: Instant,
     pub(crate) attempts: u32,
     pub(crate) prompt: Option<String>,
+    /// Who pays, in team mode (the gate's ticket; its row settles the budget hold).
+    pub(crate) ticket: Option<crate::access::Ticket>,
     /// Which pool key and which task rule served it (see `routed`).
     pub(crate) tag: crate::routed::Tag,
 }
@@ -52,6 +54,7 @@ impl Exchange {
             started: self.started,
             attempts: self.attempts,
             prompt: self.prompt.take(),
+            ticket: self.ticket.take(),
             tag: self.tag,
         }
     }
@@ -97,6 +100,29 @@ impl Exchange {
             output_tokens = usage.output,
             "request finished"
         );
+        let tokens = Tokens {
+            input: usage.input,
+            cache_read: usage.cache_read,
+            cache_write: usage.cache_write,
+            output: usage.output,
+            reasoning: usage.reasoning,
+        };
+        let billing = self.ticket.take().map(|ticket| {
+            let price = self
+                .state
+                .config()
+                .prices
+                .get(&self.model)
+                .map(PriceMicros::from_price)
+                .unwrap_or_default();
+            Billing {
+                request_id: ticket.request_id,
+                key_id: Some(ticket.key_id),
+                team_id: ticket.team_id,
+                price,
+                cost_micros: price.cost(&tokens),
+            }
+        });
         self.state.record(UsageRecord {
             at: now_ms() - started_ms_ago,
             front_end: corvid_store::FRONT_END_GATEWAY.to_owned(),
@@ -108,15 +134,10 @@ impl Exchange {
             outcome,
             latency_ms,
             ttfb_ms,
-            tokens: Tokens {
-                input: usage.input,
-                cache_read: usage.cache_read,
-                cache_write: usage.cache_write,
-                output: usage.output,
-                reasoning: usage.reasoning,
-            },
+            tokens,
             attempts: self.attempts,
             prompt: self.prompt.take(),
+            billing,
             key_index: self.tag.key_index,
             rule: self.tag.rule.map(str::to_owned),
         });

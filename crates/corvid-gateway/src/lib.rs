@@ -5,6 +5,7 @@
 //! routing to providers; the byte pass-through for same-dialect requests and the translation
 //! through `corvid-wire` for the rest; and the one mapping from failures to HTTP answers.
 
+mod access;
 mod anchor;
 mod body;
 mod body_deadline;
@@ -19,6 +20,7 @@ mod hot_routes;
 mod inbound;
 mod listen;
 mod log_text;
+mod metrics;
 mod model_get;
 mod model_name;
 mod models;
@@ -31,6 +33,7 @@ mod state;
 mod top_level;
 mod translate;
 
+pub use access::Access;
 pub use corvid_wire::Dialect;
 pub use error::ApiError;
 pub use listen::{BindError, ServeLimits, Served, check_bind_address, serve, serve_with};
@@ -50,6 +53,19 @@ pub fn router(state: AppState) -> App {
     let allow_remote = state.config().allow_remote;
     let mut router = Router::new()
         .route("/healthz", get(health))
+        .route("/livez", get(health))
+        .route("/readyz", get(ready))
+        .route("/metrics", get(metrics_text))
+        .route(
+            "/admin/keys",
+            get(access::admin::list_keys).post(access::admin::create_key),
+        )
+        .route("/admin/keys/{name}/revoke", post(access::admin::revoke_key))
+        .route(
+            "/admin/teams",
+            get(access::admin::list_teams).post(access::admin::create_team),
+        )
+        .route("/admin/spend", get(access::admin::spend))
         .route("/v1/models", get(list_models))
         .route("/v1/completions", post(completions::complete))
         .route("/v1/embeddings", post(embeddings::embeddings))
@@ -82,8 +98,11 @@ pub fn router(state: AppState) -> App {
         .with_state(state.clone());
     let closing = state.closing();
     App {
-        service: GuardLayer { allow_remote }.layer(HotRoutes {
-            inner: router,
+        service: GuardLayer { allow_remote }.layer(access::Gate {
+            inner: HotRoutes {
+                inner: router,
+                state: state.clone(),
+            },
             state,
         }),
         closing,
@@ -93,7 +112,7 @@ pub fn router(state: AppState) -> App {
 /// The gateway: the Host/Origin guard, then the hot routes, then the router.
 #[derive(Clone)]
 pub struct App {
-    service: Guard<HotRoutes<Router>>,
+    service: Guard<access::Gate<HotRoutes<Router>>>,
     /// The shutdown gate `serve` closes when its grace ends.
     closing: std::sync::Arc<closing::Closing>,
 }
@@ -104,8 +123,11 @@ impl tower::Service<axum::extract::Request> for App {
     type Future = Either<
         Ready<Result<Self::Response, Self::Error>>,
         Either<
+            Either<
+                BoxFuture<'static, Result<Self::Response, Self::Error>>,
+                axum::routing::future::RouteFuture<Self::Error>,
+            >,
             BoxFuture<'static, Result<Self::Response, Self::Error>>,
-            axum::routing::future::RouteFuture<Self::Error>,
         >,
     >;
 
@@ -123,6 +145,48 @@ impl tower::Service<axum::extract::Request> for App {
 
 async fn health() -> axum::Json<serde_json::Value> {
     axum::Json(serde_json::json!({"status": "ok"}))
+}
+
+/// `GET /metrics`: Prometheus' text format.
+async fn metrics_text(State(state): State<AppState>) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    (
+        [(
+            http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics_text(),
+    )
+        .into_response()
+}
+
+/// `GET /readyz`: 200 when the store answers within two seconds (always, without team mode);
+/// 503 otherwise. `/livez` (the process) never asks the store.
+async fn ready(State(state): State<AppState>) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let Some(access) = state.access() else {
+        return axum::Json(serde_json::json!({"status": "ok"})).into_response();
+    };
+    let store = std::sync::Arc::clone(access.store());
+    match tokio::time::timeout(std::time::Duration::from_secs(2), store.ping()).await {
+        Ok(Ok(())) => {
+            axum::Json(serde_json::json!({"status": "ok", "store": "ok"})).into_response()
+        }
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "readiness: the store does not answer");
+            not_ready()
+        }
+        Err(_) => not_ready(),
+    }
+}
+
+fn not_ready() -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    (
+        http::StatusCode::SERVICE_UNAVAILABLE,
+        axum::Json(serde_json::json!({"status": "unavailable", "store": "unreachable"})),
+    )
+        .into_response()
 }
 
 /// `GET /v1/models`: Gemini's list for a Google client (google-genai 3 lists under `/v1`),

@@ -109,6 +109,7 @@ impl Passthrough<'_> {
             started: self.started,
             attempts: 0,
             prompt,
+            ticket: crate::access::take_ticket(),
             tag: self.tag,
         };
         let sent = self

@@ -17,6 +17,9 @@ struct Inner {
     config: Config,
     registry: Registry,
     recorder: Option<UsageRecorder>,
+    /// Team mode's key and budget gate (see `access`).
+    access: Option<crate::access::Access>,
+    metrics: Arc<crate::metrics::Metrics>,
     bookkeeper: Bookkeeper,
     /// Closed by `serve` when the shutdown grace ends (see `closing`).
     closing: Arc<Closing>,
@@ -29,6 +32,8 @@ impl AppState {
             config,
             registry,
             recorder: None,
+            access: None,
+            metrics: Arc::new(crate::metrics::Metrics::new()),
             bookkeeper: Bookkeeper::start(),
             closing: Arc::default(),
         }))
@@ -41,6 +46,20 @@ impl AppState {
             recorder: Some(recorder),
             ..inner
         }))
+    }
+
+    /// The same state, with client keys and budgets checked on every API request.
+    pub fn with_access(self, access: crate::access::Access) -> Self {
+        let inner = Arc::unwrap_or_clone(self.0);
+        Self(Arc::new(Inner {
+            access: Some(access),
+            ..inner
+        }))
+    }
+
+    /// The key and budget gate, in team mode.
+    pub fn access(&self) -> Option<&crate::access::Access> {
+        self.0.access.as_ref()
     }
 
     pub fn config(&self) -> &Config {
@@ -79,8 +98,21 @@ impl AppState {
         }
     }
 
-    /// Adds a row to the usage ledger (never blocks; see `UsageRecorder`).
+    /// `/metrics`' text.
+    pub(crate) fn metrics_text(&self) -> String {
+        self.0.metrics.render()
+    }
+
+    /// Adds a row to the usage ledger (never blocks; see `UsageRecorder`), and counts it in
+    /// `/metrics`.
     pub(crate) fn record(&self, record: UsageRecord) {
+        let known = self.0.config.prices.contains_key(&record.model)
+            || self
+                .0
+                .registry
+                .provider(&record.provider)
+                .is_some_and(|provider| provider.lists(&record.model));
+        self.0.metrics.observe(&record, known);
         if let Some(recorder) = &self.0.recorder {
             recorder.record(record);
         }

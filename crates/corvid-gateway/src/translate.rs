@@ -100,6 +100,7 @@ impl Translation<'_> {
             started,
             attempts: 0,
             prompt,
+            ticket: crate::access::take_ticket(),
             tag,
         };
         let reply = match call.send().await {

@@ -47,6 +47,18 @@ pub enum EventMsg {
         /// The text to append.
         delta: String,
     },
+    /// The model is still writing a tool call (a whole file's content can take minutes on a
+    /// local model): which tool, and how many bytes of its arguments have arrived. Throttled (a
+    /// few a second); the `tool_call` that follows once the call is complete replaces it.
+    ToolCallProgress {
+        /// The call's id, when the provider has said it yet.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// The tool being called.
+        tool: String,
+        /// Bytes of its arguments so far.
+        bytes: u64,
+    },
     /// The model called a tool. Followed, possibly after a proposal, by its `tool_result`.
     ToolCall(ToolCallNotification),
     /// A piece of a running command's output (stdout and stderr interleaved as the command

@@ -5,6 +5,7 @@
 //! user and query parts: never a secret, never a request body (only the start of the
 //! upstream's own error message).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -26,21 +27,40 @@ pub struct LastFailure {
     pub message: String,
 }
 
-/// The last failure of one upstream; shared by every clone of it.
+/// The last failure of one upstream, and whether the call that ended last failed; shared by
+/// every clone of it.
 #[derive(Debug, Default)]
-pub(crate) struct FailureLog(Mutex<Option<LastFailure>>);
+pub(crate) struct FailureLog {
+    last: Mutex<Option<LastFailure>>,
+    failing: AtomicBool,
+}
 
 impl FailureLog {
     pub(crate) fn note(&self, error: &ProviderError) {
         let failure = describe(error);
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(failure);
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(failure);
+        self.failing.store(true, Ordering::Relaxed);
+    }
+
+    /// A call succeeded: the provider is no longer failing (its last failure stays on record).
+    pub(crate) fn succeeded(&self) {
+        self.failing.store(false, Ordering::Relaxed);
     }
 
     pub(crate) fn last(&self) -> Option<LastFailure> {
-        self.0
+        self.last
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The last failure, when no call has succeeded since (the provider is failing now).
+    pub(crate) fn current(&self) -> Option<LastFailure> {
+        if self.failing.load(Ordering::Relaxed) {
+            self.last()
+        } else {
+            None
+        }
     }
 }
 

@@ -243,6 +243,12 @@ impl Upstream {
         self.failures.last()
     }
 
+    /// The last failure when no call has succeeded since: the upstream is failing now (the
+    /// desktop app's tray shows it).
+    pub fn failing(&self) -> Option<LastFailure> {
+        self.failures.current()
+    }
+
     /// Every call ends here, so a failure is noted once, whoever made the call.
     async fn call(
         &self,
@@ -250,8 +256,9 @@ impl Upstream {
         request: UpstreamRequest<'_>,
     ) -> Result<UpstreamResponse, CallError> {
         let result = self.call_retrying(method, request).await;
-        if let Err(failed) = &result {
-            self.failures.note(&failed.error);
+        match &result {
+            Ok(_) => self.failures.succeeded(),
+            Err(failed) => self.failures.note(&failed.error),
         }
         result
     }

@@ -19,6 +19,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../web/app.js"),
     ),
     (
+        "connect.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../web/connect.js"),
+    ),
+    (
         "markdown.js",
         "text/javascript; charset=utf-8",
         include_str!("../web/markdown.js"),

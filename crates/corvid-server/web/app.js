@@ -4,7 +4,7 @@
 
 import { el, renderMarkdown } from "/assets/markdown.js";
 
-const PROTOCOL_VERSION = 4;
+const PROTOCOL_VERSION = 5;
 const FOLD_LINES = 12;
 // The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
 const SHOWN = "corvid-conversation";
@@ -115,6 +115,27 @@ function notice(kind, text) {
   const item = el("div", [text], { class: `notice ${kind}` });
   $("#notices").append(item);
   setTimeout(() => item.remove(), 6000);
+}
+
+// A tool call the model is still writing (a whole file can take minutes on a local model):
+// which tool and how much has arrived, in one line that the call itself replaces.
+function showPreparing(scope, msg) {
+  if (!state.preparing || !state.preparing.isConnected) {
+    state.preparing = el("div", [], { class: "preparing muted" });
+    scope.box.append(state.preparing);
+  }
+  state.preparing.textContent = `writing ${msg.tool} call, ${size(msg.bytes)}…`;
+}
+
+function clearPreparing() {
+  state.preparing?.remove();
+  state.preparing = null;
+}
+
+function size(bytes) {
+  if (bytes < 1024) return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
+  if (bytes < 1048576) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1048576).toFixed(1)} MB`;
 }
 
 function setRunning(running) {
@@ -388,7 +409,10 @@ function onEvent(event) {
       state.policy = msg.approval_policy;
       state.sandbox = msg.sandbox ?? null;
       setPickers();
-      if (event.replay) setRunning(false);
+      if (event.replay) {
+        setRunning(false);
+        clearPreparing();
+      }
       showConversation(msg.conversation_id);
       break;
     case "settings_changed":
@@ -408,7 +432,11 @@ function onEvent(event) {
     case "message_completed":
       endBlock(scope);
       break;
+    case "tool_call_progress":
+      showPreparing(scope, msg);
+      break;
     case "tool_call":
+      clearPreparing();
       endBlock(scope);
       toolCard(msg, scope);
       break;
@@ -455,6 +483,7 @@ function onEvent(event) {
       break;
     case "turn_finished": {
       if (event.depth > 0) break;
+      clearPreparing();
       endBlock(scope);
       setRunning(false);
       showUsage(msg.usage);

@@ -18,16 +18,20 @@ mod checkpoints;
 mod conversations;
 mod error;
 mod migrations;
+mod money;
+pub mod pg;
 mod recorder;
 mod store;
+pub mod team;
 mod usage;
 
 pub use checkpoints::CheckpointRecord;
 pub use conversations::{ConversationSummary, StoredMessage};
 pub use error::StoreError;
+pub use money::{PriceMicros, micros_to_usd, usd_to_micros};
 pub use recorder::{RecorderOptions, RecorderStats, UsageRecorder};
 pub use store::{SharedStore, Store, lock};
 pub use usage::{
-    FRONT_END_GATEWAY, Outcome, ROUTE_AGENT, Tokens, UsageRecord, UsageRow, UsageTotals, cost,
-    now_ms,
+    Billing, FRONT_END_GATEWAY, Outcome, ROUTE_AGENT, Tokens, UsageRecord, UsageRow, UsageTotals,
+    cost, now_ms,
 };

@@ -86,4 +86,61 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // target; NULL for rows before routing and for requests no rule or pool touched.
     "ALTER TABLE requests ADD COLUMN key_index INTEGER;
     ALTER TABLE requests ADD COLUMN rule TEXT;",
+    // 7: team mode on SQLite: budgets, teams, client keys (public id + SHA-256 of the secret),
+    // the holds requests take against budgets, rate-limit windows, instances' heartbeats; and
+    // each ledger row's request id, key, team, price snapshot (µ$ per million tokens) and cost
+    // in µ$. A request id appears once: its row is written, and its hold settled, only once.
+    "CREATE TABLE budgets (
+        id           INTEGER PRIMARY KEY,
+        scope        TEXT    NOT NULL UNIQUE,     -- key:<name> or team:<name>
+        cap_micros   INTEGER NOT NULL,
+        period       TEXT    NOT NULL,            -- day or month (UTC)
+        window_start INTEGER NOT NULL DEFAULT 0,  -- Unix milliseconds
+        spent        INTEGER NOT NULL DEFAULT 0,
+        reserved     INTEGER NOT NULL DEFAULT 0 CHECK (reserved >= 0)
+    );
+    CREATE TABLE teams (
+        id         INTEGER PRIMARY KEY,
+        name       TEXT    NOT NULL UNIQUE,
+        budget_id  INTEGER REFERENCES budgets (id),
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE client_keys (
+        id          INTEGER PRIMARY KEY,
+        name        TEXT    NOT NULL UNIQUE,
+        public_id   TEXT    NOT NULL UNIQUE,
+        secret_hash BLOB    NOT NULL,
+        team_id     INTEGER REFERENCES teams (id),
+        budget_id   INTEGER REFERENCES budgets (id),
+        models      TEXT    NOT NULL DEFAULT '',  -- comma-separated patterns; empty: every model
+        rpm         INTEGER,
+        tpm         INTEGER,
+        revoked_at  INTEGER,
+        created_at  INTEGER NOT NULL
+    );
+    CREATE TABLE reservations (
+        request_id  TEXT    NOT NULL,
+        budget_id   INTEGER NOT NULL REFERENCES budgets (id),
+        amount      INTEGER NOT NULL,
+        instance_id TEXT    NOT NULL,
+        expires_at  INTEGER NOT NULL,
+        PRIMARY KEY (request_id, budget_id)
+    );
+    CREATE TABLE rate_windows (
+        key_id   INTEGER NOT NULL,
+        minute   INTEGER NOT NULL,
+        requests INTEGER NOT NULL DEFAULT 0,
+        tokens   INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (key_id, minute)
+    );
+    CREATE TABLE instances (id TEXT PRIMARY KEY, heartbeat_at INTEGER NOT NULL);
+    ALTER TABLE requests ADD COLUMN request_id TEXT;
+    ALTER TABLE requests ADD COLUMN key_id INTEGER;
+    ALTER TABLE requests ADD COLUMN team_id INTEGER;
+    ALTER TABLE requests ADD COLUMN cost_micros INTEGER;
+    ALTER TABLE requests ADD COLUMN price_input INTEGER;
+    ALTER TABLE requests ADD COLUMN price_cached_input INTEGER;
+    ALTER TABLE requests ADD COLUMN price_cache_write INTEGER;
+    ALTER TABLE requests ADD COLUMN price_output INTEGER;
+    CREATE UNIQUE INDEX requests_request_id ON requests (request_id) WHERE request_id IS NOT NULL;",
 ];

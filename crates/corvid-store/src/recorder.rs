@@ -123,6 +123,16 @@ impl UsageRecorder {
         spawn_gated(store, RecorderOptions::default(), None)
     }
 
+    /// Starts the writer thread over PostgreSQL (team mode). A batch that fails because the
+    /// database is unreachable is kept and retried, so an outage delays rows without losing
+    /// them (up to the channel's capacity; see `RecorderOptions::capacity`).
+    pub fn spawn_postgres(
+        ledger: crate::pg::PgLedger,
+        options: RecorderOptions,
+    ) -> Result<UsageRecorder, StoreError> {
+        spawn_sink(Sink::Postgres(Box::new(ledger)), options, None)
+    }
+
     /// Hands `record` to the writer thread. Never blocks: when the channel is full (or the
     /// writer has stopped) the record is dropped, counted, and a warning is logged at most
     /// once a minute.
@@ -209,10 +219,28 @@ fn spawn_gated(
     options: RecorderOptions,
     gate: Option<Receiver<()>>,
 ) -> Result<UsageRecorder, StoreError> {
+    spawn_sink(Sink::Sqlite(store), options, gate)
+}
+
+/// Where the writer commits batches.
+#[derive(Debug)]
+enum Sink {
+    Sqlite(SharedStore),
+    Postgres(Box<crate::pg::PgLedger>),
+}
+
+/// Retries of a batch PostgreSQL could not take, at shutdown (while serving: until it does).
+const SHUTDOWN_RETRIES: u32 = 8;
+
+fn spawn_sink(
+    sink: Sink,
+    options: RecorderOptions,
+    gate: Option<Receiver<()>>,
+) -> Result<UsageRecorder, StoreError> {
     let (sender, receiver) = mpsc::sync_channel(options.capacity.max(1));
     let counters = Arc::new(Counters::default());
     let writer = Writer {
-        store,
+        sink,
         receiver,
         options,
         counters: Arc::clone(&counters),
@@ -240,7 +268,7 @@ fn spawn_gated(
 }
 
 struct Writer {
-    store: SharedStore,
+    sink: Sink,
     receiver: Receiver<Message>,
     options: RecorderOptions,
     counters: Arc<Counters>,
@@ -316,7 +344,30 @@ impl Writer {
             return;
         }
         let rows = self.batch.len() as u64;
-        let written = lock(&self.store).record_all(&self.batch);
+        let written = match &mut self.sink {
+            Sink::Sqlite(store) => lock(store).record_all(&self.batch),
+            Sink::Postgres(ledger) => {
+                let mut attempt = 0u32;
+                loop {
+                    match ledger.write(&self.batch) {
+                        Err(error)
+                            if error.is_unreachable()
+                                && (!self.counters.closed.load(Ordering::SeqCst)
+                                    || attempt < SHUTDOWN_RETRIES) =>
+                        {
+                            if attempt == 0 {
+                                tracing::warn!(rows, error = %error_chain(&error), "the database is unreachable; usage rows wait and are retried");
+                            }
+                            attempt = attempt.saturating_add(1);
+                            std::thread::sleep(Duration::from_millis(
+                                (50u64 << attempt.min(5)).min(1000),
+                            ));
+                        }
+                        other => break other,
+                    }
+                }
+            }
+        };
         match written {
             Ok(()) => {
                 self.counters.written.fetch_add(rows, Ordering::Relaxed);

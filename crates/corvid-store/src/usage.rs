@@ -112,6 +112,22 @@ pub struct UsageRecord {
     pub key_index: Option<u32>,
     /// The routing rule that chose the target (`background`, `think`, …), if one did.
     pub rule: Option<String>,
+    /// The request's id, client key, price and cost, when the gateway billed it (team mode).
+    pub billing: Option<Billing>,
+}
+
+/// Who pays for a request and what it cost: written with its ledger row, and the row's write
+/// settles the request's budget hold (once per `request_id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Billing {
+    /// Unique per request; the ledger keeps one row per id.
+    pub request_id: String,
+    pub key_id: Option<i64>,
+    pub team_id: Option<i64>,
+    /// The price when the request was made.
+    pub price: crate::PriceMicros,
+    /// `price.cost(tokens)`, in µ$.
+    pub cost_micros: i64,
 }
 
 /// The current time in Unix milliseconds, for [`UsageRecord::at`].
@@ -149,10 +165,12 @@ pub struct UsageTotals {
     pub tokens: Tokens,
 }
 
-const INSERT: &str = "INSERT INTO requests (at, route, inbound, provider, model, status, outcome,
-        latency_ms, ttfb_ms, input, cache_read, cache_write, output, reasoning, attempts, prompt,
-        front_end, key_index, rule)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+const INSERT: &str = "INSERT OR IGNORE INTO requests (at, route, inbound, provider, model, status,
+        outcome, latency_ms, ttfb_ms, input, cache_read, cache_write, output, reasoning, attempts,
+        prompt, front_end, key_index, rule, request_id, key_id, team_id, cost_micros, price_input,
+        price_cached_input, price_cache_write, price_output)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+        ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)";
 
 /// The aggregate columns shared by both queries, in the order `read_aggregate` expects.
 const AGGREGATES: &str = "COUNT(*),
@@ -224,7 +242,9 @@ impl Store {
 pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), StoreError> {
     let mut statement = conn.prepare_cached(INSERT)?;
     for record in records {
-        statement.execute(params![
+        let billing = record.billing.as_ref();
+        let price = billing.map(|billing| billing.price);
+        let inserted = statement.execute(params![
             record.at,
             record.route,
             record.inbound,
@@ -244,7 +264,26 @@ pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), S
             record.front_end,
             record.key_index,
             record.rule,
+            billing.map(|billing| &billing.request_id),
+            billing.and_then(|billing| billing.key_id),
+            billing.and_then(|billing| billing.team_id),
+            billing.map(|billing| billing.cost_micros),
+            price.map(|price| price.input),
+            price.map(|price| price.cached_input),
+            price.map(|price| price.cache_write),
+            price.map(|price| price.output),
         ])?;
+        // A request id already written (a retried batch) settles nothing a second time.
+        if inserted == 1
+            && let Some(billing) = billing
+        {
+            crate::team::settle_sqlite(
+                conn,
+                &billing.request_id,
+                billing.cost_micros,
+                billing.key_id,
+            )?;
+        }
     }
     Ok(())
 }

@@ -31,8 +31,31 @@
 //!   and bind-mounts those two read-only in its private mount namespace (the `mount` layer).
 //!   Without user namespaces they are not protected, and the state says so.
 
+//!
+//! On **macOS** the same policy becomes a Seatbelt profile: the helper becomes
+//! `/usr/bin/sandbox-exec` with a generated profile (`seatbelt`): reads everywhere but the
+//! hidden paths, writes only in the project and temp folders, network off unless widened. There
+//! is no seccomp, mount namespace or parent-death signal there. Elsewhere the sandbox says it is
+//! unavailable.
+
+// The helper's side: Landlock + seccomp (Linux), Seatbelt (macOS), nothing (elsewhere).
+#[cfg(target_os = "linux")]
 mod enforce;
+#[cfg(target_os = "macos")]
+#[path = "sandbox/enforce_macos.rs"]
+mod enforce;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+#[path = "sandbox/enforce_none.rs"]
+mod enforce;
+// The helper's command line, read the same way on macOS and elsewhere (Linux reads it in
+// `enforce`, with its own typed errors).
+#[cfg(not(target_os = "linux"))]
+mod helper_args;
+#[cfg(target_os = "linux")]
 mod rules;
+#[cfg(any(target_os = "macos", test))]
+mod seatbelt;
+#[cfg(target_os = "linux")]
 mod setup_error;
 
 use std::ffi::{OsStr, OsString};
@@ -231,11 +254,11 @@ impl Sandbox {
         probe: SandboxProbe,
     ) -> Self {
         let helper = helper.into();
-        let mode = match probe.landlock_abi {
-            Some(_) => Mode::Enforced { helper },
-            None => Mode::Unavailable {
+        let mode = match kernel_sandbox(&probe) {
+            Ok(()) => Mode::Enforced { helper },
+            Err(reason) => Mode::Unavailable {
                 helper: Some(helper),
-                reason: "this kernel has no Landlock (Linux 5.13 or later with Landlock enabled is needed)".to_owned(),
+                reason: reason.to_owned(),
             },
         };
         Self {
@@ -307,6 +330,10 @@ impl Sandbox {
             }
             Mode::Unavailable { reason, .. } => {
                 format!("unavailable: {reason}; every command asks before it runs")
+            }
+            Mode::Enforced { .. } if cfg!(target_os = "macos") => {
+                "seatbelt (sandbox-exec); writes only in the project and temp folders; network off"
+                    .to_owned()
             }
             Mode::Enforced { .. } => {
                 let mut layers = vec![format!(
@@ -449,6 +476,28 @@ impl Sandbox {
     }
 }
 
+/// Whether this machine can confine commands, or why not.
+#[cfg(target_os = "macos")]
+fn kernel_sandbox(_probe: &SandboxProbe) -> Result<(), &'static str> {
+    if enforce::seatbelt_available() {
+        Ok(())
+    } else {
+        Err("/usr/bin/sandbox-exec (Seatbelt) is missing")
+    }
+}
+
+/// Whether this machine can confine commands, or why not.
+#[cfg(not(target_os = "macos"))]
+fn kernel_sandbox(probe: &SandboxProbe) -> Result<(), &'static str> {
+    match probe.landlock_abi {
+        Some(_) => Ok(()),
+        None if cfg!(target_os = "linux") => {
+            Err("this kernel has no Landlock (Linux 5.13 or later with Landlock enabled is needed)")
+        }
+        None => Err("corvid has no command sandbox for this platform (only Linux and macOS)"),
+    }
+}
+
 /// The folders a sandboxed command may write in: the project, the temp folders, the devices
 /// every program expects.
 fn writable_roots(project: &Path) -> Vec<PathBuf> {
@@ -537,7 +586,8 @@ fn unshare_works(program: &Path) -> bool {
 /// What the helper enforces, passed to it as JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SandboxPolicy {
-    /// Restrict the file system (and TCP, when `network` is false) with Landlock.
+    /// Restrict the file system (and TCP, when `network` is false) with Landlock — on macOS,
+    /// with the Seatbelt profile.
     pub landlock: bool,
     /// Install the seccomp filter.
     pub seccomp: bool,

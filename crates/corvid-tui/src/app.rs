@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use corvid_protocol::{Op, TokenUsage};
+use corvid_protocol::{ConversationSummary, HistoryEntry, Op, TokenUsage};
 use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 
@@ -51,6 +51,9 @@ pub struct Settings {
     pub catalog: Vec<String>,
     /// Prices by model name, for the cost in the status line and `/cost`.
     pub prices: HashMap<String, Rate>,
+    /// The conversation the chat opened on, when it already has messages: said and shown
+    /// after the banner, so the model's context is on the screen too.
+    pub resumed: Option<(ConversationSummary, Vec<HistoryEntry>)>,
 }
 
 /// The running turn as the input area shows it until its pieces go into the scrollback.
@@ -72,6 +75,8 @@ struct TurnView {
     running_tool: Option<String>,
     /// The running command's output so far (its tail), shown dimmed under its line.
     tool_output: String,
+    /// A call the model is still writing: its tool and the bytes of arguments so far.
+    preparing: Option<(String, u64)>,
 }
 
 /// Tokens spent, and what they cost where the models have prices.

@@ -496,6 +496,15 @@ pub fn tokens(count: u64) -> String {
     }
 }
 
+/// A size as people read it: `512 bytes`, `2.1 KB`, `1.3 MB`.
+pub fn bytes(count: u64) -> String {
+    match count {
+        0..1_024 => plural(count, "byte"),
+        1_024..1_048_576 => format!("{:.1} KB", count as f64 / 1_024.0),
+        _ => format!("{:.1} MB", count as f64 / 1_048_576.0),
+    }
+}
+
 /// What the status line shows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Status {
@@ -510,6 +519,8 @@ pub struct Status {
     pub queued: usize,
     /// The session's cost in US dollars, when the model has a price.
     pub cost: Option<f64>,
+    /// A tool call the model is still writing: the tool and the bytes so far.
+    pub preparing: Option<(String, u64)>,
 }
 
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -520,10 +531,12 @@ pub fn status_line(status: &Status, width: u16) -> Line<'static> {
     let mut parts: Vec<Span<'static>> = Vec::new();
     match status.busy {
         Some((seconds, frame)) => {
-            parts.push(Span::styled(
-                format!("{} working {}s", SPINNER[frame % SPINNER.len()], seconds),
-                Style::new().fg(Color::Cyan),
-            ));
+            let mut working = format!("{} working {}s", SPINNER[frame % SPINNER.len()], seconds);
+            // A long tool call streams for minutes: say which and how far, not only a spinner.
+            if let Some((tool, so_far)) = &status.preparing {
+                working.push_str(&format!(" · writing {tool} call, {}", bytes(*so_far)));
+            }
+            parts.push(Span::styled(working, Style::new().fg(Color::Cyan)));
         }
         None => parts.push(Span::styled("ready", Style::new().fg(Color::Green))),
     }

@@ -71,7 +71,18 @@ impl Live {
         match event.msg {
             EventMsg::TextDelta { delta } if main => self.send(cx, updates::text(delta))?,
             EventMsg::ReasoningDelta { delta } if main => self.send(cx, updates::thought(delta))?,
+            // A call the model is still writing shows in the thread at once, pending, with
+            // how much has arrived; without an id yet there is nothing to attach it to.
+            EventMsg::ToolCallProgress {
+                call_id: Some(call_id),
+                tool,
+                bytes,
+            } => {
+                let first = lock(&self.state).preparing.insert(call_id.clone());
+                self.send(cx, updates::preparing(&call_id, &tool, bytes, first))?;
+            }
             EventMsg::ToolCall(call) => {
+                lock(&self.state).preparing.remove(&call.call_id);
                 let described = updates::describe(&call, &self.project);
                 self.send(
                     cx,
@@ -161,6 +172,11 @@ impl Live {
             EventMsg::Warning { message } if self.is_command(&event.id) => {
                 self.send(cx, updates::text(message))?;
                 self.finish(&event.id, StopReason::EndTurn);
+            }
+            // A warning of the running prompt's turn (an empty reply, a compaction that could
+            // not run): said in the thread, where the user waits for the answer.
+            EventMsg::Warning { message } if main && self.is_prompt(&event.id) => {
+                self.send(cx, updates::text(format!("\n\n_Warning: {message}_\n")))?;
             }
             EventMsg::Compacted {
                 tokens_before,

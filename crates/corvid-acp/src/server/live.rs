@@ -1,6 +1,6 @@
 //! One open session: its engine link, what the client was offered, and the prompt running.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -47,6 +47,8 @@ pub(super) struct State {
     /// A running command's output so far, by call (ACP replaces a call's content, so each
     /// update carries it all, cut to its tail).
     pub(super) outputs: HashMap<String, String>,
+    /// Calls announced while the model was still writing them (`tool_call_progress`).
+    pub(super) preparing: HashSet<String>,
 }
 
 /// The prompt being answered.

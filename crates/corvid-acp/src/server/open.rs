@@ -1,7 +1,7 @@
 //! Starting and ending sessions: `initialize`, `session/new`, `session/load`,
 //! `session/resume`, `session/list` and `session/close`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -284,6 +284,7 @@ impl Server {
                 turn: None,
                 calls: HashMap::new(),
                 outputs: HashMap::new(),
+                preparing: HashSet::new(),
             }),
         });
         lock(&self.open).insert(conversation_id, Arc::clone(&live));

@@ -234,6 +234,14 @@ impl Live {
         }
     }
 
+    /// Whether `submission` is the running prompt's.
+    pub(super) fn is_prompt(&self, submission: &str) -> bool {
+        lock(&self.state)
+            .turn
+            .as_ref()
+            .is_some_and(|turn| turn.submission == submission)
+    }
+
     pub(super) fn is_command(&self, submission: &str) -> bool {
         lock(&self.state)
             .turn

@@ -81,3 +81,19 @@ fn the_web_tools_have_the_fetch_and_search_kinds() {
     assert_eq!(kind_of("web_fetch"), ToolKind::Fetch);
     assert_eq!(kind_of("web_search"), ToolKind::Search);
 }
+
+#[test]
+fn a_call_being_written_is_announced_pending_then_retitled_with_its_size() {
+    let first = serde_json::to_value(preparing("c9", "write", 0, true)).unwrap();
+    assert_eq!(first["sessionUpdate"], "tool_call");
+    assert_eq!(first["toolCallId"], "c9");
+    // `pending` is a tool call's default status, which the SDK leaves out.
+    assert!(
+        first["status"].is_null() || first["status"] == "pending",
+        "{first}"
+    );
+    assert_eq!(first["title"], "Writing write call (0 bytes)");
+    let later = serde_json::to_value(preparing("c9", "write", 2_150, false)).unwrap();
+    assert_eq!(later["sessionUpdate"], "tool_call_update");
+    assert_eq!(later["title"], "Writing write call (2.1 KB)");
+}

@@ -69,7 +69,10 @@ async fn every_front_ends_new_session_starts_with_the_configured_policy() {
             "ask",
         ),
     ] {
-        let (session, mut events) = start(&loaded, &args(&flags), "exec").await.unwrap();
+        let (_, session, mut events) =
+            start_on(&loaded, &args(&flags), "exec", OpenConversation::New)
+                .await
+                .unwrap();
         let ready = loop {
             let event = events.recv().await.expect("the session ended before ready");
             if let EventMsg::Ready(ready) = event.msg {

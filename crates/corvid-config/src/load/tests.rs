@@ -531,6 +531,7 @@ fn every_setting_is_in_the_readme() {
                 | "providers"
                 | "context_windows"
                 | "web"
+                | "store"
                 | "mcp_servers"
                 | "routes"
                 | "router"

@@ -326,6 +326,22 @@ fn events() -> Vec<(EventMsg, Value)> {
             json!({"type": "tool_output_delta", "call_id": "call-1", "text": "Compiling corvid\n"}),
         ),
         (
+            EventMsg::ToolCallProgress {
+                call_id: Some("call-2".into()),
+                tool: "write".into(),
+                bytes: 2048,
+            },
+            json!({"type": "tool_call_progress", "call_id": "call-2", "tool": "write", "bytes": 2048}),
+        ),
+        (
+            EventMsg::ToolCallProgress {
+                call_id: None,
+                tool: "edit".into(),
+                bytes: 0,
+            },
+            json!({"type": "tool_call_progress", "tool": "edit", "bytes": 0}),
+        ),
+        (
             EventMsg::SettingsChanged {
                 model: "grok-4".into(),
                 approval_policy: ApprovalPolicy::FullAuto,

@@ -65,3 +65,18 @@ fn keys_are_masked_urls_lose_user_and_query_and_long_text_is_cut() {
     assert!(cut.ends_with('…'));
     assert_eq!(clean("two\nlines"), "two lines");
 }
+
+#[test]
+fn a_provider_is_failing_until_a_call_succeeds_and_its_last_failure_stays_on_record() {
+    let log = FailureLog::default();
+    assert_eq!(log.current(), None);
+    log.succeeded();
+    assert_eq!(log.current(), None);
+    log.note(&status(502, r#"{"error": {"message": "bad gateway"}}"#));
+    assert_eq!(log.current().unwrap().status, Some(502));
+    log.succeeded();
+    assert_eq!(log.current(), None);
+    assert_eq!(log.last().unwrap().status, Some(502));
+    log.note(&status(503, "{}"));
+    assert_eq!(log.current().unwrap().status, Some(503));
+}

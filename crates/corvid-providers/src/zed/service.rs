@@ -61,6 +61,11 @@ impl ZedService {
         self.failures.last()
     }
 
+    /// The last failure when no call has succeeded since (see `Upstream::failing`).
+    pub fn failing(&self) -> Option<LastFailure> {
+        self.failures.current()
+    }
+
     /// The account's models, fetched on demand and cached; read again once a new LLM token
     /// was minted (the list can change with the plan, as Zed re-reads it) or after ten
     /// minutes.
@@ -73,7 +78,10 @@ impl ZedService {
             return Ok(cached.models.clone());
         }
         let models = match self.client.models().await {
-            Ok(models) => models,
+            Ok(models) => {
+                self.failures.succeeded();
+                models
+            }
             Err(error) => {
                 let error = ProviderError::from(error);
                 self.failures.note(&error);
@@ -139,7 +147,10 @@ impl ZedService {
                 Ok(mut completion) => match completion.failure_before_output().await {
                     // A `failed` status before any output is a failed call, not a stream.
                     Some(failure) => failure.into_error(self.client.plan()),
-                    None => return Ok((completion, attempts)),
+                    None => {
+                        self.failures.succeeded();
+                        return Ok((completion, attempts));
+                    }
                 },
                 Err(error) => error,
             };

@@ -27,6 +27,7 @@ pub(crate) fn sample(at: i64, model: &str) -> UsageRecord {
         },
         attempts: 1,
         prompt: None,
+        billing: None,
         key_index: None,
         rule: None,
     }

@@ -69,10 +69,15 @@ impl App {
             }
             EventMsg::ToolCall(call) => {
                 self.flush_reasoning(depth);
+                self.turn.preparing = None;
                 self.turn.running_tool = Some(format!("{indent}{}", call.summary));
                 self.turn.tool_output.clear();
                 self.turn.tools.insert(call.call_id, (call.summary, depth));
             }
+            EventMsg::ToolCallProgress { tool, bytes, .. } if depth == 0 => {
+                self.turn.preparing = Some((tool, bytes));
+            }
+            EventMsg::ToolCallProgress { .. } => {}
             EventMsg::ToolOutputDelta { text, .. } => self.tool_output_delta(&text),
             EventMsg::ToolResult(result) => {
                 let (summary, depth) = self
@@ -222,6 +227,13 @@ impl App {
         if !self.plain {
             self.note("/help for commands · Esc interrupts · Ctrl-C twice or Ctrl-D exits");
         }
+        if let Some((conversation, history)) = self.settings.resumed.take() {
+            self.note(format!(
+                "resumed the project's last conversation ({}): /new starts a new one, /resume picks another",
+                render::plural(conversation.message_count, "message")
+            ));
+            self.conversation_switched(conversation, history);
+        }
     }
 
     fn error(&mut self, error: ErrorNotification, depth: u32) {
@@ -275,6 +287,7 @@ impl App {
         self.overlay.proposal = None;
         self.turn.running_tool = None;
         self.turn.tool_output.clear();
+        self.turn.preparing = None;
         self.add_turn_usage(finished.usage);
         let outcome = match finished.outcome {
             TurnOutcome::Completed => "done",
@@ -326,6 +339,7 @@ impl App {
         self.turn.streaming.clear();
         self.turn.reasoning.clear();
         self.turn.tool_output.clear();
+        self.turn.preparing = None;
         if let Some(missed) = ready.missed {
             self.note(format!(
                 "(the screen fell {} behind and caught up; some output may be missing above)",
@@ -353,7 +367,11 @@ impl App {
                 self.turn.streaming.clear();
                 self.turn.reasoning.clear();
             }
+            EventMsg::ToolCallProgress { tool, bytes, .. } if event.depth == 0 => {
+                self.turn.preparing = Some((tool, bytes));
+            }
             EventMsg::ToolCall(call) => {
+                self.turn.preparing = None;
                 let indent = "  ".repeat(event.depth as usize);
                 self.turn.running_tool = Some(format!("{indent}{}", call.summary));
                 self.turn.tool_output.clear();

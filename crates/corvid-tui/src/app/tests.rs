@@ -35,6 +35,7 @@ fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorde
                 output: 15.0,
             },
         )]),
+        resumed: None,
     };
     (App::new(recorder.clone(), settings), recorder)
 }
@@ -930,4 +931,73 @@ fn slash_mcp_trust_asks_the_engine_to_trust_that_server() {
         "{}",
         crate::render::plain(&view)
     );
+}
+
+#[test]
+fn a_resumed_conversation_is_said_and_shown_after_the_banner_once() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.settings.resumed = Some((
+        ConversationSummary {
+            id: "c1".to_owned(),
+            title: "fix the sign".to_owned(),
+            updated_at: 0,
+            message_count: 2,
+        },
+        vec![
+            HistoryEntry::User {
+                text: "fix the sign in lib.rs".to_owned(),
+            },
+            HistoryEntry::Assistant {
+                text: "Fixed: `add` returns a Vec<i32> now.".to_owned(),
+            },
+        ],
+    ));
+    app.event(ready());
+    let shown = printed(&mut app);
+    let banner = shown.find("corvid chat").unwrap();
+    let said = shown
+        .find("resumed the project's last conversation (2 messages)")
+        .unwrap();
+    let title = shown.find("── fix the sign (c1) ──").unwrap();
+    assert!(banner < said && said < title, "{shown}");
+    assert!(shown.contains("› fix the sign in lib.rs"), "{shown}");
+    assert!(shown.contains("returns a Vec<i32> now."), "{shown}");
+    // A later `ready` (a resync) does not show it again.
+    let EventMsg::Ready(mut again) = ready().msg else {
+        unreachable!()
+    };
+    again.missed = Some(3);
+    app.event(numbered(9, true, EventMsg::Ready(again)));
+    assert!(!printed(&mut app).contains("resumed"));
+}
+
+#[test]
+fn a_tool_call_being_written_shows_its_tool_and_size_until_the_call_arrives() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _) = app(folder.path(), None);
+    app.event(ready());
+    app.submit_line("write the module");
+    let progress = |bytes| {
+        event(EventMsg::ToolCallProgress {
+            call_id: Some("call-1".to_owned()),
+            tool: "write".to_owned(),
+            bytes,
+        })
+    };
+    app.event(progress(0));
+    assert!(area(&app, 100, 10).contains("writing write call, 0 bytes"));
+    app.event(progress(3_000));
+    assert!(area(&app, 100, 10).contains("writing write call, 2.9 KB"));
+    app.event(event(EventMsg::ToolCall(
+        corvid_protocol::ToolCallNotification {
+            call_id: "call-1".to_owned(),
+            tool: "write".to_owned(),
+            arguments: serde_json::json!({"path": "a.rs", "content": "x"}),
+            summary: "Write a.rs".to_owned(),
+        },
+    )));
+    let shown = area(&app, 100, 10);
+    assert!(!shown.contains("writing write call"), "{shown}");
+    assert!(shown.contains("Write a.rs"), "{shown}");
 }

@@ -33,6 +33,7 @@ impl App {
             .turn
             .since
             .map(|at| (at.elapsed().as_secs(), self.frame));
+        status.preparing = self.turn.preparing.clone();
         below.push(render::status_line(&status, width));
         let height = usize::from(height.max(1));
         // The hint's rows go first, then the status line, so the input always has a row.

@@ -95,6 +95,7 @@ fn status_line_frame() {
         tokens: 12_345,
         queued: 1,
         cost: Some(0.0423),
+        preparing: None,
     };
     let idle = Status {
         busy: None,
@@ -124,6 +125,7 @@ fn narrow_terminal_frame() {
         tokens: 10,
         queued: 0,
         cost: None,
+        preparing: None,
     };
     lines.push(status_line(&status, 24));
     let text = screen(lines, 24);
@@ -183,4 +185,22 @@ fn text_in_angle_brackets_is_shown_as_written_wherever_it_stands() {
             "missing {expected:?} in:\n{shown}"
         );
     }
+}
+
+#[test]
+fn a_tool_call_being_written_shows_in_the_status_line_with_its_size() {
+    let status = Status {
+        busy: Some((95, 0)),
+        model: "qwen".to_owned(),
+        preparing: Some(("write".to_owned(), 2_150)),
+        ..Status::default()
+    };
+    let shown = plain(&[status_line(&status, 100)]);
+    assert!(
+        shown.contains("working 95s · writing write call, 2.1 KB"),
+        "{shown}"
+    );
+    assert_eq!(bytes(1), "1 byte");
+    assert_eq!(bytes(1_023), "1023 bytes");
+    assert_eq!(bytes(3 * 1_048_576 / 2), "1.5 MB");
 }

@@ -1,16 +1,23 @@
 //! The `corvid` binary: the one composition root. It loads the configuration, builds the
 //! credential and the upstream client, and runs the gateway or one of the account commands.
+//! A library so that corvid-desktop hosts the same composition in-process (see [`host`]).
 
 mod acp;
 mod agent_front;
 mod auth_commands;
 mod compose;
+mod doctor;
 mod exec;
+mod first_run;
+pub mod host;
+mod launchd;
 mod mcp_command;
 mod route_command;
 mod sandbox_setup;
 mod serve;
+mod service;
 mod setup;
+mod team_commands;
 mod usage_command;
 mod zed_commands;
 mod zed_config;
@@ -72,6 +79,9 @@ enum Command {
     },
     /// Show the active auth mode, who is signed in (xAI, Zed) and when tokens expire (never a secret).
     Status,
+    /// Check what usually goes wrong (credentials, reaching each provider, the port, the
+    /// sandbox, the env file's mode, the clients' set-up), with the fix for each problem.
+    Doctor,
     /// Tokens spent per day and model (and cost, where [prices] are configured).
     Usage {
         /// Only the last N days (UTC), today included.
@@ -80,6 +90,22 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Group by client key, team, model or day (the gateway's billed requests, on the
+        /// configured store).
+        #[arg(long, value_enum)]
+        by: Option<team_commands::By>,
+    },
+    /// Create or upgrade the PostgreSQL schema (team mode); safe to run twice at once.
+    Migrate,
+    /// Client keys for the gateway: create, list, revoke.
+    Keys {
+        #[command(subcommand)]
+        command: team_commands::KeysCommand,
+    },
+    /// Teams and their budgets: create, list.
+    Teams {
+        #[command(subcommand)]
+        command: team_commands::TeamsCommand,
     },
     /// List the models corvid can route to, by provider.
     Models,
@@ -98,6 +124,11 @@ enum Command {
     },
     /// Print the Zed settings.json keys that point Zed's chat and edit predictions at corvid.
     ZedConfig(ZedConfigArgs),
+    /// Run `corvid serve` as a per-user service (systemd on Linux, launchd on macOS).
+    Service {
+        #[command(subcommand)]
+        command: service::ServiceCommand,
+    },
     /// The MCP servers the agent uses: list them (with their state and tools), add, remove.
     Mcp {
         #[command(subcommand)]
@@ -167,15 +198,12 @@ struct ZedConfigArgs {
     prompt_format: String,
 }
 
-fn main() -> ExitCode {
+/// The `corvid` command line: parses the arguments and runs the command.
+pub fn main() -> ExitCode {
     // The sandbox helper: confine this process, then become the command. Checked before any
     // parsing so nothing else runs first.
-    let mut args = std::env::args_os().skip(1);
-    if args
-        .next()
-        .is_some_and(|first| first == corvid_tools::sandbox::HELPER_SUBCOMMAND)
-    {
-        return corvid_tools::sandbox::helper_main(args);
+    if let Some(code) = host::sandbox_helper() {
+        return code;
     }
     let cli = Cli::parse();
     match run(cli) {
@@ -252,11 +280,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let zed = runtime.block_on(zed_commands::status(&loaded));
             let gateway_and_keys = auth_commands::gateway_and_keys(&loaded);
             let sandbox = sandbox_setup::sandbox(&loaded, None).describe();
-            print_stdout(&format!(
-                "{}\n{}\n{gateway_and_keys}\nagent sandbox: {sandbox}",
-                text.trim_end(),
-                zed.trim_end()
-            ))
+            let registry = compose::registry(&loaded)?;
+            let mut parts = vec![
+                text.trim_end().to_owned(),
+                zed.trim_end().to_owned(),
+                gateway_and_keys,
+            ];
+            parts.extend(auth_commands::local_providers(&registry));
+            parts.push(format!("agent sandbox: {sandbox}"));
+            if let Some(line) = runtime.block_on(team_commands::daily_budget_line(&loaded)) {
+                parts.push(line);
+            }
+            let mut report = parts.join("\n");
+            if first_run::ready(&registry).is_empty() {
+                report.push_str(&format!("\n\n{}", first_run::connect_choices(&loaded)));
+            }
+            print_stdout(report.trim_end())
+        }
+        Command::Doctor => {
+            let loaded = load(&config_only(cli.config))?;
+            let registry = compose::registry(&loaded)?;
+            let checks = runtime.block_on(doctor::run(&loaded, &registry));
+            let (text, failed) = doctor::render(&checks);
+            print_stdout(&text)?;
+            if failed {
+                std::process::exit(1);
+            }
+            Ok(())
         }
         Command::Chat(args) => {
             let loaded = load(&config_only(cli.config))?;
@@ -288,9 +338,38 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let loaded = load(&config_only(cli.config))?;
             print_stdout(&setup::setup(&loaded.config, client, model.as_deref())?)
         }
-        Command::Usage { days, json } => {
+        Command::Usage {
+            days,
+            json,
+            by: Some(by),
+        } => {
+            let loaded = load(&config_only(cli.config))?;
+            let text = runtime.block_on(team_commands::usage_by(&loaded, by, days, json))?;
+            print_stdout(&text)
+        }
+        Command::Usage {
+            days,
+            json,
+            by: None,
+        } => {
             let text = usage_command::usage(&load(&config_only(cli.config))?, days, json)?;
             print_stdout(&text)
+        }
+        Command::Service { command } => {
+            let loaded = load(&config_only(cli.config.clone()))?;
+            print_stdout(&service::run_command(&loaded, cli.config, command)?)
+        }
+        Command::Migrate => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&runtime.block_on(team_commands::migrate(&loaded))?)
+        }
+        Command::Keys { command } => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&runtime.block_on(team_commands::keys(&loaded, command))?)
+        }
+        Command::Teams { command } => {
+            let loaded = load(&config_only(cli.config))?;
+            print_stdout(&runtime.block_on(team_commands::teams(&loaded, command))?)
         }
         Command::Mcp { command } => {
             let loaded = load(&config_only(cli.config))?;
