@@ -97,7 +97,13 @@ pub(crate) struct CorvidSetup<'a> {
     pub(crate) logs: &'a Path,
     pub(crate) port: u16,
     pub(crate) upstream_port: u16,
+    /// A program corvid runs under (valgrind and its arguments), when not run directly.
+    pub(crate) under: &'a [String],
 }
+
+/// How long corvid may take to answer its health probe under valgrind, which reads its
+/// debug information first and runs it some 50× slower.
+const READY_LIMIT_UNDER: Duration = Duration::from_secs(180);
 
 pub(crate) async fn corvid(setup: CorvidSetup<'_>, client: &HttpClient) -> anyhow::Result<Started> {
     let CorvidSetup {
@@ -106,8 +112,23 @@ pub(crate) async fn corvid(setup: CorvidSetup<'_>, client: &HttpClient) -> anyho
         logs,
         port,
         upstream_port,
+        under,
     } = setup;
-    let mut command = Command::new(program);
+    // The `xai` preset passes Responses through; the bench wants that request translated to
+    // chat, as for any chat-only provider.
+    std::fs::write(
+        home.join("config.toml"),
+        "[providers.xai]\nserves_responses = false\n",
+    )
+    .context("write the bench's config.toml")?;
+    let mut command = match under.split_first() {
+        Some((wrapper, arguments)) => {
+            let mut command = Command::new(wrapper);
+            command.args(arguments).arg(program);
+            command
+        }
+        None => Command::new(program),
+    };
     command
         .arg("serve")
         .stdin(Stdio::null())
@@ -130,9 +151,12 @@ pub(crate) async fn corvid(setup: CorvidSetup<'_>, client: &HttpClient) -> anyho
             )
         })?;
     let health: Uri = format!("http://127.0.0.1:{port}/healthz").parse()?;
-    let ready_after = guard
-        .wait_until(READY_LIMIT, || healthy(client, &health))
-        .await?;
+    let limit = if under.is_empty() {
+        READY_LIMIT
+    } else {
+        READY_LIMIT_UNDER
+    };
+    let ready_after = guard.wait_until(limit, || healthy(client, &health)).await?;
     Ok(Started {
         guard,
         port,

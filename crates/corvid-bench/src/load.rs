@@ -26,6 +26,9 @@ pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
 /// hung target from hanging the benchmark.
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How much of a stream's end is kept to check how it ended.
+const TAIL_BYTES: usize = 8 * 1024;
+
 pub(crate) fn client() -> HttpClient {
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
@@ -47,7 +50,9 @@ async fn send(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<Respon
         .header(CONTENT_TYPE, "application/json");
     // The credential headers each SDK sends; corvid ignores their values.
     let builder = match endpoint.dialect {
-        Dialect::OpenAiChat => builder.header(AUTHORIZATION, "Bearer dummy"),
+        Dialect::OpenAiChat | Dialect::OpenAiResponses => {
+            builder.header(AUTHORIZATION, "Bearer dummy")
+        }
         Dialect::AnthropicMessages => builder
             .header("x-api-key", "dummy")
             .header("anthropic-version", "2023-06-01"),
@@ -106,7 +111,8 @@ async fn first_byte(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<
             }
             first.get_or_insert_with(|| started.elapsed());
             tail.extend_from_slice(&data);
-            let excess = tail.len().saturating_sub(64);
+            // The whole last event: a Responses stream's last one carries the whole response.
+            let excess = tail.len().saturating_sub(TAIL_BYTES);
             tail.drain(..excess);
         }
         let first = first.with_context(|| format!("{} streamed no data", endpoint.uri))?;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 mod floor;
+mod instructions;
 mod launch;
 mod load;
 mod mock;
@@ -50,6 +51,24 @@ enum Command {
         /// A current-thread runtime instead of a worker per core.
         #[arg(long)]
         one_thread: bool,
+    },
+    /// Instructions per request under callgrind (valgrind), per kind of request.
+    Instructions {
+        /// Measured requests per kind (each kind also serves 10 warm-up requests)
+        #[arg(long, default_value_t = 200)]
+        requests: usize,
+        /// The corvid binary [default: `corvid` next to this executable]
+        #[arg(long)]
+        corvid: Option<PathBuf>,
+        /// Also print where this kind's instructions go, per function (e.g. anthropic-cc)
+        #[arg(long)]
+        profile: Option<String>,
+        /// Measure only these kinds (repeatable)
+        #[arg(long)]
+        only: Vec<String>,
+        /// Where to write the JSON [default: <workspace>/bench-results/instructions.json]
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -118,6 +137,12 @@ fn default_out() -> PathBuf {
     workspace.join("bench-results").join("latest.json")
 }
 
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
 fn main() -> ExitCode {
     match dispatch(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -136,14 +161,32 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             upstream,
             one_thread,
         }) => floor::run(port, &upstream, one_thread),
+        Some(Command::Instructions {
+            requests,
+            corvid,
+            profile,
+            only,
+            out,
+        }) => {
+            let settings = instructions::Settings {
+                requests,
+                corvid: launch::corvid_program(corvid)?,
+                profile,
+                only,
+                out: out.unwrap_or_else(|| default_out().with_file_name("instructions.json")),
+            };
+            runtime()?.block_on(async {
+                tokio::select! {
+                    result = instructions::run(settings) => result,
+                    signal = interrupted() => Err(anyhow::anyhow!("stopped by {}", signal?)),
+                }
+            })
+        }
         None => {
             let settings = cli.run.settings()?;
             let corvid = launch::corvid_program(cli.run.corvid)?;
             let out = cli.run.out.unwrap_or_else(default_out);
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()?;
-            runtime.block_on(async {
+            runtime()?.block_on(async {
                 // On Ctrl-C or SIGTERM, dropping the run future drops the
                 // child guards, which kill the servers.
                 tokio::select! {

@@ -4,6 +4,8 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
+mod claude_code;
+
 const SYSTEM_PROMPT: &str = "You are a careful coding assistant working inside an editor. \
 Answer concisely, prefer small focused diffs, explain trade-offs when they matter, and never \
 invent APIs: when you are unsure whether a function exists, say so and suggest how to check. \
@@ -57,14 +59,25 @@ pub(crate) enum Stream {
     Enabled,
 }
 
+/// Which conversation a request carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// A ~1.5 KB text-only conversation (the floor's comparison since the start).
+    Short,
+    /// A Claude Code-sized turn: ~4.7 KB as Anthropic Messages, three tools, a tool loop.
+    ClaudeCode,
+}
+
 /// The API a client speaks to a target. The mock upstream answers OpenAI chat only, so an
-/// Anthropic Messages request exercises corvid's translation both ways.
+/// Anthropic Messages or Responses request exercises corvid's translation both ways.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Dialect {
     /// `POST /v1/chat/completions`, streams ending with `data: [DONE]`.
     OpenAiChat,
     /// `POST /v1/messages`, streams ending with a `message_stop` event.
     AnthropicMessages,
+    /// `POST /v1/responses`, streams ending with a `response.completed` event.
+    OpenAiResponses,
 }
 
 impl Dialect {
@@ -72,14 +85,21 @@ impl Dialect {
         match self {
             Self::OpenAiChat => "/v1/chat/completions",
             Self::AnthropicMessages => "/v1/messages",
+            Self::OpenAiResponses => "/v1/responses",
         }
     }
 
-    /// The request body of this dialect: the same conversation either way.
-    pub(crate) fn request(self, stream: Stream) -> Bytes {
-        match self {
-            Self::OpenAiChat => chat_request(stream),
-            Self::AnthropicMessages => messages_request(stream),
+    /// The request body of this dialect: the same conversation in each, for one shape. The
+    /// short conversation has no Responses form.
+    pub(crate) fn request(self, shape: Shape, stream: Stream) -> Bytes {
+        match (shape, self) {
+            (Shape::Short, Self::OpenAiChat) => chat_request(stream),
+            (Shape::Short, Self::AnthropicMessages) => messages_request(stream),
+            (Shape::ClaudeCode, Self::OpenAiChat) => claude_code::chat(stream),
+            (Shape::ClaudeCode, Self::AnthropicMessages) => claude_code::messages(stream),
+            (Shape::Short | Shape::ClaudeCode, Self::OpenAiResponses) => {
+                claude_code::responses(stream)
+            }
         }
     }
 
@@ -89,15 +109,8 @@ impl Dialect {
         let tail = tail.trim_ascii_end();
         match self {
             Self::OpenAiChat => tail.ends_with(b"data: [DONE]"),
-            Self::AnthropicMessages => {
-                let last_event = tail
-                    .windows(2)
-                    .rposition(|window| window == b"\n\n")
-                    .map_or(tail, |at| &tail[at + 2..]);
-                last_event
-                    .windows(MESSAGE_STOP.len())
-                    .any(|window| window == MESSAGE_STOP)
-            }
+            Self::AnthropicMessages => last_event_has(tail, MESSAGE_STOP),
+            Self::OpenAiResponses => last_event_has(tail, RESPONSE_COMPLETED),
         }
     }
 
@@ -116,11 +129,28 @@ impl Dialect {
                     && answer["role"] == "assistant"
                     && answer["content"][0]["type"] == "text"
             }
+            Self::OpenAiResponses => {
+                answer["object"] == "response"
+                    && answer["status"] == "completed"
+                    && answer["output"][0]["type"] == "message"
+            }
         }
     }
 }
 
 const MESSAGE_STOP: &[u8] = b"\"message_stop\"";
+const RESPONSE_COMPLETED: &[u8] = b"\"response.completed\"";
+
+/// Whether the last whole SSE event of `tail` contains `needle`.
+fn last_event_has(tail: &[u8], needle: &[u8]) -> bool {
+    let last_event = tail
+        .windows(2)
+        .rposition(|window| window == b"\n\n")
+        .map_or(tail, |at| &tail[at + 2..]);
+    last_event
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
 
 /// A ~1.5 KB OpenAI-style chat request for the alias `grok`.
 pub(crate) fn chat_request(stream: Stream) -> Bytes {

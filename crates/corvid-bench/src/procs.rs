@@ -49,6 +49,28 @@ impl ChildGuard {
         self.child.id()
     }
 
+    /// Asks the child to stop (SIGTERM, through `kill(1)`: no libc binding here) and waits up
+    /// to `limit` for it to exit, so it can write what it writes at exit (callgrind's profile).
+    pub(crate) async fn terminate(&mut self, limit: Duration) -> anyhow::Result<()> {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .context("run kill")?;
+        anyhow::ensure!(status.success(), "kill -TERM {} failed", self.child.id());
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if self.child.try_wait()?.is_some() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        bail!(
+            "{} did not exit within {} s of SIGTERM",
+            self.describe(),
+            limit.as_secs()
+        )
+    }
+
     /// "corvid (/path/to/corvid)", for messages.
     pub(crate) fn describe(&self) -> String {
         format!("{} ({})", self.name, self.program.display())

@@ -21,6 +21,20 @@ pub(crate) const FLOOR: &str = "floor";
 pub(crate) const CORVID: &str = "corvid";
 /// corvid translating Anthropic Messages to OpenAI chat and the answer back.
 pub(crate) const TRANSLATION: &str = "translation";
+/// The Claude Code-sized request (~4.7 KB, three tools) straight to the mock: the baseline of
+/// the three targets below.
+pub(crate) const DIRECT_CC: &str = "direct-cc";
+/// corvid passing the Claude Code-sized request through, as OpenAI chat.
+pub(crate) const CORVID_CC: &str = "corvid-cc";
+/// corvid translating the Claude Code-sized request from Anthropic Messages to chat.
+pub(crate) const ANTHROPIC_CC: &str = "anthropic-cc";
+/// corvid translating the Claude Code-sized request from OpenAI Responses to chat.
+pub(crate) const RESPONSES_CC: &str = "responses-cc";
+
+/// Issue 25's targets, each translation of the Claude Code-sized request relative to corvid
+/// passing the same conversation through.
+const MAX_TRANSLATED_ADDED_P50_RATIO: f64 = 1.5;
+const MIN_TRANSLATED_THROUGHPUT_RATIO: f64 = 0.6;
 
 /// Issue targets, corvid relative to the floor.
 const MAX_ADDED_P50_RATIO: f64 = 1.5;
@@ -117,6 +131,10 @@ pub(crate) struct Report {
     pub(crate) translation_to_floor: Ratios,
     /// What translating costs over passing through, in the same corvid.
     pub(crate) translation_to_corvid: Ratios,
+    /// The Claude Code-sized request: Anthropic → chat over the chat pass-through.
+    pub(crate) anthropic_cc_to_corvid_cc: Ratios,
+    /// The Claude Code-sized request: Responses → chat over the chat pass-through.
+    pub(crate) responses_cc_to_corvid_cc: Ratios,
     pub(crate) checks: Vec<Check>,
 }
 
@@ -127,19 +145,39 @@ impl Report {
         corvid_program: &Path,
         mut targets: Vec<TargetReport>,
     ) -> Self {
-        let direct = targets.iter().find(|target| target.name == DIRECT);
-        let direct_latency = direct.and_then(|direct| direct.latency);
-        let direct_ttfb = direct.and_then(|direct| direct.ttfb);
-        for target in targets.iter_mut().filter(|target| target.name != DIRECT) {
-            target.added_latency = added(target.latency, direct_latency);
-            target.added_ttfb = added(target.ttfb, direct_ttfb);
+        // Each request shape has its own direct baseline.
+        let baseline = |name: &str| {
+            let direct = targets.iter().find(|target| target.name == name);
+            (
+                direct.and_then(|direct| direct.latency),
+                direct.and_then(|direct| direct.ttfb),
+            )
+        };
+        let (short, claude_code) = (baseline(DIRECT), baseline(DIRECT_CC));
+        for target in targets
+            .iter_mut()
+            .filter(|target| target.name != DIRECT && target.name != DIRECT_CC)
+        {
+            let (latency, ttfb) = if target.name.ends_with("-cc") {
+                claude_code
+            } else {
+                short
+            };
+            target.added_latency = added(target.latency, latency);
+            target.added_ttfb = added(target.ttfb, ttfb);
         }
         let named = |name: &str| targets.iter().find(|target| target.name == name);
         let (floor, corvid, translation) = (named(FLOOR), named(CORVID), named(TRANSLATION));
         let ratios = Ratios::of(corvid, floor);
         let translation_to_floor = Ratios::of(translation, floor);
         let translation_to_corvid = Ratios::of(translation, corvid);
-        let checks = checks(&ratios, corvid.and_then(|corvid| corvid.memory));
+        let anthropic_cc_to_corvid_cc = Ratios::of(named(ANTHROPIC_CC), named(CORVID_CC));
+        let responses_cc_to_corvid_cc = Ratios::of(named(RESPONSES_CC), named(CORVID_CC));
+        let mut checks = checks(&ratios, corvid.and_then(|corvid| corvid.memory));
+        checks.extend(translation_checks(
+            &anthropic_cc_to_corvid_cc,
+            &responses_cc_to_corvid_cc,
+        ));
         Self {
             unix_time: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -155,6 +193,8 @@ impl Report {
             corvid_to_floor: ratios,
             translation_to_floor,
             translation_to_corvid,
+            anthropic_cc_to_corvid_cc,
+            responses_cc_to_corvid_cc,
             checks,
         }
     }
@@ -252,6 +292,43 @@ fn checks(ratios: &Ratios, memory: Option<MemoryTrace>) -> Vec<Check> {
             ),
         },
     ]
+}
+
+/// Issue 25: each translation of the Claude Code-sized request against its pass-through.
+fn translation_checks(anthropic: &Ratios, responses: &Ratios) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for (ratios, p50_target, rps_target) in [
+        (
+            anthropic,
+            "anthropic-cc added p50 ≤ 1.5× corvid-cc's",
+            "anthropic-cc throughput ≥ 0.6× corvid-cc's",
+        ),
+        (
+            responses,
+            "responses-cc added p50 ≤ 1.5× corvid-cc's",
+            "responses-cc throughput ≥ 0.6× corvid-cc's",
+        ),
+    ] {
+        checks.push(Check {
+            target: p50_target,
+            verdict: Verdict::of(
+                ratios
+                    .added_latency_p50
+                    .map(|value| value <= MAX_TRANSLATED_ADDED_P50_RATIO),
+            ),
+            detail: times(ratios.added_latency_p50),
+        });
+        checks.push(Check {
+            target: rps_target,
+            verdict: Verdict::of(
+                ratios
+                    .throughput
+                    .map(|value| value >= MIN_TRANSLATED_THROUGHPUT_RATIO),
+            ),
+            detail: times(ratios.throughput),
+        });
+    }
+    checks
 }
 
 fn times(value: Option<f64>) -> String {

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::launch::{self, CorvidSetup, Started};
 use crate::load::{self, Endpoint, HttpClient, Measure};
-use crate::payload::{Dialect, Stream};
+use crate::payload::{Dialect, Shape, Stream};
 use crate::pin::Pinned;
 use crate::procs::{self, Memory};
 use crate::report::{self, MemoryTrace, TargetReport};
@@ -43,7 +43,7 @@ impl Settings {
     }
 }
 
-/// direct, floor and corvid; the translation target comes after them.
+/// direct, floor and corvid; the translation targets come after them.
 const PASS_THROUGH_TARGETS: usize = 3;
 
 /// How long every server is left alone before the final memory reading.
@@ -64,6 +64,7 @@ impl Target {
         port: u16,
         started: Option<&Started>,
         dialect: Dialect,
+        shape: Shape,
     ) -> anyhow::Result<Self> {
         let uri: Uri = format!("http://127.0.0.1:{port}{}", dialect.path()).parse()?;
         let pid = started.map(|started| started.guard.pid());
@@ -75,12 +76,12 @@ impl Target {
             report,
             plain: Endpoint {
                 uri: uri.clone(),
-                body: dialect.request(Stream::Disabled),
+                body: dialect.request(shape, Stream::Disabled),
                 dialect,
             },
             stream: Endpoint {
                 uri,
-                body: dialect.request(Stream::Enabled),
+                body: dialect.request(shape, Stream::Enabled),
                 dialect,
             },
             pid,
@@ -129,12 +130,25 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
         logs: logs.path(),
         port: corvid_port,
         upstream_port: mock.port,
+        under: &[],
     };
     let corvid_server = launch::corvid(setup, &client).await;
 
     let mut targets = vec![
-        Target::new(report::DIRECT, mock.port, None, Dialect::OpenAiChat)?,
-        Target::new(report::FLOOR, floor.port, Some(&floor), Dialect::OpenAiChat)?,
+        Target::new(
+            report::DIRECT,
+            mock.port,
+            None,
+            Dialect::OpenAiChat,
+            Shape::Short,
+        )?,
+        Target::new(
+            report::FLOOR,
+            floor.port,
+            Some(&floor),
+            Dialect::OpenAiChat,
+            Shape::Short,
+        )?,
     ];
     match &corvid_server {
         Ok(started) => {
@@ -143,6 +157,7 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
                 started.port,
                 Some(started),
                 Dialect::OpenAiChat,
+                Shape::Short,
             )?);
             // The same corvid process, so its memory is traced once, under `corvid`.
             targets.push(Target::new(
@@ -150,6 +165,7 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
                 started.port,
                 None,
                 Dialect::AnthropicMessages,
+                Shape::Short,
             )?);
         }
         Err(err) => {
@@ -161,11 +177,31 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
                 (report::CORVID, Dialect::OpenAiChat),
                 (report::TRANSLATION, Dialect::AnthropicMessages),
             ] {
-                let mut target = Target::new(name, corvid_port, None, dialect)?;
+                let mut target = Target::new(name, corvid_port, None, dialect, Shape::Short)?;
                 target.report.error = Some(format!("start: {err:#}"));
                 targets.push(target);
             }
         }
+    }
+    // The Claude Code-sized request: its own direct baseline, corvid passing the chat form
+    // through, and translating the Anthropic and Responses forms to chat.
+    targets.push(Target::new(
+        report::DIRECT_CC,
+        mock.port,
+        None,
+        Dialect::OpenAiChat,
+        Shape::ClaudeCode,
+    )?);
+    for (name, dialect) in [
+        (report::CORVID_CC, Dialect::OpenAiChat),
+        (report::ANTHROPIC_CC, Dialect::AnthropicMessages),
+        (report::RESPONSES_CC, Dialect::OpenAiResponses),
+    ] {
+        let mut target = Target::new(name, corvid_port, None, dialect, Shape::ClaudeCode)?;
+        if let Err(err) = &corvid_server {
+            target.report.error = Some(format!("start: {err:#}"));
+        }
+        targets.push(target);
     }
     for target in &mut targets {
         target.sample_memory(|trace, memory| trace.idle = memory);
@@ -203,6 +239,7 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
     for target in pass_through.iter_mut() {
         target.sample_memory(|trace, memory| trace.after_load = memory);
     }
+    // The translation, then the Claude Code-sized targets.
     throughput_phase(&client, &settings, translation).await;
 
     eprintln!(

@@ -83,7 +83,8 @@ impl Translation<'_> {
         }
         let minter = Minter::new(provider.name(), inbound);
         let stream = call.request().stream;
-        let input_estimate = (inbound == Dialect::Anthropic)
+        // Only an Anthropic stream's `message_start` reads it, before the upstream's count.
+        let input_estimate = (stream && inbound == Dialect::Anthropic)
             .then(|| anthropic::count_tokens_estimate(call.request()));
         let prompt = state
             .config()

@@ -17,13 +17,13 @@ use std::task::{Context, Poll};
 use bytes::BytesMut;
 use corvid_wire::Dialect;
 use corvid_wire::codec::{self, Decoder};
+use corvid_wire::encoded::EncodedBody;
 use corvid_wire::model::{
     ChatRequest, ChatResponse, ErrorKind, NameMap, ResponseBuilder, StreamEvent, WireError,
 };
 use futures_util::{Stream, StreamExt};
 use http_body::Body;
 use http_body_util::BodyExt;
-use serde_json::Value;
 
 use crate::error::CallError;
 use crate::quirks::{prepare_request, settle_encoded};
@@ -46,7 +46,7 @@ enum Prepared {
     /// An HTTP provider: the body in its dialect, where it goes, the tool names it shortened.
     Http {
         dialect: Dialect,
-        encoded: Value,
+        encoded: EncodedBody,
         path: String,
         names: NameMap,
     },
@@ -68,7 +68,7 @@ impl Route {
             Some(account) => Prepared::Account(account),
             None => {
                 let names = NameMap::new(&request.tools);
-                let mut encoded = codec::encode_request(outbound, &request);
+                let mut encoded = codec::encode_body(outbound, &request);
                 settle_encoded(provider, &self.model, &mut encoded);
                 Prepared::Http {
                     dialect: outbound,
@@ -93,12 +93,12 @@ impl ModelCall {
     pub fn keep_cache_key(&mut self, key: &str) {
         if let Prepared::Http {
             dialect: Dialect::OpenAiChat | Dialect::OpenAiResponses,
-            encoded: Value::Object(body),
+            encoded: body,
             ..
         } = &mut self.backend
-            && !body.contains_key("prompt_cache_key")
+            && !body.contains("prompt_cache_key")
         {
-            body.insert("prompt_cache_key".to_owned(), Value::from(key));
+            body.push("prompt_cache_key", key);
         }
     }
 
@@ -111,7 +111,7 @@ impl ModelCall {
     /// per model when the call is sent).
     pub fn prompt_text(&self) -> Option<String> {
         match &self.backend {
-            Prepared::Http { encoded, .. } => Some(encoded.to_string()),
+            Prepared::Http { encoded, .. } => Some(encoded.to_text()),
             Prepared::Account(_) => None,
         }
     }

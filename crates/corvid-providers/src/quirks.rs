@@ -6,8 +6,8 @@
 //! Sources for xAI's table: `shared/reference/zed-and-xai.md` §4.2, §7.1 and §7.2.
 
 use corvid_wire::Dialect;
+use corvid_wire::encoded::EncodedBody;
 use corvid_wire::model::{ChatRequest, Part};
-use serde_json::Value;
 
 use crate::registry::{Provider, dialect_of};
 
@@ -175,27 +175,23 @@ fn xai_fields() -> &'static [&'static str] {
 /// The encoded body of a translated request, settled like a passed-through one: xAI's table
 /// (for a provider with `xai_field_rules`) and the model rule's `drop` list; toward Anthropic,
 /// the cache breakpoints a client of another dialect could not set.
-pub fn settle_encoded(provider: &Provider, model: &str, body: &mut Value) {
-    let Some(object) = body.as_object_mut() else {
-        return;
-    };
+pub fn settle_encoded(provider: &Provider, model: &str, body: &mut EncodedBody) {
     if provider.config().capabilities.xai_field_rules {
-        let removed = xai_removals(model, |field| {
-            object
-                .get(field)
-                .map(|value| value.as_str().map(str::to_owned))
-        });
+        let removed = xai_removals(model, |field| body.get(field).map(|_| body.get_str(field)));
         for field in removed {
-            object.remove(field);
+            body.remove(field);
         }
     }
     if let Some(rule) = provider.config().rule(model) {
         for field in &rule.drop {
-            object.remove(field);
+            body.remove(field);
         }
     }
     if provider.kind() == corvid_config::ProviderKind::Anthropic {
-        crate::caching::add_anthropic_breakpoints(body);
+        // The breakpoints go deep into the messages: edited as a value (Anthropic only).
+        let mut value = body.to_value();
+        crate::caching::add_anthropic_breakpoints(&mut value);
+        *body = EncodedBody::from_value(&value);
     }
 }
 

@@ -195,24 +195,25 @@ impl Upstream {
     pub async fn post_encoded(
         &self,
         path: &str,
-        encoded: &serde_json::Value,
+        encoded: &corvid_wire::encoded::EncodedBody,
     ) -> Result<UpstreamResponse, CallError> {
-        let post = |body: String| {
+        let post = |body: Vec<u8>| {
             self.post(UpstreamRequest {
                 path,
                 body: Bytes::from(body),
                 ..UpstreamRequest::default()
             })
         };
-        let sent = post(encoded.to_string()).await;
+        let sent = post(encoded.to_bytes()).await;
         if let Err(error) = &sent
             && refuses_stream_options(error)
-            && let Some(mut without) = encoded.as_object().cloned()
-            && without.remove("stream_options").is_some()
+            && encoded.contains("stream_options")
         {
             tracing::info!("the upstream refused stream_options; retrying without it");
             let before = error.attempts;
-            return match post(serde_json::Value::Object(without).to_string()).await {
+            let mut without = encoded.clone();
+            without.remove("stream_options");
+            return match post(without.to_bytes()).await {
                 Ok(mut response) => {
                     response.attempts += before;
                     Ok(response)

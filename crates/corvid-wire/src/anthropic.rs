@@ -40,6 +40,7 @@ pub const IMAGE_TOKEN_ESTIMATE: u64 = 1600;
 /// schemas), plus [`IMAGE_TOKEN_ESTIMATE`] per image.
 pub fn count_tokens_estimate(request: &ChatRequest) -> u64 {
     let mut chars = 0_u64;
+    let mut schema_chars = 0_u64;
     let mut images = 0_u64;
     let mut add = |text: &str| chars += text.chars().count() as u64;
     request.system.iter().for_each(|text| add(text));
@@ -65,9 +66,29 @@ pub fn count_tokens_estimate(request: &ChatRequest) -> u64 {
     for tool in &request.tools {
         add(&tool.name);
         add(tool.description.as_deref().unwrap_or_default());
-        add(&tool.parameters.to_string());
+        schema_chars += json_chars(&tool.parameters);
     }
-    chars.div_ceil(4) + images * IMAGE_TOKEN_ESTIMATE
+    (chars + schema_chars).div_ceil(4) + images * IMAGE_TOKEN_ESTIMATE
+}
+
+/// The characters of `value`'s compact JSON text, counted as it is written: no `String`.
+fn json_chars(value: &Value) -> u64 {
+    /// Counts UTF-8 characters: every byte but continuation bytes.
+    struct CharCounter(u64);
+    impl std::io::Write for CharCounter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.iter().filter(|&&byte| byte & 0xC0 != 0x80).count() as u64;
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = CharCounter(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 /// Anthropic `stop_reason` → canonical (§6.2). Unknown values count as a natural end.

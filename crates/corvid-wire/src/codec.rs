@@ -1,6 +1,7 @@
 //! One entry point per codec operation, dispatching on the dialect, for callers that pick the
 //! dialect at run time (the gateway, the providers' model client).
 
+use crate::encoded::EncodedBody;
 use crate::model::{
     ChatRequest, ChatResponse, DecodeError, NameMap, StreamEvent, Usage, WireError,
 };
@@ -86,6 +87,15 @@ pub fn encode_request(dialect: Dialect, request: &ChatRequest) -> Value {
         Dialect::OpenAiResponses => openai_responses::encode_request(request),
         Dialect::Anthropic => anthropic::encode_request(request),
         Dialect::Gemini => gemini::encode_request(request),
+    }
+}
+
+/// [`encode_request`] as an [`EncodedBody`]: written straight to JSON text for Chat (the
+/// translation most clients take), from the value for the other dialects.
+pub fn encode_body(dialect: Dialect, request: &ChatRequest) -> EncodedBody {
+    match dialect {
+        Dialect::OpenAiChat => openai_chat::encode_body(request),
+        _ => EncodedBody::from_value(&encode_request(dialect, request)),
     }
 }
 

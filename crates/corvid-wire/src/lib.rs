@@ -5,9 +5,11 @@
 //! contract every dialect module follows; `LOSSES.md` lists what each dialect cannot carry.
 
 pub mod anthropic;
+mod borrowed;
 pub mod codec;
 mod counts;
 pub mod crossing;
+pub mod encoded;
 pub mod fim;
 pub mod gemini;
 pub mod minted;

@@ -58,11 +58,11 @@ fn dialects_pick_path_body_and_stream_end() {
     assert_eq!(Dialect::OpenAiChat.path(), "/v1/chat/completions");
     assert_eq!(Dialect::AnthropicMessages.path(), "/v1/messages");
     assert_eq!(
-        Dialect::AnthropicMessages.request(Stream::Enabled),
+        Dialect::AnthropicMessages.request(Shape::Short, Stream::Enabled),
         messages_request(Stream::Enabled)
     );
     assert_eq!(
-        Dialect::OpenAiChat.request(Stream::Disabled),
+        Dialect::OpenAiChat.request(Shape::Short, Stream::Disabled),
         chat_request(Stream::Disabled)
     );
     let done: Vec<u8> = chat_stream_events().concat();
@@ -85,4 +85,37 @@ fn answers_are_checked_for_their_dialect() {
     assert!(Dialect::AnthropicMessages.answers_in_kind(message));
     assert!(!Dialect::OpenAiChat.answers_in_kind(message));
     assert!(!Dialect::AnthropicMessages.answers_in_kind(b"not json"));
+}
+
+#[test]
+fn claude_code_request_is_about_four_point_seven_kilobytes_in_each_dialect() {
+    let anthropic = Dialect::AnthropicMessages.request(Shape::ClaudeCode, Stream::Disabled);
+    assert!(
+        (4300..=5100).contains(&anthropic.len()),
+        "the Anthropic request is {} bytes",
+        anthropic.len()
+    );
+    for dialect in [
+        Dialect::OpenAiChat,
+        Dialect::AnthropicMessages,
+        Dialect::OpenAiResponses,
+    ] {
+        for stream in [Stream::Disabled, Stream::Enabled] {
+            let body = dialect.request(Shape::ClaudeCode, stream);
+            let value: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(value["model"], "grok");
+            assert_eq!(value["tools"].as_array().unwrap().len(), 3, "{dialect:?}");
+            assert_eq!(wants_stream(&body), stream == Stream::Enabled);
+        }
+    }
+}
+
+#[test]
+fn a_responses_stream_ends_with_its_completed_event() {
+    let tail = b"event: response.output_text.done\ndata: {}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\"}\n\n";
+    assert!(Dialect::OpenAiResponses.stream_complete(tail));
+    assert!(
+        !Dialect::OpenAiResponses
+            .stream_complete(b"event: response.created\ndata: {\"type\":\"response.created\"}\n\n")
+    );
 }

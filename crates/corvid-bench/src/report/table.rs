@@ -45,13 +45,13 @@ pub(super) fn print(report: &Report) {
         settings.concurrency, settings.seconds
     );
     println!(
-        "  {:<11} {:>10} {:>10} {:>10} {:>8}",
+        "  {:<12} {:>10} {:>10} {:>10} {:>8}",
         "target", "req/s", "p50 µs", "p99 µs", "errors"
     );
     for target in &report.targets {
         match (&target.throughput, &target.error) {
             (Some(load), _) => println!(
-                "  {:<11} {:>10.0} {:>10} {:>10} {:>8}",
+                "  {:<12} {:>10.0} {:>10} {:>10} {:>8}",
                 target.name,
                 load.rps,
                 us(load.latency.map(|latency| latency.p50_us)),
@@ -70,7 +70,7 @@ pub(super) fn print(report: &Report) {
 
     println!("\nMemory, RSS in MiB (peak = VmHWM)");
     println!(
-        "  {:<11} {:>8} {:>14} {:>9} {:>11} {:>8} {:>7}",
+        "  {:<12} {:>8} {:>14} {:>9} {:>11} {:>8} {:>7}",
         "process", "idle", "after-latency", "mid-load", "after-load", "settled", "peak"
     );
     for target in &report.targets {
@@ -88,7 +88,7 @@ pub(super) fn print(report: &Report) {
         .map(|sample| sample.peak_kib)
         .max();
         println!(
-            "  {:<11} {:>8} {:>14} {:>9} {:>11} {:>8} {:>7}",
+            "  {:<12} {:>8} {:>14} {:>9} {:>11} {:>8} {:>7}",
             target.name,
             rss(memory.idle),
             rss(memory.after_latency),
@@ -104,6 +104,14 @@ pub(super) fn print(report: &Report) {
         ("corvid / floor", &report.corvid_to_floor),
         ("translation / floor", &report.translation_to_floor),
         ("translation / corvid", &report.translation_to_corvid),
+        (
+            "anthropic-cc / corvid-cc",
+            &report.anthropic_cc_to_corvid_cc,
+        ),
+        (
+            "responses-cc / corvid-cc",
+            &report.responses_cc_to_corvid_cc,
+        ),
     ] {
         println!(
             "{label}: added p50 {}, throughput {}, added TTFB p50 {}",
@@ -128,13 +136,13 @@ fn sequential(
     figures: impl Fn(&TargetReport) -> (Option<Summary>, Option<Added>),
 ) {
     println!(
-        "  {:<11} {:>10} {:>10} {:>10} {:>11} {:>11}",
+        "  {:<12} {:>10} {:>10} {:>10} {:>11} {:>11}",
         "target", "p50 µs", "p99 µs", "mean µs", "added p50", "added p99"
     );
     for target in targets {
         match (figures(target), &target.error) {
             ((Some(summary), added), _) => println!(
-                "  {:<11} {:>10} {:>10} {:>10} {:>11} {:>11}",
+                "  {:<12} {:>10} {:>10} {:>10} {:>11} {:>11}",
                 target.name,
                 us(Some(summary.p50_us)),
                 us(Some(summary.p99_us)),
@@ -152,9 +160,9 @@ fn unavailable(name: &str, error: Option<&str>) {
     // stderr when they happened and are in the JSON.
     match error.and_then(|error| error.split_once(':')) {
         Some((phase, _)) => {
-            println!("  {name:<11} unavailable (failed during {phase}; see stderr)")
+            println!("  {name:<12} unavailable (failed during {phase}; see stderr)")
         }
-        None => println!("  {name:<11} not measured"),
+        None => println!("  {name:<12} not measured"),
     }
 }
 

@@ -14,6 +14,7 @@ use crate::model::{
 
 #[cfg(test)]
 mod tests;
+mod typed;
 
 /// The name given to an `output_config.format` JSON schema (Anthropic's has none).
 pub(crate) const SCHEMA_NAME: &str = "response";
@@ -23,14 +24,36 @@ pub(crate) const SCHEMA_NAME: &str = "response";
 /// `max_tokens` is optional so that `count_tokens` bodies decode too. Server tools (those with a
 /// `type` such as `web_search_20250305`) are kept in `extra["tools"]`.
 pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
+    // The typed fast path decodes what it can decode exactly as the tree below; anything else
+    // (an error included) goes through the tree, which words the error.
+    let decoded = match typed::decode(body) {
+        Some(decoded) => decoded,
+        None => decode_tree(body)?,
+    };
+    decoded.finish()
+}
+
+/// The request's parts as the two decoders produce them; [`Decoded::finish`] reads the small
+/// top-level fields left in `fields`.
+struct Decoded {
+    fields: Map<String, Value>,
+    system: Vec<String>,
+    messages: Vec<Message>,
+    tools: Vec<Tool>,
+    server_tools: Vec<Value>,
+}
+
+/// The whole body read as a `Value` tree first: the reference decoder, and the one whose
+/// errors clients see.
+fn decode_tree(body: &[u8]) -> Result<Decoded, DecodeError> {
     let Value::Object(mut fields) = serde_json::from_slice(body)? else {
         return Err(DecodeError::field("body", "must be a JSON object"));
     };
-    let model = match fields.remove("model") {
-        Some(Value::String(model)) => model,
+    match fields.get("model") {
+        Some(Value::String(_)) => {}
         Some(_) => return Err(DecodeError::field("model", "must be a string")),
         None => return Err(DecodeError::field("model", "is required")),
-    };
+    }
     let system = match fields.remove("system") {
         None | Some(Value::Null) => Vec::new(),
         Some(system) => decode_system(&system)?,
@@ -60,58 +83,82 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
         Some(_) => return Err(DecodeError::field("messages", "must be an array")),
         None => return Err(DecodeError::field("messages", "is required")),
     };
-    let mut extra = Map::new();
     let (tools, server_tools) = match fields.remove("tools") {
         None | Some(Value::Null) => (Vec::new(), Vec::new()),
         Some(Value::Array(tools)) => decode_tools(tools)?,
         Some(_) => return Err(DecodeError::field("tools", "must be an array")),
     };
-    if !server_tools.is_empty() {
-        extra.insert("tools".to_owned(), Value::Array(server_tools));
-    }
-    let (tool_choice, parallel_tool_calls) = match fields.remove("tool_choice") {
-        None | Some(Value::Null) => (None, None),
-        Some(choice) => decode_tool_choice(&choice)?,
-    };
-    let mut output_config = match fields.remove("output_config") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(config)) => config,
-        Some(_) => return Err(DecodeError::field("output_config", "must be an object")),
-    };
-    let effort = take_effort(&mut output_config);
-    let response_format = take_format(&mut output_config);
-    if !output_config.is_empty() {
-        extra.insert("output_config".to_owned(), Value::Object(output_config));
-    }
-    let reasoning = match fields.remove("thinking") {
-        None | Some(Value::Null) => effort.map(ReasoningConfig::Effort),
-        Some(thinking) => decode_thinking(&thinking, effort)?,
-    };
-    let params = Params {
-        max_output_tokens: take_u32(&mut fields, "max_tokens")?,
-        temperature: take_f64(&mut fields, "temperature")?,
-        top_p: take_f64(&mut fields, "top_p")?,
-        stop: take_stop(&mut fields)?,
-        reasoning,
-        parallel_tool_calls,
-        response_format,
-    };
-    let stream = match fields.remove("stream") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(stream)) => stream,
-        Some(_) => return Err(DecodeError::field("stream", "must be a boolean")),
-    };
-    extra.extend(fields);
-    Ok(ChatRequest {
-        model,
+    Ok(Decoded {
+        fields,
         system,
         messages,
         tools,
-        tool_choice,
-        params,
-        stream,
-        extra,
+        server_tools,
     })
+}
+
+impl Decoded {
+    fn finish(self) -> Result<ChatRequest, DecodeError> {
+        let Self {
+            mut fields,
+            system,
+            messages,
+            tools,
+            server_tools,
+        } = self;
+        let model = match fields.remove("model") {
+            Some(Value::String(model)) => model,
+            Some(_) => return Err(DecodeError::field("model", "must be a string")),
+            None => return Err(DecodeError::field("model", "is required")),
+        };
+        let mut extra = Map::new();
+        if !server_tools.is_empty() {
+            extra.insert("tools".to_owned(), Value::Array(server_tools));
+        }
+        let (tool_choice, parallel_tool_calls) = match fields.remove("tool_choice") {
+            None | Some(Value::Null) => (None, None),
+            Some(choice) => decode_tool_choice(&choice)?,
+        };
+        let mut output_config = match fields.remove("output_config") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(config)) => config,
+            Some(_) => return Err(DecodeError::field("output_config", "must be an object")),
+        };
+        let effort = take_effort(&mut output_config);
+        let response_format = take_format(&mut output_config);
+        if !output_config.is_empty() {
+            extra.insert("output_config".to_owned(), Value::Object(output_config));
+        }
+        let reasoning = match fields.remove("thinking") {
+            None | Some(Value::Null) => effort.map(ReasoningConfig::Effort),
+            Some(thinking) => decode_thinking(&thinking, effort)?,
+        };
+        let params = Params {
+            max_output_tokens: take_u32(&mut fields, "max_tokens")?,
+            temperature: take_f64(&mut fields, "temperature")?,
+            top_p: take_f64(&mut fields, "top_p")?,
+            stop: take_stop(&mut fields)?,
+            reasoning,
+            parallel_tool_calls,
+            response_format,
+        };
+        let stream = match fields.remove("stream") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(stream)) => stream,
+            Some(_) => return Err(DecodeError::field("stream", "must be a boolean")),
+        };
+        extra.extend(fields);
+        Ok(ChatRequest {
+            model,
+            system,
+            messages,
+            tools,
+            tool_choice,
+            params,
+            stream,
+            extra,
+        })
+    }
 }
 
 /// `system`: a string, or text blocks (one canonical entry each; `cache_control` ignored).

@@ -124,11 +124,11 @@ impl StreamEncoder {
                     self.settle(out);
                     self.open_block(Open::Text, json!({"type": "text", "text": ""}), out);
                 }
-                self.delta(json!({"type": "text_delta", "text": text}), out);
+                self.text_delta("text_delta", "text", text, out);
             }
             StreamEvent::ReasoningDelta { text } if !text.is_empty() => {
                 self.open_thinking(out);
-                self.delta(json!({"type": "thinking_delta", "thinking": text}), out);
+                self.text_delta("thinking_delta", "thinking", text, out);
             }
             // The signature ends its thinking block (an empty one opens nothing).
             StreamEvent::ReasoningSignature { signature } => {
@@ -168,10 +168,7 @@ impl StreamEncoder {
             } => self.tool_start(*index, id, name, out),
             StreamEvent::ToolCallArgs { index, delta } if !delta.is_empty() => {
                 if self.open_kind() == Some(Open::Tool(*index)) {
-                    self.delta(
-                        json!({"type": "input_json_delta", "partial_json": delta}),
-                        out,
-                    );
+                    self.text_delta("input_json_delta", "partial_json", delta, out);
                 } else if let Some(waiting) = self.waiting.iter_mut().find(|w| w.index == *index) {
                     waiting.arguments.push_str(delta);
                 }
@@ -350,6 +347,28 @@ impl StreamEncoder {
         }
     }
 
+    /// A delta of one string field, the most frequent events, written without a `Value`.
+    fn text_delta(
+        &mut self,
+        kind: &'static str,
+        field: &'static str,
+        text: &str,
+        out: &mut Vec<u8>,
+    ) {
+        if let Some((index, _)) = self.open {
+            out.extend_from_slice(b"event: content_block_delta\ndata: ");
+            crate::encoded::write_json(
+                out,
+                &BlockDelta {
+                    kind: "content_block_delta",
+                    index,
+                    delta: TextDelta { kind, field, text },
+                },
+            );
+            out.extend_from_slice(b"\n\n");
+        }
+    }
+
     fn close_open(&mut self, out: &mut Vec<u8>) {
         if let Some((index, _)) = self.open.take() {
             write_event(out, &json!({"type": "content_block_stop", "index": index}));
@@ -405,8 +424,34 @@ fn write_event(out: &mut Vec<u8>, data: &Value) {
     out.extend_from_slice(b"event: ");
     out.extend_from_slice(kind.as_bytes());
     out.extend_from_slice(b"\ndata: ");
-    out.extend_from_slice(data.to_string().as_bytes());
+    crate::encoded::write_json(out, data);
     out.extend_from_slice(b"\n\n");
+}
+
+/// `{"type":"content_block_delta","index":…,"delta":…}`.
+#[derive(serde::Serialize)]
+struct BlockDelta<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    index: u32,
+    delta: TextDelta<'a>,
+}
+
+/// `{"type":kind, field: text}`.
+struct TextDelta<'a> {
+    kind: &'static str,
+    field: &'static str,
+    text: &'a str,
+}
+
+impl serde::Serialize for TextDelta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("type", self.kind)?;
+        map.serialize_entry(self.field, self.text)?;
+        map.end()
+    }
 }
 
 /// The `error` event that ends an Anthropic stream.

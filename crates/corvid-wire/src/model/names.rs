@@ -34,6 +34,15 @@ impl NameMap {
         wire_name(name)
     }
 
+    /// [`NameMap::wire`], borrowing `name` when it is sent as it is (the usual case).
+    pub fn wire_ref<'a>(&self, name: &'a str) -> std::borrow::Cow<'a, str> {
+        if fits(name) {
+            std::borrow::Cow::Borrowed(name)
+        } else {
+            std::borrow::Cow::Owned(wire_name(name))
+        }
+    }
+
     /// The original name for a name the upstream used.
     pub fn original(&self, wire: &str) -> String {
         self.to_original
@@ -47,9 +56,6 @@ impl NameMap {
 /// `openai_responses`) with `__` for the dot when that fits; otherwise its allowed characters
 /// (others become `_`), cut to leave room for `_` and 8 hex digits of a hash of the full name.
 pub fn wire_name(name: &str) -> String {
-    let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    let fits =
-        |name: &str| !name.is_empty() && name.len() <= MAX_TOOL_NAME && name.chars().all(valid);
     if fits(name) {
         return name.to_owned();
     }
@@ -66,6 +72,16 @@ pub fn wire_name(name: &str) -> String {
     let keep = MAX_TOOL_NAME - 9;
     let prefix: String = cleaned.chars().take(keep).collect();
     format!("{prefix}_{:08x}", fnv1a(name.as_bytes()) as u32)
+}
+
+/// A character OpenAI accepts in a tool name.
+fn valid(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Whether OpenAI accepts `name` as a tool name.
+fn fits(name: &str) -> bool {
+    !name.is_empty() && name.len() <= MAX_TOOL_NAME && name.chars().all(valid)
 }
 
 /// FNV-1a, 64-bit: stable across runs and platforms (unlike std's hasher).

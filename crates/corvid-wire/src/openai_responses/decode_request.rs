@@ -6,6 +6,8 @@ use super::json::{
     optional_array, optional_bool, optional_f64, optional_string, optional_u32, string,
 };
 use super::{Opaque, content_part_text};
+
+mod typed;
 use crate::model::{
     ChatRequest, DecodeError, Effort, Image, ImageSource, Message, Params, Part, Reasoning,
     ReasoningConfig, ResponseFormat, Role, Tool, ToolCall, ToolChoice, ToolResult,
@@ -22,24 +24,26 @@ use crate::model::{
 /// something the model cannot (built-in tools, `allowed_tools`, `reasoning.summary`,
 /// `text.verbosity`).
 pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
+    // The typed fast path reads what it can exactly as the tree decoder below does; anything
+    // else (an error included) goes through the tree, which words the error.
+    let (fields, conversation, functions) = match typed::decode(body) {
+        Some(decoded) => decoded,
+        None => decode_tree(body)?,
+    };
+    finish(fields, conversation, functions)
+}
+
+/// The whole body read as a `Value` tree first: the reference decoder. Returns the top-level
+/// fields other than `instructions`, `input` and `tools` (the built-in tools' original
+/// `tools` included, under its name), the conversation and the function tools.
+fn decode_tree(body: &[u8]) -> Result<Parts, DecodeError> {
     let value: Value = serde_json::from_slice(body)?;
     let Value::Object(mut fields) = value else {
         return Err(DecodeError::field("(body)", "must be a JSON object"));
     };
-    let mut take = |key: &str| fields.remove(key).unwrap_or(Value::Null);
-    let model = take("model");
-    let instructions = take("instructions");
-    let input = take("input");
-    let tools = take("tools");
-    let tool_choice = take("tool_choice");
-    let reasoning = take("reasoning");
-    let text = take("text");
-    let max_output_tokens = take("max_output_tokens");
-    let temperature = take("temperature");
-    let top_p = take("top_p");
-    let parallel_tool_calls = take("parallel_tool_calls");
-    let stream = take("stream");
-    let mut extra = fields;
+    let instructions = fields.remove("instructions").unwrap_or(Value::Null);
+    let input = fields.remove("input").unwrap_or(Value::Null);
+    let tools = fields.remove("tools").unwrap_or(Value::Null);
 
     let mut conversation = Conversation::default();
     match &instructions {
@@ -57,8 +61,39 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
 
     let (functions, has_builtin_tools) = decode_tools(&tools)?;
     if has_builtin_tools {
+        fields.insert(BUILTIN_TOOLS.to_owned(), tools);
+    }
+    Ok((fields, conversation, functions))
+}
+
+/// The top-level fields left to read, the conversation and the function tools.
+type Parts = (Map<String, Value>, Conversation, Vec<Tool>);
+
+/// Where [`decode_tree`] leaves the original `tools` when they hold built-in tools.
+const BUILTIN_TOOLS: &str = "tools";
+
+/// The request from the decoded conversation and tools and the other top-level fields.
+fn finish(
+    mut fields: Map<String, Value>,
+    conversation: Conversation,
+    functions: Vec<Tool>,
+) -> Result<ChatRequest, DecodeError> {
+    let builtin_tools = fields.remove(BUILTIN_TOOLS);
+    let mut take = |key: &str| fields.remove(key).unwrap_or(Value::Null);
+    let model = take("model");
+    let tool_choice = take("tool_choice");
+    let reasoning = take("reasoning");
+    let text = take("text");
+    let max_output_tokens = take("max_output_tokens");
+    let temperature = take("temperature");
+    let top_p = take("top_p");
+    let parallel_tool_calls = take("parallel_tool_calls");
+    let stream = take("stream");
+    let mut extra = fields;
+    if let Some(tools) = builtin_tools {
         extra.insert("tools".to_owned(), tools);
     }
+
     let tool_choice_modeled = decode_tool_choice(&tool_choice)?;
     if tool_choice_modeled.kept_in_extra {
         extra.insert("tool_choice".to_owned(), tool_choice);
@@ -91,7 +126,7 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
 
 /// The system text and messages being built from input items, in order.
 #[derive(Default)]
-struct Conversation {
+pub(super) struct Conversation {
     system: Vec<String>,
     messages: Vec<Message>,
     /// The previous item was a `function_call_output` (see [`Conversation::regroup_call`]).
@@ -99,13 +134,13 @@ struct Conversation {
 }
 
 impl Conversation {
-    fn push_system(&mut self, text: String) {
+    pub(super) fn push_system(&mut self, text: String) {
         if !text.is_empty() {
             self.system.push(text);
         }
     }
 
-    fn user_text(&mut self, text: &str) {
+    pub(super) fn user_text(&mut self, text: &str) {
         if !text.is_empty() {
             self.messages.push(Message::text(Role::User, text));
         }
@@ -113,39 +148,67 @@ impl Conversation {
 
     fn items(&mut self, items: &[Value], path: &str) -> Result<(), DecodeError> {
         for (position, item) in items.iter().enumerate() {
-            let path = format!("{path}[{position}]");
-            let after_tool_output = std::mem::take(&mut self.after_tool_output);
-            // Easy input messages (`{"role","content"}`) have no `type`.
-            let kind = optional_string(&item["type"], &format!("{path}.type"))?.unwrap_or(
-                if item.get("role").is_some() {
-                    "message"
-                } else {
-                    ""
-                },
-            );
-            match kind {
-                "message" => self.message(item, &path)?,
-                "function_call" => {
-                    let call = function_call(item, &path)?;
-                    if !(after_tool_output && self.regroup_call(&call)) {
-                        self.assistant_part(Part::ToolCall(call));
-                    }
-                }
-                "function_call_output" => {
-                    self.tool_output(function_call_output(item, &path)?);
-                    self.after_tool_output = true;
-                }
-                "reasoning" => self.assistant_part(Part::Reasoning(reasoning(item, &path)?)),
-                // Built-in tool calls, item references, compaction items…: nothing canonical.
-                _ => {}
-            }
+            self.item(item, &format!("{path}[{position}]"))?;
         }
         Ok(())
+    }
+
+    /// One input item, read from its value.
+    pub(super) fn item(&mut self, item: &Value, path: &str) -> Result<(), DecodeError> {
+        let after_tool_output = self.take_after_tool_output();
+        // Easy input messages (`{"role","content"}`) have no `type`.
+        let kind = optional_string(&item["type"], &format!("{path}.type"))?.unwrap_or(
+            if item.get("role").is_some() {
+                "message"
+            } else {
+                ""
+            },
+        );
+        match kind {
+            "message" => self.message(item, path)?,
+            "function_call" => self.function_call(function_call(item, path)?, after_tool_output),
+            "function_call_output" => {
+                self.function_call_output(function_call_output(item, path)?);
+            }
+            "reasoning" => self.assistant_part(Part::Reasoning(reasoning(item, path)?)),
+            // Built-in tool calls, item references, compaction items…: nothing canonical.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A `function_call` item.
+    pub(super) fn function_call(&mut self, call: ToolCall, after_tool_output: bool) {
+        if !(after_tool_output && self.regroup_call(&call)) {
+            self.assistant_part(Part::ToolCall(call));
+        }
+    }
+
+    /// A `function_call_output` item.
+    pub(super) fn function_call_output(&mut self, result: ToolResult) {
+        self.tool_output(result);
+        self.after_tool_output = true;
+    }
+
+    /// Whether the previous item was a `function_call_output`; clears it (each item reads it
+    /// once).
+    pub(super) fn take_after_tool_output(&mut self) -> bool {
+        std::mem::take(&mut self.after_tool_output)
     }
 
     fn message(&mut self, item: &Value, path: &str) -> Result<(), DecodeError> {
         let role = string(&item["role"], &format!("{path}.role"))?;
         let parts = content_parts(&item["content"], &format!("{path}.content"))?;
+        self.apply_message(role, parts, path)
+    }
+
+    /// A message item's parts, by its role.
+    pub(super) fn apply_message(
+        &mut self,
+        role: &str,
+        parts: Vec<Part>,
+        path: &str,
+    ) -> Result<(), DecodeError> {
         match role {
             "system" | "developer" => {
                 let text: Vec<String> = parts

@@ -1,0 +1,90 @@
+//! Pieces for decoding client bodies straight into the canonical model with serde: strings
+//! borrowed from the body where it has no escapes, fields kept as raw JSON slices, no
+//! `serde_json::Value` tree in between.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde_json::value::RawValue;
+
+/// A JSON string, borrowed from the body unless it had escapes.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Text<'a>(pub(crate) Cow<'a, str>);
+
+impl Text<'_> {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub(crate) fn into_string(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(text)))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(text.to_owned())))
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(text)))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+/// A field as its raw JSON, `null` included: `Option<&RawValue>` would read `null` as absent.
+/// Use with `#[serde(default)]`, so an absent field is `Present(None)`.
+#[derive(Debug, Default)]
+pub(crate) struct Present<'a>(pub(crate) Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Present<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|raw| Present(Some(raw)))
+    }
+}
+
+impl Present<'_> {
+    /// Whether the field is there and `true` (what `Value::as_bool() == Some(true)` says).
+    pub(crate) fn is_true(&self) -> bool {
+        self.0.is_some_and(|raw| raw.get() == "true")
+    }
+}
+
+/// A string, or anything else (what `Value::as_str` on an optional field reads: a string, else
+/// nothing).
+#[derive(Debug, Default)]
+pub(crate) struct MaybeText<'a>(pub(crate) Option<Text<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeText<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&'a RawValue>::deserialize(deserializer)?;
+        Ok(MaybeText(if raw.get().starts_with('"') {
+            Some(serde_json::from_str::<Text<'a>>(raw.get()).map_err(de::Error::custom)?)
+        } else {
+            None
+        }))
+    }
+}
+
+/// The compact text of a JSON value read from `raw`, exactly as `Value`'s serialiser writes it
+/// (numbers and escapes normalised, keys in their order).
+pub(crate) fn compact(raw: &RawValue) -> Result<String, serde_json::Error> {
+    let value: serde_json::Value = serde_json::from_str(raw.get())?;
+    serde_json::to_string(&value)
+}
