@@ -16,8 +16,8 @@ fn every_tool_has_a_kind_for_the_gate() {
             ("read", ToolKind::Read),
             ("write", ToolKind::Edit),
             ("edit", ToolKind::Edit),
-            ("glob", ToolKind::Read),
-            ("grep", ToolKind::Read),
+            ("glob", ToolKind::Search),
+            ("grep", ToolKind::Search),
             ("bash", ToolKind::Command),
             ("process", ToolKind::Other),
             ("todowrite", ToolKind::Other),
@@ -28,7 +28,9 @@ fn every_tool_has_a_kind_for_the_gate() {
 #[tokio::test]
 async fn a_narrowed_registry_refuses_the_tools_it_does_not_offer() {
     let p = project();
-    let explore = p.tools.retain(|spec| spec.kind == ToolKind::Read);
+    let explore = p
+        .tools
+        .retain(|spec| matches!(spec.kind, ToolKind::Read | ToolKind::Search));
     assert_eq!(
         explore
             .specs()
