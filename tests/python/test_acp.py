@@ -110,7 +110,12 @@ def test_a_session_prompts_asks_edits_cancels_and_loads_again(mock_upstream, pro
             answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("make add add")])
             assert answer.stop_reason == "end_turn"
             calls = client.of("tool_call")
-            assert calls[0].tool_call_id == "call_1" and calls[0].kind == "edit"
+            # The first announcement is the call being written (its kind is never guessed from
+            # the name); the complete call (a `tool_call` with the same id, which replaces it)
+            # brings the kind the tool was offered with.
+            assert calls[0].tool_call_id == "call_1"
+            kinds = [c.kind for c in calls if c.tool_call_id == "call_1" and c.kind]
+            assert kinds and kinds[0] == "edit", kinds
             tool_call, options = client.permissions[0]
             assert tool_call.status == "pending" and tool_call.raw_input["new_string"] == "a + b"
             # The proposal's own diff and the engine's title, the same words in every face.

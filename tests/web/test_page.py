@@ -249,7 +249,8 @@ async def run(browser, mock, url, home, project):
     assert await browser.evaluate("document.querySelectorAll('.proposal:not(.closed)').length") == cards
     await browser.evaluate("(() => { const p = document.querySelector('#policy'); p.value = 'ask'; p.dispatchEvent(new Event('change')); })()")
 
-    # 6. Conversations: a new one, then back to the first.
+    # 6. Conversations: a new one, then back to the first (shown by a message sent after the
+    # /compact above, which replaced the older turns with a summary).
     await browser.click("#new-conversation")
     await browser.wait_for("document.querySelectorAll('#messages > *').length === 0", 10, "an empty conversation")
     mock.enqueue(text_reply(["Second conversation here."]))
@@ -258,7 +259,7 @@ async def run(browser, mock, url, home, project):
     await browser.wait_for("document.querySelectorAll('#conversations li').length === 2", 10, "two conversations")
     await shot("08-second-conversation")
     await browser.click("#conversations li:not(.current) .open")
-    await browser.wait_for("document.querySelector('#messages').textContent.includes('Make it blue')", 10, "the first conversation's history")
+    await browser.wait_for("document.querySelector('#messages').textContent.includes('Overwrite the notes')", 10, "the first conversation's history")
     assert "Second topic" not in await browser.evaluate("document.querySelector('#messages').textContent")
     await shot("09-switched-back")
 
@@ -268,7 +269,7 @@ async def run(browser, mock, url, home, project):
     tab = await browser.new_tab(base)
     try:
         await tab.wait_for("document.body.classList.contains('connected')", 20, "the second tab to connect")
-        await tab.wait_for("document.querySelector('#messages').textContent.includes('Make it blue')", 10, "the second tab's replay")
+        await tab.wait_for("document.querySelector('#messages').textContent.includes('Overwrite the notes')", 10, "the second tab's replay")
         await tab.click("#conversations li:not(.current) .open")
         await tab.wait_for("document.querySelector('#messages').textContent.includes('Second topic')", 10, "the second tab's switch")
         mock.enqueue(text_reply(["Tab two answer."]))
@@ -278,7 +279,7 @@ async def run(browser, mock, url, home, project):
         await tab.screenshot(str(SHOTS / "09b-second-tab.png"))
         await browser.bring_to_front()
         shown = await browser.evaluate("document.querySelector('#messages').textContent")
-        assert "Make it blue" in shown and "Second topic" not in shown and "Tab two" not in shown, shown
+        assert "Overwrite the notes" in shown and "Second topic" not in shown and "Tab two" not in shown, shown
         mock.enqueue(text_reply(["Tab one answer."]))
         await send(browser, "Back in tab one")
         await turn_ends(browser, 1)
