@@ -122,13 +122,31 @@ fn home() -> anyhow::Result<PathBuf> {
 }
 
 /// Runs `program args`, returning its trimmed output, or why it failed.
-fn run(program: &str, args: &[&str]) -> Result<String, String> {
+/// Why a service manager's command failed.
+#[derive(Debug, thiserror::Error)]
+enum ManagerError {
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    /// It ran and refused; its stderr (may be empty, e.g. `systemctl is-active` of a stopped unit).
+    #[error("{0}")]
+    Refused(String),
+}
+
+fn run(program: &str, args: &[&str]) -> Result<String, ManagerError> {
     match Command::new(program).args(args).output() {
         Ok(output) if output.status.success() => {
             Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
         }
-        Ok(output) => Err(String::from_utf8_lossy(&output.stderr).trim().to_owned()),
-        Err(error) => Err(format!("cannot run {program}: {error}")),
+        Ok(output) => Err(ManagerError::Refused(
+            String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        )),
+        Err(source) => Err(ManagerError::Spawn {
+            program: program.to_owned(),
+            source,
+        }),
     }
 }
 
@@ -202,7 +220,9 @@ pub(crate) fn run_command(
             } else {
                 match run("systemctl", &["--user", "is-active", UNIT]) {
                     Ok(state) => format!("systemd: {state}"),
-                    Err(why) if why.is_empty() => "systemd: inactive".to_owned(),
+                    Err(ManagerError::Refused(why)) if why.is_empty() => {
+                        "systemd: inactive".to_owned()
+                    }
                     Err(why) => format!("systemd: unknown ({why})"),
                 }
             };
@@ -215,7 +235,7 @@ fn uid() -> String {
     run("id", &["-u"]).unwrap_or_else(|_| "501".to_owned())
 }
 
-fn start(path: &Path) -> Result<(), String> {
+fn start(path: &Path) -> Result<(), ManagerError> {
     if cfg!(target_os = "macos") {
         let domain = format!("gui/{}", uid());
         run(
@@ -229,7 +249,7 @@ fn start(path: &Path) -> Result<(), String> {
     }
 }
 
-fn stop(path: &Path) -> Result<(), String> {
+fn stop(path: &Path) -> Result<(), ManagerError> {
     if cfg!(target_os = "macos") {
         let domain = format!("gui/{}", uid());
         run("launchctl", &["bootout", &domain, &path.to_string_lossy()]).map(drop)

@@ -17,6 +17,21 @@ use super::live::{Live, Turn};
 use super::{Server, invalid, lock};
 use crate::updates;
 
+/// Why a prompt was not started.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PromptError {
+    #[error("binary embedded resources are not supported")]
+    BinaryResource,
+    #[error("this kind of content is not supported (text, images and embedded text only)")]
+    UnsupportedContent,
+    #[error("threads, models and modes are the editor's here: use its controls")]
+    EditorsControl,
+    #[error(transparent)]
+    Command(#[from] commands::CommandError),
+    #[error("a prompt is still running in this session; cancel it or wait")]
+    Busy,
+}
+
 impl Server {
     pub(super) fn prompt(
         &self,
@@ -36,7 +51,7 @@ impl Server {
                     let stop = done.await.unwrap_or(StopReason::EndTurn);
                     responder.respond(PromptResponse::new(stop))
                 }),
-                Err(message) => responder.respond_with_error(invalid(message)),
+                Err(error) => responder.respond_with_error(invalid(error.to_string())),
             }
         })
     }
@@ -75,7 +90,7 @@ impl Live {
 
     /// What a prompt asks: a slash command (the protocol's parser), or a message with its
     /// images and context.
-    fn parse_prompt(&self, blocks: &[ContentBlock]) -> Result<Op, String> {
+    fn parse_prompt(&self, blocks: &[ContentBlock]) -> Result<Op, PromptError> {
         let mut text = String::new();
         let mut images = Vec::new();
         for block in blocks {
@@ -100,12 +115,9 @@ impl Live {
                             contents.uri, contents.text
                         ));
                     }
-                    _ => return Err("binary embedded resources are not supported".to_owned()),
+                    _ => return Err(PromptError::BinaryResource),
                 },
-                _ => return Err(
-                    "this kind of content is not supported (text, images and embedded text only)"
-                        .to_owned(),
-                ),
+                _ => return Err(PromptError::UnsupportedContent),
             }
         }
         match commands::parse(&text, &self.skills) {
@@ -113,11 +125,9 @@ impl Live {
                 params.images = images;
                 Ok(Op::Send(params))
             }
-            Some(Ok(op)) if is_editors(&op) => {
-                Err("threads, models and modes are the editor's here: use its controls".to_owned())
-            }
+            Some(Ok(op)) if is_editors(&op) => Err(PromptError::EditorsControl),
             Some(Ok(op)) => Ok(op),
-            Some(Err(error)) => Err(error.to_string()),
+            Some(Err(error)) => Err(PromptError::Command(error)),
             None => Ok(Op::Send(SendParams {
                 images,
                 ..SendParams::text(text)
@@ -129,11 +139,11 @@ impl Live {
     fn start_prompt(
         &self,
         blocks: &[ContentBlock],
-    ) -> Result<(Submission, oneshot::Receiver<StopReason>), String> {
+    ) -> Result<(Submission, oneshot::Receiver<StopReason>), PromptError> {
         let op = self.parse_prompt(blocks)?;
         let mut state = lock(&self.state);
         if state.turn.is_some() {
-            return Err("a prompt is still running in this session; cancel it or wait".to_owned());
+            return Err(PromptError::Busy);
         }
         let command = !matches!(op, Op::Send(_) | Op::Init);
         let (done, receiver) = oneshot::channel();

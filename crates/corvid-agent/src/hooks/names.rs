@@ -36,16 +36,27 @@ pub(crate) enum ToolMatcher {
     Pattern(Regex),
 }
 
+/// A hook group's `matcher` that is not a valid regular expression.
+#[derive(Debug, thiserror::Error)]
+#[error("the matcher `{matcher}` is not a valid expression ({source})")]
+pub(crate) struct BadMatcher {
+    matcher: String,
+    source: regex::Error,
+}
+
 impl ToolMatcher {
     /// The matcher for `text`, or why it is not a valid expression.
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, BadMatcher> {
         let text = text.trim();
         if text.is_empty() || text == "*" {
             return Ok(Self::Any);
         }
         Regex::new(&format!("^(?:{text})$"))
             .map(Self::Pattern)
-            .map_err(|error| format!("the matcher `{text}` is not a valid expression ({error})"))
+            .map_err(|source| BadMatcher {
+                matcher: text.to_owned(),
+                source,
+            })
     }
 
     pub(crate) fn matches(&self, tool: &str) -> bool {
