@@ -1,0 +1,160 @@
+//! One model step of a turn: the request, the streamed reply, its usage and errors.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// Saves a completed step when the turn belongs to a conversation (a subagent's does not).
+pub(super) async fn save_step(setup: &TurnSetup, conversation_id: Option<&str>, step: &[Message]) {
+    if let Some(id) = conversation_id {
+        crate::persist::save(&setup.shared, id, step).await;
+    }
+}
+
+pub(super) struct Step {
+    pub(super) message: Message,
+    pub(super) usage: Usage,
+}
+
+pub(super) enum StepEnd {
+    Cancelled,
+    Failed,
+}
+
+/// One streamed model call, recorded in the usage ledger however it ends.
+pub(super) async fn model_step(setup: &TurnSetup, request: ChatRequest) -> Result<Step, StepEnd> {
+    let mut meter = CallMeter::start(&request.model);
+    let result = stream_step(setup, request, &mut meter).await;
+    let end = match &result {
+        Ok(_) => CallEnd::Answered,
+        Err(StepEnd::Cancelled) => CallEnd::Cancelled,
+        Err(StepEnd::Failed) => CallEnd::Failed,
+    };
+    meter.finish(&setup.shared, end).await;
+    result
+}
+
+/// The call itself; deltas go out as they arrive.
+pub(super) async fn stream_step(
+    setup: &TurnSetup,
+    request: ChatRequest,
+    meter: &mut CallMeter,
+) -> Result<Step, StepEnd> {
+    let mut cancel = setup.cancel.clone();
+    let stream = tokio::select! {
+        result = setup.shared.model.call(request) => result,
+        _ = cancel.wait_for(|cancelled| *cancelled) => return Err(StepEnd::Cancelled),
+    };
+    let mut stream = match stream {
+        Ok(reply) => {
+            meter.replied(reply.attempts);
+            reply.events
+        }
+        Err(error) => {
+            meter.failed(error.attempts);
+            let next = error.next_action();
+            setup.shared.emit(
+                &setup.scope,
+                EventMsg::Error(
+                    ErrorNotification::new(error.class, error.message.clone())
+                        .with_next_action(next),
+                ),
+            );
+            return Err(StepEnd::Failed);
+        }
+    };
+    let mut builder = ResponseBuilder::new();
+    let mut usage = Usage::default();
+    let mut progress = ToolProgress::default();
+    loop {
+        let event = tokio::select! {
+            event = stream.next() => event,
+            _ = cancel.wait_for(|cancelled| *cancelled) => return Err(StepEnd::Cancelled),
+        };
+        let Some(event) = event else { break };
+        meter.saw(&event);
+        if let Some(message) = progress.saw(&event, std::time::Instant::now()) {
+            setup.shared.emit(&setup.scope, message);
+        }
+        match &event {
+            StreamEvent::TextDelta { text } => {
+                setup.shared.emit(
+                    &setup.scope,
+                    EventMsg::TextDelta {
+                        delta: text.clone(),
+                    },
+                );
+            }
+            StreamEvent::ReasoningDelta { text } => {
+                setup.shared.emit(
+                    &setup.scope,
+                    EventMsg::ReasoningDelta {
+                        delta: text.clone(),
+                    },
+                );
+            }
+            StreamEvent::Usage(reported) => usage = *reported,
+            StreamEvent::Error(error) => {
+                let failure = ModelError::in_reply(error);
+                emit_error(setup, failure.class, failure.message);
+                return Err(StepEnd::Failed);
+            }
+            _ => {}
+        }
+        builder.push(&event);
+    }
+    match builder.finish() {
+        Ok(response) => Ok(Step {
+            message: Message {
+                role: Role::Assistant,
+                parts: response.parts,
+            },
+            usage,
+        }),
+        Err(error) => {
+            let failure = ModelError::in_reply(&error);
+            emit_error(setup, failure.class, failure.message);
+            Err(StepEnd::Failed)
+        }
+    }
+}
+
+pub(super) fn emit_error(setup: &TurnSetup, class: ErrorClass, message: String) {
+    setup.shared.emit(
+        &setup.scope,
+        EventMsg::Error(ErrorNotification::new(class, message)),
+    );
+}
+
+pub(super) fn token_usage(usage: Usage) -> TokenUsage {
+    TokenUsage {
+        input: usage.input,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write,
+        output: usage.output,
+        reasoning: usage.reasoning,
+    }
+}
+
+/// The tools this agent offers the model.
+pub(super) fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
+    offered_tools(&setup.tools, setup.is_main)
+}
+
+/// The tools an agent with `offer` is offered: the offer's (a subagent only those meant for
+/// subagents), plus `task` for the main agent. The system prompt describes exactly these.
+pub(crate) fn offered_tools(offer: &Offer, is_main: bool) -> Vec<Tool> {
+    let mut tools: Vec<Tool> = offer
+        .specs()
+        .filter(|spec| is_main || spec.subagents)
+        .map(|spec| Tool {
+            name: spec.name.clone(),
+            description: Some(spec.description.clone()),
+            parameters: spec.parameters.clone(),
+            strict: None,
+        })
+        .collect();
+    if is_main {
+        tools.push(crate::subagent::task_tool());
+    }
+    tools
+}
