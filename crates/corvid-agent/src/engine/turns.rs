@@ -1,0 +1,224 @@
+//! The engine's turns: a message starts one (or waits behind the running one), the
+//! `UserPromptSubmit` hooks may block it, and its end is recorded and announced.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl Engine {
+    pub(super) async fn send(
+        &mut self,
+        id: String,
+        params: SendParams,
+    ) -> Result<ReplyOk, ErrorNotification> {
+        // A skill written during the session counts too (read again when the folder changed).
+        if let Some(skill) = &params.skill
+            && self.shared.skills.current().get(skill).is_none()
+            && self.shared.skills.refresh().0.get(skill).is_none()
+        {
+            return Err(
+                ErrorNotification::invalid(format!("this project has no skill `{skill}`"))
+                    .with_next_action("The command list shows the project's skills."),
+            );
+        }
+        if let Some(running) = &mut self.running {
+            // A new message closes every waiting proposal as interrupted; it runs next.
+            if self.shared.approvals.answer_all(&Verdict::Interrupted) == 0 {
+                return Err(ErrorNotification::invalid(
+                    "a turn is running; cancel it or wait for it to finish",
+                )
+                .with_next_action("Wait for the turn to finish, or cancel it first."));
+            }
+            running.queued = Some((id, params));
+            return Ok(ReplyOk::Accepted);
+        }
+        self.start_turn(id, params).await;
+        Ok(ReplyOk::Accepted)
+    }
+
+    pub(super) async fn start_turn(&mut self, id: String, params: SendParams) {
+        if let Some(model) = params.model.clone() {
+            self.model = model;
+        }
+        let scope = Self::scope(&id);
+        let mut user = crate::conversation::user_message(&params);
+        if let Some(skill) = &params.skill {
+            // The engine, not the face, says how a skill is used.
+            user.parts.insert(
+                0,
+                Part::Text {
+                    text: crate::skills::invocation(skill),
+                },
+            );
+        }
+        if !self.hook_prompt(&scope, &params, &mut user).await {
+            return;
+        }
+        if let Some(note) = self.shared.checkpoints.take_note() {
+            user.parts.insert(0, Part::Text { text: note });
+        }
+        // Saved before the turn starts, so a crash in its first step keeps what was asked.
+        crate::persist::save(
+            &self.shared,
+            &self.conversation,
+            std::slice::from_ref(&user),
+        )
+        .await;
+        self.history.push(user);
+        self.turns += 1;
+        self.shared.checkpoints.begin(self.turns).await;
+        self.shared.emit(
+            &scope,
+            EventMsg::TurnStarted {
+                conversation_id: self.conversation.clone(),
+                model: self.model.clone(),
+                prompt: Some(params.text.clone()),
+            },
+        );
+        let (cancel, cancel_rx) = watch::channel(false);
+        let shared = Arc::clone(&self.shared);
+        let toolbox = self.toolbox.clone();
+        let model = self.model.clone();
+        let history = self.history.clone();
+        let conversation = self.conversation.clone();
+        let turn = self.turns;
+        // The sources are asked on the turn's own task, so a slow one never keeps the engine
+        // from hearing a cancel.
+        let handle = tokio::spawn(async move {
+            let tools = offer_tools(&shared, &scope, &toolbox).await;
+            let setup = TurnSetup {
+                system: system_prompt(&shared, &tools),
+                shared,
+                scope,
+                tools,
+                is_main: true,
+                model,
+                cancel: cancel_rx,
+            };
+            run_turn(&setup, &history, Some(&conversation), turn).await
+        });
+        self.running = Some(Running {
+            handle,
+            cancel,
+            submission: id,
+            queued: None,
+        });
+    }
+
+    /// `SessionStart` and `UserPromptSubmit` hooks: their context joins the user's message; a
+    /// blocked prompt is not sent (the turn starts and finishes at once, saying why), false.
+    pub(super) async fn hook_prompt(
+        &self,
+        scope: &Scope,
+        params: &SendParams,
+        user: &mut Message,
+    ) -> bool {
+        match crate::hooks::session::before_turn(&self.shared, scope, &params.text).await {
+            Ok(context) => {
+                for text in context {
+                    user.parts.push(Part::Text {
+                        text: format!("<hook-context>\n{text}\n</hook-context>"),
+                    });
+                }
+                true
+            }
+            Err(reason) => {
+                self.shared.emit(
+                    scope,
+                    EventMsg::TurnStarted {
+                        conversation_id: self.conversation.clone(),
+                        model: self.model.clone(),
+                        prompt: Some(params.text.clone()),
+                    },
+                );
+                self.shared.emit(
+                    scope,
+                    EventMsg::Warning {
+                        message: format!("a UserPromptSubmit hook blocked the prompt: {reason}"),
+                    },
+                );
+                self.shared.emit(
+                    scope,
+                    EventMsg::TurnFinished(TurnFinishedNotification {
+                        outcome: TurnOutcome::Completed,
+                        steps: 0,
+                        usage: Default::default(),
+                    }),
+                );
+                false
+            }
+        }
+    }
+
+    pub(super) async fn finish_turn(&mut self, result: Result<TurnResult, tokio::task::JoinError>) {
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        let scope = Self::scope(&running.submission);
+        let result = match result {
+            Ok(result) => result,
+            Err(error) => {
+                self.shared.emit(
+                    &scope,
+                    EventMsg::Error(
+                        ErrorNotification::new(
+                            ErrorClass::Internal,
+                            format!("the turn crashed: {error}"),
+                        )
+                        .with_next_action("Send the message again; the conversation is intact."),
+                    ),
+                );
+                // Its completed steps were saved as they finished: take them from the store.
+                self.reload_history(&scope).await;
+                TurnResult {
+                    outcome: TurnOutcome::Failed,
+                    steps: 0,
+                    usage: Default::default(),
+                    added: Vec::new(),
+                    final_text: String::new(),
+                }
+            }
+        };
+        if result.outcome == TurnOutcome::Cancelled {
+            self.shared.emit(
+                &scope,
+                EventMsg::Error(ErrorNotification::new(
+                    ErrorClass::Cancelled,
+                    "the turn was cancelled",
+                )),
+            );
+        }
+        // Each step was saved as it completed (`crate::persist`); only memory catches up here,
+        // unless the turn compacted the history: then the store gets the compacted one whole.
+        let compacted = self.shared.take_compacted();
+        if let Some(history) = compacted {
+            self.history = history;
+            self.history.extend(result.added);
+            crate::persist::replace_all(&self.shared, &self.conversation, &self.history).await;
+        } else {
+            self.history.extend(result.added);
+        }
+        if result.outcome != TurnOutcome::Completed {
+            // Seen to end: reopening the conversation is not a crash to report.
+            crate::persist::mark_turn_ended(&self.shared, &self.conversation).await;
+        }
+        self.shared
+            .finish_checkpoint(&scope, &self.conversation)
+            .await;
+        self.name_conversation().await;
+        let summary = self.current_summary().await;
+        // The turn's end and the history replays show from now on, in one step.
+        self.shared.emitter.emit_with_history(
+            &scope,
+            EventMsg::TurnFinished(TurnFinishedNotification {
+                outcome: result.outcome,
+                steps: result.steps,
+                usage: result.usage,
+            }),
+            summary,
+            history::entries(&self.history, &self.config.project),
+        );
+        if let Some((id, params)) = running.queued {
+            Box::pin(self.start_turn(id, params)).await;
+        }
+    }
+}
