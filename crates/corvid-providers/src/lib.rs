@@ -5,7 +5,6 @@
 //! agent both use, with the Zed account as one more backend behind it.
 
 mod backoff;
-mod caching;
 mod context_windows;
 mod error;
 mod failover;

@@ -68,7 +68,7 @@ impl Route {
             Some(account) => Prepared::Account(account),
             None => {
                 let names = NameMap::new(&request.tools);
-                let mut encoded = codec::encode_body(outbound, &request);
+                let mut encoded = crate::quirks::encode_for(provider, &request);
                 settle_encoded(provider, &self.model, &mut encoded);
                 Prepared::Http {
                     dialect: outbound,

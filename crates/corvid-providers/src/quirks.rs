@@ -174,8 +174,7 @@ fn xai_fields() -> &'static [&'static str] {
 }
 
 /// The encoded body of a translated request, settled like a passed-through one: xAI's table
-/// (for a provider with `xai_field_rules`) and the model rule's `drop` list; toward Anthropic,
-/// the cache breakpoints a client of another dialect could not set.
+/// (for a provider with `xai_field_rules`) and the model rule's `drop` list.
 pub fn settle_encoded(provider: &Provider, model: &str, body: &mut EncodedBody) {
     if provider.config().capabilities.xai_field_rules {
         let removed = xai_removals(model, |field| body.get(field).map(|_| body.get_str(field)));
@@ -188,12 +187,19 @@ pub fn settle_encoded(provider: &Provider, model: &str, body: &mut EncodedBody) 
             body.remove(field);
         }
     }
+}
+
+/// The body of a translated request in `provider`'s dialect. Toward Anthropic it carries the
+/// cache breakpoints a client of another dialect could not set
+/// (`anthropic::encode_request_with_breakpoints`), added while the encoder builds it.
+pub fn encode_for(provider: &Provider, request: &ChatRequest) -> EncodedBody {
+    let outbound = dialect_of(provider.kind());
     if provider.kind() == corvid_config::ProviderKind::Anthropic {
-        // The breakpoints go deep into the messages: edited as a value (Anthropic only).
-        let mut value = body.to_value();
-        crate::caching::add_anthropic_breakpoints(&mut value);
-        *body = EncodedBody::from_value(&value);
+        return EncodedBody::from_value(&corvid_wire::anthropic::encode_request_with_breakpoints(
+            request,
+        ));
     }
+    corvid_wire::codec::encode_body(outbound, request)
 }
 
 /// Adjusts a canonical request for the provider it goes to: the provider's model name, no

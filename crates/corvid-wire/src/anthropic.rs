@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::model::{ChatRequest, FinishReason, Part, ToolResultContent, Usage};
 
+mod cache_breakpoints;
 mod encode;
 mod error;
 mod request;
@@ -21,6 +22,7 @@ pub mod usage;
 #[cfg(test)]
 mod tests;
 
+pub use cache_breakpoints::encode_request_with_breakpoints;
 pub use encode::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, encode_request};
 pub use error::{decode_error, encode_error, request_error_message};
 pub use request::decode_request;

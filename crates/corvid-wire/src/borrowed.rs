@@ -4,9 +4,11 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 /// A JSON string, borrowed from the body unless it had escapes.
 #[derive(Debug, PartialEq, Eq)]
@@ -80,6 +82,73 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeText<'a> {
             None
         }))
     }
+}
+
+/// A field that is a string or an array of `T` (Anthropic's `system` and `content`, the
+/// Responses API's `input`, `instructions`, `content` and `output`); anything else is an error,
+/// so the caller falls back to the tree decoder.
+pub(crate) enum TextOr<'a, T> {
+    Text(Text<'a>),
+    Items(Vec<T>),
+}
+
+impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for TextOr<'a, T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextOrVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for TextOrVisitor<T> {
+            type Value = TextOr<'de, T>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a string or an array")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(TextOr::Text(Text(Cow::Borrowed(text))))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(TextOr::Text(Text(Cow::Owned(text.to_owned()))))
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+                Ok(TextOr::Text(Text(Cow::Owned(text))))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4));
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(TextOr::Items(items))
+            }
+        }
+        deserializer.deserialize_any(TextOrVisitor(PhantomData))
+    }
+}
+
+/// Reads a request's top-level object: each field named in `typed` is handed to `read` with
+/// its index, once — a repeated one is an error, so the caller falls back to the tree decoder
+/// (which keeps the last) — and every other field goes into `rest` as a value.
+pub(crate) fn read_top<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    typed: &[&str],
+    rest: &mut Map<String, Value>,
+    mut read: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
+) -> Result<(), A::Error> {
+    let mut seen = 0u32;
+    while let Some(key) = map.next_key::<Text<'de>>()? {
+        let Some(slot) = typed.iter().position(|name| *name == key.as_str()) else {
+            let value: Value = map.next_value()?;
+            rest.insert(key.into_string(), value);
+            continue;
+        };
+        if seen & (1 << slot) != 0 {
+            return Err(de::Error::custom("a repeated field"));
+        }
+        seen |= 1 << slot;
+        read(slot, map)?;
+    }
+    Ok(())
 }
 
 /// The compact text of a JSON value read from `raw`, exactly as `Value`'s serialiser writes it

@@ -10,11 +10,11 @@
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::borrowed::{MaybeText, Present, Text, compact};
+use crate::borrowed::{MaybeText, Present, Text, TextOr, compact, read_top};
 use crate::model::{
     Image, ImageSource, Message, Part, Reasoning, Role, Tool, ToolCall, ToolResult,
     ToolResultContent,
@@ -31,10 +31,7 @@ struct Top<'a> {
 }
 
 /// `system`, or a system turn's `content`: a string or blocks.
-enum System<'a> {
-    Text(Text<'a>),
-    Blocks(Vec<Block<'a>>),
-}
+type System<'a> = TextOr<'a, Block<'a>>;
 
 #[derive(Deserialize)]
 struct WireMessage<'a> {
@@ -138,7 +135,7 @@ pub(super) fn decode(body: &[u8]) -> Option<Decoded> {
                     System::Text(text) => vec![Part::Text {
                         text: text.into_string(),
                     }],
-                    System::Blocks(blocks) => {
+                    System::Items(blocks) => {
                         let mut parts = Vec::with_capacity(blocks.len());
                         for block in blocks {
                             parts.extend(part(block)?);
@@ -170,7 +167,7 @@ pub(super) fn decode(body: &[u8]) -> Option<Decoded> {
 fn system_texts(system: System<'_>) -> Option<Vec<String>> {
     match system {
         System::Text(text) => Some(vec![text.into_string()]),
-        System::Blocks(blocks) => {
+        System::Items(blocks) => {
             let mut texts = Vec::new();
             for block in blocks {
                 if block.kind.as_ref().map(Text::as_str) == Some("text") {
@@ -246,7 +243,7 @@ fn tool_result(block: Block<'_>) -> Option<ToolResult> {
         Some(System::Text(text)) => vec![ToolResultContent::Text {
             text: text.into_string(),
         }],
-        Some(System::Blocks(items)) => {
+        Some(System::Items(items)) => {
             let mut content = Vec::with_capacity(items.len());
             for item in items {
                 match item.kind.as_ref().map(Text::as_str) {
@@ -297,40 +294,6 @@ fn tools(raw_tools: Vec<&RawValue>) -> Option<(Vec<Tool>, Vec<Value>)> {
     Some((functions, server))
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for System<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct SystemVisitor;
-        impl<'de> Visitor<'de> for SystemVisitor {
-            type Value = System<'de>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a string or an array of blocks")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(System::Text(Text(text.into())))
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(System::Text(Text(text.to_owned().into())))
-            }
-
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
-                Ok(System::Text(Text(text.into())))
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(4));
-                while let Some(block) = seq.next_element()? {
-                    blocks.push(block);
-                }
-                Ok(System::Blocks(blocks))
-            }
-        }
-        deserializer.deserialize_any(SystemVisitor)
-    }
-}
-
 impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct TopVisitor;
@@ -348,28 +311,21 @@ impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
                     tools: None,
                     rest: Map::new(),
                 };
-                // A repeated large field falls back (the tree decoder keeps the last).
-                let mut seen = [false; 3];
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    let slot = match key.as_str() {
-                        "system" => 0,
-                        "messages" => 1,
-                        "tools" => 2,
-                        _ => {
-                            let value: Value = map.next_value()?;
-                            top.rest.insert(key.into_string(), value);
-                            continue;
+                let mut rest = Map::new();
+                read_top(
+                    &mut map,
+                    &["system", "messages", "tools"],
+                    &mut rest,
+                    |slot, map| {
+                        match slot {
+                            0 => top.system = map.next_value()?,
+                            1 => top.messages = Some(map.next_value()?),
+                            _ => top.tools = Some(map.next_value()?),
                         }
-                    };
-                    if std::mem::replace(&mut seen[slot], true) {
-                        return Err(de::Error::custom("a repeated field"));
-                    }
-                    match slot {
-                        0 => top.system = map.next_value()?,
-                        1 => top.messages = Some(map.next_value()?),
-                        _ => top.tools = Some(map.next_value()?),
-                    }
-                }
+                        Ok(())
+                    },
+                )?;
+                top.rest = rest;
                 Ok(top)
             }
         }

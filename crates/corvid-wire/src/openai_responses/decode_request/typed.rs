@@ -11,19 +11,16 @@
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::Conversation;
-use crate::borrowed::{MaybeText, Present, Text};
+use crate::borrowed::{MaybeText, Present, Text, TextOr, read_top};
 use crate::model::{Part, Tool, ToolCall, ToolResult, ToolResultContent};
 
 /// `instructions` or `input`: a string or items.
-enum Input<'a> {
-    Text(Text<'a>),
-    Items(Vec<&'a RawValue>),
-}
+type Input<'a> = TextOr<'a, &'a RawValue>;
 
 struct Top<'a> {
     instructions: Option<Input<'a>>,
@@ -55,10 +52,7 @@ struct Item<'a> {
 }
 
 /// A message's `content` or a call output's `output`: a string or parts.
-enum Contents<'a> {
-    Text(Text<'a>),
-    Parts(Vec<ContentPart<'a>>),
-}
+type Contents<'a> = TextOr<'a, ContentPart<'a>>;
 
 #[derive(Deserialize)]
 struct ContentPart<'a> {
@@ -172,7 +166,7 @@ fn read(item: Item<'_>) -> Option<Action<'_>> {
                 Some(Contents::Text(text)) => parts.push(Part::Text {
                     text: text.into_string(),
                 }),
-                Some(Contents::Parts(items)) => {
+                Some(Contents::Items(items)) => {
                     for part in items {
                         if let Some(text) = part_text(part)?
                             && !text.is_empty()
@@ -214,7 +208,7 @@ fn read(item: Item<'_>) -> Option<Action<'_>> {
                 Some(Contents::Text(text)) => content.push(ToolResultContent::Text {
                     text: text.into_string(),
                 }),
-                Some(Contents::Parts(parts)) => {
+                Some(Contents::Items(parts)) => {
                     for part in parts {
                         if let Some(text) = part_text(part)? {
                             content.push(ToolResultContent::Text { text });
@@ -264,74 +258,6 @@ fn function_tool(raw: &RawValue) -> Option<Tool> {
     })
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct InputVisitor;
-        impl<'de> Visitor<'de> for InputVisitor {
-            type Value = Input<'de>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a string or an array")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(Input::Text(Text(text.into())))
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(Input::Text(Text(text.to_owned().into())))
-            }
-
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
-                Ok(Input::Text(Text(text.into())))
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(8));
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(Input::Items(items))
-            }
-        }
-        deserializer.deserialize_any(InputVisitor)
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Contents<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ContentsVisitor;
-        impl<'de> Visitor<'de> for ContentsVisitor {
-            type Value = Contents<'de>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a string or an array of parts")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(Contents::Text(Text(text.into())))
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(Contents::Text(Text(text.to_owned().into())))
-            }
-
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
-                Ok(Contents::Text(Text(text.into())))
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut parts = Vec::with_capacity(seq.size_hint().unwrap_or(2));
-                while let Some(part) = seq.next_element()? {
-                    parts.push(part);
-                }
-                Ok(Contents::Parts(parts))
-            }
-        }
-        deserializer.deserialize_any(ContentsVisitor)
-    }
-}
-
 impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct TopVisitor;
@@ -349,30 +275,23 @@ impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
                     tools: None,
                     rest: Map::new(),
                 };
-                // A repeated typed field falls back (the tree decoder keeps the last).
-                let mut seen = [false; 3];
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    let slot = match key.as_str() {
-                        "instructions" => 0,
-                        "input" => 1,
-                        "tools" => 2,
-                        _ => {
-                            let value: Value = map.next_value()?;
-                            top.rest.insert(key.into_string(), value);
-                            continue;
+                let mut rest = Map::new();
+                read_top(
+                    &mut map,
+                    &["instructions", "input", "tools"],
+                    &mut rest,
+                    |slot, map| {
+                        match slot {
+                            0 => top.instructions = map.next_value()?,
+                            1 => top.input = map.next_value()?,
+                            _ => {
+                                top.tools = map.next_value::<Option<Vec<&'de RawValue>>>()?;
+                            }
                         }
-                    };
-                    if std::mem::replace(&mut seen[slot], true) {
-                        return Err(de::Error::custom("a repeated field"));
-                    }
-                    match slot {
-                        0 => top.instructions = map.next_value()?,
-                        1 => top.input = map.next_value()?,
-                        _ => {
-                            top.tools = map.next_value::<Option<Vec<&'de RawValue>>>()?;
-                        }
-                    }
-                }
+                        Ok(())
+                    },
+                )?;
+                top.rest = rest;
                 Ok(top)
             }
         }

@@ -2,18 +2,28 @@
 //! `cache_control` breakpoints a request marks; a client of another dialect has no way to mark
 //! them, so a body corvid encodes for Anthropic gets the breakpoints Claude Code would set —
 //! the end of the tools, of the system prompt, and of the conversation (the next turn reads
-//! everything up to there from the cache) — unless it already carries one of its own.
+//! everything up to there from the cache) — unless it already carries one of its own. They are
+//! set while the body is still a tree, so the encoded bytes are written once.
 
 use serde_json::{Map, Value, json};
 
-/// Adds Anthropic cache breakpoints to an encoded Messages body that has none.
-pub(crate) fn add_anthropic_breakpoints(body: &mut Value) {
-    if has_breakpoint(body) {
+use crate::model::ChatRequest;
+
+/// [`super::encode_request`] with the cache breakpoints Claude Code would set, unless the body
+/// already carries one of its own: added to the body as it is built, not to its bytes.
+pub fn encode_request_with_breakpoints(request: &ChatRequest) -> Value {
+    let mut body = super::encode_request(request);
+    if let Value::Object(object) = &mut body {
+        add_breakpoints(object);
+    }
+    body
+}
+
+/// Adds Anthropic cache breakpoints to a Messages body that has none.
+pub(crate) fn add_breakpoints(object: &mut Map<String, Value>) {
+    if object.values().any(has_breakpoint) {
         return;
     }
-    let Some(object) = body.as_object_mut() else {
-        return;
-    };
     if let Some(last) = object
         .get_mut("tools")
         .and_then(Value::as_array_mut)
@@ -74,6 +84,10 @@ fn mark(block: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn add_anthropic_breakpoints(body: &mut Value) {
+        add_breakpoints(body.as_object_mut().unwrap());
+    }
 
     #[test]
     fn tools_system_and_the_last_turn_get_a_breakpoint() {
