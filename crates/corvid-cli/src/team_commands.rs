@@ -108,17 +108,30 @@ pub(crate) async fn postgres_gateway(
         .check_schema()
         .await
         .context("corvid serve cannot use this database")?;
+    let config = &loaded.config;
+    let redis = match config.store.redis_url.as_deref() {
+        Some(url) => Some(corvid_store::pg::RedisCounter::connect(
+            url,
+            store.database_name(),
+        )?),
+        None => None,
+    };
     let recorder = corvid_store::UsageRecorder::spawn_postgres(
-        corvid_store::pg::PgLedger::new(store.clone(), tokio::runtime::Handle::current()),
+        corvid_store::pg::PgLedger::new(store.clone(), tokio::runtime::Handle::current())
+            .with_redis(redis.clone()),
         corvid_store::RecorderOptions::default(),
     )?;
-    let config = &loaded.config;
     let required = config.store.keys_required(&config.host);
-    let access = corvid_gateway::Access::new(Arc::new(store), &config.store, required)
+    let teams: Arc<dyn corvid_store::team::TeamStore> = match redis.clone() {
+        Some(redis) => Arc::new(corvid_store::pg::RedisFront::new(store, redis)),
+        None => Arc::new(store),
+    };
+    let access = corvid_gateway::Access::new(teams, &config.store, required)
         .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
     tokio::spawn(access.clone().maintain());
     tracing::info!(
         keys_required = required,
+        redis = redis.is_some(),
         "team mode: keys, budgets and usage on PostgreSQL"
     );
     Ok(state.with_recorder(recorder).with_access(access))

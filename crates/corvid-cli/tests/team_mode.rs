@@ -9,45 +9,9 @@ mod team;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use corvid_test_support::{MockUpstream, Reply};
+use corvid_test_support::MockUpstream;
 use serde_json::{Value, json};
 use team::*;
-
-/// A streamed xAI chat reply whose events come `gap` apart (12 tokens in, 5 out).
-fn slow_stream(gap: Duration, pieces: usize) -> Reply {
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        .to_string()
-    };
-    let mut events = vec![chunk(
-        json!({"role": "assistant", "content": ""}),
-        Value::Null,
-    )];
-    for _ in 0..pieces {
-        events.push(chunk(json!({"content": "x"}), Value::Null));
-    }
-    events.push(chunk(json!({}), json!("stop")));
-    events.push(
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
-               "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}})
-        .to_string(),
-    );
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, gap)
-}
-
-async fn scope_totals(db: &tokio_postgres::Client, scope: &str) -> (i64, i64) {
-    let row = db
-        .query_one(
-            "SELECT spent, reserved FROM budgets WHERE scope = $1",
-            &[&scope],
-        )
-        .await
-        .unwrap();
-    (row.get(0), row.get(1))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_budgets_and_revocation_across_two_instances() {

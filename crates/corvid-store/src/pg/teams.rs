@@ -45,7 +45,7 @@ fn exists_or(error: tokio_postgres::Error, what: String) -> StoreError {
 }
 
 impl PgStore {
-    async fn budgets_by_id(&self, ids: &[i64]) -> Result<Vec<BudgetState>, StoreError> {
+    pub(crate) async fn budgets_by_id(&self, ids: &[i64]) -> Result<Vec<BudgetState>, StoreError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
