@@ -123,12 +123,13 @@ pub(crate) async fn postgres_gateway(
     )?;
     let required = config.store.keys_required(&config.host);
     let teams: Arc<dyn corvid_store::team::TeamStore> = match redis.clone() {
-        Some(redis) => Arc::new(corvid_store::pg::RedisFront::new(store, redis)),
-        None => Arc::new(store),
+        Some(redis) => Arc::new(corvid_store::pg::RedisFront::new(store.clone(), redis)),
+        None => Arc::new(store.clone()),
     };
     let access = corvid_gateway::Access::new(teams, &config.store, required)
         .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
     tokio::spawn(access.clone().maintain());
+    tokio::spawn(store.watch_keys(access.key_cache().clone()));
     tracing::info!(
         keys_required = required,
         redis = redis.is_some(),

@@ -81,6 +81,11 @@ impl Access {
         self.keys.store()
     }
 
+    /// The key lookups this gate caches (for a store that announces key changes).
+    pub fn key_cache(&self) -> &KeyCache {
+        &self.keys
+    }
+
     /// Heartbeats this instance and sweeps dead instances' holds, forever; spawn it once.
     ///
     /// An instance sweeps only after it has been connected for `DEAD_AFTER`: after a database

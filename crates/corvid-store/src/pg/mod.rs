@@ -7,12 +7,14 @@
 //! - [`PgStore`] implements [`crate::team::TeamStore`] (`teams.rs`) and writes the ledger
 //!   (`ledger.rs`): batches of rows, their holds settled and their daily rollups upserted in
 //!   the same transaction.
+//! - [`PgStore::watch_keys`] drops changed keys from an instance's key cache (LISTEN/NOTIFY).
 //! - [`RedisFront`] puts Redis in front of it for holds and rate limits (`counter.rs`).
 
 mod counter;
 mod ledger;
 mod schema;
 mod teams;
+mod watch;
 
 use std::str::FromStr;
 use std::time::Duration;

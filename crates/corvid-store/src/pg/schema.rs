@@ -225,4 +225,23 @@ END $$;
 
 SELECT corvid_ensure_partitions(8);
 "#,
+    // 2: a change to a key or a team is announced on the channel `corvid_keys` (the key's
+    // public id, or `*` for every key), so every instance drops it from its key cache at once.
+    r#"
+CREATE FUNCTION corvid_key_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME <> 'client_keys' THEN
+        PERFORM pg_notify('corvid_keys', '*');
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM pg_notify('corvid_keys', OLD.public_id);
+    ELSE
+        PERFORM pg_notify('corvid_keys', NEW.public_id);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER corvid_keys_changed AFTER UPDATE OR DELETE ON client_keys
+    FOR EACH ROW EXECUTE FUNCTION corvid_key_changed();
+CREATE TRIGGER corvid_teams_changed AFTER UPDATE OR DELETE ON teams
+    FOR EACH ROW EXECUTE FUNCTION corvid_key_changed();
+"#,
 ];
