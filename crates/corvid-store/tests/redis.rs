@@ -54,6 +54,7 @@ fn hold(key: i64, budgets: &[i64], rpm: Option<u32>) -> Hold {
         tokens: 100,
         rpm,
         tpm: None,
+        daily_requests: None,
         instance: "i".to_owned(),
         lease: Duration::from_secs(60),
     }

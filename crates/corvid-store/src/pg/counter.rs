@@ -250,6 +250,25 @@ impl RedisCounter {
         Ok(())
     }
 
+    /// Extends the records of running requests' holds to `lease` from now.
+    async fn renew(&self, request_ids: &[String], lease: Duration) -> Result<(), RedisError> {
+        if request_ids.is_empty() {
+            return Ok(());
+        }
+        let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
+        let mut pipeline = redis::pipe();
+        for request_id in request_ids {
+            pipeline
+                .cmd("PEXPIRE")
+                .arg(self.hold_key(request_id))
+                .arg(lease_ms)
+                .ignore();
+        }
+        let mut connection = self.connection.clone();
+        self.guarded(pipeline.query_async::<()>(&mut connection))
+            .await
+    }
+
     /// Forgets the budgets of `hold` (PostgreSQL disagreed with Redis): the next hold seeds
     /// them again.
     async fn forget(&self, hold: &Hold) -> Result<(), RedisError> {
@@ -373,6 +392,18 @@ impl TeamStore for RedisFront {
     async fn heartbeat(&self, instance: &str) -> Result<(), StoreError> {
         self.pg.heartbeat(instance).await
     }
+    async fn renew(
+        &self,
+        instance: &str,
+        request_ids: &[String],
+        lease: Duration,
+    ) -> Result<(), StoreError> {
+        self.pg.renew(instance, request_ids, lease).await?;
+        if let Err(error) = self.redis.renew(request_ids, lease).await {
+            tracing::debug!(%error, "cannot renew Redis holds; their budgets are seeded again");
+        }
+        Ok(())
+    }
     async fn sweep(&self, dead_after: Duration) -> Result<u64, StoreError> {
         self.pg.sweep(dead_after).await
     }
@@ -381,6 +412,9 @@ impl TeamStore for RedisFront {
     }
     async fn usage_by(&self, by: UsageBy, since_ms: i64) -> Result<Vec<UsageGroup>, StoreError> {
         self.pg.usage_by(by, since_ms).await
+    }
+    async fn requests_today(&self, key_id: i64) -> Result<u64, StoreError> {
+        self.pg.requests_today(key_id).await
     }
     async fn ping(&self) -> Result<(), StoreError> {
         self.pg.ping().await

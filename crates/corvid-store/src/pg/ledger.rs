@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
 
 use super::{PgStore, RedisCounter};
-use crate::{StoreError, UsageRecord};
+use crate::{Outcome, StoreError, UsageRecord};
 
 /// How often the writer makes sure the coming days have their partitions.
 const PARTITION_CHECK: Duration = Duration::from_secs(3600);
@@ -211,6 +211,13 @@ const ROLLUP: &str = "INSERT INTO usage_daily AS d (day, key_id, team_id, model,
         cost_micros = d.cost_micros + excluded.cost_micros";
 
 /// Writes one batch; returns the inserted rows' request ids and costs (those with a key).
+/// Whether an inserted row ends its request's hold: a failed attempt (outcome `error`) may be
+/// followed by a routing fallback's next one, which the hold still covers; when none follows,
+/// the gate releases the hold on the error answer.
+fn releases_hold(row: &tokio_postgres::Row) -> bool {
+    row.get::<_, &str>(6) != Outcome::Error.as_str()
+}
+
 async fn write_batch(store: &PgStore, c: &Columns) -> Result<Vec<(String, i64)>, StoreError> {
     let mut client = store.client().await?;
     let tx = client.transaction().await?;
@@ -250,8 +257,12 @@ async fn write_batch(store: &PgStore, c: &Columns) -> Result<Vec<(String, i64)>,
         let ids: Vec<String> = inserted.iter().map(|row| row.get(0)).collect();
         let costs: Vec<i64> = inserted.iter().map(|row| row.get(4)).collect();
         let keys: Vec<Option<i64>> = inserted.iter().map(|row| row.get(1)).collect();
-        tx.execute("SELECT corvid_settle($1, $2, $3)", &[&ids, &costs, &keys])
-            .await?;
+        let releases: Vec<bool> = inserted.iter().map(releases_hold).collect();
+        tx.execute(
+            "SELECT corvid_settle($1, $2, $3, $4)",
+            &[&ids, &costs, &keys, &releases],
+        )
+        .await?;
         tx.execute(
             ROLLUP,
             &[
@@ -291,7 +302,7 @@ async fn write_batch(store: &PgStore, c: &Columns) -> Result<Vec<(String, i64)>,
     tx.commit().await?;
     Ok(inserted
         .iter()
-        .filter(|row| row.get::<_, Option<i64>>(1).is_some())
+        .filter(|row| row.get::<_, Option<i64>>(1).is_some() && releases_hold(row))
         .map(|row| (row.get(0), row.get(4)))
         .collect())
 }
