@@ -736,11 +736,23 @@ async function loadStatus() {
       el("div", [], { id: "sign-in-progress" }),
       el("h3", ["Today"]),
       el("p", [`${status.usage_today.requests} requests · ${status.usage_today.input} in / ${status.usage_today.output} out · ${status.usage_today.errors} errors`]),
+      ...dailyLines(status.daily),
     );
     api("GET", "/api/sign-in").then(showSignIn, () => {});
   } catch (error) {
     page.replaceChildren(el("p", [error.message], { class: "error" }));
   }
+}
+
+// The daily budget and request quota ([store] daily_budget_usd, daily_requests), when set.
+function dailyLines(daily) {
+  if (!daily) return [];
+  const usd = (micros) => `$${(micros / 1e6).toFixed(4)}`;
+  const parts = [];
+  if (daily.budget) parts.push(`daily budget: ${usd(daily.budget.spent_micros)} of ${usd(daily.budget.cap_micros)} spent, ${usd(daily.budget.held_micros)} held`);
+  if (daily.requests) parts.push(`daily requests: ${daily.requests.made} of ${daily.requests.limit}`);
+  const resets = new Date(daily.resets_at_ms).toLocaleString();
+  return [el("p", [`${parts.join(" · ")} · resets ${resets}`], { id: "daily-allowance" })];
 }
 
 // A provider's last failed call: when, the status (or what failed), the upstream's words.
