@@ -360,9 +360,7 @@ async fn usage(
     let rows: Vec<Value> = rows
         .iter()
         .map(|row| {
-            let cost = prices
-                .get(&row.model)
-                .map(|price| corvid_store::cost(&row.tokens, price));
+            let cost = corvid_store::priced(prices, &row.model, &row.tokens);
             let input = row.tokens.total_input();
             json!({
                 "day": row.day,
