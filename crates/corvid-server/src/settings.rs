@@ -8,8 +8,10 @@
 //!
 //! `config.toml` is changed through corvid-config's one writer (`ConfigDocument`): only the keys
 //! that change are touched, its comments, blank lines and order stay as the user wrote them,
-//! and the file is replaced atomically. The gateway reads it at start, so provider and alias
-//! changes apply after a restart (the answer says `restart_needed`).
+//! and the file is replaced atomically. Once the files are written the host applies them at
+//! once (`Reloads::apply_now`): providers, aliases and keys are used by the next request. The
+//! answer's `restart_needed` says a change waits for a restart (host, port; or a page without
+//! a host that reloads), and `settings_error` why the files could not be applied.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -23,9 +25,9 @@ use corvid_protocol::{ApprovalPolicy, Op, ReplyOk};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::PageState;
 use crate::rest::{internal, json_error};
 use crate::sessions::request;
+use crate::{PageState, ReloadOutcome};
 
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -246,6 +248,19 @@ async fn write(
         // Keys are read when the providers are built.
         restart_needed = true;
     }
+    let mut restart_reason = None;
+    let mut settings_error = None;
+    if restart_needed {
+        match state.0.reloads.apply_now().await {
+            Some(ReloadOutcome::Applied { needs_restart }) => {
+                restart_needed = needs_restart.is_some();
+                restart_reason = needs_restart;
+            }
+            Some(ReloadOutcome::Refused(error)) => settings_error = Some(error),
+            // No host applies settings live: they are read at the next start.
+            None => {}
+        }
+    }
     if let Some(model) = &change.default_model {
         state.0.agent.set_model(model);
     }
@@ -270,6 +285,8 @@ async fn write(
     }
     let mut answer = view(&state, change.conversation.as_deref()).await?;
     answer["restart_needed"] = Value::Bool(restart_needed);
+    answer["restart_reason"] = json!(restart_reason);
+    answer["settings_error"] = json!(settings_error);
     Ok(Json(answer))
 }
 

@@ -2,8 +2,8 @@
 //! background (xAI: the device-code flow, whose code the page shows; Zed: the browser flow,
 //! whose link the page shows and corvid also tries to open), `GET /api/sign-in` reports each
 //! flow's state. The tokens are stored exactly as `corvid login` stores them; no response ever
-//! carries one. A new sign-in applies once `corvid serve` restarts (the providers read their
-//! credentials at start).
+//! carries one. A new sign-in is applied at once: the host serving the page loads the settings
+//! again (`Reloads::apply_now`), so the next request uses it.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -161,6 +161,7 @@ async fn xai(state: &PageState) {
         Ok::<_, String>(tokens.email.clone())
     }
     .await;
+    apply(state, &outcome).await;
     finish(slot, outcome);
 }
 
@@ -192,5 +193,13 @@ async fn zed(state: &PageState) {
         Ok::<_, String>(None)
     }
     .await;
+    apply(state, &outcome).await;
     finish(slot, outcome);
+}
+
+/// A sign-in that stored its tokens is applied before the page hears it succeeded.
+async fn apply<T>(state: &PageState, outcome: &Result<T, String>) {
+    if outcome.is_ok() {
+        let _ = state.0.reloads.apply_now().await;
+    }
 }

@@ -597,9 +597,10 @@ function connect() {
     } else if (frame.type === "reply") onReply(frame);
     else if (frame.type === "event") onEvent(frame);
   });
-  socket.addEventListener("close", () => {
+  socket.addEventListener("close", (event) => {
     document.body.classList.remove("connected");
-    setTimeout(connect, 1500);
+    // 1012: the settings changed and the server serves with them now; come back at once.
+    setTimeout(connect, event.code === 1012 ? 100 : 1500);
   });
 }
 
@@ -657,7 +658,7 @@ async function loadSettings() {
     if (providerChanges.length) change.providers = providerChanges;
     try {
       const answer = await api("PUT", "/api/settings", change);
-      notice("info", answer.restart_needed ? "saved; restart corvid serve for provider and alias changes" : "saved");
+      savedNotice(answer);
       loadSettings();
     } catch (error) {
       notice("error", error.message);
@@ -679,14 +680,21 @@ async function loadSettings() {
     field("Default approval policy (new sessions; saved as approval in config.toml)", defaultPolicy),
     field("Aliases (name = target, one a line)", aliases),
     el("h3", ["Providers"]), providers, save,
-    el("h3", ["Keys"]), el("p", ["Stored in corvid's env file. A key is never shown again; corvid only says whether it is set. Restart corvid serve to use a new key."], { class: "muted" }), keys,
+    el("h3", ["Keys"]), el("p", ["Stored in corvid's env file. A key is never shown again; corvid only says whether it is set. A new key is used from the next request."], { class: "muted" }), keys,
   );
+}
+
+// What became of saved settings: in use now, waiting for a restart, or not applied (and why).
+function savedNotice(answer, what = "saved") {
+  if (answer.settings_error) notice("error", answer.settings_error);
+  else if (answer.restart_needed) notice("info", `${what}; ${answer.restart_reason || "restart corvid to apply it"}`);
+  else notice("info", `${what}; in use now`);
 }
 
 async function saveKey(variable, value) {
   try {
-    await api("PUT", "/api/settings", { keys: { [variable]: value } });
-    notice("info", value === null ? `${variable} cleared` : `${variable} saved`);
+    const answer = await api("PUT", "/api/settings", { keys: { [variable]: value } });
+    savedNotice(answer, value === null ? `${variable} cleared` : `${variable} saved`);
     loadSettings();
   } catch (error) {
     notice("error", error.message);
@@ -709,6 +717,7 @@ async function loadStatus() {
     page.replaceChildren(
       el("h2", ["Status"]),
       el("p", [`gateway ${status.gateway} · corvid ${status.version}`]),
+      ...settingsState(status.settings),
       el("p", [sandboxLine()], { id: "sandbox" }),
       el("table", [el("tr", ["provider", "kind", "on", "state", "key", "base URL", "last error"].map((h) => el("th", [h]))), ...rows], { class: "providers", id: "providers-status" }),
       el("h3", ["Sign-ins"]),
@@ -724,6 +733,16 @@ async function loadStatus() {
   } catch (error) {
     page.replaceChildren(el("p", [error.message], { class: "error" }));
   }
+}
+
+// What the server found in the settings files: an edit it could not apply (the running settings
+// stay), or a change that waits for a restart.
+function settingsState(settings) {
+  if (!settings) return [];
+  const lines = [];
+  if (settings.error) lines.push(el("p", [settings.error], { class: "error", id: "settings-error" }));
+  if (settings.restart_needed) lines.push(el("p", [settings.restart_needed], { class: "muted", id: "settings-restart" }));
+  return lines;
 }
 
 // A provider's last failed call: when, the status (or what failed), the upstream's words.
