@@ -298,3 +298,127 @@ async fn a_sign_in_from_another_terminal_applies_at_once() {
     let status = serving.status().await;
     assert_eq!(status["sign_ins"]["xai"]["signed_in"], true, "{status}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_general_settings_round_trip_and_a_browser_sign_in_from_the_page_applies() {
+    let upstream = MockUpstream::start().await;
+    let oauth = MockOAuth::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "# mine\nxai_auth_url = \"{}\"  # the test's OAuth server\n",
+            oauth.base_url()
+        ),
+    )
+    .unwrap();
+    let serving = serve(home.path(), &upstream).await;
+    let settings = serving
+        .page(reqwest::Method::GET, "/api/settings", None)
+        .await;
+    let general = &settings["general"];
+    assert_eq!(general["auth_mode"], "api_key", "{general}");
+    assert_eq!(general["completions_enabled"], true);
+    assert_eq!(general["log_prompts"], false);
+    assert_eq!(general["request_timeout_s"], 600.0);
+
+    let answer = serving
+        .page(
+            reqwest::Method::PUT,
+            "/api/settings",
+            Some(
+                json!({"general": {"auth_mode": "oauth", "log_prompts": true,
+                                    "completions_backend": "chat", "request_timeout_s": 120}}),
+            ),
+        )
+        .await;
+    assert_eq!(answer["restart_needed"], false, "{answer}");
+    assert_eq!(answer["general"]["auth_mode"], "oauth");
+    assert_eq!(answer["general"]["log_prompts"], true);
+    assert_eq!(answer["general"]["completions_backend"], "chat");
+    assert_eq!(answer["general"]["request_timeout_s"], 120.0);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.starts_with("# mine\n"), "{text}");
+    assert!(text.contains("# the test's OAuth server"), "{text}");
+    assert!(text.contains("auth_mode = \"oauth\""), "{text}");
+    assert!(text.contains("request_timeout_s = 120"), "{text}");
+    // auth_mode is oauth now, with no sign-in yet: the running gateway follows.
+    assert_eq!(serving.ask().await, 401);
+
+    // A host beyond loopback is refused, with the rule.
+    let origin = format!("http://127.0.0.1:{}", serving.port);
+    let refused = serving
+        .client
+        .put(format!("{origin}/api/settings"))
+        .bearer_auth(&serving.token)
+        .header("Origin", &origin)
+        .json(&json!({"general": {"host": "0.0.0.0"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let body: Value = refused.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-remote"),
+        "{body}"
+    );
+    // A port is saved, and waits for a restart.
+    let answer = serving
+        .page(
+            reqwest::Method::PUT,
+            "/api/settings",
+            Some(json!({"general": {"port": 9911}})),
+        )
+        .await;
+    assert_eq!(answer["restart_needed"], true, "{answer}");
+    assert!(
+        answer["restart_reason"]
+            .as_str()
+            .unwrap()
+            .contains("host and port"),
+        "{answer}"
+    );
+    assert_eq!(answer["general"]["port"], 9911);
+
+    // xAI's browser sign-in from the page: PKCE on a loopback callback.
+    let started = serving
+        .page(
+            reqwest::Method::POST,
+            "/api/sign-in/xai-browser",
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(started["xai"]["state"], "waiting", "{started}");
+    let url = started["xai"]["url"].as_str().unwrap().to_owned();
+    assert!(url.starts_with(&oauth.base_url()), "{url}");
+    let visit = corvid_test_support::oauth::follow_authorize_redirect(&url)
+        .await
+        .unwrap();
+    assert_eq!(visit.callback.status, 200, "{visit:?}");
+    let query = oauth.authorize_queries().pop().unwrap();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert!(query["redirect_uri"].starts_with("http://127.0.0.1:"));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let states = serving
+            .page(reqwest::Method::GET, "/api/sign-in", None)
+            .await;
+        if states["xai"]["state"] == "signed_in" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{states}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Applied before the page heard of it: the next request uses the sign-in (its access
+    // token, or one refreshed from it).
+    assert_eq!(serving.ask().await, 200);
+    assert!(
+        last_bearer(&upstream).starts_with("Bearer mock-access-"),
+        "{}",
+        last_bearer(&upstream)
+    );
+}

@@ -48,7 +48,9 @@ struct Inner {
     token: Token,
     allowed_hosts: Vec<String>,
     loaded: Loaded,
-    sign_ins: signin::SignIns,
+    /// The sign-ins under way: the host's (see `Reloads`), so a flow that ends after the
+    /// settings changed is still reported by the page serving the new ones.
+    sign_ins: Arc<signin::SignIns>,
     /// Live settings: apply the files now, and what the last look at them found.
     reloads: Reloads,
     /// Set once these settings are replaced: every tab's socket closes, and the page
@@ -85,7 +87,7 @@ impl PageState {
             agent,
             token,
             loaded,
-            sign_ins: signin::SignIns::default(),
+            sign_ins: reloads.sign_ins(),
             reloads,
             retired: tokio::sync::watch::Sender::new(false),
         }))

@@ -39,11 +39,13 @@ pub struct SettingsNote {
 /// A request to apply the settings files now, answered once done.
 pub type ReloadRequest = oneshot::Sender<ReloadOutcome>;
 
-/// The page's side of live settings. Cheap to clone.
+/// The page's side of live settings, and what outlives one version of them (the sign-ins under
+/// way). Cheap to clone.
 #[derive(Debug, Clone, Default)]
 pub struct Reloads {
     requests: Option<mpsc::UnboundedSender<ReloadRequest>>,
     note: Arc<Mutex<SettingsNote>>,
+    sign_ins: Arc<crate::signin::SignIns>,
 }
 
 impl Reloads {
@@ -54,6 +56,7 @@ impl Reloads {
             Self {
                 requests: Some(sender),
                 note: Arc::default(),
+                sign_ins: Arc::default(),
             },
             receiver,
         )
@@ -77,6 +80,10 @@ impl Reloads {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    pub(crate) fn sign_ins(&self) -> Arc<crate::signin::SignIns> {
+        Arc::clone(&self.sign_ins)
     }
 
     /// Records what a look at the settings files found (the host calls it).

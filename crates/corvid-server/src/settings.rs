@@ -1,6 +1,7 @@
 //! `GET/PUT /api/settings[?conversation=<id>]`: the settings window of the page. The default
-//! model, the default approval policy (`approval`), aliases and providers (on/off, base URL) are
-//! written to `config.toml`; the approval policy and the model apply at once to the session of
+//! model, the default approval policy (`approval`), aliases, providers (on/off, base URL) and
+//! the general settings (`general`: auth mode, host and port, completions, `log_prompts`,
+//! timeouts; see `general`) are written to `config.toml`; the approval policy and the model apply at once to the session of
 //! the tab's conversation (`conversation` in the query or the body; through the engine's
 //! `set_model` and `set_approval_policy`), and a new default model or approval policy to that
 //! session and every session the page opens from then on; provider keys are set or cleared in
@@ -28,6 +29,8 @@ use serde_json::{Value, json};
 use crate::rest::{internal, json_error};
 use crate::sessions::request;
 use crate::{PageState, ReloadOutcome};
+
+mod general;
 
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -144,7 +147,9 @@ async fn view(state: &PageState, conversation: Option<&str>) -> Result<Value, Ap
             json!({"variable": variable, "set": set})
         })
         .collect();
+    let general = general::view(&document, config);
     Ok(json!({
+        "general": general,
         "default_model": default_model,
         "aliases": aliases,
         "providers": providers,
@@ -181,6 +186,9 @@ struct Change {
     /// Variable → new value, or `null` to clear it.
     #[serde(default)]
     keys: BTreeMap<String, Option<String>>,
+    /// Auth mode, host and port, completions, `log_prompts`, timeouts.
+    #[serde(default)]
+    general: general::GeneralChange,
 }
 
 #[derive(Debug, Deserialize)]
@@ -202,7 +210,10 @@ async fn write(
     let touches_config = change.default_model.is_some()
         || change.default_approval_policy.is_some()
         || change.aliases.is_some()
-        || !change.providers.is_empty();
+        || !change.providers.is_empty()
+        || !change.general.is_empty();
+    // Host and port are the bound socket's: they wait for a restart whatever the host does.
+    let mut socket_changed = false;
     if touches_config {
         let mut document = config_document(&state)?;
         if let Some(model) = &change.default_model {
@@ -229,6 +240,10 @@ async fn write(
                     .set(&["providers", name, "base_url"], base_url.as_str())
                     .map_err(config_error)?;
             }
+            restart_needed = true;
+        }
+        if !change.general.is_empty() {
+            socket_changed = change.general.write(&mut document).map_err(config_error)?;
             restart_needed = true;
         }
         document.save().map_err(internal)?;
@@ -260,6 +275,10 @@ async fn write(
             // No host applies settings live: they are read at the next start.
             None => {}
         }
+    }
+    if socket_changed && !restart_needed {
+        restart_needed = true;
+        restart_reason = Some("Changes to host and port apply at the next start".to_owned());
     }
     if let Some(model) = &change.default_model {
         state.0.agent.set_model(model);
@@ -321,6 +340,7 @@ fn validate(state: &PageState, change: &Change) -> Result<(), ApiError> {
         )));
     }
     let config = state.0.gateway.config();
+    change.general.validate(config)?;
     for provider in &change.providers {
         if config.provider(&provider.name).is_none() {
             return Err(ApiError::invalid_request(format!(
