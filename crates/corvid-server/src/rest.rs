@@ -314,6 +314,7 @@ async fn status(State(state): State<PageState>) -> Json<Value> {
             "zed": {"signed_in": zed_signed_in},
         },
         "usage_today": today,
+        "settings": state.0.reloads.note(),
     }))
 }
 
