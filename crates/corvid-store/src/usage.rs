@@ -296,11 +296,14 @@ pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), S
         if inserted == 1
             && let Some(billing) = billing
         {
+            // A failed attempt keeps the hold for a routing fallback's next one (the gate
+            // releases it when the request answers an error).
             crate::team::settle_sqlite(
                 conn,
                 &billing.request_id,
                 billing.cost_micros,
                 billing.key_id,
+                record.outcome != crate::Outcome::Error,
             )?;
         }
     }

@@ -1,8 +1,8 @@
-//! Approvals: a proposal shown as a question, answered by a digit, a word or feedback, or
-//! cancelled with the turn.
+//! Approvals: the agent's request shown as a question, answered by a digit, a word or
+//! feedback (the request's `response`), or cancelled with the turn.
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalRule, ApproveParams, Op, ProposalKind, ProposalNotification,
+    ApprovalDecision, ApprovalRule, Op, ProposalKind, ProposalNotification, Response, ServerRequest,
 };
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
@@ -58,10 +58,14 @@ impl App {
             } => format!("rejected: {feedback}"),
         };
         self.note(format!("  {word}"));
-        self.link.submit(Op::Approve(ApproveParams {
-            proposal_id: proposal.id,
-            decision,
-        }));
+        // Another face may have answered first: then this answer is not taken, and says so.
+        if let Err(error) = self
+            .link
+            .respond(Response::new(proposal.id, decision))
+            .into_result()
+        {
+            self.note(format!("  (not taken: {})", error.message));
+        }
     }
 
     /// A line from the user: the answer to a waiting proposal (`y`, `a`, `n`, or feedback that
@@ -82,8 +86,23 @@ impl App {
         self.submit_line(text);
     }
 
+    /// A request from the agent: shown as a question, unless the screen shows it already (a
+    /// resynchronisation's replay), when only the waiting answer is restored.
+    pub fn request(&mut self, request: ServerRequest) {
+        let seen = request.replay && request.seq <= self.last_seq;
+        self.last_seq = self.last_seq.max(request.seq);
+        if seen {
+            self.overlay.proposal = Some(Proposal::new(
+                request.approval.proposal_id,
+                request.approval.always_scope,
+            ));
+            return;
+        }
+        self.proposal(request.approval, request.depth);
+    }
+
     /// A proposal from the engine: the question, its diff, the sandbox's reason for asking.
-    pub(super) fn proposal(&mut self, proposal: ProposalNotification, depth: u32) {
+    fn proposal(&mut self, proposal: ProposalNotification, depth: u32) {
         let indent = "  ".repeat(depth as usize);
         self.flush_reasoning(depth);
         // The agent's title, the same words in every face.
