@@ -398,7 +398,15 @@ function renderConversations() {
 function setPickers() {
   const model = $("#model");
   const names = new Set([state.model, state.models.default_model, ...Object.keys(state.models.aliases || {}), ...state.models.models.map((m) => m.id)]);
-  model.replaceChildren(...[...names].filter(Boolean).map((name) => el("option", [name], { value: name })));
+  // Models whose provider has no key (or sign-in) yet go apart, greyed: picking one works once
+  // a credential is added in Settings.
+  const withoutKey = new Set(state.models.without_key || []);
+  const option = (name) => el("option", [name], { value: name });
+  const ready = [...names].filter((name) => name && !withoutKey.has(name));
+  const apart = [...names].filter((name) => name && withoutKey.has(name));
+  const groups = ready.map(option);
+  if (apart.length) groups.push(el("optgroup", apart.map(option), { label: "no key yet (add one in Settings)", class: "no-key" }));
+  model.replaceChildren(...groups);
   model.value = state.model;
   $("#policy").value = state.policy;
 }

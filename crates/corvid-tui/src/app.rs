@@ -50,6 +50,8 @@ pub struct Settings {
     pub history_file: Option<PathBuf>,
     /// Model names `/model` offers.
     pub catalog: Vec<String>,
+    /// Model names whose provider has no key or sign-in yet: `/model` lists them apart.
+    pub without_key: Vec<String>,
     /// Prices by model name, for the cost in the status line and `/cost`.
     pub prices: HashMap<String, Rate>,
     /// The conversation the chat opened on, when it already has messages: said and shown

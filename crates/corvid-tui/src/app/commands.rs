@@ -107,6 +107,12 @@ impl App {
                 if !self.settings.catalog.is_empty() {
                     self.note(format!("available: {}", self.settings.catalog.join(", ")));
                 }
+                if !self.settings.without_key.is_empty() {
+                    self.note(format!(
+                        "no key yet (add one: corvid login, or the env file): {}",
+                        self.settings.without_key.join(", ")
+                    ));
+                }
                 self.note("/model <name> changes it");
                 return;
             }

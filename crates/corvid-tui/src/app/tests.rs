@@ -33,6 +33,7 @@ fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorde
         project: project.to_owned(),
         history_file: history,
         catalog: vec!["grok-4.6".to_owned(), "fast".to_owned()],
+        without_key: vec!["claude".to_owned()],
         prices: HashMap::from([(
             "grok-4.6".to_owned(),
             Rate {
@@ -318,7 +319,10 @@ fn slash_commands_without_arguments_show_the_setting() {
     app.submit_line("/model");
     let text = printed(&mut app);
     assert!(text.contains("model: grok-4.6"), "{text}");
-    assert!(text.contains("grok-4.6, fast"), "{text}");
+    assert!(text.contains("available: grok-4.6, fast"), "{text}");
+    assert!(text.contains("no key yet"), "{text}");
+    assert!(text.contains(": claude"), "{text}");
+    assert!(!text.contains("fast, claude"), "apart: {text}");
     app.submit_line("/approval");
     assert!(printed(&mut app).contains("approvals: ask"));
     app.submit_line("/approval full-auto");
