@@ -1,0 +1,92 @@
+"""The terminal UI's driver: `corvid chat` in a real pseudo-terminal (tmux on a private socket),
+the user's lines typed as keys, the screen and scrollback read back. Wide, so no line wraps."""
+
+import asyncio
+import itertools
+import os
+import re
+import subprocess
+
+from common import CORVID, until
+
+WIDTH, HEIGHT = 220, 50
+_NEXT = itertools.count()
+TURN_END = re.compile(r"^─ (done|interrupted|failed|stopped)", re.MULTILINE)
+
+
+class TerminalFace:
+    name = "terminal"
+
+    async def start(self, mock, home, project):
+        self.socket = f"corvid-faces-{os.getpid()}-{next(_NEXT)}"
+        script = (f"env -i PATH=/usr/bin:/bin TERM=xterm-256color CORVID_HOME='{home}' "
+                  f"CORVID_UPSTREAM='{mock.base_url}' XAI_API_KEY=upstream-key '{CORVID}' chat --model grok "
+                  f"--project '{project}' 2>'{home}/chat.log'; sleep 30")
+        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(WIDTH),
+                        "-y", str(HEIGHT), script], check=True)
+        await self.wait_shown("corvid chat ·")
+        self.home = home
+
+    def log_text(self):
+        return "\n".join(line for line in self.history().splitlines() if line.strip())[-4000:]
+
+    def tmux(self, *args):
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True).stdout
+
+    def history(self):
+        return self.tmux("capture-pane", "-p", "-t", "0", "-S", "-", "-E", "-")
+
+    async def type_line(self, text):
+        self.tmux("send-keys", "-t", "0", "-l", text)
+        await asyncio.sleep(0.1)
+        self.tmux("send-keys", "-t", "0", "Enter")
+
+    async def wait_shown(self, needle, timeout=20):
+        async def seen():
+            return needle in self.history()
+        await until(seen, timeout, repr(needle))
+
+    async def set_policy(self, policy):
+        before = self.history().count(f"approvals {policy}")
+        await self.type_line(f"/approval {policy}")
+
+        async def changed():
+            return self.history().count(f"approvals {policy}") > before
+        await until(changed, 10, f"policy {policy}")
+
+    async def say(self, line):
+        self.ends = len(TURN_END.findall(self.history()))
+        self.asked = self.history().count("? allow: ")
+        self.line = line
+        await self.type_line(line)
+
+    async def proposal(self):
+        async def asked():
+            return self.history().count("? allow: ") > self.asked
+        await until(asked, 20, "a question")
+        await self.wait_shown("1 yes · 2 always · 3 no", 5)
+        lines = self.history().splitlines()
+        start = max(i for i, line in enumerate(lines) if line.startswith("? allow: "))
+        notices = [line[4:].rstrip() for line in lines[start + 1:] if line.startswith("  ! ")]
+        return {"title": lines[start][len("? allow: "):].rstrip(), "notice": notices[0] if notices else None}
+
+    async def answer(self, decision):
+        await self.type_line({"approve": "y", "reject": "n"}[decision])
+
+    async def settled(self, turn):
+        if turn:
+            async def ended():
+                return len(TURN_END.findall(self.history())) > self.ends
+            await until(ended, 30, "the turn to end")
+
+    async def shown(self):
+        """What the terminal showed since the last line typed (from its echo on)."""
+        lines = self.history().splitlines()
+        echoed = [i for i, shown in enumerate(lines) if shown.rstrip() == f"› {self.line}"]
+        return "\n".join(lines[echoed[-1]:]) if echoed else ""
+
+    async def questions(self):
+        return self.history().count("? allow: ")
+
+    async def close(self):
+        self.tmux("kill-server")
