@@ -1,5 +1,5 @@
 """ACP's driver: `corvid acp` spawned by the Python `agent-client-protocol` client (a client
-nobody here wrote), one session with an editor MCP server (tests/mcp/edit_server.py), the user's
+nobody here wrote), one session, the user's
 lines as prompts, questions answered as permission requests. Its disconnect scenario speaks
 raw JSON-RPC, so the client can vanish mid-question."""
 
@@ -7,13 +7,12 @@ import asyncio
 import contextlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import acp
-from acp.schema import AllowedOutcome, McpServerStdio, RequestPermissionResponse
+from acp.schema import AllowedOutcome, RequestPermissionResponse
 
-from common import CORVID, EDIT_SERVER, clean_env
+from common import CORVID, clean_env
 
 OPTION = {"approve": "allow_once", "reject": "reject_once"}
 
@@ -77,8 +76,7 @@ class AcpFace:
         self.conn, self.process = await self.stack.enter_async_context(
             acp.spawn_agent_process(self.client, CORVID, "acp", env=_env(home, mock), cwd=str(project)))
         await self.conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
-        files = McpServerStdio(name="files", command=sys.executable, args=[str(EDIT_SERVER)], env=[])
-        session = await self.conn.new_session(cwd=str(project), mcp_servers=[files])
+        session = await self.conn.new_session(cwd=str(project), mcp_servers=[])
         self.session = session.session_id
 
     def log_text(self):
@@ -127,6 +125,7 @@ class AcpFace:
         process = subprocess.Popen([CORVID, "acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.DEVNULL, env=_env(self.home, mock), cwd=str(project), text=True)
         ids = iter(range(1, 100))
+        sent_before = len(mock.chat_requests())
 
         def request(method, params):
             process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": next(ids), "method": method, "params": params}) + "\n")
@@ -170,7 +169,9 @@ class AcpFace:
             assert answer.stop_reason == "end_turn", answer
             assert "still here" in client.shown(), client.shown()
         assert not Path(project, step["marker"]).exists(), "ran without an answer"
-        await mock.all_taken()
+        # Nobody answered, so the model was never told the user said no.
+        told = json.dumps([r.get("body") for r in (await mock.all_taken())[sent_before:]])
+        assert "user rejected" not in told, "a vanished client's question became a rejection"
         return {"first": {"title": first}, "answered_by": "nobody (the process ended); a second client went on"}
 
     async def close(self):

@@ -15,7 +15,6 @@ TARGET = Path(os.environ.get("CORVID_TARGET_DIR")
 CORVID = str(TARGET / "corvid")
 CHAT = "/v1/chat/completions"
 SCENARIO = ROOT / "tests" / "scenarios" / "faces.json"
-EDIT_SERVER = ROOT / "tests" / "mcp" / "edit_server.py"
 
 
 def clean_env(**extra):
@@ -78,7 +77,8 @@ class Mock:
         while True:
             requests = self.chat_requests()
             if len(requests) >= self.queued or asyncio.get_running_loop().time() > deadline:
-                assert len(requests) == self.queued, (len(requests), self.queued)
+                assert len(requests) == self.queued, (len(requests), self.queued,
+                                                      [json.dumps((r.get("body") or {}).get("messages", [])[-3:])[-900:] for r in requests[-3:]])
                 return requests
             await asyncio.sleep(0.05)
 

@@ -2,6 +2,7 @@
 user's lines typed into its input, questions answered on their cards. Every WebSocket frame any
 of its tabs received is checked against the schema the server publishes."""
 
+import asyncio
 import json
 import os
 import socket
@@ -76,7 +77,8 @@ class PageFace:
         return await self.tab.evaluate(f"""(() => {{
             const card = document.querySelector('{OPEN_CARD}');
             return {{title: card.querySelector('.proposal-title').textContent,
-                     notice: card.querySelector('.sandbox-notice')?.textContent ?? null}};
+                     notice: card.querySelector('.sandbox-notice')?.textContent ?? null,
+                     diff: !!card.querySelector('.diff')}};
         }})()""")
 
     async def answer(self, decision):
@@ -91,7 +93,7 @@ class PageFace:
         return await self.tab.evaluate(f"document.querySelector('#messages').textContent.slice({self.mark}) + ' ' + document.querySelector('#notices').textContent")
 
     async def questions(self):
-        return await self.tab.evaluate(f"document.querySelectorAll('.proposal:not(.diff-turn)').length")
+        return await self.tab.evaluate("document.querySelectorAll('.proposal:not(.diff-turn)').length")
 
     async def disconnect_mid_approval(self, step, mock, project):
         """The page's socket goes away while a question waits (the tab navigates away); a new
@@ -102,7 +104,7 @@ class PageFace:
         first = await self.proposal()
         await self.tab.navigate("about:blank")
         await until(lambda: self._left(), 10, "the first tab's socket to close")
-        await _sleep(1.0)
+        await asyncio.sleep(1.0)
         assert not Path(project, step["marker"]).exists(), "ran without an answer"
         base = self.url.split("?", 1)[0]
         tab = await self.browser.new_tab(base)
@@ -163,7 +165,3 @@ def _kind(frame):
 async def _exists(path):
     return path.exists()
 
-
-async def _sleep(seconds):
-    import asyncio  # noqa: PLC0415
-    await asyncio.sleep(seconds)

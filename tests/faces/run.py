@@ -25,11 +25,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from acp_face import AcpFace  # noqa: E402
-from common import SCENARIO, Mock, until  # noqa: E402
+from common import ROOT, SCENARIO, Mock, until  # noqa: E402
 from page import PageFace  # noqa: E402
 from terminal import TerminalFace  # noqa: E402
 
 FACES = {"page": PageFace, "acp": AcpFace, "terminal": TerminalFace}
+# Frame kinds the scenario cannot play without: the page's schema check must have seen them.
+PAGE_FRAMES = {"protocol", "event:ready", "event:tool_call", "event:tool_result", "event:turn_finished",
+               "event:undone", "event:compacted", "event:settings_changed", "reply:diff", "reply:undone",
+               "reply:compacted", "reply:tool_servers"}
+
+
+def configure(home, servers):
+    """The user's config.toml: the scenario's MCP servers (Python scripts on the `mcp` SDK)."""
+    config = "".join(f"[mcp_servers.{name}]\ncommand = {json.dumps(sys.executable)}\n"
+                     f"args = [{json.dumps(str(ROOT / script))}]\n" for name, script in servers.items())
+    Path(home, "config.toml").write_text(config)
 
 
 def make_project(folder, files):
@@ -48,9 +59,30 @@ def check_files(project, files, where):
         assert found == expected, f"{where}: {path} is {found!r}, expected {expected!r}"
 
 
+async def shows_all(face, needles):
+    shown = (await face.shown()).lower()
+    return all(needle.lower() in shown for needle in needles)
+
+
+async def repeat(face, step):
+    """A command said again until the face shows its words (an MCP server starts in the
+    background)."""
+    deadline = time.monotonic() + 30
+    while True:
+        await face.say(step["say"])
+        await face.settled(step["turn"])
+        await asyncio.sleep(0.3)
+        if await shows_all(face, step["shows"]):
+            return
+        assert time.monotonic() < deadline, (face.name, step["say"], (await face.shown())[-2000:])
+        await asyncio.sleep(0.5)
+
+
 async def play(face, step, mock, project):
     """One step through one face; returns what its question showed, if it asked one."""
     where = f"{face.name}: {step['say']!r}"
+    if step.get("repeat"):
+        return await repeat(face, step)
     asked_before = await face.questions()
     sent_before = len(mock.chat_requests())
     mock.enqueue(step.get("model", []))
@@ -63,7 +95,7 @@ async def play(face, step, mock, project):
         if step.get("notice"):
             assert shown["notice"], (where, "no sandbox notice", shown)
         if "mcp" in step:
-            assert shown["kind"] != "edit" and not shown["diff"], (where, "an MCP tool shown as a file edit", shown)
+            assert shown.get("kind") != "edit" and not shown.get("diff"), (where, "an MCP tool shown as a file edit", shown)
         await face.answer(step["question"])
     await face.settled(step["turn"])
     requests = (await mock.all_taken())[sent_before:]
@@ -90,6 +122,7 @@ async def run_face(name, scenario):
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as folder:
         project = make_project(folder, scenario["project"])
+        configure(home, scenario.get("mcp_servers", {}))
         try:
             await face.start(mock, home, project)
             questions = []
@@ -102,13 +135,14 @@ async def run_face(name, scenario):
                 shown = await play(face, step, mock, project)
                 if shown and "faces" not in step:
                     questions.append({"title": shown["title"], "notice": shown["notice"]})
-                if "mcp" in step:
+                if "mcp" in step and hasattr(face, "calls"):
                     mcp_call(face, step)
             left = None
             if hasattr(face, "disconnect_mid_approval"):
                 left = await face.disconnect_mid_approval(scenario["disconnect"], mock, project)
                 assert left["first"]["title"] == scenario["disconnect"]["title"], left
             kinds = await face.frames() if hasattr(face, "frames") else None
+            assert kinds is None or PAGE_FRAMES <= kinds, PAGE_FRAMES - kinds
             if os.environ.get("CORVID_FACES_SHOW"):
                 print(f"--- {name} shows:\n{face.log_text()}")
             return {"questions": questions, "left": left, "frames": kinds, "seconds": time.monotonic() - started}
@@ -122,12 +156,12 @@ async def run_face(name, scenario):
 
 def mcp_call(face, step):
     """ACP's tool calls for the MCP `edit`: no announcement's kind is `edit` (ACP leaves out
-    `other`, its default), and the title names the server."""
+    `other`, its default), and the title is the engine's line for the call."""
     call_id = "call_" + step["model"][0]["tool"]
     kinds = [call.kind or "other" for call in face.calls(call_id)]
     assert kinds and "edit" not in kinds, kinds
     titles = [call.title for call in face.calls(call_id)]
-    assert any(step["mcp"]["server"] in title and "MCP" in title for title in titles), titles
+    assert any(title.startswith(f"{step['mcp']['server']}/{step['mcp']['tool']} ") for title in titles), titles
 
 
 async def main(names):
