@@ -132,14 +132,21 @@ async def run_face(name, scenario):
                 if "policy" in step:
                     await face.set_policy(step["policy"])
                     continue
+                began = time.monotonic()
                 shown = await play(face, step, mock, project)
+                if os.environ.get("CORVID_FACES_SHOW"):
+                    print(f"{name}: {step['say']!r} took {time.monotonic() - began:.1f}s")
                 if shown and "faces" not in step:
                     questions.append({"title": shown["title"], "notice": shown["notice"]})
                 if "mcp" in step and hasattr(face, "calls"):
                     mcp_call(face, step)
             left = None
             if hasattr(face, "disconnect_mid_approval"):
+                configure(home, {})  # processes started from here on need no MCP server
+                began = time.monotonic()
                 left = await face.disconnect_mid_approval(scenario["disconnect"], mock, project)
+                if os.environ.get("CORVID_FACES_SHOW"):
+                    print(f"{name}: leaving mid-question took {time.monotonic() - began:.1f}s")
                 assert left["first"]["title"] == scenario["disconnect"]["title"], left
             kinds = await face.frames() if hasattr(face, "frames") else None
             assert kinds is None or PAGE_FRAMES <= kinds, PAGE_FRAMES - kinds
