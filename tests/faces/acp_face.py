@@ -47,8 +47,10 @@ class Client:
         self.permissions.append((tool_call, options))
         self.decision = asyncio.get_running_loop().create_future()
         self.asked.set()
-        option = await self.decision
-        return RequestPermissionResponse(outcome=AllowedOutcome(option_id=option, outcome="selected"))
+        option, feedback = await self.decision
+        # "Reject with feedback": the user's words in the answer's `_meta.feedback`.
+        meta = {"feedback": feedback} if feedback else None
+        return RequestPermissionResponse(outcome=AllowedOutcome(option_id=option, outcome="selected"), field_meta=meta)
 
     async def session_update(self, session_id, update, **kwargs):
         assert getattr(update, "field_meta", None) is None, f"corvid-specific _meta: {update}"
@@ -96,16 +98,21 @@ class AcpFace:
         assert asked in done, f"no permission request; the prompt ended with {self.turn.result() if self.turn in done else 'nothing'}"
         tool_call, options = self.client.permissions[-1]
         notices = [line[2:] for line in _text_of(tool_call.content).splitlines() if line.startswith("⚠ ")]
+        always = [option.name for option in options if option.kind == "allow_always"]
         return {"title": tool_call.title, "notice": notices[0] if notices else None, "kind": tool_call.kind,
+                "always": always[0] if always else None,
                 "diff": any(getattr(item, "type", None) == "diff" for item in tool_call.content or []),
                 "options": [option.kind for option in options]}
 
-    async def answer(self, decision):
-        self.client.decision.set_result(OPTION[decision])
+    async def answer(self, decision, feedback=None):
+        self.client.decision.set_result((OPTION[decision], feedback))
 
-    async def settled(self, turn):
+    async def cancel(self):
+        await self.conn.cancel(session_id=self.session)
+
+    async def settled(self, turn, outcome):
         answer = await asyncio.wait_for(self.turn, 30)
-        assert answer.stop_reason == "end_turn", answer
+        assert answer.stop_reason == {"completed": "end_turn", "cancelled": "cancelled"}[outcome], answer
 
     async def shown(self):
         """What the client was shown since the last prompt."""

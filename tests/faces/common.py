@@ -34,14 +34,18 @@ _USAGE = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": 
 
 
 def stream(reply):
-    """A scenario reply (`{"text"}` or `{"tool", "arguments"}`) as the mock's SSE script."""
+    """A scenario reply (`{"text"}`, `{"pieces"}` streamed one by one, or `{"tool", "arguments"}`;
+    `delay_ms` before each event) as the mock's SSE script."""
     if "text" in reply:
         events = [_chunk({"role": "assistant", "content": reply["text"]}), _chunk({}, "stop")]
+    elif "pieces" in reply:
+        events = [_chunk({"role": "assistant", "content": ""}),
+                  *[_chunk({"content": piece}) for piece in reply["pieces"]], _chunk({}, "stop")]
     else:
         call = {"index": 0, "id": reply.get("id", "call_" + reply["tool"]), "type": "function",
                 "function": {"name": reply["tool"], "arguments": json.dumps(reply["arguments"])}}
         events = [_chunk({"role": "assistant", "content": None, "tool_calls": [call]}), _chunk({}, "tool_calls")]
-    return {"path": CHAT, "status": 200, "sse": [*events, _USAGE, "[DONE]"]}
+    return {"path": CHAT, "status": 200, "delay_ms": reply.get("delay_ms", 0), "sse": [*events, _USAGE, "[DONE]"]}
 
 
 class Mock:

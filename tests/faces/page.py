@@ -78,15 +78,26 @@ class PageFace:
             const card = document.querySelector('{OPEN_CARD}');
             return {{title: card.querySelector('.proposal-title').textContent,
                      notice: card.querySelector('.sandbox-notice')?.textContent ?? null,
-                     diff: !!card.querySelector('.diff')}};
+                     diff: !!card.querySelector('.diff'),
+                     always: [...card.querySelectorAll('button')].find(b => b.textContent === 'Always')?.title ?? null}};
         }})()""")
 
-    async def answer(self, decision):
+    async def answer(self, decision, feedback=None):
+        if feedback:
+            await self.tab.click_text(f"{OPEN_CARD} button", "Deny with feedback")
+            await self.tab.type(f"{OPEN_CARD} .feedback", feedback)
+            await self.tab.click_text(f"{OPEN_CARD} button", "Deny with feedback")
+            return
         await self.tab.click_text(f"{OPEN_CARD} button", {"approve": "Approve", "reject": "Deny"}[decision])
 
-    async def settled(self, turn):
+    async def cancel(self):
+        await self.tab.key("Escape", key_code=27)
+
+    async def settled(self, turn, outcome):
         if turn:
             await self.tab.wait_for(f"document.querySelectorAll('.turn-end').length > {self.ends}", 30, "the turn to end")
+            ended = await self.tab.evaluate("[...document.querySelectorAll('.turn-end')].pop().className")
+            assert outcome in ended, (outcome, ended)
 
     async def shown(self):
         """What the page showed since the last line typed (notices stay a few seconds)."""
@@ -115,7 +126,7 @@ class PageFace:
         assert second == first, (first, second)
         self.ends = await tab.evaluate("document.querySelectorAll('.turn-end').length")
         await self.answer("approve")
-        await self.settled(True)
+        await self.settled(True, "completed")
         await until(lambda: _exists(Path(project, step["marker"])), 10, "the answered command to run")
         await mock.all_taken()
         return {"first": first, "answered_by": "a second tab"}

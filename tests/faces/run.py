@@ -2,8 +2,9 @@
 headless Chromium, ACP with the Python `agent-client-protocol` client, the terminal UI in tmux,
 each against its own `corvid` process and mock model, all reading tests/scenarios/faces.json.
 
-Checked per face: `/undo 2`, `/diff 1`, `/compact` and a skill command work; a question's title
-and sandbox notice (compared across the faces: the very same strings); read-only refuses a
+Checked per face: `/undo 2`, `/diff 1`, `/compact` and a skill command work; a question's title,
+sandbox notice and "always" rule (compared across the faces: the very same strings); a rejection's feedback
+reaches the model; a turn stopped mid-stream ends as cancelled; read-only refuses a
 write and a writing command without asking, the model and the user are told, nothing is
 written; an MCP tool named `edit` is an MCP call in ACP (not a file edit). Then a face that
 leaves mid-question: the page's socket closes and a second tab answers; ACP's client vanishes
@@ -70,7 +71,7 @@ async def repeat(face, step):
     deadline = time.monotonic() + 30
     while True:
         await face.say(step["say"])
-        await face.settled(step["turn"])
+        await face.settled(step["turn"], "completed")
         await asyncio.sleep(0.3)
         if await shows_all(face, step["shows"]):
             return
@@ -96,8 +97,14 @@ async def play(face, step, mock, project):
             assert shown["notice"], (where, "no sandbox notice", shown)
         if "mcp" in step:
             assert shown.get("kind") != "edit" and not shown.get("diff"), (where, "an MCP tool shown as a file edit", shown)
-        await face.answer(step["question"])
-    await face.settled(step["turn"])
+        await face.answer(step["question"], step.get("feedback"))
+    if step.get("cancel"):
+        # Stopped once its first words are shown.
+        async def started():
+            return step["cancel"] in await face.shown()
+        await until(started, 20, f"{where} to start")
+        await face.cancel()
+    await face.settled(step["turn"], "cancelled" if step.get("cancel") else "completed")
     requests = (await mock.all_taken())[sent_before:]
     for needle in step.get("told", []):
         assert any(needle.lower() in json.dumps(r.get("body"), ensure_ascii=False).lower() for r in requests), \
@@ -137,7 +144,7 @@ async def run_face(name, scenario):
                 if os.environ.get("CORVID_FACES_SHOW"):
                     print(f"{name}: {step['say']!r} took {time.monotonic() - began:.1f}s")
                 if shown and "faces" not in step:
-                    questions.append({"title": shown["title"], "notice": shown["notice"]})
+                    questions.append({key: shown[key] for key in ("title", "notice", "always")})
                 if "mcp" in step and hasattr(face, "calls"):
                     mcp_call(face, step)
             left = None

@@ -64,20 +64,32 @@ class TerminalFace:
         async def asked():
             return self.history().count("? allow: ") > self.asked
         await until(asked, 20, "a question")
-        await self.wait_shown("1 yes · 2 always · 3 no", 5)
+        await self.wait_shown("1 yes · ", 5)
         lines = self.history().splitlines()
         start = max(i for i, line in enumerate(lines) if line.startswith("? allow: "))
-        notices = [line[4:].rstrip() for line in lines[start + 1:] if line.startswith("  ! ")]
-        return {"title": lines[start][len("? allow: "):].rstrip(), "notice": notices[0] if notices else None}
+        after = [line.rstrip() for line in lines[start + 1:]]
+        notices = [line[4:] for line in after if line.startswith("  ! ")]
+        always = [line[len("  2 always: "):] for line in after if line.startswith("  2 always: ")]
+        hint = next(line for line in after if line.startswith("1 yes · "))
+        # The answers offered are the ones the proposal allows.
+        assert ("2 always" in hint) == bool(always), (hint, always)
+        return {"title": lines[start][len("? allow: "):].rstrip(), "notice": notices[0] if notices else None,
+                "always": always[0] if always else None}
 
-    async def answer(self, decision):
-        await self.type_line({"approve": "y", "reject": "n"}[decision])
+    async def answer(self, decision, feedback=None):
+        # Any other text rejects, with it as the feedback.
+        await self.type_line(feedback or {"approve": "y", "reject": "n"}[decision])
 
-    async def settled(self, turn):
+    async def cancel(self):
+        self.tmux("send-keys", "-t", "0", "Escape")
+
+    async def settled(self, turn, outcome):
         if turn:
             async def ended():
                 return len(TURN_END.findall(self.history())) > self.ends
             await until(ended, 30, "the turn to end")
+            last = TURN_END.findall(self.history())[-1]
+            assert last == {"completed": "done", "cancelled": "interrupted"}[outcome], (outcome, last)
 
     async def shown(self):
         """What the terminal showed since the last line typed (from its echo on)."""
