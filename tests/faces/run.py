@@ -109,6 +109,9 @@ async def play(face, step, mock, project):
     for needle in step.get("told", []):
         assert any(needle.lower() in json.dumps(r.get("body"), ensure_ascii=False).lower() for r in requests), \
             (where, f"the model was not told {needle!r}")
+    for needle in step.get("not_told", []):
+        assert not any(needle.lower() in json.dumps(r.get("body"), ensure_ascii=False).lower() for r in requests), \
+            (where, f"the model was told {needle!r}", [m for r in requests for m in r.get("body", {}).get("messages", []) if needle.lower() in json.dumps(m).lower()])
     for needle in step.get("shows", []):
         async def seen(needle=needle):
             return needle.lower() in (await face.shown()).lower()

@@ -35,8 +35,13 @@ fn validator() -> jsonschema::Validator {
     jsonschema::validator_for(&schema).unwrap()
 }
 
-/// A scenario reply (`{"text"}` or `{"tool", "arguments"}`) as the scripted model's.
+/// A scenario reply (`{"text"}`, `{"pieces"}` or `{"tool", "arguments"}`) as the scripted
+/// model's (pieces as one text: the faces' test is the one that stops a turn mid-stream).
 fn reply(step: &Value) -> ScriptedReply {
+    if let Some(pieces) = step["pieces"].as_array() {
+        let text: String = pieces.iter().filter_map(Value::as_str).collect();
+        return ScriptedReply::text(&text);
+    }
     match step["text"].as_str() {
         Some(text) => ScriptedReply::text(text),
         None => {
