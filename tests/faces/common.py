@@ -42,9 +42,15 @@ def stream(reply):
         events = [_chunk({"role": "assistant", "content": ""}),
                   *[_chunk({"content": piece}) for piece in reply["pieces"]], _chunk({}, "stop")]
     else:
+        # `split`: the arguments arrive in that many pieces (a long call the model is writing).
+        arguments = json.dumps(reply["arguments"])
+        size = -(-len(arguments) // reply.get("split", 1))
+        pieces = [arguments[at:at + size] for at in range(0, len(arguments), size)]
         call = {"index": 0, "id": reply.get("id", "call_" + reply["tool"]), "type": "function",
-                "function": {"name": reply["tool"], "arguments": json.dumps(reply["arguments"])}}
-        events = [_chunk({"role": "assistant", "content": None, "tool_calls": [call]}), _chunk({}, "tool_calls")]
+                "function": {"name": reply["tool"], "arguments": pieces[0]}}
+        events = [_chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
+                  *[_chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}) for piece in pieces[1:]],
+                  _chunk({}, "tool_calls")]
     return {"path": CHAT, "status": 200, "delay_ms": reply.get("delay_ms", 0), "sse": [*events, _USAGE, "[DONE]"]}
 
 

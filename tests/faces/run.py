@@ -98,6 +98,11 @@ async def play(face, step, mock, project):
         if "mcp" in step:
             assert shown.get("kind") != "edit" and not shown.get("diff"), (where, "an MCP tool shown as a file edit", shown)
         await face.answer(step["question"], step.get("feedback"))
+    if step.get("while"):
+        # Shown while the model is still writing the call.
+        async def preparing():
+            return step["while"].lower() in (await face.shown()).lower()
+        await until(preparing, 20, f"{where} to show {step['while']!r} while it streams")
     if step.get("cancel"):
         # Stopped once its first words are shown.
         async def started():
