@@ -8,7 +8,8 @@ reaches the model; a turn stopped mid-stream ends as cancelled; read-only refuse
 write and a writing command without asking, the model and the user are told, nothing is
 written; an MCP tool named `edit` is an MCP call in ACP (not a file edit). Then a face that
 leaves mid-question: the page's socket closes and a second tab answers; ACP's client vanishes
-and `corvid acp` ends, a second client goes on in the session. Every frame the page received
+and `corvid acp` ends, a second client goes on in the session; the terminal goes away and
+`corvid chat` ends, a new one goes on (never with a "no" made up in the user's name). Every frame the page received
 validates against the published schema; ACP's updates carry no corvid-specific `_meta`.
 
 Run: python tests/faces/run.py [page|acp|terminal ...] (after `cargo build --bins`; needs

@@ -3,9 +3,11 @@ the user's lines typed as keys, the screen and scrollback read back. Wide, so no
 
 import asyncio
 import itertools
+import json
 import os
 import re
 import subprocess
+from pathlib import Path
 
 from common import CORVID, until
 
@@ -99,6 +101,39 @@ class TerminalFace:
 
     async def questions(self):
         return self.history().count("? allow: ")
+
+    def corvid_pid(self):
+        """The pid of `corvid chat` (the pane's shell's child)."""
+        shell = self.tmux("display-message", "-p", "-t", "0", "#{pane_pid}").strip()
+        children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+        assert children, "corvid chat is not running"
+        return int(children[0])
+
+    async def disconnect_mid_approval(self, step, mock, project):
+        """The terminal goes away (its tmux server killed: a hang-up) while a question waits:
+        `corvid chat` ends promptly and runs nothing; a new `corvid chat` on the same project
+        answers the next message."""
+        await self.set_policy(step["policy"])
+        sent_before = len(mock.chat_requests())
+        mock.enqueue(step["model"][:1])
+        await self.say(step["say"])
+        first = await self.proposal()
+        pid = self.corvid_pid()
+        self.tmux("kill-server")
+
+        async def gone():
+            return not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+        await until(gone, 5, "corvid chat to end after its terminal went away")
+        assert not Path(project, step["marker"]).exists(), "ran without an answer"
+        await self.start(mock, self.home, project)
+        mock.enqueue([{"text": "still here"}])
+        await self.say("are you there?")
+        await self.settled(True, "completed")
+        await self.wait_shown("still here", 10)
+        told = json.dumps([r.get("body") for r in (await mock.all_taken())[sent_before:]])
+        assert "user rejected" not in told, "a vanished terminal's question became a rejection"
+        assert not Path(project, step["marker"]).exists(), "ran without an answer"
+        return {"first": first, "answered_by": "nobody (the process ended); a new corvid chat went on"}
 
     async def close(self):
         self.tmux("kill-server")
