@@ -21,7 +21,7 @@ const state = {
   conversations: [],
   scopes: new Map(), // "depth:parent" → {box, text, textNode, reasoning}
   calls: new Map(), // call_id → tool card
-  proposals: new Map(), // proposal_id → approval card
+  proposals: new Map(), // request (proposal) id → approval card
   conversationTokens: { input: 0, output: 0 },
   models: { models: [], aliases: {}, default_model: "" },
 };
@@ -41,11 +41,21 @@ function api(method, path, body) {
   });
 }
 
+function sendFrame(frame) {
+  if (state.socket?.readyState === WebSocket.OPEN) state.socket.send(JSON.stringify(frame));
+  else notice("error", "not connected to corvid");
+}
+
 function submit(op) {
   const id = `w${++state.next}`;
-  if (state.socket?.readyState === WebSocket.OPEN) state.socket.send(JSON.stringify({ id, op }));
-  else notice("error", "not connected to corvid");
+  sendFrame({ type: "submission", id, op });
   return id;
+}
+
+// The answer to one of the agent's requests; replied under the request's id (an error when
+// another face answered first).
+function respond(id, decision) {
+  sendFrame({ type: "response", id, decision });
 }
 
 // ---- layout -------------------------------------------------------------------------------
@@ -306,15 +316,15 @@ function diffView(diff) {
   return pre;
 }
 
-// A proposal is the agent's request for a decision: its title, its sandbox notice and the
-// decisions it allows come from the agent, shown as they are.
-function proposalCard(proposal, scope) {
+// An approval is the agent's request for a decision: its title, its sandbox notice and the
+// decisions it allows come from the agent, shown as they are; a click is the request's response.
+function proposalCard(id, proposal, scope) {
   const kind = proposal.kind;
   const body = [el("div", [proposal.title], { class: "proposal-title" })];
   if (proposal.notice) body.push(el("div", [proposal.notice], { class: "sandbox-notice" }));
   if (kind.type === "edit" || kind.type === "write") body.push(diffView(kind.diff));
   else if (kind.type === "command") body.push(el("pre", [kind.command], { class: "command" }));
-  const answer = (decision) => submit({ type: "approve", proposal_id: proposal.proposal_id, decision });
+  const answer = (decision) => respond(id, decision);
   const feedback = el("textarea", [], { rows: "2", placeholder: "What should the agent do instead?", class: "feedback", hidden: "" });
   const buttons = el("div", [], { class: "buttons" });
   const button = (label, action, cls = "") => {
@@ -336,7 +346,7 @@ function proposalCard(proposal, scope) {
     } else answer({ type: "reject", feedback: feedback.value.trim() || undefined });
   });
   const card = el("div", [...body, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal" });
-  state.proposals.set(proposal.proposal_id, card);
+  state.proposals.set(id, card);
   scope.box.append(card);
 }
 
@@ -457,10 +467,6 @@ function onEvent(event) {
     case "tool_result":
       toolResult(msg);
       break;
-    case "proposal":
-      endBlock(scope);
-      proposalCard(msg, scope);
-      break;
     case "proposal_closed": {
       const card = state.proposals.get(msg.proposal_id);
       if (card) {
@@ -538,7 +544,17 @@ function onEvent(event) {
   scrollDown();
 }
 
-// The one reply each submission gets: what it produced, or why not.
+// A request from the agent (an approval): asked once per card, even when a replay repeats it.
+function onRequest(request) {
+  const shown = state.proposals.get(request.id);
+  if (shown && shown.isConnected) return;
+  const scope = scopeFor(request);
+  endBlock(scope);
+  proposalCard(request.id, request.approval, scope);
+  scrollDown();
+}
+
+// The one reply each submission (or response) gets: what it produced, or why not.
 function onReply(reply) {
   if (reply.error) {
     notice("error", `${reply.error.message}${reply.error.next_action ? " — " + reply.error.next_action : ""}`);
@@ -604,6 +620,7 @@ function connect() {
       submit({ type: "list_conversations" });
     } else if (frame.type === "reply") onReply(frame);
     else if (frame.type === "event") onEvent(frame);
+    else if (frame.type === "request") onRequest(frame);
   });
   socket.addEventListener("close", (event) => {
     document.body.classList.remove("connected");
@@ -796,11 +813,23 @@ async function loadStatus() {
       el("div", [], { id: "sign-in-progress" }),
       el("h3", ["Today"]),
       el("p", [`${status.usage_today.requests} requests · ${status.usage_today.input} in / ${status.usage_today.output} out · ${status.usage_today.errors} errors`]),
+      ...dailyLines(status.daily),
     );
     api("GET", "/api/sign-in").then(showSignIn, () => {});
   } catch (error) {
     page.replaceChildren(el("p", [error.message], { class: "error" }));
   }
+}
+
+// The daily budget and request quota ([store] daily_budget_usd, daily_requests), when set.
+function dailyLines(daily) {
+  if (!daily) return [];
+  const usd = (micros) => `$${(micros / 1e6).toFixed(4)}`;
+  const parts = [];
+  if (daily.budget) parts.push(`daily budget: ${usd(daily.budget.spent_micros)} of ${usd(daily.budget.cap_micros)} spent, ${usd(daily.budget.held_micros)} held`);
+  if (daily.requests) parts.push(`daily requests: ${daily.requests.made} of ${daily.requests.limit}`);
+  const resets = new Date(daily.resets_at_ms).toLocaleString();
+  return [el("p", [`${parts.join(" · ")} · resets ${resets}`], { id: "daily-allowance" })];
 }
 
 // What the server found in the settings files: an edit it could not apply (the running settings
