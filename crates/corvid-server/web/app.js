@@ -161,6 +161,7 @@ async function send() {
   const text = input.value.trim();
   if (!text) return;
   input.value = "";
+  askToNotify();
   if (text === "/help") {
     const lines = state.commands.map((c) => `/${c.name}${c.argument ? " " + c.argument : ""} — ${c.description}`);
     $("#messages").append(el("pre", [["/help — this list", ...lines].join("\n")], { class: "help" }));
@@ -514,6 +515,7 @@ function onEvent(event) {
       state.conversationTokens.input += t.input;
       state.conversationTokens.output += t.output;
       $("#messages").append(el("div", [`${msg.outcome} · ${msg.steps} ${msg.steps === 1 ? "step" : "steps"} · ${t.input} in / ${t.output} out${cost()}`], { class: `turn-end ${msg.outcome}` }));
+      if (!event.replay) notifyIfHidden("corvid: turn " + msg.outcome, `${msg.steps} ${msg.steps === 1 ? "step" : "steps"}`);
       submit({ type: "list_conversations" });
       break;
     }
@@ -544,10 +546,23 @@ function onEvent(event) {
   scrollDown();
 }
 
+// System notifications while the tab is hidden: asked for at the first message sent (a click
+// or Enter, as browsers require), shown only when allowed and nobody is looking at the tab.
+function askToNotify() {
+  if ("Notification" in window && Notification.permission === "default") Notification.requestPermission().catch(() => {});
+}
+
+function notifyIfHidden(title, body) {
+  if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
+  const shown = new Notification(title, { body, tag: "corvid" });
+  shown.addEventListener("click", () => { window.focus(); shown.close(); });
+}
+
 // A request from the agent (an approval): asked once per card, even when a replay repeats it.
 function onRequest(request) {
   const shown = state.proposals.get(request.id);
   if (shown && shown.isConnected) return;
+  notifyIfHidden("corvid: approval needed", request.approval?.title || "the agent is waiting for your decision");
   const scope = scopeFor(request);
   endBlock(scope);
   proposalCard(request.id, request.approval, scope);

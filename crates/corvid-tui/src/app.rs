@@ -140,9 +140,19 @@ pub struct App {
     pub(crate) plain: bool,
     /// The terminal's width, for what needs it before wrapping (tables).
     width: u16,
+    /// Whether the terminal has focus, as its focus reports say (true until one says not).
+    focused: bool,
+    /// Something that wants the user: the terminal rings and notifies (OSC 9) with it at the
+    /// next frame. An approval always does; a turn's end only while the terminal is unfocused.
+    pub attention: Option<String>,
 }
 
 impl App {
+    /// The terminal gained or lost focus.
+    pub fn set_focused(&mut self, focused: bool) {
+        self.focused = focused;
+    }
+
     pub fn new(link: Arc<dyn AgentLink>, settings: Settings) -> Self {
         let entries = settings
             .history_file
@@ -172,6 +182,8 @@ impl App {
             quit: false,
             plain: false,
             width: u16::MAX,
+            focused: true,
+            attention: None,
         }
     }
 

@@ -286,6 +286,9 @@ impl App {
             TurnOutcome::Failed => "failed",
             TurnOutcome::StepLimit => "stopped at the step limit",
         };
+        if !self.focused {
+            self.attention = Some(format!("corvid: turn {outcome}"));
+        }
         self.hint = None;
         self.note(format!(
             "─ {outcome} · {} · {} tokens · {seconds}s",

@@ -1100,3 +1100,19 @@ fn a_tool_call_being_written_shows_its_tool_and_size_until_the_call_arrives() {
     assert!(!shown.contains("writing write call"), "{shown}");
     assert!(shown.contains("Write a.rs"), "{shown}");
 }
+
+#[test]
+fn an_approval_always_wants_the_user_and_a_turns_end_only_while_unfocused() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _recorder) = app(folder.path(), None);
+    app.event(ready());
+    app.event(finished());
+    assert_eq!(app.attention, None, "focused: the screen says it");
+    app.set_focused(false);
+    app.event(finished());
+    assert_eq!(app.attention.take().as_deref(), Some("corvid: turn done"));
+    app.set_focused(true);
+    app.request(proposal());
+    let wanted = app.attention.take().unwrap();
+    assert!(wanted.starts_with("corvid: approval needed: "), "{wanted}");
+}
