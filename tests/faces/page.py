@@ -104,7 +104,7 @@ class PageFace:
         return await self.tab.evaluate(f"document.querySelector('#messages').textContent.slice({self.mark}) + ' ' + document.querySelector('#notices').textContent")
 
     async def questions(self):
-        return await self.tab.evaluate("document.querySelectorAll('.proposal:not(.diff-turn)').length")
+        return await self.tab.evaluate("document.querySelectorAll('.proposal:not(.diff-turn):not(.tool-servers)').length")
 
     async def disconnect_mid_approval(self, step, mock, project):
         """The page's socket goes away while a question waits (the tab navigates away); a new

@@ -1,9 +1,9 @@
-//! Approvals: a proposal shown as a question, answered by a digit, a word or feedback, or
-//! cancelled with the turn.
+//! Approvals: the agent's request shown as a question, answered by a digit, a word or
+//! feedback (the request's `response`), or cancelled with the turn.
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalRule, ApproveParams, DecisionKind, Op, ProposalKind,
-    ProposalNotification,
+    ApprovalDecision, ApprovalRule, DecisionKind, Op, ProposalKind, ProposalNotification, Response,
+    ServerRequest,
 };
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
@@ -60,10 +60,14 @@ impl App {
             } => format!("rejected: {feedback}"),
         };
         self.note(format!("  {word}"));
-        self.link.submit(Op::Approve(ApproveParams {
-            proposal_id: proposal.id,
-            decision,
-        }));
+        // Another face may have answered first: then this answer is not taken, and says so.
+        if let Err(error) = self
+            .link
+            .respond(Response::new(proposal.id, decision))
+            .into_result()
+        {
+            self.note(format!("  (not taken: {})", error.message));
+        }
     }
 
     /// A line from the user: the answer to a waiting proposal (`y`, `a`, `n`, or feedback that
@@ -84,8 +88,21 @@ impl App {
         self.submit_line(text);
     }
 
+    /// A request from the agent: shown as a question, unless the screen shows it already (a
+    /// resynchronisation's replay), when only the waiting answer is restored.
+    pub fn request(&mut self, request: ServerRequest) {
+        let seen = request.replay && request.seq <= self.last_seq;
+        self.last_seq = self.last_seq.max(request.seq);
+        if seen {
+            let always = allowed_always(&request.approval);
+            self.overlay.proposal = Some(Proposal::new(request.approval.proposal_id, always));
+            return;
+        }
+        self.proposal(request.approval, request.depth);
+    }
+
     /// A proposal from the engine: the question, its diff, the sandbox's reason for asking.
-    pub(super) fn proposal(&mut self, proposal: ProposalNotification, depth: u32) {
+    fn proposal(&mut self, proposal: ProposalNotification, depth: u32) {
         let indent = "  ".repeat(depth as usize);
         self.flush_reasoning(depth);
         // The agent's title, the same words in every face.
@@ -104,9 +121,7 @@ impl App {
             ));
         }
         // "Always" only where the proposal allows it, said in the agent's words for its rule.
-        let always = proposal
-            .always_scope
-            .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways));
+        let always = allowed_always(&proposal);
         if let Some(rule) = &always {
             let words = proposal
                 .always_description
@@ -133,4 +148,12 @@ impl App {
             ));
         }
     }
+}
+
+/// The rule "always" keeps, when the proposal allows "always" at all.
+fn allowed_always(proposal: &ProposalNotification) -> Option<ApprovalRule> {
+    proposal
+        .always_scope
+        .clone()
+        .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways))
 }
