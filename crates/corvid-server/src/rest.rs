@@ -314,6 +314,7 @@ async fn status(State(state): State<PageState>) -> Json<Value> {
             "zed": {"signed_in": zed_signed_in},
         },
         "usage_today": today,
+        "settings": state.0.reloads.note(),
     }))
 }
 
@@ -360,9 +361,7 @@ async fn usage(
     let rows: Vec<Value> = rows
         .iter()
         .map(|row| {
-            let cost = prices
-                .get(&row.model)
-                .map(|price| corvid_store::cost(&row.tokens, price));
+            let cost = corvid_store::priced(prices, &row.model, &row.tokens);
             let input = row.tokens.total_input();
             json!({
                 "day": row.day,

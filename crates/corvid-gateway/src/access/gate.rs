@@ -235,13 +235,14 @@ fn hold_for(
     let amount = if key.budgets.is_empty() {
         0
     } else {
-        let price = upstream.and_then(|model| state.config().prices.get(model));
+        let price =
+            upstream.and_then(|model| corvid_store::price_of(&state.config().prices, model));
         match price {
-            Some(price) => PriceMicros::from_price(price).cost(&tokens),
+            Some(price) => PriceMicros::from_price(&price).cost(&tokens),
             // An unpriced model would cost a budget nothing: refused rather than free.
             None => {
                 return Err(ApiError::forbidden(format!(
-                    "the model {} has no price in [prices]; a key with a budget can only use priced models",
+                    "the model {} has no price (neither in [prices] nor corvid's catalog); a key with a budget can only use priced models",
                     upstream.unwrap_or("requested")
                 )));
             }
