@@ -2,7 +2,7 @@ use std::sync::{Arc, Mutex};
 
 use corvid_config::StoreConfig;
 use corvid_store::Store;
-use corvid_store::team::{BudgetSpec, Hold, Period, SqliteTeams, TeamStore, new_request_id};
+use corvid_store::team::{BudgetSpec, Hold, Period, SqliteTeams, new_request_id};
 
 use super::{Access, RunningGuard};
 
