@@ -273,7 +273,12 @@ impl Agents {
         .await??;
         Ok(found.map(|(summary, messages)| ConversationDetail {
             summary: crate::conversation::summary(summary),
-            history: crate::history::entries(&messages, &folder),
+            // No session: each call's kind as the tools offered then is not known here.
+            history: crate::history::entries(
+                &messages,
+                &folder,
+                &crate::tool_facts::CallFacts::default(),
+            ),
             session: None,
         }))
     }

@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     store: SharedStore,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) approvals: Arc<Approvals>,
+    /// Each call's kind and locations as announced, for the replayed history.
+    pub(crate) call_facts: Arc<crate::tool_facts::CallFacts>,
     /// A history compacted during the running turn, for the engine to adopt and save.
     compacted: Mutex<Option<Vec<Message>>>,
     sandbox: corvid_tools::Sandbox,
@@ -73,6 +75,7 @@ pub(crate) struct Parts {
     pub(crate) hooks: crate::hooks::SharedHooks,
     pub(crate) permissions: Arc<crate::permissions::Rules>,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
+    pub(crate) call_facts: Arc<crate::tool_facts::CallFacts>,
     pub(crate) policy: ApprovalPolicy,
     /// The sandbox commands run in (the tools hold their own copy; this one is for the prompt).
     pub(crate) sandbox: corvid_tools::Sandbox,
@@ -95,6 +98,7 @@ impl Shared {
             store: parts.store,
             checkpoints: parts.checkpoints,
             approvals: parts.approvals,
+            call_facts: parts.call_facts,
             compacted: Mutex::new(None),
             sandbox: parts.sandbox,
         }

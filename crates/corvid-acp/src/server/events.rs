@@ -116,7 +116,7 @@ impl Live {
                         .get(&result.call_id)
                         .is_some_and(|(call, _)| call.kind == ToolCallKind::Edit)
                 };
-                self.send(cx, updates::result(&result, is_edit))?;
+                self.send(cx, updates::result(&result, is_edit, &self.project))?;
             }
             EventMsg::Todos { todos } => self.send(cx, updates::plan(&todos))?,
             EventMsg::Usage(usage) if main => {

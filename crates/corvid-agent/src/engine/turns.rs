@@ -215,7 +215,7 @@ impl Engine {
                 usage: result.usage,
             }),
             summary,
-            history::entries(&self.history, &self.config.project),
+            history::entries(&self.history, &self.config.project, &self.shared.call_facts),
         );
         if let Some((id, params)) = running.queued {
             Box::pin(self.start_turn(id, params)).await;

@@ -665,6 +665,7 @@ fn a_running_command_shows_its_latest_output_under_its_line_until_it_finishes() 
             ok: true,
             output: "done".to_owned(),
             truncation: None,
+            change: None,
         },
     )));
     let (view, _) = app.view(80, 12);
@@ -938,6 +939,7 @@ fn slash_mcp_asks_for_the_servers_and_shows_each_with_its_state_and_tools() {
         reason: None,
         tools: Vec::new(),
         withheld: Vec::new(),
+        description: String::new(),
     };
     app.reply(reply(
         1,
