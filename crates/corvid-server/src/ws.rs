@@ -77,6 +77,12 @@ pub(crate) async fn schema() -> Response {
 }
 
 async fn run(state: PageState, mut socket: WebSocket, conversation: Option<String>) {
+    let mut retired = state.retired();
+    if *retired.borrow_and_update() {
+        // Settings replaced while this socket was opening: the page comes back to the new app.
+        close_for_new_settings(&mut socket).await;
+        return;
+    }
     let agent = state.0.agent.clone();
     let first = match conversation {
         Some(id) => match agent.link(OpenConversation::Existing(id)).await {
@@ -103,8 +109,18 @@ async fn run(state: PageState, mut socket: WebSocket, conversation: Option<Strin
         commands: commands::specs(&skill_commands(agent.project())),
     });
     if send(&mut socket, &hello).await.is_ok() {
-        serve(&link, &mut frames, &mut socket).await;
+        serve(&link, &mut frames, &mut socket, &mut retired).await;
     }
+}
+
+/// Closes a tab's socket because the settings changed: 1012 ("service restart") tells the page
+/// to reconnect, which it does to the app serving the new settings.
+async fn close_for_new_settings(socket: &mut WebSocket) {
+    let frame = axum::extract::ws::CloseFrame {
+        code: 1012,
+        reason: "settings changed".into(),
+    };
+    let _ = socket.send(Message::Close(Some(frame))).await;
 }
 
 /// The project's skills, offered as commands.
@@ -119,10 +135,22 @@ pub(crate) fn skill_commands(project: &std::path::Path) -> Vec<commands::SkillCo
         .collect()
 }
 
-async fn serve(link: &Link, frames: &mut LinkFrames, socket: &mut WebSocket) {
+async fn serve(
+    link: &Link,
+    frames: &mut LinkFrames,
+    socket: &mut WebSocket,
+    retired: &mut tokio::sync::watch::Receiver<bool>,
+) {
     let mut reopened: Option<Instant> = None;
     loop {
         tokio::select! {
+            biased;
+            Ok(()) = retired.changed() => {
+                if *retired.borrow_and_update() {
+                    close_for_new_settings(socket).await;
+                    return;
+                }
+            }
             incoming = socket.recv() => {
                 let refusal = match incoming {
                     Some(Ok(Message::Text(text))) => match parse(text.as_str()) {
@@ -148,7 +176,7 @@ async fn serve(link: &Link, frames: &mut LinkFrames, socket: &mut WebSocket) {
                 let Some(frame) = frame else {
                     // The session ended under the tab: its conversation was deleted (from
                     // another face), or it was closed for idleness as this tab joined it.
-                    if reopened.is_some_and(|at| at.elapsed() < REOPEN_INTERVAL) {
+                    if reopened.is_some_and(|at| at.elapsed() < REOPEN_INTERVAL) || *retired.borrow() {
                         return;
                     }
                     reopened = Some(Instant::now());

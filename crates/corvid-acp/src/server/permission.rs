@@ -74,8 +74,12 @@ impl Live {
                     _ => ApprovalDecision::Reject { feedback: None },
                 },
                 Err(error) => {
-                    tracing::debug!(%error, "the permission request failed; rejecting");
-                    ApprovalDecision::Reject { feedback: None }
+                    // Nobody answered (the client went away, or could not ask): the turn stops
+                    // as cancelled, instead of a "no" in the user's name that would send the
+                    // model on for nobody.
+                    tracing::debug!(%error, "the permission request failed; cancelling the turn");
+                    live.cancel();
+                    return Ok(());
                 }
             };
             if matches!(

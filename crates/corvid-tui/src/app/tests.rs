@@ -920,7 +920,30 @@ fn the_call_waiting_for_approval_has_no_second_line_and_streaming_text_is_render
     let (view, _) = app.view(80, 20);
     let shown = crate::render::plain(&view);
     assert!(!shown.contains("• $ rm -rf build"), "{shown}");
-    assert!(shown.contains("1 yes · 2 always · 3 no"), "{shown}");
+    // The proposal allows no "always": none is offered.
+    assert!(shown.contains("1 yes · 3 no · "), "{shown}");
+    assert!(!shown.contains("2 always"), "{shown}");
+}
+
+#[test]
+fn always_is_offered_only_where_the_proposal_allows_it_in_the_agents_words() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _recorder) = app(folder.path(), None);
+    app.event(ready());
+    let mut offered = proposal();
+    let asked = &mut offered.approval;
+    asked
+        .decisions
+        .insert(1, corvid_protocol::DecisionKind::ApproveAlways);
+    asked.always_scope = Some(corvid_protocol::ApprovalRule::CommandPrefix {
+        prefix: "rm".to_owned(),
+    });
+    asked.always_description = Some("Always allow `rm` here.".to_owned());
+    app.request(offered);
+    assert!(printed(&mut app).contains("  2 always: Always allow `rm` here."));
+    let (view, _) = app.view(80, 20);
+    let shown = crate::render::plain(&view);
+    assert!(shown.contains("1 yes · 2 always · 3 no · "), "{shown}");
 }
 
 #[test]
