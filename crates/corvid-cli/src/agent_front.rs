@@ -114,20 +114,6 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
     if !catalog.contains(&loaded.config.default_model) {
         catalog.insert(0, loaded.config.default_model.clone());
     }
-    let prices = loaded
-        .config
-        .prices
-        .iter()
-        .map(|(model, price)| {
-            let rate = corvid_tui::Rate {
-                input: price.input,
-                cached_input: price.cached_input,
-                cache_write: price.cache_write,
-                output: price.output,
-            };
-            (model.clone(), rate)
-        })
-        .collect();
     let skills = corvid_agent::skills::load_skills(&project)
         .skills
         .into_iter()
@@ -138,7 +124,6 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         .collect();
     let settings = corvid_tui::Settings {
         skills,
-        prices,
         history_file: Some(corvid_tui::history::file_for(
             &loaded.paths.data_dir,
             &project,

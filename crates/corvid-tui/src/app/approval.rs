@@ -2,8 +2,8 @@
 //! feedback (the request's `response`), or cancelled with the turn.
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalRule, DecisionKind, Op, ProposalKind,
-    ProposalNotification, Response, ServerRequest,
+    ApprovalDecision, ApprovalRule, DecisionKind, Op, ProposalKind, ProposalNotification, Response,
+    ServerRequest,
 };
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
