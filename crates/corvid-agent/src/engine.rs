@@ -22,7 +22,9 @@ use crate::handle::Incoming;
 use crate::history;
 use crate::journal::Journal;
 use crate::model::ModelClient;
-use crate::session::{Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict, lock};
+use crate::session::{
+    Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict, lock_store,
+};
 use crate::turn::{TurnResult, TurnSetup, run_turn};
 
 mod turns;
@@ -97,7 +99,7 @@ impl Engine {
         let project_key = project.display().to_string();
         let mut warnings = Vec::new();
         let (history, turns, found) = {
-            let mut store = lock(&wiring.store);
+            let mut store = lock_store(&wiring.store);
             let history = crate::persist::load(&mut store, &conversation, &mut warnings)?;
             let turns = store.last_turn(&conversation)?;
             let found = store.conversation(&project_key, &conversation)?;
