@@ -1,7 +1,12 @@
 //! One tool call of a turn: announced, checked (hooks, rules, the gate), asked about, run.
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use super::{
+    ActionKind, AlwaysAllow, ApprovalDecision, Cancellation, EVENT_OUTPUT_LIMIT, EventMsg,
+    GateDecision, Part, Path, Prepared, ProposalKind, ProposalNotification, ProposalOutcome,
+    REPEAT_LIMIT, Run, ToolCall, ToolCallNotification, ToolKind, ToolOutput, ToolResult,
+    ToolResultContent, ToolResultNotification, TurnOutcome, TurnSetup, Verdict,
+    decision_with_sandbox, mpsc,
+};
 
 pub(super) fn tool_result(call: &ToolCall, text: &str, is_error: bool) -> Part {
     Part::ToolResult(ToolResult {
