@@ -128,20 +128,6 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         names.insert(0, loaded.config.default_model.clone());
     }
     let (catalog, without_key) = split_by_credential(&crate::compose::registry(loaded)?, names);
-    let prices = loaded
-        .config
-        .prices
-        .iter()
-        .map(|(model, price)| {
-            let rate = corvid_tui::Rate {
-                input: price.input,
-                cached_input: price.cached_input,
-                cache_write: price.cache_write,
-                output: price.output,
-            };
-            (model.clone(), rate)
-        })
-        .collect();
     let skills = corvid_agent::skills::load_skills(&project)
         .skills
         .into_iter()
@@ -152,7 +138,6 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         .collect();
     let settings = corvid_tui::Settings {
         skills,
-        prices,
         history_file: Some(corvid_tui::history::file_for(
             &loaded.paths.data_dir,
             &project,

@@ -277,7 +277,7 @@ function toolServersView(servers) {
     const prefix = `mcp__${server.name}__`;
     const tools = server.tools.map((tool) => (tool.startsWith(prefix) ? tool.slice(prefix.length) : tool));
     const lines = [
-      el("div", [el("strong", [server.name]), " ", el("span", [serverState(server)], { class: `server-state ${server.state}` })]),
+      el("div", [el("strong", [server.name]), " ", el("span", [server.description || server.state], { class: `server-state ${server.state}` })]),
       el("div", [`in ${server.configured_in} · ${server.transport}`], { class: "dim" }),
     ];
     if (tools.length) lines.push(el("div", [`tools: ${tools.join(", ")}`]));
@@ -287,25 +287,13 @@ function toolServersView(servers) {
         trust.disabled = true;
         submit({ type: "trust_tool_server", name: server.name });
       });
-      lines.push(el("div", [trust, el("span", [" it runs what the project's file says: trust it only if you would run that yourself"], { class: "dim" })]));
+      lines.push(el("div", [trust]));
     }
     if (server.withheld?.length) lines.push(el("div", [`not offered (enabled_tools/disabled_tools): ${server.withheld.join(", ")}`], { class: "dim" }));
     return el("div", lines, { class: "tool-server" });
   });
   if (!servers.length) rows.push(el("div", ["No MCP servers in this session. `corvid mcp add NAME -- COMMAND…` adds one; a restart of corvid serve starts it."]));
   return el("div", [el("div", ["MCP servers"], { class: "proposal-title" }), ...rows], { class: "proposal closed tool-servers" });
-}
-
-function serverState(server) {
-  switch (server.state) {
-    case "ready": return `ready, ${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}`;
-    case "failed": return `failed: ${server.reason ?? "no reason given"}`;
-    case "untrusted": return "not trusted yet, not started";
-    case "needs_sign_in": return `needs sign-in: \`corvid mcp login ${server.name}\` in a terminal (in the project, for its own servers); it starts at your next message`;
-    case "disabled": return "disabled (enabled = false)";
-    case "idle": return "not started yet";
-    default: return server.state;
-  }
 }
 
 function diffView(diff) {

@@ -31,7 +31,6 @@ use crate::editor::{Editor, Recall};
 use crate::render::Status;
 
 pub use commands::OWN_COMMANDS;
-pub use usage::Rate;
 pub use words::{class_words, sandbox_banner};
 
 use approval::Proposal;
@@ -52,8 +51,6 @@ pub struct Settings {
     pub catalog: Vec<String>,
     /// Model names whose provider has no key or sign-in yet: `/model` lists them apart.
     pub without_key: Vec<String>,
-    /// Prices by model name, for the cost in the status line and `/cost`.
-    pub prices: HashMap<String, Rate>,
     /// The conversation the chat opened on, when it already has messages: said and shown
     /// after the banner, so the model's context is on the screen too.
     pub resumed: Option<(ConversationSummary, Vec<HistoryEntry>)>,
@@ -91,8 +88,10 @@ struct Usage {
     turn: TokenUsage,
     /// The finished turns' usage in this session.
     session: TokenUsage,
-    /// The session's cost so far, when the models used have prices.
+    /// The finished turns' cost so far, when the models used have prices.
     cost: Option<f64>,
+    /// The running turn's cost so far, as its latest usage event priced it.
+    turn_cost: Option<f64>,
 }
 
 /// What takes over the input area for a while: the `/resume` picker, the Ctrl-R search, a

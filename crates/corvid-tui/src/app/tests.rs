@@ -1,4 +1,3 @@
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -52,15 +51,6 @@ fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorde
         history_file: history,
         catalog: vec!["grok-4.6".to_owned(), "fast".to_owned()],
         without_key: vec!["claude".to_owned()],
-        prices: HashMap::from([(
-            "grok-4.6".to_owned(),
-            Rate {
-                input: 3.0,
-                cached_input: 0.75,
-                cache_write: 3.0,
-                output: 15.0,
-            },
-        )]),
         resumed: None,
         skills: vec![corvid_protocol::commands::SkillCommand {
             name: "release".to_owned(),
@@ -495,31 +485,55 @@ fn errors_read_as_words_and_cancellation_is_not_an_error() {
 }
 
 #[test]
-fn the_cost_adds_up_from_the_models_price() {
+fn the_cost_is_the_engines_price_of_each_turn() {
     let folder = tempfile::tempdir().unwrap();
-    let (mut app, _) = app(folder.path(), None);
-    app.event(ready());
-    app.event(event(EventMsg::TurnStarted {
-        conversation_id: "c1".to_owned(),
-        model: "grok-4.6".to_owned(),
-        prompt: None,
-    }));
-    app.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
+    let (mut chat, _) = app(folder.path(), None);
+    chat.event(ready());
+    let usage = TokenUsage {
+        input: 1_000_000,
+        cache_read: 0,
+        cache_write: 0,
+        output: 100_000,
+        reasoning: 0,
+    };
+    for (turn, cost) in [(1, 4.5), (2, 0.25)] {
+        chat.event(event(EventMsg::TurnStarted {
+            conversation_id: "c1".to_owned(),
+            model: "grok-4.6".to_owned(),
+            prompt: None,
+        }));
+        // The engine prices the turn as the usage ledger does; the terminal adds it up.
+        chat.event(event(EventMsg::Usage(corvid_protocol::UsageNotification {
+            step: 1,
+            usage,
+            turn: usage,
+            turn_cost_usd: Some(cost),
+            context_window: None,
+        })));
+        chat.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
+            outcome: TurnOutcome::Completed,
+            steps: 1,
+            usage,
+        })));
+        if turn == 1 {
+            let (view, _) = chat.view(120, 10);
+            assert!(crate::render::plain(&view).contains("$4.50"));
+        }
+    }
+    printed(&mut chat);
+    chat.submit_line("/cost");
+    assert!(printed(&mut chat).contains("cost so far: $4.7500"));
+    // A model without a price: no cost is made up.
+    let (mut unpriced, _) = app(folder.path(), None);
+    unpriced.event(ready());
+    unpriced.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
         outcome: TurnOutcome::Completed,
         steps: 1,
-        usage: TokenUsage {
-            input: 1_000_000,
-            cache_read: 0,
-            cache_write: 0,
-            output: 100_000,
-            reasoning: 0,
-        },
+        usage,
     })));
-    let (view, _) = app.view(120, 10);
-    assert!(crate::render::plain(&view).contains("$4.50"));
-    printed(&mut app);
-    app.submit_line("/cost");
-    assert!(printed(&mut app).contains("cost so far: $4.5000"));
+    printed(&mut unpriced);
+    unpriced.submit_line("/cost");
+    assert!(printed(&mut unpriced).contains("no price for this model"));
 }
 
 #[test]
@@ -669,6 +683,7 @@ fn a_running_command_shows_its_latest_output_under_its_line_until_it_finishes() 
             ok: true,
             output: "done".to_owned(),
             truncation: None,
+            change: None,
         },
     )));
     let (view, _) = app.view(80, 12);
@@ -965,6 +980,7 @@ fn slash_mcp_asks_for_the_servers_and_shows_each_with_its_state_and_tools() {
         reason: None,
         tools: Vec::new(),
         withheld: Vec::new(),
+        description: String::new(),
     };
     app.reply(reply(
         1,
