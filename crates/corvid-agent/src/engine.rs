@@ -45,6 +45,8 @@ struct Running {
     submission: String,
     /// A message that arrived while a proposal waited: it runs when this turn has stopped.
     queued: Option<(String, SendParams)>,
+    /// A custom command's user message, once the turn's task has expanded it.
+    expanded: Arc<std::sync::Mutex<Option<Message>>>,
 }
 
 pub(crate) struct Engine {
@@ -62,6 +64,8 @@ pub(crate) struct Engine {
     toolbox: ToolBox,
     pub(crate) claims: Arc<Claims>,
     pub(crate) session_id: String,
+    /// The project's and the user's custom commands (and the skills), as on disk now.
+    pub(crate) commands: Arc<crate::commands::LiveCommands>,
 }
 
 /// The canonical project folder of `config`, or why it cannot be used.
@@ -106,6 +110,12 @@ impl Engine {
         let skill_set = Arc::new(crate::skills::LiveSkills::load(&project));
         warnings.extend(skill_set.current().warnings.iter().cloned());
         let toolbox = toolbox(&config, &builtins, &skill_set);
+        let commands = Arc::new(crate::commands::LiveCommands::with_skills(
+            &project,
+            crate::commands::user_dir_of(&config).as_deref(),
+            Arc::clone(&skill_set),
+        ));
+        warnings.extend(commands.current().warnings.iter().cloned());
         // Hooks and permission rules, from the user's and the project's settings files.
         let (settings, read_warnings) = crate::settings_files::SettingsPaths {
             user: config.user_settings.clone(),
@@ -170,6 +180,7 @@ impl Engine {
             shared,
             claims: wiring.claims,
             session_id: wiring.session_id,
+            commands,
         };
         for message in warnings {
             engine

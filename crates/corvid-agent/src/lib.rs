@@ -6,6 +6,7 @@
 
 mod agents;
 mod checkpoint;
+pub mod commands;
 mod compaction;
 mod config;
 mod conversation;

@@ -131,6 +131,11 @@ pub struct SendParams {
     /// model to load and follow it. Refused when the project has no such skill.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill: Option<String>,
+    /// A custom command the user invoked (`/<name> arguments`, a markdown or TOML file in the
+    /// project's or the user's commands folder): the engine expands the file with `text` as its
+    /// arguments and sends the result. Refused when no such command exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 impl SendParams {
@@ -141,6 +146,7 @@ impl SendParams {
             images: Vec::new(),
             model: None,
             skill: None,
+            command: None,
         }
     }
 }

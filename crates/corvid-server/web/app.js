@@ -145,13 +145,19 @@ function setRunning(running) {
 }
 
 // A line is a message, or a command of the protocol's one table (the server parses it with
-// the same parser as every face, skills included); /help is the page's own.
+// the same parser as every face, skills and custom commands included); /help is the page's own.
 async function send() {
   const input = $("#input");
   const text = input.value.trim();
   if (!text) return;
   input.value = "";
   if (text === "/help") {
+    // The list as it is now: a command or skill written since the tab opened is in it.
+    try {
+      state.commands = (await api("GET", "/api/agent/commands")).commands;
+    } catch (error) {
+      // The list the socket's hello gave stays.
+    }
     const lines = state.commands.map((c) => `/${c.name}${c.argument ? " " + c.argument : ""} — ${c.description}`);
     $("#messages").append(el("pre", [["/help — this list", ...lines].join("\n")], { class: "help" }));
     scrollDown();

@@ -55,8 +55,9 @@ pub struct Settings {
     /// The conversation the chat opened on, when it already has messages: said and shown
     /// after the banner, so the model's context is on the screen too.
     pub resumed: Option<(ConversationSummary, Vec<HistoryEntry>)>,
-    /// The project's skills, offered as commands (`/<skill> what for`).
-    pub skills: Vec<corvid_protocol::commands::SkillCommand>,
+    /// The project's skills and custom commands at start-up (`/<name> …`); the link's live
+    /// list replaces them when it has one.
+    pub commands: Vec<corvid_protocol::commands::ProjectCommand>,
 }
 
 /// The running turn as the input area shows it until its pieces go into the scrollback.

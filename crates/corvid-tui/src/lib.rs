@@ -25,11 +25,21 @@ pub use app::{App, OWN_COMMANDS, Rate, Settings, class_words, sandbox_banner};
 /// operation is replied once, as a `reply` frame carrying the id `submit` returns.
 pub trait AgentLink: Send + Sync {
     fn submit(&self, op: Op) -> String;
+
+    /// The session's skills and custom commands as they are now (read again when their
+    /// folders changed); `None` when the link cannot say, and the chat's start-up list serves.
+    fn commands(&self) -> Option<Vec<corvid_protocol::commands::ProjectCommand>> {
+        None
+    }
 }
 
 impl AgentLink for corvid_agent::Link {
     fn submit(&self, op: Op) -> String {
         self.request(op)
+    }
+
+    fn commands(&self) -> Option<Vec<corvid_protocol::commands::ProjectCommand>> {
+        Some(self.session().commands())
     }
 }
 

@@ -41,6 +41,10 @@ impl Server {
     ) -> Result<(), Error> {
         let id = request.session_id.0.to_string();
         self.with_live(&id, responder, |live, responder| {
+            // A command or skill written since the last prompt is offered, and understood.
+            if let Err(error) = live.refresh_commands(&cx) {
+                return responder.respond_with_error(error);
+            }
             match live.start_prompt(&request.prompt) {
                 Ok((submission, done)) => cx.clone().spawn(async move {
                     // Every operation is replied once: a command's reply is its answer, a
@@ -68,7 +72,8 @@ impl Live {
     /// commands (the ones that make no sense in an editor's thread are left out: the editor
     /// owns threads, models and modes).
     pub(super) fn announce_commands(&self, cx: &ConnectionTo<Client>) -> Result<(), Error> {
-        let commands = commands::specs(&self.skills)
+        let project = lock(&self.commands).clone();
+        let commands = commands::specs(&project)
             .into_iter()
             .filter(|spec| !EDITOR_OWNS.contains(&spec.name.as_str()))
             .map(|spec| {
@@ -90,6 +95,21 @@ impl Live {
 
     /// What a prompt asks: a slash command (the protocol's parser), or a message with its
     /// images and context.
+    /// Reads the session's commands again; when they changed, announces them again.
+    pub(super) fn refresh_commands(&self, cx: &ConnectionTo<Client>) -> Result<(), Error> {
+        let now = self.link.commands();
+        let changed = {
+            let mut known = lock(&self.commands);
+            let changed = *known != now;
+            *known = now;
+            changed
+        };
+        if changed {
+            self.announce_commands(cx)?;
+        }
+        Ok(())
+    }
+
     fn parse_prompt(&self, blocks: &[ContentBlock]) -> Result<Op, PromptError> {
         let mut text = String::new();
         let mut images = Vec::new();
@@ -120,7 +140,8 @@ impl Live {
                 _ => return Err(PromptError::UnsupportedContent),
             }
         }
-        match commands::parse(&text, &self.skills) {
+        let project = lock(&self.commands).clone();
+        match commands::parse(&text, &project) {
             Some(Ok(Op::Send(mut params))) => {
                 params.images = images;
                 Ok(Op::Send(params))

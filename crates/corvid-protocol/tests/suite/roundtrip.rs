@@ -86,6 +86,7 @@ fn ops() -> Vec<(Op, Value)> {
                 ],
                 model: Some("grok-4".into()),
                 skill: Some("review".into()),
+                command: None,
             }),
             json!({
                 "type": "send",

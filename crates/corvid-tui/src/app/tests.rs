@@ -43,10 +43,10 @@ fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorde
             },
         )]),
         resumed: None,
-        skills: vec![corvid_protocol::commands::SkillCommand {
-            name: "release".to_owned(),
-            description: "cut a release".to_owned(),
-        }],
+        commands: vec![corvid_protocol::commands::ProjectCommand::skill(
+            "release",
+            "cut a release",
+        )],
     };
     (App::new(recorder.clone(), settings), recorder)
 }
