@@ -253,3 +253,56 @@ def test_commands_of_the_one_table_and_read_only_from_the_client(mock_upstream, 
             assert len(client.permissions) == asked
 
     _run(run())
+
+
+def test_custom_commands_are_offered_expanded_and_picked_up_when_written(mock_upstream, home):
+    """A project's `.claude/commands` file with `$ARGUMENTS` and `!`git status``: offered in the
+    available commands, its command line asks for permission, the model gets the expansion; a
+    Gemini command written during the session is offered and runs on the next prompt."""
+    _text(mock_upstream, "Reviewed.")
+    _text(mock_upstream, "Planned.")
+    corvid = str(TARGET / "corvid")
+    with tempfile.TemporaryDirectory() as folder:
+        project = Path(folder).resolve()
+        subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+        (project / "fresh.rs").write_text("fn main() {}\n")
+        commands = project / ".claude" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "review.md").write_text(
+            "---\ndescription: review the work\nargument-hint: <focus>\n---\n"
+            "Review $ARGUMENTS.\n!`git status --short`\n")
+
+        async def run():
+            client = Recorder()
+            async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                               cwd=str(project)) as (conn, _process):
+                await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                sid = session.session_id
+                for _ in range(100):  # the update follows the session's answer
+                    if client.of("available_commands_update"):
+                        break
+                    await asyncio.sleep(0.05)
+                offered = {c.name: c for c in client.of("available_commands_update")[0].available_commands}
+                assert "review" in offered, list(offered)
+                assert offered["review"].description == "review the work"
+                assert offered["review"].input.root.hint == "<focus>"
+
+                answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("/review the parser")])
+                assert answer.stop_reason == "end_turn"
+                tool_call, _options = client.permissions[0]
+                assert tool_call.raw_input["command"] == "git status --short", tool_call
+                sent = mock_upstream.requests()[-1]["body"]["messages"][-1]["content"]
+                assert "Review the parser." in sent and "?? fresh.rs" in sent, sent
+
+                gemini = project / ".gemini" / "commands"
+                gemini.mkdir(parents=True)
+                (gemini / "plan.toml").write_text('description = "plan it"\nprompt = "Plan: {{args}}"\n')
+                answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("/plan the split")])
+                assert answer.stop_reason == "end_turn"
+                latest = client.of("available_commands_update")[-1].available_commands
+                assert "plan" in [c.name for c in latest]
+                sent = mock_upstream.requests()[-1]["body"]["messages"][-1]["content"]
+                assert sent.endswith("Plan: the split"), sent
+
+        _run(run())
