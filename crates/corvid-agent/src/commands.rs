@@ -27,7 +27,9 @@ mod run;
 use std::path::{Path, PathBuf};
 
 pub use live::LiveCommands;
+pub(crate) use live::{Fingerprint, files_fingerprint};
 pub use load::load_commands;
+pub(crate) use load::{nested_list, split_tools};
 pub(crate) use run::{expand_in_turn, narrowed};
 
 /// The project's commands folders, relative to its root, in the order they are read.

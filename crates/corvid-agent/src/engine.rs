@@ -116,6 +116,16 @@ impl Engine {
             Arc::clone(&skill_set),
         ));
         warnings.extend(commands.current().warnings.iter().cloned());
+        let agents = Arc::new(crate::subagent::LiveAgents::load(
+            &project,
+            config
+                .user_settings
+                .as_deref()
+                .and_then(std::path::Path::parent)
+                .map(crate::subagent::user_dir)
+                .as_deref(),
+        ));
+        warnings.extend(agents.current().warnings.iter().cloned());
         // Hooks and permission rules, from the user's and the project's settings files.
         let (settings, read_warnings) = crate::settings_files::SettingsPaths {
             user: config.user_settings.clone(),
@@ -148,6 +158,7 @@ impl Engine {
                 store: wiring.store,
                 approvals: wiring.approvals,
                 skills: skill_set,
+                agents,
                 hooks,
                 permissions,
                 checkpoints: crate::checkpoint::Checkpoints::new(
@@ -442,10 +453,12 @@ fn toolbox(
     ToolBox::new(sources).with_reserved(&[crate::subagent::TASK_TOOL])
 }
 
-/// This turn's tools; what the sources have to say about them goes out as warnings.
+/// This turn's tools (and its custom subagents, read again when their files changed); what the
+/// sources have to say about them goes out as warnings.
 async fn offer_tools(shared: &Shared, scope: &Scope, toolbox: &ToolBox) -> Offer {
     let offered = toolbox.offer().await;
-    for message in offered.notices {
+    let (_, agent_notices) = shared.agents.refresh();
+    for message in offered.notices.into_iter().chain(agent_notices) {
         shared.emit(scope, EventMsg::Warning { message });
     }
     offered.offer

@@ -473,7 +473,7 @@ function onEvent(event) {
       break;
     case "subagent_started": {
       const card = state.calls.get(msg.call_id);
-      if (card) card.querySelector(".subagent").prepend(el("div", [`${msg.agent} subagent: ${msg.description}`], { class: "muted" }));
+      if (card) card.querySelector(".subagent").prepend(el("div", [`${msg.name || msg.agent} subagent: ${msg.description}`], { class: "muted" }));
       break;
     }
     case "subagent_finished": {

@@ -14,8 +14,8 @@ use super::{CommandSet, CustomCommand, load_commands};
 use crate::session::lock;
 use crate::skills::LiveSkills;
 
-/// Every file under the commands folders: its path, size and modification time.
-type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
+/// Every file under some folders: its path, size and modification time.
+pub(crate) type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
 
 /// The custom commands and skills of one project, loaded again when their files change.
 pub struct LiveCommands {
@@ -105,9 +105,19 @@ impl LiveCommands {
 
 /// Every command file's path, size and modification time, sorted.
 fn fingerprint(project: &Path, user_dir: Option<&Path>) -> Fingerprint {
+    let dirs: Vec<PathBuf> = folders(project, user_dir)
+        .into_iter()
+        .map(|folder| folder.path)
+        .collect();
+    files_fingerprint(&dirs)
+}
+
+/// Every file's path, size and modification time under `dirs` (four folders deep), sorted:
+/// what decides whether files read earlier must be read again.
+pub(crate) fn files_fingerprint(dirs: &[PathBuf]) -> Fingerprint {
     let mut seen = Fingerprint::new();
-    for folder in folders(project, user_dir) {
-        collect(&folder.path, 0, &mut seen);
+    for dir in dirs {
+        collect(dir, 0, &mut seen);
     }
     seen.sort();
     seen

@@ -304,7 +304,7 @@ fn first_line(template: &str) -> String {
 }
 
 /// `Bash(git add:*), Bash(git status:*), Read`: split at commas outside parentheses.
-pub(super) fn split_tools(list: &str) -> Vec<String> {
+pub(crate) fn split_tools(list: &str) -> Vec<String> {
     let mut tools = Vec::new();
     let mut depth = 0usize;
     let mut current = String::new();
@@ -339,7 +339,7 @@ fn raw_value(text: &str, line: usize) -> String {
 
 /// A YAML list value starting on (1-based) `line` of the file: a flow list on that line, or
 /// the `- item` lines below it.
-fn nested_list(text: &str, line: usize) -> Vec<String> {
+pub(crate) fn nested_list(text: &str, line: usize) -> Vec<String> {
     let mut lines = text.lines().skip(line.saturating_sub(1));
     let Some(first) = lines.next() else {
         return Vec::new();

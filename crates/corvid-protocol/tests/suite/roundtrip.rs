@@ -613,6 +613,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                 call_id: "call-9".into(),
                 agent: SubagentKind::Explore,
                 description: "Find where tokens are counted".into(),
+                name: None,
             },
             json!({
                 "type": "subagent_started",
@@ -626,12 +627,14 @@ fn events() -> Vec<(EventMsg, Value)> {
                 call_id: "call-10".into(),
                 agent: SubagentKind::General,
                 description: "Update the docs".into(),
+                name: Some("doc-writer".into()),
             },
             json!({
                 "type": "subagent_started",
                 "call_id": "call-10",
                 "agent": "general",
-                "description": "Update the docs"
+                "description": "Update the docs",
+                "name": "doc-writer"
             }),
         ),
         (
