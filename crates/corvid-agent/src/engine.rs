@@ -370,7 +370,12 @@ impl Engine {
                 Err(error) => Err(ErrorNotification::invalid(error.to_string())
                     .with_next_action("/mcp shows which servers wait for trust.")),
             },
-            Op::Undo { .. } | Op::Diff { .. } | Op::Compact | Op::ClearConversation
+            Op::Undo { .. }
+            | Op::Diff { .. }
+            | Op::Compact
+            | Op::ClearConversation
+            | Op::Rewind { .. }
+            | Op::Fork { .. }
                 if self.running.is_some() =>
             {
                 busy()
@@ -382,6 +387,12 @@ impl Engine {
                 self.compact(&scope).await
             }
             Op::ListConversations => self.list_conversations().await,
+            Op::UserMessages => Ok(self.user_messages()),
+            Op::Rewind {
+                message,
+                restore_files,
+            } => self.rewind(&scope, message, restore_files).await,
+            Op::Fork { message } => self.fork(message).await,
             Op::ClearConversation => self.clear_conversation(&scope).await,
             Op::OpenConversation { .. }
             | Op::RenameConversation { .. }

@@ -25,6 +25,7 @@ pub mod permissions;
 mod persist;
 pub mod project;
 mod prompt;
+mod rewind;
 mod sandbox_state;
 mod session;
 pub mod settings_files;

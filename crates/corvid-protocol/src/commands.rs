@@ -95,6 +95,18 @@ pub const COMMANDS: &[Command] = &[
         during_turn: false,
     },
     Command {
+        name: "rewind",
+        argument: "[message] [files]",
+        description: "go back to one of your messages (numbered by /rewind) to edit and send it again; `files` puts the files back too",
+        during_turn: false,
+    },
+    Command {
+        name: "fork",
+        argument: "[message]",
+        description: "copy this conversation into a new one (up to one of your messages, numbered by /rewind)",
+        during_turn: false,
+    },
+    Command {
         name: "mcp",
         argument: "[trust <server>]",
         description: "MCP servers, their state and tools; trust starts a project's server",
@@ -309,6 +321,31 @@ fn op_of(command: &Command, argument: &str) -> Result<Op, CommandError> {
         "diff" => Ok(Op::Diff { turn: turn()? }),
         "undo" => Ok(Op::Undo { turn: turn()? }),
         "compact" => none(Op::Compact),
+        "rewind" => {
+            let mut words = argument.split_whitespace();
+            match (words.next(), words.next(), words.next()) {
+                (None, _, _) => Ok(Op::UserMessages),
+                (Some(number), files, None) if matches!(files, None | Some("files")) => {
+                    Ok(Op::Rewind {
+                        message: message_number(number).ok_or_else(|| {
+                            problem("takes the number /rewind lists, and optionally `files`")
+                        })?,
+                        restore_files: files.is_some(),
+                    })
+                }
+                _ => Err(problem(
+                    "takes the number /rewind lists, and optionally `files`",
+                )),
+            }
+        }
+        "fork" => match argument {
+            "" => Ok(Op::Fork { message: None }),
+            number => message_number(number)
+                .map(|message| Op::Fork {
+                    message: Some(message),
+                })
+                .ok_or_else(|| problem("takes the number /rewind lists")),
+        },
         "mcp" => match argument.split_once(char::is_whitespace) {
             _ if argument.is_empty() => Ok(Op::ListToolServers),
             Some(("trust", server)) if !server.trim().is_empty() => Ok(Op::TrustToolServer {
@@ -318,6 +355,11 @@ fn op_of(command: &Command, argument: &str) -> Result<Op, CommandError> {
         },
         other => Err(CommandError::Unknown(other.to_owned())),
     }
+}
+
+/// A user message as the user numbers it (from 1), as the protocol does (from 0).
+fn message_number(text: &str) -> Option<u32> {
+    text.parse::<u32>().ok()?.checked_sub(1)
 }
 
 #[cfg(test)]

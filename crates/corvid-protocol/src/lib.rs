@@ -60,6 +60,6 @@ pub use event::{
     TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
 pub use op::{ApprovalDecision, ApproveParams, ImageInput, Op, SendParams};
-pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame};
+pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame, UserMessageEntry};
 pub use sandbox::{Confinement, SandboxMode, SandboxNotice, SandboxState};
 pub use schema::schema_json;

@@ -294,6 +294,39 @@ fn answer_text(ok: ReplyOk) -> Option<String> {
         )),
         ReplyOk::ToolServers { servers } => Some(updates::tool_servers_text(&servers)),
         ReplyOk::Nothing { message } => Some(format!("{message}\n")),
+        ReplyOk::UserMessages { messages } if messages.is_empty() => {
+            Some("No message of yours to go back to yet.\n".to_owned())
+        }
+        ReplyOk::UserMessages { messages } => {
+            let mut text = "Your messages (`/rewind N` goes back to one, `/rewind N files` puts the files back too, `/fork N` copies the conversation up to it):\n".to_owned();
+            for message in messages {
+                let line = message.text.lines().next().unwrap_or("");
+                text.push_str(&format!("{}. {line}\n", message.index + 1));
+            }
+            Some(text)
+        }
+        ReplyOk::Rewound {
+            text,
+            removed,
+            files,
+        } => {
+            let mut answer = format!(
+                "Rewound: {removed} of your messages and what followed left the conversation (the agent no longer sees them; reopen the thread to see it as it is). Your message was:\n\n{}\n\nEdit it and send it again.\n",
+                text.lines()
+                    .map(|line| format!("> {line}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            for file in files {
+                answer.push_str(&format!("- put back {} ({:?})\n", file.path, file.change));
+            }
+            Some(answer)
+        }
+        ReplyOk::Forked {
+            conversation_id, ..
+        } => Some(format!(
+            "Forked into a new conversation ({conversation_id}): open it from the thread history.\n"
+        )),
         ReplyOk::Done
         | ReplyOk::Accepted
         | ReplyOk::Ready(_)

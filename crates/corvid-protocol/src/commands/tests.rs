@@ -84,7 +84,9 @@ fn every_command_of_the_table_parses() {
     for command in COMMANDS {
         let line = match command.argument {
             "" => format!("/{}", command.name),
-            "[turn]" | "[trust <server>]" => format!("/{}", command.name),
+            "[turn]" | "[trust <server>]" | "[message] [files]" | "[message]" => {
+                format!("/{}", command.name)
+            }
             "<read-only|ask|auto-edit|full-auto>" => format!("/{} ask", command.name),
             _ => format!("/{} x", command.name),
         };
@@ -124,4 +126,31 @@ fn a_custom_command_is_a_message_naming_it_with_its_arguments() {
         (spec.argument.as_str(), spec.description.as_str()),
         ("<name>", "make a component")
     );
+}
+
+#[test]
+fn rewind_and_fork_take_the_numbers_rewind_lists() {
+    assert_eq!(parse("/rewind", &[]), Some(Ok(Op::UserMessages)));
+    assert_eq!(
+        parse("/rewind 2", &[]),
+        Some(Ok(Op::Rewind {
+            message: 1,
+            restore_files: false
+        }))
+    );
+    assert_eq!(
+        parse("/rewind 1 files", &[]),
+        Some(Ok(Op::Rewind {
+            message: 0,
+            restore_files: true
+        }))
+    );
+    assert_eq!(parse("/fork", &[]), Some(Ok(Op::Fork { message: None })));
+    assert_eq!(
+        parse("/fork 3", &[]),
+        Some(Ok(Op::Fork { message: Some(2) }))
+    );
+    for bad in ["/rewind 0", "/rewind two", "/rewind 1 all", "/fork x"] {
+        assert!(matches!(parse(bad, &[]), Some(Err(_))), "{bad}");
+    }
 }

@@ -78,7 +78,7 @@ fn the_hello_carries_the_version_and_the_command_table() {
     };
     let value = serde_json::to_value(ServerFrame::Protocol(hello.clone())).unwrap();
     assert_eq!(value["type"], "protocol");
-    assert_eq!(value["version"], 5);
+    assert_eq!(value["version"], 6);
     assert_eq!(
         value["commands"][0],
         json!({"name": "new", "description": "start a new conversation", "during_turn": false})
@@ -107,4 +107,41 @@ fn every_class_has_its_own_next_action() {
     let built = ErrorNotification::new(ErrorClass::RateLimited, "429");
     assert!(built.retryable);
     assert_eq!(built.next_action, ErrorClass::RateLimited.next_action());
+}
+
+#[test]
+fn rewind_and_fork_replies_round_trip() {
+    round_trip(
+        &ServerFrame::Reply(Reply::ok(
+            "s-4",
+            ReplyOk::UserMessages {
+                messages: vec![corvid_protocol::UserMessageEntry {
+                    index: 0,
+                    text: "fix the parser".into(),
+                }],
+            },
+        )),
+        json!({"type": "reply", "id": "s-4", "ok": {"type": "user_messages", "messages": [{"index": 0, "text": "fix the parser"}]}}),
+    );
+    round_trip(
+        &ServerFrame::Reply(Reply::ok(
+            "s-5",
+            ReplyOk::Rewound {
+                text: "fix the parser".into(),
+                removed: 2,
+                files: vec![],
+            },
+        )),
+        json!({"type": "reply", "id": "s-5", "ok": {"type": "rewound", "text": "fix the parser", "removed": 2, "files": []}}),
+    );
+    round_trip(
+        &ServerFrame::Reply(Reply::ok(
+            "s-6",
+            ReplyOk::Forked {
+                conversation_id: "c-2".into(),
+                text: None,
+            },
+        )),
+        json!({"type": "reply", "id": "s-6", "ok": {"type": "forked", "conversation_id": "c-2"}}),
+    );
 }

@@ -215,6 +215,15 @@ fn ops() -> Vec<(Op, Value)> {
             json!({"type": "trust_tool_server", "name": "repo-tools"}),
         ),
         (Op::Shutdown, json!({"type": "shutdown"})),
+        (Op::UserMessages, json!({"type": "user_messages"})),
+        (
+            Op::Rewind {
+                message: 2,
+                restore_files: true,
+            },
+            json!({"type": "rewind", "message": 2, "restore_files": true}),
+        ),
+        (Op::Fork { message: None }, json!({"type": "fork"})),
     ]
 }
 

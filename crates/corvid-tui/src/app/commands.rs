@@ -118,6 +118,10 @@ impl App {
             _ => {}
         }
         match commands::parse(line, &self.project_commands()) {
+            // `/rewind` without a number: its answer opens the picker of earlier messages.
+            Some(Ok(Op::UserMessages)) => {
+                self.overlay.picker_request = Some(self.link.submit(Op::UserMessages));
+            }
             Some(Ok(op)) => {
                 if matches!(op, Op::Init | Op::Send(_)) {
                     self.turn.since = Some(Instant::now());
