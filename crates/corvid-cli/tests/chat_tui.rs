@@ -796,3 +796,67 @@ async fn a_projects_custom_command_is_listed_asks_for_its_command_line_and_expan
         "{sent}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rewind_picks_an_earlier_message_puts_the_files_back_and_the_edit_is_sent() {
+    let upstream = MockUpstream::start().await;
+    for (id, file) in [("w1", "a.txt"), ("w2", "b.txt")] {
+        upstream.enqueue(
+            CHAT,
+            tool_reply(
+                id,
+                "write",
+                &json!({"path": file, "content": format!("{file}\n")}),
+            ),
+        );
+        upstream.enqueue(CHAT, text(&format!("wrote {file}")));
+    }
+    upstream.enqueue(CHAT, text("wrote c instead"));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let pane = tokio::task::block_in_place(|| {
+        Pane::open(
+            &upstream,
+            home.path(),
+            project.path(),
+            &Setup {
+                width: 100,
+                height: 40,
+                env: "CORVID_APPROVAL=full-auto",
+                ..Setup::default()
+            },
+        )
+    });
+    tokio::task::block_in_place(|| {
+        for (message, done) in [("write a", "wrote a.txt"), ("write b", "wrote b.txt")] {
+            pane.type_text(message);
+            pane.keys(&["Enter"]);
+            pane.wait_for(done, Duration::from_secs(15));
+            pane.wait_for("─ done", Duration::from_secs(10));
+        }
+        pane.type_text("/rewind");
+        pane.keys(&["Enter"]);
+        pane.wait_for("go back to which message?", Duration::from_secs(10));
+        // The latest message is selected; `f` goes back to it and puts its files back.
+        pane.keys(&["f"]);
+        pane.wait_for("files put back: b.txt", Duration::from_secs(10));
+        // The message is back in the input: replace it and send.
+        pane.keys(&["C-u"]);
+        pane.type_text("write c");
+        pane.keys(&["Enter"]);
+        let screen = pane.wait_for("wrote c instead", Duration::from_secs(15));
+        println!("{screen}");
+    });
+    assert!(!project.path().join("b.txt").exists(), "b.txt was put back");
+    assert!(project.path().join("a.txt").exists());
+    let requests = upstream.requests();
+    let last = requests.last().unwrap().json();
+    let users: Vec<String> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .filter_map(|message| message["content"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(users, ["write a", "write c"]);
+}

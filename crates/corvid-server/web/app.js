@@ -3,6 +3,7 @@
 // a tool wrote is put in the page as text (markdown.js builds nodes, never HTML).
 
 import { el, renderMarkdown } from "/assets/markdown.js";
+import { messageActions, onUserMessages } from "/assets/rewind.js";
 
 const FOLD_LINES = 12;
 // The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
@@ -184,7 +185,9 @@ async function send() {
 // ---- the conversation ---------------------------------------------------------------------
 
 function userMessage(text) {
-  $("#messages").append(el("div", [text], { class: "user" }));
+  const node = el("div", [text], { class: "user" });
+  messageActions(node, text, submit);
+  $("#messages").append(node);
   scrollDown();
 }
 
@@ -558,6 +561,23 @@ function onReply(reply) {
       break;
     case "nothing":
       notice("info", ok.message);
+      break;
+    case "user_messages":
+      if (!onUserMessages(ok.messages, submit, notice)) {
+        const lines = ok.messages.map((m) => `${m.index + 1}  ${m.text.split("\n")[0]}`);
+        $("#messages").append(el("pre", [["/rewind N [files] · /fork N", ...lines].join("\n")], { class: "help" }));
+      }
+      break;
+    case "rewound":
+      // The conversation as it is now comes as `conversation_opened`; the message is back in
+      // the input, to edit and send.
+      $("#input").value = ok.text;
+      $("#input").focus();
+      notice("info", `rewound: ${ok.removed} of your messages left the conversation${ok.files.length ? "; files put back: " + ok.files.map((f) => f.path).join(", ") : ""}`);
+      break;
+    case "forked":
+      submit({ type: "open_conversation", conversation_id: ok.conversation_id });
+      if (ok.text) $("#input").value = ok.text;
       break;
     case "done":
     case "opened":
