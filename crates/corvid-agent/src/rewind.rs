@@ -31,21 +31,26 @@ pub(crate) fn user_turns(history: &[Message]) -> Vec<(usize, String)> {
                 && !crate::compaction::is_summary(message)
         })
         .filter_map(|(position, message)| {
-            let text: Vec<&str> = message
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    Part::Text { text }
-                        if !ADDED_PREFIXES.iter().any(|prefix| text.starts_with(prefix)) =>
-                    {
-                        Some(text.as_str())
-                    }
-                    _ => None,
-                })
-                .collect();
-            let text = text.join("");
+            let text = typed_text(message);
             (!text.trim().is_empty() && !text.starts_with("[Stop hook]"))
                 .then_some((position, text))
+        })
+        .collect()
+}
+
+/// A user message's text without what the engine added to it (an undo's note, a skill's
+/// instruction, hooks' context): what the user wrote, as faces show it.
+pub(crate) fn typed_text(message: &Message) -> String {
+    message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text { text }
+                if !ADDED_PREFIXES.iter().any(|prefix| text.starts_with(prefix)) =>
+            {
+                Some(text.as_str())
+            }
+            _ => None,
         })
         .collect()
 }
