@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use corvid_protocol::{ApprovalDecision, ApprovalPolicy, EventMsg, TurnOutcome};
+use corvid_protocol::{ApprovalDecision, ApprovalPolicy, TurnOutcome};
 use corvid_test_support::agent::{self, ScriptedAgent};
 use corvid_test_support::scripted::ScriptedReply;
 
@@ -38,10 +38,7 @@ async fn a_saved_deny_beats_an_allow_and_an_allow_skips_the_question() {
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 
     assert!(
-        !agent
-            .seen
-            .iter()
-            .any(|event| matches!(event.msg, EventMsg::Proposal(_))),
+        agent.requests.is_empty(),
         "the allowed command ran without asking"
     );
     let (ran, failed) = &agent.results_in(1)[0];

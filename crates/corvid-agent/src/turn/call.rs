@@ -470,9 +470,9 @@ pub(super) async fn ask(
             crate::hooks::claude_name(tool)
         ),
     );
-    setup.shared.emit(
+    setup.shared.emitter.request(
         &setup.scope,
-        EventMsg::Proposal(ProposalNotification {
+        ProposalNotification {
             proposal_id: proposal_id.clone(),
             call_id: call.id.clone(),
             title: crate::tool_facts::proposal_title(&kind),
@@ -482,7 +482,7 @@ pub(super) async fn ask(
             always_description,
             notice: crate::tool_facts::notice(sandbox.as_ref()),
             sandbox,
-        }),
+        },
     );
     let mut cancel = setup.cancel.clone();
     let verdict = tokio::select! {

@@ -1,8 +1,9 @@
-//! Approvals: a proposal shown as a question, answered by a digit, a word or feedback, or
-//! cancelled with the turn.
+//! Approvals: the agent's request shown as a question, answered by a digit, a word or
+//! feedback (the request's `response`), or cancelled with the turn.
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalRule, ApproveParams, Op, ProposalKind, ProposalNotification,
+    ApprovalDecision, ApprovalRule, DecisionKind, Op, ProposalKind, ProposalNotification, Response,
+    ServerRequest,
 };
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
@@ -13,7 +14,8 @@ use crate::render;
 /// The proposal waiting for an answer.
 pub(crate) struct Proposal {
     id: String,
-    /// The rule "always" keeps, when the proposal offers one.
+    /// The rule "always" keeps, when the proposal allows "always" (a widened or unsandboxed
+    /// command never does: it asks every time).
     always: Option<ApprovalRule>,
 }
 
@@ -58,10 +60,14 @@ impl App {
             } => format!("rejected: {feedback}"),
         };
         self.note(format!("  {word}"));
-        self.link.submit(Op::Approve(ApproveParams {
-            proposal_id: proposal.id,
-            decision,
-        }));
+        // Another face may have answered first: then this answer is not taken, and says so.
+        if let Err(error) = self
+            .link
+            .respond(Response::new(proposal.id, decision))
+            .into_result()
+        {
+            self.note(format!("  (not taken: {})", error.message));
+        }
     }
 
     /// A line from the user: the answer to a waiting proposal (`y`, `a`, `n`, or feedback that
@@ -82,8 +88,23 @@ impl App {
         self.submit_line(text);
     }
 
+    /// A request from the agent: shown as a question, unless the screen shows it already (a
+    /// resynchronisation's replay), when only the waiting answer is restored.
+    pub fn request(&mut self, request: ServerRequest) {
+        let seen = request.replay && request.seq <= self.last_seq;
+        self.last_seq = self.last_seq.max(request.seq);
+        if seen {
+            self.overlay.proposal = Some(Proposal::new(
+                request.approval.proposal_id,
+                request.approval.always_scope,
+            ));
+            return;
+        }
+        self.proposal(request.approval, request.depth);
+    }
+
     /// A proposal from the engine: the question, its diff, the sandbox's reason for asking.
-    pub(super) fn proposal(&mut self, proposal: ProposalNotification, depth: u32) {
+    fn proposal(&mut self, proposal: ProposalNotification, depth: u32) {
         let indent = "  ".repeat(depth as usize);
         self.flush_reasoning(depth);
         // The agent's title, the same words in every face.
@@ -101,14 +122,32 @@ impl App {
                 Style::new().fg(Color::Yellow),
             ));
         }
-        self.overlay.proposal = Some(Proposal::new(proposal.proposal_id, proposal.always_scope));
+        // "Always" only where the proposal allows it, said in the agent's words for its rule.
+        let always = proposal
+            .always_scope
+            .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways));
+        if let Some(rule) = &always {
+            let words = proposal
+                .always_description
+                .unwrap_or_else(|| rule.describe());
+            self.say(Line::styled(
+                format!("{indent}  2 always: {words}"),
+                Style::new().fg(Color::Yellow),
+            ));
+        }
+        self.overlay.proposal = Some(Proposal::new(proposal.proposal_id, always));
     }
 
     /// The answers' hint above the input, while a proposal waits.
     pub(super) fn approval_view(&self, lines: &mut Vec<Line<'static>>) {
-        if self.overlay.proposal.is_some() {
+        if let Some(proposal) = &self.overlay.proposal {
+            let answers = if proposal.always.is_some() {
+                "1 yes · 2 always · 3 no"
+            } else {
+                "1 yes · 3 no"
+            };
             lines.push(Line::styled(
-                "1 yes · 2 always · 3 no · or type why, Enter · Esc cancels",
+                format!("{answers} · or type why, Enter · Esc cancels"),
                 Style::new().fg(Color::Yellow),
             ));
         }
