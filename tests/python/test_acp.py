@@ -306,3 +306,37 @@ def test_custom_commands_are_offered_expanded_and_picked_up_when_written(mock_up
                 assert sent.endswith("Plan: the split"), sent
 
         _run(run())
+
+
+def test_rewind_and_fork_are_commands_answered_in_the_thread(mock_upstream, project, home):
+    """`/rewind` lists your messages, `/rewind 2` takes the conversation back before the second
+    (the model no longer sees it), `/fork 1` makes a new conversation."""
+    _text(mock_upstream, "First answer.")
+    _text(mock_upstream, "Second answer.")
+    _text(mock_upstream, "Third answer.")
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder()
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            sid = session.session_id
+            for text in ("first question", "second question"):
+                answer = await conn.prompt(session_id=sid, prompt=[acp.text_block(text)])
+                assert answer.stop_reason == "end_turn"
+            said = lambda: "".join(u.content.text for u in client.of("agent_message_chunk"))
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/rewind")])
+            assert "1. first question" in said() and "2. second question" in said(), said()
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/rewind 2")])
+            assert "Rewound: 1 of your messages" in said() and "> second question" in said(), said()
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("another question")])
+            assert answer.stop_reason == "end_turn"
+            sent = mock_upstream.requests()[-1]["body"]["messages"]
+            users = [m["content"] for m in sent if m["role"] == "user"]
+            assert users == ["first question", "another question"], users
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/fork 1")])
+            assert "Forked into a new conversation" in said(), said()
+
+    _run(run())
