@@ -94,10 +94,8 @@ impl App {
         let seen = request.replay && request.seq <= self.last_seq;
         self.last_seq = self.last_seq.max(request.seq);
         if seen {
-            self.overlay.proposal = Some(Proposal::new(
-                request.approval.proposal_id,
-                request.approval.always_scope,
-            ));
+            let always = allowed_always(&request.approval);
+            self.overlay.proposal = Some(Proposal::new(request.approval.proposal_id, always));
             return;
         }
         self.proposal(request.approval, request.depth);
@@ -123,9 +121,7 @@ impl App {
             ));
         }
         // "Always" only where the proposal allows it, said in the agent's words for its rule.
-        let always = proposal
-            .always_scope
-            .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways));
+        let always = allowed_always(&proposal);
         if let Some(rule) = &always {
             let words = proposal
                 .always_description
@@ -152,4 +148,12 @@ impl App {
             ));
         }
     }
+}
+
+/// The rule "always" keeps, when the proposal allows "always" at all.
+fn allowed_always(proposal: &ProposalNotification) -> Option<ApprovalRule> {
+    proposal
+        .always_scope
+        .clone()
+        .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways))
 }
