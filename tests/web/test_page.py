@@ -304,6 +304,24 @@ async def run(browser, mock, url, home, project):
     finally:
         await tab.close_tab()
 
+    # 6c. Rewind and fork from a message's actions: "edit" takes the conversation back to
+    # before "Back in tab one" (the message returns to the input); "fork" on "Overwrite the
+    # notes" opens a new conversation holding what came before it.
+    asked = len(mock.chat_requests())
+    action = "[...document.querySelectorAll('#messages .user')].find(u => u.dataset.text === {text!r}).querySelector('[title^=\"{title}\"]').click()"
+    await browser.evaluate(action.format(text="Back in tab one", title="go back to this message and edit"))
+    await browser.wait_for("document.querySelector('#input').value === 'Back in tab one'", 10, "the message back in the input")
+    await browser.wait_for("!document.querySelector('#messages').textContent.includes('Tab one answer')", 10, "the tail to leave")
+    assert "Overwrite the notes" in await browser.evaluate("document.querySelector('#messages').textContent")
+    await shot("09d-rewound")
+    await browser.evaluate("document.querySelector('#input').value = ''")
+    await browser.evaluate(action.format(text="Overwrite the notes", title="copy the conversation"))
+    await browser.wait_for("document.querySelectorAll('#conversations li').length === 3", 10, "the fork in the list")
+    await browser.wait_for("document.querySelector('#input').value === 'Overwrite the notes'", 10, "the forked message in the input")
+    await browser.wait_for("!document.querySelector('#messages').textContent.includes('It is read-only')", 10, "the fork shown")
+    assert len(mock.chat_requests()) == asked, "rewind and fork called the model"
+    await browser.evaluate("document.querySelector('#input').value = ''")
+
     # 7. The model changed in settings.
     await browser.click("[data-tab=settings]")
     await browser.wait_for("document.querySelector('#default-model')", 10, "the settings page")

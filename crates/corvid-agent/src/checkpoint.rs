@@ -209,6 +209,37 @@ impl Shared {
         }
     }
 
+    /// `rewind` with files: puts back the files of every turn from `first` on that changed
+    /// some and was not undone, newest first; the files put back. Stops at the first refusal
+    /// (the turns after it stay undone, as `/undo` would leave them).
+    pub(crate) async fn undo_since(
+        &self,
+        scope: &Scope,
+        conversation: &str,
+        first: u32,
+    ) -> Result<Vec<corvid_protocol::FileChange>, ErrorNotification> {
+        if self.checkpoints.repo.is_none() {
+            return Ok(Vec::new());
+        }
+        let records = self.checkpoint_records(conversation).await?;
+        let mut files = Vec::new();
+        for record in records
+            .iter()
+            .rev()
+            .filter(|record| record.turn >= first && record.undone_at.is_none())
+        {
+            if let ReplyOk::Undone {
+                files: put_back, ..
+            } = self.undo(scope, conversation, Some(record.turn)).await?
+            {
+                files.extend(put_back);
+            }
+        }
+        // The model will not see those turns again: no note about undoing them.
+        let _ = self.checkpoints.take_note();
+        Ok(files)
+    }
+
     /// `/diff`: each turn's changes (only `turn` when given), oldest first.
     pub(crate) async fn diff(
         &self,

@@ -136,7 +136,13 @@ pub(crate) fn entries(
     for message in messages {
         let text = text_of(message);
         match message.role {
-            Role::User if !text.is_empty() => entries.push(HistoryEntry::User { text }),
+            // What the user wrote, without the notes the engine added to it.
+            Role::User if !text.is_empty() => {
+                let typed = crate::rewind::typed_text(message);
+                if !typed.is_empty() {
+                    entries.push(HistoryEntry::User { text: typed });
+                }
+            }
             Role::Assistant if !text.is_empty() => entries.push(HistoryEntry::Assistant { text }),
             _ => {}
         }

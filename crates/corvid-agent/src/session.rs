@@ -37,6 +37,8 @@ pub(crate) struct Shared {
     gate: Mutex<Gate>,
     todos: Mutex<Vec<TodoItem>>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
+    /// The custom subagents the `task` tool offers beside explore and general.
+    pub(crate) agents: Arc<crate::subagent::LiveAgents>,
     pub(crate) hooks: crate::hooks::SharedHooks,
     /// Saved permission rules (allow, ask, deny) from the settings files.
     pub(crate) permissions: Arc<crate::permissions::Rules>,
@@ -77,6 +79,7 @@ pub(crate) struct Parts {
     pub(crate) store: SharedStore,
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
+    pub(crate) agents: Arc<crate::subagent::LiveAgents>,
     pub(crate) hooks: crate::hooks::SharedHooks,
     pub(crate) permissions: Arc<crate::permissions::Rules>,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
@@ -98,6 +101,7 @@ impl Shared {
             }),
             todos: Mutex::new(Vec::new()),
             skills: parts.skills,
+            agents: parts.agents,
             hooks: parts.hooks,
             permissions: parts.permissions,
             store: parts.store,

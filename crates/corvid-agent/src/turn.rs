@@ -259,5 +259,5 @@ use call::*;
 use step::*;
 
 // The display helpers the history and the prompt share with the turn.
-pub(crate) use call::{shown_arguments, summarize};
+pub(crate) use call::{handle_call, shown_arguments, summarize};
 pub(crate) use step::offered_tools;

@@ -86,14 +86,6 @@ async fn every_frame_of_the_faces_scenario_is_a_schema_frame() {
         .arg(project)
         .status()
         .unwrap();
-    let skills: Vec<commands::SkillCommand> = corvid_agent::skills::load_skills(project)
-        .skills
-        .into_iter()
-        .map(|skill| commands::SkillCommand {
-            name: skill.name,
-            description: skill.description,
-        })
-        .collect();
     let model = Arc::new(ScriptedModel::new(Vec::new()));
     let store = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
     let agents = Agents::new(Arc::new(ScriptedClient(Arc::clone(&model))), store);
@@ -120,7 +112,7 @@ async fn every_frame_of_the_faces_scenario_is_a_schema_frame() {
                 false,
             ),
             (None, Some(line)) => {
-                let op = match commands::parse(line, &skills) {
+                let op = match commands::parse(line, &link.session().commands()) {
                     Some(parsed) => parsed.unwrap(),
                     None => Op::Send(SendParams::text(line)),
                 };

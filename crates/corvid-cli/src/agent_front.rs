@@ -128,16 +128,9 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         names.insert(0, loaded.config.default_model.clone());
     }
     let (catalog, without_key) = split_by_credential(&crate::compose::registry(loaded)?, names);
-    let skills = corvid_agent::skills::load_skills(&project)
-        .skills
-        .into_iter()
-        .map(|skill| corvid_protocol::commands::SkillCommand {
-            name: skill.name,
-            description: skill.description,
-        })
-        .collect();
     let settings = corvid_tui::Settings {
-        skills,
+        // The session's live list (skills and custom commands) comes through the link.
+        commands: Vec::new(),
         history_file: Some(corvid_tui::history::file_for(
             &loaded.paths.data_dir,
             &project,

@@ -66,7 +66,7 @@ pub use event::{
     TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
 pub use op::{ApprovalDecision, ImageInput, Op, SendParams};
-pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame};
+pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame, UserMessageEntry};
 pub use request::{ClientFrame, Response, ServerRequest, SessionFrame};
 pub use sandbox::{Confinement, SandboxMode, SandboxNotice, SandboxState};
 pub use schema::schema_json;

@@ -30,14 +30,22 @@ struct Inner {
     /// defaults the settings page saves.
     config: Mutex<AgentConfig>,
     project: PathBuf,
+    /// The project's and the user's custom commands and the skills, read again when their
+    /// folders change.
+    commands: corvid_agent::commands::LiveCommands,
 }
 
 impl PageAgent {
     /// `config` is what each session the page opens starts with (its `project` is the page's
     /// project folder).
     pub fn new(agents: Agents, config: AgentConfig) -> Self {
+        let commands = corvid_agent::commands::LiveCommands::load(
+            &config.project,
+            corvid_agent::commands::user_dir_of(&config).as_deref(),
+        );
         Self(Arc::new(Inner {
             project: config.project.clone(),
+            commands,
             agents,
             config: Mutex::new(config),
         }))
@@ -46,6 +54,11 @@ impl PageAgent {
     /// The service behind the page.
     pub fn agents(&self) -> &Agents {
         &self.0.agents
+    }
+
+    /// The project's skills and custom commands, as on disk now.
+    pub fn commands(&self) -> Vec<corvid_protocol::commands::ProjectCommand> {
+        self.0.commands.project_commands()
     }
 
     /// The project folder the page's sessions work in.

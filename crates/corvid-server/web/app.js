@@ -3,6 +3,7 @@
 // a tool wrote is put in the page as text (markdown.js builds nodes, never HTML).
 
 import { el, renderMarkdown } from "/assets/markdown.js";
+import { messageActions, onUserMessages } from "/assets/rewind.js";
 
 const FOLD_LINES = 12;
 // The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
@@ -155,7 +156,7 @@ function setRunning(running) {
 }
 
 // A line is a message, or a command of the protocol's one table (the server parses it with
-// the same parser as every face, skills included); /help is the page's own.
+// the same parser as every face, skills and custom commands included); /help is the page's own.
 async function send() {
   const input = $("#input");
   const text = input.value.trim();
@@ -163,6 +164,12 @@ async function send() {
   input.value = "";
   askToNotify();
   if (text === "/help") {
+    // The list as it is now: a command or skill written since the tab opened is in it.
+    try {
+      state.commands = (await api("GET", "/api/agent/commands")).commands;
+    } catch (error) {
+      // The list the socket's hello gave stays.
+    }
     const lines = state.commands.map((c) => `/${c.name}${c.argument ? " " + c.argument : ""} — ${c.description}`);
     $("#messages").append(el("pre", [["/help — this list", ...lines].join("\n")], { class: "help" }));
     scrollDown();
@@ -189,7 +196,9 @@ async function send() {
 // ---- the conversation ---------------------------------------------------------------------
 
 function userMessage(text) {
-  $("#messages").append(el("div", [text], { class: "user" }));
+  const node = el("div", [text], { class: "user" });
+  messageActions(node, text, submit);
+  $("#messages").append(node);
   scrollDown();
 }
 
@@ -470,7 +479,7 @@ function onEvent(event) {
       break;
     case "subagent_started": {
       const card = state.calls.get(msg.call_id);
-      if (card) card.querySelector(".subagent").prepend(el("div", [`${msg.agent} subagent: ${msg.description}`], { class: "muted" }));
+      if (card) card.querySelector(".subagent").prepend(el("div", [`${msg.name || msg.agent} subagent: ${msg.description}`], { class: "muted" }));
       break;
     }
     case "subagent_finished": {
@@ -579,6 +588,23 @@ function onReply(reply) {
       break;
     case "nothing":
       notice("info", ok.message);
+      break;
+    case "user_messages":
+      if (!onUserMessages(ok.messages, submit, notice)) {
+        const lines = ok.messages.map((m) => `${m.index + 1}  ${m.text.split("\n")[0]}`);
+        $("#messages").append(el("pre", [["/rewind N [files] · /fork N", ...lines].join("\n")], { class: "help" }));
+      }
+      break;
+    case "rewound":
+      // The conversation as it is now comes as `conversation_opened`; the message is back in
+      // the input, to edit and send.
+      $("#input").value = ok.text;
+      $("#input").focus();
+      notice("info", `rewound: ${ok.removed} of your messages left the conversation${ok.files.length ? "; files put back: " + ok.files.map((f) => f.path).join(", ") : ""}`);
+      break;
+    case "forked":
+      submit({ type: "open_conversation", conversation_id: ok.conversation_id });
+      if (ok.text) $("#input").value = ok.text;
       break;
     case "done":
     case "opened":

@@ -3,7 +3,7 @@
 //! exits, queueing, approvals, slash commands — is testable with plain values.
 //!
 //! One `impl App` per concern: `events` (the agent's events), `keys`, `commands` (slash
-//! commands and sending), `approval`, `picker` (`/resume`), `search` (Ctrl-R), `usage` (tokens
+//! commands and sending), `approval`, `picker` (`/resume`), `rewind` (`/rewind`, `/fork`), `search` (Ctrl-R), `usage` (tokens
 //! and cost), `view` (the input area) and `words` (how the chat says things).
 
 mod approval;
@@ -12,6 +12,7 @@ mod events;
 mod keys;
 mod picker;
 mod replies;
+mod rewind;
 mod search;
 mod usage;
 mod view;
@@ -54,8 +55,9 @@ pub struct Settings {
     /// The conversation the chat opened on, when it already has messages: said and shown
     /// after the banner, so the model's context is on the screen too.
     pub resumed: Option<(ConversationSummary, Vec<HistoryEntry>)>,
-    /// The project's skills, offered as commands (`/<skill> what for`).
-    pub skills: Vec<corvid_protocol::commands::SkillCommand>,
+    /// The project's skills and custom commands at start-up (`/<name> …`); the link's live
+    /// list replaces them when it has one.
+    pub commands: Vec<corvid_protocol::commands::ProjectCommand>,
 }
 
 /// The running turn as the input area shows it until its pieces go into the scrollback.
@@ -101,6 +103,8 @@ pub(crate) struct Overlay {
     picker: Option<Picker>,
     /// The `/resume` request whose reply (the conversation list) opens the picker.
     picker_request: Option<String>,
+    /// The `/rewind` picker of the user's earlier messages.
+    messages: Option<rewind::MessagePicker>,
     search: Option<Search>,
     pub(crate) proposal: Option<Proposal>,
 }

@@ -26,8 +26,8 @@ pub(super) struct Live {
     pub(super) models: Vec<String>,
     /// The service, for the context window of the model the session moves to.
     pub(super) sessions: Arc<dyn Sessions>,
-    /// The project's skills, offered as slash commands.
-    pub(super) skills: Vec<corvid_protocol::commands::SkillCommand>,
+    /// The project's skills and custom commands, offered as slash commands (as last announced).
+    pub(super) commands: Mutex<Vec<corvid_protocol::commands::ProjectCommand>>,
     /// Numbers the prompts' submissions.
     pub(super) next: std::sync::atomic::AtomicU64,
     /// The conversation's history when it was opened (replayed by `session/load`).

@@ -263,14 +263,7 @@ impl Server {
             events,
         } = opened;
         let _ = session.set(conversation_id.clone());
-        let skills = corvid_agent::skills::load_skills(&project)
-            .skills
-            .into_iter()
-            .map(|skill| corvid_protocol::commands::SkillCommand {
-                name: skill.name,
-                description: skill.description,
-            })
-            .collect();
+        let commands = Mutex::new(link.commands());
         let (cancel, _) = watch::channel(0u64);
         let live = Arc::new(Live {
             id: conversation_id.clone(),
@@ -278,7 +271,7 @@ impl Server {
             link,
             models: self.sessions.models(),
             sessions: Arc::clone(&self.sessions),
-            skills,
+            commands,
             next: std::sync::atomic::AtomicU64::new(0),
             history,
             sandbox: options::sandbox_line(sandbox.as_ref()),

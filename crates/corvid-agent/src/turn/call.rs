@@ -30,7 +30,7 @@ pub(super) fn wire_image(image: &corvid_tools::ToolImage) -> corvid_wire::model:
 }
 
 /// Runs one call through the gate; returns its result, and an outcome when the turn must stop.
-pub(super) async fn handle_call(
+pub(crate) async fn handle_call(
     setup: &TurnSetup,
     call: &ToolCall,
     seen: &mut Vec<(String, String)>,

@@ -141,12 +141,16 @@ pub(super) fn token_usage(usage: Usage) -> TokenUsage {
 
 /// The tools this agent offers the model.
 pub(super) fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
-    offered_tools(&setup.tools, setup.is_main)
+    offered_tools(&setup.tools, setup.is_main, &setup.shared.agents.current())
 }
 
 /// The tools an agent with `offer` is offered: the offer's (a subagent only those meant for
 /// subagents), plus `task` for the main agent. The system prompt describes exactly these.
-pub(crate) fn offered_tools(offer: &Offer, is_main: bool) -> Vec<Tool> {
+pub(crate) fn offered_tools(
+    offer: &Offer,
+    is_main: bool,
+    agents: &crate::subagent::AgentSet,
+) -> Vec<Tool> {
     let mut tools: Vec<Tool> = offer
         .specs()
         .filter(|spec| is_main || spec.subagents)
@@ -158,7 +162,7 @@ pub(crate) fn offered_tools(offer: &Offer, is_main: bool) -> Vec<Tool> {
         })
         .collect();
     if is_main {
-        tools.push(crate::subagent::task_tool());
+        tools.push(crate::subagent::task_tool(agents));
     }
     tools
 }

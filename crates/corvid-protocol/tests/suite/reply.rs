@@ -145,3 +145,40 @@ fn a_tool_servers_state_is_worded_once_with_what_to_do_about_it() {
     let value = serde_json::to_value(&described).unwrap();
     assert_eq!(value["description"], described.describe());
 }
+
+#[test]
+fn rewind_and_fork_replies_round_trip() {
+    round_trip(
+        &ServerFrame::Reply(Reply::ok(
+            "s-4",
+            ReplyOk::UserMessages {
+                messages: vec![corvid_protocol::UserMessageEntry {
+                    index: 0,
+                    text: "fix the parser".into(),
+                }],
+            },
+        )),
+        json!({"type": "reply", "id": "s-4", "ok": {"type": "user_messages", "messages": [{"index": 0, "text": "fix the parser"}]}}),
+    );
+    round_trip(
+        &ServerFrame::Reply(Reply::ok(
+            "s-5",
+            ReplyOk::Rewound {
+                text: "fix the parser".into(),
+                removed: 2,
+                files: vec![],
+            },
+        )),
+        json!({"type": "reply", "id": "s-5", "ok": {"type": "rewound", "text": "fix the parser", "removed": 2, "files": []}}),
+    );
+    round_trip(
+        &ServerFrame::Reply(Reply::ok(
+            "s-6",
+            ReplyOk::Forked {
+                conversation_id: "c-2".into(),
+                text: None,
+            },
+        )),
+        json!({"type": "reply", "id": "s-6", "ok": {"type": "forked", "conversation_id": "c-2"}}),
+    );
+}

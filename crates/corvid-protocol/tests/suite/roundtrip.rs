@@ -87,6 +87,7 @@ fn ops() -> Vec<(Op, Value)> {
                 ],
                 model: Some("grok-4".into()),
                 skill: Some("review".into()),
+                command: None,
             }),
             json!({
                 "type": "send",
@@ -159,6 +160,15 @@ fn ops() -> Vec<(Op, Value)> {
             json!({"type": "trust_tool_server", "name": "repo-tools"}),
         ),
         (Op::Shutdown, json!({"type": "shutdown"})),
+        (Op::UserMessages, json!({"type": "user_messages"})),
+        (
+            Op::Rewind {
+                message: 2,
+                restore_files: true,
+            },
+            json!({"type": "rewind", "message": 2, "restore_files": true}),
+        ),
+        (Op::Fork { message: None }, json!({"type": "fork"})),
     ]
 }
 
@@ -453,6 +463,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                 call_id: "call-9".into(),
                 agent: SubagentKind::Explore,
                 description: "Find where tokens are counted".into(),
+                name: None,
             },
             json!({
                 "type": "subagent_started",
@@ -466,12 +477,14 @@ fn events() -> Vec<(EventMsg, Value)> {
                 call_id: "call-10".into(),
                 agent: SubagentKind::General,
                 description: "Update the docs".into(),
+                name: Some("doc-writer".into()),
             },
             json!({
                 "type": "subagent_started",
                 "call_id": "call-10",
                 "agent": "general",
-                "description": "Update the docs"
+                "description": "Update the docs",
+                "name": "doc-writer"
             }),
         ),
         (

@@ -121,12 +121,17 @@ impl App {
                 }
             }
             EventMsg::SubagentStarted {
-                agent, description, ..
+                agent,
+                description,
+                name,
+                ..
             } => {
-                let kind = serde_json::to_value(agent)
-                    .ok()
-                    .and_then(|value| value.as_str().map(str::to_owned))
-                    .unwrap_or_default();
+                let kind = name.clone().unwrap_or_else(|| {
+                    serde_json::to_value(agent)
+                        .ok()
+                        .and_then(|value| value.as_str().map(str::to_owned))
+                        .unwrap_or_default()
+                });
                 self.say(Line::styled(
                     format!("{indent}  ⇢ subagent ({kind}): {description}"),
                     Style::new().fg(Color::Magenta),

@@ -52,10 +52,10 @@ fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorde
         catalog: vec!["grok-4.6".to_owned(), "fast".to_owned()],
         without_key: vec!["claude".to_owned()],
         resumed: None,
-        skills: vec![corvid_protocol::commands::SkillCommand {
-            name: "release".to_owned(),
-            description: "cut a release".to_owned(),
-        }],
+        commands: vec![corvid_protocol::commands::ProjectCommand::skill(
+            "release",
+            "cut a release",
+        )],
     };
     (App::new(recorder.clone(), settings), recorder)
 }
