@@ -253,3 +253,90 @@ def test_commands_of_the_one_table_and_read_only_from_the_client(mock_upstream, 
             assert len(client.permissions) == asked
 
     _run(run())
+
+
+def test_custom_commands_are_offered_expanded_and_picked_up_when_written(mock_upstream, home):
+    """A project's `.claude/commands` file with `$ARGUMENTS` and `!`git status``: offered in the
+    available commands, its command line asks for permission, the model gets the expansion; a
+    Gemini command written during the session is offered and runs on the next prompt."""
+    _text(mock_upstream, "Reviewed.")
+    _text(mock_upstream, "Planned.")
+    corvid = str(TARGET / "corvid")
+    with tempfile.TemporaryDirectory() as folder:
+        project = Path(folder).resolve()
+        subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+        (project / "fresh.rs").write_text("fn main() {}\n")
+        commands = project / ".claude" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "review.md").write_text(
+            "---\ndescription: review the work\nargument-hint: <focus>\n---\n"
+            "Review $ARGUMENTS.\n!`git status --short`\n")
+
+        async def run():
+            client = Recorder()
+            async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                               cwd=str(project)) as (conn, _process):
+                await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                sid = session.session_id
+                for _ in range(100):  # the update follows the session's answer
+                    if client.of("available_commands_update"):
+                        break
+                    await asyncio.sleep(0.05)
+                offered = {c.name: c for c in client.of("available_commands_update")[0].available_commands}
+                assert "review" in offered, list(offered)
+                assert offered["review"].description == "review the work"
+                assert offered["review"].input.root.hint == "<focus>"
+
+                answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("/review the parser")])
+                assert answer.stop_reason == "end_turn"
+                tool_call, _options = client.permissions[0]
+                assert tool_call.raw_input["command"] == "git status --short", tool_call
+                sent = mock_upstream.requests()[-1]["body"]["messages"][-1]["content"]
+                assert "Review the parser." in sent and "?? fresh.rs" in sent, sent
+
+                gemini = project / ".gemini" / "commands"
+                gemini.mkdir(parents=True)
+                (gemini / "plan.toml").write_text('description = "plan it"\nprompt = "Plan: {{args}}"\n')
+                answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("/plan the split")])
+                assert answer.stop_reason == "end_turn"
+                latest = client.of("available_commands_update")[-1].available_commands
+                assert "plan" in [c.name for c in latest]
+                sent = mock_upstream.requests()[-1]["body"]["messages"][-1]["content"]
+                assert sent.endswith("Plan: the split"), sent
+
+        _run(run())
+
+
+def test_rewind_and_fork_are_commands_answered_in_the_thread(mock_upstream, project, home):
+    """`/rewind` lists your messages, `/rewind 2` takes the conversation back before the second
+    (the model no longer sees it), `/fork 1` makes a new conversation."""
+    _text(mock_upstream, "First answer.")
+    _text(mock_upstream, "Second answer.")
+    _text(mock_upstream, "Third answer.")
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder()
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            sid = session.session_id
+            for text in ("first question", "second question"):
+                answer = await conn.prompt(session_id=sid, prompt=[acp.text_block(text)])
+                assert answer.stop_reason == "end_turn"
+            said = lambda: "".join(u.content.text for u in client.of("agent_message_chunk"))
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/rewind")])
+            assert "1. first question" in said() and "2. second question" in said(), said()
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/rewind 2")])
+            assert "Rewound: 1 of your messages" in said() and "> second question" in said(), said()
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("another question")])
+            assert answer.stop_reason == "end_turn"
+            sent = mock_upstream.requests()[-1]["body"]["messages"]
+            users = [m["content"] for m in sent if m["role"] == "user"]
+            assert users == ["first question", "another question"], users
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/fork 1")])
+            assert "Forked into a new conversation" in said(), said()
+
+    _run(run())

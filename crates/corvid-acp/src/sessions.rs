@@ -77,6 +77,11 @@ pub trait SessionLink: Send + Sync {
     /// Ends the session; resolves once its engine has stopped (so the conversation can be
     /// opened again at once).
     fn close(&self) -> BoxFuture<'_, ()>;
+    /// The session's skills and custom commands as they are now (read again when their
+    /// folders changed).
+    fn commands(&self) -> Vec<corvid_protocol::commands::ProjectCommand> {
+        Vec::new()
+    }
 }
 
 /// Opens and lists sessions.
@@ -126,6 +131,10 @@ impl SessionLink for Session {
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(Session::close(self))
+    }
+
+    fn commands(&self) -> Vec<corvid_protocol::commands::ProjectCommand> {
+        Session::commands(self)
     }
 }
 

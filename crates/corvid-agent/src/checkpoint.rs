@@ -25,7 +25,7 @@ pub(crate) struct Checkpoints {
     repo: Option<ShadowRepo>,
     turn: tokio::sync::Mutex<TurnCheckpoint>,
     /// A note for the model about an undo, put before the next user message.
-    note: std::sync::Mutex<Option<String>>,
+    note: parking_lot::Mutex<Option<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -42,7 +42,7 @@ impl Checkpoints {
         Self {
             repo: root.map(|root| ShadowRepo::new(root, project)),
             turn: tokio::sync::Mutex::new(TurnCheckpoint::default()),
-            note: std::sync::Mutex::new(None),
+            note: parking_lot::Mutex::new(None),
         }
     }
 
@@ -56,17 +56,11 @@ impl Checkpoints {
 
     /// The note about an undo for the model, once.
     pub(crate) fn take_note(&self) -> Option<String> {
-        self.note
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
+        self.note.lock().take()
     }
 
     fn add_note(&self, note: String) {
-        let mut slot = self
-            .note
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slot = self.note.lock();
         *slot = Some(match slot.take() {
             Some(earlier) => format!("{earlier}\n{note}"),
             None => note,
@@ -213,6 +207,37 @@ impl Shared {
             )),
             Err(RestoreError::Failed(error)) => Err(checkpoint_failed(&error)),
         }
+    }
+
+    /// `rewind` with files: puts back the files of every turn from `first` on that changed
+    /// some and was not undone, newest first; the files put back. Stops at the first refusal
+    /// (the turns after it stay undone, as `/undo` would leave them).
+    pub(crate) async fn undo_since(
+        &self,
+        scope: &Scope,
+        conversation: &str,
+        first: u32,
+    ) -> Result<Vec<corvid_protocol::FileChange>, ErrorNotification> {
+        if self.checkpoints.repo.is_none() {
+            return Ok(Vec::new());
+        }
+        let records = self.checkpoint_records(conversation).await?;
+        let mut files = Vec::new();
+        for record in records
+            .iter()
+            .rev()
+            .filter(|record| record.turn >= first && record.undone_at.is_none())
+        {
+            if let ReplyOk::Undone {
+                files: put_back, ..
+            } = self.undo(scope, conversation, Some(record.turn)).await?
+            {
+                files.extend(put_back);
+            }
+        }
+        // The model will not see those turns again: no note about undoing them.
+        let _ = self.checkpoints.take_note();
+        Ok(files)
     }
 
     /// `/diff`: each turn's changes (only `turn` when given), oldest first.

@@ -96,7 +96,7 @@ fn starts_turn(message: &Message) -> bool {
             .any(|part| matches!(part, Part::ToolResult(_)))
 }
 
-fn is_summary(message: &Message) -> bool {
+pub(crate) fn is_summary(message: &Message) -> bool {
     message.role == Role::User
         && message
             .parts

@@ -22,7 +22,9 @@ use crate::handle::Incoming;
 use crate::history;
 use crate::journal::Journal;
 use crate::model::ModelClient;
-use crate::session::{Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict, lock};
+use crate::session::{
+    Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict, lock_store,
+};
 use crate::turn::{TurnResult, TurnSetup, run_turn};
 
 mod turns;
@@ -45,6 +47,8 @@ struct Running {
     submission: String,
     /// A message that arrived while a proposal waited: it runs when this turn has stopped.
     queued: Option<(String, SendParams)>,
+    /// A custom command's user message, once the turn's task has expanded it.
+    expanded: Arc<parking_lot::Mutex<Option<Message>>>,
 }
 
 pub(crate) struct Engine {
@@ -62,6 +66,8 @@ pub(crate) struct Engine {
     toolbox: ToolBox,
     pub(crate) claims: Arc<Claims>,
     pub(crate) session_id: String,
+    /// The project's and the user's custom commands (and the skills), as on disk now.
+    pub(crate) commands: Arc<crate::commands::LiveCommands>,
 }
 
 /// The canonical project folder of `config`, or why it cannot be used.
@@ -97,7 +103,7 @@ impl Engine {
         let project_key = project.display().to_string();
         let mut warnings = Vec::new();
         let (history, turns, found) = {
-            let mut store = lock(&wiring.store);
+            let mut store = lock_store(&wiring.store);
             let history = crate::persist::load(&mut store, &conversation, &mut warnings)?;
             let turns = store.last_turn(&conversation)?;
             let found = store.conversation(&project_key, &conversation)?;
@@ -106,6 +112,22 @@ impl Engine {
         let skill_set = Arc::new(crate::skills::LiveSkills::load(&project));
         warnings.extend(skill_set.current().warnings.iter().cloned());
         let toolbox = toolbox(&config, &builtins, &skill_set);
+        let commands = Arc::new(crate::commands::LiveCommands::with_skills(
+            &project,
+            crate::commands::user_dir_of(&config).as_deref(),
+            Arc::clone(&skill_set),
+        ));
+        warnings.extend(commands.current().warnings.iter().cloned());
+        let agents = Arc::new(crate::subagent::LiveAgents::load(
+            &project,
+            config
+                .user_settings
+                .as_deref()
+                .and_then(std::path::Path::parent)
+                .map(crate::subagent::user_dir)
+                .as_deref(),
+        ));
+        warnings.extend(agents.current().warnings.iter().cloned());
         // Hooks and permission rules, from the user's and the project's settings files.
         let (settings, read_warnings) = crate::settings_files::SettingsPaths {
             user: config.user_settings.clone(),
@@ -130,7 +152,8 @@ impl Engine {
         let summary = found
             .map(crate::conversation::summary)
             .unwrap_or_else(|| untitled(&conversation));
-        emitter.set_conversation(summary, history::entries(&history, &project));
+        let call_facts = Arc::new(crate::tool_facts::CallFacts::default());
+        emitter.set_conversation(summary, history::entries(&history, &project, &call_facts));
         let shared = Arc::new(Shared::new(
             Parts {
                 model: wiring.model,
@@ -138,12 +161,14 @@ impl Engine {
                 store: wiring.store,
                 approvals: wiring.approvals,
                 skills: skill_set,
+                agents,
                 hooks,
                 permissions,
                 checkpoints: crate::checkpoint::Checkpoints::new(
                     config.checkpoint_dir.as_deref(),
                     &project,
                 ),
+                call_facts,
                 policy: config.approval,
                 sandbox: config.sandbox.clone(),
             },
@@ -170,6 +195,7 @@ impl Engine {
             shared,
             claims: wiring.claims,
             session_id: wiring.session_id,
+            commands,
         };
         for message in warnings {
             engine
@@ -336,7 +362,12 @@ impl Engine {
                 Err(error) => Err(ErrorNotification::invalid(error.to_string())
                     .with_next_action("/mcp shows which servers wait for trust.")),
             },
-            Op::Undo { .. } | Op::Diff { .. } | Op::Compact | Op::ClearConversation
+            Op::Undo { .. }
+            | Op::Diff { .. }
+            | Op::Compact
+            | Op::ClearConversation
+            | Op::Rewind { .. }
+            | Op::Fork { .. }
                 if self.running.is_some() =>
             {
                 busy()
@@ -348,6 +379,12 @@ impl Engine {
                 self.compact(&scope).await
             }
             Op::ListConversations => self.list_conversations().await,
+            Op::UserMessages => Ok(self.user_messages()),
+            Op::Rewind {
+                message,
+                restore_files,
+            } => self.rewind(&scope, message, restore_files).await,
+            Op::Fork { message } => self.fork(message).await,
             Op::ClearConversation => self.clear_conversation(&scope).await,
             Op::OpenConversation { .. }
             | Op::RenameConversation { .. }
@@ -376,7 +413,7 @@ impl Engine {
             let summary = self.current_summary().await;
             self.shared.emitter.set_conversation(
                 summary,
-                history::entries(&self.history, &self.config.project),
+                history::entries(&self.history, &self.config.project, &self.shared.call_facts),
             );
         }
         Ok(reply)
@@ -419,12 +456,15 @@ fn toolbox(
     ToolBox::new(sources).with_reserved(&[crate::subagent::TASK_TOOL])
 }
 
-/// This turn's tools; what the sources have to say about them goes out as warnings.
+/// This turn's tools (and its custom subagents, read again when their files changed); what the
+/// sources have to say about them goes out as warnings.
 async fn offer_tools(shared: &Shared, scope: &Scope, toolbox: &ToolBox) -> Offer {
     let offered = toolbox.offer().await;
-    for message in offered.notices {
+    let (_, agent_notices) = shared.agents.refresh();
+    for message in offered.notices.into_iter().chain(agent_notices) {
         shared.emit(scope, EventMsg::Warning { message });
     }
+    shared.call_facts.offered(&offered.offer);
     offered.offer
 }
 
@@ -441,7 +481,7 @@ fn tool_server(report: corvid_tools::ServerReport) -> corvid_protocol::ToolServe
         ServerHealth::NeedsSignIn => (State::NeedsSignIn, None),
         ServerHealth::Failed(reason) => (State::Failed, Some(reason)),
     };
-    corvid_protocol::ToolServer {
+    let mut server = corvid_protocol::ToolServer {
         name: report.name,
         configured_in: report.configured_in,
         transport: report.transport,
@@ -449,7 +489,10 @@ fn tool_server(report: corvid_tools::ServerReport) -> corvid_protocol::ToolServe
         reason,
         tools: report.tools,
         withheld: report.withheld,
-    }
+        description: String::new(),
+    };
+    server.description = server.describe();
+    server
 }
 
 /// The main agent's system prompt, describing the tools of `offer`.

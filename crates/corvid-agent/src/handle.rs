@@ -37,6 +37,7 @@ struct Inner {
     approvals: Arc<Approvals>,
     next: AtomicU64,
     stopped: watch::Receiver<bool>,
+    commands: Arc<crate::commands::LiveCommands>,
 }
 
 /// A submission on its way to the engine, with where its reply goes (nowhere for `submit`).
@@ -79,6 +80,7 @@ pub(crate) fn start(
         },
         conversation,
     )?;
+    let commands = Arc::clone(&engine.commands);
     let (ops, ops_rx) = mpsc::channel(OP_BUFFER);
     let (stopped_tx, stopped) = watch::channel(false);
     runtime.spawn(engine.run(ops_rx, stopped_tx));
@@ -92,6 +94,7 @@ pub(crate) fn start(
                 approvals,
                 next: AtomicU64::new(0),
                 stopped,
+                commands,
             }),
         },
         first,
@@ -107,6 +110,12 @@ impl Session {
     /// The project folder, canonical.
     pub fn project(&self) -> &Path {
         &self.inner.project
+    }
+
+    /// What the session offers beside the command table, as on disk now: the project's and
+    /// the user's custom commands, then the skills (read again when their folders changed).
+    pub fn commands(&self) -> Vec<corvid_protocol::commands::ProjectCommand> {
+        self.inner.commands.project_commands()
     }
 
     /// The conversation the session holds now.

@@ -125,13 +125,24 @@ pub(crate) fn text_of(message: &Message) -> String {
         .join("")
 }
 
-/// The history as front ends show it (call summaries with paths relative to `project`).
-pub(crate) fn entries(messages: &[Message], project: &std::path::Path) -> Vec<HistoryEntry> {
+/// The history as front ends show it (call summaries with paths relative to `project`; each
+/// call's kind and locations as `facts` knows them).
+pub(crate) fn entries(
+    messages: &[Message],
+    project: &std::path::Path,
+    facts: &crate::tool_facts::CallFacts,
+) -> Vec<HistoryEntry> {
     let mut entries = Vec::new();
     for message in messages {
         let text = text_of(message);
         match message.role {
-            Role::User if !text.is_empty() => entries.push(HistoryEntry::User { text }),
+            // What the user wrote, without the notes the engine added to it.
+            Role::User if !text.is_empty() => {
+                let typed = crate::rewind::typed_text(message);
+                if !typed.is_empty() {
+                    entries.push(HistoryEntry::User { text: typed });
+                }
+            }
             Role::Assistant if !text.is_empty() => entries.push(HistoryEntry::Assistant { text }),
             _ => {}
         }
@@ -139,15 +150,15 @@ pub(crate) fn entries(messages: &[Message], project: &std::path::Path) -> Vec<Hi
             match part {
                 Part::ToolCall(call) => {
                     let arguments = crate::turn::shown_arguments(&call.arguments);
+                    // As announced, never guessed from the tool's name.
+                    let (kind, locations) = facts.of(&call.id, &call.name);
                     entries.push(HistoryEntry::ToolCall(ToolCallNotification {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
-                        // The offer a stored call was made under is gone: its kind is not
-                        // guessed from its name.
-                        kind: corvid_protocol::ToolCallKind::Other,
+                        kind,
                         summary: crate::turn::summarize(project, &call.name, &arguments),
                         arguments,
-                        locations: Vec::new(),
+                        locations,
                     }))
                 }
                 Part::ToolResult(result) => {
@@ -164,6 +175,7 @@ pub(crate) fn entries(messages: &[Message], project: &std::path::Path) -> Vec<Hi
                             .collect::<Vec<_>>()
                             .join("\n"),
                         truncation: None,
+                        change: facts.change_of(&result.call_id),
                     }))
                 }
                 _ => {}

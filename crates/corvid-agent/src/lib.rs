@@ -6,6 +6,7 @@
 
 mod agents;
 mod checkpoint;
+pub mod commands;
 mod compaction;
 mod config;
 mod conversation;
@@ -24,6 +25,7 @@ pub mod permissions;
 mod persist;
 pub mod project;
 mod prompt;
+mod rewind;
 mod sandbox_state;
 mod session;
 pub mod settings_files;

@@ -16,7 +16,7 @@
 //! An invalid project skill is skipped with a warning naming the file and the reason; it never
 //! stops a turn. A project skill with a built-in's name replaces the built-in, with a warning.
 
-mod frontmatter;
+pub(crate) mod frontmatter;
 mod live;
 mod source;
 

@@ -1,15 +1,20 @@
 //! The `task` tool: a subagent with its own fresh history, working on one job and answering
-//! with a summary. `explore` may only read; `general` has every tool but `task` and `todowrite`.
-//! Its events go out at depth + 1, tagged with the `task` call, and its writes and commands go
-//! through the same approval gate.
+//! with a summary. `explore` may only read; `general` has every tool but `task` and `todowrite`;
+//! a custom subagent (`subagent/custom.rs`) has the tools its file names and its own
+//! instructions. Its events go out at depth + 1, tagged with the `task` call, and its writes and
+//! commands go through the same approval gate and sandbox.
+
+mod custom;
 
 use corvid_protocol::{EventMsg, SubagentKind, TurnOutcome};
-use corvid_tools::{ToolKind, ToolOutput};
+use corvid_tools::{Offer, ToolKind, ToolOutput};
 use corvid_wire::model::{Message, Role, Tool, ToolCall};
 use serde_json::{Value, json};
 
 use crate::emitter::Scope;
 use crate::turn::{TurnSetup, run_turn};
+pub(crate) use custom::LiveAgents;
+pub(crate) use custom::{AgentSet, CustomAgent, user_dir};
 
 /// The tool's name: kept out of every tool source's offer, since only the agent can run it.
 pub(crate) const TASK_TOOL: &str = "task";
@@ -25,21 +30,31 @@ pub(crate) fn summary(arguments: &Value) -> String {
     format!("{TASK_TOOL} ({}) {}", field("agent"), field("description"))
 }
 
-/// The tool the main agent sees.
-pub(crate) fn task_tool() -> Tool {
+/// The tool the main agent sees: explore, general and the project's custom subagents.
+pub(crate) fn task_tool(agents: &AgentSet) -> Tool {
+    let mut names = vec!["explore".to_owned(), "general".to_owned()];
+    names.extend(agents.agents.iter().map(|agent| agent.name.clone()));
+    let mut description =
+        "Start a subagent for a self-contained job and get its final answer. `explore` only reads \
+         and searches (use it to investigate a question across many files); `general` can also \
+         edit and run commands (its writes and commands still need approval). Give it a clear, \
+         complete prompt: it does not see this conversation."
+            .to_owned();
+    if !agents.agents.is_empty() {
+        description
+            .push_str("\nThe project's own subagents (use one when its description fits the job):");
+        for agent in &agents.agents {
+            let words: Vec<&str> = agent.description.split_whitespace().collect();
+            description.push_str(&format!("\n- {}: {}", agent.name, words.join(" ")));
+        }
+    }
     Tool {
         name: TASK_TOOL.to_owned(),
-        description: Some(
-            "Start a subagent for a self-contained job and get its final answer. `explore` only reads \
-             and searches (use it to investigate a question across many files); `general` can also \
-             edit and run commands (its writes and commands still need approval). Give it a clear, \
-             complete prompt: it does not see this conversation."
-                .to_owned(),
-        ),
+        description: Some(description),
         parameters: json!({
             "type": "object",
             "properties": {
-                "agent": {"type": "string", "enum": ["explore", "general"]},
+                "agent": {"type": "string", "enum": names},
                 "description": {"type": "string", "description": "A few words on the job, for the user."},
                 "prompt": {"type": "string", "description": "The full instructions for the subagent."}
             },
@@ -69,12 +84,19 @@ pub(crate) async fn run(
             None,
         );
     };
-    let kind = match agent.as_str() {
-        "explore" => SubagentKind::Explore,
-        "general" => SubagentKind::General,
-        other => {
+    let agents = setup.shared.agents.current();
+    let custom = agents.get(&agent);
+    let kind = match (agent.as_str(), custom) {
+        ("explore", _) => SubagentKind::Explore,
+        ("general", _) | (_, Some(_)) => SubagentKind::General,
+        (other, None) => {
+            let mut known = vec!["explore".to_owned(), "general".to_owned()];
+            known.extend(agents.agents.iter().map(|agent| agent.name.clone()));
             return (
-                failed(&format!("unknown agent `{other}`: use explore or general")),
+                failed(&format!(
+                    "unknown agent `{other}`: use one of {}",
+                    known.join(", ")
+                )),
                 None,
             );
         }
@@ -86,23 +108,32 @@ pub(crate) async fn run(
             call_id: call.id.clone(),
             agent: kind,
             description: description.clone(),
+            name: custom.map(|custom| custom.name.clone()),
         },
     );
-    let tools = match kind {
+    let tools = match (kind, custom) {
+        (_, Some(custom)) => custom_tools(setup, custom),
         // Explore reads the project and the web (as seed 004's does): it changes nothing, and
         // the web tools still go through the gate.
-        SubagentKind::Explore => setup.tools.retain(|spec| {
+        (SubagentKind::Explore, None) => setup.tools.retain(|spec| {
             spec.subagents
                 && (matches!(spec.kind, ToolKind::Read | ToolKind::Search)
                     || EXPLORE_WEB_TOOLS.contains(&spec.name.as_str()))
         }),
-        SubagentKind::General => setup.tools.retain(|spec| spec.subagents),
+        (SubagentKind::General, None) => setup.tools.retain(|spec| spec.subagents),
     };
-    // Its own prompt: it lists the tools this subagent has, not the main agent's.
+    // Its own prompt: it lists the tools this subagent has, not the main agent's; a custom
+    // subagent's instructions come first.
+    let own = custom
+        .map(|custom| format!("{}\n\n", custom.prompt))
+        .unwrap_or_default();
     let system = format!(
-        "{}\nYou are a {agent} subagent working for the main agent. Do the job below and end with a concise report of what you found or did; that report is all the main agent will see.",
+        "{own}{}\nYou are a {agent} subagent working for the main agent. Do the job below and end with a concise report of what you found or did; that report is all the main agent will see.",
         crate::prompt::system_prompt(&setup.shared, &tools, false, &[])
     );
+    let model = custom
+        .and_then(|custom| custom.model.clone())
+        .unwrap_or_else(|| setup.model.clone());
     let child = TurnSetup {
         shared: setup.shared.clone(),
         scope: Scope {
@@ -112,7 +143,7 @@ pub(crate) async fn run(
         },
         tools,
         is_main: false,
-        model: setup.model.clone(),
+        model,
         system,
         cancel: setup.cancel.clone(),
     };
@@ -145,6 +176,43 @@ pub(crate) async fn run(
         },
         stop,
     )
+}
+
+/// A custom subagent's tools: those of a subagent its file names (all of them when it names
+/// none). A name no tool has is reported once per run, as a warning, so a typo is seen.
+fn custom_tools(setup: &TurnSetup, custom: &CustomAgent) -> Offer {
+    let subagent_tools = setup.tools.retain(|spec| spec.subagents);
+    let Some(names) = &custom.tools else {
+        return subagent_tools;
+    };
+    let names: Vec<&str> = names
+        .iter()
+        .map(|entry| entry.split('(').next().unwrap_or("").trim())
+        .collect();
+    let matches = |name: &str, tool: &str| {
+        name == tool
+            || name == crate::hooks::claude_name(tool)
+            || (name.starts_with("mcp__") && tool.starts_with(&format!("{name}__")))
+    };
+    let unknown: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| !subagent_tools.specs().any(|spec| matches(name, &spec.name)))
+        .collect();
+    if !unknown.is_empty() {
+        setup.shared.emit(
+            &setup.scope,
+            EventMsg::Warning {
+                message: format!(
+                    "the agent `{}` ({}) names tools a subagent here does not have: {} (they are left out)",
+                    custom.name,
+                    custom.source,
+                    unknown.join(", ")
+                ),
+            },
+        );
+    }
+    subagent_tools.retain(|spec| names.iter().any(|name| matches(name, &spec.name)))
 }
 
 fn failed(text: &str) -> ToolOutput {

@@ -19,7 +19,6 @@ use corvid_wire::model::{
     ChatRequest, Message, Part, ResponseBuilder, Role, StreamEvent, Tool, ToolCall, ToolChoice,
     ToolResult, ToolResultContent, Usage,
 };
-use futures_util::StreamExt;
 use tokio::sync::{mpsc, watch};
 
 use crate::emitter::Scope;
@@ -260,5 +259,5 @@ use call::*;
 use step::*;
 
 // The display helpers the history and the prompt share with the turn.
-pub(crate) use call::{shown_arguments, summarize};
+pub(crate) use call::{handle_call, shown_arguments, summarize};
 pub(crate) use step::offered_tools;

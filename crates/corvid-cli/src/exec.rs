@@ -88,7 +88,13 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         }
         Ok(())
     };
-    handle.submit(Op::Send(SendParams::text(prompt)));
+    // `/name arguments` runs a custom command or a skill; any other text (a `/path` too) is
+    // the message as it is.
+    let message = match corvid_protocol::commands::parse(&prompt, &handle.commands()) {
+        Some(Ok(op @ Op::Send(_))) => op,
+        _ => Op::Send(SendParams::text(prompt)),
+    };
+    handle.submit(message);
     let mut outcome = None;
     let mut refused = 0u32;
     let mut last_message = String::new();

@@ -743,3 +743,120 @@ async fn the_protocols_commands_and_a_skill_work_and_read_only_refuses_a_write()
         "the skill's message did not reach the model"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_projects_custom_command_is_listed_asks_for_its_command_line_and_expands() {
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("Reviewed."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let status = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(project.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let commands = project.path().join(".claude/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: review the work\nargument-hint: <focus>\n---\nReview $ARGUMENTS.\n!`git status --short`\n",
+    )
+    .unwrap();
+    let pane = tokio::task::block_in_place(|| {
+        Pane::open(
+            &upstream,
+            home.path(),
+            project.path(),
+            &Setup {
+                width: 100,
+                height: 40,
+                ..Setup::default()
+            },
+        )
+    });
+    tokio::task::block_in_place(|| {
+        pane.type_text("/help");
+        pane.keys(&["Enter"]);
+        pane.wait_for("<focus> review the work", Duration::from_secs(10));
+        pane.type_text("/review the parser");
+        pane.keys(&["Enter"]);
+        // Its command line goes through the approval gate as any command does.
+        pane.wait_for("? allow: Run git status --short", Duration::from_secs(10));
+        pane.wait_for("1 yes · 2 always · 3 no", Duration::from_secs(1));
+        pane.type_text("1");
+        let screen = pane.wait_for("Reviewed.", Duration::from_secs(10));
+        println!("{screen}");
+    });
+    let requests = upstream.requests();
+    assert_eq!(requests.len(), 1);
+    let sent = last_user_message(&requests[0].json());
+    assert!(
+        sent.starts_with("Review the parser.") && sent.contains("?? notes.md"),
+        "{sent}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rewind_picks_an_earlier_message_puts_the_files_back_and_the_edit_is_sent() {
+    let upstream = MockUpstream::start().await;
+    for (id, file) in [("w1", "a.txt"), ("w2", "b.txt")] {
+        upstream.enqueue(
+            CHAT,
+            tool_reply(
+                id,
+                "write",
+                &json!({"path": file, "content": format!("{file}\n")}),
+            ),
+        );
+        upstream.enqueue(CHAT, text(&format!("wrote {file}")));
+    }
+    upstream.enqueue(CHAT, text("wrote c instead"));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let pane = tokio::task::block_in_place(|| {
+        Pane::open(
+            &upstream,
+            home.path(),
+            project.path(),
+            &Setup {
+                width: 100,
+                height: 40,
+                env: "CORVID_APPROVAL=full-auto",
+                ..Setup::default()
+            },
+        )
+    });
+    tokio::task::block_in_place(|| {
+        for (message, done) in [("write a", "wrote a.txt"), ("write b", "wrote b.txt")] {
+            pane.type_text(message);
+            pane.keys(&["Enter"]);
+            pane.wait_for(done, Duration::from_secs(15));
+            pane.wait_for("─ done", Duration::from_secs(10));
+        }
+        pane.type_text("/rewind");
+        pane.keys(&["Enter"]);
+        pane.wait_for("go back to which message?", Duration::from_secs(10));
+        // The latest message is selected; `f` goes back to it and puts its files back.
+        pane.keys(&["f"]);
+        pane.wait_for("files put back: b.txt", Duration::from_secs(10));
+        // The message is back in the input: replace it and send.
+        pane.keys(&["C-u"]);
+        pane.type_text("write c");
+        pane.keys(&["Enter"]);
+        let screen = pane.wait_for("wrote c instead", Duration::from_secs(15));
+        println!("{screen}");
+    });
+    assert!(!project.path().join("b.txt").exists(), "b.txt was put back");
+    assert!(project.path().join("a.txt").exists());
+    let requests = upstream.requests();
+    let last = requests.last().unwrap().json();
+    let users: Vec<String> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .filter_map(|message| message["content"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(users, ["write a", "write c"]);
+}

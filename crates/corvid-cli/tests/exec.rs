@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 mod common;
 use common::{
-    CHAT, chunk, corvid, corvid_with_upstream, delta_then_stop, json_lines, reply_with_usage, text,
-    tool_call, tool_message,
+    CHAT, chat_requests, chunk, corvid, corvid_with_upstream, delta_then_stop, json_lines,
+    reply_with_usage, text, tool_call, tool_message,
 };
 
 async fn run_exec(
@@ -379,4 +379,38 @@ async fn exec_advice_names_no_chat_command_and_no_restart() {
     assert!(!stdout.contains("--model"), "{stdout}");
     assert!(!stdout.contains("restart corvid"), "{stdout}");
     assert!(upstream.requests().is_empty());
+}
+
+#[tokio::test]
+async fn exec_runs_a_custom_command_and_a_user_commands_folder_is_read() {
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("Hello, Bob."));
+    upstream.enqueue(CHAT, text("Hi."));
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let commands = project.path().join(".corvid/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(commands.join("greet.md"), "Say hello to $1, kindly.").unwrap();
+    // The user's own folder, in corvid's configuration folder.
+    std::fs::create_dir_all(home.path().join("commands")).unwrap();
+    std::fs::write(
+        home.path().join("commands/mine.md"),
+        "My prompt: $ARGUMENTS",
+    )
+    .unwrap();
+    let (status, _, stderr) = exec_raw(
+        &upstream,
+        project.path(),
+        home.path(),
+        &["/greet Bob"],
+        None,
+    )
+    .await;
+    assert_eq!(status, 0, "{stderr}");
+    let (status, _, stderr) =
+        exec_raw(&upstream, project.path(), home.path(), &["/mine x y"], None).await;
+    assert_eq!(status, 0, "{stderr}");
+    let requests = chat_requests(&upstream);
+    assert_eq!(user_messages(&requests[0]), ["Say hello to Bob, kindly."]);
+    assert_eq!(user_messages(&requests[1]), ["My prompt: x y"]);
 }

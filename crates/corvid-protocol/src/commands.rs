@@ -1,7 +1,8 @@
 //! The slash commands, once for every face: one table ([`COMMANDS`]) with each command's name,
 //! argument, description and whether it may be used while a turn runs, and one parser
 //! ([`parse`]) that turns a typed line into the [`Op`] it means. The project's skills are
-//! commands too (`/<skill> what for`), sent as a message naming the skill. A face adds only what
+//! commands too (`/<skill> what for`), sent as a message naming the skill, and so are custom
+//! commands (`/<name> arguments`, prompt files the engine expands). A face adds only what
 //! is its own (`/quit`, `/help`, `/status`).
 
 use std::str::FromStr;
@@ -94,6 +95,18 @@ pub const COMMANDS: &[Command] = &[
         during_turn: false,
     },
     Command {
+        name: "rewind",
+        argument: "[message] [files]",
+        description: "go back to one of your messages (numbered by /rewind) to edit and send it again; `files` puts the files back too",
+        during_turn: false,
+    },
+    Command {
+        name: "fork",
+        argument: "[message]",
+        description: "copy this conversation into a new one (up to one of your messages, numbered by /rewind)",
+        during_turn: false,
+    },
+    Command {
         name: "mcp",
         argument: "[trust <server>]",
         description: "MCP servers, their state and tools; trust starts a project's server",
@@ -102,7 +115,7 @@ pub const COMMANDS: &[Command] = &[
 ];
 
 /// A command as faces receive it (in the protocol hello, or to offer in an editor): the table's
-/// entries and the project's skills.
+/// entries and the project's skills and custom commands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CommandSpec {
     /// The name, typed after `/`.
@@ -116,18 +129,64 @@ pub struct CommandSpec {
     pub during_turn: bool,
 }
 
-/// A skill offered as a command: its name and one line saying what it is for.
+/// What a project command is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectCommandKind {
+    /// A skill: `/<skill> what for` sends a message naming it.
+    #[default]
+    Skill,
+    /// A custom command (a markdown or TOML prompt file): `/<name> arguments` has the engine
+    /// expand the file with the arguments.
+    Custom,
+}
+
+/// A command the project (or the user) adds to the table: a skill or a custom command, with
+/// its name and one line saying what it is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct SkillCommand {
-    /// The skill's name (`/<name>`).
+pub struct ProjectCommand {
+    /// The name (`/<name>`); a custom command in a subfolder is `folder:name`.
     pub name: String,
     /// Its description.
     pub description: String,
+    /// A skill or a custom command.
+    #[serde(default)]
+    pub kind: ProjectCommandKind,
+    /// What follows the name (a custom command's `argument-hint`), empty when it says nothing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub argument: String,
 }
 
-/// The table and the skills, as faces list them (skills whose name is a command's are left
-/// out: the command wins).
-pub fn specs(skills: &[SkillCommand]) -> Vec<CommandSpec> {
+impl ProjectCommand {
+    /// A skill offered as `/<name> what for`.
+    pub fn skill(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            kind: ProjectCommandKind::Skill,
+            argument: String::new(),
+        }
+    }
+
+    /// A custom command, with its argument hint (empty when it has none).
+    pub fn custom(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        argument: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            kind: ProjectCommandKind::Custom,
+            argument: argument.into(),
+        }
+    }
+}
+
+/// The table and the project's commands, as faces list them (a project command whose name is
+/// a table command's is left out: the table wins; of two project commands of one name, the
+/// first).
+pub fn specs(project: &[ProjectCommand]) -> Vec<CommandSpec> {
     let mut specs: Vec<CommandSpec> = COMMANDS
         .iter()
         .map(|command| CommandSpec {
@@ -137,15 +196,30 @@ pub fn specs(skills: &[SkillCommand]) -> Vec<CommandSpec> {
             during_turn: command.during_turn,
         })
         .collect();
-    for skill in skills {
-        if COMMANDS.iter().all(|command| command.name != skill.name) {
-            specs.push(CommandSpec {
-                name: skill.name.clone(),
-                argument: "[what for]".to_owned(),
-                description: format!("skill: {}", skill.description),
-                during_turn: false,
-            });
+    for command in project {
+        if specs.iter().any(|spec| spec.name == command.name) {
+            continue;
         }
+        let (argument, description) = match command.kind {
+            ProjectCommandKind::Skill => (
+                "[what for]".to_owned(),
+                format!("skill: {}", command.description),
+            ),
+            ProjectCommandKind::Custom => (
+                if command.argument.is_empty() {
+                    "[arguments]".to_owned()
+                } else {
+                    command.argument.clone()
+                },
+                command.description.clone(),
+            ),
+        };
+        specs.push(CommandSpec {
+            name: command.name.clone(),
+            argument,
+            description,
+            during_turn: false,
+        });
     }
     specs
 }
@@ -153,7 +227,7 @@ pub fn specs(skills: &[SkillCommand]) -> Vec<CommandSpec> {
 /// Why a command line is not an operation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandError {
-    /// `/name` is neither a command nor a skill.
+    /// `/name` is neither a command, a skill nor a custom command.
     #[error("unknown command /{0}")]
     Unknown(String),
     /// The command needs an argument, or got one it cannot read.
@@ -170,9 +244,9 @@ pub enum CommandError {
 
 /// The operation a typed line means: `None` when it is not a command (no leading `/`: a
 /// message to send as it is), `Some(Err)` when it is a command that cannot be read, or an
-/// unknown one. `skills` are the project's skills, which `/<skill> text` invokes. A face
-/// handles its own commands (`/quit`, `/help`) before calling this.
-pub fn parse(line: &str, skills: &[SkillCommand]) -> Option<Result<Op, CommandError>> {
+/// unknown one. `project` are the project's skills and custom commands, which `/<name> text`
+/// invokes. A face handles its own commands (`/quit`, `/help`) before calling this.
+pub fn parse(line: &str, project: &[ProjectCommand]) -> Option<Result<Op, CommandError>> {
     let rest = line.trim().strip_prefix('/')?;
     let (name, argument) = rest
         .split_once(char::is_whitespace)
@@ -181,13 +255,20 @@ pub fn parse(line: &str, skills: &[SkillCommand]) -> Option<Result<Op, CommandEr
         return None;
     }
     let Some(command) = COMMANDS.iter().find(|command| command.name == name) else {
-        if skills.iter().any(|skill| skill.name == name) {
-            return Some(Ok(Op::Send(SendParams {
-                skill: Some(name.to_owned()),
+        let Some(found) = project.iter().find(|command| command.name == name) else {
+            return Some(Err(CommandError::Unknown(name.to_owned())));
+        };
+        let invoked = Some(name.to_owned());
+        return Some(Ok(Op::Send(match found.kind {
+            ProjectCommandKind::Skill => SendParams {
+                skill: invoked,
                 ..SendParams::text(argument)
-            })));
-        }
-        return Some(Err(CommandError::Unknown(name.to_owned())));
+            },
+            ProjectCommandKind::Custom => SendParams {
+                command: invoked,
+                ..SendParams::text(argument)
+            },
+        })));
     };
     Some(op_of(command, argument))
 }
@@ -240,6 +321,31 @@ fn op_of(command: &Command, argument: &str) -> Result<Op, CommandError> {
         "diff" => Ok(Op::Diff { turn: turn()? }),
         "undo" => Ok(Op::Undo { turn: turn()? }),
         "compact" => none(Op::Compact),
+        "rewind" => {
+            let mut words = argument.split_whitespace();
+            match (words.next(), words.next(), words.next()) {
+                (None, _, _) => Ok(Op::UserMessages),
+                (Some(number), files, None) if matches!(files, None | Some("files")) => {
+                    Ok(Op::Rewind {
+                        message: message_number(number).ok_or_else(|| {
+                            problem("takes the number /rewind lists, and optionally `files`")
+                        })?,
+                        restore_files: files.is_some(),
+                    })
+                }
+                _ => Err(problem(
+                    "takes the number /rewind lists, and optionally `files`",
+                )),
+            }
+        }
+        "fork" => match argument {
+            "" => Ok(Op::Fork { message: None }),
+            number => message_number(number)
+                .map(|message| Op::Fork {
+                    message: Some(message),
+                })
+                .ok_or_else(|| problem("takes the number /rewind lists")),
+        },
         "mcp" => match argument.split_once(char::is_whitespace) {
             _ if argument.is_empty() => Ok(Op::ListToolServers),
             Some(("trust", server)) if !server.trim().is_empty() => Ok(Op::TrustToolServer {
@@ -249,6 +355,11 @@ fn op_of(command: &Command, argument: &str) -> Result<Op, CommandError> {
         },
         other => Err(CommandError::Unknown(other.to_owned())),
     }
+}
+
+/// A user message as the user numbers it (from 1), as the protocol does (from 0).
+fn message_number(text: &str) -> Option<u32> {
+    text.parse::<u32>().ok()?.checked_sub(1)
 }
 
 #[cfg(test)]

@@ -112,10 +112,14 @@ pub enum EventMsg {
     SubagentStarted {
         /// The `task` tool call that started it.
         call_id: String,
-        /// Which kind of subagent.
+        /// Which kind of subagent (a custom one is `general`: it has the tools its file names).
         agent: SubagentKind,
         /// The short description of its task, as the model wrote it.
         description: String,
+        /// A custom subagent's name (`.corvid/agents/<name>.md`, `.claude/agents/`); absent for
+        /// `explore` and `general`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     },
     /// A subagent finished; its summary becomes the `task` tool's result.
     SubagentFinished {

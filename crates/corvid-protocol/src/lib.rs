@@ -59,14 +59,14 @@ pub use approval::{
 };
 pub use envelope::{Event, PROTOCOL_VERSION, Submission, is_compatible};
 pub use event::{
-    ChangeKind, ConversationSummary, DecisionKind, ErrorClass, ErrorNotification, EventMsg,
-    FileChange, HistoryEntry, ProposalKind, ProposalNotification, ProposalOutcome,
+    AppliedChange, ChangeKind, ConversationSummary, DecisionKind, ErrorClass, ErrorNotification,
+    EventMsg, FileChange, HistoryEntry, ProposalKind, ProposalNotification, ProposalOutcome,
     ReadyNotification, SubagentKind, TodoItem, TodoStatus, TokenUsage, ToolCallKind,
     ToolCallNotification, ToolResultNotification, ToolServer, ToolServerState, Truncation,
     TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
 pub use op::{ApprovalDecision, ImageInput, Op, SendParams};
-pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame};
+pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame, UserMessageEntry};
 pub use request::{ClientFrame, Response, ServerRequest, SessionFrame};
 pub use sandbox::{Confinement, SandboxMode, SandboxNotice, SandboxState};
 pub use schema::schema_json;

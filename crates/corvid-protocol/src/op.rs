@@ -110,6 +110,31 @@ pub enum Op {
     /// Cancel any running turn, save, and end the session; replied `done`, after which
     /// listeners hear `shutdown_complete` and the end.
     Shutdown,
+    /// List the user's messages of the active conversation that a `rewind` or `fork` may start
+    /// from, oldest first (the `/rewind` and `/fork` commands without a number); replied
+    /// `user_messages`.
+    UserMessages,
+    /// Go back to an earlier user message (the `/rewind N` command): that message and
+    /// everything after it leave the conversation, and with `restore_files` the files the
+    /// removed turns changed are put back as they were before them (through the checkpoints; all
+    /// or nothing per turn, as `undo`). Replied `rewound` with the message's text, for the face
+    /// to offer it for editing and sending again; every listener hears `conversation_opened`
+    /// with the shortened history.
+    Rewind {
+        /// The message, as `user_messages` numbers it (from 0).
+        message: u32,
+        /// Whether the removed turns' file changes are undone too.
+        #[serde(default)]
+        restore_files: bool,
+    },
+    /// Copy the active conversation into a new one (the `/fork` command): everything before the
+    /// given user message, or all of it when absent. The original is untouched. Replied
+    /// `forked`; the face then opens the new conversation (`open_conversation`).
+    Fork {
+        /// The message the copy stops before, as `user_messages` numbers it (from 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<u32>,
+    },
 }
 
 /// The payload of `send`: one user message.
@@ -127,6 +152,11 @@ pub struct SendParams {
     /// model to load and follow it. Refused when the project has no such skill.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill: Option<String>,
+    /// A custom command the user invoked (`/<name> arguments`, a markdown or TOML file in the
+    /// project's or the user's commands folder): the engine expands the file with `text` as its
+    /// arguments and sends the result. Refused when no such command exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 impl SendParams {
@@ -137,6 +167,7 @@ impl SendParams {
             images: Vec::new(),
             model: None,
             skill: None,
+            command: None,
         }
     }
 }

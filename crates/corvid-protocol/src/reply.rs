@@ -96,6 +96,30 @@ pub enum ReplyOk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         current: Option<String>,
     },
+    /// `user_messages`: the user's messages a `rewind` or `fork` may start from, oldest first.
+    UserMessages {
+        /// Each message, numbered from 0 as `rewind` and `fork` take it.
+        messages: Vec<UserMessageEntry>,
+    },
+    /// `rewind`: the conversation now ends before the message.
+    Rewound {
+        /// What the message said, to edit and send again.
+        text: String,
+        /// How many user messages left the conversation (the one picked and those after it).
+        removed: u32,
+        /// The files put back (empty unless `restore_files` was asked and the turns changed
+        /// files).
+        files: Vec<FileChange>,
+    },
+    /// `fork`: a new conversation holds the copy.
+    Forked {
+        /// The new conversation, to open.
+        conversation_id: String,
+        /// The message the copy stops before (to edit and send there); absent when all of the
+        /// conversation was copied.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
     /// `undo`: these files are back as they were before `turn`.
     Undone {
         /// The turn undone.
@@ -158,4 +182,13 @@ impl From<SessionFrame> for ServerFrame {
             SessionFrame::Request(request) => Self::Request(request),
         }
     }
+}
+
+/// One user message a `rewind` or `fork` may start from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UserMessageEntry {
+    /// Its number, from 0, as `rewind` and `fork` take it.
+    pub index: u32,
+    /// What it said.
+    pub text: String,
 }

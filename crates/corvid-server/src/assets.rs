@@ -29,6 +29,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../web/markdown.js"),
     ),
     (
+        "rewind.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../web/rewind.js"),
+    ),
+    (
         "style.css",
         "text/css; charset=utf-8",
         include_str!("../web/style.css"),

@@ -117,6 +117,7 @@ pub fn app(gateway: App, state: PageState) -> Server {
         .route("/api/agent/ws", get(ws::upgrade))
         .route("/api/agent/schema", get(ws::schema))
         .route("/api/agent/command", axum::routing::post(ws::command))
+        .route("/api/agent/commands", axum::routing::get(ws::command_list))
         .merge(rest::routes())
         .merge(settings::routes())
         .merge(signin::routes())

@@ -10,7 +10,9 @@
 //! approvals wait a while for a tab to come back), then the session closes.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use corvid_agent::{
@@ -28,14 +30,22 @@ struct Inner {
     /// defaults the settings page saves.
     config: Mutex<AgentConfig>,
     project: PathBuf,
+    /// The project's and the user's custom commands and the skills, read again when their
+    /// folders change.
+    commands: corvid_agent::commands::LiveCommands,
 }
 
 impl PageAgent {
     /// `config` is what each session the page opens starts with (its `project` is the page's
     /// project folder).
     pub fn new(agents: Agents, config: AgentConfig) -> Self {
+        let commands = corvid_agent::commands::LiveCommands::load(
+            &config.project,
+            corvid_agent::commands::user_dir_of(&config).as_deref(),
+        );
         Self(Arc::new(Inner {
             project: config.project.clone(),
+            commands,
             agents,
             config: Mutex::new(config),
         }))
@@ -44,6 +54,11 @@ impl PageAgent {
     /// The service behind the page.
     pub fn agents(&self) -> &Agents {
         &self.0.agents
+    }
+
+    /// The project's skills and custom commands, as on disk now.
+    pub fn commands(&self) -> Vec<corvid_protocol::commands::ProjectCommand> {
+        self.0.commands.project_commands()
     }
 
     /// The project folder the page's sessions work in.
@@ -58,64 +73,36 @@ impl PageAgent {
 
     /// Opens the session of `which` (or joins it, when a tab has it open already).
     pub async fn open(&self, which: OpenConversation) -> Result<Session, AgentError> {
-        let config = self
-            .0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let config = self.0.config.lock().clone();
         self.0.agents.open(config, which).await
     }
 
     /// The model sessions opened from now on start with.
     pub fn set_model(&self, model: &str) {
-        self.0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .model = model.to_owned();
+        self.0.config.lock().model = model.to_owned();
     }
 
     /// The model sessions opened from now on start with.
     pub fn model(&self) -> String {
-        self.0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .model
-            .clone()
+        self.0.config.lock().model.clone()
     }
 
     /// The approval policy sessions opened from now on start with (the default the settings
     /// page saves as `approval` in config.toml).
     pub fn set_approval(&self, policy: ApprovalPolicy) {
-        self.0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .approval = policy;
+        self.0.config.lock().approval = policy;
     }
 
     /// The approval policy sessions opened from now on start with.
     pub fn approval(&self) -> ApprovalPolicy {
-        self.0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .approval
+        self.0.config.lock().approval
     }
 
     /// A link for one tab: the session of `which` (joined when another face has it open),
     /// listened to from its replay.
     pub async fn link(&self, which: OpenConversation) -> Result<(Link, LinkFrames), AgentError> {
         let inner = Arc::clone(&self.0);
-        let config = Arc::new(move || {
-            inner
-                .config
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone()
-        });
+        let config = Arc::new(move || inner.config.lock().clone());
         Link::open_with(self.0.agents.clone(), config, which).await
     }
 }

@@ -106,7 +106,7 @@ async fn run(state: PageState, mut socket: WebSocket, conversation: Option<Strin
     let hello = ServerFrame::Protocol(ProtocolHello {
         version: PROTOCOL_VERSION,
         schema: Some("/api/agent/schema".to_owned()),
-        commands: commands::specs(&skill_commands(agent.project())),
+        commands: commands::specs(&agent.commands()),
     });
     if send(&mut socket, &hello).await.is_ok() {
         serve(&link, &mut frames, &mut socket, &mut retired).await;
@@ -121,18 +121,6 @@ async fn close_for_new_settings(socket: &mut WebSocket) {
         reason: "settings changed".into(),
     };
     let _ = socket.send(Message::Close(Some(frame))).await;
-}
-
-/// The project's skills, offered as commands.
-pub(crate) fn skill_commands(project: &std::path::Path) -> Vec<commands::SkillCommand> {
-    corvid_agent::skills::load_skills(project)
-        .skills
-        .into_iter()
-        .map(|skill| commands::SkillCommand {
-            name: skill.name,
-            description: skill.description,
-        })
-        .collect()
 }
 
 async fn serve(
@@ -249,6 +237,14 @@ pub(crate) fn parse(text: &str) -> Result<ClientFrame, Box<ServerFrame>> {
     Ok(frame)
 }
 
+/// `GET /api/agent/commands`: every command as the page lists them now (the table, the
+/// project's skills and custom commands, read again when their folders changed).
+pub(crate) async fn command_list(State(state): State<PageState>) -> axum::Json<Value> {
+    axum::Json(serde_json::json!({
+        "commands": commands::specs(&state.0.agent.commands())
+    }))
+}
+
 /// The body of `POST /api/agent/command`: a line the user typed.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -264,8 +260,8 @@ pub(crate) async fn command(
     body: Result<axum::Json<CommandLine>, axum::extract::rejection::JsonRejection>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let axum::Json(CommandLine { line }) = body.map_err(crate::rest::json_error)?;
-    let skills = skill_commands(state.0.agent.project());
-    match commands::parse(&line, &skills) {
+    let project = state.0.agent.commands();
+    match commands::parse(&line, &project) {
         None => Ok(axum::Json(serde_json::json!({ "op": null }))),
         Some(Ok(op)) => Ok(axum::Json(serde_json::json!({ "op": op }))),
         Some(Err(error)) => Err(ApiError::invalid_request(format!(

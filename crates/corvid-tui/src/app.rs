@@ -3,7 +3,7 @@
 //! exits, queueing, approvals, slash commands — is testable with plain values.
 //!
 //! One `impl App` per concern: `events` (the agent's events), `keys`, `commands` (slash
-//! commands and sending), `approval`, `picker` (`/resume`), `search` (Ctrl-R), `usage` (tokens
+//! commands and sending), `approval`, `picker` (`/resume`), `rewind` (`/rewind`, `/fork`), `search` (Ctrl-R), `usage` (tokens
 //! and cost), `view` (the input area) and `words` (how the chat says things).
 
 mod approval;
@@ -12,6 +12,7 @@ mod events;
 mod keys;
 mod picker;
 mod replies;
+mod rewind;
 mod search;
 mod usage;
 mod view;
@@ -31,7 +32,6 @@ use crate::editor::{Editor, Recall};
 use crate::render::Status;
 
 pub use commands::OWN_COMMANDS;
-pub use usage::Rate;
 pub use words::{class_words, sandbox_banner};
 
 use approval::Proposal;
@@ -50,13 +50,14 @@ pub struct Settings {
     pub history_file: Option<PathBuf>,
     /// Model names `/model` offers.
     pub catalog: Vec<String>,
-    /// Prices by model name, for the cost in the status line and `/cost`.
-    pub prices: HashMap<String, Rate>,
+    /// Model names whose provider has no key or sign-in yet: `/model` lists them apart.
+    pub without_key: Vec<String>,
     /// The conversation the chat opened on, when it already has messages: said and shown
     /// after the banner, so the model's context is on the screen too.
     pub resumed: Option<(ConversationSummary, Vec<HistoryEntry>)>,
-    /// The project's skills, offered as commands (`/<skill> what for`).
-    pub skills: Vec<corvid_protocol::commands::SkillCommand>,
+    /// The project's skills and custom commands at start-up (`/<name> …`); the link's live
+    /// list replaces them when it has one.
+    pub commands: Vec<corvid_protocol::commands::ProjectCommand>,
 }
 
 /// The running turn as the input area shows it until its pieces go into the scrollback.
@@ -89,8 +90,10 @@ struct Usage {
     turn: TokenUsage,
     /// The finished turns' usage in this session.
     session: TokenUsage,
-    /// The session's cost so far, when the models used have prices.
+    /// The finished turns' cost so far, when the models used have prices.
     cost: Option<f64>,
+    /// The running turn's cost so far, as its latest usage event priced it.
+    turn_cost: Option<f64>,
 }
 
 /// What takes over the input area for a while: the `/resume` picker, the Ctrl-R search, a
@@ -100,6 +103,8 @@ pub(crate) struct Overlay {
     picker: Option<Picker>,
     /// The `/resume` request whose reply (the conversation list) opens the picker.
     picker_request: Option<String>,
+    /// The `/rewind` picker of the user's earlier messages.
+    messages: Option<rewind::MessagePicker>,
     search: Option<Search>,
     pub(crate) proposal: Option<Proposal>,
 }
@@ -138,9 +143,19 @@ pub struct App {
     pub(crate) plain: bool,
     /// The terminal's width, for what needs it before wrapping (tables).
     width: u16,
+    /// Whether the terminal has focus, as its focus reports say (true until one says not).
+    focused: bool,
+    /// Something that wants the user: the terminal rings and notifies (OSC 9) with it at the
+    /// next frame. An approval always does; a turn's end only while the terminal is unfocused.
+    pub attention: Option<String>,
 }
 
 impl App {
+    /// The terminal gained or lost focus.
+    pub fn set_focused(&mut self, focused: bool) {
+        self.focused = focused;
+    }
+
     pub fn new(link: Arc<dyn AgentLink>, settings: Settings) -> Self {
         let entries = settings
             .history_file
@@ -170,6 +185,8 @@ impl App {
             quit: false,
             plain: false,
             width: u16::MAX,
+            focused: true,
+            attention: None,
         }
     }
 

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use corvid_agent::LinkFrames;
 use corvid_protocol::{Op, Reply, Response, ServerFrame};
 
-pub use app::{App, OWN_COMMANDS, Rate, Settings, class_words, sandbox_banner};
+pub use app::{App, OWN_COMMANDS, Settings, class_words, sandbox_banner};
 
 /// Where operations go: the session service through the chat's `corvid_agent::Link`. Every
 /// operation is replied once, as a `reply` frame carrying the id `submit` returns; an answer
@@ -27,6 +27,12 @@ pub use app::{App, OWN_COMMANDS, Rate, Settings, class_words, sandbox_banner};
 pub trait AgentLink: Send + Sync {
     fn submit(&self, op: Op) -> String;
     fn respond(&self, response: Response) -> Reply;
+
+    /// The session's skills and custom commands as they are now (read again when their
+    /// folders changed); `None` when the link cannot say, and the chat's start-up list serves.
+    fn commands(&self) -> Option<Vec<corvid_protocol::commands::ProjectCommand>> {
+        None
+    }
 }
 
 impl AgentLink for corvid_agent::Link {
@@ -36,6 +42,10 @@ impl AgentLink for corvid_agent::Link {
 
     fn respond(&self, response: Response) -> Reply {
         corvid_agent::Link::respond(self, response)
+    }
+
+    fn commands(&self) -> Option<Vec<corvid_protocol::commands::ProjectCommand>> {
+        Some(self.session().commands())
     }
 }
 

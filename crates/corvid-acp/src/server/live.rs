@@ -2,7 +2,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -12,7 +14,6 @@ use agent_client_protocol::{Client, Error};
 use corvid_protocol::ToolCallNotification;
 use tokio::sync::{oneshot, watch};
 
-use super::lock;
 use crate::options::{self, Mode};
 use crate::sessions::{SessionLink, Sessions};
 use crate::updates::Described;
@@ -25,8 +26,8 @@ pub(super) struct Live {
     pub(super) models: Vec<String>,
     /// The service, for the context window of the model the session moves to.
     pub(super) sessions: Arc<dyn Sessions>,
-    /// The project's skills, offered as slash commands.
-    pub(super) skills: Vec<corvid_protocol::commands::SkillCommand>,
+    /// The project's skills and custom commands, offered as slash commands (as last announced).
+    pub(super) commands: Mutex<Vec<corvid_protocol::commands::ProjectCommand>>,
     /// Numbers the prompts' submissions.
     pub(super) next: std::sync::atomic::AtomicU64,
     /// The conversation's history when it was opened (replayed by `session/load`).
@@ -65,7 +66,7 @@ pub(super) struct Turn {
 
 impl Live {
     fn settings(&self) -> (Mode, String) {
-        let state = lock(&self.state);
+        let state = self.state.lock();
         (state.mode, state.model.clone())
     }
 

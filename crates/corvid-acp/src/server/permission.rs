@@ -14,7 +14,6 @@ use agent_client_protocol::{Client, Error};
 use corvid_protocol::{ApprovalDecision, DecisionKind, ProposalNotification, Response};
 
 use super::live::Live;
-use super::lock;
 use crate::updates;
 
 /// The permission options' ids.
@@ -31,7 +30,7 @@ impl Live {
         cx: &ConnectionTo<Client>,
         proposal: ProposalNotification,
     ) -> Result<(), Error> {
-        let known = lock(&self.state).calls.get(&proposal.call_id).cloned();
+        let known = self.state.lock().calls.get(&proposal.call_id).cloned();
         let fields = match &known {
             Some((call, described)) => updates::pending_fields(call, described),
             None => ToolCallUpdateFields::new().status(ToolCallStatus::Pending),
@@ -74,8 +73,12 @@ impl Live {
                     _ => ApprovalDecision::Reject { feedback: None },
                 },
                 Err(error) => {
-                    tracing::debug!(%error, "the permission request failed; rejecting");
-                    ApprovalDecision::Reject { feedback: None }
+                    // Nobody answered (the client went away, or could not ask): the turn stops
+                    // as cancelled, instead of a "no" in the user's name that would send the
+                    // model on for nobody.
+                    tracing::debug!(%error, "the permission request failed; cancelling the turn");
+                    live.cancel();
+                    return Ok(());
                 }
             };
             if matches!(

@@ -14,7 +14,7 @@ use corvid_protocol::{ImageInput, Op, Reply, ReplyOk, SendParams, Submission, co
 use tokio::sync::oneshot;
 
 use super::live::{Live, Turn};
-use super::{Server, invalid, lock};
+use super::{Server, invalid};
 use crate::updates;
 
 /// Why a prompt was not started.
@@ -41,6 +41,10 @@ impl Server {
     ) -> Result<(), Error> {
         let id = request.session_id.0.to_string();
         self.with_live(&id, responder, |live, responder| {
+            // A command or skill written since the last prompt is offered, and understood.
+            if let Err(error) = live.refresh_commands(&cx) {
+                return responder.respond_with_error(error);
+            }
             match live.start_prompt(&request.prompt) {
                 Ok((submission, done)) => cx.clone().spawn(async move {
                     // Every operation is replied once: a command's reply is its answer, a
@@ -68,7 +72,8 @@ impl Live {
     /// commands (the ones that make no sense in an editor's thread are left out: the editor
     /// owns threads, models and modes).
     pub(super) fn announce_commands(&self, cx: &ConnectionTo<Client>) -> Result<(), Error> {
-        let commands = commands::specs(&self.skills)
+        let project = self.commands.lock().clone();
+        let commands = commands::specs(&project)
             .into_iter()
             .filter(|spec| !EDITOR_OWNS.contains(&spec.name.as_str()))
             .map(|spec| {
@@ -90,6 +95,21 @@ impl Live {
 
     /// What a prompt asks: a slash command (the protocol's parser), or a message with its
     /// images and context.
+    /// Reads the session's commands again; when they changed, announces them again.
+    pub(super) fn refresh_commands(&self, cx: &ConnectionTo<Client>) -> Result<(), Error> {
+        let now = self.link.commands();
+        let changed = {
+            let mut known = self.commands.lock();
+            let changed = *known != now;
+            *known = now;
+            changed
+        };
+        if changed {
+            self.announce_commands(cx)?;
+        }
+        Ok(())
+    }
+
     fn parse_prompt(&self, blocks: &[ContentBlock]) -> Result<Op, PromptError> {
         let mut text = String::new();
         let mut images = Vec::new();
@@ -120,7 +140,8 @@ impl Live {
                 _ => return Err(PromptError::UnsupportedContent),
             }
         }
-        match commands::parse(&text, &self.skills) {
+        let project = self.commands.lock().clone();
+        match commands::parse(&text, &project) {
             Some(Ok(Op::Send(mut params))) => {
                 params.images = images;
                 Ok(Op::Send(params))
@@ -141,7 +162,7 @@ impl Live {
         blocks: &[ContentBlock],
     ) -> Result<(Submission, oneshot::Receiver<StopReason>), PromptError> {
         let op = self.parse_prompt(blocks)?;
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if state.turn.is_some() {
             return Err(PromptError::Busy);
         }
@@ -184,7 +205,7 @@ impl Live {
 
     pub(super) fn cancel(&self) {
         let running = {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             match state.turn.as_mut() {
                 Some(turn) => {
                     turn.cancelled = true;
@@ -201,7 +222,7 @@ impl Live {
 
     /// Ends the prompt (if `submission` is its own) with `stop`, or `cancelled` after a cancel.
     pub(super) fn finish(&self, submission: &str, stop: StopReason) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let ours = state
             .turn
             .as_ref()
@@ -218,14 +239,16 @@ impl Live {
 
     /// Whether `submission` is the running prompt's.
     pub(super) fn is_prompt(&self, submission: &str) -> bool {
-        lock(&self.state)
+        self.state
+            .lock()
             .turn
             .as_ref()
             .is_some_and(|turn| turn.submission == submission)
     }
 
     pub(super) fn is_command(&self, submission: &str) -> bool {
-        lock(&self.state)
+        self.state
+            .lock()
             .turn
             .as_ref()
             .is_some_and(|turn| turn.command && turn.submission == submission)
@@ -273,6 +296,39 @@ fn answer_text(ok: ReplyOk) -> Option<String> {
         )),
         ReplyOk::ToolServers { servers } => Some(updates::tool_servers_text(&servers)),
         ReplyOk::Nothing { message } => Some(format!("{message}\n")),
+        ReplyOk::UserMessages { messages } if messages.is_empty() => {
+            Some("No message of yours to go back to yet.\n".to_owned())
+        }
+        ReplyOk::UserMessages { messages } => {
+            let mut text = "Your messages (`/rewind N` goes back to one, `/rewind N files` puts the files back too, `/fork N` copies the conversation up to it):\n".to_owned();
+            for message in messages {
+                let line = message.text.lines().next().unwrap_or("");
+                text.push_str(&format!("{}. {line}\n", message.index + 1));
+            }
+            Some(text)
+        }
+        ReplyOk::Rewound {
+            text,
+            removed,
+            files,
+        } => {
+            let mut answer = format!(
+                "Rewound: {removed} of your messages and what followed left the conversation (the agent no longer sees them; reopen the thread to see it as it is). Your message was:\n\n{}\n\nEdit it and send it again.\n",
+                text.lines()
+                    .map(|line| format!("> {line}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            for file in files {
+                answer.push_str(&format!("- put back {} ({:?})\n", file.path, file.change));
+            }
+            Some(answer)
+        }
+        ReplyOk::Forked {
+            conversation_id, ..
+        } => Some(format!(
+            "Forked into a new conversation ({conversation_id}): open it from the thread history.\n"
+        )),
         ReplyOk::Done
         | ReplyOk::Accepted
         | ReplyOk::Ready(_)

@@ -1,8 +1,11 @@
 //! The engine's turns: a message starts one (or waits behind the running one), the
 //! `UserPromptSubmit` hooks may block it, and its end is recorded and announced.
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use super::{
+    Arc, Engine, ErrorClass, ErrorNotification, EventMsg, Message, Part, ReplyOk, Running, Scope,
+    SendParams, TurnFinishedNotification, TurnOutcome, TurnResult, TurnSetup, Verdict, history,
+    offer_tools, run_turn, system_prompt, watch,
+};
 
 impl Engine {
     pub(super) async fn send(
@@ -18,6 +21,14 @@ impl Engine {
             return Err(
                 ErrorNotification::invalid(format!("this project has no skill `{skill}`"))
                     .with_next_action("The command list shows the project's skills."),
+            );
+        }
+        if let Some(name) = &params.command
+            && self.commands.refresh().0.get(name).is_none()
+        {
+            return Err(
+                ErrorNotification::invalid(format!("there is no command `/{name}`"))
+                    .with_next_action("The command list shows the project's and your commands."),
             );
         }
         if let Some(running) = &mut self.running {
@@ -40,7 +51,16 @@ impl Engine {
             self.model = model;
         }
         let scope = Self::scope(&id);
+        let command = params
+            .command
+            .as_deref()
+            .and_then(|name| self.commands.current().get(name).cloned());
         let mut user = crate::conversation::user_message(&params);
+        if command.is_some() {
+            // The typed arguments are not the message: the command's expansion is, made on the
+            // turn's task (its `!` lines may wait for an approval).
+            user.parts.remove(0);
+        }
         if let Some(skill) = &params.skill {
             // The engine, not the face, says how a skill is used.
             user.parts.insert(
@@ -53,17 +73,27 @@ impl Engine {
         if !self.hook_prompt(&scope, &params, &mut user).await {
             return;
         }
+        let mut text_at = 0;
         if let Some(note) = self.shared.checkpoints.take_note() {
             user.parts.insert(0, Part::Text { text: note });
+            text_at = 1;
         }
-        // Saved before the turn starts, so a crash in its first step keeps what was asked.
-        crate::persist::save(
-            &self.shared,
-            &self.conversation,
-            std::slice::from_ref(&user),
-        )
-        .await;
-        self.history.push(user);
+        let prompt = match &command {
+            Some(command) => format!("/{} {}", command.name, params.text)
+                .trim_end()
+                .to_owned(),
+            None => params.text.clone(),
+        };
+        if command.is_none() {
+            // Saved before the turn starts, so a crash in its first step keeps what was asked.
+            crate::persist::save(
+                &self.shared,
+                &self.conversation,
+                std::slice::from_ref(&user),
+            )
+            .await;
+            self.history.push(user.clone());
+        }
         self.turns += 1;
         self.shared.checkpoints.begin(self.turns).await;
         self.shared.emit(
@@ -71,29 +101,60 @@ impl Engine {
             EventMsg::TurnStarted {
                 conversation_id: self.conversation.clone(),
                 model: self.model.clone(),
-                prompt: Some(params.text.clone()),
+                prompt: Some(prompt.clone()),
             },
         );
         let (cancel, cancel_rx) = watch::channel(false);
         let shared = Arc::clone(&self.shared);
         let toolbox = self.toolbox.clone();
-        let model = self.model.clone();
-        let history = self.history.clone();
+        let model = command
+            .as_ref()
+            .and_then(|command| command.model.clone())
+            .unwrap_or_else(|| self.model.clone());
+        let mut history = self.history.clone();
         let conversation = self.conversation.clone();
         let turn = self.turns;
+        let expanded = Arc::new(parking_lot::Mutex::new(None));
+        let expanded_slot = Arc::clone(&expanded);
+        let arguments = params.text;
         // The sources are asked on the turn's own task, so a slow one never keeps the engine
         // from hearing a cancel.
         let handle = tokio::spawn(async move {
-            let tools = offer_tools(&shared, &scope, &toolbox).await;
-            let setup = TurnSetup {
+            let mut tools = offer_tools(&shared, &scope, &toolbox).await;
+            let mut setup = TurnSetup {
                 system: system_prompt(&shared, &tools),
                 shared,
                 scope,
-                tools,
+                tools: tools.clone(),
                 is_main: true,
                 model,
                 cancel: cancel_rx,
             };
+            if let Some(command) = &command {
+                let expansion = crate::commands::expand_in_turn(&setup, command, &arguments).await;
+                let (text, stopped) = match expansion {
+                    Ok(text) => (text, None),
+                    // What was asked is kept, as typed.
+                    Err(outcome) => (prompt, Some(outcome)),
+                };
+                user.parts.insert(text_at, Part::Text { text });
+                crate::persist::save(&setup.shared, &conversation, std::slice::from_ref(&user))
+                    .await;
+                *expanded_slot.lock() = Some(user.clone());
+                history.push(user);
+                if let Some(outcome) = stopped {
+                    return TurnResult {
+                        outcome,
+                        steps: 0,
+                        usage: Default::default(),
+                        added: Vec::new(),
+                        final_text: String::new(),
+                    };
+                }
+                tools = crate::commands::narrowed(command, &tools);
+                setup.system = system_prompt(&setup.shared, &tools);
+                setup.tools = tools;
+            }
             run_turn(&setup, &history, Some(&conversation), turn).await
         });
         self.running = Some(Running {
@@ -101,6 +162,7 @@ impl Engine {
             cancel,
             submission: id,
             queued: None,
+            expanded,
         });
     }
 
@@ -190,11 +252,14 @@ impl Engine {
         // Each step was saved as it completed (`crate::persist`); only memory catches up here,
         // unless the turn compacted the history: then the store gets the compacted one whole.
         let compacted = self.shared.take_compacted();
+        // A command's message, made on the turn's task (a compacted history holds it already).
+        let expanded = running.expanded.lock().take();
         if let Some(history) = compacted {
             self.history = history;
             self.history.extend(result.added);
             crate::persist::replace_all(&self.shared, &self.conversation, &self.history).await;
         } else {
+            self.history.extend(expanded);
             self.history.extend(result.added);
         }
         if result.outcome != TurnOutcome::Completed {
@@ -215,7 +280,7 @@ impl Engine {
                 usage: result.usage,
             }),
             summary,
-            history::entries(&self.history, &self.config.project),
+            history::entries(&self.history, &self.config.project, &self.shared.call_facts),
         );
         if let Some((id, params)) = running.queued {
             Box::pin(self.start_turn(id, params)).await;

@@ -1,7 +1,11 @@
 //! One model step of a turn: the request, the streamed reply, its usage and errors.
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use futures_util::StreamExt;
+
+use super::{
+    CallEnd, CallMeter, ChatRequest, ErrorClass, ErrorNotification, EventMsg, Message, ModelError,
+    Offer, ResponseBuilder, Role, StreamEvent, TokenUsage, Tool, ToolProgress, TurnSetup, Usage,
+};
 
 /// Saves a completed step when the turn belongs to a conversation (a subagent's does not).
 pub(super) async fn save_step(setup: &TurnSetup, conversation_id: Option<&str>, step: &[Message]) {
@@ -137,12 +141,16 @@ pub(super) fn token_usage(usage: Usage) -> TokenUsage {
 
 /// The tools this agent offers the model.
 pub(super) fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
-    offered_tools(&setup.tools, setup.is_main)
+    offered_tools(&setup.tools, setup.is_main, &setup.shared.agents.current())
 }
 
 /// The tools an agent with `offer` is offered: the offer's (a subagent only those meant for
 /// subagents), plus `task` for the main agent. The system prompt describes exactly these.
-pub(crate) fn offered_tools(offer: &Offer, is_main: bool) -> Vec<Tool> {
+pub(crate) fn offered_tools(
+    offer: &Offer,
+    is_main: bool,
+    agents: &crate::subagent::AgentSet,
+) -> Vec<Tool> {
     let mut tools: Vec<Tool> = offer
         .specs()
         .filter(|spec| is_main || spec.subagents)
@@ -154,7 +162,7 @@ pub(crate) fn offered_tools(offer: &Offer, is_main: bool) -> Vec<Tool> {
         })
         .collect();
     if is_main {
-        tools.push(crate::subagent::task_tool());
+        tools.push(crate::subagent::task_tool(agents));
     }
     tools
 }

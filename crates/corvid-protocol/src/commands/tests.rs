@@ -2,11 +2,8 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 
-fn skills() -> Vec<SkillCommand> {
-    vec![SkillCommand {
-        name: "release".to_owned(),
-        description: "cut a release".to_owned(),
-    }]
+fn skills() -> Vec<ProjectCommand> {
+    vec![ProjectCommand::skill("release", "cut a release")]
 }
 
 #[test]
@@ -87,7 +84,9 @@ fn every_command_of_the_table_parses() {
     for command in COMMANDS {
         let line = match command.argument {
             "" => format!("/{}", command.name),
-            "[turn]" | "[trust <server>]" => format!("/{}", command.name),
+            "[turn]" | "[trust <server>]" | "[message] [files]" | "[message]" => {
+                format!("/{}", command.name)
+            }
             "<read-only|ask|auto-edit|full-auto>" => format!("/{} ask", command.name),
             _ => format!("/{} x", command.name),
         };
@@ -101,11 +100,57 @@ fn every_command_of_the_table_parses() {
 #[test]
 fn skills_join_the_specs_unless_a_command_has_their_name() {
     let mut skills = skills();
-    skills.push(SkillCommand {
-        name: "diff".to_owned(),
-        description: "shadowed".to_owned(),
-    });
+    skills.push(ProjectCommand::skill("diff", "shadowed"));
     let specs = specs(&skills);
     assert_eq!(specs.len(), COMMANDS.len() + 1);
     assert_eq!(specs.last().map(|spec| spec.name.as_str()), Some("release"));
+}
+
+#[test]
+fn a_custom_command_is_a_message_naming_it_with_its_arguments() {
+    let project = vec![
+        ProjectCommand::custom("frontend:component", "make a component", "<name>"),
+        ProjectCommand::skill("frontend:component", "shadowed by the command before it"),
+    ];
+    assert_eq!(
+        parse("/frontend:component Button  red", &project),
+        Some(Ok(Op::Send(SendParams {
+            command: Some("frontend:component".to_owned()),
+            ..SendParams::text("Button  red")
+        })))
+    );
+    let specs = specs(&project);
+    assert_eq!(specs.len(), COMMANDS.len() + 1);
+    let spec = specs.last().unwrap();
+    assert_eq!(
+        (spec.argument.as_str(), spec.description.as_str()),
+        ("<name>", "make a component")
+    );
+}
+
+#[test]
+fn rewind_and_fork_take_the_numbers_rewind_lists() {
+    assert_eq!(parse("/rewind", &[]), Some(Ok(Op::UserMessages)));
+    assert_eq!(
+        parse("/rewind 2", &[]),
+        Some(Ok(Op::Rewind {
+            message: 1,
+            restore_files: false
+        }))
+    );
+    assert_eq!(
+        parse("/rewind 1 files", &[]),
+        Some(Ok(Op::Rewind {
+            message: 0,
+            restore_files: true
+        }))
+    );
+    assert_eq!(parse("/fork", &[]), Some(Ok(Op::Fork { message: None })));
+    assert_eq!(
+        parse("/fork 3", &[]),
+        Some(Ok(Op::Fork { message: Some(2) }))
+    );
+    for bad in ["/rewind 0", "/rewind two", "/rewind 1 all", "/fork x"] {
+        assert!(matches!(parse(bad, &[]), Some(Err(_))), "{bad}");
+    }
 }

@@ -51,10 +51,10 @@ fn unknown_fields_on_events_are_ignored() {
 
 #[test]
 fn unknown_op_types_are_rejected_with_the_accepted_names() {
-    let error = submission(r#"{"id":"1","op":{"type":"rewind"}}"#)
+    let error = submission(r#"{"id":"1","op":{"type":"teleport"}}"#)
         .unwrap_err()
         .to_string();
-    assert!(error.contains("unknown variant `rewind`"), "{error}");
+    assert!(error.contains("unknown variant `teleport`"), "{error}");
     for name in ["hello", "send", "cancel", "list_conversations", "shutdown"] {
         assert!(
             error.contains(&format!("`{name}`")),

@@ -87,6 +87,7 @@ fn ops() -> Vec<(Op, Value)> {
                 ],
                 model: Some("grok-4".into()),
                 skill: Some("review".into()),
+                command: None,
             }),
             json!({
                 "type": "send",
@@ -159,6 +160,15 @@ fn ops() -> Vec<(Op, Value)> {
             json!({"type": "trust_tool_server", "name": "repo-tools"}),
         ),
         (Op::Shutdown, json!({"type": "shutdown"})),
+        (Op::UserMessages, json!({"type": "user_messages"})),
+        (
+            Op::Rewind {
+                message: 2,
+                restore_files: true,
+            },
+            json!({"type": "rewind", "message": 2, "restore_files": true}),
+        ),
+        (Op::Fork { message: None }, json!({"type": "fork"})),
     ]
 }
 
@@ -204,6 +214,7 @@ fn tool_result() -> (ToolResultNotification, Value) {
             ok: true,
             output: "1\tfn main() {}\n".into(),
             truncation: None,
+            change: None,
         },
         json!({"call_id": "call-1", "ok": true, "output": "1\tfn main() {}\n"}),
     )
@@ -349,6 +360,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                     total_lines: 3_000,
                     full_output_path: Some(".corvid/output/call-2.log".into()),
                 }),
+                change: None,
             }),
             json!({
                 "type": "tool_result",
@@ -372,6 +384,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                     total_lines: 1,
                     full_output_path: None,
                 }),
+                change: None,
             }),
             json!({
                 "type": "tool_result",
@@ -379,6 +392,25 @@ fn events() -> Vec<(EventMsg, Value)> {
                 "ok": true,
                 "output": "xxxxxxxxxx",
                 "truncation": {"total_bytes": 50_000, "total_lines": 1}
+            }),
+        ),
+        (
+            EventMsg::ToolResult(ToolResultNotification {
+                call_id: "call-4".into(),
+                ok: true,
+                output: "Edited notes.md".into(),
+                truncation: None,
+                change: Some(corvid_protocol::AppliedChange {
+                    path: "notes.md".into(),
+                    diff: "@@ -1 +1 @@\n-a\n+b\n".into(),
+                }),
+            }),
+            json!({
+                "type": "tool_result",
+                "call_id": "call-4",
+                "ok": true,
+                "output": "Edited notes.md",
+                "change": {"path": "notes.md", "diff": "@@ -1 +1 @@\n-a\n+b\n"}
             }),
         ),
     ];
@@ -431,6 +463,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                 call_id: "call-9".into(),
                 agent: SubagentKind::Explore,
                 description: "Find where tokens are counted".into(),
+                name: None,
             },
             json!({
                 "type": "subagent_started",
@@ -444,12 +477,14 @@ fn events() -> Vec<(EventMsg, Value)> {
                 call_id: "call-10".into(),
                 agent: SubagentKind::General,
                 description: "Update the docs".into(),
+                name: Some("doc-writer".into()),
             },
             json!({
                 "type": "subagent_started",
                 "call_id": "call-10",
                 "agent": "general",
-                "description": "Update the docs"
+                "description": "Update the docs",
+                "name": "doc-writer"
             }),
         ),
         (

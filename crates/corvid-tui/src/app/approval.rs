@@ -2,7 +2,8 @@
 //! feedback (the request's `response`), or cancelled with the turn.
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalRule, Op, ProposalKind, ProposalNotification, Response, ServerRequest,
+    ApprovalDecision, ApprovalRule, DecisionKind, Op, ProposalKind, ProposalNotification, Response,
+    ServerRequest,
 };
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
@@ -13,7 +14,8 @@ use crate::render;
 /// The proposal waiting for an answer.
 pub(crate) struct Proposal {
     id: String,
-    /// The rule "always" keeps, when the proposal offers one.
+    /// The rule "always" keeps, when the proposal allows "always" (a widened or unsandboxed
+    /// command never does: it asks every time).
     always: Option<ApprovalRule>,
 }
 
@@ -92,12 +94,14 @@ impl App {
         let seen = request.replay && request.seq <= self.last_seq;
         self.last_seq = self.last_seq.max(request.seq);
         if seen {
-            self.overlay.proposal = Some(Proposal::new(
-                request.approval.proposal_id,
-                request.approval.always_scope,
-            ));
+            let always = allowed_always(&request.approval);
+            self.overlay.proposal = Some(Proposal::new(request.approval.proposal_id, always));
             return;
         }
+        self.attention = Some(format!(
+            "corvid: approval needed: {}",
+            request.approval.title
+        ));
         self.proposal(request.approval, request.depth);
     }
 
@@ -120,16 +124,40 @@ impl App {
                 Style::new().fg(Color::Yellow),
             ));
         }
-        self.overlay.proposal = Some(Proposal::new(proposal.proposal_id, proposal.always_scope));
+        // "Always" only where the proposal allows it, said in the agent's words for its rule.
+        let always = allowed_always(&proposal);
+        if let Some(rule) = &always {
+            let words = proposal
+                .always_description
+                .unwrap_or_else(|| rule.describe());
+            self.say(Line::styled(
+                format!("{indent}  2 always: {words}"),
+                Style::new().fg(Color::Yellow),
+            ));
+        }
+        self.overlay.proposal = Some(Proposal::new(proposal.proposal_id, always));
     }
 
     /// The answers' hint above the input, while a proposal waits.
     pub(super) fn approval_view(&self, lines: &mut Vec<Line<'static>>) {
-        if self.overlay.proposal.is_some() {
+        if let Some(proposal) = &self.overlay.proposal {
+            let answers = if proposal.always.is_some() {
+                "1 yes · 2 always · 3 no"
+            } else {
+                "1 yes · 3 no"
+            };
             lines.push(Line::styled(
-                "1 yes · 2 always · 3 no · or type why, Enter · Esc cancels",
+                format!("{answers} · or type why, Enter · Esc cancels"),
                 Style::new().fg(Color::Yellow),
             ));
         }
     }
+}
+
+/// The rule "always" keeps, when the proposal allows "always" at all.
+fn allowed_always(proposal: &ProposalNotification) -> Option<ApprovalRule> {
+    proposal
+        .always_scope
+        .clone()
+        .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways))
 }

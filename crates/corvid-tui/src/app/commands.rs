@@ -107,6 +107,12 @@ impl App {
                 if !self.settings.catalog.is_empty() {
                     self.note(format!("available: {}", self.settings.catalog.join(", ")));
                 }
+                if !self.settings.without_key.is_empty() {
+                    self.note(format!(
+                        "no key yet (add one: corvid login, or the env file): {}",
+                        self.settings.without_key.join(", ")
+                    ));
+                }
                 self.note("/model <name> changes it");
                 return;
             }
@@ -117,7 +123,11 @@ impl App {
             }
             _ => {}
         }
-        match commands::parse(line, &self.settings.skills) {
+        match commands::parse(line, &self.project_commands()) {
+            // `/rewind` without a number: its answer opens the picker of earlier messages.
+            Some(Ok(Op::UserMessages)) => {
+                self.overlay.picker_request = Some(self.link.submit(Op::UserMessages));
+            }
             Some(Ok(op)) => {
                 if matches!(op, Op::Init | Op::Send(_)) {
                     self.turn.since = Some(Instant::now());
@@ -129,13 +139,21 @@ impl App {
         }
     }
 
-    /// Every command: the chat's own, the protocol's table, the project's skills.
+    /// The project's skills and custom commands, as the session sees them now.
+    fn project_commands(&self) -> Vec<commands::ProjectCommand> {
+        self.link
+            .commands()
+            .unwrap_or_else(|| self.settings.commands.clone())
+    }
+
+    /// Every command: the chat's own, the protocol's table, the project's skills and custom
+    /// commands.
     pub(super) fn all_commands(&self) -> Vec<(String, String)> {
         let mut all: Vec<(String, String)> = OWN_COMMANDS
             .iter()
             .map(|(name, what)| ((*name).to_owned(), (*what).to_owned()))
             .collect();
-        for spec in commands::specs(&self.settings.skills) {
+        for spec in commands::specs(&self.project_commands()) {
             if all.iter().any(|(name, _)| name[1..] == spec.name) {
                 continue;
             }
@@ -208,10 +226,7 @@ impl App {
 
 /// A tool server's state in words, and its colour.
 fn server_state(server: &ToolServer) -> (String, Color) {
-    let mut words = server.state_words();
-    if server.state == ToolServerState::Untrusted {
-        words.push_str(&format!(": `/mcp trust {}` starts it", server.name));
-    }
+    let words = server.describe();
     let colour = match server.state {
         ToolServerState::Ready => Color::Green,
         ToolServerState::Failed => Color::Red,

@@ -121,12 +121,17 @@ impl App {
                 }
             }
             EventMsg::SubagentStarted {
-                agent, description, ..
+                agent,
+                description,
+                name,
+                ..
             } => {
-                let kind = serde_json::to_value(agent)
-                    .ok()
-                    .and_then(|value| value.as_str().map(str::to_owned))
-                    .unwrap_or_default();
+                let kind = name.clone().unwrap_or_else(|| {
+                    serde_json::to_value(agent)
+                        .ok()
+                        .and_then(|value| value.as_str().map(str::to_owned))
+                        .unwrap_or_default()
+                });
                 self.say(Line::styled(
                     format!("{indent}  ⇢ subagent ({kind}): {description}"),
                     Style::new().fg(Color::Magenta),
@@ -146,7 +151,7 @@ impl App {
                     Style::new().fg(Color::Magenta),
                 ));
             }
-            EventMsg::Usage(usage) if depth == 0 => self.usage.turn = usage.turn,
+            EventMsg::Usage(usage) if depth == 0 => self.step_usage(usage),
             EventMsg::Usage(_) => {}
             EventMsg::Error(error) => self.error(error, depth),
             EventMsg::TurnFinished(finished) if depth == 0 => self.turn_finished(finished),
@@ -286,6 +291,9 @@ impl App {
             TurnOutcome::Failed => "failed",
             TurnOutcome::StepLimit => "stopped at the step limit",
         };
+        if !self.focused {
+            self.attention = Some(format!("corvid: turn {outcome}"));
+        }
         self.hint = None;
         self.note(format!(
             "─ {outcome} · {} · {} tokens · {seconds}s",

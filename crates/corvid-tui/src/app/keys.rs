@@ -40,6 +40,10 @@ impl App {
             self.picker_key(key);
             return;
         }
+        if self.overlay.messages.is_some() {
+            self.messages_key(key);
+            return;
+        }
         match key.code {
             KeyCode::Char('c') if ctrl => self.interrupt(),
             KeyCode::Char('d') if ctrl => {

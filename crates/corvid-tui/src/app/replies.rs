@@ -52,6 +52,16 @@ impl App {
                 }
             }
             ReplyOk::ToolServers { servers } => self.tool_servers(servers),
+            ReplyOk::UserMessages { messages } => self.user_messages(for_picker, messages),
+            ReplyOk::Rewound {
+                text,
+                removed,
+                files,
+            } => self.rewound(&text, removed, &files),
+            ReplyOk::Forked {
+                conversation_id,
+                text,
+            } => self.forked(conversation_id, text),
             ReplyOk::Nothing { message } => self.note(message),
             // The events say the rest (`undone`, `compacted`, `settings_changed`, the opened
             // conversation's replay, the turn).

@@ -95,6 +95,7 @@ impl App {
         }
         self.approval_view(&mut lines);
         self.picker_view(&mut lines);
+        self.messages_view(&mut lines);
         for queued in &self.queue {
             let first = queued.lines().next().unwrap_or("");
             lines.push(Line::styled(format!("queued: {first}"), dim));
