@@ -61,6 +61,9 @@ pub(crate) struct Settings {
 pub(crate) struct Gate {
     pub(crate) policy: ApprovalPolicy,
     pub(crate) rules: Vec<ApprovalRule>,
+    /// The policy an approved plan is carried out under: the one the session had when it
+    /// entered plan mode (`ask` for a session that started in it).
+    pub(crate) before_plan: ApprovalPolicy,
 }
 
 /// Everything `Shared::new` needs besides the settings.
@@ -87,6 +90,11 @@ impl Shared {
             gate: Mutex::new(Gate {
                 policy: parts.policy,
                 rules: Vec::new(),
+                before_plan: if parts.policy == ApprovalPolicy::Plan {
+                    ApprovalPolicy::Ask
+                } else {
+                    parts.policy
+                },
             }),
             todos: Mutex::new(Vec::new()),
             skills: parts.skills,
@@ -109,7 +117,18 @@ impl Shared {
     }
 
     pub(crate) fn set_policy(&self, policy: ApprovalPolicy) {
-        lock(&self.gate).policy = policy;
+        let mut gate = lock(&self.gate);
+        if policy == ApprovalPolicy::Plan && gate.policy != ApprovalPolicy::Plan {
+            gate.before_plan = gate.policy;
+        }
+        gate.policy = policy;
+    }
+
+    /// Leaves plan mode for the policy the session had before it; returns that policy.
+    pub(crate) fn leave_plan(&self) -> ApprovalPolicy {
+        let mut gate = lock(&self.gate);
+        gate.policy = gate.before_plan;
+        gate.policy
     }
 
     pub(crate) fn add_rule(&self, rule: ApprovalRule) {

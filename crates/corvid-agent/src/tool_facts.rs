@@ -49,6 +49,7 @@ pub(crate) fn proposal_title(kind: &ProposalKind) -> String {
         }
         ProposalKind::Other { summary, tool } if summary.is_empty() => format!("Call {tool}"),
         ProposalKind::Other { summary, .. } => summary.clone(),
+        ProposalKind::Plan { .. } => "Carry out this plan?".to_owned(),
     }
 }
 

@@ -191,4 +191,10 @@ pub enum ApprovalDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         feedback: Option<String>,
     },
+    /// Approve the user's own version of what was proposed: for a plan, `text` replaces it and
+    /// is carried out. Only where the proposal's `decisions` list `approve_edited`.
+    ApproveEdited {
+        /// The edited text.
+        text: String,
+    },
 }

@@ -96,10 +96,17 @@ impl Live {
 }
 
 /// The decisions the proposal allows: allow, "always allow" with the rule's own words, reject.
+/// A plan (plan mode) is approved to be carried out, or rejected to keep planning.
 fn permission_options(proposal: &ProposalNotification) -> Vec<PermissionOption> {
+    let plan = matches!(proposal.kind, corvid_protocol::ProposalKind::Plan { .. });
+    let (allow, reject) = if plan {
+        ("Approve the plan and carry it out", "Keep planning")
+    } else {
+        ("Allow", "Reject")
+    };
     let mut options = vec![PermissionOption::new(
         ALLOW_ONCE,
-        "Allow",
+        allow,
         PermissionOptionKind::AllowOnce,
     )];
     if proposal.decisions.contains(&DecisionKind::ApproveAlways)
@@ -117,7 +124,7 @@ fn permission_options(proposal: &ProposalNotification) -> Vec<PermissionOption> 
     }
     options.push(PermissionOption::new(
         REJECT_ONCE,
-        "Reject",
+        reject,
         PermissionOptionKind::RejectOnce,
     ));
     options

@@ -56,6 +56,7 @@ impl App {
             ApprovalDecision::Reject {
                 feedback: Some(feedback),
             } => format!("rejected: {feedback}"),
+            ApprovalDecision::ApproveEdited { .. } => "approved, as edited".to_owned(),
         };
         self.note(format!("  {word}"));
         self.link.submit(Op::Approve(ApproveParams {
