@@ -7,7 +7,8 @@ use std::io::{IsTerminal, Read, Write};
 use corvid_agent::OpenConversation;
 use corvid_config::Loaded;
 use corvid_protocol::{
-    ApprovalDecision, ApproveParams, Event, EventMsg, Op, SendParams, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ApproveParams, Event, EventMsg, Op, ProposalKind, SendParams,
+    TurnOutcome,
 };
 
 use crate::agent_front::{AgentArgs, start};
@@ -43,6 +44,10 @@ pub(crate) struct ExecArgs {
     /// Continue this conversation (ids: `/list` in corvid chat).
     #[arg(long, value_name = "ID")]
     resume: Option<String>,
+    /// Plan mode: explore read-only, print the plan the agent presents, and exit without
+    /// changing anything (the same as `--approval plan`).
+    #[arg(long)]
+    plan: bool,
     #[command(flatten)]
     agent: AgentArgs,
 }
@@ -81,6 +86,11 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         }
         Ok(())
     };
+    if args.plan {
+        handle.submit(Op::SetApprovalPolicy {
+            policy: ApprovalPolicy::Plan,
+        });
+    }
     handle.submit(Op::Send(SendParams::text(prompt)));
     let mut outcome = None;
     let mut refused = 0u32;
@@ -101,6 +111,20 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         match &event.msg {
             EventMsg::MessageCompleted { text, .. } if event.depth == 0 => {
                 last_message = text.clone();
+            }
+            // Plan mode's answer is the plan: printed, and the turn stops there (nothing ran
+            // that could change the project).
+            EventMsg::Proposal(proposal) if matches!(proposal.kind, ProposalKind::Plan { .. }) => {
+                if let ProposalKind::Plan { plan } = &proposal.kind
+                    && !args.json
+                {
+                    writeln!(stdout, "{}", plan.trim_end())?;
+                    stdout.flush()?;
+                }
+                handle.submit(Op::Cancel);
+                outcome = Some(TurnOutcome::Completed);
+                last_message.clear();
+                break;
             }
             EventMsg::Proposal(proposal) => {
                 refused += 1;
@@ -135,7 +159,7 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
     }
     // Waits for the engine to stop, so nothing it still writes is cut off by the exit.
     handle.close().await;
-    if args.output == Output::Last && !args.json {
+    if args.output == Output::Last && !args.json && !last_message.is_empty() {
         writeln!(stdout, "{}", last_message.trim_end())?;
     }
     Ok(match outcome {

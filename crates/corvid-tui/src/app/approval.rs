@@ -1,8 +1,10 @@
 //! Approvals: a proposal shown as a question, answered by a digit, a word or feedback, or
-//! cancelled with the turn.
+//! cancelled with the turn. A plan (plan mode) is approved, edited in the input (then Enter
+//! approves the edited text) or rejected; Shift-Tab cycles the mode ask → auto-edit → plan.
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalRule, ApproveParams, Op, ProposalKind, ProposalNotification,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, Op, ProposalKind,
+    ProposalNotification,
 };
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
@@ -15,13 +17,33 @@ pub(crate) struct Proposal {
     id: String,
     /// The rule "always" keeps, when the proposal offers one.
     always: Option<ApprovalRule>,
+    /// The plan, when the proposal is one (plan mode).
+    plan: Option<String>,
+    /// The plan is in the input being edited: Enter approves the edited text.
+    editing: bool,
 }
 
 impl Proposal {
-    pub(super) fn new(id: String, always: Option<ApprovalRule>) -> Self {
-        Self { id, always }
+    pub(super) fn of(proposal: ProposalNotification) -> Self {
+        let plan = match proposal.kind {
+            ProposalKind::Plan { plan } => Some(plan),
+            _ => None,
+        };
+        Self {
+            id: proposal.proposal_id,
+            always: proposal.always_scope,
+            plan,
+            editing: false,
+        }
     }
 }
+
+/// The modes Shift-Tab cycles through, in order.
+const CYCLE: [ApprovalPolicy; 3] = [
+    ApprovalPolicy::Ask,
+    ApprovalPolicy::AutoEdit,
+    ApprovalPolicy::Plan,
+];
 
 impl App {
     pub(super) fn cancel_turn(&mut self) {
@@ -30,6 +52,39 @@ impl App {
         }
         self.link.submit(Op::Cancel);
         self.hint = Some("interrupting…".to_owned());
+    }
+
+    /// Shift-Tab: the next mode of ask → auto-edit → plan (from any other policy, ask).
+    pub(super) fn cycle_mode(&mut self) {
+        let next = CYCLE
+            .iter()
+            .position(|policy| policy.as_str() == self.status.approval)
+            .map_or(ApprovalPolicy::Ask, |index| {
+                CYCLE[(index + 1) % CYCLE.len()]
+            });
+        self.link.submit(Op::SetApprovalPolicy { policy: next });
+        self.hint = Some(format!(
+            "mode: {next} (Shift-Tab cycles ask → auto-edit → plan)"
+        ));
+    }
+
+    /// The second answer (digit 2): "always" for a call, "edit" for a plan, which puts the
+    /// plan in the input; Enter then approves the edited text.
+    pub(super) fn second_answer(&mut self) {
+        let plan = self.overlay.proposal.as_mut().and_then(|proposal| {
+            proposal.editing = proposal.plan.is_some();
+            proposal.plan.clone()
+        });
+        match plan {
+            Some(plan) => {
+                self.editor.set(&plan);
+                self.hint = Some("edit the plan; Enter approves your version".to_owned());
+            }
+            None => {
+                let always = self.always();
+                self.answer(always);
+            }
+        }
     }
 
     /// "Always" for the waiting proposal: its kept rule, or once when it offers none.
@@ -68,6 +123,17 @@ impl App {
     /// A line from the user: the answer to a waiting proposal (`y`, `a`, `n`, or feedback that
     /// rejects it), else a message or command.
     pub fn line(&mut self, text: &str) {
+        let editing = self
+            .overlay
+            .proposal
+            .as_ref()
+            .is_some_and(|proposal| proposal.editing);
+        if editing && !text.trim().is_empty() {
+            self.answer(ApprovalDecision::ApproveEdited {
+                text: text.to_owned(),
+            });
+            return;
+        }
         if self.overlay.proposal.is_some() && !text.trim().is_empty() {
             let decision = match text.trim() {
                 "y" | "yes" => ApprovalDecision::Approve,
@@ -92,8 +158,12 @@ impl App {
             format!("{indent}? allow: {}", proposal.title),
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ));
-        if let ProposalKind::Edit { diff, .. } | ProposalKind::Write { diff, .. } = &proposal.kind {
-            self.output.extend(render::diff(diff));
+        match &proposal.kind {
+            ProposalKind::Edit { diff, .. } | ProposalKind::Write { diff, .. } => {
+                self.output.extend(render::diff(diff));
+            }
+            ProposalKind::Plan { plan } => self.output.extend(render::markdown(plan)),
+            ProposalKind::Command { .. } | ProposalKind::Other { .. } => {}
         }
         // Why a command asks even where the policy would run it: widened or unsandboxed.
         if let Some(notice) = &proposal.notice {
@@ -102,16 +172,19 @@ impl App {
                 Style::new().fg(Color::Yellow),
             ));
         }
-        self.overlay.proposal = Some(Proposal::new(proposal.proposal_id, proposal.always_scope));
+        self.overlay.proposal = Some(Proposal::of(proposal));
     }
 
     /// The answers' hint above the input, while a proposal waits.
     pub(super) fn approval_view(&self, lines: &mut Vec<Line<'static>>) {
-        if self.overlay.proposal.is_some() {
-            lines.push(Line::styled(
-                "1 yes · 2 always · 3 no · or type why, Enter · Esc cancels",
-                Style::new().fg(Color::Yellow),
-            ));
-        }
+        let hint = match &self.overlay.proposal {
+            None => return,
+            Some(proposal) if proposal.editing => "Enter approves the edited plan · Esc cancels",
+            Some(proposal) if proposal.plan.is_some() => {
+                "1 approve · 2 edit · 3 keep planning · or type feedback, Enter · Esc cancels"
+            }
+            Some(_) => "1 yes · 2 always · 3 no · or type why, Enter · Esc cancels",
+        };
+        lines.push(Line::styled(hint, Style::new().fg(Color::Yellow)));
     }
 }

@@ -379,8 +379,7 @@ impl App {
                 self.turn.tool_output.clear();
             }
             EventMsg::Proposal(proposal) => {
-                self.overlay.proposal =
-                    Some(Proposal::new(proposal.proposal_id, proposal.always_scope));
+                self.overlay.proposal = Some(Proposal::of(proposal));
             }
             EventMsg::ProposalClosed { .. } => self.overlay.proposal = None,
             _ => {}

@@ -1055,3 +1055,5 @@ fn a_tool_call_being_written_shows_its_tool_and_size_until_the_call_arrives() {
     assert!(!shown.contains("writing write call"), "{shown}");
     assert!(shown.contains("Write a.rs"), "{shown}");
 }
+
+mod plan;
