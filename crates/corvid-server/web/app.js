@@ -52,7 +52,7 @@ function submit(op) {
 
 function layout() {
   const policy = el("select", [], { id: "policy", title: "approval policy" });
-  for (const name of ["read-only", "ask", "auto-edit", "full-auto"]) policy.append(el("option", [name], { value: name }));
+  for (const name of ["read-only", "plan", "ask", "auto-edit", "full-auto"]) policy.append(el("option", [name], { value: name }));
   policy.addEventListener("change", () => submit({ type: "set_approval_policy", policy: policy.value }));
   const model = el("select", [], { id: "model", title: "model" });
   model.addEventListener("change", () => submit({ type: "set_model", model: model.value }));
@@ -314,7 +314,9 @@ function proposalCard(proposal, scope) {
   if (proposal.notice) body.push(el("div", [proposal.notice], { class: "sandbox-notice" }));
   if (kind.type === "edit" || kind.type === "write") body.push(diffView(kind.diff));
   else if (kind.type === "command") body.push(el("pre", [kind.command], { class: "command" }));
+  else if (kind.type === "plan") body.push(el("pre", [kind.plan], { class: "plan" }));
   const answer = (decision) => submit({ type: "approve", proposal_id: proposal.proposal_id, decision });
+  if (kind.type === "plan") return planCard(proposal, scope, body, answer);
   const feedback = el("textarea", [], { rows: "2", placeholder: "What should the agent do instead?", class: "feedback", hidden: "" });
   const buttons = el("div", [], { class: "buttons" });
   const button = (label, action, cls = "") => {
@@ -336,6 +338,38 @@ function proposalCard(proposal, scope) {
     } else answer({ type: "reject", feedback: feedback.value.trim() || undefined });
   });
   const card = el("div", [...body, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal" });
+  state.proposals.set(proposal.proposal_id, card);
+  scope.box.append(card);
+}
+
+// A plan (plan mode): approve it, edit it (the edited text is carried out instead), or keep
+// planning with feedback.
+function planCard(proposal, scope, body, answer) {
+  const text = el("textarea", [], { rows: "10", class: "feedback plan-edit", hidden: "" });
+  text.value = proposal.kind.plan;
+  const feedback = el("textarea", [], { rows: "2", placeholder: "What should the plan change?", class: "feedback", hidden: "" });
+  const buttons = el("div", [], { class: "buttons" });
+  const button = (label, action, cls = "") => {
+    const b = el("button", [label], { class: cls });
+    b.addEventListener("click", action);
+    buttons.append(b);
+  };
+  button("Approve plan", () => answer({ type: "approve" }), "primary");
+  if ((proposal.decisions || []).includes("approve_edited")) {
+    button("Edit plan…", () => {
+      if (text.hidden) {
+        text.hidden = false;
+        text.focus();
+      } else answer({ type: "approve_edited", text: text.value });
+    });
+  }
+  button("Keep planning…", () => {
+    if (feedback.hidden) {
+      feedback.hidden = false;
+      feedback.focus();
+    } else answer({ type: "reject", feedback: feedback.value.trim() || undefined });
+  }, "danger");
+  const card = el("div", [...body, text, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal plan-proposal" });
   state.proposals.set(proposal.proposal_id, card);
   scope.box.append(card);
 }
