@@ -253,3 +253,42 @@ def test_commands_of_the_one_table_and_read_only_from_the_client(mock_upstream, 
             assert len(client.permissions) == asked
 
     _run(run())
+
+
+def test_plan_mode_refuses_changes_and_an_approved_plan_is_carried_out(mock_upstream, project, home):
+    _tool_call(mock_upstream, "call_1", "write", {"path": "x", "content": "made\n"})
+    _tool_call(mock_upstream, "call_2", "bash", {"command": "touch x"})
+    _tool_call(mock_upstream, "call_3", "present_plan", {"plan": "# Make x\n\n1. Write `x`."})
+    _tool_call(mock_upstream, "call_4", "write", {"path": "x", "content": "made\n"})
+    _text(mock_upstream, "x is written.")
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder()
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            sid = session.session_id
+            modes = [mode.id for mode in session.modes.available_modes]
+            assert "plan" in modes, modes
+            await conn.set_config_option(config_id="mode", session_id=sid, value="auto-edit")
+            await conn.set_session_mode(session_id=sid, mode_id="plan")
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("make x")])
+            assert answer.stop_reason == "end_turn"
+            # One question only: the plan, with its text; the write and `touch x` never asked.
+            plan_call, options = client.permissions[0]
+            assert plan_call.title == "Carry out this plan?", plan_call.title
+            assert "Make x" in plan_call.content[0].content.text
+            assert [option.name for option in options] == ["Approve the plan and carry it out", "Keep planning"]
+            # Approved, the plan ran under auto-edit (no question for the write), in the same turn.
+            assert len(client.permissions) == 1, client.permissions
+            assert (project / "x").read_text() == "made\n"
+            current = [u.current_mode_id for u in client.of("current_mode_update")]
+            assert current and current[-1] == "auto-edit", current
+
+    _run(run())
+    results = [m.get("content", "") for r in mock_upstream.requests() for m in r["body"]["messages"]
+               if m.get("role") == "tool"]
+    assert any("in plan mode" in text for text in results), results
+    assert any("read-only" in text for text in results), results
