@@ -121,7 +121,8 @@ def test_a_session_prompts_asks_edits_cancels_and_loads_again(mock_upstream, pro
             # The proposal's own diff and the engine's title, the same words in every face.
             assert tool_call.content[0].type == "diff" and "a + b" in tool_call.content[0].new_text
             assert tool_call.title == "Edit lib.rs", tool_call.title
-            assert [option.kind for option in options] == ["allow_once", "allow_always", "reject_once"]
+            assert [option.kind for option in options] == ["allow_once", "allow_always", "allow_always", "allow_always", "reject_once"]
+            assert [option.option_id for option in options][2:4] == ["allow_always_project", "allow_always_user"]
             statuses = [u.status for u in client.of("tool_call_update")]
             assert statuses[-1] == "completed", statuses
             said = "".join(u.content.text for u in client.of("agent_message_chunk"))
@@ -292,3 +293,34 @@ def test_plan_mode_refuses_changes_and_an_approved_plan_is_carried_out(mock_upst
                if m.get("role") == "tool"]
     assert any("in plan mode" in text for text in results), results
     assert any("read-only" in text for text in results), results
+
+
+def test_always_saved_to_the_project_and_slash_permissions_lists_and_removes(mock_upstream, project, home):
+    _tool_call(mock_upstream, "call_1", "write", {"path": "one.txt", "content": "one\n"})
+    _tool_call(mock_upstream, "call_2", "write", {"path": "two.txt", "content": "two\n"})
+    _text(mock_upstream, "Wrote both.")
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder(answer="allow_always_project")
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            sid = session.session_id
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("write two files")])
+            assert answer.stop_reason == "end_turn"
+            # Saved and kept: the second write ran without a question.
+            assert len(client.permissions) == 1, client.permissions
+            assert (project / "two.txt").read_text() == "two\n"
+            saved = json.loads((project / ".corvid" / "settings.json").read_text())
+            assert saved["permissions"]["allow"] == ["Write"], saved
+            said = lambda: "".join(u.content.text for u in client.of("agent_message_chunk"))
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/permissions")])
+            assert "1. allow Write — .corvid/settings.json" in said(), said()
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/permissions remove 1")])
+            assert "removed `Write` from .corvid/settings.json" in said(), said()
+            saved = json.loads((project / ".corvid" / "settings.json").read_text())
+            assert saved["permissions"]["allow"] == [], saved
+
+    _run(run())

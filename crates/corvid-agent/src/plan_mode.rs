@@ -144,9 +144,11 @@ pub(crate) async fn run(
         )
     };
     match verdict {
-        Verdict::Decided(ApprovalDecision::Approve | ApprovalDecision::ApproveAlways { .. }) => {
-            (carry_out(plan, false), None)
-        }
+        Verdict::Decided(
+            ApprovalDecision::Approve
+            | ApprovalDecision::ApproveAlways { .. }
+            | ApprovalDecision::SaveAlways { .. },
+        ) => (carry_out(plan, false), None),
         Verdict::Decided(ApprovalDecision::ApproveEdited { text }) if !text.trim().is_empty() => {
             (carry_out(text.trim(), true), None)
         }

@@ -34,7 +34,7 @@ pub(crate) struct Shared {
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
     pub(crate) hooks: crate::hooks::SharedHooks,
     /// Saved permission rules (allow, ask, deny) from the settings files.
-    pub(crate) permissions: Arc<crate::permissions::Rules>,
+    pub(crate) permissions: Arc<crate::permissions::LiveRules>,
     store: SharedStore,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) approvals: Arc<Approvals>,
@@ -74,7 +74,7 @@ pub(crate) struct Parts {
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
     pub(crate) hooks: crate::hooks::SharedHooks,
-    pub(crate) permissions: Arc<crate::permissions::Rules>,
+    pub(crate) permissions: Arc<crate::permissions::LiveRules>,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) policy: ApprovalPolicy,
     /// The sandbox commands run in (the tools hold their own copy; this one is for the prompt).

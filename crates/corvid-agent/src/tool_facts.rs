@@ -2,7 +2,9 @@
 //! kind as offered, the words of a proposal (its title, the decisions it allows, the "always"
 //! rule and the sandbox notice in words). Faces show these as they are.
 
-use corvid_protocol::{ApprovalRule, DecisionKind, ProposalKind, SandboxNotice, ToolCallKind};
+use corvid_protocol::{
+    ApprovalRule, DecisionKind, ProposalKind, RuleFile, SandboxNotice, ToolCallKind,
+};
 use corvid_tools::{Offer, ToolKind};
 
 /// The kind `tool` was offered with; `task` (the agent's own) is `other`.
@@ -53,16 +55,21 @@ pub(crate) fn proposal_title(kind: &ProposalKind) -> String {
     }
 }
 
-/// The decisions a proposal allows: "always" only with a rule to keep.
-pub(crate) fn decisions(always: Option<&ApprovalRule>) -> Vec<DecisionKind> {
-    match always {
-        Some(_) => vec![
-            DecisionKind::Approve,
-            DecisionKind::ApproveAlways,
-            DecisionKind::Reject,
-        ],
-        None => vec![DecisionKind::Approve, DecisionKind::Reject],
+/// The decisions a proposal allows: "always" only with a rule to keep, and saving it to one of
+/// `files` only when the rule has a form in Claude Code's syntax.
+pub(crate) fn decisions(always: Option<&ApprovalRule>, files: &[RuleFile]) -> Vec<DecisionKind> {
+    let mut decisions = vec![DecisionKind::Approve];
+    if let Some(rule) = always {
+        decisions.push(DecisionKind::ApproveAlways);
+        if crate::permissions::claude_rule(rule).is_some() {
+            decisions.extend(files.iter().map(|file| match file {
+                RuleFile::Project => DecisionKind::SaveAlwaysProject,
+                RuleFile::User => DecisionKind::SaveAlwaysUser,
+            }));
+        }
     }
+    decisions.push(DecisionKind::Reject);
+    decisions
 }
 
 /// The sandbox notice in words.
@@ -86,6 +93,17 @@ mod tests {
             diff: String::new(),
         };
         assert_eq!(proposal_title(&edit), "Edit src/lib.rs");
-        assert_eq!(decisions(None).len(), 2);
+        assert_eq!(decisions(None, &[RuleFile::Project]).len(), 2);
+        let always = ApprovalRule::command_prefix("cargo test");
+        assert_eq!(
+            decisions(Some(&always), &[RuleFile::Project, RuleFile::User]),
+            [
+                DecisionKind::Approve,
+                DecisionKind::ApproveAlways,
+                DecisionKind::SaveAlwaysProject,
+                DecisionKind::SaveAlwaysUser,
+                DecisionKind::Reject
+            ]
+        );
     }
 }

@@ -43,6 +43,7 @@ pub mod commands;
 mod envelope;
 mod event;
 mod op;
+mod permissions;
 mod reply;
 mod sandbox;
 mod schema;
@@ -60,6 +61,7 @@ pub use event::{
     TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
 pub use op::{ApprovalDecision, ApproveParams, ImageInput, Op, SendParams};
+pub use permissions::{PermissionRule, RuleAction, RuleFile, describe_rules};
 pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame};
 pub use sandbox::{Confinement, SandboxMode, SandboxNotice, SandboxState};
 pub use schema::schema_json;

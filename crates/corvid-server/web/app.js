@@ -330,6 +330,10 @@ function proposalCard(proposal, scope) {
     button("Always", () => answer({ type: "approve_always", scope: proposal.always_scope }));
     if (proposal.always_description) buttons.lastChild.title = proposal.always_description;
   }
+  const saves = [["save_always_project", "project", "Always, saved in the project"], ["save_always_user", "user", "Always, saved for me"]];
+  for (const [decision, file, label] of saves) {
+    if (allows(decision) && proposal.always_scope) button(label, () => answer({ type: "save_always", scope: proposal.always_scope, file }));
+  }
   button("Deny", () => answer({ type: "reject" }), "danger");
   button("Deny with feedback…", () => {
     if (feedback.hidden) {
@@ -372,6 +376,19 @@ function planCard(proposal, scope, body, answer) {
   const card = el("div", [...body, text, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal plan-proposal" });
   state.proposals.set(proposal.proposal_id, card);
   scope.box.append(card);
+}
+
+// `/permissions`: the saved rules, numbered, with their file (the same line in every face).
+function permissionsView(ok) {
+  const rows = [];
+  if (ok.message) rows.push(el("div", [ok.message], { class: "muted" }));
+  for (const rule of ok.rules) {
+    const waiting = rule.active ? "" : " (not applied until `corvid hooks trust` in this project)";
+    rows.push(el("div", [`${rule.number}. ${rule.action} ${rule.rule} — ${rule.source}${waiting}`], { class: "permission-rule" }));
+  }
+  if (!ok.rules.length) rows.push(el("div", ["no saved permission rules: answer \"always\" and save it, or add `permissions` to .corvid/settings.json"], { class: "muted" }));
+  else rows.push(el("div", ["/permissions remove N deletes rule N from its file"], { class: "muted" }));
+  return el("div", [el("div", ["Permission rules"], { class: "proposal-title" }), ...rows], { class: "proposal closed permissions" });
 }
 
 function renderTodos(todos) {
@@ -583,6 +600,9 @@ function onReply(reply) {
       break;
     case "tool_servers":
       $("#messages").append(toolServersView(ok.servers));
+      break;
+    case "permissions":
+      $("#messages").append(permissionsView(ok));
       break;
     case "nothing":
       notice("info", ok.message);

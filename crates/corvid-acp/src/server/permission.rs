@@ -11,7 +11,9 @@ use agent_client_protocol::v1::schema::{
     ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::{Client, Error};
-use corvid_protocol::{ApprovalDecision, ApproveParams, DecisionKind, Op, ProposalNotification};
+use corvid_protocol::{
+    ApprovalDecision, ApproveParams, DecisionKind, Op, ProposalNotification, RuleFile,
+};
 
 use super::live::Live;
 use super::lock;
@@ -20,6 +22,8 @@ use crate::updates;
 /// The permission options' ids.
 const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_ALWAYS: &str = "allow_always";
+const SAVE_PROJECT: &str = "allow_always_project";
+const SAVE_USER: &str = "allow_always_user";
 const REJECT_ONCE: &str = "reject_once";
 
 impl Live {
@@ -64,6 +68,19 @@ impl Live {
                                 Some(scope) => ApprovalDecision::ApproveAlways { scope },
                                 None => ApprovalDecision::Approve,
                             },
+                            id @ (SAVE_PROJECT | SAVE_USER) => {
+                                match proposal.always_scope.clone() {
+                                    Some(scope) => ApprovalDecision::SaveAlways {
+                                        scope,
+                                        file: if id == SAVE_PROJECT {
+                                            RuleFile::Project
+                                        } else {
+                                            RuleFile::User
+                                        },
+                                    },
+                                    None => ApprovalDecision::Approve,
+                                }
+                            }
                             _ => ApprovalDecision::Reject {
                                 feedback: feedback_of(&response.meta, &selected.meta),
                             },
@@ -79,7 +96,9 @@ impl Live {
             };
             if matches!(
                 decision,
-                ApprovalDecision::Approve | ApprovalDecision::ApproveAlways { .. }
+                ApprovalDecision::Approve
+                    | ApprovalDecision::ApproveAlways { .. }
+                    | ApprovalDecision::SaveAlways { .. }
             ) {
                 live.send(
                     &connection,
@@ -116,11 +135,30 @@ fn permission_options(proposal: &ProposalNotification) -> Vec<PermissionOption> 
             .always_description
             .clone()
             .unwrap_or_else(|| scope.describe());
-        options.push(PermissionOption::new(
-            ALLOW_ALWAYS,
-            label,
-            PermissionOptionKind::AllowAlways,
-        ));
+        for (decision, id, saved) in [
+            (
+                DecisionKind::SaveAlwaysProject,
+                SAVE_PROJECT,
+                " — saved in .corvid/settings.json",
+            ),
+            (
+                DecisionKind::SaveAlwaysUser,
+                SAVE_USER,
+                " — saved in your settings.json",
+            ),
+        ] {
+            if proposal.decisions.contains(&decision) {
+                options.push(PermissionOption::new(
+                    id,
+                    format!("{label}{saved}"),
+                    PermissionOptionKind::AllowAlways,
+                ));
+            }
+        }
+        options.insert(
+            1,
+            PermissionOption::new(ALLOW_ALWAYS, label, PermissionOptionKind::AllowAlways),
+        );
     }
     options.push(PermissionOption::new(
         REJECT_ONCE,

@@ -366,6 +366,20 @@ pub(super) async fn run_tool(
             Verdict::Decided(ApprovalDecision::ApproveAlways { scope }) => {
                 setup.shared.add_rule(scope)
             }
+            // Kept for the session at once, and saved for later sessions.
+            Verdict::Decided(ApprovalDecision::SaveAlways { scope, file }) => {
+                if let Err(error) = setup.shared.permissions.save_allow(&scope, file) {
+                    setup.shared.emit(
+                        &setup.scope,
+                        EventMsg::Warning {
+                            message: format!(
+                                "the rule is kept for this session but was not saved: {error}"
+                            ),
+                        },
+                    );
+                }
+                setup.shared.add_rule(scope);
+            }
             // Only a plan can be approved in another version; for a tool call, the user's text
             // is feedback and nothing runs.
             Verdict::Decided(ApprovalDecision::ApproveEdited { text }) => {
@@ -517,7 +531,8 @@ pub(super) async fn ask(
             crate::hooks::claude_name(tool)
         ),
     );
-    let decisions = crate::tool_facts::decisions(always_scope.as_ref());
+    let decisions =
+        crate::tool_facts::decisions(always_scope.as_ref(), &setup.shared.permissions.files());
     ask_about(
         setup,
         call,

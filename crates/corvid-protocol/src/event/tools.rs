@@ -121,6 +121,12 @@ pub enum DecisionKind {
     /// Approve the user's edited text instead of the proposal's (a plan), sent as
     /// `approve_edited`.
     ApproveEdited,
+    /// `approve_always`, saving the rule to the project's `.corvid/settings.json` (sent as
+    /// `save_always` with `file: project`).
+    SaveAlwaysProject,
+    /// `approve_always`, saving the rule to the user's settings file (`save_always` with
+    /// `file: user`).
+    SaveAlwaysUser,
 }
 
 /// What a proposal would do.

@@ -21,6 +21,8 @@ pub(crate) struct Proposal {
     plan: Option<String>,
     /// The plan is in the input being edited: Enter approves the edited text.
     editing: bool,
+    /// Where "always" may also be saved (digits 4 and 5), as the proposal allows.
+    saves: Vec<corvid_protocol::RuleFile>,
 }
 
 impl Proposal {
@@ -29,11 +31,25 @@ impl Proposal {
             ProposalKind::Plan { plan } => Some(plan),
             _ => None,
         };
+        let saves = proposal
+            .decisions
+            .iter()
+            .filter_map(|decision| match decision {
+                corvid_protocol::DecisionKind::SaveAlwaysProject => {
+                    Some(corvid_protocol::RuleFile::Project)
+                }
+                corvid_protocol::DecisionKind::SaveAlwaysUser => {
+                    Some(corvid_protocol::RuleFile::User)
+                }
+                _ => None,
+            })
+            .collect();
         Self {
             id: proposal.proposal_id,
             always: proposal.always_scope,
             plan,
             editing: false,
+            saves,
         }
     }
 }
@@ -87,6 +103,21 @@ impl App {
         }
     }
 
+    /// Digits 4 and 5: "always", and saved to the project's or the user's settings file, when
+    /// the proposal offers it; `false` (nothing done) otherwise.
+    pub(super) fn save_answer(&mut self, which: usize) -> bool {
+        let Some(proposal) = self.overlay.proposal.as_ref() else {
+            return false;
+        };
+        let (Some(file), Some(scope)) =
+            (proposal.saves.get(which).copied(), proposal.always.clone())
+        else {
+            return false;
+        };
+        self.answer(ApprovalDecision::SaveAlways { scope, file });
+        true
+    }
+
     /// "Always" for the waiting proposal: its kept rule, or once when it offers none.
     pub(super) fn always(&self) -> ApprovalDecision {
         match self
@@ -112,6 +143,14 @@ impl App {
                 feedback: Some(feedback),
             } => format!("rejected: {feedback}"),
             ApprovalDecision::ApproveEdited { .. } => "approved, as edited".to_owned(),
+            ApprovalDecision::SaveAlways { file, .. } => match file {
+                corvid_protocol::RuleFile::Project => {
+                    "approved, and from now on (saved in .corvid/settings.json)".to_owned()
+                }
+                corvid_protocol::RuleFile::User => {
+                    "approved, and from now on (saved in your settings.json)".to_owned()
+                }
+            },
         };
         self.note(format!("  {word}"));
         self.link.submit(Op::Approve(ApproveParams {
@@ -183,7 +222,24 @@ impl App {
             Some(proposal) if proposal.plan.is_some() => {
                 "1 approve · 2 edit · 3 keep planning · or type feedback, Enter · Esc cancels"
             }
-            Some(_) => "1 yes · 2 always · 3 no · or type why, Enter · Esc cancels",
+            Some(proposal) => {
+                let mut hint = "1 yes · 2 always · 3 no".to_owned();
+                for (digit, file) in proposal.saves.iter().enumerate() {
+                    hint.push_str(match (digit, file) {
+                        (0, corvid_protocol::RuleFile::Project) => {
+                            " · 4 always, saved in the project"
+                        }
+                        (0, corvid_protocol::RuleFile::User) => " · 4 always, saved for you",
+                        (_, corvid_protocol::RuleFile::Project) => {
+                            " · 5 always, saved in the project"
+                        }
+                        (_, corvid_protocol::RuleFile::User) => " · 5 always, saved for you",
+                    });
+                }
+                hint.push_str(" · or type why, Enter · Esc cancels");
+                lines.push(Line::styled(hint, Style::new().fg(Color::Yellow)));
+                return;
+            }
         };
         lines.push(Line::styled(hint, Style::new().fg(Color::Yellow)));
     }

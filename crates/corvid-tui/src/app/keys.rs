@@ -94,6 +94,12 @@ impl App {
                     _ => self.answer(ApprovalDecision::Reject { feedback: None }),
                 }
             }
+            // 4 and 5 save "always" to a settings file, where the proposal offers it.
+            KeyCode::Char(c @ ('4' | '5'))
+                if self.overlay.proposal.is_some()
+                    && self.editor.is_empty()
+                    && !ctrl
+                    && self.save_answer(usize::from(c == '5')) => {}
             KeyCode::Char(c) if !ctrl => self.editor.insert(&c.to_string()),
             KeyCode::Enter if shift || alt => self.editor.insert("\n"),
             KeyCode::Enter => self.enter(),

@@ -50,6 +50,14 @@ impl App {
                 }
             }
             ReplyOk::ToolServers { servers } => self.tool_servers(servers),
+            ReplyOk::Permissions { rules, message } => {
+                if let Some(message) = message {
+                    self.note(message);
+                }
+                for line in corvid_protocol::describe_rules(&rules) {
+                    self.say(Line::raw(line));
+                }
+            }
             ReplyOk::Nothing { message } => self.note(message),
             // The events say the rest (`undone`, `compacted`, `settings_changed`, the opened
             // conversation's replay, the turn).

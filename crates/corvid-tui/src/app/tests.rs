@@ -1056,4 +1056,5 @@ fn a_tool_call_being_written_shows_its_tool_and_size_until_the_call_arrives() {
     assert!(shown.contains("Write a.rs"), "{shown}");
 }
 
+mod permissions;
 mod plan;
