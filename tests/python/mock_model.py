@@ -7,6 +7,8 @@ by what a request contains rather than from a queue, because a client sends side
   request offers a shell tool → the reply is one call of that tool, printing `<word>-done`
   (the word never appears as `<word>-done` in the command, so it can only come back as the
   tool's output).
+- The latest user text contains `RUN_AGENT <word>` and Claude Code's subagent tool is offered
+  → one call of it, a subagent on Claude Code's small/fast model (`haiku`) told `Say <word>.`
 - The latest user text contains `REFUSE_THIS` → a 400 in the provider's own shape, `REFUSAL`.
 - Otherwise the reply is text: `Saw tool result: …` after a tool result, else `MOCK_REPLY`.
 
@@ -29,6 +31,8 @@ ANTHROPIC_SIGNATURE = "mock-anthropic-signature:"
 RESPONSES_ENCRYPTED = "mock-responses-encrypted:"
 GEMINI_SIGNATURE = "bW9jay1nZW1pbmktc2lnbmF0dXJl"  # base64, as Gemini's are
 SHELL_TOOLS = ("Bash", "exec_command", "shell_command", "shell")
+# Claude Code's subagent tool (`Task` before 2.1): `RUN_AGENT <word>` starts one on Haiku.
+AGENT_TOOLS = ("Agent", "Task")
 # The schema fields Gemini's `parameters` (an OpenAPI 3.0 subset) accepts.
 GEMINI_SCHEMA_FIELDS = {"type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems",
                         "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength",
@@ -163,6 +167,14 @@ def decide(dialect: str, body: dict):
         for tool in SHELL_TOOLS:
             if tool in offered:
                 return ("tool", tool, shell_arguments(tool, word))
+    if last_user >= 0 and "RUN_AGENT" in conversation[last_user][1]:
+        word = conversation[last_user][1].split("RUN_AGENT", 1)[1].split()[0].strip(".,")
+        offered = tool_names(dialect, body)
+        for tool in AGENT_TOOLS:
+            if tool in offered:
+                return ("tool", tool, {"description": "Quick look", "prompt": f"Say {word}.",
+                                       "subagent_type": "general-purpose", "model": "haiku",
+                                       "run_in_background": False})
     return ("text", MOCK_REPLY)
 
 

@@ -12,8 +12,10 @@ at a closed loopback port, with only 127.0.0.1 exempt — so anything that is no
 instead of leaving the machine.
 """
 
+import contextlib
 import json
 import os
+import sqlite3
 import re
 import subprocess
 import tempfile
@@ -54,10 +56,10 @@ def model():
         Path(os.environ["CORVID_MOCK_DUMP"]).write_text(json.dumps(mock.requests, indent=1))
 
 
-@pytest.fixture(scope="module")
-def gateway(model):
+@contextlib.contextmanager
+def serve(model, extra_config: str = ""):
     """`corvid serve` with every provider kind on the mock model: xai (chat), anthropic, and a
-    Responses provider `resp`."""
+    Responses provider `resp`; `extra_config` is appended to its config.toml."""
     with tempfile.TemporaryDirectory() as home:
         port = _free_port()
         Path(home, "env").write_text("XAI_API_KEY='sk-upstream-test'\nANTHROPIC_API_KEY=ant-test\n"
@@ -74,7 +76,8 @@ def gateway(model):
             f'[providers.local]\nkind = "openai-chat"\nbase_url = "{base}"\nmodels = ["qwen3-coder"]\n'
             # A Claude name Claude Code knows, served by Grok: the translated path without the
             # system turns Claude Code sends for names it does not know.
-            '[aliases]\nclaude-opus-4-1 = "xai/grok-4.6"\nclaude-opus-4-0 = "gemini/gemini-2.5-pro"\n')
+            '[aliases]\nclaude-opus-4-1 = "xai/grok-4.6"\nclaude-opus-4-0 = "gemini/gemini-2.5-pro"\n'
+            + extra_config)
         env = _clean_env(CORVID_HOME=home, CORVID_UPSTREAM=base, CORVID_LOG_LEVEL="debug", NO_COLOR="1")
         log_path = Path(home, "corvid.log")
         with open(log_path, "w") as log:
@@ -83,7 +86,7 @@ def gateway(model):
         url = f"http://127.0.0.1:{port}"
         try:
             _wait_healthy(url, process, log_path)
-            yield {"url": url, "env": env, "log": log_path}
+            yield {"url": url, "env": env, "log": log_path, "home": home}
         finally:
             process.terminate()
             try:
@@ -93,6 +96,12 @@ def gateway(model):
                 process.wait()
             if os.environ.get("CORVID_MOCK_DUMP"):
                 Path(os.environ["CORVID_MOCK_DUMP"] + ".corvid.log").write_text(log_path.read_text())
+
+
+@pytest.fixture(scope="module")
+def gateway(model):
+    with serve(model) as running:
+        yield running
 
 
 def corvid_setup(gateway, client: str, model_name: str) -> str:
@@ -244,6 +253,42 @@ def test_claude_code_session_moves_from_grok_to_claude(gateway, model):
     assert tool_result_reached(moved, "ccmove"), "the Grok turn's history did not move with the session"
     assert result["result"] == MOCK_REPLY
     assert not unsigned_thinking(moved), unsigned_thinking(moved)
+
+
+
+def ledger_rows(home: str) -> list:
+    """`(model, provider, rule)` of every request in corvid's ledger."""
+    with contextlib.closing(sqlite3.connect(Path(home, "corvid.db"))) as db:
+        return db.execute("SELECT model, provider, rule FROM requests ORDER BY id").fetchall()
+
+
+def test_claude_code_background_calls_take_the_background_rule(model):
+    """Issue 22 item 4: with `[router] background`, Claude Code's small/fast-model calls (here a
+    subagent it starts on `haiku`) go to the fast target, its main turns where asked."""
+    with serve(model, '[router]\nbackground = "xai/grok-4.6"\n') as gateway:
+        claude = Claude(gateway, "claude-sonnet-4-5")
+        # Claude Code's own default small/fast model, as a user who set up the rule keeps it.
+        for name in ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_SMALL_FAST_MODEL"):
+            claude.env.pop(name, None)
+        before = len(model.requests)
+        result = claude.ask("RUN_AGENT ccbackground please.", "--allowedTools", "Agent")
+        assert result["result"].startswith("Saw tool result:"), result
+        sent = model.requests[before:]
+        main = [r for r in sent if r["path"].endswith("/messages") and r["body"].get("model") == "claude-sonnet-4-5"]
+        fast = [r for r in sent if r["path"].endswith("/chat/completions")]
+        assert main, [(r["path"], r["body"].get("model")) for r in sent]
+        assert fast, "no background call reached the fast target: " + repr([(r["path"], r["body"].get("model")) for r in sent])
+        assert all(r["body"]["model"] == "grok-4.6" for r in fast)
+        assert not [r for r in sent if "haiku" in str(r["body"].get("model", ""))], "a Haiku call reached Anthropic"
+        # The ledger names the rule for each background call, none for the main turn.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            rows = ledger_rows(gateway["home"]) if Path(gateway["home"], "corvid.db").exists() else []
+            if len(rows) >= len(main) + len(fast):
+                break
+            time.sleep(0.2)
+        assert ("claude-sonnet-4-5", "anthropic", None) in rows, rows
+        assert ("grok-4.6", "xai", "background") in rows, rows
 
 
 # ---------- Codex ----------

@@ -219,13 +219,28 @@ def test_genai_unknown_method_is_answered_in_googles_shape(corvid):
 @pytest.mark.parametrize("api_version", API_VERSIONS)
 def test_genai_models_get(corvid, api_version):
     client = genai_client(corvid, api_version)
-    assert client.models.get(model="grok-4.6").name == "models/grok-4.6"
+    model = client.models.get(model="grok-4.6")
+    assert model.name == "models/grok-4.6"
+    # Issue 22 item 6: the window and capabilities from corvid's catalog, in Gemini's fields.
+    assert model.input_token_limit == 256_000
+    assert model.thinking is True
 
 
 def test_openai_models_retrieve(corvid):
-    assert openai_client(corvid).models.retrieve("grok-4.6").id == "grok-4.6"
+    model = openai_client(corvid).models.retrieve("grok-4.6")
+    assert model.id == "grok-4.6"
+    extra = model.model_extra
+    assert extra["context_window"] == 256_000
+    assert extra["pricing"]["input"] == 2.0 and extra["pricing"]["output"] == 6.0
+    assert extra["capabilities"] == {"tools": True, "images": True, "reasoning": True}
     with pytest.raises(openai.NotFoundError):
         openai_client(corvid).models.retrieve("no-such-model")
+
+
+def test_anthropic_models_retrieve(corvid):
+    model = anthropic_client(corvid).models.retrieve("grok-4.6").to_dict()
+    assert model["id"] == "grok-4.6"
+    assert model["max_input_tokens"] == 256_000
 
 
 # ---------- opaque reasoning through a client that types it as bytes ----------

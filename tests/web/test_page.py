@@ -308,6 +308,30 @@ async def run(browser, mock, url, home, project):
     await browser.evaluate("document.querySelector('#default-policy').closest('label').scrollIntoView({block: 'center'})")
     await shot("10b-settings-default-policy")
 
+    # 7c. Server and account settings round trip: written into config.toml by the one writer,
+    # shown again after a reload of the tab, "in use now"; a port change says it needs a restart.
+    await browser.wait_for("document.querySelector('#general-log-prompts')", 10, "the server settings")
+    await browser.evaluate("document.querySelector('#general-log-prompts').checked = true")
+    await browser.evaluate("document.querySelector('#general-request-timeout').value = '300'")
+    await browser.click("#save-settings")
+    await browser.wait_for("[...document.querySelectorAll('.notice')].some(n => n.textContent.includes('in use now'))", 10, "saved and in use")
+    written = Path(home, "config.toml").read_text()
+    assert "log_prompts = true" in written and "request_timeout_s = 300" in written, written
+    assert written.startswith('xai_auth_url = '), written
+    await browser.click("[data-tab=status]")
+    await browser.click("[data-tab=settings]")
+    await browser.wait_for("document.querySelector('#general-log-prompts')?.checked === true"
+                           " && document.querySelector('#general-request-timeout').value === '300'", 10, "the saved values shown")
+    assert "loopback" in await browser.evaluate("document.querySelector('#general-loopback-rule').textContent")
+    port_now = await browser.evaluate("document.querySelector('#general-port').value")
+    await browser.evaluate(f"document.querySelector('#general-port').value = '{int(port_now) + 1}'")
+    await browser.click("#save-settings")
+    await browser.wait_for("[...document.querySelectorAll('.notice')].some(n => n.textContent.includes('next start'))", 10, "the restart note")
+    await browser.evaluate("document.querySelector('#general-port').closest('label').scrollIntoView({block: 'center'})")
+    await shot("10c-settings-server")
+    # The page's tab was moved to the new settings (its socket closed with 1012) and reconnected.
+    await browser.wait_for("document.body.classList.contains('connected')", 10, "the tab reconnected")
+
     # 8. A key set, and never shown again.
     await browser.type("[data-key=ANTHROPIC_API_KEY]", SECRET)
     await browser.click_text(".key:has([data-key=ANTHROPIC_API_KEY]) button", "Save")

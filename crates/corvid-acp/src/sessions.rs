@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use corvid_agent::{AgentConfig, Agents, OpenConversation, Session, Subscription};
 use corvid_protocol::{
-    ApprovalPolicy, HistoryEntry, Op, PROTOCOL_VERSION, Reply, ReplyOk, SandboxState, Submission,
+    ApprovalPolicy, HistoryEntry, Op, PROTOCOL_VERSION, Reply, ReplyOk, Response, SandboxState,
+    Submission,
 };
 
 /// A boxed future, for the object-safe trait below.
@@ -67,6 +68,9 @@ pub trait SessionLink: Send + Sync {
     fn submit(&self, op: Op) -> String;
     /// Carries out a submission and resolves with its one reply (its events carry its id).
     fn request(&self, submission: Submission) -> BoxFuture<'_, Reply>;
+    /// Answers one of the agent's requests (an approval); the reply says whether it was taken
+    /// or why not (another face answered first, the turn moved on).
+    fn respond(&self, response: Response) -> Reply;
     /// Whether a turn is running now (after a resynchronisation: whether the prompt's turn
     /// is still going).
     fn is_running(&self) -> bool;
@@ -110,6 +114,10 @@ impl SessionLink for Session {
 
     fn request(&self, submission: Submission) -> BoxFuture<'_, Reply> {
         Box::pin(Session::request_with_id(self, submission))
+    }
+
+    fn respond(&self, response: Response) -> Reply {
+        Session::respond(self, response)
     }
 
     fn is_running(&self) -> bool {

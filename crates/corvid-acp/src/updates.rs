@@ -43,16 +43,13 @@ pub(crate) fn kind_of(kind: &ToolCallKind) -> ToolKind {
     }
 }
 
-/// What a call shows: the engine's one line for it (an MCP call says its server), the files it
-/// touches (absolute), and no content yet: a proposal brings the diff or the command.
+/// What a call shows: the engine's one line for it, as every face shows it (an MCP call's
+/// already names its server), the files it touches (absolute), and no content yet: a proposal
+/// brings the diff or the command.
 pub(crate) fn describe(call: &ToolCallNotification, project: &Path) -> Described {
-    let title = match &call.kind {
-        ToolCallKind::Mcp { server, tool } => format!("{server} (MCP): {tool}"),
-        _ => call.summary.clone(),
-    };
     Described {
         kind: kind_of(&call.kind),
-        title,
+        title: call.summary.clone(),
         locations: call
             .locations
             .iter()

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use corvid_protocol::{ConversationSummary, EventMsg, HistoryEntry};
+use corvid_protocol::{ConversationSummary, EventMsg, HistoryEntry, ProposalNotification};
 
 use crate::journal::Journal;
 
@@ -29,6 +29,11 @@ impl Emitter {
     pub(crate) fn emit(&self, scope: &Scope, msg: EventMsg) {
         // Listeners that went away or lag never hold the engine up (see `crate::journal`).
         self.journal.emit(scope, msg);
+    }
+
+    /// Asks the faces to approve a proposal (a request frame, answered through `Approvals`).
+    pub(crate) fn request(&self, scope: &Scope, approval: ProposalNotification) {
+        self.journal.request(scope, approval);
     }
 
     pub(crate) fn emit_with_history(

@@ -312,18 +312,6 @@ impl Engine {
                 let text = crate::init::init_prompt(existing.as_deref(), &facts);
                 self.send(submission.id, SendParams::text(text)).await
             }
-            Op::Approve(params) => {
-                let verdict = Verdict::Decided(params.decision);
-                self.shared
-                    .approvals
-                    .answer(&params.proposal_id, verdict)
-                    .map(|()| ReplyOk::Done)
-                    .map_err(|refusal| {
-                        ErrorNotification::invalid(refusal.to_string()).with_next_action(
-                            "Answer only proposals that are waiting; the first answer counts.",
-                        )
-                    })
-            }
             Op::Cancel => match &self.running {
                 Some(running) => {
                     let _ = running.cancel.send(true);

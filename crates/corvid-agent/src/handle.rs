@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, Op, Reply, ReplyOk, Submission};
+use corvid_protocol::{
+    ErrorClass, ErrorNotification, EventMsg, Op, Reply, ReplyOk, Response, Submission,
+};
 use corvid_store::Store;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -16,7 +18,7 @@ use crate::emitter::Scope;
 use crate::engine::{Engine, Wiring, project_folder};
 use crate::journal::{Journal, Subscription};
 use crate::model::ModelClient;
-use crate::session::{Approvals, Claims, SharedStore};
+use crate::session::{Approvals, Claims, SharedStore, Verdict};
 
 /// Operations waiting for a session's engine; past them a submission is refused at once.
 pub const OP_BUFFER: usize = 64;
@@ -185,6 +187,26 @@ impl Session {
             )
             .with_next_action("Wait for the session to answer, then send it again.")),
             Err(mpsc::error::TrySendError::Closed(_)) => Err(ended()),
+        }
+    }
+
+    /// Answers one of the agent's requests (an approval): `done` when it was taken, an
+    /// `invalid_request` error when the request no longer waits (another face answered first,
+    /// the turn moved on, or no such request). Never waits for the engine: the turn that asked
+    /// takes the answer itself.
+    pub fn respond(&self, response: Response) -> Reply {
+        let outcome = self
+            .inner
+            .approvals
+            .answer(&response.id, Verdict::Decided(response.decision));
+        match outcome {
+            Ok(()) => Reply::ok(response.id, ReplyOk::Done),
+            Err(refusal) => Reply::error(
+                response.id,
+                ErrorNotification::invalid(refusal.to_string()).with_next_action(
+                    "Answer only requests that still wait; the first answer counts.",
+                ),
+            ),
         }
     }
 

@@ -5,15 +5,17 @@
 //! never makes the engine wait and never holds more than `EVENT_BUFFER` events, however many
 //! listeners stop reading; the summary (`State`) is what a front end needs to rebuild its view —
 //! the session's settings, the active conversation's history, the todos and the running turn's
-//! events (text, reasoning and command-output deltas merged) — and it is freed turn by turn. Numbering, the summary and the ring are
-//! updated under one lock, so a replay and the live events after it never miss or repeat one.
+//! events (text, reasoning and command-output deltas merged) and the agent's requests that still
+//! wait — and it is freed turn by turn. Numbering, the summary and the ring are updated under one
+//! lock, so a replay and the live frames after it never miss or repeat one.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use corvid_protocol::{
-    ConversationSummary, Event, EventMsg, HistoryEntry, ReadyNotification, TodoItem,
+    ConversationSummary, Event, EventMsg, HistoryEntry, ProposalNotification, ReadyNotification,
+    ServerRequest, SessionFrame, TodoItem,
 };
 use tokio::sync::{broadcast, watch};
 
@@ -31,14 +33,15 @@ pub(crate) struct Journal {
 struct State {
     seq: u64,
     /// `None` once the session has ended: listeners drain what they have, then end.
-    live: Option<broadcast::Sender<Event>>,
+    live: Option<broadcast::Sender<SessionFrame>>,
     ready: Option<ReadyNotification>,
     conversation: Option<ConversationSummary>,
     history: Vec<HistoryEntry>,
     todos: Vec<TodoItem>,
     notices: VecDeque<Event>,
-    /// The running turn's events, from its `turn_started`; empty between turns.
-    turn: Vec<Event>,
+    /// The running turn's events and its requests that still wait, from its `turn_started`;
+    /// empty between turns.
+    turn: Vec<SessionFrame>,
     /// The seq of the last event before the running turn.
     before_turn: u64,
     /// True once the engine has said `ready` or the session has ended: what
@@ -75,6 +78,12 @@ impl Journal {
     /// Numbers `msg`, records it and sends it to every listener.
     pub(crate) fn emit(&self, scope: &Scope, msg: EventMsg) {
         self.lock().emit(scope, msg);
+    }
+
+    /// Numbers a request for approval, keeps it for replays until its `proposal_closed`, and
+    /// sends it to every listener. Its id is the proposal's.
+    pub(crate) fn request(&self, scope: &Scope, approval: ProposalNotification) {
+        self.lock().request(scope, approval);
     }
 
     /// Emits `msg` (a turn's `turn_finished`) and replaces the replayed history in one step, so
@@ -192,7 +201,33 @@ impl State {
         self.record(&event);
         if let Some(live) = &self.live {
             // No listener is not an error: events are still numbered and summarised.
-            let _ = live.send(event);
+            let _ = live.send(SessionFrame::Event(event));
+        }
+    }
+
+    fn request(&mut self, scope: &Scope, approval: ProposalNotification) {
+        self.seq += 1;
+        let request = SessionFrame::Request(ServerRequest {
+            id: approval.proposal_id.clone(),
+            turn_id: scope.id.clone(),
+            seq: self.seq,
+            depth: scope.depth,
+            parent_call_id: scope.parent_call_id.clone(),
+            replay: false,
+            approval,
+        });
+        // Kept while it waits, so a face that subscribes now can still answer it; a request
+        // outside a turn cannot happen (only a turn's tool calls ask).
+        if self
+            .turn
+            .first()
+            .and_then(SessionFrame::event)
+            .is_some_and(|first| first.id == scope.id)
+        {
+            self.turn.push(request.clone());
+        }
+        if let Some(live) = &self.live {
+            let _ = live.send(request);
         }
     }
 
@@ -231,9 +266,13 @@ impl State {
             EventMsg::Todos { todos } if event.depth == 0 => self.todos = todos.clone(),
             EventMsg::TurnStarted { .. } if event.depth == 0 => {
                 self.before_turn = event.seq - 1;
-                self.turn = vec![event.clone()];
+                self.turn = vec![SessionFrame::Event(event.clone())];
                 return;
             }
+            // An answered request is not replayed: a late face must not answer it again.
+            EventMsg::ProposalClosed { proposal_id, .. } => self.turn.retain(
+                |frame| !matches!(frame, SessionFrame::Request(request) if request.id == *proposal_id),
+            ),
             EventMsg::Warning { .. } if event.id.is_empty() => {
                 if self.notices.len() == NOTICES_KEPT {
                     self.notices.pop_front();
@@ -243,14 +282,21 @@ impl State {
             }
             _ => {}
         }
-        let in_turn = self.turn.first().is_some_and(|first| first.id == event.id);
+        let in_turn = self
+            .turn
+            .first()
+            .and_then(SessionFrame::event)
+            .is_some_and(|first| first.id == event.id);
         if in_turn && !merge_delta(&mut self.turn, event) {
-            self.turn.push(event.clone());
+            self.turn.push(SessionFrame::Event(event.clone()));
         }
     }
 
     /// The replay of the session's state now, and a receiver of every event after it.
-    fn snapshot(&self, missed: Option<u64>) -> (VecDeque<Event>, broadcast::Receiver<Event>) {
+    fn snapshot(
+        &self,
+        missed: Option<u64>,
+    ) -> (VecDeque<SessionFrame>, broadcast::Receiver<SessionFrame>) {
         let live = match &self.live {
             Some(live) => live.subscribe(),
             // An ended session: a receiver whose sender is already gone ends after the replay.
@@ -265,25 +311,27 @@ impl State {
         } else {
             self.before_turn
         };
-        let synthetic = |msg: EventMsg| Event {
-            id: String::new(),
-            seq: covered,
-            depth: 0,
-            parent_call_id: None,
-            at: now(),
-            replay: true,
-            msg,
+        let synthetic = |msg: EventMsg| {
+            SessionFrame::Event(Event {
+                id: String::new(),
+                seq: covered,
+                depth: 0,
+                parent_call_id: None,
+                at: now(),
+                replay: true,
+                msg,
+            })
         };
         replay.push_back(synthetic(EventMsg::Ready(ReadyNotification {
             missed,
             ..ready.clone()
         })));
         for notice in &self.notices {
-            replay.push_back(Event {
+            replay.push_back(SessionFrame::Event(Event {
                 replay: true,
                 seq: covered,
                 ..notice.clone()
-            });
+            }));
         }
         let conversation = self
             .conversation
@@ -303,9 +351,15 @@ impl State {
                 todos: self.todos.clone(),
             }));
         }
-        replay.extend(self.turn.iter().map(|event| Event {
-            replay: true,
-            ..event.clone()
+        replay.extend(self.turn.iter().map(|frame| match frame {
+            SessionFrame::Event(event) => SessionFrame::Event(Event {
+                replay: true,
+                ..event.clone()
+            }),
+            SessionFrame::Request(request) => SessionFrame::Request(ServerRequest {
+                replay: true,
+                ..request.clone()
+            }),
         }));
         (replay, live)
     }
@@ -313,8 +367,8 @@ impl State {
 
 /// Appends a delta to the turn's last event when both are the same kind of delta from the same
 /// agent (and, for command output, the same call); false when it has to be kept as an event of its own.
-fn merge_delta(turn: &mut [Event], event: &Event) -> bool {
-    let Some(last) = turn.last_mut() else {
+fn merge_delta(turn: &mut [SessionFrame], event: &Event) -> bool {
+    let Some(SessionFrame::Event(last)) = turn.last_mut() else {
         return false;
     };
     if last.depth != event.depth || last.parent_call_id != event.parent_call_id {
@@ -366,19 +420,21 @@ fn now() -> i64 {
         .unwrap_or_default()
 }
 
-/// One listener of a session: a replay of the session so far, then its live events. A listener
+/// One listener of a session: a replay of the session so far, then its live frames (events and
+/// the agent's requests). A listener
 /// that falls more than `EVENT_BUFFER` events behind gets a fresh replay whose `ready` carries
 /// `missed` (see the crate README, "Session service").
 pub struct Subscription {
     journal: Arc<Journal>,
-    replay: VecDeque<Event>,
-    live: broadcast::Receiver<Event>,
+    replay: VecDeque<SessionFrame>,
+    live: broadcast::Receiver<SessionFrame>,
 }
 
 impl Subscription {
-    /// The next event; `None` once the session has ended and everything before was read.
-    /// Cancel-safe (usable in `tokio::select!`): a cancelled call loses no event.
-    pub async fn recv(&mut self) -> Option<Event> {
+    /// The next frame (an event, or a request that waits for an answer); `None` once the
+    /// session has ended and everything before was read.
+    /// Cancel-safe (usable in `tokio::select!`): a cancelled call loses no frame.
+    pub async fn recv(&mut self) -> Option<SessionFrame> {
         loop {
             if let Some(event) = self.replay.pop_front() {
                 return Some(event);

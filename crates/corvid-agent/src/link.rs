@@ -1,7 +1,8 @@
 //! One face's connection to the session service: the session of the conversation it shows,
 //! the replies to its requests, and the session's events, as one stream of `ServerFrame`s.
 //!
-//! A face sends every operation through [`Link::request`] (or awaits it with [`Link::call`]);
+//! A face sends every operation through [`Link::request`] (or awaits it with [`Link::call`]),
+//! and answers the agent's requests (approvals) with [`Link::respond`];
 //! the link carries the service's own requests itself — `open_conversation` (the only way to
 //! show another conversation: the face then listens to that conversation's session, starting
 //! with its replay), `rename_conversation`, `delete_conversation` — and hands the rest to the
@@ -11,7 +12,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use corvid_protocol::{ErrorNotification, Op, Reply, ReplyOk, ServerFrame, Submission};
+use corvid_protocol::{
+    ClientFrame, ErrorNotification, Op, Reply, ReplyOk, Response, ServerFrame, Submission,
+};
 use tokio::sync::mpsc;
 
 use crate::agents::Agents;
@@ -112,6 +115,24 @@ impl Link {
         let id = format!("f{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);
         self.request_with_id(Submission::new(id.clone(), op));
         id
+    }
+
+    /// A frame from the face's transport: a submission (replied as a `reply` frame) or a
+    /// response to one of the agent's requests (replied too, under the request's id).
+    pub fn send(&self, frame: ClientFrame) {
+        match frame {
+            ClientFrame::Submission(submission) => self.request_with_id(submission),
+            ClientFrame::Response(response) => {
+                let reply = self.respond(response);
+                let _ = self.inner.to_frames.send(Internal::Reply(reply));
+            }
+        }
+    }
+
+    /// Answers one of the agent's requests in the session shown now; the reply says whether it
+    /// was taken (the first answer from any face is) or why not.
+    pub fn respond(&self, response: Response) -> Reply {
+        self.session().respond(response)
     }
 
     /// [`Link::request`] under the face's own id (a transport relaying its client's ids).
@@ -218,7 +239,7 @@ impl Link {
 }
 
 impl LinkFrames {
-    /// The next frame: a reply, or an event of the session shown now. `None` once that session
+    /// The next frame: a reply, or an event or request of the session shown now. `None` once that session
     /// has ended (after a `shutdown`, or under the face: `Link::reopen` goes on).
     /// Cancel-safe (usable in `tokio::select!`).
     pub async fn recv(&mut self) -> Option<ServerFrame> {
@@ -231,7 +252,7 @@ impl LinkFrames {
                     // `_link` keeps a sender: this never happens.
                     None => return None,
                 },
-                event = self.events.recv() => return event.map(ServerFrame::Event),
+                frame = self.events.recv() => return frame.map(ServerFrame::from),
             }
         }
     }

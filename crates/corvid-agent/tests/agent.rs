@@ -134,12 +134,8 @@ async fn approve_reject_with_feedback_and_allow_always() {
     );
     // "echo four" now runs without asking.
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
-    let proposals = agent
-        .seen
-        .iter()
-        .filter(|event| matches!(event.msg, EventMsg::Proposal(_)))
-        .count();
-    assert_eq!(proposals, 3);
+    // The three proposals were taken above; no fourth request came.
+    assert!(agent.requests.is_empty(), "{:?}", agent.requests);
     assert!(agent.last_results()[0].0.contains("four"));
 }
 
@@ -794,8 +790,11 @@ async fn the_ledger_counts_the_attempts_the_model_client_made() {
     for text in ["first", "second"] {
         handle.submit(Op::Send(SendParams::text(text)));
         loop {
-            let event = events.recv().await.unwrap();
-            if matches!(event.msg, EventMsg::TurnFinished(_)) {
+            let frame = events.recv().await.unwrap();
+            if frame
+                .event()
+                .is_some_and(|event| matches!(event.msg, EventMsg::TurnFinished(_)))
+            {
                 break;
             }
         }

@@ -34,13 +34,7 @@ async fn read_only_refuses_a_write_and_a_writing_command_without_asking() {
         std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
         "one\n"
     );
-    assert!(
-        agent
-            .seen
-            .iter()
-            .all(|event| !matches!(event.msg, EventMsg::Proposal(_))),
-        "read-only never asks"
-    );
+    assert!(agent.requests.is_empty(), "read-only never asks");
     let results = agent.last_results();
     let refused: Vec<_> = agent
         .model
@@ -87,6 +81,8 @@ async fn a_proposal_carries_its_title_decisions_and_always_rule_in_words() {
         vec![
             DecisionKind::Approve,
             DecisionKind::ApproveAlways,
+            // "Always" may also be saved to the project (no user settings file in this test).
+            DecisionKind::SaveAlwaysProject,
             DecisionKind::Reject
         ]
     );

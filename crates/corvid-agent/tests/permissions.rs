@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use corvid_protocol::{ApprovalDecision, ApprovalPolicy, EventMsg, TurnOutcome};
+use corvid_protocol::{ApprovalDecision, ApprovalPolicy, TurnOutcome};
 use corvid_test_support::agent::{self, ScriptedAgent};
 use corvid_test_support::scripted::ScriptedReply;
 
@@ -38,10 +38,7 @@ async fn a_saved_deny_beats_an_allow_and_an_allow_skips_the_question() {
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 
     assert!(
-        !agent
-            .seen
-            .iter()
-            .any(|event| matches!(event.msg, EventMsg::Proposal(_))),
+        agent.requests.is_empty(),
         "the allowed command ran without asking"
     );
     let (ran, failed) = &agent.results_in(1)[0];
@@ -119,12 +116,10 @@ async fn always_saved_to_the_project_writes_the_rule_and_the_next_call_runs_with
         },
     );
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
-    let proposals = agent
-        .seen
-        .iter()
-        .filter(|event| matches!(event.msg, EventMsg::Proposal(_)))
-        .count();
-    assert_eq!(proposals, 1, "the second listing ran without asking");
+    assert!(
+        agent.requests.is_empty(),
+        "the second listing ran without asking"
+    );
     let (second, failed) = &agent.results_in(2)[0];
     assert!(!failed && second.contains(".corvid"), "{second}");
     let written: serde_json::Value = serde_json::from_str(

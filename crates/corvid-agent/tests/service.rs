@@ -12,8 +12,9 @@ use corvid_agent::{
     Agents, EVENT_BUFFER, IdleRules, Link, OpenConversation, Session, Subscription,
 };
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApproveParams, ErrorClass, Event, EventMsg, HistoryEntry, Op,
-    ProposalOutcome, ReplyOk, SendParams, ServerFrame, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ClientFrame, ErrorClass, Event, EventMsg, HistoryEntry, Op,
+    ProposalOutcome, Reply, ReplyOk, Response, SendParams, ServerFrame, ServerRequest,
+    SessionFrame, TurnOutcome,
 };
 use corvid_store::Store;
 use corvid_test_support::agent::{self, PATIENCE, ScriptedClient};
@@ -72,23 +73,20 @@ fn turn_finished(event: &Event) -> bool {
     matches!(event.msg, EventMsg::TurnFinished(_)) && event.depth == 0
 }
 
-/// The id of the latest proposal among `events`.
-fn proposal_id(events: &[Event]) -> String {
-    events
-        .iter()
-        .rev()
-        .find_map(|event| match &event.msg {
-            EventMsg::Proposal(proposal) => Some(proposal.proposal_id.clone()),
-            _ => None,
-        })
-        .expect("a proposal")
+/// Events until the next request: the events before it, and the request.
+async fn until_request(listener: &mut Subscription) -> (Vec<Event>, ServerRequest) {
+    let mut seen = Vec::new();
+    loop {
+        match agent::next_frame(listener, PATIENCE).await {
+            SessionFrame::Event(event) => seen.push(event),
+            SessionFrame::Request(request) => return (seen, request),
+        }
+    }
 }
 
-fn approve(session: &Session, proposal_id: &str, decision: ApprovalDecision) -> String {
-    session.submit(Op::Approve(ApproveParams {
-        proposal_id: proposal_id.to_owned(),
-        decision,
-    }))
+/// Answers the request `id` from `session`, as a face does.
+fn approve(session: &Session, id: &str, decision: ApprovalDecision) -> Reply {
+    session.respond(Response::new(id, decision))
 }
 
 /// What events say, without when (a replay's summaries are stamped when they are made).
@@ -99,15 +97,27 @@ fn messages(events: &[Event]) -> Vec<(u64, EventMsg)> {
         .collect()
 }
 
-/// Reads the replay a new subscription starts with.
-async fn replay(listener: &mut Subscription) -> Vec<Event> {
-    let mut events = Vec::new();
+/// Reads the replay a new subscription starts with: events and the requests that still wait.
+async fn replay_frames(listener: &mut Subscription) -> Vec<SessionFrame> {
+    let mut frames = Vec::new();
     while listener.buffered() > 0 {
-        let event = next(listener).await;
-        assert!(event.replay, "{event:?}");
-        events.push(event);
+        let frame = agent::next_frame(listener, PATIENCE).await;
+        assert!(frame.is_replay(), "{frame:?}");
+        frames.push(frame);
     }
-    events
+    frames
+}
+
+/// The events of the replay a new subscription starts with.
+async fn replay(listener: &mut Subscription) -> Vec<Event> {
+    replay_frames(listener)
+        .await
+        .into_iter()
+        .filter_map(|frame| match frame {
+            SessionFrame::Event(event) => Some(event),
+            SessionFrame::Request(_) => None,
+        })
+        .collect()
 }
 
 #[tokio::test]
@@ -155,14 +165,16 @@ async fn a_late_subscriber_gets_the_replay_of_finished_and_running_turns() {
     session.submit(Op::Send(SendParams::text("hi")));
     until(&mut early, turn_finished).await;
     session.submit(Op::Send(SendParams::text("append two")));
-    let before = until(&mut early, |event| {
-        matches!(event.msg, EventMsg::Proposal(_))
-    })
-    .await;
-    let last_live = before.last().unwrap().seq;
+    let (_, asked) = until_request(&mut early).await;
+    let last_live = asked.seq;
 
     let mut late = session.subscribe();
-    let events = replay(&mut late).await;
+    let frames = replay_frames(&mut late).await;
+    let events: Vec<Event> = frames
+        .iter()
+        .filter_map(SessionFrame::event)
+        .cloned()
+        .collect();
     match &events[0].msg {
         EventMsg::Ready(ready) => {
             assert_eq!(ready.conversation_id, session.conversation_id());
@@ -191,12 +203,24 @@ async fn a_late_subscriber_gets_the_replay_of_finished_and_running_turns() {
         &event.msg,
         EventMsg::TurnStarted { prompt: Some(prompt), .. } if prompt == "append two"
     )));
-    assert_eq!(proposal_id(&events), proposal_id(&before));
-    assert_eq!(events.last().unwrap().seq, last_live);
-    assert!(events.windows(2).all(|pair| pair[0].seq <= pair[1].seq));
+    // The request that waits comes last, as it was asked.
+    let Some(SessionFrame::Request(waiting)) = frames.last() else {
+        panic!("the replay ends with the waiting request: {frames:?}")
+    };
+    assert_eq!(
+        *waiting,
+        ServerRequest {
+            replay: true,
+            ..asked.clone()
+        }
+    );
+    assert!(frames.windows(2).all(|pair| pair[0].seq() <= pair[1].seq()));
 
     // The late listener answers; both hear the rest, live, in the same order.
-    approve(&session, &proposal_id(&events), ApprovalDecision::Approve);
+    assert_eq!(
+        approve(&session, &waiting.id, ApprovalDecision::Approve).into_result(),
+        Ok(ReplyOk::Done)
+    );
     let rest_late = until(&mut late, turn_finished).await;
     let rest_early = until(&mut early, turn_finished).await;
     assert_eq!(rest_late, rest_early);
@@ -300,37 +324,35 @@ async fn an_approval_is_answered_from_either_listener_and_a_second_answer_is_ref
     replay(&mut two).await;
 
     tab_one.submit(Op::Send(SendParams::text("append a and b")));
-    let first =
-        proposal_id(&until(&mut two, |event| matches!(event.msg, EventMsg::Proposal(_))).await);
-    approve(&tab_two, &first, ApprovalDecision::Approve);
-    let second = proposal_id(
-        &until(&mut one, |event| {
-            matches!(&event.msg, EventMsg::Proposal(proposal) if proposal.proposal_id != first)
-        })
-        .await,
+    let first = until_request(&mut two).await.1.id;
+    assert_eq!(
+        approve(&tab_two, &first, ApprovalDecision::Approve).into_result(),
+        Ok(ReplyOk::Done)
     );
-    approve(&tab_one, &second, ApprovalDecision::Approve);
+    let second = loop {
+        let (_, request) = until_request(&mut one).await;
+        if request.id != first {
+            break request.id;
+        }
+    };
+    assert_eq!(
+        approve(&tab_one, &second, ApprovalDecision::Approve).into_result(),
+        Ok(ReplyOk::Done)
+    );
     let late_answer = approve(
         &tab_two,
         &second,
         ApprovalDecision::Reject { feedback: None },
     );
+    assert_eq!(late_answer.id, second);
+    let error = late_answer.into_result().unwrap_err();
+    assert_eq!(error.class, ErrorClass::InvalidRequest);
+    assert!(
+        error.message.contains("already answered (approved)"),
+        "{}",
+        error.message
+    );
     let rest = until(&mut two, turn_finished).await;
-    let refusal = rest
-        .iter()
-        .find(|event| event.id == late_answer)
-        .expect("the second answer is answered");
-    match &refusal.msg {
-        EventMsg::Error(error) => {
-            assert_eq!(error.class, ErrorClass::InvalidRequest);
-            assert!(
-                error.message.contains("already answered (approved)"),
-                "{}",
-                error.message
-            );
-        }
-        other => panic!("expected a refusal, got {other:?}"),
-    }
     assert!(rest.iter().any(|event| matches!(
         &event.msg,
         EventMsg::ProposalClosed { proposal_id, outcome: ProposalOutcome::Approved } if *proposal_id == second
@@ -366,10 +388,7 @@ async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
     let conversation = session.conversation_id();
     let mut listener = session.subscribe();
     session.submit(Op::Send(SendParams::text("append never")));
-    until(&mut listener, |event| {
-        matches!(event.msg, EventMsg::Proposal(_))
-    })
-    .await;
+    until_request(&mut listener).await;
 
     assert!(
         timeout(PATIENCE, agents.close(session.id()))
@@ -377,11 +396,13 @@ async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
             .expect("close ends")
     );
     let mut rest = Vec::new();
-    while let Some(event) = timeout(PATIENCE, listener.recv())
+    while let Some(frame) = timeout(PATIENCE, listener.recv())
         .await
         .expect("the stream ends")
     {
-        rest.push(event.msg);
+        if let SessionFrame::Event(event) = frame {
+            rest.push(event.msg);
+        }
     }
     assert!(rest.iter().any(|msg| matches!(
         msg,
@@ -413,8 +434,17 @@ async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
             .any(|message| message.content.contains("the session was closed")),
         "{stored:?}"
     );
-    // An answer after the end is dropped quietly; the conversation can be opened again.
-    approve(&session, "p_c1", ApprovalDecision::Approve);
+    // An answer after the end is refused; the conversation can be opened again.
+    let after_end = approve(&session, "p_c1", ApprovalDecision::Approve)
+        .into_result()
+        .unwrap_err();
+    assert!(
+        after_end
+            .message
+            .contains("already answered (closed with the session)"),
+        "{}",
+        after_end.message
+    );
     let reopened = agents
         .open(
             agent::config(dir.path(), ApprovalPolicy::Ask),
@@ -575,7 +605,7 @@ async fn a_session_keeps_its_conversation_and_faces_move_through_the_service() {
     let reply = loop {
         match timeout(PATIENCE, frames.recv()).await.unwrap().unwrap() {
             ServerFrame::Reply(reply) => break reply,
-            ServerFrame::Event(_) | ServerFrame::Protocol(_) => {}
+            ServerFrame::Event(_) | ServerFrame::Request(_) | ServerFrame::Protocol(_) => {}
         }
     };
     assert_eq!(reply.id, id);
@@ -736,41 +766,29 @@ async fn a_face_that_leaves_mid_approval_hangs_nothing_and_a_second_face_answers
     let session = open_new(&agents, dir.path()).await;
     let mut first_face = session.subscribe();
     session.submit(Op::Send(SendParams::text("append one")));
-    until(&mut first_face, |event| {
-        matches!(event.msg, EventMsg::Proposal(_))
-    })
-    .await;
-    // The first face goes away mid-approval; a second one finds the proposal in its replay
+    until_request(&mut first_face).await;
+    // The first face goes away mid-approval; a second one finds the request in its replay
     // and answers it.
     drop(first_face);
     let mut second_face = session.subscribe();
-    let replayed = replay(&mut second_face).await;
-    let waiting = proposal_id(&replayed);
+    let waiting = replay_frames(&mut second_face)
+        .await
+        .iter()
+        .find_map(|frame| frame.request().map(|request| request.id.clone()))
+        .expect("the waiting request is replayed");
     assert_eq!(
-        session
-            .request(Op::Approve(ApproveParams {
-                proposal_id: waiting.clone(),
-                decision: ApprovalDecision::Approve,
-            }))
-            .await,
+        approve(&session, &waiting, ApprovalDecision::Approve).into_result(),
         Ok(ReplyOk::Done)
     );
     until(&mut second_face, turn_finished).await;
     // A second answer is replied an error, not dropped.
-    let late = session
-        .request(Op::Approve(ApproveParams {
-            proposal_id: waiting,
-            decision: ApprovalDecision::Approve,
-        }))
-        .await
+    let late = approve(&session, &waiting, ApprovalDecision::Approve)
+        .into_result()
         .unwrap_err();
     assert_eq!(late.class, ErrorClass::InvalidRequest);
     // Next time every face leaves while a proposal waits: the service does not wait forever.
     session.submit(Op::Send(SendParams::text("append two")));
-    until(&mut second_face, |event| {
-        matches!(event.msg, EventMsg::Proposal(_))
-    })
-    .await;
+    until_request(&mut second_face).await;
     drop(second_face);
     timeout(Duration::from_secs(20), async {
         while !session.is_closed() {
@@ -782,5 +800,105 @@ async fn a_face_that_leaves_mid_approval_hangs_nothing_and_a_second_face_answers
     assert_eq!(
         std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
         "one\none\n"
+    );
+}
+
+/// The next reply among a face's frames (events and requests pass by).
+async fn next_reply(frames: &mut corvid_agent::LinkFrames) -> Reply {
+    loop {
+        match timeout(PATIENCE, frames.recv()).await.unwrap().unwrap() {
+            ServerFrame::Reply(reply) => return reply,
+            ServerFrame::Event(_) | ServerFrame::Request(_) | ServerFrame::Protocol(_) => {}
+        }
+    }
+}
+
+/// The next request among a face's frames.
+async fn next_request(frames: &mut corvid_agent::LinkFrames) -> ServerRequest {
+    loop {
+        if let ServerFrame::Request(request) =
+            timeout(PATIENCE, frames.recv()).await.unwrap().unwrap()
+        {
+            return request;
+        }
+    }
+}
+
+// Two faces over their transports (as the page's tabs and the terminal are): both are asked,
+// the first response wins, the second is replied "already answered", and both hear the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_faces_are_asked_and_the_first_response_wins() {
+    let dir = project();
+    let (agents, _) = service(vec![
+        ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo a >> notes.txt"}"#),
+        ScriptedReply::text("Ran."),
+    ]);
+    let config = agent::config(dir.path(), ApprovalPolicy::Ask);
+    let (tab, mut tab_frames) = Link::open(agents.clone(), config.clone(), OpenConversation::New)
+        .await
+        .unwrap();
+    let (terminal, mut terminal_frames) = Link::open(
+        agents.clone(),
+        config,
+        OpenConversation::Existing(tab.session().conversation_id()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(tab.session().id(), terminal.session().id());
+
+    let send = tab.request(Op::Send(SendParams::text("append a")));
+    assert_eq!(next_reply(&mut tab_frames).await.id, send);
+    let asked_tab = next_request(&mut tab_frames).await;
+    let asked_terminal = next_request(&mut terminal_frames).await;
+    assert_eq!(asked_tab, asked_terminal);
+    assert_eq!(asked_tab.turn_id, send);
+    assert_eq!(asked_tab.approval.title, "Run echo a >> notes.txt");
+    assert!(!asked_tab.approval.decisions.is_empty());
+
+    terminal.send(ClientFrame::Response(Response::new(
+        &asked_terminal.id,
+        ApprovalDecision::Approve,
+    )));
+    let taken = next_reply(&mut terminal_frames).await;
+    assert_eq!(taken, Reply::ok(asked_terminal.id.clone(), ReplyOk::Done));
+    tab.send(ClientFrame::Response(Response::new(
+        &asked_tab.id,
+        ApprovalDecision::Reject { feedback: None },
+    )));
+    let refused = next_reply(&mut tab_frames).await;
+    assert_eq!(refused.id, asked_tab.id);
+    let error = refused.into_result().unwrap_err();
+    assert_eq!(error.class, ErrorClass::InvalidRequest);
+    assert!(
+        error.message.contains("already answered (approved)"),
+        "{}",
+        error.message
+    );
+    // Both hear it closed as approved, and the command ran once.
+    for frames in [&mut tab_frames, &mut terminal_frames] {
+        loop {
+            let frame = timeout(PATIENCE, frames.recv()).await.unwrap().unwrap();
+            if let ServerFrame::Event(event) = frame
+                && let EventMsg::ProposalClosed {
+                    proposal_id,
+                    outcome,
+                } = event.msg
+            {
+                assert_eq!(proposal_id, asked_tab.id);
+                assert_eq!(outcome, ProposalOutcome::Approved);
+                break;
+            }
+        }
+    }
+    timeout(PATIENCE, async {
+        while tab.session().is_running() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "one\na\n"
     );
 }

@@ -50,9 +50,11 @@ impl AuthError {
     }
 }
 
-/// What a new credential needs, in words true for every front end: `corvid chat` and `corvid
-/// exec` read it on their next run, and only a gateway that is already running must restart.
-pub const SERVE_READS_AT_START: &str = "; a running `corvid serve` reads it when it starts";
+/// When a new credential is used, in words true for every front end: `corvid chat` and `corvid
+/// exec` read it on their next run, and a running gateway (`corvid serve`, the desktop app)
+/// follows the env file and uses it from its next request, with no restart.
+pub const SERVE_READS_AT_START: &str =
+    "; a running `corvid serve` uses it from its next request, no restart needed";
 
 fn not_configured_message(mode: AuthMode) -> String {
     match mode {

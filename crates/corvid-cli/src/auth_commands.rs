@@ -69,12 +69,12 @@ fn report_login(loaded: &Loaded, store: &CredentialStore, tokens: &TokenSet) {
     match loaded.config.auth_mode {
         AuthMode::ApiKey => eprintln!(
             "note: auth_mode is \"api_key\", so corvid keeps using XAI_API_KEY. To use this \
-             sign-in, set auth_mode = \"oauth\" in {} (or CORVID_AUTH_MODE=oauth in the \
-             environment), then restart `corvid serve`.",
+             sign-in, set auth_mode = \"oauth\" in {} (or on the page's Settings tab; a running \
+             `corvid serve` follows the change).",
             loaded.paths.config_file.display()
         ),
         AuthMode::OAuth => {
-            eprintln!("If `corvid serve` is running, restart it to use this sign-in.");
+            eprintln!("A running `corvid serve` uses this sign-in from its next request.");
         }
     }
 }

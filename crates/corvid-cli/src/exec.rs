@@ -7,8 +7,8 @@ use std::io::{IsTerminal, Read, Write};
 use corvid_agent::OpenConversation;
 use corvid_config::Loaded;
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApproveParams, Event, EventMsg, Op, ProposalKind, SendParams,
-    TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, Event, EventMsg, Op, ProposalKind, Response, SendParams,
+    ServerFrame, ServerRequest, SessionFrame, TurnOutcome,
 };
 
 use crate::agent_front::{AgentArgs, start};
@@ -78,9 +78,15 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         },
     };
     let mut stdout = std::io::stdout();
-    let emit = |event: &Event, stdout: &mut std::io::Stdout| -> std::io::Result<()> {
+    // JSON lines: each event as an `Event`, each request of the agent as a `request` frame.
+    let emit = |frame: &SessionFrame, stdout: &mut std::io::Stdout| -> std::io::Result<()> {
         if args.json {
-            serde_json::to_writer(&mut *stdout, event)?;
+            match frame {
+                SessionFrame::Event(event) => serde_json::to_writer(&mut *stdout, event)?,
+                SessionFrame::Request(request) => {
+                    serde_json::to_writer(&mut *stdout, &ServerFrame::Request(request.clone()))?
+                }
+            }
             stdout.write_all(b"\n")?;
             stdout.flush()?;
         }
@@ -96,8 +102,53 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
     let mut refused = 0u32;
     let mut last_message = String::new();
     let mut tools = std::collections::HashMap::new();
-    while let Some(event) = events.recv().await {
-        emit(&event, &mut stdout)?;
+    while let Some(frame) = events.recv().await {
+        emit(&frame, &mut stdout)?;
+        let event = match frame {
+            SessionFrame::Event(event) => event,
+            // Plan mode's answer is the plan: printed, and the turn stops there (nothing ran
+            // that could change the project).
+            SessionFrame::Request(ServerRequest { approval, .. })
+                if matches!(approval.kind, ProposalKind::Plan { .. }) =>
+            {
+                if let ProposalKind::Plan { plan } = &approval.kind
+                    && !args.json
+                {
+                    writeln!(stdout, "{}", plan.trim_end())?;
+                    stdout.flush()?;
+                }
+                handle.submit(Op::Cancel);
+                outcome = Some(TurnOutcome::Completed);
+                last_message.clear();
+                break;
+            }
+            SessionFrame::Request(ServerRequest { id, approval, .. }) => {
+                refused += 1;
+                // A widened or unsandboxed command asks under every policy; say why.
+                let why = match &approval.notice {
+                    Some(notice) => format!(" ({notice})"),
+                    None => String::new(),
+                };
+                if !args.json {
+                    eprintln!(
+                        "corvid exec: refused {}{why} (needs approval under the {} policy; --approval auto-edit or full-auto allows more)",
+                        approval.title,
+                        args.agent.approval(loaded)
+                    );
+                }
+                // Nobody else answers exec's own new session: this answer is taken.
+                let _ = handle.respond(Response::new(
+                    id,
+                    ApprovalDecision::Reject {
+                        feedback: Some(format!(
+                            "corvid exec runs without a person to ask, under the {} approval policy; this action needs approval{why}, so it was not run. Say what you would do instead.",
+                            args.agent.approval(loaded)
+                        )),
+                    },
+                ));
+                continue;
+            }
+        };
         if !args.json
             && args.output == Output::All
             && let EventMsg::Ready(ready) = &event.msg
@@ -111,44 +162,6 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         match &event.msg {
             EventMsg::MessageCompleted { text, .. } if event.depth == 0 => {
                 last_message = text.clone();
-            }
-            // Plan mode's answer is the plan: printed, and the turn stops there (nothing ran
-            // that could change the project).
-            EventMsg::Proposal(proposal) if matches!(proposal.kind, ProposalKind::Plan { .. }) => {
-                if let ProposalKind::Plan { plan } = &proposal.kind
-                    && !args.json
-                {
-                    writeln!(stdout, "{}", plan.trim_end())?;
-                    stdout.flush()?;
-                }
-                handle.submit(Op::Cancel);
-                outcome = Some(TurnOutcome::Completed);
-                last_message.clear();
-                break;
-            }
-            EventMsg::Proposal(proposal) => {
-                refused += 1;
-                // A widened or unsandboxed command asks under every policy; say why.
-                let why = match &proposal.notice {
-                    Some(notice) => format!(" ({notice})"),
-                    None => String::new(),
-                };
-                if !args.json {
-                    eprintln!(
-                        "corvid exec: refused {}{why} (needs approval under the {} policy; --approval auto-edit or full-auto allows more)",
-                        proposal.title,
-                        args.agent.approval(loaded)
-                    );
-                }
-                handle.submit(Op::Approve(ApproveParams {
-                    proposal_id: proposal.proposal_id.clone(),
-                    decision: ApprovalDecision::Reject {
-                        feedback: Some(format!(
-                            "corvid exec runs without a person to ask, under the {} approval policy; this action needs approval{why}, so it was not run. Say what you would do instead.",
-                            args.agent.approval(loaded)
-                        )),
-                    },
-                }));
             }
             EventMsg::TurnFinished(finished) if event.depth == 0 => {
                 outcome = Some(finished.outcome);

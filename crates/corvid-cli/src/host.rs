@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use corvid_config::{Flags, Loaded};
 
 pub use crate::launchd::LaunchAgent;
+pub use crate::live::LiveSettings;
 pub use crate::serve::Listening;
+pub use corvid_server::SettingsNote;
 
 /// When this process was started as the sandbox helper (the agent's commands re-run the
 /// current program with a hidden subcommand), runs it and returns its exit code; `None` for
@@ -38,18 +40,19 @@ pub fn init_logging(level: &str, json: bool) {
 }
 
 /// Runs what `corvid serve` runs — the gateway, the page and its agent, sharing one provider
-/// registry and one store — until `shutdown` resolves, then stops as `corvid serve` does on
+/// registry and one store, following every change of config.toml and the env file live (see
+/// [`LiveSettings`]) — until `shutdown` resolves, then stops as `corvid serve` does on
 /// SIGTERM: no new connections, streams finished within the grace, the ledger committed, the
-/// port freed. `listening` is called once, when the port is bound. `page_token` keeps the
-/// page's token of an earlier run (a new one is drawn when `None`).
+/// port freed. `loaded` was loaded with `flags` (which load the changed settings again).
+/// `listening` is called once, when the port is bound.
 pub async fn serve(
+    flags: Flags,
     loaded: Loaded,
     project: Option<PathBuf>,
-    page_token: Option<String>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     listening: impl FnOnce(Listening),
 ) -> anyhow::Result<()> {
-    crate::serve::run_until(loaded, project, page_token, shutdown, listening).await
+    crate::serve::run_until(flags, loaded, project, shutdown, listening).await
 }
 
 /// Resolves on Ctrl-C or SIGTERM (what ends `corvid serve`).

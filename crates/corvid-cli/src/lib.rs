@@ -12,6 +12,7 @@ mod first_run;
 mod hooks_command;
 pub mod host;
 mod launchd;
+mod live;
 mod mcp_command;
 mod route_command;
 mod sandbox_setup;
@@ -264,7 +265,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 allow_remote: args.allow_remote,
             };
             let loaded = load(&flags)?;
-            runtime.block_on(serve::run(loaded, args.json_logs, args.project))
+            runtime.block_on(serve::run(flags, loaded, args.json_logs, args.project))
         }
         Command::Open => serve::open(&load(&config_only(cli.config))?),
         Command::Login {

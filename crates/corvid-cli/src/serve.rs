@@ -5,6 +5,8 @@
 //! One process, one of each: the gateway and the page's agent share one provider registry
 //! (one token refresher per sign-in) and one store (one SQLite connection: the gateway's ledger
 //! writer, the agent's conversations and ledger rows, the page's usage and status reports).
+//! The settings are followed live (`live`): a change builds the registry, the gateway state
+//! and the page's agent again from them, over the same store, listener and page token.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -12,14 +14,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use corvid_config::Loaded;
+use corvid_config::{Flags, Loaded};
 use corvid_gateway::{AppState, check_bind_address, router};
 use corvid_providers::Registry;
-use corvid_server::{PageAgent, PageState, Token, page_url};
+use corvid_server::{PageAgent, PageState, Reloads, Token, page_url};
 use corvid_store::{SharedStore, UsageRecorder};
 use tracing_subscriber::EnvFilter;
 
 use crate::compose::Composition;
+use crate::live::{Face, Generation, LiveApp, LiveSettings, Watch};
 
 /// Where the running server leaves its page URL (with the token) for `corvid open`; readable
 /// by the user only, removed at shutdown.
@@ -28,12 +31,13 @@ pub(crate) fn url_file(loaded: &Loaded) -> PathBuf {
 }
 
 pub(crate) async fn run(
+    flags: Flags,
     loaded: Loaded,
     json_logs: bool,
     project: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     init_logging(loaded.config.log_level.as_str(), json_logs);
-    run_until(loaded, project, None, shutdown_signal(), |_| {}).await
+    run_until(flags, loaded, project, shutdown_signal(), |_| {}).await
 }
 
 /// What the server tells the program hosting it once it listens (corvid-desktop's tray).
@@ -43,20 +47,20 @@ pub struct Listening {
     pub address: SocketAddr,
     /// The page's URL with its token; `None` when the page is off (no store, no agent).
     pub page_url: Option<String>,
-    /// The gateway's providers (a clone: the same upstreams, so their last failures).
-    pub registry: Registry,
-    /// The page's token (in `page_url`): a host that serves again after a settings change
-    /// passes it back, so open pages keep working.
-    pub page_token: Option<String>,
+    /// The settings in use, followed live: the providers serving now, what the last look at
+    /// the settings files found.
+    pub settings: LiveSettings,
 }
 
 /// `corvid serve` after its logging is set up: the gateway, the page and its agent until
 /// `shutdown` resolves, then the graceful stop (streams end within the grace, the ledger is
-/// committed, the port is freed). `listening` is called once the port is bound.
+/// committed, the port is freed). Meanwhile the settings files are followed (see `live`):
+/// `flags` load them again as they loaded `loaded`. `listening` is called once the port is
+/// bound.
 pub(crate) async fn run_until(
+    flags: Flags,
     loaded: Loaded,
     project: Option<PathBuf>,
-    page_token: Option<String>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     listening: impl FnOnce(Listening),
 ) -> anyhow::Result<()> {
@@ -68,16 +72,177 @@ pub(crate) async fn run_until(
     if loaded.paths.legacy {
         tracing::info!(dir = %loaded.paths.dir.display(), "using the supergrok-zed configuration directory as-is");
     }
-
-    let oauth_http = corvid_auth::oauth_http_client()?;
-    let registry = Registry::from_config(&loaded, oauth_http)
-        .map_err(|error| anyhow::anyhow!("cannot set up the providers: {error}"))?;
-    let ready = crate::first_run::ready(&registry);
-    if ready.is_empty() {
+    let store = match crate::compose::open_store(&loaded) {
+        Ok(store) => Some(store),
+        Err(error) => {
+            tracing::warn!(error = %format!("{error:#}"), "usage ledger unavailable; requests will not be recorded and the web page is off");
+            None
+        }
+    };
+    let address = format!(
+        "{}:{}",
+        config.host.trim_start_matches('[').trim_end_matches(']'),
+        config.port
+    );
+    let listener = tokio::net::TcpListener::bind(&address).await.with_context(|| {
+        format!(
+            "cannot listen on {address} (is another corvid or the Python supergrok-zed connector running? stop it, or pick --port)"
+        )
+    })?;
+    let bound = listener.local_addr()?;
+    let (reloads, requests) = Reloads::channel();
+    let builder = Builder {
+        store,
+        project,
+        token: Token::generate(),
+        port: bound.port(),
+        reloads: reloads.clone(),
+    };
+    let first = crate::live::Build::build(&builder, loaded.clone()).await?;
+    if crate::first_run::ready(first.state.registry()).is_empty() {
         // A first run: say how to connect a provider, where the user looks (the terminal).
-        tracing::warn!("no provider can answer yet: requests get 401 until one is connected");
+        tracing::warn!(
+            "no provider can answer yet: requests get 401 until one is connected (the settings are followed live)"
+        );
         eprintln!("\n{}\n", crate::first_run::connect_choices(&loaded));
     }
+    tracing::info!(
+        address = %bound,
+        upstream = %config.upstream,
+        auth_mode = %config.auth_mode,
+        default_model = %config.default_model,
+        "corvid listening on http://{bound}"
+    );
+    let page = first
+        .page
+        .is_some()
+        .then(|| page_url(&config.host, bound.port(), &builder.token));
+    let root = first.root.clone();
+    let live = LiveApp::new(first);
+    listening(Listening {
+        address: bound,
+        page_url: page.clone(),
+        settings: LiveSettings {
+            live: live.clone(),
+            reloads: reloads.clone(),
+        },
+    });
+    if let Some(url) = &page {
+        if let Err(error) = write_private(&url_file(&loaded), url) {
+            tracing::warn!(%error, "cannot leave the page URL for `corvid open`");
+        }
+        // The URL holds the token: stdout only (for the user), never the log.
+        println!("corvid: the web page is at {url}");
+        if let Some(root) = root {
+            println!("corvid: the agent works in {}", root.display());
+        }
+    }
+
+    // One signal, two listeners: the server and the settings follower.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let follower = tokio::spawn(crate::live::follow(
+        live.clone(),
+        builder,
+        flags,
+        Watch::new(&loaded),
+        reloads,
+        requests,
+        stopped.clone(),
+    ));
+    let mut stopping = stopped;
+    let served = corvid_gateway::serve(
+        listener,
+        live.clone(),
+        async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        },
+        config.shutdown_grace,
+    )
+    .await;
+    follower.abort();
+    let _ = follower.await;
+    if page.is_some() {
+        let _ = std::fs::remove_file(url_file(&loaded));
+    }
+    // Running turns end as cancelled turns do (their finished steps saved); the last
+    // responses' ledger rows are written after their bytes went out: let them land.
+    for generation in live.all() {
+        generation.close().await;
+    }
+    served?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// What every app built from the settings shares: the process's one store, the project, the
+/// page's token and the bound port (open pages keep working across settings changes).
+struct Builder {
+    store: Option<SharedStore>,
+    project: Option<PathBuf>,
+    token: Token,
+    port: u16,
+    reloads: Reloads,
+}
+
+impl crate::live::Build for Builder {
+    /// The gateway, the page and its agent, sharing one provider registry (one token refresher
+    /// per sign-in) and the process's store.
+    async fn build(&self, loaded: Loaded) -> anyhow::Result<Generation> {
+        let config = loaded.config.clone();
+        let registry = crate::compose::registry(&loaded)?;
+        log_providers(&registry);
+        let state = if config.store.is_postgres() {
+            // Team mode: keys, budgets and the gateway's ledger on PostgreSQL; the page's agent
+            // keeps its conversations in the local SQLite file.
+            crate::team_commands::postgres_gateway(&loaded, AppState::new(config, registry)).await?
+        } else {
+            let state = gateway_state(config, registry, self.store.as_ref());
+            crate::team_commands::sqlite_gate(&loaded, state, self.store.as_ref()).await?
+        };
+        let gateway = router(state.clone());
+        let agent = match &self.store {
+            Some(store) => page_agent(&loaded, self.project.as_deref(), &state, Arc::clone(store)),
+            None => Err(anyhow::anyhow!("the store cannot be opened")),
+        };
+        Ok(match agent {
+            Ok((agent, root)) => {
+                let page = PageState::hosted(
+                    state.clone(),
+                    agent.clone(),
+                    self.token.clone(),
+                    loaded,
+                    self.port,
+                    self.reloads.clone(),
+                );
+                Generation {
+                    face: Face::Page(corvid_server::app(gateway, page.clone())),
+                    state,
+                    agent: Some(agent),
+                    page: Some(page),
+                    root: Some(root),
+                }
+            }
+            // The gateway does not need the agent: editors and SDKs keep working without the page.
+            Err(error) => {
+                tracing::warn!(%error, "the web page is off: its agent cannot start");
+                Generation {
+                    face: Face::Gateway(gateway),
+                    state,
+                    agent: None,
+                    page: None,
+                    root: None,
+                }
+            }
+        })
+    }
+}
+
+/// Each provider's state in the log: ready, or routable without a credential.
+fn log_providers(registry: &Registry) {
     for provider in registry.providers() {
         let credential = provider.upstream().credential();
         if !provider.is_available() {
@@ -94,99 +259,6 @@ pub(crate) async fn run_until(
         }
         tracing::info!(provider = provider.name(), kind = provider.kind().as_str(), base_url = %provider.config().base_url, "provider ready");
     }
-    let store = match crate::compose::open_store(&loaded) {
-        Ok(store) => Some(store),
-        Err(error) => {
-            tracing::warn!(error = %format!("{error:#}"), "usage ledger unavailable; requests will not be recorded and the web page is off");
-            None
-        }
-    };
-    let state = if config.store.is_postgres() {
-        // Team mode: keys, budgets and the gateway's ledger on PostgreSQL; the page's agent
-        // keeps its conversations in the local SQLite file.
-        crate::team_commands::postgres_gateway(&loaded, AppState::new(config.clone(), registry))
-            .await?
-    } else {
-        let state = gateway_state(config.clone(), registry, store.as_ref());
-        crate::team_commands::sqlite_gate(&loaded, state, store.as_ref()).await?
-    };
-    let gateway = router(state.clone());
-
-    let address = format!(
-        "{}:{}",
-        config.host.trim_start_matches('[').trim_end_matches(']'),
-        config.port
-    );
-    let listener = tokio::net::TcpListener::bind(&address).await.with_context(|| {
-        format!(
-            "cannot listen on {address} (is another corvid or the Python supergrok-zed connector running? stop it, or pick --port)"
-        )
-    })?;
-    let bound = listener.local_addr()?;
-    tracing::info!(
-        address = %bound,
-        upstream = %config.upstream,
-        auth_mode = %config.auth_mode,
-        default_model = %config.default_model,
-        "corvid listening on http://{bound}"
-    );
-    let agent = match store {
-        Some(store) => page_agent(&loaded, project.as_deref(), &state, store),
-        None => Err(anyhow::anyhow!("the store cannot be opened")),
-    };
-    let mut listening = Some(listening);
-    let mut tell = |page: Option<(String, &Token)>| {
-        if let Some(listening) = listening.take() {
-            let (page_url, page_token) = match page {
-                Some((url, token)) => (Some(url), Some(token.as_str().to_owned())),
-                None => (None, None),
-            };
-            listening(Listening {
-                address: bound,
-                page_url,
-                registry: state.registry().clone(),
-                page_token,
-            });
-        }
-    };
-    let served = match agent {
-        Ok((agent, root)) => {
-            let token = page_token.map_or_else(Token::generate, Token::from_text);
-            let url = page_url(&config.host, bound.port(), &token);
-            tell(Some((url.clone(), &token)));
-            let page = PageState::new(
-                state.clone(),
-                agent.clone(),
-                token,
-                loaded.clone(),
-                bound.port(),
-            );
-            let app = corvid_server::app(gateway, page);
-            if let Err(error) = write_private(&url_file(&loaded), &url) {
-                tracing::warn!(%error, "cannot leave the page URL for `corvid open`");
-            }
-            // The URL holds the token: stdout only (for the user), never the log.
-            println!("corvid: the web page is at {url}");
-            println!("corvid: the agent works in {}", root.display());
-            let served =
-                corvid_gateway::serve(listener, app, shutdown, config.shutdown_grace).await;
-            let _ = std::fs::remove_file(url_file(&loaded));
-            // Running turns end as cancelled turns do: their finished steps saved.
-            agent.agents().close_all().await;
-            served
-        }
-        // The gateway does not need the agent: editors and SDKs keep working without the page.
-        Err(error) => {
-            tracing::warn!(%error, "the web page is off: its agent cannot start");
-            tell(None);
-            corvid_gateway::serve(listener, gateway, shutdown, config.shutdown_grace).await
-        }
-    };
-    served?;
-    // The last responses' ledger rows are written after their bytes went out; let them land.
-    state.settle().await;
-    tracing::info!("stopped");
-    Ok(())
 }
 
 /// The gateway's state, its usage ledger written through the process's store (when it opened).

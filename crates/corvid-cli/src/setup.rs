@@ -7,20 +7,39 @@ use corvid_providers::Registry;
 /// set up.
 pub(crate) async fn models(config: &Config, registry: &Registry) -> String {
     let mut lines = vec![format!(
-        "{:<48} {:<12} {:<10} {}",
-        "MODEL", "PROVIDER", "WINDOW", "STATUS"
+        "{:<48} {:<12} {:<10} {:<8} {:<14} {:<5} {}",
+        "MODEL", "PROVIDER", "WINDOW", "OUTPUT", "$/M IN/OUT", "CAN", "STATUS"
     )];
-    let window = |model: &str| {
-        registry
-            .context_window(model)
-            .map_or_else(|| "-".to_owned(), |window| window.tokens.to_string())
+    // What corvid knows of a model: window, output limit, price, capabilities (t, i, r).
+    let facts = |model: &str| {
+        let info = registry.model_info(model);
+        let window = info
+            .window
+            .map_or_else(|| "-".to_owned(), |window| window.tokens.to_string());
+        let output = info
+            .max_output
+            .map_or_else(|| "-".to_owned(), |tokens| tokens.to_string());
+        let price = corvid_store::price_of(&config.prices, &info.upstream).map_or_else(
+            || "-".to_owned(),
+            |price| format!("{}/{}", price.input, price.output),
+        );
+        let can = info.capabilities.map_or_else(
+            || "-".to_owned(),
+            |can| {
+                [(can.tools, 't'), (can.images, 'i'), (can.reasoning, 'r')]
+                    .iter()
+                    .map(|(yes, letter)| if *yes { *letter } else { '.' })
+                    .collect()
+            },
+        );
+        format!("{window:<10} {output:<8} {price:<14} {can:<5}")
     };
     for (alias, target) in registry.aliases() {
         lines.push(format!(
-            "{:<48} {:<12} {:<10} alias for {target}",
+            "{:<48} {:<12} {} alias for {target}",
             alias,
             "-",
-            window(alias)
+            facts(alias)
         ));
     }
     for provider in registry.providers() {
@@ -41,9 +60,12 @@ pub(crate) async fn models(config: &Config, registry: &Registry) -> String {
         };
         if models.is_empty() {
             lines.push(format!(
-                "{:<48} {:<12} {:<10} {status} (lists no models; use {}/<model>)",
+                "{:<48} {:<12} {:<10} {:<8} {:<14} {:<5} {status} (lists no models; use {}/<model>)",
                 format!("{}/*", provider.name()),
                 provider.name(),
+                "-",
+                "-",
+                "-",
                 "-",
                 provider.name()
             ));
@@ -51,17 +73,19 @@ pub(crate) async fn models(config: &Config, registry: &Registry) -> String {
         for model in models {
             let name = format!("{}/{model}", provider.name());
             lines.push(format!(
-                "{:<48} {:<12} {:<10} {status}",
+                "{:<48} {:<12} {} {status}",
                 name,
                 provider.name(),
-                window(&name)
+                facts(&name)
             ));
         }
     }
     lines.push(String::new());
     lines.push(
         "WINDOW: the context window in tokens the agent compacts against (config.toml's \
-         [context_windows] or context_window, else the provider's list, else corvid's catalog)."
+         [context_windows] or context_window, else the provider's list, else corvid's catalog). \
+         OUTPUT: the longest answer. $/M IN/OUT: US dollars per million tokens ([prices], else \
+         the catalog). CAN: t tools, i images, r reasoning."
             .to_owned(),
     );
     lines.push(format!(

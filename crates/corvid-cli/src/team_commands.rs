@@ -108,17 +108,31 @@ pub(crate) async fn postgres_gateway(
         .check_schema()
         .await
         .context("corvid serve cannot use this database")?;
+    let config = &loaded.config;
+    let redis = match config.store.redis_url.as_deref() {
+        Some(url) => Some(corvid_store::pg::RedisCounter::connect(
+            url,
+            store.database_name(),
+        )?),
+        None => None,
+    };
     let recorder = corvid_store::UsageRecorder::spawn_postgres(
-        corvid_store::pg::PgLedger::new(store.clone(), tokio::runtime::Handle::current()),
+        corvid_store::pg::PgLedger::new(store.clone(), tokio::runtime::Handle::current())
+            .with_redis(redis.clone()),
         corvid_store::RecorderOptions::default(),
     )?;
-    let config = &loaded.config;
     let required = config.store.keys_required(&config.host);
-    let access = corvid_gateway::Access::new(Arc::new(store), &config.store, required)
+    let teams: Arc<dyn corvid_store::team::TeamStore> = match redis.clone() {
+        Some(redis) => Arc::new(corvid_store::pg::RedisFront::new(store.clone(), redis)),
+        None => Arc::new(store.clone()),
+    };
+    let access = corvid_gateway::Access::new(teams, &config.store, required)
         .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
     tokio::spawn(access.clone().maintain());
+    tokio::spawn(store.watch_keys(access.key_cache().clone()));
     tracing::info!(
         keys_required = required,
+        redis = redis.is_some(),
         "team mode: keys, budgets and usage on PostgreSQL"
     );
     Ok(state.with_recorder(recorder).with_access(access))
@@ -147,45 +161,65 @@ pub(crate) async fn sqlite_gate(
         required,
     )
     .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
-    let access = match config.store.daily_budget_usd {
-        Some(usd) => {
-            let local = SqliteTeams::new(Arc::clone(store))
-                .local_key(BudgetSpec {
-                    cap_micros: usd_to_micros(usd),
-                    period: Period::Day,
-                })
-                .await
-                .context("cannot set up the daily budget")?;
-            access.with_local_key(local)
-        }
-        None => access,
+    let budget = config.store.daily_budget_usd.map(|usd| BudgetSpec {
+        cap_micros: usd_to_micros(usd),
+        period: Period::Day,
+    });
+    let access = if budget.is_some() || config.store.daily_requests.is_some() {
+        let mut local = SqliteTeams::new(Arc::clone(store))
+            .local_key(budget)
+            .await
+            .context("cannot set up the daily budget")?;
+        local.daily_requests = config.store.daily_requests;
+        access.with_local_key(local)
+    } else {
+        access
     };
     tokio::spawn(access.clone().maintain());
     Ok(state.with_access(access))
 }
 
-/// `corvid status`'s line on the local user's daily budget (SQLite, `daily_budget_usd`).
+/// `corvid status`'s lines on the local user's daily budget and request quota (SQLite,
+/// `daily_budget_usd`, `daily_requests`).
 pub(crate) async fn daily_budget_line(loaded: &Loaded) -> Option<String> {
-    let usd = loaded.config.store.daily_budget_usd?;
-    if loaded.config.store.is_postgres() {
+    let config = &loaded.config.store;
+    if config.is_postgres()
+        || (config.daily_budget_usd.is_none() && config.daily_requests.is_none())
+    {
         return None;
     }
     let store = SqliteTeams::new(crate::compose::open_store(loaded).ok()?);
-    let scope = format!("key:{}", corvid_store::team::LOCAL_KEY);
-    let budget = store
-        .budgets()
+    let local = store
+        .list_keys()
         .await
         .ok()?
         .into_iter()
-        .find(|budget| budget.scope == scope);
-    Some(match budget {
-        Some(budget) => format!(
-            "daily budget: ${:.4} of ${usd:.2} spent today (UTC), ${:.4} held",
-            micros_to_usd(budget.spent_micros),
-            micros_to_usd(budget.reserved_micros)
-        ),
-        None => format!("daily budget: ${usd:.2} (applies once `corvid serve` runs)"),
-    })
+        .find(|key| key.name == corvid_store::team::LOCAL_KEY);
+    let mut lines = Vec::new();
+    if let Some(usd) = config.daily_budget_usd {
+        let scope = format!("key:{}", corvid_store::team::LOCAL_KEY);
+        let budget = local
+            .as_ref()
+            .and_then(|key| key.budgets.iter().find(|budget| budget.scope == scope));
+        lines.push(match budget {
+            Some(budget) => format!(
+                "daily budget: ${:.4} of ${usd:.2} spent today (UTC), ${:.4} held",
+                micros_to_usd(budget.spent_micros),
+                micros_to_usd(budget.reserved_micros)
+            ),
+            None => format!("daily budget: ${usd:.2} (applies once `corvid serve` runs)"),
+        });
+    }
+    if let Some(limit) = config.daily_requests {
+        let made = match &local {
+            Some(key) => store.requests_today(key.id).await.ok()?,
+            None => 0,
+        };
+        lines.push(format!(
+            "daily requests: {made} of {limit} made today (UTC); resets at midnight UTC"
+        ));
+    }
+    Some(lines.join("\n"))
 }
 
 /// `corvid migrate`.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use corvid_config::{Loaded, Price};
-use corvid_store::{Store, Tokens, UsageRow, cost, now_ms};
+use corvid_store::{Store, Tokens, UsageRow, now_ms};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -119,8 +119,7 @@ fn render_table(rows: &[UsageRow], prices: &BTreeMap<String, Price>, config_file
     let mut total = Total::default();
     let mut unpriced = BTreeSet::new();
     for row in rows {
-        let price = prices.get(&row.model);
-        let dollars = price.map(|price| cost(&row.tokens, price));
+        let dollars = corvid_store::priced(prices, &row.model, &row.tokens);
         match dollars {
             Some(dollars) => total.cost = Some(total.cost.unwrap_or(0.0) + dollars),
             None => {
@@ -531,5 +530,25 @@ no price for claude-sonnet-4.5: add [prices.\"<model>\"] input = â€¦, output = â
         assert!(table.contains("llamacpp/qwen2.5-coder"), "{table}");
         assert!(table.contains("openrouter/qwen2.5-coder"), "{table}");
         assert!(!table.contains("xai/grok-4.6"), "{table}");
+    }
+
+    /// Issue 22 item 6: a model corvid's catalog knows is priced without `[prices]`.
+    #[test]
+    fn the_catalog_prices_what_config_does_not() {
+        let home = tempfile::tempdir().unwrap();
+        let loaded = loaded(home.path(), "");
+        let mut store = Store::open(&loaded.paths.database()).unwrap();
+        store
+            .record_all(&[record(
+                JAN_1 + 1,
+                "claude-sonnet-4-5-20250929",
+                Outcome::Ok,
+                tokens(1_000_000, 0, 0, 100_000, 0),
+            )])
+            .unwrap();
+        let table = usage(&loaded, None, false).unwrap();
+        // $3 per million in, $15 per million out.
+        assert!(table.contains("$4.5000"), "{table}");
+        assert!(!table.contains("no price"), "{table}");
     }
 }

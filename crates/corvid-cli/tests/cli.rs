@@ -487,6 +487,14 @@ fn models_show_their_context_window() {
     assert!(line("MODEL").contains("WINDOW"), "{text}");
     assert!(line("xai/grok-4.5").contains(" 123456 "), "{text}");
     assert!(line("xai/grok-4").contains(" 256000 "), "{text}");
+    // Issue 22 item 6: the catalog's output limit, price and capabilities.
+    assert!(line("MODEL").contains("$/M IN/OUT"), "{text}");
+    let grok = line("xai/grok-4");
+    assert!(
+        grok.contains(" 64000 ") && grok.contains(" 3/15 "),
+        "{text}"
+    );
+    assert!(grok.contains(" t.r "), "{text}");
     assert!(
         line("xai/grok-4-fast-reasoning").contains(" 2000000 "),
         "{text}"

@@ -172,9 +172,7 @@ async fn under_full_auto_the_sandbox_refuses_and_sandbox_off_does_not() {
     }
     assert!(!escape.exists());
     assert!(
-        !events
-            .iter()
-            .any(|event| event["msg"]["type"] == "proposal"),
+        !events.iter().any(|frame| frame["type"] == "request"),
         "sandboxed commands run without asking under full-auto"
     );
 

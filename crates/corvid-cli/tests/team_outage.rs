@@ -13,8 +13,7 @@ mod team;
 
 use std::time::{Duration, Instant};
 
-use corvid_test_support::{MockUpstream, Reply};
-use serde_json::{Value, json};
+use corvid_test_support::MockUpstream;
 use team::*;
 
 fn pg_ctl(action: &str) {
@@ -24,30 +23,6 @@ fn pg_ctl(action: &str) {
         .status()
         .unwrap();
     assert!(status.success(), "pg_ctl {action} failed");
-}
-
-fn slow_stream() -> Reply {
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        .to_string()
-    };
-    let mut events = vec![chunk(
-        json!({"role": "assistant", "content": ""}),
-        Value::Null,
-    )];
-    for _ in 0..8 {
-        events.push(chunk(json!({"content": "x"}), Value::Null));
-    }
-    events.push(chunk(json!({}), json!("stop")));
-    events.push(
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
-               "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}})
-        .to_string(),
-    );
-    events.push("[DONE]".to_owned());
-    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(&refs, Duration::from_millis(300))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,7 +48,10 @@ async fn postgres_stopped_fails_closed_and_recovers_without_losing_a_row() {
         ok += 1;
     }
     // A stream that ends during the outage: its row must land once PostgreSQL is back.
-    upstream.enqueue("/v1/chat/completions", slow_stream());
+    upstream.enqueue(
+        "/v1/chat/completions",
+        slow_stream(Duration::from_millis(300), 8),
+    );
     let mut stream = chat(&http, &a, Some(&key), 10, true).await;
     assert_eq!(stream.status(), 200);
     stream.chunk().await.unwrap();

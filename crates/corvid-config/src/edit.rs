@@ -59,6 +59,11 @@ impl ConfigDocument {
         self.item(keys)?.as_bool()
     }
 
+    /// The integer at `keys`, if there is one.
+    pub fn integer(&self, keys: &[&str]) -> Option<i64> {
+        self.item(keys)?.as_integer()
+    }
+
     /// The string values of the table at `keys` (`["aliases"]`), if it is a table; values that
     /// are not strings are left out.
     pub fn strings(&self, keys: &[&str]) -> Option<BTreeMap<String, String>> {

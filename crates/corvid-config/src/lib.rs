@@ -5,6 +5,7 @@
 //! built-in default. This crate does no network IO and knows nothing about HTTP.
 
 mod atomic;
+pub mod catalog;
 mod edit;
 mod env_file;
 mod error;
@@ -20,6 +21,7 @@ mod value;
 mod web;
 
 pub use atomic::{FileMode, write_atomic};
+pub use catalog::{Catalog, ModelFacts, catalog};
 pub use edit::ConfigDocument;
 pub use env_file::EnvFile;
 pub use error::ConfigError;

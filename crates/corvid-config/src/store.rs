@@ -8,6 +8,7 @@
 //! lease_s = 600                             # how long a dead instance's budget hold lasts
 //! key_cache_ms = 2000                       # how stale a key lookup may be (revocations)
 //! daily_budget_usd = 5.0                    # one user's daily budget (requests without a key)
+//! daily_requests = 500                      # one user's daily request quota (likewise)
 //! ```
 //!
 //! A database URL may carry a password: put it in the env file as `CORVID_DATABASE_URL`
@@ -35,6 +36,8 @@ pub struct StoreConfig {
     pub default_output_tokens: u64,
     /// A daily budget in US dollars for requests without a client key (one user on loopback).
     pub daily_budget_usd: Option<f64>,
+    /// A daily quota of requests for requests without a client key (one user on loopback).
+    pub daily_requests: Option<u32>,
 }
 
 impl Default for StoreConfig {
@@ -47,6 +50,7 @@ impl Default for StoreConfig {
             key_cache: Duration::from_millis(2000),
             default_output_tokens: 4096,
             daily_budget_usd: None,
+            daily_requests: None,
         }
     }
 }
@@ -81,6 +85,7 @@ const STORE_KEYS: &[&str] = &[
     "key_cache_ms",
     "default_output_tokens",
     "daily_budget_usd",
+    "daily_requests",
 ];
 
 /// Reads `[store]`; `env_url` (`CORVID_DATABASE_URL`) wins over `url`, `env_redis`
@@ -158,6 +163,8 @@ pub(crate) fn read_store(
         if let Some(tokens) = whole("default_output_tokens", 1, 10_000_000)? {
             store.default_output_tokens = tokens;
         }
+        store.daily_requests = whole("daily_requests", 1, i64::from(u32::MAX))?
+            .and_then(|requests| u32::try_from(requests).ok());
         store.daily_budget_usd = match table.get("daily_budget_usd") {
             None => None,
             Some(toml::Value::Float(usd)) if usd.is_finite() && *usd >= 0.0 => Some(*usd),
@@ -214,7 +221,9 @@ mod tests {
 
     #[test]
     fn the_environment_wins_and_bad_urls_are_refused() {
-        let table = parse("url = \"postgres://a/b\"\nrequire_keys = false\nlease_s = 5");
+        let table = parse(
+            "url = \"postgres://a/b\"\nrequire_keys = false\nlease_s = 5\ndaily_requests = 50",
+        );
         let store = read_store(
             Some(&table),
             "config.toml",
@@ -226,6 +235,7 @@ mod tests {
         assert_eq!(store.url.as_deref(), Some("postgresql://c/d"));
         assert_eq!(store.require_keys, Some(true));
         assert_eq!(store.lease, Duration::from_secs(5));
+        assert_eq!(store.daily_requests, Some(50));
         let bad = parse("url = \"mysql://x\"");
         assert!(read_store(Some(&bad), "config.toml", None, None, None).is_err());
         let unknown = parse("nope = 1");

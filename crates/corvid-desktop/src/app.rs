@@ -7,7 +7,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use corvid_cli::host::{self, Listening};
+use corvid_cli::host::{self, Listening, SettingsNote};
 use corvid_config::{Flags, Loaded};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -38,10 +38,9 @@ pub(crate) struct Launch {
 
 /// Runs the server and the tray loop together until Quit (or Ctrl-C, SIGTERM), then returns
 /// once the server has stopped as `corvid serve` stops: streams finished within the grace, the
-/// ledger committed, the port freed. When the settings change on disk (config.toml, the env
-/// file: a key pasted on the page, a sign-in from the menu or another terminal) the server is
-/// stopped the same graceful way and started again with them, on the same port and with the
-/// same page token (see `settings`).
+/// ledger committed, the port freed. The server follows the settings files itself (config.toml,
+/// the env file: a key pasted on the page, a sign-in from the menu or another terminal), as
+/// `corvid serve` does; the tray shows what it found.
 pub(crate) async fn run(
     launch: Launch,
     tray: impl Tray,
@@ -49,87 +48,61 @@ pub(crate) async fn run(
 ) -> anyhow::Result<()> {
     let (quit, quitting) = watch::channel(false);
     let (done, stopped) = watch::channel(false);
-    let (listening_sender, listening) = mpsc::unbounded_channel();
-    let (reload, mut reloads) = mpsc::unbounded_channel::<Loaded>();
+    let (listening_sender, listening) = oneshot::channel();
     let server = async {
-        let mut loaded = launch.loaded.clone();
-        let mut page_token = None;
-        let served = loop {
-            let (restart, restarting) = oneshot::channel::<()>();
-            let mut quit_picked = quitting.clone();
-            let shutdown = async move {
-                tokio::select! {
-                    _ = quit_picked.wait_for(|quit| *quit) => tracing::info!("Quit picked in the tray"),
-                    () = host::until_signal() => {}
-                    Ok(()) = restarting => tracing::info!("settings changed: serving again with them"),
-                }
-            };
-            let sender = listening_sender.clone();
-            let (tokens, mut token) = oneshot::channel();
-            let serving = host::serve(
-                loaded.clone(),
-                launch.project.clone(),
-                page_token.clone(),
-                shutdown,
-                move |listening: Listening| {
-                    let _ = tokens.send(listening.page_token.clone());
-                    let _ = sender.send(listening);
-                },
-            );
-            tokio::pin!(serving);
-            let next = tokio::select! {
-                served = &mut serving => break served,
-                Some(next) = reloads.recv() => next,
-            };
-            let _ = restart.send(());
-            if let Err(error) = serving.await {
-                break Err(error);
+        let mut quit_picked = quitting.clone();
+        let shutdown = async move {
+            tokio::select! {
+                _ = quit_picked.wait_for(|quit| *quit) => tracing::info!("Quit picked in the tray"),
+                () = host::until_signal() => {}
             }
-            if let Ok(Some(token)) = token.try_recv() {
-                page_token = Some(token);
-            }
-            if *quitting.borrow() {
-                break Ok(());
-            }
-            loaded = next;
         };
+        let served = host::serve(
+            launch.flags.clone(),
+            launch.loaded.clone(),
+            launch.project.clone(),
+            shutdown,
+            move |listening: Listening| {
+                let _ = listening_sender.send(listening);
+            },
+        )
+        .await;
         let _ = done.send(true);
         served
     };
-    let tray_loop = keep_in_step(&launch, tray, actions, listening, stopped, quit, reload);
+    let tray_loop = keep_in_step(&launch, tray, actions, listening, stopped, quit);
     let (served, ()) = tokio::join!(server, tray_loop);
     served
 }
 
-/// The tray's side: shows the health, runs the actions, watches the settings, closes the tray
+/// The tray's side: shows the health, runs the actions, reports the settings, closes the tray
 /// once the server is done.
 async fn keep_in_step(
     launch: &Launch,
     mut tray: impl Tray,
     mut actions: mpsc::UnboundedReceiver<Action>,
-    mut listenings: mpsc::UnboundedReceiver<Listening>,
+    listening: oneshot::Receiver<Listening>,
     mut stopped: watch::Receiver<bool>,
     quit: watch::Sender<bool>,
-    reload: mpsc::UnboundedSender<Loaded>,
 ) {
     let mut health = Health::starting();
     health.starts_at_login = crate::autostart::enabled(&launch.autostart_arguments);
     let mut shown = health.view();
     tray.show(&shown).await;
     let listening = tokio::select! {
-        listening = listenings.recv() => listening,
+        listening = listening => listening.ok(),
         _ = stopped.wait_for(|done| *done) => None,
     };
-    let Some(mut listening) = listening else {
+    let Some(listening) = listening else {
         tray.close().await;
         return;
     };
     health.address = Some(listening.address);
     health.page = listening.page_url.is_some();
-    if host::nothing_connected(&listening.registry) {
+    if host::nothing_connected(&listening.settings.registry()) {
         health.note = Some("No provider connected yet: Settings… to add one".to_owned());
     }
-    let mut settings = crate::settings::Watch::new(&launch.loaded);
+    let mut settings_seen = SettingsNote::default();
     let (notes, mut noted) = mpsc::unbounded_channel::<String>();
     let mut tick = tokio::time::interval(LOOK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -137,28 +110,14 @@ async fn keep_in_step(
         tokio::select! {
             _ = tick.tick() => {
                 look(&mut health, &listening).await;
-                if !health.stopping
-                    && let Some(changed) = settings.changed(|| host::load(&launch.flags), listening.address)
-                {
-                    match changed {
-                        Ok((loaded, note)) => {
-                            health.note = note;
-                            let _ = reload.send(loaded);
-                        }
-                        Err(error) => health.note = Some(error),
-                    }
+                let settings = listening.settings.note();
+                if settings != settings_seen {
+                    health.note = settings_line(&settings);
+                    settings_seen = settings;
                 }
             }
             Some(action) = actions.recv() => {
                 act(action, launch, &listening, &mut health, &notes, &quit);
-            }
-            Some(next) = listenings.recv() => {
-                listening = next;
-                health.address = Some(listening.address);
-                health.page = listening.page_url.is_some();
-                if health.note.is_none() {
-                    health.note = Some("Settings reloaded".to_owned());
-                }
             }
             Some(note) = noted.recv() => health.note = Some(note),
             _ = stopped.wait_for(|done| *done) => break,
@@ -172,6 +131,15 @@ async fn keep_in_step(
     tray.close().await;
 }
 
+/// The menu's line for what the server found in the settings files: the edit it could not
+/// apply, what waits for a restart, or that they were applied.
+fn settings_line(note: &SettingsNote) -> Option<String> {
+    note.error
+        .clone()
+        .or_else(|| note.restart_needed.clone())
+        .or_else(|| (note.reloads > 0).then(|| "Settings reloaded".to_owned()))
+}
+
 /// Reads the gateway's health (off the runtime's workers: a blocking probe) and the
 /// providers' failures.
 async fn look(health: &mut Health, listening: &Listening) {
@@ -180,7 +148,7 @@ async fn look(health: &mut Health, listening: &Listening) {
         tokio::task::spawn_blocking(move || crate::probe::healthz(address, HEALTH_TIMEOUT))
             .await
             .unwrap_or(false);
-    health.failing = crate::monitor::failing(&listening.registry);
+    health.failing = crate::monitor::failing(&listening.settings.registry());
 }
 
 /// Runs a menu action. Long ones (sign-ins) run on their own task and report through `notes`.
@@ -257,7 +225,7 @@ where
     let name = name.to_owned();
     tokio::spawn(async move {
         let note = match flow(loaded).await {
-            // The env file changed: the settings watch serves again with the sign-in.
+            // The env file changed: the server applies the sign-in by itself.
             Ok(()) => format!("Signed in to {name}"),
             Err(error) => {
                 tracing::warn!(error = %format!("{error:#}"), "sign-in from the tray failed");

@@ -10,7 +10,6 @@ mod clipboard;
 mod icon;
 mod monitor;
 mod probe;
-mod settings;
 #[cfg(target_os = "linux")]
 mod tray_linux;
 #[cfg(target_os = "macos")]

@@ -75,6 +75,7 @@ pub(crate) async fn complete(
             body: upstream_body,
             deadline: Some(config.completions_timeout),
             headers: Vec::new(),
+            retries: None,
         })
         .await;
     let sent = match sent {

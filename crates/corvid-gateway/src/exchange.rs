@@ -108,12 +108,8 @@ impl Exchange {
             reasoning: usage.reasoning,
         };
         let billing = self.ticket.take().map(|ticket| {
-            let price = self
-                .state
-                .config()
-                .prices
-                .get(&self.model)
-                .map(PriceMicros::from_price)
+            let price = corvid_store::price_of(&self.state.config().prices, &self.model)
+                .map(|price| PriceMicros::from_price(&price))
                 .unwrap_or_default();
             Billing {
                 request_id: ticket.request_id,

@@ -120,6 +120,7 @@ impl Passthrough<'_> {
                 body,
                 deadline: None,
                 headers: self.headers,
+                retries: self.route.in_place_retries(),
             })
             .await;
         match sent {

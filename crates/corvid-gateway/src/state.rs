@@ -106,7 +106,7 @@ impl AppState {
     /// Adds a row to the usage ledger (never blocks; see `UsageRecorder`), and counts it in
     /// `/metrics`.
     pub(crate) fn record(&self, record: UsageRecord) {
-        let known = self.0.config.prices.contains_key(&record.model)
+        let known = corvid_store::price_of(&self.0.config.prices, &record.model).is_some()
             || self
                 .0
                 .registry

@@ -8,12 +8,15 @@ mod suite {
     mod crossing;
     mod embeddings;
     mod errors;
+    mod failover_retries;
     mod faults;
     mod harness;
     mod ledger;
     mod local;
+    mod model_metadata;
     mod oauth;
     mod pipeline;
+    mod routed_harness;
     mod routes;
     mod routing;
     mod security;

@@ -21,7 +21,7 @@ pub use usage::*;
 /// An event, the `msg` of an `Event`.
 ///
 /// On the wire: `{"type": "<name>", ...fields}`. A turn is `turn_started`, then any number of
-/// deltas, tool calls, tool results, proposals, todos, subagent events, usage and completed
+/// deltas, tool calls, tool results, approval requests (`request` frames), todos, subagent events, usage and completed
 /// messages, then exactly one `turn_finished`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -94,10 +94,8 @@ pub enum EventMsg {
     },
     /// A tool finished (or was refused, rejected, interrupted or stopped).
     ToolResult(ToolResultNotification),
-    /// A tool call waits for the user's approval; the turn is suspended until an `approve`
-    /// answers it, a `send` interrupts it, or a `cancel` stops the turn.
-    Proposal(ProposalNotification),
-    /// A proposal is no longer waiting.
+    /// An approval request (`ServerRequest`) is no longer waiting: a face answered it, a
+    /// `send` interrupted it, a `cancel` stopped the turn, or the session closed.
     ProposalClosed {
         /// The proposal.
         proposal_id: String,

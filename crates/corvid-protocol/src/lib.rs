@@ -3,19 +3,24 @@
 //!
 //! The engine and a front end exchange JSON objects:
 //!
-//! - [`Submission`] `{ "id", "op" }`, front end → engine: an [`Op`] such as `send`, `approve` or
-//!   `cancel`, under an id the front end picks.
+//! - [`Submission`] `{ "id", "op" }`, front end → engine: an [`Op`] such as `send` or `cancel`,
+//!   under an id the front end picks.
 //! - [`Reply`] `{ "id", "ok" }` or `{ "id", "error" }`, engine → the front end that submitted:
 //!   exactly one per submission, saying what became of the operation.
 //! - [`Event`] `{ "id", "seq", "depth", "at", "msg" }`, engine → every listener: progress, an
 //!   [`EventMsg`] such as `text_delta`, `tool_call` or `turn_finished`, carrying the id of the
-//!   submission it belongs to. A `proposal` is the agent's request for a decision: it lists the
-//!   decisions the face may give and is answered by `approve` (the first answer from any face
-//!   counts; a lagging listener is resynchronised by a replay that still holds it).
+//!   submission it belongs to.
+//! - [`ServerRequest`] `{ "id", "approval" }`, engine → every listener: the agent asks (a tool
+//!   call waits for approval, with the decisions the face may give), answered by a [`Response`]
+//!   `{ "id", "decision" }` from any face; the first answer counts, later ones are replied an
+//!   error, and every listener hears `proposal_closed`. A listener that subscribes (or is
+//!   resynchronised) while a request waits finds it in its replay.
 //!
 //! A transport that carries more than events (the page's WebSocket, ACP's adapter) sends
 //! [`ServerFrame`]s: `protocol` first ([`ProtocolHello`]: the version and the command table),
-//! then `event`s and `reply`s. On a byte stream each frame is one line of JSON (JSON lines); on
+//! then `event`s, `request`s and `reply`s; the face sends [`ClientFrame`]s (`submission`s and
+//! `response`s). In process, a session's listener reads [`SessionFrame`]s (events and
+//! requests). On a byte stream each frame is one line of JSON (JSON lines); on
 //! a WebSocket each frame is one text message. A session starts with [`Op::Hello`], replied
 //! `ready` with both sides' [`PROTOCOL_VERSION`].
 //!
@@ -45,6 +50,7 @@ mod event;
 mod op;
 mod permissions;
 mod reply;
+mod request;
 mod sandbox;
 mod schema;
 
@@ -60,8 +66,9 @@ pub use event::{
     ToolCallNotification, ToolResultNotification, ToolServer, ToolServerState, Truncation,
     TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
-pub use op::{ApprovalDecision, ApproveParams, ImageInput, Op, SendParams};
+pub use op::{ApprovalDecision, ImageInput, Op, SendParams};
 pub use permissions::{PermissionRule, RuleAction, RuleFile, describe_rules};
 pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame};
+pub use request::{ClientFrame, Response, ServerRequest, SessionFrame};
 pub use sandbox::{Confinement, SandboxMode, SandboxNotice, SandboxState};
 pub use schema::schema_json;

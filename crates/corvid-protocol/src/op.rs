@@ -25,10 +25,6 @@ pub enum Op {
     /// interrupted first. Replied `accepted` once the turn is started (or queued behind the
     /// interrupted one); the turn's progress comes as events.
     Send(SendParams),
-    /// The user's answer to a `proposal` (the agent's request for a decision). Replied `done`
-    /// when it was taken, or an error when the proposal is not waiting (answered first by
-    /// another face, or unknown).
-    Approve(ApproveParams),
     /// Stop the running turn: the model stream and any running tool are stopped, and the turn
     /// finishes with outcome `cancelled`. Replied `done`, or `nothing` without a running turn.
     Cancel,
@@ -173,16 +169,7 @@ pub enum ImageInput {
     },
 }
 
-/// The payload of `approve`: the answer to one proposal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ApproveParams {
-    /// The `proposal_id` of the `proposal` event being answered.
-    pub proposal_id: String,
-    /// The user's decision.
-    pub decision: ApprovalDecision,
-}
-
-/// The user's decision on a proposal.
+/// The user's decision on an approval request (a `response`'s `decision`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ApprovalDecision {

@@ -1,5 +1,5 @@
 //! Replies and the engine-to-face frame: every submission gets exactly one [`Reply`], and a
-//! face's transport carries [`ServerFrame`]s (the hello, events, replies).
+//! face's transport carries [`ServerFrame`]s (the hello, events, the agent's requests, replies).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -10,6 +10,7 @@ use crate::envelope::Event;
 use crate::event::{
     ConversationSummary, ErrorNotification, FileChange, ReadyNotification, ToolServer, TurnChanges,
 };
+use crate::request::{ServerRequest, SessionFrame};
 
 /// The one answer to a `Submission`, carrying its `id`: `{"id", "ok": {...}}` when it was
 /// carried out, `{"id", "error": {...}}` when it was not. Progress (a turn's text, tools and
@@ -143,16 +144,26 @@ pub struct ProtocolHello {
 }
 
 /// One frame from the engine side to a face, on a transport that carries more than events:
-/// `{"type": "protocol" | "event" | "reply", ...}`.
+/// `{"type": "protocol" | "event" | "request" | "reply", ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)]
 pub enum ServerFrame {
     /// The transport's first frame.
     Protocol(ProtocolHello),
-    /// A session event (progress; proposals are the agent's requests for a decision, answered
-    /// by `approve`).
+    /// A session event (progress only).
     Event(Event),
+    /// The agent asks the face (an approval); answered by a `response` carrying its id.
+    Request(ServerRequest),
     /// The one answer to a submission.
     Reply(Reply),
+}
+
+impl From<SessionFrame> for ServerFrame {
+    fn from(frame: SessionFrame) -> Self {
+        match frame {
+            SessionFrame::Event(event) => Self::Event(event),
+            SessionFrame::Request(request) => Self::Request(request),
+        }
+    }
 }

@@ -3,20 +3,22 @@
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
-use crate::envelope::{Event, PROTOCOL_VERSION, Submission};
+use crate::envelope::{Event, PROTOCOL_VERSION};
 use crate::reply::ServerFrame;
+use crate::request::ClientFrame;
 
-/// The JSON Schema (draft 2020-12) of a frame: a [`Submission`] (face → engine) or a
-/// [`ServerFrame`] (engine → face: the hello, an event, a reply), with every type they use under
-/// `$defs` (`#/$defs/Submission`, `#/$defs/ServerFrame` and `#/$defs/Event` validate one
-/// direction each; an event on a stream of events alone validates against `Event`).
+/// The JSON Schema (draft 2020-12) of a frame: a [`ClientFrame`] (face → engine: a submission
+/// or a response) or a [`ServerFrame`] (engine → face: the hello, an event, a request, a reply),
+/// with every type they use under `$defs` (`#/$defs/ClientFrame`, `#/$defs/ServerFrame` and
+/// `#/$defs/Event` validate one direction each; an event on a stream of events alone validates
+/// against `Event`).
 ///
 /// Pretty-printed, with object keys sorted so the text does not depend on how `serde_json` was
 /// built, and ending with a newline: it is checked in as `schema/protocol.schema.json` and
 /// compared by a test.
 pub fn schema_json() -> String {
     let mut generator = SchemaSettings::draft2020_12().into_generator();
-    let submission = generator.subschema_for::<Submission>();
+    let client = generator.subschema_for::<ClientFrame>();
     let server = generator.subschema_for::<ServerFrame>();
     // Listed under `$defs` by name, for streams that carry events alone (`corvid exec --json`).
     let _event = generator.subschema_for::<Event>();
@@ -25,12 +27,13 @@ pub fn schema_json() -> String {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "corvid agent protocol",
         "description": format!(
-            "Version {PROTOCOL_VERSION}. A frame is one JSON object: a Submission (front end to \
-             engine) or a ServerFrame (engine to front end: protocol, event or reply), one per \
-             line on a byte stream or one per WebSocket text message."
+            "Version {PROTOCOL_VERSION}. A frame is one JSON object: a ClientFrame (front end to \
+             engine: submission or response) or a ServerFrame (engine to front end: protocol, \
+             event, request or reply), one per line on a byte stream or one per WebSocket text \
+             message."
         ),
         "x-protocol-version": PROTOCOL_VERSION,
-        "anyOf": [submission, server],
+        "anyOf": [client, server],
         "$defs": definitions,
     });
     let mut text = format!("{:#}", sorted(document));

@@ -1,7 +1,8 @@
 //! How large a model's context window is, for the agent's compaction: the configured value
 //! (`[context_windows]`, then `context_window`), then the provider's own model list where it
 //! states a limit (Zed's `/models` does), then the built-in family table below. `None` when
-//! nothing knows; the agent then uses its default.
+//! nothing knows; the agent then uses its default. A model the family table lacks takes the input
+//! limit of the catalog shipped with corvid (`corvid_config::catalog`).
 //!
 //! The family table is the one place corvid keeps vendor sizes. It holds the input limit (what
 //! a request may carry), which for some vendors is smaller than the advertised "context window"
@@ -104,8 +105,20 @@ impl Registry {
                 source: WindowSource::Provider,
             });
         }
-        // Without a route (the provider is not set up), the name itself still tells the family.
-        let model = match &route {
+        let model = self.upstream_name(requested, route.as_ref());
+        family_window(&model)
+            .or_else(|| corvid_config::catalog().model(&model)?.input_limit())
+            .map(|tokens| ContextWindow {
+                tokens,
+                source: WindowSource::Family,
+            })
+    }
+
+    /// The name the provider takes for `requested`: the route's model, or without a route (the
+    /// provider is not set up) the name itself, aliases resolved and a provider prefix taken
+    /// off — it still tells the family.
+    pub(crate) fn upstream_name(&self, requested: &str, route: Option<&crate::Route>) -> String {
+        match route {
             Some(route) => route.model.clone(),
             None => {
                 let name = self.windows().resolve_model(requested);
@@ -114,11 +127,7 @@ impl Registry {
                     .filter(|(prefix, _)| self.provider(prefix).is_some());
                 bare.map_or(name, |(_, model)| model).to_owned()
             }
-        };
-        family_window(&model).map(|tokens| ContextWindow {
-            tokens,
-            source: WindowSource::Family,
-        })
+        }
     }
 }
 

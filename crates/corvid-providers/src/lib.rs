@@ -12,8 +12,11 @@ mod failover;
 mod last_failure;
 mod local_window;
 mod model_call;
+mod model_info;
+mod model_list;
 mod pipeline;
 mod pool;
+mod provider;
 pub mod quirks;
 mod registry;
 mod routing;
@@ -27,10 +30,12 @@ pub use error::{CallError, FailureClass, ProviderError, Refusal, Retry, error_ch
 pub use failover::{fails_over, rests_key};
 pub use last_failure::LastFailure;
 pub use model_call::ModelFailure;
+pub use model_info::{ModelCapabilities, ModelInfo};
 pub use pipeline::{ModelCall, ModelReply, ModelStream, WholeFailure, broken_stream};
 pub use pool::{DEFAULT_COOLDOWN, KeyPool};
+pub use provider::{ListedFacts, Provider};
 pub use quirks::prepare_request;
-pub use registry::{Provider, Registry, Route, RouteError, dialect_of, zed_hosts};
+pub use registry::{Registry, Route, RouteError, dialect_of, zed_hosts};
 pub use routing::{Plan, RequestShape, conversation_key};
 pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};
 pub use upstream::{

@@ -128,7 +128,11 @@ impl ModelCall {
                 path,
                 names,
             } => {
-                let sent = self.route.upstream().post_encoded(&path, &encoded).await?;
+                let sent = self
+                    .route
+                    .upstream()
+                    .post_encoded(&path, &encoded, self.route.in_place_retries())
+                    .await?;
                 Ok(ModelReply {
                     status: sent.response.status().as_u16(),
                     attempts: sent.attempts,

@@ -9,7 +9,8 @@ use corvid_wire::Dialect;
 use corvid_wire::encoded::EncodedBody;
 use corvid_wire::model::{ChatRequest, Part};
 
-use crate::registry::{Provider, dialect_of};
+use crate::provider::Provider;
+use crate::registry::dialect_of;
 
 /// Which upstream models a rule covers.
 #[derive(Debug, Clone, Copy)]
@@ -237,6 +238,25 @@ pub fn default_output_limit(provider: &Provider, model: &str) -> Option<u32> {
         .listed_window(model)
         .map_or(4096, |window| (window / 4).clamp(1024, 8192));
     u32::try_from(limit).ok()
+}
+
+/// Whether the opaque reasoning `provider` hands out is bound to the account of the key that
+/// got it, so another pool key cannot give it back: OpenAI-style `encrypted_content` is
+/// sealed per organisation (xAI's per team), and a pool spreads rate limits and quotas only
+/// when its keys are separate organisations. Anthropic's thinking signatures are valid
+/// across accounts and platforms, Gemini's thought signatures are per model: not bound.
+pub fn reasoning_bound_to_key(provider: &Provider) -> bool {
+    matches!(
+        provider.api_dialect(),
+        Some(corvid_wire::Dialect::OpenAiChat | corvid_wire::Dialect::OpenAiResponses)
+    ) && (provider.config().capabilities.serves_responses
+        || provider.kind() == corvid_config::ProviderKind::OpenAiResponses)
+}
+
+/// The origin label of opaque values one pool key of `provider` handed out, for settling a
+/// conversation that moved between keys (see [`reasoning_bound_to_key`]).
+pub fn key_origin(provider: &str, key: usize) -> String {
+    format!("{provider}key{key}")
 }
 
 /// Whether `provider` is a keyless server on this machine (llama.cpp, Ollama, vLLM…): its

@@ -5,290 +5,16 @@
 //! fetched lists); one → that provider; several → an error naming them; none → the provider
 //! whose family the name belongs to (`claude-…` → anthropic), else `default_provider`.
 
-use std::sync::{Arc, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use corvid_auth::Credential;
 use corvid_config::{Config, Loaded, ProviderConfig, ProviderKind};
 use http::{HeaderName, HeaderValue};
-use http_body_util::BodyExt;
-use serde_json::Value;
-use tokio::sync::Mutex;
 
-use crate::pool::KeyPool;
+use crate::provider::Provider;
 use crate::transport::{BoxError, Transport};
 use crate::upstream::{AuthStyle, Upstream};
 use crate::zed::{ZedClient, ZedService};
-
-/// How long a fetched model list is trusted.
-const MODEL_LIST_TTL: Duration = Duration::from_secs(600);
-
-/// One configured upstream: its settings, its client, and its cached model list.
-#[derive(Debug)]
-pub struct Provider {
-    config: ProviderConfig,
-    /// One upstream per key (one for most providers); `upstream()` is the first.
-    keys: KeyPool,
-    /// The window a local server says it was started with (llama.cpp's `/props`), read with
-    /// its model list.
-    served_window: std::sync::Mutex<Option<u64>>,
-    fetched: Mutex<Option<(Instant, Vec<ListedModel>)>>,
-    /// The signed-in Zed account, for the `zed` provider: its backend instead of `upstream`.
-    zed: Option<Arc<ZedService>>,
-}
-
-/// A model of a fetched list, with the input limit the list states, if any.
-#[derive(Debug, Clone)]
-struct ListedModel {
-    id: String,
-    window: Option<u64>,
-}
-
-impl Provider {
-    pub fn new(config: ProviderConfig, upstream: Upstream) -> Self {
-        Self::with_keys(config, vec![upstream])
-    }
-
-    /// A provider with a pool of keys: one upstream each, the first being `upstream()`. With
-    /// more than one, a key answered 429 hands the request to the next at once.
-    pub fn with_keys(config: ProviderConfig, mut members: Vec<Upstream>) -> Self {
-        if members.len() > 1 {
-            members = members
-                .into_iter()
-                .map(Upstream::handing_off_rate_limits)
-                .collect();
-        }
-        Self {
-            config,
-            keys: KeyPool::new(members),
-            served_window: std::sync::Mutex::new(None),
-            fetched: Mutex::new(None),
-            zed: None,
-        }
-    }
-
-    /// The `zed` provider, backed by a signed-in account.
-    pub fn zed(config: ProviderConfig, upstream: Upstream, service: ZedService) -> Self {
-        Self {
-            zed: Some(Arc::new(service)),
-            ..Self::new(config, upstream)
-        }
-    }
-
-    /// The Zed account behind this provider, when it is the `zed` provider and signed in.
-    pub fn zed_service(&self) -> Option<&ZedService> {
-        self.zed.as_deref()
-    }
-
-    /// The account backend the pipeline sends this provider's calls through, if any.
-    pub(crate) fn account(&self) -> Option<Arc<ZedService>> {
-        self.zed.clone()
-    }
-
-    /// The dialect this provider's own HTTP API speaks, or `None` for a backend that takes
-    /// canonical requests only (the Zed account, whose models each speak their own provider's
-    /// dialect inside Zed's wrapper): nothing is ever passed through to it.
-    pub fn api_dialect(&self) -> Option<corvid_wire::Dialect> {
-        match self.zed {
-            Some(_) => None,
-            None => Some(dialect_of(self.config.kind)),
-        }
-    }
-
-    /// Whether this provider takes `inbound` bodies as they are (the byte pass-through). A
-    /// chat provider that serves `/responses` too (the xAI and OpenAI presets) takes Responses
-    /// clients straight.
-    pub fn takes_as_is(&self, inbound: corvid_wire::Dialect) -> bool {
-        use corvid_wire::Dialect;
-        let Some(outbound) = self.api_dialect() else {
-            return false;
-        };
-        outbound == inbound
-            || (inbound == Dialect::OpenAiResponses
-                && outbound == Dialect::OpenAiChat
-                && self.config.capabilities.serves_responses)
-    }
-
-    pub fn name(&self) -> &str {
-        &self.config.name
-    }
-
-    pub fn kind(&self) -> ProviderKind {
-        self.config.kind
-    }
-
-    pub fn config(&self) -> &ProviderConfig {
-        &self.config
-    }
-
-    /// The provider's (first key's) upstream.
-    pub fn upstream(&self) -> &Upstream {
-        self.keys.member(0)
-    }
-
-    /// Every key's upstream, and which rest.
-    pub fn keys(&self) -> &KeyPool {
-        &self.keys
-    }
-
-    /// Whether requests may be routed here: switched on, and declared in `config.toml` or with
-    /// a credential present. The xai provider is always available (the seed's behaviour: a
-    /// missing key is a 401 naming what to set).
-    pub fn is_available(&self) -> bool {
-        if self.config.kind == ProviderKind::Zed {
-            // Only with a signed-in account that Zed has not refused (and never when corvid
-            // listens beyond loopback).
-            return self.config.enabled
-                && self
-                    .zed
-                    .as_ref()
-                    .is_some_and(|zed| !zed.client().is_signed_out());
-        }
-        self.config.enabled
-            && (self.config.explicit || self.config.name == "xai" || self.has_own_credential())
-    }
-
-    /// A preset with a key of its own (a keyless preset such as ollama must be declared).
-    fn has_own_credential(&self) -> bool {
-        let credential = self.upstream().credential();
-        credential.is_available() && !credential.is_none()
-    }
-
-    /// Whether this provider lists `model` (configured, or in a fetched list still cached).
-    pub fn lists(&self, model: &str) -> bool {
-        if self.config.models.iter().any(|known| known == model) {
-            return true;
-        }
-        if let Some(zed) = &self.zed {
-            return zed
-                .cached(|models| Some(models.get(model).is_some()))
-                .unwrap_or(false);
-        }
-        self.fetched
-            .try_lock()
-            .ok()
-            .and_then(|cache| {
-                cache
-                    .as_ref()
-                    .map(|(_, models)| models.iter().any(|known| known.id == model))
-            })
-            .unwrap_or(false)
-    }
-
-    /// The context window this provider's own list states for `model`, once the list has been
-    /// read (Zed's `max_token_count`; Gemini's `inputTokenLimit`; `context_length`,
-    /// `context_window`, `max_model_len` or `max_input_tokens` of OpenAI-shaped lists).
-    pub fn listed_window(&self, model: &str) -> Option<u64> {
-        if let Some(zed) = &self.zed {
-            return zed.cached(|models| {
-                models
-                    .get(model)
-                    .map(|listed| listed.max_token_count)
-                    .filter(|tokens| *tokens > 0)
-            });
-        }
-        let cache = self.fetched.try_lock().ok()?;
-        let listed = &cache.as_ref()?.1;
-        listed
-            .iter()
-            .find(|listed| listed.id == model)
-            .and_then(|listed| listed.window)
-            // A local server's own window (llama.cpp's `n_ctx`) holds for any name it is asked.
-            .or(*self
-                .served_window
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner))
-    }
-
-    /// The configured models plus the provider's own list, fetched on demand and cached.
-    pub async fn models(&self) -> Vec<String> {
-        if let Some(zed) = &self.zed {
-            return match zed.models().await {
-                Ok(models) => models.models.into_iter().map(|model| model.id).collect(),
-                Err(error) => {
-                    tracing::debug!(error = %crate::error_chain(&error), "could not list the Zed account's models");
-                    Vec::new()
-                }
-            };
-        }
-        let mut models = self.config.models.clone();
-        let mut cache = self.fetched.lock().await;
-        let fresh = cache
-            .as_ref()
-            .is_some_and(|(at, _)| at.elapsed() < MODEL_LIST_TTL);
-        if !fresh && self.upstream().credential().is_available() {
-            match self.fetch_models().await {
-                Ok(list) => *cache = Some((Instant::now(), list)),
-                Err(error) => {
-                    tracing::debug!(provider = %self.config.name, error = %crate::error_chain(&*error), "could not list models")
-                }
-            }
-        }
-        if let Some((_, fetched)) = cache.as_ref() {
-            for model in fetched {
-                if !models.contains(&model.id) {
-                    models.push(model.id.clone());
-                }
-            }
-        }
-        models
-    }
-
-    async fn fetch_models(&self) -> Result<Vec<ListedModel>, BoxError> {
-        let response = self.upstream().get("models").await?;
-        let body = response.response.into_body().collect().await?.to_bytes();
-        let value: Value = serde_json::from_slice(&body)?;
-        // OpenAI and Anthropic: {"data":[{"id"}]}; Gemini: {"models":[{"name":"models/x"}]}.
-        let window = |item: &Value| {
-            [
-                "inputTokenLimit",
-                "context_length",
-                "context_window",
-                "max_model_len",
-                "max_input_tokens",
-            ]
-            .iter()
-            .find_map(|key| item[*key].as_u64())
-            .filter(|tokens| *tokens > 0)
-        };
-        let ids: Vec<ListedModel> = value["data"]
-            .as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|item| {
-                        Some(ListedModel {
-                            id: item["id"].as_str()?.to_owned(),
-                            window: window(item),
-                        })
-                    })
-                    .collect()
-            })
-            .or_else(|| {
-                value["models"].as_array().map(|items| {
-                    items
-                        .iter()
-                        .filter_map(|item| {
-                            let name = item["name"].as_str()?;
-                            Some(ListedModel {
-                                id: name.strip_prefix("models/").unwrap_or(name).to_owned(),
-                                window: window(item),
-                            })
-                        })
-                        .collect()
-                })
-            })
-            .unwrap_or_default();
-        if crate::quirks::is_local_server(self) && ids.iter().all(|model| model.window.is_none()) {
-            let served = self.served_context().await;
-            *self
-                .served_window
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = served;
-        }
-        Ok(ids)
-    }
-}
 
 /// Where a request goes.
 #[derive(Debug, Clone)]
@@ -298,6 +24,9 @@ pub struct Route {
     pub model: String,
     /// Which of the provider's keys sends it (0 unless the provider has a pool).
     pub key: usize,
+    /// Whether a failure is retried on this target before anything else is tried: false when
+    /// the route's next attempt is another target, which is tried at once instead.
+    pub retry_in_place: bool,
 }
 
 impl Route {
@@ -307,7 +36,14 @@ impl Route {
             provider,
             model: model.into(),
             key: 0,
+            retry_in_place: true,
         }
+    }
+
+    /// The retries to ask of the upstream: none when another target follows (see
+    /// [`Route::retry_in_place`]), else the provider's own.
+    pub fn in_place_retries(&self) -> Option<u32> {
+        (!self.retry_in_place).then_some(0)
     }
 
     /// The upstream of this route's key.

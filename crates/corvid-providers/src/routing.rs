@@ -92,6 +92,8 @@ pub struct Plan {
     /// The provider that began this conversation, when it is known and is not the first
     /// attempt's (opaque reasoning from it must be settled as a moved session's is).
     pub began_on: Option<String>,
+    /// The pool key that began it, with `began_on`.
+    pub began_key: Option<usize>,
     /// Whether the first attempt is the conversation's own target (stickiness held).
     pub sticky: bool,
 }
@@ -212,6 +214,7 @@ impl Registry {
         }
         let mut sticky = false;
         let mut began_on = None;
+        let mut began_key = None;
         if let Some(stuck) = &stuck {
             let own = attempts.iter().position(|attempt| {
                 attempt.provider.name() == stuck.provider
@@ -225,6 +228,17 @@ impl Registry {
                 sticky = true;
             }
             began_on = Some(stuck.provider.clone());
+            began_key = Some(stuck.key);
+        }
+        // A retryable failure moves to the next target at once rather than being retried
+        // here first; the last target, and a key followed only by another key of the same
+        // target, keep the provider's own retries.
+        for index in 0..attempts.len() {
+            let next_is_elsewhere = attempts.get(index + 1).is_some_and(|next| {
+                next.provider.name() != attempts[index].provider.name()
+                    || next.model != attempts[index].model
+            });
+            attempts[index].retry_in_place = !next_is_elsewhere;
         }
         Ok(Plan {
             attempts,
@@ -232,6 +246,7 @@ impl Registry {
             route,
             skipped,
             began_on,
+            began_key,
             sticky,
         })
     }

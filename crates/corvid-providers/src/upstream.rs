@@ -40,6 +40,9 @@ pub struct UpstreamRequest<'a> {
     pub deadline: Option<Duration>,
     /// Headers for this request only (e.g. a client's `anthropic-beta` for Anthropic).
     pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// At most this many retries on this upstream, when not its configured `max_retries`
+    /// (0 when a route has another target to move to: it moves rather than waits).
+    pub retries: Option<u32>,
 }
 
 /// How a provider wants its credential.
@@ -192,15 +195,18 @@ impl Upstream {
     /// POSTs a request corvid encoded itself (a translation). An upstream that refuses
     /// `stream_options` — a 400 naming it: older vLLM, some proxies — is asked once more
     /// without it; usage then comes only if the server sends it anyway.
+    /// `retries` as in [`UpstreamRequest::retries`].
     pub async fn post_encoded(
         &self,
         path: &str,
         encoded: &corvid_wire::encoded::EncodedBody,
+        retries: Option<u32>,
     ) -> Result<UpstreamResponse, CallError> {
         let post = |body: Vec<u8>| {
             self.post(UpstreamRequest {
                 path,
                 body: Bytes::from(body),
+                retries,
                 ..UpstreamRequest::default()
             })
         };
@@ -271,7 +277,7 @@ impl Upstream {
         let mut attempts = 0u32;
         let failed = |error: ProviderError, attempts: u32| CallError { error, attempts };
         let url = self.url(request.path).map_err(|error| failed(error, 0))?;
-        let mut retries = Retries::new(self.max_retries);
+        let mut retries = Retries::new(request.retries.unwrap_or(self.max_retries));
         let mut renewed_after_401 = false;
         let mut bearer = self
             .credential

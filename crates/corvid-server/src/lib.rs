@@ -8,6 +8,7 @@
 //! allowlist, exact Origin, the per-launch token, JSON bodies, size limits and a strict CSP.
 
 mod assets;
+mod live;
 mod rest;
 mod security;
 mod sessions;
@@ -28,6 +29,7 @@ use corvid_gateway::{App, AppState};
 use futures_util::future::Either;
 use tower::Service;
 
+pub use live::{ReloadOutcome, ReloadRequest, Reloads, SettingsNote};
 pub use security::{Token, page_url};
 pub use sessions::PageAgent;
 
@@ -46,7 +48,14 @@ struct Inner {
     token: Token,
     allowed_hosts: Vec<String>,
     loaded: Loaded,
-    sign_ins: signin::SignIns,
+    /// The sign-ins under way: the host's (see `Reloads`), so a flow that ends after the
+    /// settings changed is still reported by the page serving the new ones.
+    sign_ins: Arc<signin::SignIns>,
+    /// Live settings: apply the files now, and what the last look at them found.
+    reloads: Reloads,
+    /// Set once these settings are replaced: every tab's socket closes, and the page
+    /// reconnects to the app serving the new ones.
+    retired: tokio::sync::watch::Sender<bool>,
 }
 
 impl PageState {
@@ -60,14 +69,38 @@ impl PageState {
         loaded: Loaded,
         port: u16,
     ) -> Self {
+        Self::hosted(gateway, agent, token, loaded, port, Reloads::default())
+    }
+
+    /// [`PageState::new`] in a host that applies settings changes live (`reloads`).
+    pub fn hosted(
+        gateway: AppState,
+        agent: PageAgent,
+        token: Token,
+        loaded: Loaded,
+        port: u16,
+        reloads: Reloads,
+    ) -> Self {
         Self(Arc::new(Inner {
             allowed_hosts: security::allowed_hosts(&loaded.config.host, port),
             gateway,
             agent,
             token,
             loaded,
-            sign_ins: signin::SignIns::default(),
+            sign_ins: reloads.sign_ins(),
+            reloads,
+            retired: tokio::sync::watch::Sender::new(false),
         }))
+    }
+
+    /// The settings this page was built with are replaced: every tab's socket closes (the
+    /// page reconnects, to the app serving the new settings) and none reopens a session here.
+    pub fn retire(&self) {
+        self.0.retired.send_replace(true);
+    }
+
+    fn retired(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.0.retired.subscribe()
     }
 }
 

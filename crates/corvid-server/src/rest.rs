@@ -291,6 +291,10 @@ async fn status(State(state): State<PageState>) -> Json<Value> {
         })
         .collect();
     let auth = corvid_auth::AuthStatus::from_loaded(&state.0.loaded);
+    let daily = match state.0.gateway.access() {
+        Some(access) => access.local_allowance().await,
+        None => None,
+    };
     let zed_signed_in = registry
         .providers()
         .iter()
@@ -298,6 +302,7 @@ async fn status(State(state): State<PageState>) -> Json<Value> {
     Json(json!({
         "gateway": "up",
         "version": env!("CARGO_PKG_VERSION"),
+        "daily": daily,
         "providers": providers,
         "sign_ins": {
             "xai": {
@@ -309,6 +314,7 @@ async fn status(State(state): State<PageState>) -> Json<Value> {
             "zed": {"signed_in": zed_signed_in},
         },
         "usage_today": today,
+        "settings": state.0.reloads.note(),
     }))
 }
 
@@ -355,9 +361,7 @@ async fn usage(
     let rows: Vec<Value> = rows
         .iter()
         .map(|row| {
-            let cost = prices
-                .get(&row.model)
-                .map(|price| corvid_store::cost(&row.tokens, price));
+            let cost = corvid_store::priced(prices, &row.model, &row.tokens);
             let input = row.tokens.total_input();
             json!({
                 "day": row.day,

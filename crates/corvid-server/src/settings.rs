@@ -1,6 +1,7 @@
 //! `GET/PUT /api/settings[?conversation=<id>]`: the settings window of the page. The default
-//! model, the default approval policy (`approval`), aliases and providers (on/off, base URL) are
-//! written to `config.toml`; the approval policy and the model apply at once to the session of
+//! model, the default approval policy (`approval`), aliases, providers (on/off, base URL) and
+//! the general settings (`general`: auth mode, host and port, completions, `log_prompts`,
+//! timeouts; see `general`) are written to `config.toml`; the approval policy and the model apply at once to the session of
 //! the tab's conversation (`conversation` in the query or the body; through the engine's
 //! `set_model` and `set_approval_policy`), and a new default model or approval policy to that
 //! session and every session the page opens from then on; provider keys are set or cleared in
@@ -8,8 +9,10 @@
 //!
 //! `config.toml` is changed through corvid-config's one writer (`ConfigDocument`): only the keys
 //! that change are touched, its comments, blank lines and order stay as the user wrote them,
-//! and the file is replaced atomically. The gateway reads it at start, so provider and alias
-//! changes apply after a restart (the answer says `restart_needed`).
+//! and the file is replaced atomically. Once the files are written the host applies them at
+//! once (`Reloads::apply_now`): providers, aliases and keys are used by the next request. The
+//! answer's `restart_needed` says a change waits for a restart (host, port; or a page without
+//! a host that reloads), and `settings_error` why the files could not be applied.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -23,9 +26,11 @@ use corvid_protocol::{ApprovalPolicy, Op, ReplyOk};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::PageState;
 use crate::rest::{internal, json_error};
 use crate::sessions::request;
+use crate::{PageState, ReloadOutcome};
+
+mod general;
 
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -142,7 +147,9 @@ async fn view(state: &PageState, conversation: Option<&str>) -> Result<Value, Ap
             json!({"variable": variable, "set": set})
         })
         .collect();
+    let general = general::view(&document, config);
     Ok(json!({
+        "general": general,
         "default_model": default_model,
         "aliases": aliases,
         "providers": providers,
@@ -179,6 +186,9 @@ struct Change {
     /// Variable → new value, or `null` to clear it.
     #[serde(default)]
     keys: BTreeMap<String, Option<String>>,
+    /// Auth mode, host and port, completions, `log_prompts`, timeouts.
+    #[serde(default)]
+    general: general::GeneralChange,
 }
 
 #[derive(Debug, Deserialize)]
@@ -200,7 +210,10 @@ async fn write(
     let touches_config = change.default_model.is_some()
         || change.default_approval_policy.is_some()
         || change.aliases.is_some()
-        || !change.providers.is_empty();
+        || !change.providers.is_empty()
+        || !change.general.is_empty();
+    // Host and port are the bound socket's: they wait for a restart whatever the host does.
+    let mut socket_changed = false;
     if touches_config {
         let mut document = config_document(&state)?;
         if let Some(model) = &change.default_model {
@@ -229,6 +242,10 @@ async fn write(
             }
             restart_needed = true;
         }
+        if !change.general.is_empty() {
+            socket_changed = change.general.write(&mut document).map_err(config_error)?;
+            restart_needed = true;
+        }
         document.save().map_err(internal)?;
     }
     if !change.keys.is_empty() {
@@ -245,6 +262,23 @@ async fn write(
             .map_err(internal)?;
         // Keys are read when the providers are built.
         restart_needed = true;
+    }
+    let mut restart_reason = None;
+    let mut settings_error = None;
+    if restart_needed {
+        match state.0.reloads.apply_now().await {
+            Some(ReloadOutcome::Applied { needs_restart }) => {
+                restart_needed = needs_restart.is_some();
+                restart_reason = needs_restart;
+            }
+            Some(ReloadOutcome::Refused(error)) => settings_error = Some(error),
+            // No host applies settings live: they are read at the next start.
+            None => {}
+        }
+    }
+    if socket_changed && !restart_needed {
+        restart_needed = true;
+        restart_reason = Some("Changes to host and port apply at the next start".to_owned());
     }
     if let Some(model) = &change.default_model {
         state.0.agent.set_model(model);
@@ -270,6 +304,8 @@ async fn write(
     }
     let mut answer = view(&state, change.conversation.as_deref()).await?;
     answer["restart_needed"] = Value::Bool(restart_needed);
+    answer["restart_reason"] = json!(restart_reason);
+    answer["settings_error"] = json!(settings_error);
     Ok(Json(answer))
 }
 
@@ -307,6 +343,7 @@ fn validate(state: &PageState, change: &Change) -> Result<(), ApiError> {
         )));
     }
     let config = state.0.gateway.config();
+    change.general.validate(config)?;
     for provider in &change.providers {
         if config.provider(&provider.name).is_none() {
             return Err(ApiError::invalid_request(format!(

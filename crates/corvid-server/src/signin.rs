@@ -1,9 +1,10 @@
-//! Sign-in from the page: `POST /api/sign-in/{xai,zed}` starts the account's flow in the
-//! background (xAI: the device-code flow, whose code the page shows; Zed: the browser flow,
-//! whose link the page shows and corvid also tries to open), `GET /api/sign-in` reports each
-//! flow's state. The tokens are stored exactly as `corvid login` stores them; no response ever
-//! carries one. A new sign-in applies once `corvid serve` restarts (the providers read their
-//! credentials at start).
+//! Sign-in from the page: `POST /api/sign-in/{xai,xai-browser,zed}` starts the account's flow
+//! in the background (xAI: the device-code flow, whose code the page shows, or the browser flow
+//! — PKCE with a loopback callback, as `corvid login xai` — whose link the page shows and corvid
+//! also tries to open; Zed: the browser flow, likewise), `GET /api/sign-in` reports each flow's
+//! state (both xAI flows share one slot: one xAI sign-in at a time). The tokens are stored exactly as `corvid login` stores them; no response ever
+//! carries one. A new sign-in is applied at once: the host serving the page loads the settings
+//! again (`Reloads::apply_now`), so the next request uses it.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -12,7 +13,10 @@ use axum::extract::{Path, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use corvid_auth::zed::{ZedLogin, ZedStore, login_zed};
-use corvid_auth::{CredentialStore, DeviceCode, OAuthEndpoints, login_device, persist_login};
+use corvid_auth::{
+    BrowserLogin, CredentialStore, DeviceCode, OAuthEndpoints, login_browser, login_device,
+    persist_login,
+};
 use corvid_gateway::ApiError;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -50,7 +54,7 @@ pub(crate) struct SignIns {
 impl SignIns {
     fn slot(&self, account: &str) -> Option<&Mutex<SignIn>> {
         match account {
-            "xai" => Some(&self.xai),
+            "xai" | "xai-browser" => Some(&self.xai),
             "zed" => Some(&self.zed),
             _ => None,
         }
@@ -109,7 +113,7 @@ async fn start(
 ) -> Result<Json<Value>, ApiError> {
     let Some(slot) = state.0.sign_ins.slot(&account) else {
         return Err(ApiError::not_found(format!(
-            "no sign-in for {account:?} (xai or zed)"
+            "no sign-in for {account:?} (xai, xai-browser or zed)"
         )));
     };
     if !claim(slot) {
@@ -119,6 +123,9 @@ async fn start(
     match account.as_str() {
         "xai" => {
             tokio::spawn(async move { xai(&task_state).await });
+        }
+        "xai-browser" => {
+            tokio::spawn(async move { xai_browser(&task_state).await });
         }
         _ => {
             tokio::spawn(async move { zed(&task_state).await });
@@ -161,6 +168,41 @@ async fn xai(state: &PageState) {
         Ok::<_, String>(tokens.email.clone())
     }
     .await;
+    apply(state, &outcome).await;
+    finish(slot, outcome);
+}
+
+/// xAI's browser flow: the callback listens on xAI's registered loopback port; an OAuth server
+/// other than xAI's own (`xai_auth_url` changed: self-hosted, or a test's) gets a free port.
+async fn xai_browser(state: &PageState) {
+    let slot = &state.0.sign_ins.xai;
+    let loaded = &state.0.loaded;
+    let outcome = async {
+        let endpoints = OAuthEndpoints::from_config(&loaded.config);
+        let http = corvid_auth::oauth_http_client().map_err(|error| error.to_string())?;
+        let page = state.clone();
+        let mut options = BrowserLogin::new(endpoints, http, move |url| {
+            set(
+                &page.0.sign_ins.xai,
+                SignIn::Waiting {
+                    url: url.to_owned(),
+                    code: None,
+                },
+            );
+            corvid_auth::open_in_browser(url);
+        });
+        if loaded.config.xai_auth_url != corvid_config::Config::default().xai_auth_url {
+            options.redirect_port = 0;
+        }
+        let tokens = login_browser(options)
+            .await
+            .map_err(|error| error.to_string())?;
+        persist_login(&CredentialStore::detect(loaded), &tokens)
+            .map_err(|error| format!("signed in, but the tokens could not be stored: {error}"))?;
+        Ok::<_, String>(tokens.email.clone())
+    }
+    .await;
+    apply(state, &outcome).await;
     finish(slot, outcome);
 }
 
@@ -192,5 +234,13 @@ async fn zed(state: &PageState) {
         Ok::<_, String>(None)
     }
     .await;
+    apply(state, &outcome).await;
     finish(slot, outcome);
+}
+
+/// A sign-in that stored its tokens is applied before the page hears it succeeded.
+async fn apply<T>(state: &PageState, outcome: &Result<T, String>) {
+    if outcome.is_ok() {
+        let _ = state.0.reloads.apply_now().await;
+    }
 }

@@ -7,12 +7,17 @@
 //! conversation and its history, the running turn), then live events.
 //!
 //! Server → page: `ServerFrame`s only, each in the schema: first `protocol` (the version, where
-//! the schema is served, and the command table with the project's skills), then `event`s and
-//! `reply`s. Every submission is replied exactly once; a frame the server cannot take (not JSON,
-//! too big, not a submission, `shutdown`) is replied an `invalid_request` error (with an empty
-//! id when it had none), and the connection stays open.
+//! the schema is served, and the command table with the project's skills), then `event`s, the
+//! agent's `request`s (approvals) and `reply`s. Every submission and response is replied exactly
+//! once; a frame the server cannot take (not JSON, too big, neither a submission nor a response,
+//! `shutdown`) is replied an `invalid_request` error (with an empty id when it had none), and
+//! the connection stays open.
 //!
-//! Page → server: `Submission`s. `open_conversation`, `rename_conversation` and
+//! Page → server: `ClientFrame`s. A `response` answers a request of the tab's session (the
+//! first answer from any face counts; a later one is replied "already answered"); a tab that
+//! closes mid-approval leaves the request to the other faces, and the service closes a session
+//! whose request nobody is left to answer. Of the `submission`s, `open_conversation`,
+//! `rename_conversation` and
 //! `delete_conversation` are carried to the session service by the link (the tab moves to the
 //! conversation it opens; the session it left is closed by the service once idle); everything
 //! else goes to the tab's session. `shutdown` is refused here: a session may be shared with
@@ -26,7 +31,7 @@ use axum::response::{IntoResponse, Response};
 use corvid_agent::{AgentError, Link, LinkFrames, OpenConversation};
 use corvid_gateway::ApiError;
 use corvid_protocol::{
-    ErrorNotification, Op, PROTOCOL_VERSION, ProtocolHello, Reply, ServerFrame, Submission,
+    ClientFrame, ErrorNotification, Op, PROTOCOL_VERSION, ProtocolHello, Reply, ServerFrame,
     commands, schema_json,
 };
 use serde::Deserialize;
@@ -72,6 +77,12 @@ pub(crate) async fn schema() -> Response {
 }
 
 async fn run(state: PageState, mut socket: WebSocket, conversation: Option<String>) {
+    let mut retired = state.retired();
+    if *retired.borrow_and_update() {
+        // Settings replaced while this socket was opening: the page comes back to the new app.
+        close_for_new_settings(&mut socket).await;
+        return;
+    }
     let agent = state.0.agent.clone();
     let first = match conversation {
         Some(id) => match agent.link(OpenConversation::Existing(id)).await {
@@ -98,8 +109,18 @@ async fn run(state: PageState, mut socket: WebSocket, conversation: Option<Strin
         commands: commands::specs(&skill_commands(agent.project())),
     });
     if send(&mut socket, &hello).await.is_ok() {
-        serve(&link, &mut frames, &mut socket).await;
+        serve(&link, &mut frames, &mut socket, &mut retired).await;
     }
+}
+
+/// Closes a tab's socket because the settings changed: 1012 ("service restart") tells the page
+/// to reconnect, which it does to the app serving the new settings.
+async fn close_for_new_settings(socket: &mut WebSocket) {
+    let frame = axum::extract::ws::CloseFrame {
+        code: 1012,
+        reason: "settings changed".into(),
+    };
+    let _ = socket.send(Message::Close(Some(frame))).await;
 }
 
 /// The project's skills, offered as commands.
@@ -114,15 +135,27 @@ pub(crate) fn skill_commands(project: &std::path::Path) -> Vec<commands::SkillCo
         .collect()
 }
 
-async fn serve(link: &Link, frames: &mut LinkFrames, socket: &mut WebSocket) {
+async fn serve(
+    link: &Link,
+    frames: &mut LinkFrames,
+    socket: &mut WebSocket,
+    retired: &mut tokio::sync::watch::Receiver<bool>,
+) {
     let mut reopened: Option<Instant> = None;
     loop {
         tokio::select! {
+            biased;
+            Ok(()) = retired.changed() => {
+                if *retired.borrow_and_update() {
+                    close_for_new_settings(socket).await;
+                    return;
+                }
+            }
             incoming = socket.recv() => {
                 let refusal = match incoming {
                     Some(Ok(Message::Text(text))) => match parse(text.as_str()) {
-                        Ok(submission) => {
-                            link.request_with_id(submission);
+                        Ok(frame) => {
+                            link.send(frame);
                             None
                         }
                         Err(rejection) => Some(*rejection),
@@ -143,7 +176,7 @@ async fn serve(link: &Link, frames: &mut LinkFrames, socket: &mut WebSocket) {
                 let Some(frame) = frame else {
                     // The session ended under the tab: its conversation was deleted (from
                     // another face), or it was closed for idleness as this tab joined it.
-                    if reopened.is_some_and(|at| at.elapsed() < REOPEN_INTERVAL) {
+                    if reopened.is_some_and(|at| at.elapsed() < REOPEN_INTERVAL) || *retired.borrow() {
                         return;
                     }
                     reopened = Some(Instant::now());
@@ -174,8 +207,9 @@ fn rejected(id: Option<&str>, message: String) -> ServerFrame {
     ))
 }
 
-/// A text frame as a submission, or the rejection that explains why it is not one.
-pub(crate) fn parse(text: &str) -> Result<Submission, Box<ServerFrame>> {
+/// A text frame as a submission or a response, or the rejection that explains why it is
+/// neither.
+pub(crate) fn parse(text: &str) -> Result<ClientFrame, Box<ServerFrame>> {
     if text.len() > MAX_FRAME_BYTES {
         return Err(Box::new(rejected(
             None,
@@ -188,25 +222,31 @@ pub(crate) fn parse(text: &str) -> Result<Submission, Box<ServerFrame>> {
     let value: Value = serde_json::from_str(text)
         .map_err(|error| Box::new(rejected(None, format!("not JSON: {error}"))))?;
     let id = value.get("id").and_then(Value::as_str).map(str::to_owned);
-    let submission: Submission = serde_json::from_value(value).map_err(|error| {
+    let frame: ClientFrame = serde_json::from_value(value).map_err(|error| {
         Box::new(rejected(
             id.as_deref(),
-            format!("not a submission of protocol version {PROTOCOL_VERSION}: {error}"),
+            format!("not a submission or response of protocol version {PROTOCOL_VERSION}: {error}"),
         ))
     })?;
-    if submission.id.is_empty() {
+    let (id, shutdown) = match &frame {
+        ClientFrame::Submission(submission) => {
+            (&submission.id, matches!(submission.op, Op::Shutdown))
+        }
+        ClientFrame::Response(response) => (&response.id, false),
+    };
+    if id.is_empty() {
         return Err(Box::new(rejected(
             None,
-            "a submission needs a non-empty id".to_owned(),
+            "a submission or response needs a non-empty id".to_owned(),
         )));
     }
-    if matches!(submission.op, Op::Shutdown) {
+    if shutdown {
         return Err(Box::new(rejected(
-            Some(&submission.id),
+            Some(id),
             "shutdown is not available from the page: a session may be shared with other tabs; stop `corvid serve` instead".to_owned(),
         )));
     }
-    Ok(submission)
+    Ok(frame)
 }
 
 /// The body of `POST /api/agent/command`: a line the user typed.

@@ -561,27 +561,44 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
     })
     .await;
     let oversize = format!(
-        r#"{{"id":"big","op":{{"type":"send","text":"{}"}}}}"#,
+        r#"{{"type":"submission","id":"big","op":{{"type":"send","text":"{}"}}}}"#,
         "x".repeat(corvid_server::MAX_FRAME_BYTES)
     );
     let bad: Vec<(Message, &str)> = vec![
         (Message::text("{not json"), "not JSON"),
         (
-            Message::text(r#"{"id":"u","op":{"type":"explode"}}"#),
+            Message::text(r#"{"type":"submission","id":"u","op":{"type":"explode"}}"#),
             "explode",
         ),
         (
-            Message::text(r#"{"id":"w","op":{"type":"send","text":5}}"#),
+            Message::text(r#"{"type":"submission","id":"w","op":{"type":"send","text":5}}"#),
             "invalid type",
         ),
-        (Message::text(r#"{"op":{"type":"cancel"}}"#), "id"),
         (
-            Message::text(r#"{"id":"","op":{"type":"cancel"}}"#),
+            Message::text(r#"{"type":"submission","op":{"type":"cancel"}}"#),
+            "id",
+        ),
+        (
+            Message::text(r#"{"type":"submission","id":"","op":{"type":"cancel"}}"#),
             "non-empty id",
         ),
         (
-            Message::text(r#"{"id":"s","op":{"type":"shutdown"}}"#),
+            Message::text(r#"{"type":"submission","id":"s","op":{"type":"shutdown"}}"#),
             "shutdown",
+        ),
+        // A frame of protocol 5 (an untagged submission) says what is missing.
+        (
+            Message::text(r#"{"id":"old","op":{"type":"cancel"}}"#),
+            "missing field `type`",
+        ),
+        (
+            Message::text(r#"{"type":"response","id":"p9","decision":{"type":"maybe"}}"#),
+            "maybe",
+        ),
+        // A response to a request nobody made is replied, under its id.
+        (
+            Message::text(r#"{"type":"response","id":"p9","decision":{"type":"approve"}}"#),
+            "no proposal `p9` is waiting",
         ),
         (Message::binary(vec![1, 2, 3]), "binary"),
         (Message::text(oversize), "bytes"),
@@ -597,7 +614,8 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
     // The socket is still open and the engine still answers.
     socket
         .send(Message::text(
-            json!({"id": "m1", "op": {"type": "send", "text": "hi"}}).to_string(),
+            json!({"type": "submission", "id": "m1", "op": {"type": "send", "text": "hi"}})
+                .to_string(),
         ))
         .await
         .unwrap();
@@ -622,7 +640,8 @@ async fn bad_frames_are_answered_and_nothing_is_lost() {
     assert_eq!(next_frame(&mut other).await["type"], "protocol");
     other
         .send(Message::text(
-            json!({"id": "l1", "op": {"type": "list_conversations"}}).to_string(),
+            json!({"type": "submission", "id": "l1", "op": {"type": "list_conversations"}})
+                .to_string(),
         ))
         .await
         .unwrap();
@@ -730,9 +749,25 @@ async fn open_tab(server: &Running, conversation: Option<&str>) -> (Socket, Stri
 
 async fn submit(socket: &mut Socket, id: &str, op: Value) {
     socket
-        .send(Message::text(json!({"id": id, "op": op}).to_string()))
+        .send(Message::text(
+            json!({"type": "submission", "id": id, "op": op}).to_string(),
+        ))
         .await
         .unwrap();
+}
+
+/// Answers the agent's request `id` with `decision`; returns the reply.
+async fn respond(socket: &mut Socket, id: &str, decision: Value) -> Value {
+    socket
+        .send(Message::text(
+            json!({"type": "response", "id": id, "decision": decision}).to_string(),
+        ))
+        .await
+        .unwrap();
+    frame_where(socket, |frame| {
+        frame["type"] == "reply" && frame["id"] == id
+    })
+    .await
 }
 
 /// Frames up to the `turn_finished` of submission `id`, all of them.
@@ -772,15 +807,18 @@ async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_th
         json!({"type": "send", "text": "write the file"}),
     )
     .await;
-    let proposal = frame_where(&mut second, |frame| frame["msg"]["type"] == "proposal").await;
-    assert_eq!(proposal["id"], "w1");
-    let proposal_id = proposal["msg"]["proposal_id"].as_str().unwrap();
-    submit(
-        &mut second,
-        "a1",
-        json!({"type": "approve", "proposal_id": proposal_id, "decision": {"type": "approve"}}),
-    )
-    .await;
+    // The approval is a request to every tab; the first response wins.
+    let request = frame_where(&mut second, |frame| frame["type"] == "request").await;
+    assert_eq!(request["turn_id"], "w1");
+    assert_eq!(
+        request["approval"]["title"], "Write shared.txt",
+        "{request}"
+    );
+    let request_id = request["id"].as_str().unwrap().to_owned();
+    let asked_first = frame_where(&mut first, |frame| frame["type"] == "request").await;
+    assert_eq!(asked_first, request);
+    let taken = respond(&mut second, &request_id, json!({"type": "approve"})).await;
+    assert_eq!(taken["ok"]["type"], "done", "{taken}");
     let closed = frame_where(&mut first, |frame| {
         frame["msg"]["type"] == "proposal_closed"
     })
@@ -788,6 +826,16 @@ async fn tabs_on_one_conversation_share_its_session_and_tabs_on_others_run_on_th
     assert_eq!(closed["msg"]["outcome"], "approved", "{closed}");
     turn_of(&mut first, "w1").await;
     turn_of(&mut second, "w1").await;
+    // A tab that answers after that (here, once the turn is over) is told it was answered already.
+    let late = respond(&mut first, &request_id, json!({"type": "reject"})).await;
+    assert_eq!(late["error"]["class"], "invalid_request", "{late}");
+    assert!(
+        late["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already answered (approved)"),
+        "{late}"
+    );
     assert_eq!(
         std::fs::read_to_string(server._project.path().join("shared.txt")).unwrap(),
         "written\n"
@@ -1344,5 +1392,46 @@ async fn the_page_parses_commands_with_the_protocols_one_table_and_skills_are_co
     assert!(
         frames.iter().any(|f| f["msg"]["delta"] == "released"),
         "{frames:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_tab_that_closes_mid_approval_leaves_the_request_to_the_next_tab() {
+    let server = start(vec![
+        ScriptedReply::tool_call(
+            "call_w",
+            "write",
+            r#"{"path": "later.txt", "content": "kept\n"}"#,
+        ),
+        ScriptedReply::text("wrote it"),
+    ])
+    .await;
+    let (mut first, conversation) = open_tab(&server, None).await;
+    submit(
+        &mut first,
+        "w1",
+        json!({"type": "send", "text": "write the file"}),
+    )
+    .await;
+    let request = frame_where(&mut first, |frame| frame["type"] == "request").await;
+    // The tab goes away without answering; the turn waits, and nothing hangs.
+    drop(first);
+    let (mut next, same) = open_tab(&server, Some(&conversation)).await;
+    assert_eq!(same, conversation);
+    let replayed = frame_where(&mut next, |frame| frame["type"] == "request").await;
+    assert_eq!(replayed["replay"], true, "{replayed}");
+    assert_eq!(replayed["id"], request["id"]);
+    let taken = respond(
+        &mut next,
+        request["id"].as_str().unwrap(),
+        json!({"type": "approve"}),
+    )
+    .await;
+    assert_eq!(taken["ok"]["type"], "done", "{taken}");
+    let finished = frame_where(&mut next, |frame| frame["msg"]["type"] == "turn_finished").await;
+    assert_eq!(finished["msg"]["outcome"], "completed", "{finished}");
+    assert_eq!(
+        std::fs::read_to_string(server._project.path().join("later.txt")).unwrap(),
+        "kept\n"
     );
 }

@@ -21,7 +21,7 @@ const state = {
   conversations: [],
   scopes: new Map(), // "depth:parent" → {box, text, textNode, reasoning}
   calls: new Map(), // call_id → tool card
-  proposals: new Map(), // proposal_id → approval card
+  proposals: new Map(), // request (proposal) id → approval card
   conversationTokens: { input: 0, output: 0 },
   models: { models: [], aliases: {}, default_model: "" },
 };
@@ -41,11 +41,21 @@ function api(method, path, body) {
   });
 }
 
+function sendFrame(frame) {
+  if (state.socket?.readyState === WebSocket.OPEN) state.socket.send(JSON.stringify(frame));
+  else notice("error", "not connected to corvid");
+}
+
 function submit(op) {
   const id = `w${++state.next}`;
-  if (state.socket?.readyState === WebSocket.OPEN) state.socket.send(JSON.stringify({ id, op }));
-  else notice("error", "not connected to corvid");
+  sendFrame({ type: "submission", id, op });
   return id;
+}
+
+// The answer to one of the agent's requests; replied under the request's id (an error when
+// another face answered first).
+function respond(id, decision) {
+  sendFrame({ type: "response", id, decision });
 }
 
 // ---- layout -------------------------------------------------------------------------------
@@ -306,17 +316,17 @@ function diffView(diff) {
   return pre;
 }
 
-// A proposal is the agent's request for a decision: its title, its sandbox notice and the
-// decisions it allows come from the agent, shown as they are.
-function proposalCard(proposal, scope) {
+// An approval is the agent's request for a decision: its title, its sandbox notice and the
+// decisions it allows come from the agent, shown as they are; a click is the request's response.
+function proposalCard(id, proposal, scope) {
   const kind = proposal.kind;
   const body = [el("div", [proposal.title], { class: "proposal-title" })];
   if (proposal.notice) body.push(el("div", [proposal.notice], { class: "sandbox-notice" }));
   if (kind.type === "edit" || kind.type === "write") body.push(diffView(kind.diff));
   else if (kind.type === "command") body.push(el("pre", [kind.command], { class: "command" }));
   else if (kind.type === "plan") body.push(el("pre", [kind.plan], { class: "plan" }));
-  const answer = (decision) => submit({ type: "approve", proposal_id: proposal.proposal_id, decision });
-  if (kind.type === "plan") return planCard(proposal, scope, body, answer);
+  const answer = (decision) => respond(id, decision);
+  if (kind.type === "plan") return planCard(id, proposal, scope, body, answer);
   const feedback = el("textarea", [], { rows: "2", placeholder: "What should the agent do instead?", class: "feedback", hidden: "" });
   const buttons = el("div", [], { class: "buttons" });
   const button = (label, action, cls = "") => {
@@ -342,13 +352,13 @@ function proposalCard(proposal, scope) {
     } else answer({ type: "reject", feedback: feedback.value.trim() || undefined });
   });
   const card = el("div", [...body, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal" });
-  state.proposals.set(proposal.proposal_id, card);
+  state.proposals.set(id, card);
   scope.box.append(card);
 }
 
 // A plan (plan mode): approve it, edit it (the edited text is carried out instead), or keep
 // planning with feedback.
-function planCard(proposal, scope, body, answer) {
+function planCard(id, proposal, scope, body, answer) {
   const text = el("textarea", [], { rows: "10", class: "feedback plan-edit", hidden: "" });
   text.value = proposal.kind.plan;
   const feedback = el("textarea", [], { rows: "2", placeholder: "What should the plan change?", class: "feedback", hidden: "" });
@@ -374,7 +384,7 @@ function planCard(proposal, scope, body, answer) {
     } else answer({ type: "reject", feedback: feedback.value.trim() || undefined });
   }, "danger");
   const card = el("div", [...body, text, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal plan-proposal" });
-  state.proposals.set(proposal.proposal_id, card);
+  state.proposals.set(id, card);
   scope.box.append(card);
 }
 
@@ -500,10 +510,6 @@ function onEvent(event) {
     case "tool_result":
       toolResult(msg);
       break;
-    case "proposal":
-      endBlock(scope);
-      proposalCard(msg, scope);
-      break;
     case "proposal_closed": {
       const card = state.proposals.get(msg.proposal_id);
       if (card) {
@@ -581,7 +587,17 @@ function onEvent(event) {
   scrollDown();
 }
 
-// The one reply each submission gets: what it produced, or why not.
+// A request from the agent (an approval): asked once per card, even when a replay repeats it.
+function onRequest(request) {
+  const shown = state.proposals.get(request.id);
+  if (shown && shown.isConnected) return;
+  const scope = scopeFor(request);
+  endBlock(scope);
+  proposalCard(request.id, request.approval, scope);
+  scrollDown();
+}
+
+// The one reply each submission (or response) gets: what it produced, or why not.
 function onReply(reply) {
   if (reply.error) {
     notice("error", `${reply.error.message}${reply.error.next_action ? " — " + reply.error.next_action : ""}`);
@@ -650,10 +666,12 @@ function connect() {
       submit({ type: "list_conversations" });
     } else if (frame.type === "reply") onReply(frame);
     else if (frame.type === "event") onEvent(frame);
+    else if (frame.type === "request") onRequest(frame);
   });
-  socket.addEventListener("close", () => {
+  socket.addEventListener("close", (event) => {
     document.body.classList.remove("connected");
-    setTimeout(connect, 1500);
+    // 1012: the settings changed and the server serves with them now; come back at once.
+    setTimeout(connect, event.code === 1012 ? 100 : 1500);
   });
 }
 
@@ -690,6 +708,7 @@ async function loadSettings() {
     const url = el("input", [], { value: provider.base_url, "data-provider-url": provider.name });
     providers.append(el("tr", [el("td", [provider.name]), el("td", [enabled]), el("td", [url])]));
   }
+  const general = generalFields(settings.general);
   const save = el("button", ["Save settings"], { class: "primary", id: "save-settings" });
   save.addEventListener("click", async () => {
     const aliasMap = {};
@@ -709,9 +728,11 @@ async function loadSettings() {
     if (defaultModel.value.trim() !== settings.default_model) change.default_model = defaultModel.value.trim();
     if (JSON.stringify(aliasMap) !== JSON.stringify(settings.aliases)) change.aliases = aliasMap;
     if (providerChanges.length) change.providers = providerChanges;
+    const generalChange = general.change();
+    if (Object.keys(generalChange).length) change.general = generalChange;
     try {
       const answer = await api("PUT", "/api/settings", change);
-      notice("info", answer.restart_needed ? "saved; restart corvid serve for provider and alias changes" : "saved");
+      savedNotice(answer);
       loadSettings();
     } catch (error) {
       notice("error", error.message);
@@ -732,15 +753,78 @@ async function loadSettings() {
     field("Approval policy (this session)", policy),
     field("Default approval policy (new sessions; saved as approval in config.toml)", defaultPolicy),
     field("Aliases (name = target, one a line)", aliases),
-    el("h3", ["Providers"]), providers, save,
-    el("h3", ["Keys"]), el("p", ["Stored in corvid's env file. A key is never shown again; corvid only says whether it is set. Restart corvid serve to use a new key."], { class: "muted" }), keys,
+    el("h3", ["Providers"]), providers,
+    el("h3", ["Server and account"]), ...general.nodes,
+    save,
+    el("h3", ["Keys"]), el("p", ["Stored in corvid's env file. A key is never shown again; corvid only says whether it is set. A new key is used from the next request."], { class: "muted" }), keys,
   );
+}
+
+// What became of saved settings: in use now, waiting for a restart, or not applied (and why).
+function savedNotice(answer, what = "saved") {
+  if (answer.settings_error) notice("error", answer.settings_error);
+  else if (answer.restart_needed) notice("info", `${what}; ${answer.restart_reason || "restart corvid to apply it"}`);
+  else notice("info", `${what}; in use now`);
+}
+
+// The general settings (auth mode, host and port, completions, prompt logging, timeouts): the
+// fields, and the change they hold against what was loaded.
+function generalFields(current) {
+  const select = (id, options, value) => {
+    const node = el("select", [], { id });
+    for (const option of options) node.append(el("option", [option], { value: option }));
+    node.value = value;
+    return node;
+  };
+  const check = (id, value) => {
+    const node = el("input", [], { type: "checkbox", id });
+    node.checked = value;
+    return node;
+  };
+  const number = (id, value, min) => el("input", [], { type: "number", id, min: String(min), step: "1", value: String(value) });
+  const inputs = {
+    auth_mode: select("general-auth-mode", current.auth_modes, current.auth_mode),
+    host: el("input", [], { id: "general-host", value: current.host }),
+    port: number("general-port", current.port, 0),
+    completions_backend: select("general-completions-backend", current.completions_backends, current.completions_backend),
+    completions_enabled: check("general-completions-enabled", current.completions_enabled),
+    log_prompts: check("general-log-prompts", current.log_prompts),
+    request_timeout_s: number("general-request-timeout", current.request_timeout_s, 1),
+    connect_timeout_s: number("general-connect-timeout", current.connect_timeout_s, 1),
+    completions_timeout_s: number("general-completions-timeout", current.completions_timeout_s, 1),
+    shutdown_grace_s: number("general-shutdown-grace", current.shutdown_grace_s, 0),
+  };
+  const nodes = [
+    field("xAI auth mode (api_key: XAI_API_KEY; oauth: the SuperGrok sign-in)", inputs.auth_mode),
+    field("Host", inputs.host),
+    field("Port", inputs.port),
+    el("p", [`Host and port need a restart. Keep a loopback host (127.0.0.1, ::1, localhost): corvid has no client authentication, so anyone who reaches the port spends your credits; another address is refused unless corvid runs with --allow-remote${current.allow_remote ? " (it does now)" : ""}.`], { class: "muted", id: "general-loopback-rule" }),
+    field("Completions backend (/v1/completions, edit predictions)", inputs.completions_backend),
+    field("Completions enabled", inputs.completions_enabled),
+    field("Log prompt text (off: prompts never reach the log or the ledger)", inputs.log_prompts),
+    field("Request timeout (s)", inputs.request_timeout_s),
+    field("Connect timeout (s)", inputs.connect_timeout_s),
+    field("Completions timeout (s)", inputs.completions_timeout_s),
+    field("Shutdown grace (s)", inputs.shutdown_grace_s),
+  ];
+  const change = () => {
+    const changed = {};
+    for (const [key, input] of Object.entries(inputs)) {
+      let value;
+      if (input.type === "checkbox") value = input.checked;
+      else if (input.type === "number") value = Number(input.value);
+      else value = input.value.trim();
+      if (value !== current[key]) changed[key] = value;
+    }
+    return changed;
+  };
+  return { nodes, change };
 }
 
 async function saveKey(variable, value) {
   try {
-    await api("PUT", "/api/settings", { keys: { [variable]: value } });
-    notice("info", value === null ? `${variable} cleared` : `${variable} saved`);
+    const answer = await api("PUT", "/api/settings", { keys: { [variable]: value } });
+    savedNotice(answer, value === null ? `${variable} cleared` : `${variable} saved`);
     loadSettings();
   } catch (error) {
     notice("error", error.message);
@@ -763,21 +847,45 @@ async function loadStatus() {
     page.replaceChildren(
       el("h2", ["Status"]),
       el("p", [`gateway ${status.gateway} · corvid ${status.version}`]),
+      ...settingsState(status.settings),
       el("p", [sandboxLine()], { id: "sandbox" }),
       el("table", [el("tr", ["provider", "kind", "on", "state", "key", "base URL", "last error"].map((h) => el("th", [h]))), ...rows], { class: "providers", id: "providers-status" }),
       el("h3", ["Sign-ins"]),
       el("p", [`xAI (${xai.mode}): ${xai.signed_in ? `signed in${xai.email ? ` as ${xai.email}` : ""}${expiry}` : "not signed in"}`]),
-      signInButton("xai", "Sign in to xAI (SuperGrok)"),
+      signInButton("xai-browser", "Sign in to xAI (SuperGrok) in the browser"),
+      signInButton("xai", "Sign in to xAI with a device code"),
       el("p", [`Zed: ${status.sign_ins.zed.signed_in ? "signed in" : "not signed in"}`]),
       signInButton("zed", "Sign in to Zed"),
       el("div", [], { id: "sign-in-progress" }),
       el("h3", ["Today"]),
       el("p", [`${status.usage_today.requests} requests · ${status.usage_today.input} in / ${status.usage_today.output} out · ${status.usage_today.errors} errors`]),
+      ...dailyLines(status.daily),
     );
     api("GET", "/api/sign-in").then(showSignIn, () => {});
   } catch (error) {
     page.replaceChildren(el("p", [error.message], { class: "error" }));
   }
+}
+
+// The daily budget and request quota ([store] daily_budget_usd, daily_requests), when set.
+function dailyLines(daily) {
+  if (!daily) return [];
+  const usd = (micros) => `$${(micros / 1e6).toFixed(4)}`;
+  const parts = [];
+  if (daily.budget) parts.push(`daily budget: ${usd(daily.budget.spent_micros)} of ${usd(daily.budget.cap_micros)} spent, ${usd(daily.budget.held_micros)} held`);
+  if (daily.requests) parts.push(`daily requests: ${daily.requests.made} of ${daily.requests.limit}`);
+  const resets = new Date(daily.resets_at_ms).toLocaleString();
+  return [el("p", [`${parts.join(" · ")} · resets ${resets}`], { id: "daily-allowance" })];
+}
+
+// What the server found in the settings files: an edit it could not apply (the running settings
+// stay), or a change that waits for a restart.
+function settingsState(settings) {
+  if (!settings) return [];
+  const lines = [];
+  if (settings.error) lines.push(el("p", [settings.error], { class: "error", id: "settings-error" }));
+  if (settings.restart_needed) lines.push(el("p", [settings.restart_needed], { class: "muted", id: "settings-restart" }));
+  return lines;
 }
 
 // A provider's last failed call: when, the status (or what failed), the upstream's words.
@@ -813,7 +921,7 @@ function showSignIn(states) {
       const link = /^https?:/i.test(state.url) ? el("a", [state.url], { href: state.url, target: "_blank", rel: "noopener noreferrer" }) : state.url;
       box.append(el("p", [`${name}: open `, link, state.code ? ` and enter the code ` : "", state.code ? el("code", [state.code], { class: "user-code" }) : ""], { class: "sign-in" }));
     } else if (state.state === "signed_in") {
-      box.append(el("p", [`${name}: signed in${state.account ? ` as ${state.account}` : ""}. Restart corvid serve to use it.`], { class: "sign-in ok" }));
+      box.append(el("p", [`${name}: signed in${state.account ? ` as ${state.account}` : ""}; in use now.`], { class: "sign-in ok" }));
     } else if (state.state === "failed") {
       box.append(el("p", [`${name}: sign-in failed: ${state.message}`], { class: "error" }));
     }

@@ -35,5 +35,5 @@ pub use recorder::{RecorderOptions, RecorderStats, UsageRecorder};
 pub use store::{SharedStore, Store, lock};
 pub use usage::{
     Billing, FRONT_END_GATEWAY, Outcome, ROUTE_AGENT, Tokens, UsageRecord, UsageRow, UsageTotals,
-    cost, now_ms, priced,
+    cost, now_ms, price_of, priced,
 };

@@ -143,4 +143,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE requests ADD COLUMN price_cache_write INTEGER;
     ALTER TABLE requests ADD COLUMN price_output INTEGER;
     CREATE UNIQUE INDEX requests_request_id ON requests (request_id) WHERE request_id IS NOT NULL;",
+    // 8: requests admitted per key and UTC day (the local user's `daily_requests` quota).
+    "CREATE TABLE daily_requests (
+        key_id   INTEGER NOT NULL,
+        day      INTEGER NOT NULL,
+        requests INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (key_id, day)
+    );",
 ];

@@ -44,14 +44,23 @@ pub fn cost(tokens: &Tokens, price: &Price) -> f64 {
     dollars / 1e6
 }
 
-/// The cost of `tokens` of `model`, by the one price lookup the ledger uses: `prices` keyed by
-/// the model a ledger row names (the upstream name, after aliases); `None` without a price.
+/// The cost of `tokens` of `model`, by the one price lookup the ledger uses: `prices` (the
+/// configured `[prices]`) keyed by the model a ledger row names (the upstream name, after
+/// aliases), then the catalog shipped with corvid; `None` when neither prices it.
 pub fn priced(
     prices: &std::collections::BTreeMap<String, Price>,
     model: &str,
     tokens: &Tokens,
 ) -> Option<f64> {
-    prices.get(model).map(|price| cost(tokens, price))
+    price_of(prices, model).map(|price| cost(tokens, &price))
+}
+
+/// The price `priced` charges for `model`: `prices` first, then the catalog.
+pub fn price_of(prices: &std::collections::BTreeMap<String, Price>, model: &str) -> Option<Price> {
+    prices
+        .get(model)
+        .copied()
+        .or_else(|| corvid_config::catalog().price(model))
 }
 
 /// How a request ended.
@@ -287,11 +296,14 @@ pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), S
         if inserted == 1
             && let Some(billing) = billing
         {
+            // A failed attempt keeps the hold for a routing fallback's next one (the gate
+            // releases it when the request answers an error).
             crate::team::settle_sqlite(
                 conn,
                 &billing.request_id,
                 billing.cost_micros,
                 billing.key_id,
+                record.outcome != crate::Outcome::Error,
             )?;
         }
     }

@@ -50,6 +50,7 @@ fn hold(key: i64, budgets: Vec<i64>, amount: i64, instance: &str) -> Hold {
         amount_micros: amount,
         tokens: 100,
         rpm: None,
+        daily_requests: None,
         tpm: None,
         instance: instance.to_owned(),
         lease: Duration::from_secs(60),
@@ -370,4 +371,79 @@ async fn a_dead_instances_holds_are_swept_and_revocations_reach_the_cache() {
         "revocation seen by another cache after {:?}",
         started.elapsed()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_requests_lease_is_renewed_and_a_failed_attempt_keeps_the_hold() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let store = migrated(&url).await;
+    let (key, _) = store
+        .create_key(&KeySpec {
+            name: "erin".into(),
+            budget: Some(BudgetSpec {
+                cap_micros: 100_000,
+                period: Period::Day,
+            }),
+            ..KeySpec::default()
+        })
+        .await
+        .unwrap();
+    let budget = key.budgets[0].id;
+    store.heartbeat("i").await.unwrap();
+    // Two holds with a 1 s lease: one request still running (renewed), one not.
+    let mut running = hold(key.id, vec![budget], 7_000, "i");
+    running.lease = Duration::from_secs(1);
+    let mut stale = hold(key.id, vec![budget], 9_000, "i");
+    stale.lease = Duration::from_secs(1);
+    for held in [&running, &stale] {
+        assert!(store.hold(held).await.unwrap().is_none());
+    }
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        store.heartbeat("i").await.unwrap();
+        store
+            .renew("i", &[running.request_id.clone()], Duration::from_secs(1))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.sweep(Duration::from_secs(5)).await.unwrap(), 1);
+    let state = &store.budgets().await.unwrap()[0];
+    assert_eq!((state.spent_micros, state.reserved_micros), (9_000, 7_000));
+
+    // The running request's first attempt fails (outcome error, a routing fallback follows):
+    // charged, but the hold stays until the attempt that ends the request.
+    let recorder = UsageRecorder::spawn_postgres(
+        PgLedger::new(store.clone(), tokio::runtime::Handle::current()),
+        RecorderOptions::default(),
+    )
+    .unwrap();
+    let mut failed = billed(&running.request_id, key.id, None, 0);
+    failed.outcome = Outcome::Error;
+    failed.status = 503;
+    recorder.record(failed);
+    let flushing = recorder.clone();
+    tokio::task::spawn_blocking(move || flushing.flush())
+        .await
+        .unwrap()
+        .unwrap();
+    let state = &store.budgets().await.unwrap()[0];
+    assert_eq!(
+        state.reserved_micros, 7_000,
+        "the fallback is still covered"
+    );
+    recorder.record(billed(
+        &format!("{}.1", running.request_id),
+        key.id,
+        None,
+        2_500,
+    ));
+    let flushing = recorder.clone();
+    tokio::task::spawn_blocking(move || flushing.flush())
+        .await
+        .unwrap()
+        .unwrap();
+    let state = &store.budgets().await.unwrap()[0];
+    assert_eq!((state.spent_micros, state.reserved_micros), (11_500, 0));
 }

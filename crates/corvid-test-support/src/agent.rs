@@ -10,8 +10,8 @@ use corvid_agent::{
     AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, StreamFuture, Subscription,
 };
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApproveParams, ErrorClass, Event, EventMsg, Op,
-    ProposalNotification, SendParams, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ErrorClass, Event, EventMsg, Op, ProposalNotification, Reply,
+    Response, SendParams, ServerRequest, SessionFrame, TurnOutcome,
 };
 use corvid_wire::model::{ChatRequest, Part, ToolResultContent};
 
@@ -73,12 +73,32 @@ pub fn config(project: &Path, policy: ApprovalPolicy) -> AgentConfig {
     config
 }
 
-/// The next event of `events` within `patience`; the test fails without one.
-pub async fn next_event(events: &mut Subscription, patience: Duration) -> Event {
+/// The next frame of `events` (an event or a request) within `patience`; the test fails
+/// without one.
+pub async fn next_frame(events: &mut Subscription, patience: Duration) -> SessionFrame {
     match tokio::time::timeout(patience, events.recv()).await {
-        Ok(Some(event)) => event,
-        Ok(None) => panic!("the engine stopped before the next event"),
-        Err(_) => panic!("no event within {} s", patience.as_secs()),
+        Ok(Some(frame)) => frame,
+        Ok(None) => panic!("the engine stopped before the next frame"),
+        Err(_) => panic!("no frame within {} s", patience.as_secs()),
+    }
+}
+
+/// The next event of `events` within `patience`, past any requests; the test fails without
+/// one.
+pub async fn next_event(events: &mut Subscription, patience: Duration) -> Event {
+    loop {
+        if let SessionFrame::Event(event) = next_frame(events, patience).await {
+            return event;
+        }
+    }
+}
+
+/// The next request of `events` within `patience`, past any events.
+pub async fn next_request(events: &mut Subscription, patience: Duration) -> ServerRequest {
+    loop {
+        if let SessionFrame::Request(request) = next_frame(events, patience).await {
+            return request;
+        }
     }
 }
 
@@ -115,6 +135,13 @@ pub fn tool_names(request: &ChatRequest) -> Vec<&str> {
         .collect()
 }
 
+/// One thing the agent said: an approval request (its proposal), or an event's message.
+#[derive(Debug)]
+pub enum Said {
+    Asked(ProposalNotification),
+    Event(EventMsg),
+}
+
 /// An agent engine on a scripted model, and every event it has sent so far.
 pub struct ScriptedAgent {
     pub handle: AgentHandle,
@@ -123,6 +150,8 @@ pub struct ScriptedAgent {
     pub model: Arc<ScriptedModel>,
     /// Every event received so far, in order.
     pub seen: Vec<Event>,
+    /// Requests received while events were awaited, not yet taken by [`Self::proposal`].
+    pub requests: std::collections::VecDeque<ServerRequest>,
     patience: Duration,
 }
 
@@ -149,6 +178,7 @@ impl ScriptedAgent {
             events,
             model,
             seen: Vec::new(),
+            requests: std::collections::VecDeque::new(),
             patience: PATIENCE,
         }
     }
@@ -159,11 +189,31 @@ impl ScriptedAgent {
         self
     }
 
-    /// The next event (kept in `seen`).
+    /// The next event (kept in `seen`); requests on the way are kept for [`Self::proposal`].
     pub async fn next(&mut self) -> Event {
-        let event = next_event(&mut self.events, self.patience).await;
-        self.seen.push(event.clone());
-        event
+        loop {
+            match next_frame(&mut self.events, self.patience).await {
+                SessionFrame::Event(event) => {
+                    self.seen.push(event.clone());
+                    return event;
+                }
+                SessionFrame::Request(request) => self.requests.push_back(request),
+            }
+        }
+    }
+
+    /// The next request or event, in the stream's order (an event is kept in `seen`).
+    pub async fn next_said(&mut self) -> Said {
+        if let Some(request) = self.requests.pop_front() {
+            return Said::Asked(request.approval);
+        }
+        match next_frame(&mut self.events, self.patience).await {
+            SessionFrame::Event(event) => {
+                self.seen.push(event.clone());
+                Said::Event(event.msg)
+            }
+            SessionFrame::Request(request) => Said::Asked(request.approval),
+        }
     }
 
     /// Events until one matches, returning it.
@@ -188,15 +238,16 @@ impl ScriptedAgent {
         }
     }
 
-    /// The next proposal.
+    /// The next approval request's proposal (events before it are kept in `seen`).
     pub async fn proposal(&mut self) -> ProposalNotification {
-        match self
-            .until(|msg| matches!(msg, EventMsg::Proposal(_)))
-            .await
-            .msg
-        {
-            EventMsg::Proposal(proposal) => proposal,
-            _ => unreachable!(),
+        loop {
+            if let Some(request) = self.requests.pop_front() {
+                return request.approval;
+            }
+            match next_frame(&mut self.events, self.patience).await {
+                SessionFrame::Event(event) => self.seen.push(event),
+                SessionFrame::Request(request) => return request.approval,
+            }
         }
     }
 
@@ -205,12 +256,11 @@ impl ScriptedAgent {
         self.handle.submit(Op::Send(SendParams::text(text)))
     }
 
-    /// Answers the proposal `proposal_id`.
-    pub fn decide(&self, proposal_id: &str, decision: ApprovalDecision) {
-        self.handle.submit(Op::Approve(ApproveParams {
-            proposal_id: proposal_id.to_owned(),
-            decision,
-        }));
+    /// Answers the approval request `proposal_id`; the reply says whether it was taken.
+    pub fn decide(&self, proposal_id: &str, decision: ApprovalDecision) -> Reply {
+        self.handle
+            .session()
+            .respond(Response::new(proposal_id, decision))
     }
 
     /// Asks the engine to shut down and waits until it has.

@@ -17,19 +17,25 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use corvid_agent::LinkFrames;
-use corvid_protocol::{Op, ServerFrame};
+use corvid_protocol::{Op, Reply, Response, ServerFrame};
 
 pub use app::{App, OWN_COMMANDS, Rate, Settings, class_words, sandbox_banner};
 
 /// Where operations go: the session service through the chat's `corvid_agent::Link`. Every
-/// operation is replied once, as a `reply` frame carrying the id `submit` returns.
+/// operation is replied once, as a `reply` frame carrying the id `submit` returns; an answer
+/// to the agent's request (an approval) is replied at once.
 pub trait AgentLink: Send + Sync {
     fn submit(&self, op: Op) -> String;
+    fn respond(&self, response: Response) -> Reply;
 }
 
 impl AgentLink for corvid_agent::Link {
     fn submit(&self, op: Op) -> String {
         self.request(op)
+    }
+
+    fn respond(&self, response: Response) -> Reply {
+        corvid_agent::Link::respond(self, response)
     }
 }
 

@@ -1,5 +1,5 @@
-//! The engine's events as `session/update`s, and the turn ends and command answers that end
-//! a prompt.
+//! The engine's events as `session/update`s, its approval requests as permission requests,
+//! and the turn ends and command answers that end a prompt.
 
 use std::sync::Arc;
 
@@ -10,7 +10,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Client, Error};
 use corvid_agent::Subscription;
 use corvid_protocol::{
-    ErrorClass, Event, EventMsg, ProposalOutcome, ReadyNotification, ToolCallKind, TurnOutcome,
+    ErrorClass, Event, EventMsg, ProposalOutcome, ReadyNotification, SessionFrame, ToolCallKind,
+    TurnOutcome,
 };
 
 use super::live::Live;
@@ -23,11 +24,12 @@ impl Live {
     /// the service's bounded one: when this session falls behind, it is resynchronised.
     pub(super) async fn pump(self: Arc<Self>, cx: &ConnectionTo<Client>, mut events: Subscription) {
         let mut seen = Seen::default();
-        while let Some(event) = events.recv().await {
-            let sent = match seen.admit(&event) {
-                Admit::Handle => self.handle(cx, event),
-                Admit::Skip => Ok(()),
-                Admit::Resync { missed } => self.resynced(cx, missed),
+        while let Some(frame) = events.recv().await {
+            let sent = match (seen.admit(&frame), frame) {
+                (Admit::Handle, SessionFrame::Event(event)) => self.handle(cx, event),
+                (Admit::Handle, SessionFrame::Request(request)) => self.ask(cx, request.approval),
+                (Admit::Skip, _) => Ok(()),
+                (Admit::Resync { missed }, _) => self.resynced(cx, missed),
             };
             if let Err(error) = sent {
                 tracing::debug!(%error, "could not send an update; the client is gone");
@@ -101,7 +103,6 @@ impl Live {
                 };
                 self.send(cx, shown)?;
             }
-            EventMsg::Proposal(proposal) => self.ask(cx, proposal)?,
             EventMsg::ProposalClosed {
                 proposal_id: _,
                 outcome: ProposalOutcome::Approved,
@@ -199,7 +200,7 @@ impl Live {
     }
 }
 
-/// What the pump does with one event.
+/// What the pump does with one frame.
 #[derive(Debug, PartialEq, Eq)]
 enum Admit {
     Handle,
@@ -221,8 +222,20 @@ impl Seen {
     /// replay that opens a session already running repeats what `session/load` sends from the
     /// history (nothing live was seen yet), and a resynchronisation repeats what was passed on
     /// (at or below `last`). A replayed delta is skipped too: the replay merges a run of
-    /// deltas into one, which would repeat the pieces already streamed.
-    fn admit(&mut self, event: &Event) -> Admit {
+    /// deltas into one, which would repeat the pieces already streamed. A request that still
+    /// waits is always asked, even from the opening replay: the editor may be the face that
+    /// answers it.
+    fn admit(&mut self, frame: &SessionFrame) -> Admit {
+        let event = match frame {
+            SessionFrame::Event(event) => event,
+            SessionFrame::Request(request) => {
+                if request.replay && request.seq <= self.last {
+                    return Admit::Skip;
+                }
+                self.last = self.last.max(request.seq);
+                return Admit::Handle;
+            }
+        };
         if !event.replay {
             self.last = self.last.max(event.seq);
             return Admit::Handle;
@@ -250,12 +263,12 @@ impl Seen {
 
 #[cfg(test)]
 mod tests {
-    use corvid_protocol::{ApprovalPolicy, ProposalKind, ProposalNotification};
+    use corvid_protocol::{ApprovalPolicy, ProposalKind, ProposalNotification, ServerRequest};
 
     use super::*;
 
-    fn event(seq: u64, replay: bool, msg: EventMsg) -> Event {
-        Event {
+    fn event(seq: u64, replay: bool, msg: EventMsg) -> SessionFrame {
+        SessionFrame::Event(Event {
             id: "s1".to_owned(),
             seq,
             depth: 0,
@@ -263,7 +276,7 @@ mod tests {
             at: 0,
             replay,
             msg,
-        }
+        })
     }
 
     fn ready(missed: Option<u64>) -> EventMsg {
@@ -285,27 +298,37 @@ mod tests {
         }
     }
 
-    fn proposal() -> EventMsg {
-        EventMsg::Proposal(ProposalNotification {
-            proposal_id: "p1".to_owned(),
-            call_id: "c1".to_owned(),
-            title: "Run ls".to_owned(),
-            kind: ProposalKind::Command {
-                command: "ls".to_owned(),
-                cwd: "/p".to_owned(),
+    fn request(seq: u64, replay: bool) -> SessionFrame {
+        SessionFrame::Request(ServerRequest {
+            id: "p1".to_owned(),
+            turn_id: "s1".to_owned(),
+            seq,
+            depth: 0,
+            parent_call_id: None,
+            replay,
+            approval: ProposalNotification {
+                proposal_id: "p1".to_owned(),
+                call_id: "c1".to_owned(),
+                title: "Run ls".to_owned(),
+                kind: ProposalKind::Command {
+                    command: "ls".to_owned(),
+                    cwd: "/p".to_owned(),
+                },
+                decisions: Vec::new(),
+                always_scope: None,
+                always_description: None,
+                sandbox: None,
+                notice: None,
             },
-            decisions: Vec::new(),
-            always_scope: None,
-            always_description: None,
-            sandbox: None,
-            notice: None,
         })
     }
 
     #[test]
     fn the_opening_replay_is_skipped_and_live_events_are_handled() {
         let mut seen = Seen::default();
-        assert_eq!(seen.admit(&event(3, true, proposal())), Admit::Skip);
+        assert_eq!(seen.admit(&event(2, true, text("a"))), Admit::Skip);
+        // A request that still waits is asked, so the editor can answer it.
+        assert_eq!(seen.admit(&request(3, true)), Admit::Handle);
         assert_eq!(seen.admit(&event(4, false, text("a"))), Admit::Handle);
         assert_eq!(seen.admit(&event(5, false, text("b"))), Admit::Handle);
     }
@@ -324,9 +347,9 @@ mod tests {
         assert_eq!(seen.admit(&event(9, true, text("x"))), Admit::Skip);
         // Missed, but a delta merged with pieces already sent.
         assert_eq!(seen.admit(&event(700, true, text("xyz"))), Admit::Skip);
-        // Missed: a proposal the client must be asked about.
-        assert_eq!(seen.admit(&event(701, true, proposal())), Admit::Handle);
-        assert_eq!(seen.admit(&event(701, true, proposal())), Admit::Skip);
+        // Missed: a request the client must be asked about, once.
+        assert_eq!(seen.admit(&request(701, true)), Admit::Handle);
+        assert_eq!(seen.admit(&request(701, true)), Admit::Skip);
         assert_eq!(seen.admit(&event(702, false, text("y"))), Admit::Handle);
     }
 }

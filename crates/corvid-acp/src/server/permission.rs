@@ -1,6 +1,6 @@
-//! Proposals as `session/request_permission`: the agent's request for a decision, with its
-//! title, sandbox notice, diff or command and the decisions it allows, as the engine made them;
-//! the answer turned into an approval. (Read-only mode is the engine's own policy: it refuses
+//! The agent's approval requests as `session/request_permission` (a client request in ACP too):
+//! its title, sandbox notice, diff or command and the decisions it allows, as the engine made
+//! them; the client's answer becomes the request's `response`. (Read-only mode is the engine's own policy: it refuses
 //! changes without proposing them.)
 
 use std::sync::Arc;
@@ -11,9 +11,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::{Client, Error};
-use corvid_protocol::{
-    ApprovalDecision, ApproveParams, DecisionKind, Op, ProposalNotification, RuleFile,
-};
+use corvid_protocol::{ApprovalDecision, DecisionKind, ProposalNotification, Response, RuleFile};
 
 use super::live::Live;
 use super::lock;
@@ -27,8 +25,9 @@ const SAVE_USER: &str = "allow_always_user";
 const REJECT_ONCE: &str = "reject_once";
 
 impl Live {
-    /// A proposal becomes a permission request (or, in read-only mode, a refusal). The answer
-    /// is awaited on its own task; a cancel stops the wait (the engine closes the proposal).
+    /// An approval request becomes a permission request. The answer is awaited on its own
+    /// task; a cancel stops the wait (the engine closes the request). Another face may answer
+    /// first: then this answer is refused, and the call's own updates say what happened.
     pub(super) fn ask(
         self: &Arc<Self>,
         cx: &ConnectionTo<Client>,
@@ -90,8 +89,12 @@ impl Live {
                     _ => ApprovalDecision::Reject { feedback: None },
                 },
                 Err(error) => {
-                    tracing::debug!(%error, "the permission request failed; rejecting");
-                    ApprovalDecision::Reject { feedback: None }
+                    // Nobody answered (the client went away, or could not ask): the turn stops
+                    // as cancelled, instead of a "no" in the user's name that would send the
+                    // model on for nobody.
+                    tracing::debug!(%error, "the permission request failed; cancelling the turn");
+                    live.cancel();
+                    return Ok(());
                 }
             };
             if matches!(
@@ -105,10 +108,12 @@ impl Live {
                     updates::status(&proposal.call_id, ToolCallStatus::InProgress),
                 )?;
             }
-            live.link.submit(Op::Approve(ApproveParams {
-                proposal_id: proposal.proposal_id,
-                decision,
-            }));
+            let reply = live
+                .link
+                .respond(Response::new(proposal.proposal_id, decision));
+            if let Err(error) = reply.into_result() {
+                tracing::debug!(%error.message, "the permission answer was not taken");
+            }
             Ok(())
         })
     }

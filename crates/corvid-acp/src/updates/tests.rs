@@ -38,7 +38,8 @@ fn an_mcp_tool_named_edit_is_an_mcp_call() {
         Path::new("/project"),
     );
     assert_eq!(described.kind, ToolKind::Other);
-    assert_eq!(described.title, "notes (MCP): edit");
+    // The engine's words for the call, as in every face (never a title of ACP's own).
+    assert_eq!(described.title, "mcp__notes__edit summary");
     assert!(described.content.is_empty());
 }
 

@@ -572,9 +572,9 @@ pub(crate) async fn ask_about(setup: &TurnSetup, call: &ToolCall, asked: Asked) 
         Ok(answer) => answer,
         Err(closed) => return closed,
     };
-    setup.shared.emit(
+    setup.shared.emitter.request(
         &setup.scope,
-        EventMsg::Proposal(ProposalNotification {
+        ProposalNotification {
             proposal_id: proposal_id.clone(),
             call_id: call.id.clone(),
             title: crate::tool_facts::proposal_title(&kind),
@@ -584,7 +584,7 @@ pub(crate) async fn ask_about(setup: &TurnSetup, call: &ToolCall, asked: Asked) 
             always_description,
             notice: crate::tool_facts::notice(sandbox.as_ref()),
             sandbox,
-        }),
+        },
     );
     let mut cancel = setup.cancel.clone();
     let verdict = tokio::select! {

@@ -74,8 +74,8 @@ async fn every_front_ends_new_session_starts_with_the_configured_policy() {
                 .await
                 .unwrap();
         let ready = loop {
-            let event = events.recv().await.expect("the session ended before ready");
-            if let EventMsg::Ready(ready) = event.msg {
+            let frame = events.recv().await.expect("the session ended before ready");
+            if let Some(EventMsg::Ready(ready)) = frame.event().map(|event| event.msg.clone()) {
                 break ready;
             }
         };

@@ -72,8 +72,10 @@ async fn the_gateway_and_the_pages_agent_write_one_ledger_through_one_store() {
     session.submit(Op::Send(SendParams::text("hello")));
     let finished = tokio::time::timeout(Duration::from_secs(20), async {
         loop {
-            let event = events.recv().await.expect("the session runs");
-            if let EventMsg::TurnFinished(finished) = event.msg {
+            let frame = events.recv().await.expect("the session runs");
+            if let Some(EventMsg::TurnFinished(finished)) =
+                frame.event().map(|event| event.msg.clone())
+            {
                 return finished;
             }
         }
@@ -105,8 +107,11 @@ async fn the_gateway_and_the_pages_agent_write_one_ledger_through_one_store() {
     session.submit(Op::Send(SendParams::text("again")));
     tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            let event = events.recv().await.expect("the session runs");
-            if matches!(event.msg, EventMsg::TurnFinished(_)) {
+            let frame = events.recv().await.expect("the session runs");
+            if frame
+                .event()
+                .is_some_and(|event| matches!(event.msg, EventMsg::TurnFinished(_)))
+            {
                 return;
             }
         }

@@ -7,7 +7,10 @@
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use corvid_test_support::Reply;
+use serde_json::{Value, json};
 
 pub(crate) const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
 
@@ -208,4 +211,54 @@ pub(crate) async fn budget_totals(db: &tokio_postgres::Client) -> (i64, i64) {
         .await
         .unwrap();
     (row.get(0), row.get(1))
+}
+
+/// A streamed xAI chat reply of `pieces` content events `gap` apart (12 tokens in, 5 out).
+pub(crate) fn slow_stream(gap: Duration, pieces: usize) -> Reply {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+    };
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    for _ in 0..pieces {
+        events.push(chunk(json!({"content": "x"}), Value::Null));
+    }
+    events.push(chunk(json!({}), json!("stop")));
+    events.push(
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
+               "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}})
+        .to_string(),
+    );
+    events.push("[DONE]".to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    Reply::sse(&refs, gap)
+}
+
+/// `(spent, reserved)` of the budget `scope` (`key:alice`).
+pub(crate) async fn scope_totals(db: &tokio_postgres::Client, scope: &str) -> (i64, i64) {
+    let row = db
+        .query_one(
+            "SELECT spent, reserved FROM budgets WHERE scope = $1",
+            &[&scope],
+        )
+        .await
+        .unwrap();
+    (row.get(0), row.get(1))
+}
+
+/// Waits (at most `within`) until the budget `scope` holds nothing; returns what it spent.
+pub(crate) async fn settled(db: &tokio_postgres::Client, scope: &str, within: Duration) -> i64 {
+    let started = Instant::now();
+    loop {
+        let (spent, reserved) = scope_totals(db, scope).await;
+        if reserved == 0 {
+            return spent;
+        }
+        assert!(started.elapsed() < within, "{scope}'s holds never settled");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value as Json;
 
-use super::Entry;
+use super::entry::Entry;
 use crate::ConfigError;
 
 /// OAuth settings of an HTTP server, as Codex (`[mcp_servers.x.oauth]`, `scopes`) and Claude

@@ -10,8 +10,10 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
 use corvid_store::team::{
-    BudgetSpec, BudgetState, KeyInfo, KeySpec, Period, TeamSpec, admin_key_matches,
+    BudgetSpec, BudgetState, KeyInfo, KeySpec, Period, TeamSpec, TeamStore, admin_key_matches,
 };
 use corvid_store::{StoreError, usd_to_micros};
 use http::{HeaderMap, StatusCode};
@@ -111,18 +113,11 @@ fn name_of(body: &Value) -> Result<String, ApiError> {
 }
 
 pub(crate) async fn list_keys(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let answer = async {
-        let access = admitted(&state, &headers)?;
-        let keys = access
-            .store()
-            .list_keys()
-            .await
-            .map_err(|e| store_error(&e))?;
-        Ok::<_, ApiError>(Json(
-            json!({"keys": keys.iter().map(key_json).collect::<Vec<_>>()}),
-        ))
-    };
-    answer.await.into_response()
+    read(&state, &headers, |store| async move {
+        let keys = store.list_keys().await?;
+        Ok(json!({"keys": keys.iter().map(key_json).collect::<Vec<_>>()}))
+    })
+    .await
 }
 
 pub(crate) async fn create_key(
@@ -186,20 +181,16 @@ pub(crate) async fn revoke_key(
 }
 
 pub(crate) async fn list_teams(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let answer = async {
-        let access = admitted(&state, &headers)?;
-        let teams = access
-            .store()
+    read(&state, &headers, |store| async move {
+        let teams: Vec<Value> = store
             .list_teams()
-            .await
-            .map_err(|e| store_error(&e))?;
-        let teams: Vec<Value> = teams
+            .await?
             .iter()
             .map(|team| json!({"name": team.name, "budget": team.budget.as_ref().map(budget_json)}))
             .collect();
-        Ok::<_, ApiError>(Json(json!({"teams": teams})))
-    };
-    answer.await.into_response()
+        Ok(json!({"teams": teams}))
+    })
+    .await
 }
 
 pub(crate) async fn create_team(
@@ -227,16 +218,26 @@ pub(crate) async fn create_team(
 }
 
 pub(crate) async fn spend(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    read(&state, &headers, |store| async move {
+        let budgets = store.budgets().await?;
+        Ok(json!({"budgets": budgets.iter().map(budget_json).collect::<Vec<_>>()}))
+    })
+    .await
+}
+
+/// A read for an admitted caller: `look` over the store, answered as JSON (or the refusal, or
+/// the store's failure).
+async fn read<F, Look>(state: &AppState, headers: &HeaderMap, look: F) -> Response
+where
+    F: FnOnce(Arc<dyn TeamStore>) -> Look,
+    Look: Future<Output = Result<Value, StoreError>>,
+{
     let answer = async {
-        let access = admitted(&state, &headers)?;
-        let budgets = access
-            .store()
-            .budgets()
+        let access = admitted(state, headers)?;
+        let found = look(Arc::clone(access.store()))
             .await
             .map_err(|e| store_error(&e))?;
-        Ok::<_, ApiError>(Json(
-            json!({"budgets": budgets.iter().map(budget_json).collect::<Vec<_>>()}),
-        ))
+        Ok::<_, ApiError>(Json(found))
     };
     answer.await.into_response()
 }

@@ -14,7 +14,7 @@ use corvid_store::{PriceMicros, Tokens, now_ms};
 use futures_util::future::{BoxFuture, Either};
 use http::{HeaderMap, Method, StatusCode};
 
-use super::{Access, TICKET, Ticket, estimate};
+use super::{Access, RunningGuard, TICKET, Ticket, estimate};
 use crate::body::read_body;
 use crate::error::ApiError;
 use crate::path_dialect;
@@ -186,11 +186,14 @@ where
         key_id: key.id,
         team_id: key.team_id,
         taken: Arc::new(AtomicU32::new(0)),
+        _running: held.then(|| RunningGuard::new(&access, &request_id)),
     };
     let taken = Arc::clone(&ticket.taken);
     let response = TICKET.scope(ticket, call(&mut inner, request)).await;
-    if held && taken.load(Ordering::SeqCst) == 0 {
+    if held && (taken.load(Ordering::SeqCst) == 0 || !response.status().is_success()) {
         // Refused before any provider was asked (a bad body, an unknown model): nothing spent.
+        // Or every attempt failed (their rows, outcome `error`, keep the hold for a fallback):
+        // the request is over.
         let store = Arc::clone(access.store());
         tokio::spawn(async move {
             if let Err(error) = store.release(&request_id).await {
@@ -232,13 +235,14 @@ fn hold_for(
     let amount = if key.budgets.is_empty() {
         0
     } else {
-        let price = upstream.and_then(|model| state.config().prices.get(model));
+        let price =
+            upstream.and_then(|model| corvid_store::price_of(&state.config().prices, model));
         match price {
-            Some(price) => PriceMicros::from_price(price).cost(&tokens),
+            Some(price) => PriceMicros::from_price(&price).cost(&tokens),
             // An unpriced model would cost a budget nothing: refused rather than free.
             None => {
                 return Err(ApiError::forbidden(format!(
-                    "the model {} has no price in [prices]; a key with a budget can only use priced models",
+                    "the model {} has no price (neither in [prices] nor corvid's catalog); a key with a budget can only use priced models",
                     upstream.unwrap_or("requested")
                 )));
             }
@@ -252,6 +256,7 @@ fn hold_for(
         tokens: tokens.input + tokens.output,
         rpm: key.rpm,
         tpm: key.tpm,
+        daily_requests: key.daily_requests,
         instance: access.instance.clone(),
         lease: access.lease,
     })
@@ -282,6 +287,20 @@ fn refused(refusal: Refusal) -> ApiError {
                 format!(
                     "the budget {scope} (${:.2}) is spent; it resets in {} (at Unix time {})",
                     corvid_store::micros_to_usd(cap_micros),
+                    human(wait_ms / 1000),
+                    resets_at_ms / 1000
+                ),
+                Duration::from_millis(wait_ms.max(1000)),
+            )
+        }
+        Refusal::DailyRequests {
+            limit,
+            resets_at_ms,
+        } => {
+            let wait_ms = u64::try_from(resets_at_ms - now_ms()).unwrap_or(0);
+            (
+                format!(
+                    "the daily request quota ({limit} requests) is used up; it resets in {} (at Unix time {})",
                     human(wait_ms / 1000),
                     resets_at_ms / 1000
                 ),

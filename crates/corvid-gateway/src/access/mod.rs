@@ -7,8 +7,11 @@
 //!   when the key has no budget or limit) and is never forwarded upstream: providers inject
 //!   their own credential.
 //! - A key with a budget or a limit takes a hold of the request's estimated cost (counted input
-//!   plus the output cap) before the handler runs; the ledger row the request writes settles
-//!   it. A request that never reached a provider gives its hold back at once.
+//!   plus the output cap) before the handler runs; the ledger row that ends the request
+//!   settles it (a routing fallback's failed attempt is charged but keeps the hold for the next
+//!   one). A request that never reached a provider, or answered an error, gives its hold back
+//!   at once. While the request runs, the heartbeat renews its hold's lease, so a stream longer
+//!   than the lease is not settled under its feet by a sweeper and then again by its row.
 //! - Refusals answer in the caller's dialect: 401 unknown or revoked key, 403 model out of
 //!   scope (or unpriced under a budget), 429 budget spent or limit reached (with
 //!   `Retry-After`), 503 when the store cannot be asked (budgets fail closed).
@@ -17,8 +20,9 @@ pub(crate) mod admin;
 mod estimate;
 mod gate;
 
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use corvid_config::StoreConfig;
@@ -44,7 +48,12 @@ pub struct Access {
     admin_key: Option<String>,
     /// The key that stands for a request without one (the local user's daily budget).
     local: Option<Arc<corvid_store::team::KeyInfo>>,
+    /// Requests of this instance holding a hold and still running (their leases are renewed).
+    running: Running,
 }
+
+/// The request ids of running requests with a hold.
+type Running = Arc<Mutex<HashSet<String>>>;
 
 impl Access {
     /// The gate over `store`; `required` from `StoreConfig::keys_required`. `instance` names
@@ -58,6 +67,7 @@ impl Access {
             default_output_tokens: config.default_output_tokens,
             admin_key: None,
             local: None,
+            running: Arc::default(),
         }
     }
 
@@ -81,6 +91,46 @@ impl Access {
         self.keys.store()
     }
 
+    /// The local user's daily budget and request quota as they stand (requests without a key
+    /// on the SQLite store), for the page's Status tab; `None` when neither is set or the store
+    /// does not answer.
+    pub async fn local_allowance(&self) -> Option<serde_json::Value> {
+        let local = self.local.as_ref()?;
+        let budget = match local.budgets.first() {
+            Some(held) => self
+                .store()
+                .budgets()
+                .await
+                .ok()?
+                .into_iter()
+                .find(|budget| budget.id == held.id),
+            None => None,
+        };
+        let requests = match local.daily_requests {
+            Some(limit) => Some((limit, self.store().requests_today(local.id).await.ok()?)),
+            None => None,
+        };
+        let (_, resets_at_ms) =
+            corvid_store::team::window_of(corvid_store::team::Period::Day, corvid_store::now_ms());
+        Some(serde_json::json!({
+            "budget": budget.map(|budget| serde_json::json!({
+                "cap_micros": budget.cap_micros,
+                "spent_micros": budget.spent_micros,
+                "held_micros": budget.reserved_micros,
+            })),
+            "requests": requests.map(|(limit, made)| serde_json::json!({
+                "limit": limit,
+                "made": made,
+            })),
+            "resets_at_ms": resets_at_ms,
+        }))
+    }
+
+    /// The key lookups this gate caches (for a store that announces key changes).
+    pub fn key_cache(&self) -> &KeyCache {
+        &self.keys
+    }
+
     /// Heartbeats this instance and sweeps dead instances' holds, forever; spawn it once.
     ///
     /// An instance sweeps only after it has been connected for `DEAD_AFTER`: after a database
@@ -95,6 +145,21 @@ impl Access {
                 tracing::debug!(%error, "heartbeat failed");
                 connected_since = None;
                 continue;
+            }
+            let running: Vec<String> = self
+                .running
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .cloned()
+                .collect();
+            if !running.is_empty()
+                && let Err(error) = self
+                    .store()
+                    .renew(&self.instance, &running, self.lease)
+                    .await
+            {
+                tracing::debug!(%error, "cannot renew the leases of running requests");
             }
             let since = *connected_since.get_or_insert_with(std::time::Instant::now);
             if since.elapsed() < DEAD_AFTER {
@@ -121,6 +186,40 @@ pub(crate) struct Ticket {
     /// routing fallback's later attempts write rows `<request_id>.<n>`, charged to the same
     /// budgets.
     taken: Arc<AtomicU32>,
+    /// Marks the request running (its lease renewed) until the last copy of the ticket — the
+    /// gate's, each exchange's — is gone.
+    _running: Option<Arc<RunningGuard>>,
+}
+
+/// Removes its request from the running set when dropped.
+#[derive(Debug)]
+pub(crate) struct RunningGuard {
+    request_id: String,
+    running: Running,
+}
+
+impl RunningGuard {
+    /// Marks `request_id` running in `access` until the guard is dropped.
+    pub(crate) fn new(access: &Access, request_id: &str) -> Arc<Self> {
+        access
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(request_id.to_owned());
+        Arc::new(Self {
+            request_id: request_id.to_owned(),
+            running: Arc::clone(&access.running),
+        })
+    }
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.request_id);
+    }
 }
 
 tokio::task_local! {

@@ -565,12 +565,13 @@ async fn serving_responses_is_a_provider_setting_not_its_name() {
             .post("/v1/responses", r#"{"model":"ollama/llama3","input":"hi"}"#)
             .await;
         assert_eq!(response.status(), StatusCode::OK);
-        // (A local server's model list is read too, for its context window.)
+        // (A local server's model list is read too, for its context window, and Ollama's
+        // `/api/show` asked for each model's.)
         let paths: Vec<String> = gateway
             .upstream
             .requests()
             .into_iter()
-            .filter(|request| request.method == "POST")
+            .filter(|request| request.method == "POST" && request.path != "/api/show")
             .map(|request| request.path)
             .collect();
         let expected = if serves_responses {

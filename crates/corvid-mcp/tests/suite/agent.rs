@@ -9,7 +9,7 @@ use corvid_mcp::McpPlugin;
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, ProposalKind, TurnOutcome,
 };
-use corvid_test_support::agent::{self, ScriptedAgent, tool_names, tool_results};
+use corvid_test_support::agent::{self, Said, ScriptedAgent, tool_names, tool_results};
 use corvid_test_support::scripted::ScriptedReply;
 use corvid_wire::model::{Part, ToolResultContent};
 use serde_json::json;
@@ -64,8 +64,8 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
 
     let mut proposals = Vec::new();
     let outcome = loop {
-        match agent.next().await.msg {
-            EventMsg::Proposal(proposal) => {
+        match agent.next_said().await {
+            Said::Asked(proposal) => {
                 // "Always", with the scope the proposal offers: the whole server.
                 let scope = proposal.always_scope.clone().unwrap();
                 agent.decide(
@@ -74,7 +74,7 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
                 );
                 proposals.push(proposal);
             }
-            EventMsg::TurnFinished(finished) => break finished.outcome,
+            Said::Event(EventMsg::TurnFinished(finished)) => break finished.outcome,
             _ => {}
         }
     };

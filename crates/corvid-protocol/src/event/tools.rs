@@ -76,10 +76,10 @@ pub struct Truncation {
     pub full_output_path: Option<String>,
 }
 
-/// The payload of `proposal`: a tool call awaiting approval.
+/// What an approval request asks (`ServerRequest.approval`): a tool call awaiting approval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProposalNotification {
-    /// The id to answer with `approve`.
+    /// The proposal's id: the id of the request that carries it (a `response` answers it).
     pub proposal_id: String,
     /// The tool call it would run.
     pub call_id: String,
@@ -108,7 +108,7 @@ pub struct ProposalNotification {
     pub notice: Option<String>,
 }
 
-/// A decision a face may give to a proposal (see `ApprovalDecision`).
+/// A decision a face may give to an approval request (see `ApprovalDecision`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionKind {

@@ -1,8 +1,8 @@
 //! Forward compatibility: unknown fields are ignored, unknown kinds are refused clearly.
 
 use corvid_protocol::{
-    ApprovalDecision, ApproveParams, Event, EventMsg, Op, PROTOCOL_VERSION, SendParams, Submission,
-    is_compatible,
+    ApprovalDecision, ClientFrame, Event, EventMsg, Op, PROTOCOL_VERSION, Response, SendParams,
+    Submission, is_compatible,
 };
 use pretty_assertions::assert_eq;
 
@@ -27,15 +27,6 @@ fn unknown_fields_on_ops_are_ignored() {
                 version: 1,
                 client: None,
             },
-        ),
-        (
-            r#"{"id":"4","op":{"type":"approve","proposal_id":"p","decision":{"type":"reject","feedback":"no","remember":false},"extra":1}}"#,
-            Op::Approve(ApproveParams {
-                proposal_id: "p".into(),
-                decision: ApprovalDecision::Reject {
-                    feedback: Some("no".into()),
-                },
-            }),
         ),
         (
             r#"{"id":"5","op":{"type":"open_conversation","conversation_id":"c","replay":"full"}}"#,
@@ -64,14 +55,7 @@ fn unknown_op_types_are_rejected_with_the_accepted_names() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("unknown variant `rewind`"), "{error}");
-    for name in [
-        "hello",
-        "send",
-        "approve",
-        "cancel",
-        "list_conversations",
-        "shutdown",
-    ] {
+    for name in ["hello", "send", "cancel", "list_conversations", "shutdown"] {
         assert!(
             error.contains(&format!("`{name}`")),
             "{name} missing from: {error}"
@@ -93,22 +77,38 @@ fn unknown_event_types_are_rejected() {
 fn unknown_nested_kinds_are_rejected() {
     let cases = [
         (
-            r#"{"id":"1","op":{"type":"approve","proposal_id":"p","decision":{"type":"approve_for_session"}}}"#,
+            r#"{"type":"response","id":"p","decision":{"type":"approve_for_session"}}"#,
             "unknown variant `approve_for_session`",
         ),
         (
-            r#"{"id":"1","op":{"type":"approve","proposal_id":"p","decision":{"type":"approve_always","scope":{"type":"path","path":"src"}}}}"#,
+            r#"{"type":"response","id":"p","decision":{"type":"approve_always","scope":{"type":"path","path":"src"}}}"#,
             "unknown variant `path`",
         ),
         (
-            r#"{"id":"1","op":{"type":"set_approval_policy","policy":"never"}}"#,
+            r#"{"type":"submission","id":"1","op":{"type":"set_approval_policy","policy":"never"}}"#,
             "unknown variant `never`, expected one of `read-only`, `plan`, `ask`, `auto-edit`, `full-auto`",
         ),
     ];
     for (line, expected) in cases {
-        let error = submission(line).unwrap_err().to_string();
+        let error = serde_json::from_str::<ClientFrame>(line)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains(expected), "{line}: {error}");
     }
+}
+
+#[test]
+fn unknown_fields_on_responses_are_ignored() {
+    let line = r#"{"type":"response","id":"p","decision":{"type":"reject","feedback":"no","remember":false},"extra":1}"#;
+    assert_eq!(
+        serde_json::from_str::<ClientFrame>(line).unwrap(),
+        ClientFrame::Response(Response::new(
+            "p",
+            ApprovalDecision::Reject {
+                feedback: Some("no".into()),
+            }
+        ))
+    );
 }
 
 #[test]
@@ -141,12 +141,18 @@ fn the_readme_examples_are_valid_frames() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let frames: Vec<&str> = readme
         .lines()
-        .filter(|line| line.starts_with("{\"id\""))
+        .filter(|line| line.starts_with("{\"id\"") || line.starts_with("{\"type\""))
         .collect();
-    assert_eq!(frames.len(), 9);
+    assert_eq!(frames.len(), 10);
     for line in frames {
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
-        if value.get("op").is_some() {
+        if value.get("type").is_some_and(|kind| kind == "response") {
+            let parsed: ClientFrame = serde_json::from_str(line).unwrap();
+            assert_eq!(serde_json::to_value(&parsed).unwrap(), value, "{line}");
+        } else if value.get("type").is_some() {
+            let parsed: corvid_protocol::ServerFrame = serde_json::from_str(line).unwrap();
+            assert_eq!(serde_json::to_value(&parsed).unwrap(), value, "{line}");
+        } else if value.get("op").is_some() {
             let parsed: Submission = serde_json::from_str(line).unwrap();
             assert_eq!(serde_json::to_value(&parsed).unwrap(), value, "{line}");
         } else if value.get("ok").is_some() || value.get("error").is_some() {

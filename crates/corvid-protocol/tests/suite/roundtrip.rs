@@ -3,12 +3,13 @@
 use std::collections::BTreeSet;
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, ChangeKind, ConversationSummary,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, ChangeKind, ClientFrame, ConversationSummary,
     DecisionKind, ErrorClass, ErrorNotification, Event, EventMsg, FileChange, HistoryEntry,
     ImageInput, Op, ProposalKind, ProposalNotification, ProposalOutcome, ReadyNotification,
-    SandboxMode, SandboxNotice, SandboxState, SendParams, SubagentKind, Submission, TodoItem,
-    TodoStatus, TokenUsage, ToolCallKind, ToolCallNotification, ToolResultNotification, Truncation,
-    TurnFinishedNotification, TurnOutcome, UsageNotification, schema_json,
+    Response, SandboxMode, SandboxNotice, SandboxState, SendParams, ServerFrame, ServerRequest,
+    SubagentKind, Submission, TodoItem, TodoStatus, TokenUsage, ToolCallKind, ToolCallNotification,
+    ToolResultNotification, Truncation, TurnFinishedNotification, TurnOutcome, UsageNotification,
+    schema_json,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -97,62 +98,6 @@ fn ops() -> Vec<(Op, Value)> {
                 "model": "grok-4",
                 "skill": "review"
             }),
-        ),
-        (
-            Op::Approve(ApproveParams {
-                proposal_id: "p-1".into(),
-                decision: ApprovalDecision::Approve,
-            }),
-            json!({"type": "approve", "proposal_id": "p-1", "decision": {"type": "approve"}}),
-        ),
-        (
-            Op::Approve(ApproveParams {
-                proposal_id: "p-2".into(),
-                decision: ApprovalDecision::ApproveAlways {
-                    scope: ApprovalRule::command_prefix("cargo test"),
-                },
-            }),
-            json!({
-                "type": "approve",
-                "proposal_id": "p-2",
-                "decision": {
-                    "type": "approve_always",
-                    "scope": {"type": "command_prefix", "prefix": "cargo test"}
-                }
-            }),
-        ),
-        (
-            Op::Approve(ApproveParams {
-                proposal_id: "p-3".into(),
-                decision: ApprovalDecision::ApproveAlways {
-                    scope: ApprovalRule::tool("write"),
-                },
-            }),
-            json!({
-                "type": "approve",
-                "proposal_id": "p-3",
-                "decision": {"type": "approve_always", "scope": {"type": "tool", "tool": "write"}}
-            }),
-        ),
-        (
-            Op::Approve(ApproveParams {
-                proposal_id: "p-4".into(),
-                decision: ApprovalDecision::Reject {
-                    feedback: Some("use a test instead".into()),
-                },
-            }),
-            json!({
-                "type": "approve",
-                "proposal_id": "p-4",
-                "decision": {"type": "reject", "feedback": "use a test instead"}
-            }),
-        ),
-        (
-            Op::Approve(ApproveParams {
-                proposal_id: "p-5".into(),
-                decision: ApprovalDecision::Reject { feedback: None },
-            }),
-            json!({"type": "approve", "proposal_id": "p-5", "decision": {"type": "reject"}}),
         ),
         (Op::Cancel, json!({"type": "cancel"})),
         (Op::ListConversations, json!({"type": "list_conversations"})),
@@ -442,132 +387,6 @@ fn events() -> Vec<(EventMsg, Value)> {
             }),
         ),
     ];
-    let proposals = [
-        (
-            ProposalKind::Edit {
-                path: "src/lib.rs".into(),
-                diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n".into(),
-            },
-            json!({
-                "type": "edit",
-                "path": "src/lib.rs",
-                "diff": "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n"
-            }),
-            Some((
-                ApprovalRule::tool("edit"),
-                json!({"type": "tool", "tool": "edit"}),
-            )),
-        ),
-        (
-            ProposalKind::Write {
-                path: "notes.md".into(),
-                diff: "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+hi\n".into(),
-            },
-            json!({
-                "type": "write",
-                "path": "notes.md",
-                "diff": "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+hi\n"
-            }),
-            None,
-        ),
-        (
-            ProposalKind::Command {
-                command: "cargo test -p x".into(),
-                cwd: ".".into(),
-            },
-            json!({"type": "command", "command": "cargo test -p x", "cwd": "."}),
-            Some((
-                ApprovalRule::command_prefix("cargo test"),
-                json!({"type": "command_prefix", "prefix": "cargo test"}),
-            )),
-        ),
-        (
-            ProposalKind::Other {
-                tool: "github_create_issue".into(),
-                summary: "Open an issue in ada/project".into(),
-            },
-            json!({
-                "type": "other",
-                "tool": "github_create_issue",
-                "summary": "Open an issue in ada/project"
-            }),
-            None,
-        ),
-    ];
-    for (index, (kind, kind_json, always)) in proposals.into_iter().enumerate() {
-        let mut expected = json!({
-            "type": "proposal",
-            "proposal_id": format!("p-{index}"),
-            "call_id": format!("call-{index}"),
-            "title": "Change it",
-            "kind": kind_json,
-            "decisions": ["approve", "reject"],
-        });
-        let always_scope = always.map(|(rule, rule_json)| {
-            expected["always_scope"] = rule_json;
-            rule
-        });
-        table.push((
-            EventMsg::Proposal(ProposalNotification {
-                proposal_id: format!("p-{index}"),
-                call_id: format!("call-{index}"),
-                title: "Change it".into(),
-                kind,
-                decisions: vec![DecisionKind::Approve, DecisionKind::Reject],
-                always_scope,
-                always_description: None,
-                sandbox: None,
-                notice: None,
-            }),
-            expected,
-        ));
-    }
-    for (notice, notice_json) in [
-        (
-            SandboxNotice::Widened {
-                write_outside: false,
-                network: true,
-            },
-            json!({"type": "widened", "write_outside": false, "network": true}),
-        ),
-        (
-            SandboxNotice::Unavailable {
-                reason: "no Landlock".into(),
-            },
-            json!({"type": "unavailable", "reason": "no Landlock"}),
-        ),
-    ] {
-        table.push((
-            EventMsg::Proposal(ProposalNotification {
-                proposal_id: "p-9".into(),
-                call_id: "call-9".into(),
-                title: "Run npm install".into(),
-                kind: ProposalKind::Command {
-                    command: "npm install".into(),
-                    cwd: ".".into(),
-                },
-                decisions: vec![
-                    DecisionKind::Approve,
-                    DecisionKind::ApproveAlways,
-                    DecisionKind::Reject,
-                ],
-                always_scope: None,
-                always_description: None,
-                notice: Some(notice.describe()),
-                sandbox: Some(notice.clone()),
-            }),
-            json!({
-                "type": "proposal",
-                "proposal_id": "p-9",
-                "call_id": "call-9",
-                "title": "Run npm install",
-                "kind": {"type": "command", "command": "npm install", "cwd": "."},
-                "decisions": ["approve", "approve_always", "reject"],
-                "sandbox": notice_json,
-                "notice": notice.describe()
-            }),
-        ));
-    }
     for (outcome, name) in [
         (ProposalOutcome::Approved, "approved"),
         (ProposalOutcome::Rejected, "rejected"),
@@ -791,6 +610,136 @@ fn events() -> Vec<(EventMsg, Value)> {
     table
 }
 
+/// Every shape of an approval request's payload, as Rust value and as JSON.
+fn approvals() -> Vec<(ProposalNotification, Value)> {
+    let mut table = Vec::new();
+    let proposals = [
+        (
+            ProposalKind::Edit {
+                path: "src/lib.rs".into(),
+                diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n".into(),
+            },
+            json!({
+                "type": "edit",
+                "path": "src/lib.rs",
+                "diff": "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n"
+            }),
+            Some((
+                ApprovalRule::tool("edit"),
+                json!({"type": "tool", "tool": "edit"}),
+            )),
+        ),
+        (
+            ProposalKind::Write {
+                path: "notes.md".into(),
+                diff: "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+hi\n".into(),
+            },
+            json!({
+                "type": "write",
+                "path": "notes.md",
+                "diff": "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1 @@\n+hi\n"
+            }),
+            None,
+        ),
+        (
+            ProposalKind::Command {
+                command: "cargo test -p x".into(),
+                cwd: ".".into(),
+            },
+            json!({"type": "command", "command": "cargo test -p x", "cwd": "."}),
+            Some((
+                ApprovalRule::command_prefix("cargo test"),
+                json!({"type": "command_prefix", "prefix": "cargo test"}),
+            )),
+        ),
+        (
+            ProposalKind::Other {
+                tool: "github_create_issue".into(),
+                summary: "Open an issue in ada/project".into(),
+            },
+            json!({
+                "type": "other",
+                "tool": "github_create_issue",
+                "summary": "Open an issue in ada/project"
+            }),
+            None,
+        ),
+    ];
+    for (index, (kind, kind_json, always)) in proposals.into_iter().enumerate() {
+        let mut expected = json!({
+            "proposal_id": format!("p-{index}"),
+            "call_id": format!("call-{index}"),
+            "title": "Change it",
+            "kind": kind_json,
+            "decisions": ["approve", "reject"],
+        });
+        let always_scope = always.map(|(rule, rule_json)| {
+            expected["always_scope"] = rule_json;
+            rule
+        });
+        table.push((
+            ProposalNotification {
+                proposal_id: format!("p-{index}"),
+                call_id: format!("call-{index}"),
+                title: "Change it".into(),
+                kind,
+                decisions: vec![DecisionKind::Approve, DecisionKind::Reject],
+                always_scope,
+                always_description: None,
+                sandbox: None,
+                notice: None,
+            },
+            expected,
+        ));
+    }
+    for (notice, notice_json) in [
+        (
+            SandboxNotice::Widened {
+                write_outside: false,
+                network: true,
+            },
+            json!({"type": "widened", "write_outside": false, "network": true}),
+        ),
+        (
+            SandboxNotice::Unavailable {
+                reason: "no Landlock".into(),
+            },
+            json!({"type": "unavailable", "reason": "no Landlock"}),
+        ),
+    ] {
+        table.push((
+            ProposalNotification {
+                proposal_id: "p-9".into(),
+                call_id: "call-9".into(),
+                title: "Run npm install".into(),
+                kind: ProposalKind::Command {
+                    command: "npm install".into(),
+                    cwd: ".".into(),
+                },
+                decisions: vec![
+                    DecisionKind::Approve,
+                    DecisionKind::ApproveAlways,
+                    DecisionKind::Reject,
+                ],
+                always_scope: None,
+                always_description: None,
+                notice: Some(notice.describe()),
+                sandbox: Some(notice.clone()),
+            },
+            json!({
+                    "proposal_id": "p-9",
+                "call_id": "call-9",
+                "title": "Run npm install",
+                "kind": {"type": "command", "command": "npm install", "cwd": "."},
+                "decisions": ["approve", "approve_always", "reject"],
+                "sandbox": notice_json,
+                "notice": notice.describe()
+            }),
+        ));
+    }
+    table
+}
+
 /// `fields` (an object) with `"type": name` added, as an internally tagged newtype variant is
 /// written.
 fn with_type(name: &str, fields: &Value) -> Value {
@@ -955,4 +904,80 @@ fn replayed_events_say_so_and_live_ones_stay_as_they_were() {
         "msg": {"type": "turn_started", "conversation_id": "c-1", "model": "m"}}))
     .unwrap();
     assert!(!old.replay);
+}
+
+#[test]
+fn an_approval_is_a_request_frame_answered_by_a_response_frame() {
+    for (index, (approval, approval_json)) in approvals().into_iter().enumerate() {
+        let request = ServerRequest {
+            id: approval.proposal_id.clone(),
+            turn_id: "s-1".into(),
+            seq: 7 + index as u64,
+            depth: 0,
+            parent_call_id: None,
+            replay: false,
+            approval,
+        };
+        let id = request.id.clone();
+        assert_round_trip(
+            &ServerFrame::Request(request),
+            &json!({"type": "request", "id": id, "turn_id": "s-1", "seq": 7 + index,
+                "depth": 0, "approval": approval_json}),
+        );
+    }
+    // A subagent's request, replayed to a listener that came late.
+    let (approval, approval_json) = approvals().remove(2);
+    assert_round_trip(
+        &ServerFrame::Request(ServerRequest {
+            id: "p-2".into(),
+            turn_id: "s-1".into(),
+            seq: 3,
+            depth: 1,
+            parent_call_id: Some("task-1".into()),
+            replay: true,
+            approval,
+        }),
+        &json!({"type": "request", "id": "p-2", "turn_id": "s-1", "seq": 3, "depth": 1,
+            "parent_call_id": "task-1", "replay": true, "approval": approval_json}),
+    );
+    let decisions = [
+        (ApprovalDecision::Approve, json!({"type": "approve"})),
+        (
+            ApprovalDecision::ApproveAlways {
+                scope: ApprovalRule::command_prefix("cargo test"),
+            },
+            json!({"type": "approve_always",
+                "scope": {"type": "command_prefix", "prefix": "cargo test"}}),
+        ),
+        (
+            ApprovalDecision::ApproveAlways {
+                scope: ApprovalRule::tool("write"),
+            },
+            json!({"type": "approve_always", "scope": {"type": "tool", "tool": "write"}}),
+        ),
+        (
+            ApprovalDecision::Reject {
+                feedback: Some("use a test instead".into()),
+            },
+            json!({"type": "reject", "feedback": "use a test instead"}),
+        ),
+        (
+            ApprovalDecision::Reject { feedback: None },
+            json!({"type": "reject"}),
+        ),
+    ];
+    for (decision, decision_json) in decisions {
+        assert_round_trip(
+            &ClientFrame::Response(Response::new("p-1", decision)),
+            &json!({"type": "response", "id": "p-1", "decision": decision_json}),
+        );
+    }
+    assert_round_trip(
+        &ClientFrame::Submission(Submission::new("s-9", Op::Cancel)),
+        &json!({"type": "submission", "id": "s-9", "op": {"type": "cancel"}}),
+    );
+    assert_eq!(
+        schema_type_names("ClientFrame"),
+        BTreeSet::from(["response".to_owned(), "submission".to_owned()])
+    );
 }

@@ -71,6 +71,17 @@ fn a_route_expands_into_its_targets_and_their_keys_skipping_what_is_not_set_up()
     let plain = registry.plan("claude-opus-4-1", None, None).unwrap();
     assert_eq!(attempts(&plain), ["anthropic/claude-opus-4-1#0"]);
     assert_eq!(plain.route, None);
+    assert!(plain.attempts[0].retry_in_place);
+    // Another target follows the first: it moves on rather than retrying in place. The first
+    // openai key is followed by its other key only, and the last attempt keeps its retries.
+    let retried: Vec<bool> = plan
+        .attempts
+        .iter()
+        .map(|route| route.retry_in_place)
+        .collect();
+    assert_eq!(retried, [false, true, true]);
+    assert_eq!(plan.attempts[0].in_place_retries(), Some(0));
+    assert_eq!(plan.attempts[2].in_place_retries(), None);
 }
 
 #[test]

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Handle;
 
-use super::PgStore;
-use crate::{StoreError, UsageRecord};
+use super::{PgStore, RedisCounter};
+use crate::{Outcome, StoreError, UsageRecord};
 
 /// How often the writer makes sure the coming days have their partitions.
 const PARTITION_CHECK: Duration = Duration::from_secs(3600);
@@ -19,6 +19,8 @@ pub struct PgLedger {
     store: PgStore,
     handle: Handle,
     partitions_checked: Option<Instant>,
+    /// Settled after PostgreSQL, when Redis counts holds.
+    redis: Option<RedisCounter>,
 }
 
 impl PgLedger {
@@ -29,7 +31,13 @@ impl PgLedger {
             store,
             handle,
             partitions_checked: None,
+            redis: None,
         }
+    }
+
+    /// The same sink, settling each batch's holds in Redis too once PostgreSQL has.
+    pub fn with_redis(self, redis: Option<RedisCounter>) -> Self {
+        Self { redis, ..self }
     }
 
     /// Writes `records` in one transaction.
@@ -56,8 +64,17 @@ impl PgLedger {
         }
         let store = self.store.clone();
         let columns = Columns::of(records);
-        self.handle
-            .block_on(async move { write_batch(&store, &columns).await })
+        let redis = self.redis.clone();
+        self.handle.block_on(async move {
+            let settled = write_batch(&store, &columns).await?;
+            if let Some(redis) = redis
+                && let Err(error) = redis.settle(&settled).await
+            {
+                // Its budget entries expire and are seeded from PostgreSQL again.
+                tracing::debug!(%error, "cannot settle holds in Redis");
+            }
+            Ok(())
+        })
     }
 }
 
@@ -193,7 +210,15 @@ const ROLLUP: &str = "INSERT INTO usage_daily AS d (day, key_id, team_id, model,
         input = d.input + excluded.input, output = d.output + excluded.output,
         cost_micros = d.cost_micros + excluded.cost_micros";
 
-async fn write_batch(store: &PgStore, c: &Columns) -> Result<(), StoreError> {
+/// Writes one batch; returns the inserted rows' request ids and costs (those with a key).
+/// Whether an inserted row ends its request's hold: a failed attempt (outcome `error`) may be
+/// followed by a routing fallback's next one, which the hold still covers; when none follows,
+/// the gate releases the hold on the error answer.
+fn releases_hold(row: &tokio_postgres::Row) -> bool {
+    row.get::<_, &str>(6) != Outcome::Error.as_str()
+}
+
+async fn write_batch(store: &PgStore, c: &Columns) -> Result<Vec<(String, i64)>, StoreError> {
     let mut client = store.client().await?;
     let tx = client.transaction().await?;
     let inserted = tx
@@ -232,8 +257,12 @@ async fn write_batch(store: &PgStore, c: &Columns) -> Result<(), StoreError> {
         let ids: Vec<String> = inserted.iter().map(|row| row.get(0)).collect();
         let costs: Vec<i64> = inserted.iter().map(|row| row.get(4)).collect();
         let keys: Vec<Option<i64>> = inserted.iter().map(|row| row.get(1)).collect();
-        tx.execute("SELECT corvid_settle($1, $2, $3)", &[&ids, &costs, &keys])
-            .await?;
+        let releases: Vec<bool> = inserted.iter().map(releases_hold).collect();
+        tx.execute(
+            "SELECT corvid_settle($1, $2, $3, $4)",
+            &[&ids, &costs, &keys, &releases],
+        )
+        .await?;
         tx.execute(
             ROLLUP,
             &[
@@ -271,5 +300,9 @@ async fn write_batch(store: &PgStore, c: &Columns) -> Result<(), StoreError> {
         .await?;
     }
     tx.commit().await?;
-    Ok(())
+    Ok(inserted
+        .iter()
+        .filter(|row| row.get::<_, Option<i64>>(1).is_some() && releases_hold(row))
+        .map(|row| (row.get(0), row.get(4)))
+        .collect())
 }

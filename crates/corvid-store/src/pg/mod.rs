@@ -7,10 +7,14 @@
 //! - [`PgStore`] implements [`crate::team::TeamStore`] (`teams.rs`) and writes the ledger
 //!   (`ledger.rs`): batches of rows, their holds settled and their daily rollups upserted in
 //!   the same transaction.
+//! - [`PgStore::watch_keys`] drops changed keys from an instance's key cache (LISTEN/NOTIFY).
+//! - [`RedisFront`] puts Redis in front of it for holds and rate limits (`counter.rs`).
 
+mod counter;
 mod ledger;
 mod schema;
 mod teams;
+mod watch;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -18,6 +22,7 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
+pub use counter::{RedisCounter, RedisError, RedisFront};
 pub use ledger::PgLedger;
 
 use crate::StoreError;
@@ -67,6 +72,11 @@ impl PgStore {
             .build()
             .map_err(|error| StoreError::Config(error.to_string()))?;
         Ok(PgStore { pool, config })
+    }
+
+    /// The database's name (what Redis keys are namespaced by).
+    pub fn database_name(&self) -> &str {
+        self.config.get_dbname().unwrap_or("corvid")
     }
 
     /// A pooled connection, or [`StoreError::Unreachable`].

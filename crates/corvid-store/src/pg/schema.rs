@@ -225,4 +225,58 @@ END $$;
 
 SELECT corvid_ensure_partitions(8);
 "#,
+    // 2: a change to a key or a team is announced on the channel `corvid_keys` (the key's
+    // public id, or `*` for every key), so every instance drops it from its key cache at once.
+    r#"
+CREATE FUNCTION corvid_key_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME <> 'client_keys' THEN
+        PERFORM pg_notify('corvid_keys', '*');
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM pg_notify('corvid_keys', OLD.public_id);
+    ELSE
+        PERFORM pg_notify('corvid_keys', NEW.public_id);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER corvid_keys_changed AFTER UPDATE OR DELETE ON client_keys
+    FOR EACH ROW EXECUTE FUNCTION corvid_key_changed();
+CREATE TRIGGER corvid_teams_changed AFTER UPDATE OR DELETE ON teams
+    FOR EACH ROW EXECUTE FUNCTION corvid_key_changed();
+"#,
+    // 3: settling rows holds the hold while the request goes on: a routing fallback's failed
+    // attempt (outcome `error`, p_release false) is charged but keeps the request's hold for
+    // the next attempt; the row that ends the request (or the gate, for an error answer)
+    // releases it.
+    r#"
+CREATE FUNCTION corvid_settle(p_requests text[], p_costs bigint[], p_keys bigint[],
+    p_release boolean[])
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE r record; n bigint := 0;
+BEGIN
+    FOR r IN
+        WITH gone AS (
+            DELETE FROM reservations
+            WHERE request_id = ANY (SELECT split_part(x, '.', 1)
+                                    FROM unnest(p_requests, p_release) AS q (x, release)
+                                    WHERE release)
+            RETURNING budget_id, amount),
+        charged AS (
+            SELECT b.id AS budget_id, 0::bigint AS amount, c.cost
+            FROM unnest(p_keys, p_costs) AS c (key_id, cost)
+            JOIN client_keys k ON k.id = c.key_id
+            LEFT JOIN teams t ON t.id = k.team_id
+            JOIN budgets b ON b.id = k.budget_id OR b.id = t.budget_id)
+        SELECT budget_id, sum(amount)::bigint AS amount, sum(cost)::bigint AS cost FROM (
+            SELECT budget_id, amount, 0::bigint AS cost FROM gone
+            UNION ALL SELECT budget_id, amount, cost FROM charged) parts
+        GROUP BY budget_id ORDER BY budget_id
+    LOOP
+        UPDATE budgets SET reserved = greatest(reserved - r.amount, 0), spent = spent + r.cost
+            WHERE id = r.budget_id;
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END $$;
+"#,
 ];

@@ -45,7 +45,7 @@ fn exists_or(error: tokio_postgres::Error, what: String) -> StoreError {
 }
 
 impl PgStore {
-    async fn budgets_by_id(&self, ids: &[i64]) -> Result<Vec<BudgetState>, StoreError> {
+    pub(crate) async fn budgets_by_id(&self, ids: &[i64]) -> Result<Vec<BudgetState>, StoreError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -89,6 +89,7 @@ impl PgStore {
                 tpm: row
                     .get::<_, Option<i64>>(7)
                     .and_then(|tpm| u64::try_from(tpm).ok()),
+                daily_requests: None,
                 revoked: row.get(8),
                 budgets: self.budgets_by_id(&budget_ids).await?,
             };
@@ -319,6 +320,24 @@ impl TeamStore for PgStore {
         Ok(())
     }
 
+    async fn renew(
+        &self,
+        instance: &str,
+        request_ids: &[String],
+        lease: Duration,
+    ) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+        client
+            .execute(
+                "UPDATE reservations SET expires_at = now() + make_interval(secs => $3::bigint / 1000.0)
+                 WHERE request_id = ANY ($1) AND instance_id = $2",
+                &[&request_ids, &instance, &lease_ms],
+            )
+            .await?;
+        Ok(())
+    }
+
     async fn sweep(&self, dead_after: Duration) -> Result<u64, StoreError> {
         let client = self.client().await?;
         let dead_ms = i64::try_from(dead_after.as_millis()).unwrap_or(i64::MAX / 2);
@@ -369,6 +388,19 @@ impl TeamStore for PgStore {
                 cost_micros: row.get(5),
             })
             .collect())
+    }
+
+    async fn requests_today(&self, key_id: i64) -> Result<u64, StoreError> {
+        // The rollup counts the requests written; PostgreSQL keys have no daily quota.
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT COALESCE(sum(requests), 0)::bigint FROM usage_daily
+                 WHERE key_id = $1 AND day = (now() AT TIME ZONE 'UTC')::date",
+                &[&key_id],
+            )
+            .await?;
+        Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -1,5 +1,6 @@
 //! A short-lived cache of key lookups, so a request whose key has no budget costs the store
-//! nothing. An entry lives `ttl`: a revocation on another instance is obeyed within it.
+//! nothing. An entry lives `ttl`: a revocation on another instance is obeyed within it, or at
+//! once where the store announces key changes (PostgreSQL's LISTEN/NOTIFY calls [`KeyCache::forget`]).
 //!
 //! The cache is keyed by the SHA-256 of the whole presented key, so a wrong secret under a
 //! known public id never hits a cached success.
@@ -62,6 +63,24 @@ impl KeyCache {
         }
         entries.insert(cache_key, (Instant::now(), found.clone()));
         Ok(found)
+    }
+
+    /// Drops every entry of the key with this public id (it was revoked or changed).
+    pub fn forget(&self, public_id: &str) {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries.retain(|_, (_, found)| {
+            found
+                .as_ref()
+                .is_none_or(|info| info.public_id != public_id)
+        });
+    }
+
+    /// Drops every entry (changes may have been missed).
+    pub fn clear(&self) {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     fn cached(&self, cache_key: &[u8; 32]) -> Option<Option<Arc<KeyInfo>>> {

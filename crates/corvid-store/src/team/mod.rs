@@ -102,6 +102,8 @@ pub struct KeyInfo {
     pub models: Vec<String>,
     pub rpm: Option<u32>,
     pub tpm: Option<u64>,
+    /// Requests per UTC day (the local user's `daily_requests`; SQLite only).
+    pub daily_requests: Option<u32>,
     pub revoked: bool,
     /// The key's own budget and its team's, when set.
     pub budgets: Vec<BudgetState>,
@@ -125,7 +127,10 @@ impl KeyInfo {
 
     /// Whether a request with this key takes a hold (it has a budget or a rate limit).
     pub fn needs_hold(&self) -> bool {
-        !self.budgets.is_empty() || self.rpm.is_some() || self.tpm.is_some()
+        !self.budgets.is_empty()
+            || self.rpm.is_some()
+            || self.tpm.is_some()
+            || self.daily_requests.is_some()
     }
 }
 
@@ -172,6 +177,8 @@ pub struct Hold {
     pub tokens: u64,
     pub rpm: Option<u32>,
     pub tpm: Option<u64>,
+    /// Requests per UTC day (counted by the SQLite store; PostgreSQL keys have none).
+    pub daily_requests: Option<u32>,
     /// The instance taking the hold (its heartbeat keeps the hold alive).
     pub instance: String,
     /// How long the hold lasts at most.
@@ -191,6 +198,8 @@ pub enum Refusal {
     Rpm { limit: u64, retry_after_s: u64 },
     /// Tokens per minute.
     Tpm { limit: u64, retry_after_s: u64 },
+    /// Requests per UTC day.
+    DailyRequests { limit: u64, resets_at_ms: i64 },
 }
 
 /// One group of `corvid usage --by …`.
@@ -236,6 +245,14 @@ pub trait TeamStore: Send + Sync + std::fmt::Debug {
     async fn release(&self, request_id: &str) -> Result<(), StoreError>;
     /// Records that `instance` is alive.
     async fn heartbeat(&self, instance: &str) -> Result<(), StoreError>;
+    /// Extends to `lease` from now the holds `instance` took for `request_ids`, requests still
+    /// running (a stream longer than the lease is not swept under its feet).
+    async fn renew(
+        &self,
+        instance: &str,
+        request_ids: &[String],
+        lease: Duration,
+    ) -> Result<(), StoreError>;
     /// Settles the holds whose lease ended or whose instance stopped heartbeating for
     /// `dead_after`, at their estimate; returns how many.
     async fn sweep(&self, dead_after: Duration) -> Result<u64, StoreError>;
@@ -243,6 +260,8 @@ pub trait TeamStore: Send + Sync + std::fmt::Debug {
     async fn budgets(&self) -> Result<Vec<BudgetState>, StoreError>;
     /// Usage grouped by key, team, model or day, at or after `since_ms`.
     async fn usage_by(&self, by: UsageBy, since_ms: i64) -> Result<Vec<UsageGroup>, StoreError>;
+    /// Requests admitted today (UTC) for the key `key_id`, as a daily quota counts them.
+    async fn requests_today(&self, key_id: i64) -> Result<u64, StoreError>;
     /// Whether the store answers.
     async fn ping(&self) -> Result<(), StoreError>;
 }

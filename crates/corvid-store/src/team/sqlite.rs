@@ -27,11 +27,14 @@ impl SqliteTeams {
     }
 
     /// The key that stands for the one local user, with `budget` as its budget (created, or its
-    /// cap updated). Its secret is thrown away: no client can present it.
-    pub async fn local_key(&self, budget: BudgetSpec) -> Result<KeyInfo, StoreError> {
+    /// cap updated; `None` removes it). Its secret is thrown away: no client can present it.
+    pub async fn local_key(&self, budget: Option<BudgetSpec>) -> Result<KeyInfo, StoreError> {
         self.run(move |conn| {
             let tx = conn.transaction()?;
-            let budget_id = insert_budget(&tx, &format!("key:{LOCAL_KEY}"), budget)?;
+            let budget_id = match budget {
+                Some(budget) => Some(insert_budget(&tx, &format!("key:{LOCAL_KEY}"), budget)?),
+                None => None,
+            };
             let key = ClientKey::generate();
             tx.execute(
                 "INSERT INTO client_keys (name, public_id, secret_hash, budget_id, created_at)
@@ -66,17 +69,20 @@ impl SqliteTeams {
     }
 }
 
-/// Settles a written row: `cost` µ$ goes to `key`'s budget and its team's, and the hold of the
-/// row's request (its id up to a `.`: a routing fallback's later attempts are `<id>.<n>`) is
-/// released. Runs inside the ledger's transaction.
+/// Settles a written row: `cost` µ$ goes to `key`'s budget and its team's, and, when `release`
+/// (the row ends its request), the hold of the row's request (its id up to a `.`: a routing
+/// fallback's later attempts are `<id>.<n>`) is released. Runs inside the ledger's transaction.
 pub(crate) fn settle_sqlite(
     conn: &Connection,
     request_id: &str,
     cost: i64,
     key: Option<i64>,
+    release: bool,
 ) -> Result<(), StoreError> {
-    let hold = request_id.split('.').next().unwrap_or(request_id);
-    release_hold(conn, hold, false)?;
+    if release {
+        let hold = request_id.split('.').next().unwrap_or(request_id);
+        release_hold(conn, hold, false)?;
+    }
     if let Some(key) = key
         && cost != 0
     {
@@ -174,6 +180,7 @@ fn read_key(conn: &Connection, row: &rusqlite::Row<'_>) -> rusqlite::Result<(Key
         tpm: row
             .get::<_, Option<i64>>(7)?
             .and_then(|tpm| u64::try_from(tpm).ok()),
+        daily_requests: None,
         revoked: row.get(8)?,
         budgets: budgets
             .into_iter()
@@ -273,6 +280,30 @@ fn take_hold(conn: &mut Connection, hold: &Hold) -> Result<Option<Refusal>, Stor
                  tokens = tokens + excluded.tokens",
             params![hold.key_id, minute, wanted],
         )?;
+    }
+    if let Some(limit) = hold.daily_requests {
+        const DAY: i64 = 86_400_000;
+        let day = now.div_euclid(DAY);
+        let made: i64 = tx
+            .query_row(
+                "SELECT requests FROM daily_requests WHERE key_id = ?1 AND day = ?2",
+                params![hold.key_id, day],
+                |row| row.get(0),
+            )
+            .optional()?
+            .unwrap_or(0);
+        if made + 1 > i64::from(limit) {
+            return Ok(Some(Refusal::DailyRequests {
+                limit: u64::from(limit),
+                resets_at_ms: (day + 1) * DAY,
+            }));
+        }
+        tx.execute(
+            "INSERT INTO daily_requests (key_id, day, requests) VALUES (?1, ?2, 1)
+             ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + 1",
+            params![hold.key_id, day],
+        )?;
+        tx.execute("DELETE FROM daily_requests WHERE day < ?1", [day - 1])?;
     }
     let expires = now + i64::try_from(hold.lease.as_millis()).unwrap_or(i64::MAX / 2);
     for id in &ids {
@@ -490,6 +521,30 @@ impl TeamStore for SqliteTeams {
         .await
     }
 
+    async fn renew(
+        &self,
+        instance: &str,
+        request_ids: &[String],
+        lease: Duration,
+    ) -> Result<(), StoreError> {
+        let instance = instance.to_owned();
+        let request_ids = request_ids.to_vec();
+        let until = now_ms() + i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+        self.run(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for request_id in &request_ids {
+                tx.prepare_cached(
+                    "UPDATE reservations SET expires_at = ?3
+                     WHERE request_id = ?1 AND instance_id = ?2",
+                )?
+                .execute(params![request_id, instance, until])?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
     async fn sweep(&self, dead_after: Duration) -> Result<u64, StoreError> {
         self.run(move |conn| sweep(conn, dead_after)).await
     }
@@ -507,6 +562,21 @@ impl TeamStore for SqliteTeams {
 
     async fn usage_by(&self, by: UsageBy, since_ms: i64) -> Result<Vec<UsageGroup>, StoreError> {
         self.run(move |conn| usage_by(conn, by, since_ms)).await
+    }
+
+    async fn requests_today(&self, key_id: i64) -> Result<u64, StoreError> {
+        let day = now_ms().div_euclid(86_400_000);
+        self.run(move |conn| {
+            let made: Option<i64> = conn
+                .query_row(
+                    "SELECT requests FROM daily_requests WHERE key_id = ?1 AND day = ?2",
+                    params![key_id, day],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            Ok(u64::try_from(made.unwrap_or(0)).unwrap_or(0))
+        })
+        .await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -357,3 +357,36 @@ fn one_model_from_two_providers_is_two_rows() {
     let providers: Vec<&str> = rows.iter().map(|row| row.provider.as_str()).collect();
     assert_eq!(providers, ["llamacpp", "xai"]);
 }
+
+#[test]
+fn priced_uses_configured_prices_then_the_shipped_catalog() {
+    let tokens = Tokens {
+        input: 1_000_000,
+        cache_read: 1_000_000,
+        output: 1_000_000,
+        ..Tokens::default()
+    };
+    let mut prices = std::collections::BTreeMap::new();
+    // grok-4 from the catalog: $3 in, $0.75 cached, $15 out.
+    assert_eq!(priced(&prices, "grok-4", &tokens), Some(18.75));
+    // A dated snapshot is priced as its model.
+    assert_eq!(
+        priced(&prices, "claude-sonnet-4-5-20250929", &tokens),
+        Some(18.3)
+    );
+    prices.insert(
+        "grok-4".to_owned(),
+        Price {
+            input: 1.0,
+            cached_input: 0.5,
+            cache_write: 1.0,
+            output: 2.0,
+        },
+    );
+    assert_eq!(priced(&prices, "grok-4", &tokens), Some(3.5));
+    assert_eq!(
+        price_of(&prices, "grok-4").map(|price| price.output),
+        Some(2.0)
+    );
+    assert_eq!(priced(&prices, "my-local-model", &tokens), None);
+}

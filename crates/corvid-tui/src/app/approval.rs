@@ -1,10 +1,11 @@
-//! Approvals: a proposal shown as a question, answered by a digit, a word or feedback, or
-//! cancelled with the turn. A plan (plan mode) is approved, edited in the input (then Enter
-//! approves the edited text) or rejected; Shift-Tab cycles the mode ask → auto-edit → plan.
+//! Approvals: the agent's request shown as a question, answered by a digit, a word or
+//! feedback (the request's `response`), or cancelled with the turn. A plan (plan mode) is
+//! approved, edited in the input (then Enter approves the edited text) or rejected; Shift-Tab
+//! cycles the mode ask → auto-edit → plan.
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRule, ApproveParams, Op, ProposalKind,
-    ProposalNotification,
+    ApprovalDecision, ApprovalPolicy, ApprovalRule, DecisionKind, Op, ProposalKind,
+    ProposalNotification, Response, ServerRequest,
 };
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
@@ -15,7 +16,8 @@ use crate::render;
 /// The proposal waiting for an answer.
 pub(crate) struct Proposal {
     id: String,
-    /// The rule "always" keeps, when the proposal offers one.
+    /// The rule "always" keeps, when the proposal allows "always" (a widened or unsandboxed
+    /// command never does: it asks every time).
     always: Option<ApprovalRule>,
     /// The plan, when the proposal is one (plan mode).
     plan: Option<String>,
@@ -35,18 +37,17 @@ impl Proposal {
             .decisions
             .iter()
             .filter_map(|decision| match decision {
-                corvid_protocol::DecisionKind::SaveAlwaysProject => {
-                    Some(corvid_protocol::RuleFile::Project)
-                }
-                corvid_protocol::DecisionKind::SaveAlwaysUser => {
-                    Some(corvid_protocol::RuleFile::User)
-                }
+                DecisionKind::SaveAlwaysProject => Some(corvid_protocol::RuleFile::Project),
+                DecisionKind::SaveAlwaysUser => Some(corvid_protocol::RuleFile::User),
                 _ => None,
             })
             .collect();
+        let always = proposal
+            .always_scope
+            .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways));
         Self {
             id: proposal.proposal_id,
-            always: proposal.always_scope,
+            always,
             plan,
             editing: false,
             saves,
@@ -153,10 +154,14 @@ impl App {
             },
         };
         self.note(format!("  {word}"));
-        self.link.submit(Op::Approve(ApproveParams {
-            proposal_id: proposal.id,
-            decision,
-        }));
+        // Another face may have answered first: then this answer is not taken, and says so.
+        if let Err(error) = self
+            .link
+            .respond(Response::new(proposal.id, decision))
+            .into_result()
+        {
+            self.note(format!("  (not taken: {})", error.message));
+        }
     }
 
     /// A line from the user: the answer to a waiting proposal (`y`, `a`, `n`, or feedback that
@@ -188,8 +193,20 @@ impl App {
         self.submit_line(text);
     }
 
+    /// A request from the agent: shown as a question, unless the screen shows it already (a
+    /// resynchronisation's replay), when only the waiting answer is restored.
+    pub fn request(&mut self, request: ServerRequest) {
+        let seen = request.replay && request.seq <= self.last_seq;
+        self.last_seq = self.last_seq.max(request.seq);
+        if seen {
+            self.overlay.proposal = Some(Proposal::of(request.approval));
+            return;
+        }
+        self.proposal(request.approval, request.depth);
+    }
+
     /// A proposal from the engine: the question, its diff, the sandbox's reason for asking.
-    pub(super) fn proposal(&mut self, proposal: ProposalNotification, depth: u32) {
+    fn proposal(&mut self, proposal: ProposalNotification, depth: u32) {
         let indent = "  ".repeat(depth as usize);
         self.flush_reasoning(depth);
         // The agent's title, the same words in every face.
@@ -211,6 +228,21 @@ impl App {
                 Style::new().fg(Color::Yellow),
             ));
         }
+        // "Always" only where the proposal allows it, said in the agent's words for its rule.
+        if let Some(rule) = proposal
+            .always_scope
+            .as_ref()
+            .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways))
+        {
+            let words = proposal
+                .always_description
+                .clone()
+                .unwrap_or_else(|| rule.describe());
+            self.say(Line::styled(
+                format!("{indent}  2 always: {words}"),
+                Style::new().fg(Color::Yellow),
+            ));
+        }
         self.overlay.proposal = Some(Proposal::of(proposal));
     }
 
@@ -223,7 +255,11 @@ impl App {
                 "1 approve · 2 edit · 3 keep planning · or type feedback, Enter · Esc cancels"
             }
             Some(proposal) => {
-                let mut hint = "1 yes · 2 always · 3 no".to_owned();
+                let mut hint = if proposal.always.is_some() {
+                    "1 yes · 2 always · 3 no".to_owned()
+                } else {
+                    "1 yes · 3 no".to_owned()
+                };
                 for (digit, file) in proposal.saves.iter().enumerate() {
                     hint.push_str(match (digit, file) {
                         (0, corvid_protocol::RuleFile::Project) => {

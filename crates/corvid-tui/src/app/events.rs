@@ -11,7 +11,6 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::App;
-use super::approval::Proposal;
 use super::words::{class_words, sandbox_banner, sandbox_word};
 use crate::render;
 
@@ -106,7 +105,6 @@ impl App {
                 ));
                 self.last_result = Some((summary, result.output));
             }
-            EventMsg::Proposal(proposal) => self.proposal(proposal, depth),
             EventMsg::ProposalClosed { .. } => self.overlay.proposal = None,
             EventMsg::Todos { todos: items } => {
                 self.say(Line::styled(
@@ -377,9 +375,6 @@ impl App {
                 self.turn.tools.remove(&result.call_id);
                 self.turn.running_tool = None;
                 self.turn.tool_output.clear();
-            }
-            EventMsg::Proposal(proposal) => {
-                self.overlay.proposal = Some(Proposal::of(proposal));
             }
             EventMsg::ProposalClosed { .. } => self.overlay.proposal = None,
             _ => {}

@@ -9,10 +9,12 @@ use super::App;
 use crate::render;
 
 impl App {
-    /// One frame from the link: an event, or the reply to an operation.
+    /// One frame from the link: an event, a request from the agent, or the reply to an
+    /// operation.
     pub fn frame(&mut self, frame: ServerFrame) {
         match frame {
             ServerFrame::Event(event) => self.event(event),
+            ServerFrame::Request(request) => self.request(request),
             ServerFrame::Reply(reply) => self.reply(reply),
             // The in-process link sends no hello.
             ServerFrame::Protocol(_) => {}

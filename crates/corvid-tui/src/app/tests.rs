@@ -3,16 +3,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, ApproveParams, ConversationSummary, ErrorClass, Event,
-    EventMsg, HistoryEntry, Op, ProposalKind, ProposalNotification, ReadyNotification, SendParams,
-    TokenUsage, ToolServer, ToolServerState, TurnFinishedNotification, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, ConversationSummary, ErrorClass, Event, EventMsg,
+    HistoryEntry, Op, ProposalKind, ProposalNotification, ReadyNotification, Response, SendParams,
+    ServerRequest, TokenUsage, ToolServer, ToolServerState, TurnFinishedNotification, TurnOutcome,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 
+/// What the chat sent: its operations, and its answers to the agent's requests.
 #[derive(Default)]
-struct Recorder(Mutex<Vec<Op>>);
+struct Recorder(Mutex<Vec<Op>>, Mutex<Vec<Response>>);
 
 impl AgentLink for Recorder {
     fn submit(&self, op: Op) -> String {
@@ -20,6 +21,23 @@ impl AgentLink for Recorder {
         ops.push(op);
         format!("r{}", ops.len())
     }
+
+    fn respond(&self, response: Response) -> corvid_protocol::Reply {
+        let id = response.id.clone();
+        self.1.lock().unwrap().push(response);
+        corvid_protocol::Reply::ok(id, corvid_protocol::ReplyOk::Done)
+    }
+}
+
+/// The decisions the chat answered with, in order.
+fn decisions(recorder: &Recorder) -> Vec<ApprovalDecision> {
+    recorder
+        .1
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|response| response.decision.clone())
+        .collect()
 }
 
 /// The reply to the `index`-th operation sent (from 1), as the link would deliver it.
@@ -176,8 +194,20 @@ fn escape_interrupts_a_turn() {
     assert!(!app.quit);
 }
 
-fn proposal() -> Event {
-    event(EventMsg::Proposal(ProposalNotification {
+fn proposal() -> ServerRequest {
+    ServerRequest {
+        id: "p1".to_owned(),
+        turn_id: "s1".to_owned(),
+        seq: 0,
+        depth: 0,
+        parent_call_id: None,
+        replay: false,
+        approval: asked(),
+    }
+}
+
+fn asked() -> ProposalNotification {
+    ProposalNotification {
         proposal_id: "p1".to_owned(),
         call_id: "t1".to_owned(),
         title: "Run rm -rf build".to_owned(),
@@ -193,7 +223,7 @@ fn proposal() -> Event {
         always_description: None,
         sandbox: None,
         notice: None,
-    }))
+    }
 }
 
 #[test]
@@ -202,7 +232,7 @@ fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_message() {
     let (mut app, recorder) = app(folder.path(), None);
     typed(&mut app, "clean up");
     app.key(key(KeyCode::Enter));
-    app.event(proposal());
+    app.request(proposal());
     assert!(printed(&mut app).contains("? allow: Run rm -rf build"));
     app.key(ctrl('c'));
     assert_eq!(ops(&recorder).last(), Some(&Op::Cancel));
@@ -224,22 +254,19 @@ fn ctrl_c_at_an_approval_cancels_it_and_the_next_line_is_a_message() {
 fn approval_keys_answer_the_proposal() {
     let folder = tempfile::tempdir().unwrap();
     let (mut app, recorder) = app(folder.path(), None);
-    let answered = |recorder: &Recorder| match recorder.0.lock().unwrap().last() {
-        Some(Op::Approve(params)) => Some(params.decision.clone()),
-        _ => None,
-    };
+    let answered = |recorder: &Recorder| decisions(recorder).last().cloned();
     // A digit answers at once.
-    app.event(proposal());
+    app.request(proposal());
     app.key(key(KeyCode::Char('1')));
     assert_eq!(answered(&recorder), Some(ApprovalDecision::Approve));
-    app.event(proposal());
+    app.request(proposal());
     app.key(key(KeyCode::Char('3')));
     assert_eq!(
         answered(&recorder),
         Some(ApprovalDecision::Reject { feedback: None })
     );
     // A word needs Enter: `y` alone is typed, not an answer yet.
-    app.event(proposal());
+    app.request(proposal());
     app.key(key(KeyCode::Char('y')));
     assert_eq!(app.editor.text(), "y");
     assert!(app.overlay.proposal.is_some());
@@ -247,7 +274,7 @@ fn approval_keys_answer_the_proposal() {
     assert_eq!(answered(&recorder), Some(ApprovalDecision::Approve));
     // Feedback that starts with `a` or `y` never approves.
     for feedback in ["actually, use ls", "yikes, not that folder"] {
-        app.event(proposal());
+        app.request(proposal());
         typed(&mut app, feedback);
         app.key(key(KeyCode::Enter));
         assert_eq!(
@@ -257,17 +284,17 @@ fn approval_keys_answer_the_proposal() {
             })
         );
     }
-    app.event(proposal());
+    app.request(proposal());
     typed(&mut app, "use cargo clean");
     app.key(key(KeyCode::Enter));
     assert_eq!(
-        ops(&recorder).last(),
-        Some(&Op::Approve(ApproveParams {
-            proposal_id: "p1".to_owned(),
-            decision: ApprovalDecision::Reject {
+        recorder.1.lock().unwrap().last(),
+        Some(&Response::new(
+            "p1",
+            ApprovalDecision::Reject {
                 feedback: Some("use cargo clean".to_owned())
             }
-        }))
+        ))
     );
 }
 
@@ -495,19 +522,12 @@ fn the_cost_adds_up_from_the_models_price() {
 fn a_line_answers_a_waiting_proposal() {
     let folder = tempfile::tempdir().unwrap();
     let (mut app, recorder) = app(folder.path(), None);
-    app.event(proposal());
+    app.request(proposal());
     app.line("y");
-    app.event(proposal());
+    app.request(proposal());
     app.line("not that one");
-    let answers: Vec<ApprovalDecision> = ops(&recorder)
-        .into_iter()
-        .filter_map(|op| match op {
-            Op::Approve(params) => Some(params.decision),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        answers,
+        decisions(&recorder),
         vec![
             ApprovalDecision::Approve,
             ApprovalDecision::Reject {
@@ -523,7 +543,7 @@ fn the_end_of_input_cancels_a_waiting_proposal() {
     let (mut app, recorder) = app(folder.path(), None);
     app.input_ended();
     assert!(ops(&recorder).is_empty(), "nothing to cancel");
-    app.event(proposal());
+    app.request(proposal());
     app.input_ended();
     assert_eq!(ops(&recorder), vec![Op::Cancel]);
 }
@@ -602,16 +622,14 @@ fn a_proposal_says_why_the_sandbox_makes_it_ask() {
     let folder = tempfile::tempdir().unwrap();
     let (mut app, _) = app(folder.path(), None);
     app.event(ready());
-    let EventMsg::Proposal(mut asked) = proposal().msg else {
-        unreachable!()
-    };
+    let mut request = proposal();
     let notice = corvid_protocol::SandboxNotice::Widened {
         write_outside: false,
         network: true,
     };
-    asked.notice = Some(notice.describe());
-    asked.sandbox = Some(notice.clone());
-    app.event(event(EventMsg::Proposal(asked)));
+    request.approval.notice = Some(notice.describe());
+    request.approval.sandbox = Some(notice.clone());
+    app.request(request);
     assert!(printed(&mut app).contains(&notice.describe()));
 }
 
@@ -819,7 +837,7 @@ fn an_approval_on_a_narrow_terminal_wraps_and_the_input_stays_below_it() {
     app.event(ready());
     typed(&mut app, "clean up");
     app.key(key(KeyCode::Enter));
-    app.event(proposal());
+    app.request(proposal());
     typed(&mut app, "because");
     insta::assert_snapshot!("approval_narrow", area(&app, 32, 20));
 }
@@ -830,28 +848,28 @@ fn feedback_that_starts_with_n_is_one_rejection_with_the_whole_text() {
     let (mut app, recorder) = app(folder.path(), None);
     typed(&mut app, "clean up");
     app.key(key(KeyCode::Enter));
-    app.event(proposal());
+    app.request(proposal());
     typed(&mut app, "no, use cargo clean");
     app.key(key(KeyCode::Enter));
-    app.event(proposal());
+    app.request(proposal());
     typed(&mut app, "n");
     app.key(key(KeyCode::Enter));
-    let answers: Vec<Op> = ops(&recorder).into_iter().skip(1).collect();
     assert_eq!(
-        answers,
+        ops(&recorder).len(),
+        1,
+        "nothing queued or sent besides the answers"
+    );
+    assert_eq!(
+        *recorder.1.lock().unwrap(),
         vec![
-            Op::Approve(ApproveParams {
-                proposal_id: "p1".to_owned(),
-                decision: ApprovalDecision::Reject {
+            Response::new(
+                "p1",
+                ApprovalDecision::Reject {
                     feedback: Some("no, use cargo clean".to_owned())
                 }
-            }),
-            Op::Approve(ApproveParams {
-                proposal_id: "p1".to_owned(),
-                decision: ApprovalDecision::Reject { feedback: None }
-            }),
-        ],
-        "nothing queued or sent besides the answers"
+            ),
+            Response::new("p1", ApprovalDecision::Reject { feedback: None }),
+        ]
     );
 }
 
@@ -897,11 +915,34 @@ fn the_call_waiting_for_approval_has_no_second_line_and_streaming_text_is_render
     )));
     let (view, _) = app.view(80, 20);
     assert!(crate::render::plain(&view).contains("• $ rm -rf build"));
-    app.event(proposal());
+    app.request(proposal());
     let (view, _) = app.view(80, 20);
     let shown = crate::render::plain(&view);
     assert!(!shown.contains("• $ rm -rf build"), "{shown}");
-    assert!(shown.contains("1 yes · 2 always · 3 no"), "{shown}");
+    // The proposal allows no "always": none is offered.
+    assert!(shown.contains("1 yes · 3 no · "), "{shown}");
+    assert!(!shown.contains("2 always"), "{shown}");
+}
+
+#[test]
+fn always_is_offered_only_where_the_proposal_allows_it_in_the_agents_words() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _recorder) = app(folder.path(), None);
+    app.event(ready());
+    let mut offered = proposal();
+    let asked = &mut offered.approval;
+    asked
+        .decisions
+        .insert(1, corvid_protocol::DecisionKind::ApproveAlways);
+    asked.always_scope = Some(corvid_protocol::ApprovalRule::CommandPrefix {
+        prefix: "rm".to_owned(),
+    });
+    asked.always_description = Some("Always allow `rm` here.".to_owned());
+    app.request(offered);
+    assert!(printed(&mut app).contains("  2 always: Always allow `rm` here."));
+    let (view, _) = app.view(80, 20);
+    let shown = crate::render::plain(&view);
+    assert!(shown.contains("1 yes · 2 always · 3 no · "), "{shown}");
 }
 
 #[test]

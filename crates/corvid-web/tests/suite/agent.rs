@@ -8,7 +8,7 @@ use corvid_config::{HostRule, WebConfig};
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, ProposalKind, TurnOutcome,
 };
-use corvid_test_support::agent::{self, ScriptedAgent, tool_names, tool_results};
+use corvid_test_support::agent::{self, Said, ScriptedAgent, tool_names, tool_results};
 use corvid_test_support::scripted::ScriptedReply;
 use corvid_web::WebTools;
 use corvid_web::source::WebPlugin;
@@ -61,8 +61,8 @@ async fn a_scripted_model_fetches_a_page_and_reads_its_markdown_next() {
     );
     agent.send("what changed in 1.2.0?");
     let outcome = loop {
-        match agent.next().await.msg {
-            EventMsg::Proposal(proposal) => {
+        match agent.next_said().await {
+            Said::Asked(proposal) => {
                 match &proposal.kind {
                     ProposalKind::Other { tool, summary } => {
                         assert_eq!(tool, "web_fetch");
@@ -77,7 +77,7 @@ async fn a_scripted_model_fetches_a_page_and_reads_its_markdown_next() {
                 );
                 agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
             }
-            EventMsg::TurnFinished(finished) => break finished.outcome,
+            Said::Event(EventMsg::TurnFinished(finished)) => break finished.outcome,
             _ => {}
         }
     };
@@ -136,8 +136,8 @@ async fn web_search_asks_first_showing_the_query_and_its_results_reach_the_model
     agent.send("search for corvid");
     let mut asked = 0;
     let outcome = loop {
-        match agent.next().await.msg {
-            EventMsg::Proposal(proposal) => {
+        match agent.next_said().await {
+            Said::Asked(proposal) => {
                 match &proposal.kind {
                     ProposalKind::Other { tool, summary } => {
                         assert_eq!(tool, "web_search");
@@ -148,7 +148,7 @@ async fn web_search_asks_first_showing_the_query_and_its_results_reach_the_model
                 asked += 1;
                 agent.decide(&proposal.proposal_id, ApprovalDecision::Approve);
             }
-            EventMsg::TurnFinished(finished) => break finished.outcome,
+            Said::Event(EventMsg::TurnFinished(finished)) => break finished.outcome,
             _ => {}
         }
     };
@@ -185,8 +185,8 @@ async fn always_allowing_web_fetch_lets_later_fetches_run_without_asking() {
     agent.send("read two pages");
     let mut proposals = 0;
     let outcome = loop {
-        match agent.next().await.msg {
-            EventMsg::Proposal(proposal) => {
+        match agent.next_said().await {
+            Said::Asked(proposal) => {
                 proposals += 1;
                 // auto-edit still asks for a fetch; "always" means this tool.
                 assert_eq!(proposal.always_scope, Some(ApprovalRule::tool("web_fetch")));
@@ -197,7 +197,7 @@ async fn always_allowing_web_fetch_lets_later_fetches_run_without_asking() {
                     },
                 );
             }
-            EventMsg::TurnFinished(finished) => break finished.outcome,
+            Said::Event(EventMsg::TurnFinished(finished)) => break finished.outcome,
             _ => {}
         }
     };

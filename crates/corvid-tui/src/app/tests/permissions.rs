@@ -3,10 +3,11 @@
 
 use corvid_protocol::{DecisionKind, PermissionRule, ReplyOk, RuleAction, RuleFile};
 
+use super::plan::request_of;
 use super::*;
 
-fn savable() -> Event {
-    event(EventMsg::Proposal(ProposalNotification {
+fn savable() -> ServerRequest {
+    request_of(ProposalNotification {
         proposal_id: "p2".to_owned(),
         call_id: "t2".to_owned(),
         title: "Run cargo test".to_owned(),
@@ -25,40 +26,34 @@ fn savable() -> Event {
         always_description: None,
         sandbox: None,
         notice: None,
-    }))
+    })
 }
 
 #[test]
 fn four_saves_always_to_the_project_and_five_for_the_user() {
     let folder = tempfile::tempdir().unwrap();
     let (mut app, recorder) = app(folder.path(), None);
-    app.event(savable());
+    app.request(savable());
     assert!(area(&app, 160, 12).contains("4 always, saved in the project"));
     app.key(key(KeyCode::Char('4')));
-    let Some(Op::Approve(params)) = ops(&recorder).last().cloned() else {
-        panic!("{:?}", ops(&recorder))
-    };
     assert_eq!(
-        params.decision,
+        decisions(&recorder).last().cloned().unwrap(),
         ApprovalDecision::SaveAlways {
             scope: corvid_protocol::ApprovalRule::command_prefix("cargo test"),
             file: RuleFile::Project
         }
     );
-    app.event(savable());
+    app.request(savable());
     app.key(key(KeyCode::Char('5')));
     assert!(matches!(
-        ops(&recorder).last(),
-        Some(Op::Approve(ApproveParams {
-            decision: ApprovalDecision::SaveAlways {
-                file: RuleFile::User,
-                ..
-            },
+        decisions(&recorder).last(),
+        Some(ApprovalDecision::SaveAlways {
+            file: RuleFile::User,
             ..
-        }))
+        })
     ));
     // Without a save offered, 4 is typed.
-    app.event(proposal());
+    app.request(proposal());
     app.key(key(KeyCode::Char('4')));
     assert_eq!(app.editor.text(), "4");
 }

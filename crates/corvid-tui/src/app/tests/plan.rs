@@ -3,8 +3,8 @@
 
 use super::*;
 
-fn plan_proposal() -> Event {
-    event(EventMsg::Proposal(ProposalNotification {
+fn plan_proposal() -> ServerRequest {
+    request_of(ProposalNotification {
         proposal_id: "p9".to_owned(),
         call_id: "t9".to_owned(),
         title: "Carry out this plan?".to_owned(),
@@ -20,14 +20,11 @@ fn plan_proposal() -> Event {
         always_description: None,
         sandbox: None,
         notice: None,
-    }))
+    })
 }
 
 fn last_decision(recorder: &Recorder) -> Option<ApprovalDecision> {
-    match ops(recorder).last() {
-        Some(Op::Approve(params)) => Some(params.decision.clone()),
-        _ => None,
-    }
+    decisions(recorder).last().cloned()
 }
 
 #[test]
@@ -62,7 +59,7 @@ fn shift_tab_cycles_ask_auto_edit_plan() {
 fn a_plan_is_shown_and_approved_edited_or_rejected() {
     let folder = tempfile::tempdir().unwrap();
     let (mut app, recorder) = app(folder.path(), None);
-    app.event(plan_proposal());
+    app.request(plan_proposal());
     let shown = printed(&mut app);
     assert!(shown.contains("? allow: Carry out this plan?"), "{shown}");
     assert!(shown.contains("Make x"), "{shown}");
@@ -71,7 +68,7 @@ fn a_plan_is_shown_and_approved_edited_or_rejected() {
     assert_eq!(last_decision(&recorder), Some(ApprovalDecision::Approve));
 
     // 2 puts the plan in the input; Enter approves the edited text.
-    app.event(plan_proposal());
+    app.request(plan_proposal());
     app.key(key(KeyCode::Char('2')));
     assert_eq!(app.editor.text(), "# Make x\n\n1. Write `x`.");
     app.key(key(KeyCode::End));
@@ -85,7 +82,7 @@ fn a_plan_is_shown_and_approved_edited_or_rejected() {
     );
 
     // Feedback keeps planning.
-    app.event(plan_proposal());
+    app.request(plan_proposal());
     typed(&mut app, "also update the README");
     app.key(key(KeyCode::Enter));
     assert_eq!(
@@ -94,4 +91,17 @@ fn a_plan_is_shown_and_approved_edited_or_rejected() {
             feedback: Some("also update the README".to_owned())
         })
     );
+}
+
+/// `approval` as the agent's request.
+pub(super) fn request_of(approval: ProposalNotification) -> ServerRequest {
+    ServerRequest {
+        id: approval.proposal_id.clone(),
+        turn_id: "s1".to_owned(),
+        seq: 0,
+        depth: 0,
+        parent_call_id: None,
+        replay: false,
+        approval,
+    }
 }

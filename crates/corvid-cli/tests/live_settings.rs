@@ -1,0 +1,424 @@
+//! Live settings: a running `corvid serve` (in front of a mock upstream) uses a key added on the
+//! page, a sign-in made with `corvid login` in another terminal (against a mock OAuth server)
+//! and a key written into the env file by hand, from the next request on, with no restart; an
+//! invalid config.toml edit keeps serving on the settings in use and the Status tab says why; a
+//! port change says it needs a restart; a tab's socket is closed so the page reconnects to the
+//! new settings.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use corvid_test_support::MockUpstream;
+use corvid_test_support::oauth::MockOAuth;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+mod common;
+use common::corvid;
+
+/// A running `corvid serve --port 0`: the process, its port, the page's token, its log.
+struct Serving {
+    child: tokio::process::Child,
+    port: u16,
+    token: String,
+    log: Arc<Mutex<String>>,
+    client: reqwest::Client,
+}
+
+async fn serve(home: &Path, upstream: &MockUpstream) -> Serving {
+    let mut child = corvid(home)
+        .env("HOME", home)
+        .env("CORVID_KEYRING", "off")
+        .env("CORVID_UPSTREAM", upstream.base_url())
+        .env("NO_COLOR", "1")
+        .env("RUST_LOG", "info")
+        .args(["serve", "--port", "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (ports, mut port) = tokio::sync::mpsc::unbounded_channel();
+    let log = Arc::new(Mutex::new(String::new()));
+    let kept = Arc::clone(&log);
+    let stderr = child.stderr.take().unwrap();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some((_, rest)) = line.split_once("corvid listening on http://127.0.0.1:") {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let _ = ports.send(digits.parse::<u16>().unwrap());
+            }
+            let mut log = kept.lock().unwrap();
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    let port = tokio::time::timeout(Duration::from_secs(30), port.recv())
+        .await
+        .unwrap_or_else(|_| panic!("serve never listened:\n{}", log.lock().unwrap()))
+        .unwrap();
+    let page_file = home.join("page-url");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !page_file.exists() {
+        assert!(Instant::now() < deadline, "no page-url");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let url = std::fs::read_to_string(page_file).unwrap();
+    let token = url.trim().rsplit_once("token=").unwrap().1.to_owned();
+    Serving {
+        child,
+        port,
+        token,
+        log,
+        client: reqwest::Client::builder().no_proxy().build().unwrap(),
+    }
+}
+
+impl Serving {
+    async fn ask(&self) -> u16 {
+        self.client
+            .post(format!(
+                "http://127.0.0.1:{}/v1/chat/completions",
+                self.port
+            ))
+            .json(&json!({"model": "grok-4.6", "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    }
+
+    /// A page API call, as the page makes it (the token, corvid's own origin).
+    async fn page(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let origin = format!("http://127.0.0.1:{}", self.port);
+        let mut request = self
+            .client
+            .request(method, format!("{origin}{path}"))
+            .bearer_auth(&self.token)
+            .header("Origin", &origin);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        assert!(response.status().is_success(), "{path}: {response:?}");
+        response.json().await.unwrap()
+    }
+
+    async fn status(&self) -> Value {
+        self.page(reqwest::Method::GET, "/api/status", None).await
+    }
+
+    /// Waits until a request is answered 200 with `bearer` sent upstream.
+    async fn until_used(&self, upstream: &MockUpstream, bearer: &str) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if self.ask().await == 200 && last_bearer(upstream) == bearer {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{bearer} was never used; log:\n{}",
+                self.log.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    fn still_running(&mut self) {
+        assert!(
+            self.child.try_wait().unwrap().is_none(),
+            "serve exited; log:\n{}",
+            self.log.lock().unwrap()
+        );
+    }
+}
+
+fn last_bearer(upstream: &MockUpstream) -> String {
+    upstream
+        .requests()
+        .last()
+        .and_then(|request| {
+            request
+                .headers
+                .get("authorization")
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned)
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_from_the_page_and_the_env_file_apply_at_once_and_a_bad_edit_keeps_serving() {
+    let upstream = MockUpstream::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let mut serving = serve(home.path(), &upstream).await;
+    assert_eq!(serving.ask().await, 401, "no key yet");
+
+    // A tab's socket, open before the change.
+    let ws_url = format!("ws://127.0.0.1:{}/api/agent/ws", serving.port);
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(ws_url)
+            .unwrap();
+    let headers = request.headers_mut();
+    headers.insert(
+        "Authorization",
+        format!("Bearer {}", serving.token).parse().unwrap(),
+    );
+    headers.insert(
+        "Origin",
+        format!("http://127.0.0.1:{}", serving.port)
+            .parse()
+            .unwrap(),
+    );
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+
+    // The page's Settings: the answer comes once the key is in use.
+    let answer = serving
+        .page(
+            reqwest::Method::PUT,
+            "/api/settings",
+            Some(json!({"keys": {"XAI_API_KEY": "page-key"}})),
+        )
+        .await;
+    assert_eq!(answer["restart_needed"], false, "{answer}");
+    assert_eq!(answer["settings_error"], Value::Null, "{answer}");
+    assert_eq!(serving.ask().await, 200);
+    assert_eq!(last_bearer(&upstream), "Bearer page-key");
+
+    // The tab's socket was closed with 1012 so the page reconnects to the new settings.
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(frame) = socket.next().await {
+            match frame {
+                Ok(tokio_tungstenite::tungstenite::Message::Close(close)) => return close,
+                Ok(_) => continue,
+                Err(_) => return None,
+            }
+        }
+        None
+    })
+    .await
+    .expect("the tab's socket stayed open on the old settings");
+    assert_eq!(
+        closed.map(|close| u16::from(close.code)),
+        Some(1012),
+        "closed for new settings"
+    );
+
+    // A key written into the env file by hand.
+    let env_file = home.path().join("env");
+    std::fs::write(&env_file, "XAI_API_KEY=disk-key\n").unwrap();
+    serving.until_used(&upstream, "Bearer disk-key").await;
+    serving.still_running();
+
+    // An invalid edit: the running settings keep serving, and the Status tab says why.
+    std::fs::write(home.path().join("config.toml"), "max_retries = \"many\"\n").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let error = loop {
+        let status = serving.status().await;
+        if let Some(error) = status["settings"]["error"].as_str() {
+            break error.to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{status}; log:\n{}",
+            serving.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(error.starts_with("Settings not applied: "), "{error}");
+    assert!(error.contains("max_retries"), "{error}");
+    assert_eq!(serving.ask().await, 200);
+    assert_eq!(last_bearer(&upstream), "Bearer disk-key");
+
+    // A host change cannot apply to the bound socket: it waits for a restart, and says so.
+    std::fs::write(home.path().join("config.toml"), "host = \"127.0.0.2\"\n").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let status = serving.status().await;
+        if status["settings"]["error"].is_null()
+            && let Some(waiting) = status["settings"]["restart_needed"].as_str()
+        {
+            assert!(waiting.contains("host and port"), "{waiting}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{status}; log:\n{}",
+            serving.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(serving.ask().await, 200, "still on its port");
+    serving.still_running();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sign_in_from_another_terminal_applies_at_once() {
+    let upstream = MockUpstream::start().await;
+    let oauth = MockOAuth::start().await;
+    oauth.set_device_timing(1, 600);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "auth_mode = \"oauth\"\nxai_auth_url = \"{}\"\n",
+            oauth.base_url()
+        ),
+    )
+    .unwrap();
+    let mut serving = serve(home.path(), &upstream).await;
+    assert_eq!(serving.ask().await, 401, "not signed in yet");
+
+    let login = tokio::time::timeout(
+        Duration::from_secs(60),
+        corvid(home.path())
+            .env("HOME", home.path())
+            .env("CORVID_KEYRING", "off")
+            .args(["login", "xai", "--device"])
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .expect("corvid login hung")
+    .unwrap();
+    let said = String::from_utf8_lossy(&login.stderr);
+    assert!(login.status.success(), "{said}");
+    assert!(!said.contains("restart"), "{said}");
+
+    serving.until_used(&upstream, "Bearer mock-access-1").await;
+    serving.still_running();
+    let status = serving.status().await;
+    assert_eq!(status["sign_ins"]["xai"]["signed_in"], true, "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_general_settings_round_trip_and_a_browser_sign_in_from_the_page_applies() {
+    let upstream = MockUpstream::start().await;
+    let oauth = MockOAuth::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "# mine\nxai_auth_url = \"{}\"  # the test's OAuth server\n",
+            oauth.base_url()
+        ),
+    )
+    .unwrap();
+    let serving = serve(home.path(), &upstream).await;
+    let settings = serving
+        .page(reqwest::Method::GET, "/api/settings", None)
+        .await;
+    let general = &settings["general"];
+    assert_eq!(general["auth_mode"], "api_key", "{general}");
+    assert_eq!(general["completions_enabled"], true);
+    assert_eq!(general["log_prompts"], false);
+    assert_eq!(general["request_timeout_s"], 600.0);
+
+    let answer = serving
+        .page(
+            reqwest::Method::PUT,
+            "/api/settings",
+            Some(
+                json!({"general": {"auth_mode": "oauth", "log_prompts": true,
+                                    "completions_backend": "chat", "request_timeout_s": 120}}),
+            ),
+        )
+        .await;
+    assert_eq!(answer["restart_needed"], false, "{answer}");
+    assert_eq!(answer["general"]["auth_mode"], "oauth");
+    assert_eq!(answer["general"]["log_prompts"], true);
+    assert_eq!(answer["general"]["completions_backend"], "chat");
+    assert_eq!(answer["general"]["request_timeout_s"], 120.0);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.starts_with("# mine\n"), "{text}");
+    assert!(text.contains("# the test's OAuth server"), "{text}");
+    assert!(text.contains("auth_mode = \"oauth\""), "{text}");
+    assert!(text.contains("request_timeout_s = 120"), "{text}");
+    // auth_mode is oauth now, with no sign-in yet: the running gateway follows.
+    assert_eq!(serving.ask().await, 401);
+
+    // A host beyond loopback is refused, with the rule.
+    let origin = format!("http://127.0.0.1:{}", serving.port);
+    let refused = serving
+        .client
+        .put(format!("{origin}/api/settings"))
+        .bearer_auth(&serving.token)
+        .header("Origin", &origin)
+        .json(&json!({"general": {"host": "0.0.0.0"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let body: Value = refused.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-remote"),
+        "{body}"
+    );
+    // A port is saved, and waits for a restart.
+    let answer = serving
+        .page(
+            reqwest::Method::PUT,
+            "/api/settings",
+            Some(json!({"general": {"port": 9911}})),
+        )
+        .await;
+    assert_eq!(answer["restart_needed"], true, "{answer}");
+    assert!(
+        answer["restart_reason"]
+            .as_str()
+            .unwrap()
+            .contains("host and port"),
+        "{answer}"
+    );
+    assert_eq!(answer["general"]["port"], 9911);
+
+    // xAI's browser sign-in from the page: PKCE on a loopback callback.
+    let started = serving
+        .page(
+            reqwest::Method::POST,
+            "/api/sign-in/xai-browser",
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(started["xai"]["state"], "waiting", "{started}");
+    let url = started["xai"]["url"].as_str().unwrap().to_owned();
+    assert!(url.starts_with(&oauth.base_url()), "{url}");
+    let visit = corvid_test_support::oauth::follow_authorize_redirect(&url)
+        .await
+        .unwrap();
+    assert_eq!(visit.callback.status, 200, "{visit:?}");
+    let query = oauth.authorize_queries().pop().unwrap();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert!(query["redirect_uri"].starts_with("http://127.0.0.1:"));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let states = serving
+            .page(reqwest::Method::GET, "/api/sign-in", None)
+            .await;
+        if states["xai"]["state"] == "signed_in" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{states}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Applied before the page heard of it: the next request uses the sign-in (its access
+    // token, or one refreshed from it).
+    assert_eq!(serving.ask().await, 200);
+    assert!(
+        last_bearer(&upstream).starts_with("Bearer mock-access-"),
+        "{}",
+        last_bearer(&upstream)
+    );
+}
