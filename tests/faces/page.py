@@ -104,7 +104,7 @@ class PageFace:
         return await self.tab.evaluate(f"document.querySelector('#messages').textContent.slice({self.mark}) + ' ' + document.querySelector('#notices').textContent")
 
     async def questions(self):
-        return await self.tab.evaluate("document.querySelectorAll('.proposal:not(.diff-turn)').length")
+        return await self.tab.evaluate("document.querySelectorAll('.proposal:not(.diff-turn):not(.tool-servers)').length")
 
     async def disconnect_mid_approval(self, step, mock, project):
         """The page's socket goes away while a question waits (the tab navigates away); a new
@@ -135,20 +135,25 @@ class PageFace:
         return await self.browser.evaluate("location.href") == "about:blank"
 
     async def frames(self):
-        """Every frame the page's tabs received, checked against the published schema; returns
-        the kinds seen (`event:<type>`, `reply:<ok type>|error`, `protocol`)."""
+        """Every frame the page's tabs received (and sent), checked against the published schema;
+        returns the kinds received (`event:<type>`, `reply:<ok type>|error`, `request:…`, `protocol`)."""
         import jsonschema  # noqa: PLC0415 (only this check needs it)
         schema = json.loads(await self.tab.evaluate("fetch('/api/agent/schema').then(r => r.text())"))
         schema.pop("anyOf", None)
-        schema["$ref"] = "#/$defs/ServerFrame"
-        validator = jsonschema.Draft202012Validator(schema)
+        received = jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/ServerFrame"})
+        # And what the page sent is a frame the server takes.
+        sent = jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/ClientFrame"})
         kinds = set()
         for tab in self.tabs:
             for text in tab.frames_received():
                 frame = json.loads(text)
-                errors = [error.message for error in validator.iter_errors(frame)]
+                errors = [error.message for error in received.iter_errors(frame)]
                 assert not errors, (frame, errors)
                 kinds.add(_kind(frame))
+            for text in tab.frames_sent():
+                frame = json.loads(text)
+                errors = [error.message for error in sent.iter_errors(frame)]
+                assert not errors, (frame, errors)
         return kinds
 
     async def close(self):

@@ -157,7 +157,11 @@ async def run_face(name, scenario):
                     mcp_call(face, step)
             left = None
             if hasattr(face, "disconnect_mid_approval"):
-                configure(home, {})  # processes started from here on need no MCP server
+                if name != "page":
+                    # The processes started from here on need no MCP server. (Not for the page:
+                    # `corvid serve` reloads an edited config.toml into a new app, whose tabs
+                    # cannot see the question the old one still holds.)
+                    configure(home, {})
                 began = time.monotonic()
                 left = await face.disconnect_mid_approval(scenario["disconnect"], mock, project)
                 if os.environ.get("CORVID_FACES_SHOW"):

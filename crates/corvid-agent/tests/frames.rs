@@ -3,8 +3,8 @@
 //! The faces' shared scenario (`tests/scenarios/faces.json`, also played through every face by
 //! `tests/faces/run.py`) is played on the service with a scripted model: its lines parsed by the
 //! protocol's one command parser (skills included), its files checked, and every frame
-//! serialised and validated. Steps that need a question answered or an MCP server are left to
-//! the faces' test, which answers through each face's own transport.
+//! serialised and validated; questions are answered through the link as the step says. Steps
+//! that need an MCP server, or only one face, are left to the faces' test.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use corvid_agent::{Agents, Link, OpenConversation};
 use corvid_protocol::{
-    ApprovalPolicy, EventMsg, Op, SendParams, ServerFrame, commands, schema_json,
+    ApprovalDecision, ApprovalPolicy, EventMsg, Op, Response, SendParams, ServerFrame, commands,
+    schema_json,
 };
 use corvid_store::Store;
 use corvid_test_support::agent::{self, PATIENCE, ScriptedClient};
@@ -106,9 +107,9 @@ async fn every_frame_of_the_faces_scenario_is_a_schema_frame() {
     let validator = validator();
     let mut kinds = BTreeSet::new();
     let mut played = 0;
+    let mut asked = 0;
     for step in scenario["steps"].as_array().unwrap() {
-        let asks = step["question"].as_str().is_some();
-        if step.get("faces").is_some() || step.get("mcp").is_some() || asks {
+        if step.get("faces").is_some() || step.get("mcp").is_some() {
             continue;
         }
         let (op, turn) = match (step["policy"].as_str(), step["say"].as_str()) {
@@ -159,6 +160,25 @@ async fn every_frame_of_the_faces_scenario_is_a_schema_frame() {
                 {
                     finished = true;
                 }
+                // A question: answered as the step says, and its title is the one every face
+                // shows.
+                ServerFrame::Request(request) => {
+                    let answer = step["question"]
+                        .as_str()
+                        .expect("a question nobody expected");
+                    if let Some(title) = step["title"].as_str() {
+                        assert_eq!(request.approval.title, title);
+                    }
+                    let decision = match answer {
+                        "approve" => ApprovalDecision::Approve,
+                        _ => ApprovalDecision::Reject {
+                            feedback: step["feedback"].as_str().map(str::to_owned),
+                        },
+                    };
+                    let answered = link.respond(Response::new(request.id, decision));
+                    assert!(answered.into_result().is_ok(), "the answer was not taken");
+                    asked += 1;
+                }
                 _ => {}
             }
         }
@@ -169,6 +189,7 @@ async fn every_frame_of_the_faces_scenario_is_a_schema_frame() {
         played += 1;
     }
     assert!(played >= 10, "the scenario played {played} steps");
+    assert!(asked >= 1, "no question was asked");
     // The kinds the scenario cannot play without were all seen (and so all validated).
     for wanted in [
         "event:ready",
@@ -179,6 +200,8 @@ async fn every_frame_of_the_faces_scenario_is_a_schema_frame() {
         "event:compacted",
         "event:warning",
         "event:settings_changed",
+        "event:proposal_closed",
+        "request",
         "reply:diff",
         "reply:undone",
         "reply:compacted",

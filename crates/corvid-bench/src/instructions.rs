@@ -136,6 +136,7 @@ pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
             uri: format!("http://127.0.0.1:{corvid_port}{}", kind.dialect.path()).parse()?,
             body: kind.dialect.request(kind.shape, kind.stream),
             dialect: kind.dialect,
+            key: None,
         };
         let mut totals = [0_u64; 2];
         let mut files = Vec::new();
@@ -222,6 +223,8 @@ impl Runner<'_> {
             port: self.port,
             upstream_port: self.upstream_port,
             under: &under,
+            config: "",
+            env: &[],
         };
         let mut started = launch::corvid(setup, client).await?;
         let measure = match stream {

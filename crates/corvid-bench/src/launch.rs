@@ -99,6 +99,10 @@ pub(crate) struct CorvidSetup<'a> {
     pub(crate) upstream_port: u16,
     /// A program corvid runs under (valgrind and its arguments), when not run directly.
     pub(crate) under: &'a [String],
+    /// More of `config.toml` (team mode's `[prices]` and `[store]`).
+    pub(crate) config: &'a str,
+    /// More environment (team mode's database URLs).
+    pub(crate) env: &'a [(&'a str, String)],
 }
 
 /// How long corvid may take to answer its health probe under valgrind, which reads its
@@ -113,12 +117,14 @@ pub(crate) async fn corvid(setup: CorvidSetup<'_>, client: &HttpClient) -> anyho
         port,
         upstream_port,
         under,
+        config,
+        env,
     } = setup;
     // The `xai` preset passes Responses through; the bench wants that request translated to
     // chat, as for any chat-only provider.
     std::fs::write(
         home.join("config.toml"),
-        "[providers.xai]\nserves_responses = false\n",
+        format!("[providers.xai]\nserves_responses = false\n{config}"),
     )
     .context("write the bench's config.toml")?;
     let mut command = match under.split_first() {
@@ -140,7 +146,8 @@ pub(crate) async fn corvid(setup: CorvidSetup<'_>, client: &HttpClient) -> anyho
         .env("XAI_API_KEY", "bench-key")
         .env("CORVID_PORT", port.to_string())
         .env("CORVID_LOG_LEVEL", "warn")
-        .env("NO_PROXY", "127.0.0.1,localhost");
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .envs(env.iter().map(|(name, value)| (*name, value)));
     for variable in PROXY_VARIABLES {
         command.env_remove(variable);
     }

@@ -41,6 +41,8 @@ pub(crate) struct Endpoint {
     pub(crate) uri: Uri,
     pub(crate) body: Bytes,
     pub(crate) dialect: Dialect,
+    /// A corvid client key to send (team mode); else a dummy credential corvid ignores.
+    pub(crate) key: Option<String>,
 }
 
 async fn send(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<Response<Incoming>> {
@@ -50,11 +52,12 @@ async fn send(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<Respon
         .header(CONTENT_TYPE, "application/json");
     // The credential headers each SDK sends; corvid ignores their values.
     let builder = match endpoint.dialect {
-        Dialect::OpenAiChat | Dialect::OpenAiResponses => {
-            builder.header(AUTHORIZATION, "Bearer dummy")
-        }
+        Dialect::OpenAiChat | Dialect::OpenAiResponses => builder.header(
+            AUTHORIZATION,
+            format!("Bearer {}", endpoint.key.as_deref().unwrap_or("dummy")),
+        ),
         Dialect::AnthropicMessages => builder
-            .header("x-api-key", "dummy")
+            .header("x-api-key", endpoint.key.as_deref().unwrap_or("dummy"))
             .header("anthropic-version", "2023-06-01"),
     };
     let request = builder.body(Full::new(endpoint.body.clone()))?;

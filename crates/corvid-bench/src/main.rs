@@ -19,6 +19,7 @@ mod report;
 mod run;
 mod server;
 mod stats;
+mod team;
 
 #[derive(Parser)]
 #[command(
@@ -101,6 +102,10 @@ struct RunArgs {
     /// Let the sequential phases' processes float across CPUs instead of pinning them to one
     #[arg(long)]
     no_pin: bool,
+    /// Team mode instead: a budgeted key on SQLite (one instance), on one PostgreSQL (two) and
+    /// on PostgreSQL with Redis (two), side by side; needs the servers of scripts/team-services
+    #[arg(long)]
+    team: bool,
 }
 
 impl RunArgs {
@@ -178,6 +183,30 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             runtime()?.block_on(async {
                 tokio::select! {
                     result = instructions::run(settings) => result,
+                    signal = interrupted() => Err(anyhow::anyhow!("stopped by {}", signal?)),
+                }
+            })
+        }
+        None if cli.run.team => {
+            let general = cli.run.settings()?;
+            let postgres_url = std::env::var("CORVID_TEST_POSTGRES_URL").map_err(|_| {
+                anyhow::anyhow!("--team needs PostgreSQL: run it as `scripts/bench --team`")
+            })?;
+            let settings = team::Settings {
+                requests: general.requests,
+                concurrency: general.concurrency,
+                seconds: general.seconds,
+                corvid: launch::corvid_program(cli.run.corvid)?,
+                postgres_url,
+                redis_url: std::env::var("CORVID_TEST_REDIS_URL").ok(),
+                out: cli
+                    .run
+                    .out
+                    .unwrap_or_else(|| default_out().with_file_name("team.json")),
+            };
+            runtime()?.block_on(async {
+                tokio::select! {
+                    result = team::run(settings) => result,
                     signal = interrupted() => Err(anyhow::anyhow!("stopped by {}", signal?)),
                 }
             })

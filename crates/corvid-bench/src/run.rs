@@ -78,11 +78,13 @@ impl Target {
                 uri: uri.clone(),
                 body: dialect.request(shape, Stream::Disabled),
                 dialect,
+                key: None,
             },
             stream: Endpoint {
                 uri,
                 body: dialect.request(shape, Stream::Enabled),
                 dialect,
+                key: None,
             },
             pid,
             samples: Vec::new(),
@@ -131,6 +133,8 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
         port: corvid_port,
         upstream_port: mock.port,
         under: &[],
+        config: "",
+        env: &[],
     };
     let corvid_server = launch::corvid(setup, &client).await;
 

@@ -79,6 +79,15 @@ pub(crate) async fn run_until(
             None
         }
     };
+    // A first run: say how to connect a provider, where the user looks (the terminal) — before
+    // binding, so a busy port does not hide it. The providers are built again (cheaply, no
+    // network) for the app below, which needs the bound port.
+    if crate::first_run::ready(&crate::compose::registry(&loaded)?).is_empty() {
+        tracing::warn!(
+            "no provider can answer yet: requests get 401 until one is connected (the settings are followed live)"
+        );
+        eprintln!("\n{}\n", crate::first_run::connect_choices(&loaded));
+    }
     let address = format!(
         "{}:{}",
         config.host.trim_start_matches('[').trim_end_matches(']'),
@@ -99,13 +108,6 @@ pub(crate) async fn run_until(
         reloads: reloads.clone(),
     };
     let first = crate::live::Build::build(&builder, loaded.clone()).await?;
-    if crate::first_run::ready(first.state.registry()).is_empty() {
-        // A first run: say how to connect a provider, where the user looks (the terminal).
-        tracing::warn!(
-            "no provider can answer yet: requests get 401 until one is connected (the settings are followed live)"
-        );
-        eprintln!("\n{}\n", crate::first_run::connect_choices(&loaded));
-    }
     tracing::info!(
         address = %bound,
         upstream = %config.upstream,

@@ -358,13 +358,10 @@ async fn keys_budgets_and_revocation_across_two_instances() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_instances_hold_is_released_by_the_other() {
-    let Some(database) = fresh_database().await else {
+    let Some(team) = Team::migrated("").await else {
         return;
     };
-    let upstream = MockUpstream::start().await;
-    let home = home(&upstream.base_url());
-    let home = home.path();
-    stdout(&run(corvid(home, &database).arg("migrate")));
+    let (home, database, upstream) = (team.home(), team.database.clone(), &team.upstream);
     let key = create_key(home, &database, &["--name", "dana", "--budget-usd", "5"]);
     let mut a = start_server(home, &database).await;
     let b = start_server(home, &database).await;
@@ -410,18 +407,15 @@ async fn a_killed_instances_hold_is_released_by_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_request_is_one_row_and_the_sums_agree_to_the_micro_dollar() {
-    let Some(database) = fresh_database().await else {
+    let Some(team) = Team::migrated("").await else {
         return;
     };
+    let (home, database) = (team.home(), team.database.clone());
     // 10,000 in the issue; the default keeps CI's time budget (set CORVID_TEAM_LEDGER_REQUESTS).
     let total: usize = std::env::var("CORVID_TEAM_LEDGER_REQUESTS")
         .ok()
         .and_then(|text| text.parse().ok())
         .unwrap_or(2_000);
-    let upstream = MockUpstream::start().await;
-    let home = home(&upstream.base_url());
-    let home = home.path();
-    stdout(&run(corvid(home, &database).arg("migrate")));
     stdout(&run(corvid(home, &database).args([
         "teams",
         "create",

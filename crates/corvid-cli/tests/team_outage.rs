@@ -13,7 +13,6 @@ mod team;
 
 use std::time::{Duration, Instant};
 
-use corvid_test_support::MockUpstream;
 use team::*;
 
 fn pg_ctl(action: &str) {
@@ -27,13 +26,10 @@ fn pg_ctl(action: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_stopped_fails_closed_and_recovers_without_losing_a_row() {
-    let Some(database) = fresh_database().await else {
+    let Some(team) = Team::migrated("").await else {
         return;
     };
-    let upstream = MockUpstream::start().await;
-    let home = home(&upstream.base_url());
-    let home = home.path();
-    stdout(&run(corvid(home, &database).arg("migrate")));
+    let (home, database, upstream) = (team.home(), team.database.clone(), &team.upstream);
     let key = create_key(home, &database, &["--name", "erin", "--budget-usd", "50"]);
     let a = start_server(home, &database).await;
     let b = start_server(home, &database).await;

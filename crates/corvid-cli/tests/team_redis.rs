@@ -10,7 +10,6 @@ mod team;
 
 use std::time::Duration;
 
-use corvid_test_support::MockUpstream;
 use team::*;
 
 fn redis(action: &str) {
@@ -49,20 +48,14 @@ async fn one_settled(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_flushed_or_stopped_never_admits_past_the_cap() {
-    let Some(database) = fresh_database().await else {
-        return;
-    };
     let Ok(redis_url) = std::env::var("CORVID_TEST_REDIS_URL") else {
         eprintln!("skipped: CORVID_TEST_REDIS_URL is not set (run under scripts/team-services)");
         return;
     };
-    let upstream = MockUpstream::start().await;
-    let home = home(&upstream.base_url());
-    let home = home.path();
-    let config = home.join("config.toml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(&config, format!("{text}redis_url = \"{redis_url}\"\n")).unwrap();
-    stdout(&run(corvid(home, &database).arg("migrate")));
+    let Some(team) = Team::migrated(&format!("redis_url = \"{redis_url}\"")).await else {
+        return;
+    };
+    let (home, database, upstream) = (team.home(), team.database.clone(), &team.upstream);
     let estimate = estimate(10, true);
     let usd = |micros: i64| format!("{:.6}", micros as f64 / 1e6);
     let alice = create_key(

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use corvid_test_support::Reply;
+use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
 pub(crate) const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
@@ -260,5 +260,38 @@ pub(crate) async fn settled(db: &tokio_postgres::Client, scope: &str, within: Du
         }
         assert!(started.elapsed() < within, "{scope}'s holds never settled");
         tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// What most team tests start from: a migrated database of their own, a mock upstream, and a
+/// corvid home pointed at both.
+pub(crate) struct Team {
+    pub(crate) database: String,
+    pub(crate) upstream: MockUpstream,
+    home: tempfile::TempDir,
+}
+
+impl Team {
+    /// `None` (with a note) without the test server; `store` is appended to the home's
+    /// `[store]` table.
+    pub(crate) async fn migrated(store: &str) -> Option<Team> {
+        let database = fresh_database().await?;
+        let upstream = MockUpstream::start().await;
+        let home = home(&upstream.base_url());
+        if !store.is_empty() {
+            let config = home.path().join("config.toml");
+            let text = std::fs::read_to_string(&config).unwrap();
+            std::fs::write(&config, format!("{text}{store}\n")).unwrap();
+        }
+        stdout(&run(corvid(home.path(), &database).arg("migrate")));
+        Some(Team {
+            database,
+            upstream,
+            home,
+        })
+    }
+
+    pub(crate) fn home(&self) -> &Path {
+        self.home.path()
     }
 }

@@ -239,3 +239,6 @@ pub(crate) fn take_ticket() -> Option<Ticket> {
         })
         .ok()
 }
+
+#[cfg(test)]
+mod tests;

@@ -174,4 +174,54 @@ mod sqlite_store {
         assert!(!teams.revoke_key("alice").await.unwrap());
         teams.ping().await.unwrap();
     }
+
+    #[tokio::test]
+    async fn the_local_users_quota_and_a_failed_attempt_keep_count_on_sqlite() {
+        let (teams, store) = teams();
+        let mut local = teams
+            .local_key(Some(BudgetSpec {
+                cap_micros: 100_000,
+                period: Period::Day,
+            }))
+            .await
+            .unwrap();
+        local.daily_requests = Some(2);
+        let first = hold(&local, 5_000, "i");
+        assert_eq!(teams.hold(&first).await.unwrap(), None);
+        assert_eq!(teams.hold(&hold(&local, 5_000, "i")).await.unwrap(), None);
+        match teams.hold(&hold(&local, 5_000, "i")).await.unwrap() {
+            Some(Refusal::DailyRequests {
+                limit: 2,
+                resets_at_ms,
+            }) => assert!(resets_at_ms > crate::now_ms()),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(teams.requests_today(local.id).await.unwrap(), 2);
+        // A failed attempt is charged but keeps the hold (a fallback may follow); the row that
+        // ends the request releases it.
+        let mut failed = row(&first.request_id, &local, 300);
+        failed.outcome = Outcome::Error;
+        lock(&store).record_all(&[failed]).unwrap();
+        let budget = &teams.budgets().await.unwrap()[0];
+        assert_eq!((budget.spent_micros, budget.reserved_micros), (300, 10_000));
+        let last = row(&format!("{}.1", first.request_id), &local, 700);
+        lock(&store).record_all(&[last]).unwrap();
+        let budget = &teams.budgets().await.unwrap()[0];
+        assert_eq!(
+            (budget.spent_micros, budget.reserved_micros),
+            (1_000, 5_000)
+        );
+        // A running request's lease is renewed (the sweeper leaves it).
+        teams.heartbeat("i").await.unwrap();
+        let mut short = hold(&local, 0, "i");
+        short.daily_requests = None;
+        short.lease = Duration::from_millis(1);
+        assert_eq!(teams.hold(&short).await.unwrap(), None);
+        teams
+            .renew("i", &[short.request_id.clone()], Duration::from_secs(60))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(teams.sweep(Duration::from_secs(5)).await.unwrap(), 0);
+    }
 }

@@ -29,6 +29,7 @@ pub(crate) struct Proposal {
 
 impl Proposal {
     pub(super) fn of(proposal: ProposalNotification) -> Self {
+        let always = allowed_always(&proposal);
         let plan = match proposal.kind {
             ProposalKind::Plan { plan } => Some(plan),
             _ => None,
@@ -42,9 +43,6 @@ impl Proposal {
                 _ => None,
             })
             .collect();
-        let always = proposal
-            .always_scope
-            .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways));
         Self {
             id: proposal.proposal_id,
             always,
@@ -229,11 +227,7 @@ impl App {
             ));
         }
         // "Always" only where the proposal allows it, said in the agent's words for its rule.
-        if let Some(rule) = proposal
-            .always_scope
-            .as_ref()
-            .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways))
-        {
+        if let Some(rule) = &allowed_always(&proposal) {
             let words = proposal
                 .always_description
                 .clone()
@@ -279,4 +273,12 @@ impl App {
         };
         lines.push(Line::styled(hint, Style::new().fg(Color::Yellow)));
     }
+}
+
+/// The rule "always" keeps, when the proposal allows "always" at all.
+fn allowed_always(proposal: &ProposalNotification) -> Option<ApprovalRule> {
+    proposal
+        .always_scope
+        .clone()
+        .filter(|_| proposal.decisions.contains(&DecisionKind::ApproveAlways))
 }
