@@ -257,12 +257,15 @@ pub(crate) async fn run_turn(
     }
 }
 
+mod ask;
 mod call;
 mod step;
 
+use ask::*;
 use call::*;
 use step::*;
 
 // The display helpers the history and the prompt share with the turn.
-pub(crate) use call::{Asked, ask_about, shown_arguments, summarize};
+pub(crate) use ask::{Asked, ask_about};
+pub(crate) use call::{shown_arguments, summarize};
 pub(crate) use step::offered_tools;
