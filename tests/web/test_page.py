@@ -161,13 +161,29 @@ async def run(browser, mock, url, home, project):
     # 3. An edit approved from its diff card changes the file.
     mock.enqueue(tool_reply("call_edit", "edit", {"path": "notes.txt", "old_string": "colour = red", "new_string": "colour = blue"}))
     mock.enqueue(text_reply(["Changed the colour."]))
+    # With the tab hidden and notifications allowed (a stand-in for the browser's), the approval
+    # waiting and the turn's end are notified.
+    await browser.evaluate("""(() => {
+      window.__notes = [];
+      window.Notification = class {
+        static permission = "granted";
+        static requestPermission() { return Promise.resolve("granted"); }
+        constructor(title, options) { window.__notes.push(`${title}: ${options?.body ?? ""}`); }
+        addEventListener() {}
+        close() {}
+      };
+      Object.defineProperty(document, "hidden", { configurable: true, get: () => true });
+    })()""")
     await send(browser, "Make it blue")
     await browser.wait_for("document.querySelector('.proposal .diff .add')", 20, "the diff card")
+    await browser.wait_for("window.__notes.some((n) => n.startsWith('corvid: approval needed'))", 10, "the approval notified")
     assert "colour = blue" in await browser.evaluate("document.querySelector('.proposal .diff .add').textContent")
     await shot("03-edit-proposal")
     assert Path(project, "notes.txt").read_text() == "colour = red\n"
     await browser.click_text(".proposal button", "Approve")
     await turn_ends(browser, 2)
+    await browser.wait_for("window.__notes.some((n) => n.startsWith('corvid: turn completed'))", 10, "the turn's end notified")
+    await browser.evaluate("delete document.hidden")
     assert Path(project, "notes.txt").read_text() == "colour = blue\n"
     await shot("04-edit-approved")
 
@@ -310,7 +326,12 @@ async def run(browser, mock, url, home, project):
 
     # 7c. Server and account settings round trip: written into config.toml by the one writer,
     # shown again after a reload of the tab, "in use now"; a port change says it needs a restart.
+    # The Settings tab drawn afresh (7b's save redraws it too), earlier notices gone.
+    await browser.click("[data-tab=status]")
+    await browser.click("[data-tab=settings]")
     await browser.wait_for("document.querySelector('#general-log-prompts')", 10, "the server settings")
+    await asyncio.sleep(1)
+    await browser.evaluate("document.querySelectorAll('.notice').forEach((n) => n.remove())")
     await browser.evaluate("document.querySelector('#general-log-prompts').checked = true")
     await browser.evaluate("document.querySelector('#general-request-timeout').value = '300'")
     await browser.click("#save-settings")
@@ -325,6 +346,7 @@ async def run(browser, mock, url, home, project):
     assert "loopback" in await browser.evaluate("document.querySelector('#general-loopback-rule').textContent")
     port_now = await browser.evaluate("document.querySelector('#general-port').value")
     await browser.evaluate(f"document.querySelector('#general-port').value = '{int(port_now) + 1}'")
+    await browser.evaluate("document.querySelectorAll('.notice').forEach((n) => n.remove())")
     await browser.click("#save-settings")
     await browser.wait_for("[...document.querySelectorAll('.notice')].some(n => n.textContent.includes('next start'))", 10, "the restart note")
     await browser.evaluate("document.querySelector('#general-port').closest('label').scrollIntoView({block: 'center'})")

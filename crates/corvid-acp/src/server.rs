@@ -16,7 +16,9 @@ mod permission;
 mod prompt;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
@@ -30,10 +32,6 @@ use agent_client_protocol::{
 
 use crate::sessions::Sessions;
 use live::Live;
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// Serves ACP on stdin/stdout until the client closes it.
 pub async fn serve(sessions: Arc<dyn Sessions>) -> Result<(), Error> {
@@ -196,7 +194,7 @@ struct Server {
 
 impl Server {
     fn live(&self, id: &str) -> Option<Arc<Live>> {
-        lock(&self.open).get(id).cloned()
+        self.open.lock().get(id).cloned()
     }
 
     /// Answers a request about the open session `id` with `answer`, or with the error that

@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
 };
 use corvid_protocol::{
     HistoryEntry, ProposalKind, ProposalNotification, TodoItem, TodoStatus, ToolCallKind,
-    ToolCallNotification, ToolResultNotification, ToolServer, ToolServerState,
+    ToolCallNotification, ToolResultNotification, ToolServer,
 };
 
 /// The most tool output shown in the editor (the model sees what the engine gives it).
@@ -69,13 +69,7 @@ pub(crate) fn proposal_content(
     let mut content = Vec::new();
     match &proposal.kind {
         ProposalKind::Edit { diff, path } | ProposalKind::Write { diff, path } => {
-            let (old, new) = hunk_texts(diff);
-            let shown = Diff::new(project.join(path), new);
-            content.push(ToolCallContent::Diff(if old.is_empty() {
-                shown
-            } else {
-                shown.old_text(old)
-            }));
+            content.push(diff_content(path, diff, project));
         }
         ProposalKind::Command { command, .. } => {
             content.push(ToolCallContent::from(format!("$ {command}")));
@@ -91,6 +85,17 @@ pub(crate) fn proposal_content(
         content.push(ToolCallContent::from(format!("⚠ {notice}")));
     }
     content
+}
+
+/// A unified diff of `path` as the editor's diff view.
+fn diff_content(path: &str, diff: &str, project: &Path) -> ToolCallContent {
+    let (old, new) = hunk_texts(diff);
+    let shown = Diff::new(project.join(path), new);
+    ToolCallContent::Diff(if old.is_empty() {
+        shown
+    } else {
+        shown.old_text(old)
+    })
 }
 
 /// The text before and after a unified diff's hunks (context lines in both): what the
@@ -225,7 +230,14 @@ fn tail(text: &str, max: usize) -> String {
 }
 
 /// A call's result: completed or failed, with its output (edits keep their diff as content).
-pub(crate) fn result(result: &ToolResultNotification, keep_content: bool) -> SessionUpdate {
+/// A call's end: its status, its raw output, and what it shows: the change an edit made, from
+/// the result's own diff (also for an edit that ran without a proposal), else the output cut
+/// to size (unless `keep_content`: an edit keeps its proposal's diff when the result has none).
+pub(crate) fn result(
+    result: &ToolResultNotification,
+    keep_content: bool,
+    project: &Path,
+) -> SessionUpdate {
     let status = if result.ok {
         ToolCallStatus::Completed
     } else {
@@ -234,9 +246,15 @@ pub(crate) fn result(result: &ToolResultNotification, keep_content: bool) -> Ses
     let mut fields = ToolCallUpdateFields::new()
         .status(status)
         .raw_output(serde_json::json!({ "output": result.output, "ok": result.ok }));
-    if !keep_content || !result.ok {
-        let shown = cut(&result.output, OUTPUT_SHOWN);
-        fields = fields.content(vec![ToolCallContent::from(shown)]);
+    match &result.change {
+        Some(change) if result.ok => {
+            fields = fields.content(vec![diff_content(&change.path, &change.diff, project)]);
+        }
+        _ if !keep_content || !result.ok => {
+            let shown = cut(&result.output, OUTPUT_SHOWN);
+            fields = fields.content(vec![ToolCallContent::from(shown)]);
+        }
+        _ => {}
     }
     SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(result.call_id.clone(), fields))
 }
@@ -285,7 +303,7 @@ pub(crate) fn history(entries: &[HistoryEntry], project: &Path) -> Vec<SessionUp
                 updates.push(tool_call(call, &described, ToolCallStatus::InProgress));
             }
             HistoryEntry::ToolResult(done) => {
-                updates.push(result(done, edits.contains(&done.call_id)));
+                updates.push(result(done, edits.contains(&done.call_id), project));
             }
         }
     }
@@ -302,10 +320,7 @@ pub(crate) fn tool_servers_text(servers: &[ToolServer]) -> String {
     }
     let mut text = String::new();
     for server in servers {
-        let mut state = server.state_words();
-        if server.state == ToolServerState::Untrusted {
-            state.push_str(&format!(": `/mcp trust {}` starts it", server.name));
-        }
+        let state = server.describe();
         text.push_str(&format!(
             "- **{}**: {state} ({}; {})\n",
             server.name, server.configured_in, server.transport

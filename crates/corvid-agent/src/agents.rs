@@ -5,8 +5,10 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use corvid_protocol::{ConversationSummary, HistoryEntry};
@@ -18,7 +20,7 @@ use crate::engine::project_folder;
 use crate::handle::{Session, Started, start};
 use crate::journal::Subscription;
 use crate::model::ModelClient;
-use crate::session::{Claims, SharedStore, lock};
+use crate::session::{Claims, SharedStore, lock_store};
 
 /// The session service. Cheap to clone; every clone is the same service.
 #[derive(Clone)]
@@ -142,11 +144,11 @@ impl Agents {
         let store = Arc::clone(&self.inner.store);
         let (model_name, folder) = (config.model.clone(), project.clone());
         let conversation = blocking(move || {
-            crate::conversation::resolve(&mut lock(&store), &folder, &model_name, &which)
+            crate::conversation::resolve(&mut lock_store(&store), &folder, &model_name, &which)
         })
         .await??;
         let session_id = {
-            let mut sessions = lock(&self.inner.sessions);
+            let mut sessions = self.inner.sessions.lock();
             sessions.retain(|_, session| !session.is_closed());
             if let Some(session) = self
                 .inner
@@ -172,7 +174,10 @@ impl Agents {
             blocking(move || start(config, model, store, claims, id, held, &runtime)).await?;
         match started {
             Ok(Started { session, first }) => {
-                lock(&self.inner.sessions).insert(session_id, session.clone());
+                self.inner
+                    .sessions
+                    .lock()
+                    .insert(session_id, session.clone());
                 self.close_when_idle(session.clone());
                 Ok((session, first))
             }
@@ -185,7 +190,7 @@ impl Agents {
 
     /// The open sessions.
     pub fn sessions(&self) -> Vec<SessionInfo> {
-        let mut sessions = lock(&self.inner.sessions);
+        let mut sessions = self.inner.sessions.lock();
         sessions.retain(|_, session| !session.is_closed());
         let mut list: Vec<SessionInfo> = sessions
             .values()
@@ -203,7 +208,9 @@ impl Agents {
 
     /// An open session by its id.
     pub fn session(&self, id: &str) -> Option<Session> {
-        lock(&self.inner.sessions)
+        self.inner
+            .sessions
+            .lock()
             .get(id)
             .filter(|session| !session.is_closed())
             .cloned()
@@ -233,7 +240,7 @@ impl Agents {
     ) -> Result<Vec<ConversationSummary>, AgentError> {
         let key = canonical(project).await?.display().to_string();
         let store = Arc::clone(&self.inner.store);
-        let list = blocking(move || lock(&store).list_conversations(&key)).await??;
+        let list = blocking(move || lock_store(&store).list_conversations(&key)).await??;
         Ok(list.into_iter().map(crate::conversation::summary).collect())
     }
 
@@ -259,7 +266,7 @@ impl Agents {
         let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
         let key = folder.display().to_string();
         let found = blocking(move || {
-            let store = lock(&store);
+            let store = lock_store(&store);
             let Some(summary) = store.conversation(&key, &id)? else {
                 return Ok(None);
             };
@@ -273,7 +280,12 @@ impl Agents {
         .await??;
         Ok(found.map(|(summary, messages)| ConversationDetail {
             summary: crate::conversation::summary(summary),
-            history: crate::history::entries(&messages, &folder),
+            // No session: each call's kind as the tools offered then is not known here.
+            history: crate::history::entries(
+                &messages,
+                &folder,
+                &crate::tool_facts::CallFacts::default(),
+            ),
             session: None,
         }))
     }
@@ -288,7 +300,7 @@ impl Agents {
     ) -> Result<String, AgentError> {
         let key = canonical(project).await?.display().to_string();
         let (store, model) = (Arc::clone(&self.inner.store), model.to_owned());
-        Ok(blocking(move || lock(&store).create_conversation(&key, Some(&model))).await??)
+        Ok(blocking(move || lock_store(&store).create_conversation(&key, Some(&model))).await??)
     }
 
     /// The project's current conversation (the one a session opened with `Current` holds),
@@ -296,7 +308,7 @@ impl Agents {
     pub async fn current_conversation(&self, project: &Path) -> Result<Option<String>, AgentError> {
         let key = canonical(project).await?.display().to_string();
         let store = Arc::clone(&self.inner.store);
-        Ok(blocking(move || lock(&store).current_conversation(&key)).await??)
+        Ok(blocking(move || lock_store(&store).current_conversation(&key)).await??)
     }
 
     /// The service's store (the usage ledger and conversations live there), for front ends that
@@ -320,13 +332,13 @@ impl Agents {
         }
         let key = canonical(project).await?.display().to_string();
         let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
-        Ok(blocking(move || lock(&store).delete_conversation(&key, &id)).await??)
+        Ok(blocking(move || lock_store(&store).delete_conversation(&key, &id)).await??)
     }
 
     /// Closes a session (see `Session::close`); false when no such session is open. Returns
     /// when its engine has stopped.
     pub async fn close(&self, session_id: &str) -> bool {
-        let found = lock(&self.inner.sessions).get(session_id).cloned();
+        let found = self.inner.sessions.lock().get(session_id).cloned();
         let closed = match found {
             Some(session) if !session.is_closed() => {
                 session.close().await;
@@ -337,7 +349,7 @@ impl Agents {
         // Removed only once it has stopped (and freed its conversation): an `open` of that
         // conversation meanwhile finds this session and hears it end, instead of starting a
         // second session on a conversation that is still claimed.
-        lock(&self.inner.sessions).remove(session_id);
+        self.inner.sessions.lock().remove(session_id);
         closed
     }
 
@@ -353,7 +365,7 @@ impl Agents {
         let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
         let title: String = title.lines().next().unwrap_or_default().trim().to_owned();
         Ok(blocking(move || {
-            let mut store = lock(&store);
+            let mut store = lock_store(&store);
             if store.conversation(&key, &id)?.is_none() {
                 return Ok(false);
             }
@@ -413,7 +425,10 @@ impl Agents {
 
     /// Closes every session (at the process's end).
     pub async fn close_all(&self) {
-        let sessions: Vec<Session> = lock(&self.inner.sessions)
+        let sessions: Vec<Session> = self
+            .inner
+            .sessions
+            .lock()
             .drain()
             .map(|(_, session)| session)
             .collect();
@@ -449,7 +464,7 @@ impl std::fmt::Debug for Agents {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("Agents")
-            .field("sessions", &lock(&self.inner.sessions).len())
+            .field("sessions", &self.inner.sessions.lock().len())
             .finish_non_exhaustive()
     }
 }

@@ -25,7 +25,7 @@ pub(crate) struct Checkpoints {
     repo: Option<ShadowRepo>,
     turn: tokio::sync::Mutex<TurnCheckpoint>,
     /// A note for the model about an undo, put before the next user message.
-    note: std::sync::Mutex<Option<String>>,
+    note: parking_lot::Mutex<Option<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -42,7 +42,7 @@ impl Checkpoints {
         Self {
             repo: root.map(|root| ShadowRepo::new(root, project)),
             turn: tokio::sync::Mutex::new(TurnCheckpoint::default()),
-            note: std::sync::Mutex::new(None),
+            note: parking_lot::Mutex::new(None),
         }
     }
 
@@ -56,17 +56,11 @@ impl Checkpoints {
 
     /// The note about an undo for the model, once.
     pub(crate) fn take_note(&self) -> Option<String> {
-        self.note
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
+        self.note.lock().take()
     }
 
     fn add_note(&self, note: String) {
-        let mut slot = self
-            .note
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slot = self.note.lock();
         *slot = Some(match slot.take() {
             Some(earlier) => format!("{earlier}\n{note}"),
             None => note,

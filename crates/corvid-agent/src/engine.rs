@@ -22,7 +22,9 @@ use crate::handle::Incoming;
 use crate::history;
 use crate::journal::Journal;
 use crate::model::ModelClient;
-use crate::session::{Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict, lock};
+use crate::session::{
+    Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict, lock_store,
+};
 use crate::turn::{TurnResult, TurnSetup, run_turn};
 
 mod turns;
@@ -97,7 +99,7 @@ impl Engine {
         let project_key = project.display().to_string();
         let mut warnings = Vec::new();
         let (history, turns, found) = {
-            let mut store = lock(&wiring.store);
+            let mut store = lock_store(&wiring.store);
             let history = crate::persist::load(&mut store, &conversation, &mut warnings)?;
             let turns = store.last_turn(&conversation)?;
             let found = store.conversation(&project_key, &conversation)?;
@@ -134,7 +136,8 @@ impl Engine {
         let summary = found
             .map(crate::conversation::summary)
             .unwrap_or_else(|| untitled(&conversation));
-        emitter.set_conversation(summary, history::entries(&history, &project));
+        let call_facts = Arc::new(crate::tool_facts::CallFacts::default());
+        emitter.set_conversation(summary, history::entries(&history, &project, &call_facts));
         let shared = Arc::new(Shared::new(
             Parts {
                 model: wiring.model,
@@ -148,6 +151,7 @@ impl Engine {
                     config.checkpoint_dir.as_deref(),
                     &project,
                 ),
+                call_facts,
                 policy: config.approval,
                 sandbox: config.sandbox.clone(),
             },
@@ -392,7 +396,7 @@ impl Engine {
             let summary = self.current_summary().await;
             self.shared.emitter.set_conversation(
                 summary,
-                history::entries(&self.history, &self.config.project),
+                history::entries(&self.history, &self.config.project, &self.shared.call_facts),
             );
         }
         Ok(reply)
@@ -441,6 +445,7 @@ async fn offer_tools(shared: &Shared, scope: &Scope, toolbox: &ToolBox) -> Offer
     for message in offered.notices {
         shared.emit(scope, EventMsg::Warning { message });
     }
+    shared.call_facts.offered(&offered.offer);
     offered.offer
 }
 
@@ -457,7 +462,7 @@ fn tool_server(report: corvid_tools::ServerReport) -> corvid_protocol::ToolServe
         ServerHealth::NeedsSignIn => (State::NeedsSignIn, None),
         ServerHealth::Failed(reason) => (State::Failed, Some(reason)),
     };
-    corvid_protocol::ToolServer {
+    let mut server = corvid_protocol::ToolServer {
         name: report.name,
         configured_in: report.configured_in,
         transport: report.transport,
@@ -465,7 +470,10 @@ fn tool_server(report: corvid_tools::ServerReport) -> corvid_protocol::ToolServe
         reason,
         tools: report.tools,
         withheld: report.withheld,
-    }
+        description: String::new(),
+    };
+    server.description = server.describe();
+    server
 }
 
 /// The main agent's system prompt, describing the tools of `offer`.

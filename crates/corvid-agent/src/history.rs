@@ -125,8 +125,13 @@ pub(crate) fn text_of(message: &Message) -> String {
         .join("")
 }
 
-/// The history as front ends show it (call summaries with paths relative to `project`).
-pub(crate) fn entries(messages: &[Message], project: &std::path::Path) -> Vec<HistoryEntry> {
+/// The history as front ends show it (call summaries with paths relative to `project`; each
+/// call's kind and locations as `facts` knows them).
+pub(crate) fn entries(
+    messages: &[Message],
+    project: &std::path::Path,
+    facts: &crate::tool_facts::CallFacts,
+) -> Vec<HistoryEntry> {
     let mut entries = Vec::new();
     for message in messages {
         let text = text_of(message);
@@ -139,15 +144,15 @@ pub(crate) fn entries(messages: &[Message], project: &std::path::Path) -> Vec<Hi
             match part {
                 Part::ToolCall(call) => {
                     let arguments = crate::turn::shown_arguments(&call.arguments);
+                    // As announced, never guessed from the tool's name.
+                    let (kind, locations) = facts.of(&call.id, &call.name);
                     entries.push(HistoryEntry::ToolCall(ToolCallNotification {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
-                        // The offer a stored call was made under is gone: its kind is not
-                        // guessed from its name.
-                        kind: corvid_protocol::ToolCallKind::Other,
+                        kind,
                         summary: crate::turn::summarize(project, &call.name, &arguments),
                         arguments,
-                        locations: Vec::new(),
+                        locations,
                     }))
                 }
                 Part::ToolResult(result) => {
@@ -164,6 +169,7 @@ pub(crate) fn entries(messages: &[Message], project: &std::path::Path) -> Vec<Hi
                             .collect::<Vec<_>>()
                             .join("\n"),
                         truncation: None,
+                        change: facts.change_of(&result.call_id),
                     }))
                 }
                 _ => {}

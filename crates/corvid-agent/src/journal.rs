@@ -10,13 +10,14 @@
 //! lock, so a replay and the live frames after it never miss or repeat one.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use corvid_protocol::{
     ConversationSummary, Event, EventMsg, HistoryEntry, ProposalNotification, ReadyNotification,
     ServerRequest, SessionFrame, TodoItem,
 };
+use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::{broadcast, watch};
 
 use crate::emitter::Scope;
@@ -72,7 +73,7 @@ impl Journal {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.lock()
     }
 
     /// Numbers `msg`, records it and sends it to every listener.

@@ -9,8 +9,10 @@
 //! session. Every request gets exactly one reply frame. The session the face leaves is closed by
 //! the service once nobody listens and no turn runs.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 
 use corvid_protocol::{
     ClientFrame, ErrorNotification, Op, Reply, ReplyOk, Response, ServerFrame, Submission,
@@ -22,7 +24,6 @@ use crate::config::{AgentConfig, AgentError};
 use crate::conversation::OpenConversation;
 use crate::handle::Session;
 use crate::journal::Subscription;
-use crate::session::lock;
 
 /// The sending side: cheap to clone, every clone is the same link.
 #[derive(Clone)]
@@ -107,7 +108,7 @@ impl Link {
 
     /// The session the face shows now.
     pub fn session(&self) -> Session {
-        lock(&self.inner.session).clone()
+        self.inner.session.lock().clone()
     }
 
     /// Sends `op`; its reply comes as a `reply` frame carrying the returned id.
@@ -232,7 +233,7 @@ impl Link {
     async fn switch(&self, which: OpenConversation) -> Result<Session, AgentError> {
         let session = self.inner.agents.open((self.inner.config)(), which).await?;
         let events = session.subscribe_ready().await;
-        *lock(&self.inner.session) = session.clone();
+        *self.inner.session.lock() = session.clone();
         let _ = self.inner.to_frames.send(Internal::Switch(events));
         Ok(session)
     }

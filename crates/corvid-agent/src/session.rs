@@ -4,7 +4,9 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
+
+use parking_lot::Mutex;
 
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, TodoItem, TodoStatus,
@@ -21,8 +23,11 @@ use crate::model::ModelClient;
 /// ledger writer. Store work runs on blocking threads (`Shared::with_store`).
 pub use corvid_store::SharedStore;
 
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+/// The store's lock. `SharedStore` is corvid-store's `std::sync::Mutex` (the gateway's ledger
+/// writer shares it); a panic while it was held leaves the store as its last transaction did,
+/// so the lock is taken back rather than poisoning every later use.
+pub(crate) fn lock_store(store: &SharedStore) -> std::sync::MutexGuard<'_, Store> {
+    store.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 pub(crate) struct Shared {
@@ -38,6 +43,8 @@ pub(crate) struct Shared {
     store: SharedStore,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) approvals: Arc<Approvals>,
+    /// Each call's kind and locations as announced, for the replayed history.
+    pub(crate) call_facts: Arc<crate::tool_facts::CallFacts>,
     /// A history compacted during the running turn, for the engine to adopt and save.
     compacted: Mutex<Option<Vec<Message>>>,
     sandbox: corvid_tools::Sandbox,
@@ -76,6 +83,7 @@ pub(crate) struct Parts {
     pub(crate) hooks: crate::hooks::SharedHooks,
     pub(crate) permissions: Arc<crate::permissions::LiveRules>,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
+    pub(crate) call_facts: Arc<crate::tool_facts::CallFacts>,
     pub(crate) policy: ApprovalPolicy,
     /// The sandbox commands run in (the tools hold their own copy; this one is for the prompt).
     pub(crate) sandbox: corvid_tools::Sandbox,
@@ -103,6 +111,7 @@ impl Shared {
             store: parts.store,
             checkpoints: parts.checkpoints,
             approvals: parts.approvals,
+            call_facts: parts.call_facts,
             compacted: Mutex::new(None),
             sandbox: parts.sandbox,
         }
@@ -113,11 +122,11 @@ impl Shared {
     }
 
     pub(crate) fn gate(&self) -> Gate {
-        lock(&self.gate).clone()
+        self.gate.lock().clone()
     }
 
     pub(crate) fn set_policy(&self, policy: ApprovalPolicy) {
-        let mut gate = lock(&self.gate);
+        let mut gate = self.gate.lock();
         if policy == ApprovalPolicy::Plan && gate.policy != ApprovalPolicy::Plan {
             gate.before_plan = gate.policy;
         }
@@ -126,13 +135,13 @@ impl Shared {
 
     /// Leaves plan mode for the policy the session had before it; returns that policy.
     pub(crate) fn leave_plan(&self) -> ApprovalPolicy {
-        let mut gate = lock(&self.gate);
+        let mut gate = self.gate.lock();
         gate.policy = gate.before_plan;
         gate.policy
     }
 
     pub(crate) fn add_rule(&self, rule: ApprovalRule) {
-        let mut gate = lock(&self.gate);
+        let mut gate = self.gate.lock();
         if !gate.rules.contains(&rule) {
             gate.rules.push(rule);
         }
@@ -161,7 +170,7 @@ impl Shared {
                 },
             })
             .collect();
-        *lock(&self.todos) = items.clone();
+        *self.todos.lock() = items.clone();
         self.emit(scope, EventMsg::Todos { todos: items });
     }
 
@@ -171,15 +180,15 @@ impl Shared {
     }
 
     pub(crate) fn todos(&self) -> Vec<TodoItem> {
-        lock(&self.todos).clone()
+        self.todos.lock().clone()
     }
 
     pub(crate) fn keep_compacted(&self, history: Vec<Message>) {
-        *lock(&self.compacted) = Some(history);
+        *self.compacted.lock() = Some(history);
     }
 
     pub(crate) fn take_compacted(&self) -> Option<Vec<Message>> {
-        lock(&self.compacted).take()
+        self.compacted.lock().take()
     }
 
     /// Runs store work off the async threads.
@@ -188,7 +197,7 @@ impl Shared {
         work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
     ) -> Result<T, corvid_store::StoreError> {
         let store = Arc::clone(&self.store);
-        tokio::task::spawn_blocking(move || work(&mut lock(&store)))
+        tokio::task::spawn_blocking(move || work(&mut lock_store(&store)))
             .await
             .unwrap_or_else(|join| {
                 Err(corvid_store::StoreError::Spawn(std::io::Error::other(
@@ -301,7 +310,7 @@ impl ApprovalState {
 impl Approvals {
     /// Registers a proposal; once the session is closed, the answer is already "closed".
     pub(crate) fn register(&self, id: &str) -> Result<oneshot::Receiver<Verdict>, Verdict> {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if state.closed {
             return Err(Verdict::SessionClosed);
         }
@@ -312,7 +321,7 @@ impl Approvals {
 
     /// Answers one proposal; refused when it is not waiting (answered already, or unknown).
     pub(crate) fn answer(&self, id: &str, verdict: Verdict) -> Result<(), Refusal> {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         match state.waiting.remove(id) {
             Some(reply) => {
                 state.remember(id.to_owned(), verdict.word());
@@ -330,7 +339,7 @@ impl Approvals {
     /// The turn stopped waiting on its own (it was cancelled): forget the proposal. False when
     /// it was answered first: the answer was sent under this lock, so it is in the reply.
     pub(crate) fn withdraw(&self, id: &str, verdict: &Verdict) -> bool {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let waiting = state.waiting.remove(id).is_some();
         if waiting {
             state.remember(id.to_owned(), verdict.word());
@@ -340,7 +349,7 @@ impl Approvals {
 
     /// Answers every waiting proposal with `verdict`; returns how many there were.
     pub(crate) fn answer_all(&self, verdict: &Verdict) -> usize {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let waiting: Vec<_> = state.waiting.drain().collect();
         let count = waiting.len();
         for (id, reply) in waiting {
@@ -352,12 +361,12 @@ impl Approvals {
 
     /// Closes the map: every waiting proposal and every later one is answered "session closed".
     pub(crate) fn close(&self) {
-        lock(&self.state).closed = true;
+        self.state.lock().closed = true;
         self.answer_all(&Verdict::SessionClosed);
     }
 
     pub(crate) fn is_waiting(&self) -> bool {
-        !lock(&self.state).waiting.is_empty()
+        !self.state.lock().waiting.is_empty()
     }
 }
 
@@ -371,7 +380,7 @@ pub(crate) struct Claims {
 impl Claims {
     /// Takes `conversation` for `session`; `Err(holder)` when another session holds it.
     pub(crate) fn claim(&self, conversation: &str, session: &str) -> Result<(), String> {
-        let mut holders = lock(&self.holders);
+        let mut holders = self.holders.lock();
         match holders.get(conversation) {
             Some(holder) if holder != session => Err(holder.clone()),
             _ => {
@@ -382,7 +391,7 @@ impl Claims {
     }
 
     pub(crate) fn release(&self, conversation: &str, session: &str) {
-        let mut holders = lock(&self.holders);
+        let mut holders = self.holders.lock();
         if holders
             .get(conversation)
             .is_some_and(|holder| holder == session)
@@ -392,7 +401,7 @@ impl Claims {
     }
 
     pub(crate) fn holder(&self, conversation: &str) -> Option<String> {
-        lock(&self.holders).get(conversation).cloned()
+        self.holders.lock().get(conversation).cloned()
     }
 }
 

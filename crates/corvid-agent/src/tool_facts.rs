@@ -2,10 +2,67 @@
 //! kind as offered, the words of a proposal (its title, the decisions it allows, the "always"
 //! rule and the sandbox notice in words). Faces show these as they are.
 
+use std::collections::HashMap;
+
 use corvid_protocol::{
-    ApprovalRule, DecisionKind, ProposalKind, RuleFile, SandboxNotice, ToolCallKind,
+    AppliedChange, ApprovalRule, DecisionKind, ProposalKind, RuleFile, SandboxNotice, ToolCallKind,
 };
 use corvid_tools::{Offer, ToolKind};
+use parking_lot::Mutex;
+
+/// What the engine said of each call this session made (its kind as offered, the files it
+/// touched, the change it made), so a replayed history shows every call as it was announced. A call stored before
+/// the session started takes its kind from the latest offer (its locations are not known
+/// without preparing it again, which would read files and could fail).
+#[derive(Debug, Default)]
+pub(crate) struct CallFacts {
+    state: Mutex<FactsState>,
+}
+
+#[derive(Debug, Default)]
+struct FactsState {
+    calls: HashMap<String, (ToolCallKind, Vec<String>)>,
+    changes: HashMap<String, AppliedChange>,
+    offer: Option<Offer>,
+}
+
+impl CallFacts {
+    /// The call `call_id` was announced with `kind` and `locations`.
+    pub(crate) fn record(&self, call_id: &str, kind: ToolCallKind, locations: Vec<String>) {
+        self.state
+            .lock()
+            .calls
+            .insert(call_id.to_owned(), (kind, locations));
+    }
+
+    /// The call `call_id` made `change` (its result says so).
+    pub(crate) fn changed(&self, call_id: &str, change: AppliedChange) {
+        self.state.lock().changes.insert(call_id.to_owned(), change);
+    }
+
+    /// The change call `call_id` made, when this session saw it.
+    pub(crate) fn change_of(&self, call_id: &str) -> Option<AppliedChange> {
+        self.state.lock().changes.get(call_id).cloned()
+    }
+
+    /// The tools on offer now: the kind of calls announced before this session.
+    pub(crate) fn offered(&self, offer: &Offer) {
+        self.state.lock().offer = Some(offer.clone());
+    }
+
+    /// The kind and locations of call `call_id` of `tool`, as announced (or as offered now).
+    pub(crate) fn of(&self, call_id: &str, tool: &str) -> (ToolCallKind, Vec<String>) {
+        let state = self.state.lock();
+        if let Some(known) = state.calls.get(call_id) {
+            return known.clone();
+        }
+        let kind = state
+            .offer
+            .as_ref()
+            .map_or(ToolCallKind::Other, |offer| call_kind(offer, tool));
+        (kind, Vec::new())
+    }
+}
 
 /// The kind `tool` was offered with; `task` (the agent's own) is `other`.
 pub(crate) fn call_kind(offer: &Offer, tool: &str) -> ToolCallKind {

@@ -19,7 +19,6 @@ use corvid_wire::model::{
     ChatRequest, Message, Part, ResponseBuilder, Role, StreamEvent, Tool, ToolCall, ToolChoice,
     ToolResult, ToolResultContent, Usage,
 };
-use futures_util::StreamExt;
 use tokio::sync::{mpsc, watch};
 
 use crate::emitter::Scope;
@@ -261,7 +260,6 @@ mod ask;
 mod call;
 mod step;
 
-use ask::*;
 use call::*;
 use step::*;
 

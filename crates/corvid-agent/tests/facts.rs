@@ -180,3 +180,57 @@ async fn a_turns_cost_is_priced_like_the_ledger() {
     assert_eq!(usage.turn_cost_usd, Some(expected));
     assert!(usage.context_window.is_some());
 }
+
+#[tokio::test]
+async fn a_replayed_history_shows_each_call_with_its_kind_and_locations_as_announced() {
+    let dir = project();
+    let mut agent = ScriptedAgent::spawn(
+        agent::config(dir.path(), ApprovalPolicy::FullAuto),
+        vec![
+            ScriptedReply::tool_call("c1", "read", r#"{"path":"notes.txt"}"#),
+            ScriptedReply::tool_call("c2", "write", r#"{"path":"notes.txt","content":"two\n"}"#),
+            ScriptedReply::tool_call("c3", "bash", r#"{"command":"echo three"}"#),
+            ScriptedReply::text("Done."),
+        ],
+    );
+    agent.send("read, write, run");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    let announced: Vec<_> = agent
+        .seen
+        .iter()
+        .filter_map(|event| match &event.msg {
+            EventMsg::ToolCall(call) => Some(call.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(announced.len(), 3);
+    // A face that comes now gets the finished turn as history: the same calls, not `other`.
+    let mut late = agent.handle.subscribe();
+    let history = loop {
+        let event = agent::next_event(&mut late, agent::PATIENCE).await;
+        if let EventMsg::ConversationOpened { history, .. } = event.msg {
+            break history;
+        }
+    };
+    let replayed: Vec<_> = history
+        .into_iter()
+        .filter_map(|entry| match entry {
+            corvid_protocol::HistoryEntry::ToolCall(call) => Some(call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        replayed
+            .iter()
+            .map(|call| (call.kind.clone(), call.locations.clone()))
+            .collect::<Vec<_>>(),
+        announced
+            .iter()
+            .map(|call| (call.kind.clone(), call.locations.clone()))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(replayed[0].kind, ToolCallKind::Read);
+    assert_eq!(replayed[1].kind, ToolCallKind::Edit);
+    assert_eq!(replayed[1].locations, ["notes.txt"]);
+    assert_eq!(replayed[2].kind, ToolCallKind::Command);
+}

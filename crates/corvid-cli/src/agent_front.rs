@@ -91,6 +91,19 @@ fn configure(
     Ok((composition.agents, config))
 }
 
+/// `names` split into those a provider can answer now and those whose provider has no key or
+/// sign-in yet (a name that does not resolve stays with the first: its request says why).
+fn split_by_credential(
+    registry: &corvid_providers::Registry,
+    names: Vec<String>,
+) -> (Vec<String>, Vec<String>) {
+    names.into_iter().partition(|name| {
+        registry.resolve(name).map_or(true, |route| {
+            route.provider.upstream().credential().is_available()
+        })
+    })
+}
+
 /// `corvid chat`: the terminal UI (plain lines when stdin or stdout is not a terminal). It
 /// opens the project's current conversation, as the page does, and shows what it resumed
 /// (`/new` starts another); `corvid exec` starts a new one unless told `--continue`.
@@ -111,24 +124,11 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
     let (link, frames) = Link::over(agents, Arc::new(move || config.clone()), session, events);
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let project = corvid_agent::project_folders(&here, args.project.as_deref()).root;
-    let mut catalog: Vec<String> = loaded.config.aliases.keys().cloned().collect();
-    if !catalog.contains(&loaded.config.default_model) {
-        catalog.insert(0, loaded.config.default_model.clone());
+    let mut names: Vec<String> = loaded.config.aliases.keys().cloned().collect();
+    if !names.contains(&loaded.config.default_model) {
+        names.insert(0, loaded.config.default_model.clone());
     }
-    let prices = loaded
-        .config
-        .prices
-        .iter()
-        .map(|(model, price)| {
-            let rate = corvid_tui::Rate {
-                input: price.input,
-                cached_input: price.cached_input,
-                cache_write: price.cache_write,
-                output: price.output,
-            };
-            (model.clone(), rate)
-        })
-        .collect();
+    let (catalog, without_key) = split_by_credential(&crate::compose::registry(loaded)?, names);
     let skills = corvid_agent::skills::load_skills(&project)
         .skills
         .into_iter()
@@ -139,13 +139,13 @@ pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()
         .collect();
     let settings = corvid_tui::Settings {
         skills,
-        prices,
         history_file: Some(corvid_tui::history::file_for(
             &loaded.paths.data_dir,
             &project,
         )),
         project,
         catalog,
+        without_key,
         resumed,
     };
     corvid_tui::run(Arc::new(link), frames, settings)

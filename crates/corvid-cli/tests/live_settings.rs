@@ -161,6 +161,13 @@ async fn keys_from_the_page_and_the_env_file_apply_at_once_and_a_bad_edit_keeps_
     let home = tempfile::tempdir().unwrap();
     let mut serving = serve(home.path(), &upstream).await;
     assert_eq!(serving.ask().await, 401, "no key yet");
+    // The pickers show the xAI models apart while xAI has no key.
+    let models = serving
+        .page(reqwest::Method::GET, "/api/models", None)
+        .await;
+    let apart = models["without_key"].as_array().unwrap();
+    assert!(apart.contains(&json!("grok-4.6")), "{models}");
+    assert!(apart.contains(&json!("xai/grok-4.6")), "{models}");
 
     // A tab's socket, open before the change.
     let ws_url = format!("ws://127.0.0.1:{}/api/agent/ws", serving.port);
@@ -192,6 +199,10 @@ async fn keys_from_the_page_and_the_env_file_apply_at_once_and_a_bad_edit_keeps_
     assert_eq!(answer["settings_error"], Value::Null, "{answer}");
     assert_eq!(serving.ask().await, 200);
     assert_eq!(last_bearer(&upstream), "Bearer page-key");
+    let models = serving
+        .page(reqwest::Method::GET, "/api/models", None)
+        .await;
+    assert_eq!(models["without_key"], json!([]), "{models}");
 
     // The tab's socket was closed with 1012 so the page reconnects to the new settings.
     let closed = tokio::time::timeout(Duration::from_secs(10), async {

@@ -60,8 +60,8 @@ pub use approval::{
 };
 pub use envelope::{Event, PROTOCOL_VERSION, Submission, is_compatible};
 pub use event::{
-    ChangeKind, ConversationSummary, DecisionKind, ErrorClass, ErrorNotification, EventMsg,
-    FileChange, HistoryEntry, ProposalKind, ProposalNotification, ProposalOutcome,
+    AppliedChange, ChangeKind, ConversationSummary, DecisionKind, ErrorClass, ErrorNotification,
+    EventMsg, FileChange, HistoryEntry, ProposalKind, ProposalNotification, ProposalOutcome,
     ReadyNotification, SubagentKind, TodoItem, TodoStatus, TokenUsage, ToolCallKind,
     ToolCallNotification, ToolResultNotification, ToolServer, ToolServerState, Truncation,
     TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,

@@ -6,7 +6,9 @@
 //! A page built without a host that reloads (tests, embedders) has [`Reloads::default`]: asking
 //! answers `None`, and the settings page says a restart is needed instead.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -76,10 +78,7 @@ impl Reloads {
 
     /// What the last look at the settings files found.
     pub fn note(&self) -> SettingsNote {
-        self.note
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.note.lock().clone()
     }
 
     pub(crate) fn sign_ins(&self) -> Arc<crate::signin::SignIns> {
@@ -88,6 +87,6 @@ impl Reloads {
 
     /// Records what a look at the settings files found (the host calls it).
     pub fn set_note(&self, note: SettingsNote) {
-        *self.note.lock().unwrap_or_else(PoisonError::into_inner) = note;
+        *self.note.lock() = note;
     }
 }

@@ -191,16 +191,31 @@ pub(crate) fn json_error(rejection: axum::extract::rejection::JsonRejection) -> 
 }
 
 /// The models the page can pick: every available provider's listed models, the aliases and the
-/// default.
+/// default; `without_key` names those whose provider has no credential yet (the pickers show
+/// them apart: a request to one gets a 401 until a key or sign-in is added).
 async fn models(State(state): State<PageState>) -> Json<Value> {
     let config = state.0.gateway.config();
     let registry = state.0.gateway.registry();
     let mut models = Vec::new();
+    let mut without_key = Vec::new();
     for provider in registry.providers().iter().filter(|p| p.is_available()) {
+        let ready = provider.upstream().credential().is_available();
         for model in &provider.config().models {
-            models.push(
-                json!({"id": format!("{}/{model}", provider.name()), "provider": provider.name()}),
-            );
+            let id = format!("{}/{model}", provider.name());
+            if !ready {
+                without_key.push(id.clone());
+            }
+            models.push(json!({"id": id, "provider": provider.name(), "ready": ready}));
+        }
+    }
+    // A name that does not resolve is left with the others: its request says what is wrong.
+    let names = std::iter::once(&config.default_model).chain(config.aliases.keys());
+    for name in names {
+        let ready = registry.resolve(name).map_or(true, |route| {
+            route.provider.upstream().credential().is_available()
+        });
+        if !ready && !without_key.contains(name) {
+            without_key.push(name.clone());
         }
     }
     // Per million tokens, by upstream model name, so the page can show what a turn cost.
@@ -221,6 +236,7 @@ async fn models(State(state): State<PageState>) -> Json<Value> {
         "default_model": config.default_model,
         "aliases": config.aliases,
         "models": models,
+        "without_key": without_key,
         "prices": prices,
     }))
 }

@@ -10,7 +10,9 @@
 //! approvals wait a while for a tab to come back), then the session closes.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use corvid_agent::{
@@ -58,64 +60,36 @@ impl PageAgent {
 
     /// Opens the session of `which` (or joins it, when a tab has it open already).
     pub async fn open(&self, which: OpenConversation) -> Result<Session, AgentError> {
-        let config = self
-            .0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let config = self.0.config.lock().clone();
         self.0.agents.open(config, which).await
     }
 
     /// The model sessions opened from now on start with.
     pub fn set_model(&self, model: &str) {
-        self.0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .model = model.to_owned();
+        self.0.config.lock().model = model.to_owned();
     }
 
     /// The model sessions opened from now on start with.
     pub fn model(&self) -> String {
-        self.0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .model
-            .clone()
+        self.0.config.lock().model.clone()
     }
 
     /// The approval policy sessions opened from now on start with (the default the settings
     /// page saves as `approval` in config.toml).
     pub fn set_approval(&self, policy: ApprovalPolicy) {
-        self.0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .approval = policy;
+        self.0.config.lock().approval = policy;
     }
 
     /// The approval policy sessions opened from now on start with.
     pub fn approval(&self) -> ApprovalPolicy {
-        self.0
-            .config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .approval
+        self.0.config.lock().approval
     }
 
     /// A link for one tab: the session of `which` (joined when another face has it open),
     /// listened to from its replay.
     pub async fn link(&self, which: OpenConversation) -> Result<(Link, LinkFrames), AgentError> {
         let inner = Arc::clone(&self.0);
-        let config = Arc::new(move || {
-            inner
-                .config
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone()
-        });
+        let config = Arc::new(move || inner.config.lock().clone());
         Link::open_with(self.0.agents.clone(), config, which).await
     }
 }

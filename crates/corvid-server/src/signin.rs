@@ -6,7 +6,7 @@
 //! carries one. A new sign-in is applied at once: the host serving the page loads the settings
 //! again (`Reloads::apply_now`), so the next request uses it.
 
-use std::sync::{Mutex, PoisonError};
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use axum::extract::{Path, State};
@@ -62,14 +62,14 @@ impl SignIns {
 }
 
 fn set(slot: &Mutex<SignIn>, state: SignIn) {
-    *slot.lock().unwrap_or_else(PoisonError::into_inner) = state;
+    *slot.lock() = state;
 }
 
 /// Marks a flow as started unless one is under way (starting or waiting for the user). The
 /// check and the mark hold one lock, so two clicks or two tabs cannot start two flows, whose
 /// later outcome would overwrite the other's.
 fn claim(slot: &Mutex<SignIn>) -> bool {
-    let mut current = slot.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut current = slot.lock();
     if matches!(*current, SignIn::Starting | SignIn::Waiting { .. }) {
         return false;
     }
@@ -89,7 +89,7 @@ fn finish(slot: &Mutex<SignIn>, outcome: Result<Option<String>, String>) {
 }
 
 fn get_state(slot: &Mutex<SignIn>) -> SignIn {
-    slot.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    slot.lock().clone()
 }
 
 pub(crate) fn routes() -> Router<PageState> {

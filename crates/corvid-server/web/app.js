@@ -161,6 +161,7 @@ async function send() {
   const text = input.value.trim();
   if (!text) return;
   input.value = "";
+  askToNotify();
   if (text === "/help") {
     const lines = state.commands.map((c) => `/${c.name}${c.argument ? " " + c.argument : ""} — ${c.description}`);
     $("#messages").append(el("pre", [["/help — this list", ...lines].join("\n")], { class: "help" }));
@@ -276,7 +277,7 @@ function toolServersView(servers) {
     const prefix = `mcp__${server.name}__`;
     const tools = server.tools.map((tool) => (tool.startsWith(prefix) ? tool.slice(prefix.length) : tool));
     const lines = [
-      el("div", [el("strong", [server.name]), " ", el("span", [serverState(server)], { class: `server-state ${server.state}` })]),
+      el("div", [el("strong", [server.name]), " ", el("span", [server.description || server.state], { class: `server-state ${server.state}` })]),
       el("div", [`in ${server.configured_in} · ${server.transport}`], { class: "dim" }),
     ];
     if (tools.length) lines.push(el("div", [`tools: ${tools.join(", ")}`]));
@@ -286,25 +287,13 @@ function toolServersView(servers) {
         trust.disabled = true;
         submit({ type: "trust_tool_server", name: server.name });
       });
-      lines.push(el("div", [trust, el("span", [" it runs what the project's file says: trust it only if you would run that yourself"], { class: "dim" })]));
+      lines.push(el("div", [trust]));
     }
     if (server.withheld?.length) lines.push(el("div", [`not offered (enabled_tools/disabled_tools): ${server.withheld.join(", ")}`], { class: "dim" }));
     return el("div", lines, { class: "tool-server" });
   });
   if (!servers.length) rows.push(el("div", ["No MCP servers in this session. `corvid mcp add NAME -- COMMAND…` adds one; a restart of corvid serve starts it."]));
   return el("div", [el("div", ["MCP servers"], { class: "proposal-title" }), ...rows], { class: "proposal closed tool-servers" });
-}
-
-function serverState(server) {
-  switch (server.state) {
-    case "ready": return `ready, ${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}`;
-    case "failed": return `failed: ${server.reason ?? "no reason given"}`;
-    case "untrusted": return "not trusted yet, not started";
-    case "needs_sign_in": return `needs sign-in: \`corvid mcp login ${server.name}\` in a terminal (in the project, for its own servers); it starts at your next message`;
-    case "disabled": return "disabled (enabled = false)";
-    case "idle": return "not started yet";
-    default: return server.state;
-  }
 }
 
 function diffView(diff) {
@@ -459,7 +448,15 @@ function renderConversations() {
 function setPickers() {
   const model = $("#model");
   const names = new Set([state.model, state.models.default_model, ...Object.keys(state.models.aliases || {}), ...state.models.models.map((m) => m.id)]);
-  model.replaceChildren(...[...names].filter(Boolean).map((name) => el("option", [name], { value: name })));
+  // Models whose provider has no key (or sign-in) yet go apart, greyed: picking one works once
+  // a credential is added in Settings.
+  const withoutKey = new Set(state.models.without_key || []);
+  const option = (name) => el("option", [name], { value: name });
+  const ready = [...names].filter((name) => name && !withoutKey.has(name));
+  const apart = [...names].filter((name) => name && withoutKey.has(name));
+  const groups = ready.map(option);
+  if (apart.length) groups.push(el("optgroup", apart.map(option), { label: "no key yet (add one in Settings)", class: "no-key" }));
+  model.replaceChildren(...groups);
   model.value = state.model;
   $("#policy").value = state.policy;
 }
@@ -557,6 +554,7 @@ function onEvent(event) {
       state.conversationTokens.input += t.input;
       state.conversationTokens.output += t.output;
       $("#messages").append(el("div", [`${msg.outcome} · ${msg.steps} ${msg.steps === 1 ? "step" : "steps"} · ${t.input} in / ${t.output} out${cost()}`], { class: `turn-end ${msg.outcome}` }));
+      if (!event.replay) notifyIfHidden("corvid: turn " + msg.outcome, `${msg.steps} ${msg.steps === 1 ? "step" : "steps"}`);
       submit({ type: "list_conversations" });
       break;
     }
@@ -587,10 +585,23 @@ function onEvent(event) {
   scrollDown();
 }
 
+// System notifications while the tab is hidden: asked for at the first message sent (a click
+// or Enter, as browsers require), shown only when allowed and nobody is looking at the tab.
+function askToNotify() {
+  if ("Notification" in window && Notification.permission === "default") Notification.requestPermission().catch(() => {});
+}
+
+function notifyIfHidden(title, body) {
+  if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
+  const shown = new Notification(title, { body, tag: "corvid" });
+  shown.addEventListener("click", () => { window.focus(); shown.close(); });
+}
+
 // A request from the agent (an approval): asked once per card, even when a replay repeats it.
 function onRequest(request) {
   const shown = state.proposals.get(request.id);
   if (shown && shown.isConnected) return;
+  notifyIfHidden("corvid: approval needed", request.approval?.title || "the agent is waiting for your decision");
   const scope = scopeFor(request);
   endBlock(scope);
   proposalCard(request.id, request.approval, scope);

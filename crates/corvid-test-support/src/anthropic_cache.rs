@@ -7,7 +7,9 @@
 //! quarter of each block's JSON length.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use axum::Json;
 use axum::Router;
@@ -53,10 +55,7 @@ impl AnthropicCacheMock {
 
     /// The `usage` of every reply so far.
     pub fn usages(&self) -> Vec<Value> {
-        self.usages
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.usages.lock().clone()
     }
 }
 
@@ -81,10 +80,7 @@ async fn answer(State(cache): State<Arc<Cache>>, Json(request): Json<Value>) -> 
         .filter(|(_, (_, marked))| *marked)
         .map(|(index, _)| index)
         .collect();
-    let mut prefixes = cache
-        .prefixes
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
+    let mut prefixes = cache.prefixes.lock();
     // The longest cached prefix ending at or before the last breakpoint.
     let last = breakpoints.last().copied();
     let read_end = last.and_then(|last| {
@@ -110,11 +106,7 @@ async fn answer(State(cache): State<Arc<Cache>>, Json(request): Json<Value>) -> 
         "cache_creation_input_tokens": written,
         "output_tokens": 3,
     });
-    cache
-        .usages
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(usage.clone());
+    cache.usages.lock().push(usage.clone());
     let model = request["model"]
         .as_str()
         .unwrap_or("claude-mock")

@@ -11,7 +11,9 @@
 //! then of the `Location` it redirects to (the client's loopback callback).
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use axum::Router;
@@ -153,40 +155,40 @@ impl MockOAuth {
 
     /// Queues the answer to a coming refresh; with none queued, refreshes rotate.
     pub fn push_refresh_reply(&self, reply: RefreshReply) {
-        self.lock().refresh_replies.push_back(reply);
+        self.state.lock().refresh_replies.push_back(reply);
     }
 
     /// Delays every token-endpoint answer (to make concurrent callers overlap).
     pub fn set_token_delay(&self, delay: Duration) {
-        self.lock().token_delay = delay;
+        self.state.lock().token_delay = delay;
     }
 
     /// The `expires_in` of issued tokens (default 3600).
     pub fn set_expires_in(&self, seconds: u64) {
-        self.lock().expires_in = seconds;
+        self.state.lock().expires_in = seconds;
     }
 
     /// The email claim of issued id tokens (default `user@example.com`).
     pub fn set_email(&self, email: &str) {
-        self.lock().email = email.to_owned();
+        self.state.lock().email = email.to_owned();
     }
 
     pub fn set_authorize_reply(&self, reply: AuthorizeReply) {
-        self.lock().authorize_reply = reply;
+        self.state.lock().authorize_reply = reply;
     }
 
     pub fn set_exchange_reply(&self, reply: ExchangeReply) {
-        self.lock().exchange_reply = reply;
+        self.state.lock().exchange_reply = reply;
     }
 
     /// Queues device-code poll answers; with none queued, a poll is approved.
     pub fn push_device_polls(&self, polls: impl IntoIterator<Item = DevicePoll>) {
-        self.lock().device_polls.extend(polls);
+        self.state.lock().device_polls.extend(polls);
     }
 
     /// The `interval` and `expires_in` of the device-code reply (default 5 and 600).
     pub fn set_device_timing(&self, interval: u64, expires_in: u64) {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         state.device_interval = interval;
         state.device_expires_in = expires_in;
     }
@@ -194,7 +196,8 @@ impl MockOAuth {
     /// How many token requests had this `grant_type` (`refresh_token`,
     /// `authorization_code`, `urn:ietf:params:oauth:grant-type:device_code`).
     pub fn token_requests(&self, grant_type: &str) -> usize {
-        self.lock()
+        self.state
+            .lock()
             .token_forms
             .iter()
             .filter(|form| form.get("grant_type").map(String::as_str) == Some(grant_type))
@@ -203,43 +206,35 @@ impl MockOAuth {
 
     /// Every form posted to the token endpoint, in order.
     pub fn token_forms(&self) -> Vec<Form> {
-        self.lock().token_forms.clone()
+        self.state.lock().token_forms.clone()
     }
 
     /// The last form posted to the token endpoint.
     pub fn last_token_form(&self) -> Option<Form> {
-        self.lock().token_forms.last().cloned()
+        self.state.lock().token_forms.last().cloned()
     }
 
     /// Every authorize query, in order.
     pub fn authorize_queries(&self) -> Vec<Form> {
-        self.lock().authorize_queries.clone()
+        self.state.lock().authorize_queries.clone()
     }
 
     /// Every form posted to the device-code endpoint.
     pub fn device_code_forms(&self) -> Vec<Form> {
-        self.lock().device_code_forms.clone()
+        self.state.lock().device_code_forms.clone()
     }
 
     /// When each device-code poll arrived.
     pub fn device_poll_times(&self) -> Vec<tokio::time::Instant> {
-        self.lock().poll_times.clone()
+        self.state.lock().poll_times.clone()
     }
-
-    fn lock(&self) -> MutexGuard<'_, MockState> {
-        lock(&self.state)
-    }
-}
-
-fn lock(state: &Mutex<MockState>) -> MutexGuard<'_, MockState> {
-    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 type Shared = Arc<Mutex<MockState>>;
 
 async fn authorize(State(shared): State<Shared>, Query(query): Query<Form>) -> Response {
     let location = {
-        let mut state = lock(&shared);
+        let mut state = shared.lock();
         state.authorize_queries.push(query.clone());
         let redirect_uri = query.get("redirect_uri").cloned().unwrap_or_default();
         let client_state = query.get("state").cloned().unwrap_or_default();
@@ -268,7 +263,7 @@ async fn authorize(State(shared): State<Shared>, Query(query): Query<Form>) -> R
 async fn device_code(State(shared): State<Shared>, body: Bytes) -> Response {
     let form = parse_form(&body);
     let (interval, expires_in, base) = {
-        let mut state = lock(&shared);
+        let mut state = shared.lock();
         state.device_code_forms.push(form);
         (
             state.device_interval,
@@ -292,7 +287,7 @@ async fn device_code(State(shared): State<Shared>, body: Bytes) -> Response {
 async fn token(State(shared): State<Shared>, body: Bytes) -> Response {
     let form = parse_form(&body);
     let (delay, status, reply) = {
-        let mut state = lock(&shared);
+        let mut state = shared.lock();
         state.token_forms.push(form.clone());
         let (status, reply) = answer_token(&mut state, &form);
         (state.token_delay, status, reply)

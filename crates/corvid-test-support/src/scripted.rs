@@ -3,8 +3,8 @@
 //! refuses a request larger than the window as a real provider does, so a test of compaction
 //! can fail.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use corvid_wire::model::{ChatRequest, FinishReason, StreamEvent, Usage};
@@ -100,12 +100,6 @@ pub fn request_tokens(request: &ChatRequest) -> u64 {
     serde_json::to_vec(request).map_or(0, |json| json.len() as u64 / 4)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 impl ScriptedModel {
     pub fn new(replies: impl IntoIterator<Item = ScriptedReply>) -> Self {
         Self {
@@ -130,13 +124,13 @@ impl ScriptedModel {
 
     /// Adds a reply at the end of the queue.
     pub fn push(&self, reply: ScriptedReply) {
-        lock(&self.replies).push_back(reply);
+        self.replies.lock().push_back(reply);
     }
 
     /// Records `request` and gives the next reply.
     pub fn next(&self, request: ChatRequest) -> ScriptedReply {
         let size = request_tokens(&request);
-        lock(&self.requests).push(request);
+        self.requests.lock().push(request);
         let window = self.window.load(Ordering::SeqCst);
         if window > 0 && size > window {
             return ScriptedReply::Fail {
@@ -146,13 +140,14 @@ impl ScriptedModel {
                 ),
             };
         }
-        lock(&self.replies)
+        self.replies
+            .lock()
             .pop_front()
             .unwrap_or_else(|| ScriptedReply::text("(no more scripted replies)"))
     }
 
     /// Every request received, in order.
     pub fn requests(&self) -> Vec<ChatRequest> {
-        lock(&self.requests).clone()
+        self.requests.lock().clone()
     }
 }

@@ -6,8 +6,10 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use axum::Router;
@@ -162,7 +164,9 @@ impl MockUpstream {
 
     /// Queues a reply for `path` (e.g. `/v1/chat/completions`).
     pub fn enqueue(&self, path: &str, reply: Reply) {
-        lock(&self.shared.queues)
+        self.shared
+            .queues
+            .lock()
             .entry(path.to_owned())
             .or_default()
             .push_back(reply);
@@ -170,7 +174,7 @@ impl MockUpstream {
 
     /// Every request received so far.
     pub fn requests(&self) -> Vec<Recorded> {
-        lock(&self.shared.recorded).clone()
+        self.shared.recorded.lock().clone()
     }
 
     /// Scripted streams the client read to the end.
@@ -184,12 +188,6 @@ impl MockUpstream {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, usize::MAX)
@@ -199,13 +197,15 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
     if let Some(command) = path.strip_prefix("/__mock/") {
         return control(&shared, command, &body);
     }
-    lock(&shared.recorded).push(Recorded {
+    shared.recorded.lock().push(Recorded {
         method: parts.method.to_string(),
         path: path.clone(),
         headers: parts.headers.clone(),
         body: body.clone(),
     });
-    let scripted = lock(&shared.queues)
+    let scripted = shared
+        .queues
+        .lock()
         .get_mut(&path)
         .and_then(VecDeque::pop_front);
     let reply = scripted.unwrap_or_else(|| default_reply(&path, &body));
@@ -286,14 +286,16 @@ fn control(shared: &Shared, command: &str, body: &[u8]) -> Response {
                     headers,
                 },
             };
-            lock(&shared.queues)
+            shared
+                .queues
+                .lock()
                 .entry(path)
                 .or_default()
                 .push_back(reply);
             json_response(StatusCode::OK, json!({"queued": true}))
         }
         "requests" => {
-            let recorded: Vec<Value> = lock(&shared.recorded)
+            let recorded: Vec<Value> = shared.recorded.lock()
                 .iter()
                 .map(|request| {
                     let headers: serde_json::Map<String, Value> = request

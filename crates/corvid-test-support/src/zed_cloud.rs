@@ -16,7 +16,9 @@
 //! mock is scripted over HTTP under `/__mock/` (see `zed_cloud/control.rs`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use axum::Router;
@@ -190,10 +192,6 @@ pub struct MockZedCloud {
     _server: ServerGuard,
 }
 
-fn lock(state: &Mutex<MockState>) -> MutexGuard<'_, MockState> {
-    state.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl MockZedCloud {
     /// Starts on `127.0.0.1:0` with a Pro account whose hosted models are on.
     pub async fn start() -> Self {
@@ -217,7 +215,7 @@ impl MockZedCloud {
         let app = Router::new().fallback(answer).with_state(state.clone());
         let (addr, server) = serve(app).await;
         let base_url = format!("http://{addr}");
-        lock(&state).base_url = base_url.clone();
+        state.lock().base_url = base_url.clone();
         Self {
             base_url,
             state,
@@ -237,7 +235,7 @@ impl MockZedCloud {
 
     /// The scheme the sign-in encrypts with (OAEP by default).
     pub fn set_encryption(&self, scheme: EncryptionScheme) {
-        lock(&self.state).encryption = scheme;
+        self.state.lock().encryption = scheme;
     }
 
     /// Plays the browser: opens the sign-in URL, follows the redirect to the callback.
@@ -247,42 +245,42 @@ impl MockZedCloud {
 
     /// The queries of the sign-in page visits.
     pub fn sign_in_queries(&self) -> Vec<HashMap<String, String>> {
-        lock(&self.state).sign_in_queries.clone()
+        self.state.lock().sign_in_queries.clone()
     }
 
     /// The plan id `users/me` reports (`zed_pro` by default; any string).
     pub fn set_plan(&self, plan: &str) {
-        lock(&self.state).plan = plan.to_owned();
+        self.state.lock().plan = plan.to_owned();
     }
 
     /// Whether the organization has hosted models on.
     pub fn set_models_enabled(&self, enabled: bool) {
-        lock(&self.state).models_enabled = enabled;
+        self.state.lock().models_enabled = enabled;
     }
 
     /// A revoked account: `users/me` and `llm_tokens` answer 401.
     pub fn revoke_account(&self) {
-        lock(&self.state).account_revoked = true;
+        self.state.lock().account_revoked = true;
     }
 
     /// The next `llm_tokens` requests answer these statuses (401, 500, …) instead of a token.
     pub fn fail_next_mints(&self, statuses: &[u16]) {
-        lock(&self.state).mint_replies.extend(statuses);
+        self.state.lock().mint_replies.extend(statuses);
     }
 
     /// Each mint waits this long first (to widen races in tests).
     pub fn set_mint_delay(&self, delay: Duration) {
-        lock(&self.state).mint_delay = delay;
+        self.state.lock().mint_delay = delay;
     }
 
     /// `llm_tokens` requests received.
     pub fn mint_requests(&self) -> usize {
-        lock(&self.state).mint_requests
+        self.state.lock().mint_requests
     }
 
     /// Every token issued so far becomes stale and is answered with `reply`.
     pub fn expire_tokens(&self, reply: StaleReply) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let tokens: Vec<String> = state.fresh.drain().collect();
         for token in tokens {
             state.stale.insert(token, reply);
@@ -291,17 +289,17 @@ impl MockZedCloud {
 
     /// Replaces the `/models` body.
     pub fn set_models(&self, models: Value) {
-        lock(&self.state).models = models;
+        self.state.lock().models = models;
     }
 
     /// Queues a `/completions` answer.
     pub fn enqueue_completion(&self, reply: CompletionReply) {
-        lock(&self.state).completions.push_back(reply);
+        self.state.lock().completions.push_back(reply);
     }
 
     /// Every request received (the sign-in page excepted).
     pub fn requests(&self) -> Vec<Recorded> {
-        lock(&self.state).recorded.clone()
+        self.state.lock().recorded.clone()
     }
 
     /// The requests to `path`.
@@ -332,7 +330,7 @@ async fn answer(State(state): State<Arc<Mutex<MockState>>>, request: Request) ->
     if path == "/native_app_signin_succeeded" {
         return json_reply(200, &json!({"signed_in": true}), &[]);
     }
-    lock(&state).recorded.push(Recorded {
+    state.lock().recorded.push(Recorded {
         method: parts.method.to_string(),
         path: path.clone(),
         headers: parts.headers.clone(),
@@ -355,7 +353,7 @@ async fn answer(State(state): State<Arc<Mutex<MockState>>>, request: Request) ->
 /// loopback callback.
 fn sign_in(state: &Mutex<MockState>, query: HashMap<String, String>) -> Response {
     let scheme = {
-        let mut state = lock(state);
+        let mut state = state.lock();
         state.sign_in_queries.push(query.clone());
         state.encryption
     };
@@ -401,7 +399,7 @@ fn account_authorized(state: &MockState, headers: &HeaderMap) -> bool {
 }
 
 fn users_me(state: &Mutex<MockState>, headers: &HeaderMap) -> Response {
-    let state = lock(state);
+    let state = state.lock();
     if !account_authorized(&state, headers) {
         return json_reply(401, &json!({"message": "unauthorized"}), &[]);
     }
@@ -414,14 +412,14 @@ fn users_me(state: &Mutex<MockState>, headers: &HeaderMap) -> Response {
 
 async fn mint(state: &Mutex<MockState>, headers: &HeaderMap, body: &[u8]) -> Response {
     let delay = {
-        let mut state = lock(state);
+        let mut state = state.lock();
         state.mint_requests += 1;
         state.mint_delay
     };
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let mut state = lock(state);
+    let mut state = state.lock();
     if !account_authorized(&state, headers) {
         return json_reply(401, &json!({"message": "unauthorized"}), &[]);
     }
@@ -446,7 +444,7 @@ fn with_llm_token(
     headers: &HeaderMap,
     ok: impl FnOnce(&mut MockState) -> Response,
 ) -> Response {
-    let mut state = lock(state);
+    let mut state = state.lock();
     let token = headers
         .get("authorization")
         .and_then(|value| value.to_str().ok())

@@ -31,7 +31,6 @@ use crate::editor::{Editor, Recall};
 use crate::render::Status;
 
 pub use commands::OWN_COMMANDS;
-pub use usage::Rate;
 pub use words::{class_words, sandbox_banner};
 
 use approval::Proposal;
@@ -50,8 +49,8 @@ pub struct Settings {
     pub history_file: Option<PathBuf>,
     /// Model names `/model` offers.
     pub catalog: Vec<String>,
-    /// Prices by model name, for the cost in the status line and `/cost`.
-    pub prices: HashMap<String, Rate>,
+    /// Model names whose provider has no key or sign-in yet: `/model` lists them apart.
+    pub without_key: Vec<String>,
     /// The conversation the chat opened on, when it already has messages: said and shown
     /// after the banner, so the model's context is on the screen too.
     pub resumed: Option<(ConversationSummary, Vec<HistoryEntry>)>,
@@ -89,8 +88,10 @@ struct Usage {
     turn: TokenUsage,
     /// The finished turns' usage in this session.
     session: TokenUsage,
-    /// The session's cost so far, when the models used have prices.
+    /// The finished turns' cost so far, when the models used have prices.
     cost: Option<f64>,
+    /// The running turn's cost so far, as its latest usage event priced it.
+    turn_cost: Option<f64>,
 }
 
 /// What takes over the input area for a while: the `/resume` picker, the Ctrl-R search, a
@@ -138,9 +139,19 @@ pub struct App {
     pub(crate) plain: bool,
     /// The terminal's width, for what needs it before wrapping (tables).
     width: u16,
+    /// Whether the terminal has focus, as its focus reports say (true until one says not).
+    focused: bool,
+    /// Something that wants the user: the terminal rings and notifies (OSC 9) with it at the
+    /// next frame. An approval always does; a turn's end only while the terminal is unfocused.
+    pub attention: Option<String>,
 }
 
 impl App {
+    /// The terminal gained or lost focus.
+    pub fn set_focused(&mut self, focused: bool) {
+        self.focused = focused;
+    }
+
     pub fn new(link: Arc<dyn AgentLink>, settings: Settings) -> Self {
         let entries = settings
             .history_file
@@ -170,6 +181,8 @@ impl App {
             quit: false,
             plain: false,
             width: u16::MAX,
+            focused: true,
+            attention: None,
         }
     }
 

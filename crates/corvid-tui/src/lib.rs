@@ -19,7 +19,7 @@ use std::sync::Arc;
 use corvid_agent::LinkFrames;
 use corvid_protocol::{Op, Reply, Response, ServerFrame};
 
-pub use app::{App, OWN_COMMANDS, Rate, Settings, class_words, sandbox_banner};
+pub use app::{App, OWN_COMMANDS, Settings, class_words, sandbox_banner};
 
 /// Where operations go: the session service through the chat's `corvid_agent::Link`. Every
 /// operation is replied once, as a `reply` frame carrying the id `submit` returns; an answer

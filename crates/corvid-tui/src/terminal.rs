@@ -37,6 +37,7 @@ fn restore() {
         EndSynchronizedUpdate,
         PopKeyboardEnhancementFlags,
         DisableBracketedPaste,
+        crossterm::event::DisableFocusChange,
         crossterm::cursor::Show
     );
     let _ = stdout.flush();
@@ -92,7 +93,12 @@ pub(crate) async fn run(
     crossterm::terminal::enable_raw_mode()?;
     let _guard = Guard;
     let mut stdout = std::io::stdout();
-    execute!(stdout, EnableBracketedPaste)?;
+    // Focus reports: a turn that ends while the user looks elsewhere rings (see `alert`).
+    execute!(
+        stdout,
+        EnableBracketedPaste,
+        crossterm::event::EnableFocusChange
+    )?;
     if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false) {
         execute!(
             stdout,
@@ -149,6 +155,8 @@ pub(crate) async fn run(
                     app.key(key)
                 }
                 Some(TermEvent::Paste(text)) => app.paste(&text),
+                Some(TermEvent::FocusGained) => app.set_focused(true),
+                Some(TermEvent::FocusLost) => app.set_focused(false),
                 // The next frame sees the new size itself.
                 Some(TermEvent::Resize(width, _)) => app.set_width(width),
                 Some(_) => {}
@@ -167,6 +175,14 @@ pub(crate) async fn run(
     Ok(())
 }
 
+/// Wants the user: a desktop notification where the terminal shows OSC 9 ones (iTerm2,
+/// Windows Terminal, WezTerm, kitty; others ignore it), then the bell.
+fn alert(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    // Control characters would end the sequence early.
+    let text: String = text.chars().filter(|c| !c.is_control()).collect();
+    write!(out, "\x1b]9;{text}\x07\x07")
+}
+
 /// One frame, sent as one synchronized update so the terminal never shows it half drawn:
 /// a new size, the finished lines into the scrollback, then the input area (or, at the end,
 /// nothing, with the cursor where the shell's prompt goes).
@@ -175,6 +191,9 @@ fn frame(
     app: &mut App,
     colour: bool,
 ) -> std::io::Result<()> {
+    if let Some(text) = app.attention.take() {
+        alert(screen.backend_mut(), &text)?;
+    }
     queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
     // The size is asked every frame, not only at a resize event: a frame drawn between the
     // terminal's resize and its event would land on the old rows and move the cursor there.
@@ -229,4 +248,14 @@ fn decolour(lines: Vec<Line<'static>>, colour: bool) -> Vec<Line<'static>> {
             line
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_alert_is_an_osc_9_notification_then_the_bell() {
+        let mut out = Vec::new();
+        super::alert(&mut out, "corvid: turn done\x07\n").unwrap();
+        assert_eq!(out, b"\x1b]9;corvid: turn done\x07\x07");
+    }
 }

@@ -15,7 +15,6 @@ use corvid_protocol::{
 };
 
 use super::live::Live;
-use super::lock;
 use crate::options::{self, Mode};
 use crate::updates;
 
@@ -37,7 +36,7 @@ impl Live {
             }
         }
         // The engine stopped: a prompt still waiting ends now rather than never.
-        let turn = lock(&self.state).turn.take();
+        let turn = self.state.lock().turn.take();
         if let Some(turn) = turn {
             let _ = turn.done.send(StopReason::EndTurn);
         }
@@ -55,7 +54,7 @@ impl Live {
             )),
         )?;
         if !self.link.is_running() {
-            let turn = lock(&self.state).turn.take();
+            let turn = self.state.lock().turn.take();
             if let Some(turn) = turn {
                 let stop = if turn.cancelled {
                     StopReason::Cancelled
@@ -80,23 +79,24 @@ impl Live {
                 tool,
                 bytes,
             } => {
-                let first = lock(&self.state).preparing.insert(call_id.clone());
+                let first = self.state.lock().preparing.insert(call_id.clone());
                 self.send(cx, updates::preparing(&call_id, &tool, bytes, first))?;
             }
             EventMsg::ToolCall(call) => {
-                lock(&self.state).preparing.remove(&call.call_id);
+                self.state.lock().preparing.remove(&call.call_id);
                 let described = updates::describe(&call, &self.project);
                 self.send(
                     cx,
                     updates::tool_call(&call, &described, ToolCallStatus::InProgress),
                 )?;
-                lock(&self.state)
+                self.state
+                    .lock()
                     .calls
                     .insert(call.call_id.clone(), (call, described));
             }
             EventMsg::ToolOutputDelta { call_id, text } => {
                 let shown = {
-                    let mut state = lock(&self.state);
+                    let mut state = self.state.lock();
                     let output = state.outputs.entry(call_id.clone()).or_default();
                     output.push_str(&text);
                     updates::running_output(&call_id, output)
@@ -109,19 +109,19 @@ impl Live {
             } => {}
             EventMsg::ToolResult(result) => {
                 let is_edit = {
-                    let mut state = lock(&self.state);
+                    let mut state = self.state.lock();
                     state.outputs.remove(&result.call_id);
                     state
                         .calls
                         .get(&result.call_id)
                         .is_some_and(|(call, _)| call.kind == ToolCallKind::Edit)
                 };
-                self.send(cx, updates::result(&result, is_edit))?;
+                self.send(cx, updates::result(&result, is_edit, &self.project))?;
             }
             EventMsg::Todos { todos } => self.send(cx, updates::plan(&todos))?,
             EventMsg::Usage(usage) if main => {
                 let used = usage.usage.total_input().saturating_add(usage.usage.output);
-                let window = lock(&self.state).window;
+                let window = self.state.lock().window;
                 self.send(
                     cx,
                     SessionUpdate::UsageUpdate(UsageUpdate::new(used, window)),
@@ -133,7 +133,7 @@ impl Live {
             } => {
                 let (mode, options) = {
                     let window = self.sessions.context_window(&model);
-                    let mut state = lock(&self.state);
+                    let mut state = self.state.lock();
                     state.model = model;
                     state.window = window;
                     if state.mode.policy() != approval_policy {

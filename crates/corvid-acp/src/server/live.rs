@@ -2,7 +2,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -12,7 +14,6 @@ use agent_client_protocol::{Client, Error};
 use corvid_protocol::ToolCallNotification;
 use tokio::sync::{oneshot, watch};
 
-use super::lock;
 use crate::options::{self, Mode};
 use crate::sessions::{SessionLink, Sessions};
 use crate::updates::Described;
@@ -65,7 +66,7 @@ pub(super) struct Turn {
 
 impl Live {
     fn settings(&self) -> (Mode, String) {
-        let state = lock(&self.state);
+        let state = self.state.lock();
         (state.mode, state.model.clone())
     }
 

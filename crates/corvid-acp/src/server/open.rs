@@ -3,7 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -20,7 +22,7 @@ use corvid_config::time::UtcTime;
 use tokio::sync::watch;
 
 use super::live::{Live, State};
-use super::{ClientFiles, Server, invalid, lock, no_session};
+use super::{ClientFiles, Server, invalid, no_session};
 use crate::files::EditorFiles;
 use crate::options::{self, Mode};
 use crate::sessions::{OpenRequest, Opened};
@@ -39,7 +41,7 @@ struct SessionOpen {
 impl Server {
     pub(super) fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
         let fs = &request.client_capabilities.fs;
-        *lock(&self.fs) = ClientFiles {
+        *self.fs.lock() = ClientFiles {
             read: fs.read_text_file,
             write: fs.write_text_file,
         };
@@ -178,7 +180,7 @@ impl Server {
     /// Takes a session out of the open ones and cancels its prompt; the caller awaits its
     /// link's `close` (the engine stopping) where it may wait.
     fn close(&self, id: &str) -> Option<Arc<Live>> {
-        let live = lock(&self.open).remove(id)?;
+        let live = self.open.lock().remove(id)?;
         live.cancel();
         Some(live)
     }
@@ -230,7 +232,7 @@ impl Server {
         if let Some(live) = conversation.as_deref().and_then(|id| self.close(id)) {
             live.link.close().await;
         }
-        let ClientFiles { read, write } = *lock(&self.fs);
+        let ClientFiles { read, write } = *self.fs.lock();
         let session = Arc::new(OnceLock::new());
         let files = (read || write).then(|| {
             Arc::new(EditorFiles {
@@ -291,7 +293,7 @@ impl Server {
                 preparing: HashSet::new(),
             }),
         });
-        lock(&self.open).insert(conversation_id, Arc::clone(&live));
+        self.open.lock().insert(conversation_id, Arc::clone(&live));
         let pump = Arc::clone(&live);
         let connection = cx.clone();
         cx.spawn(async move {

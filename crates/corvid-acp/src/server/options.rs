@@ -8,8 +8,8 @@ use agent_client_protocol::v1::schema::{
 };
 use corvid_protocol::Op;
 
+use super::Server;
 use super::live::Live;
-use super::{Server, lock};
 use crate::options::{self, MODE, MODEL, Mode};
 
 impl Server {
@@ -49,7 +49,7 @@ impl Server {
 
 impl Live {
     fn set_option(&self, id: &str, value: &str) -> Result<Vec<SessionConfigOption>, String> {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         match id {
             MODE => {
                 let mode = Mode::parse(value).ok_or_else(|| {

@@ -14,7 +14,6 @@ use agent_client_protocol::{Client, Error};
 use corvid_protocol::{ApprovalDecision, DecisionKind, ProposalNotification, Response, RuleFile};
 
 use super::live::Live;
-use super::lock;
 use crate::updates;
 
 /// The permission options' ids.
@@ -33,7 +32,7 @@ impl Live {
         cx: &ConnectionTo<Client>,
         proposal: ProposalNotification,
     ) -> Result<(), Error> {
-        let known = lock(&self.state).calls.get(&proposal.call_id).cloned();
+        let known = self.state.lock().calls.get(&proposal.call_id).cloned();
         let fields = match &known {
             Some((call, described)) => updates::pending_fields(call, described),
             None => ToolCallUpdateFields::new().status(ToolCallStatus::Pending),

@@ -14,7 +14,7 @@ use corvid_protocol::{ImageInput, Op, Reply, ReplyOk, SendParams, Submission, co
 use tokio::sync::oneshot;
 
 use super::live::{Live, Turn};
-use super::{Server, invalid, lock};
+use super::{Server, invalid};
 use crate::updates;
 
 /// Why a prompt was not started.
@@ -141,7 +141,7 @@ impl Live {
         blocks: &[ContentBlock],
     ) -> Result<(Submission, oneshot::Receiver<StopReason>), PromptError> {
         let op = self.parse_prompt(blocks)?;
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if state.turn.is_some() {
             return Err(PromptError::Busy);
         }
@@ -184,7 +184,7 @@ impl Live {
 
     pub(super) fn cancel(&self) {
         let running = {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             match state.turn.as_mut() {
                 Some(turn) => {
                     turn.cancelled = true;
@@ -201,7 +201,7 @@ impl Live {
 
     /// Ends the prompt (if `submission` is its own) with `stop`, or `cancelled` after a cancel.
     pub(super) fn finish(&self, submission: &str, stop: StopReason) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         let ours = state
             .turn
             .as_ref()
@@ -218,14 +218,16 @@ impl Live {
 
     /// Whether `submission` is the running prompt's.
     pub(super) fn is_prompt(&self, submission: &str) -> bool {
-        lock(&self.state)
+        self.state
+            .lock()
             .turn
             .as_ref()
             .is_some_and(|turn| turn.submission == submission)
     }
 
     pub(super) fn is_command(&self, submission: &str) -> bool {
-        lock(&self.state)
+        self.state
+            .lock()
             .turn
             .as_ref()
             .is_some_and(|turn| turn.command && turn.submission == submission)

@@ -152,3 +152,32 @@ fn a_call_being_written_is_announced_pending_then_retitled_with_its_size() {
     assert_eq!(later["sessionUpdate"], "tool_call_update");
     assert_eq!(later["title"], "Writing write call (2.1 KB)");
 }
+
+#[test]
+fn an_edit_that_ran_without_a_proposal_shows_the_diff_of_its_own_result() {
+    let done = ToolResultNotification {
+        call_id: "c1".to_owned(),
+        ok: true,
+        output: "Edited src/lib.rs".to_owned(),
+        truncation: None,
+        change: Some(corvid_protocol::AppliedChange {
+            path: "src/lib.rs".to_owned(),
+            diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a - b\n+a + b\n".to_owned(),
+        }),
+    };
+    // `keep_content` is false: no proposal showed a diff before.
+    let value = serde_json::to_value(result(&done, false, Path::new("/p"))).unwrap();
+    let content = &value["content"][0];
+    assert_eq!(content["type"], "diff", "{value}");
+    assert_eq!(content["path"], "/p/src/lib.rs");
+    assert_eq!(content["oldText"], "a - b\n");
+    assert_eq!(content["newText"], "a + b\n");
+    assert_eq!(value["status"], "completed");
+    // A result without a change shows its output.
+    let plain = ToolResultNotification {
+        change: None,
+        ..done
+    };
+    let value = serde_json::to_value(result(&plain, false, Path::new("/p"))).unwrap();
+    assert_eq!(value["content"][0]["content"]["text"], "Edited src/lib.rs");
+}

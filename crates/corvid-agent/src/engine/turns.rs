@@ -1,8 +1,11 @@
 //! The engine's turns: a message starts one (or waits behind the running one), the
 //! `UserPromptSubmit` hooks may block it, and its end is recorded and announced.
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use super::{
+    Arc, Engine, ErrorClass, ErrorNotification, EventMsg, Message, Part, ReplyOk, Running, Scope,
+    SendParams, TurnFinishedNotification, TurnOutcome, TurnResult, TurnSetup, Verdict, history,
+    offer_tools, run_turn, system_prompt, watch,
+};
 
 impl Engine {
     pub(super) async fn send(
@@ -215,7 +218,7 @@ impl Engine {
                 usage: result.usage,
             }),
             summary,
-            history::entries(&self.history, &self.config.project),
+            history::entries(&self.history, &self.config.project, &self.shared.call_facts),
         );
         if let Some((id, params)) = running.queued {
             Box::pin(self.start_turn(id, params)).await;

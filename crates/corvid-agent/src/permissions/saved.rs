@@ -8,9 +8,10 @@
 //! so saving one rule never switches off the rules already trusted.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use corvid_protocol::{ApprovalRule, PermissionRule, RuleAction, RuleFile};
+use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
 use super::{ALLOW_SUFFIX, Rules};
@@ -72,7 +73,7 @@ impl LiveRules {
 
     /// The rules in force now.
     pub fn current(&self) -> Arc<Rules> {
-        Arc::clone(&crate::session::lock(&self.rules))
+        Arc::clone(&self.rules.lock())
     }
 
     /// [`Rules::decide`] on the rules in force now.
@@ -169,7 +170,7 @@ impl LiveRules {
             self.trust.as_deref(),
             &mut Vec::new(),
         );
-        *crate::session::lock(&self.rules) = Arc::new(rules);
+        *self.rules.lock() = Arc::new(rules);
     }
 
     /// Changes the `permissions.<key>` list of the file at `path` with `change`, keeping every

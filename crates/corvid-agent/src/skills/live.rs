@@ -7,11 +7,12 @@
 //! an idle turn costs one directory listing.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::SystemTime;
 
 use super::{SKILL_FILE, SKILLS_DIR, SkillSet, load_skills};
-use crate::session::lock;
 
 /// What a reload is decided on: per entry of the skills folder, its name and its `SKILL.md`'s
 /// size and modification time (none when it has none).
@@ -43,14 +44,14 @@ impl LiveSkills {
 
     /// The skills as last loaded.
     pub(crate) fn current(&self) -> Arc<SkillSet> {
-        Arc::clone(&lock(&self.state).skills)
+        Arc::clone(&self.state.lock().skills)
     }
 
     /// The skills as they are on disk now, and the warnings a reload found that the previous
     /// load had not (so a broken skill is reported once, when it appears).
     pub(crate) fn refresh(&self) -> (Arc<SkillSet>, Vec<String>) {
         let now = fingerprint(&self.root);
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if now == state.fingerprint {
             return (Arc::clone(&state.skills), Vec::new());
         }

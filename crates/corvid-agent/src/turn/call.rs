@@ -1,7 +1,12 @@
 //! One tool call of a turn: announced, checked (hooks, rules, the gate), asked about, run.
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use super::ask::ask;
+use super::{
+    ActionKind, AlwaysAllow, ApprovalDecision, Cancellation, EVENT_OUTPUT_LIMIT, EventMsg,
+    GateDecision, Part, Path, Prepared, REPEAT_LIMIT, Run, ToolCall, ToolCallNotification,
+    ToolKind, ToolOutput, ToolResult, ToolResultContent, ToolResultNotification, TurnOutcome,
+    TurnSetup, Verdict, decision_with_sandbox, mpsc,
+};
 
 pub(super) fn tool_result(call: &ToolCall, text: &str, is_error: bool) -> Part {
     Part::ToolResult(ToolResult {
@@ -66,6 +71,17 @@ pub(super) async fn handle_call(
         run_tool(setup, call, arguments).await
     };
     let (shown, total_bytes) = cut(&output.text);
+    let change = match &output.detail {
+        Some(corvid_tools::ToolDetail::Diff { path, diff }) if !output.is_error => {
+            let change = corvid_protocol::AppliedChange {
+                path: path.to_string_lossy().replace('\\', "/"),
+                diff: diff.clone(),
+            };
+            setup.shared.call_facts.changed(&call.id, change.clone());
+            Some(change)
+        }
+        _ => None,
+    };
     setup.shared.emit(
         &setup.scope,
         EventMsg::ToolResult(ToolResultNotification {
@@ -77,6 +93,7 @@ pub(super) async fn handle_call(
                 total_lines: output.text.lines().count() as u64,
                 full_output_path: None,
             }),
+            change,
         }),
     );
     let mut part = tool_result(call, &output.text, output.is_error);
@@ -101,12 +118,17 @@ pub(super) fn announce(
     locations: Vec<String>,
 ) {
     let project = &setup.shared.settings.project;
+    let kind = crate::tool_facts::call_kind(&setup.tools, &call.name);
+    setup
+        .shared
+        .call_facts
+        .record(&call.id, kind.clone(), locations.clone());
     setup.shared.emit(
         &setup.scope,
         EventMsg::ToolCall(ToolCallNotification {
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            kind: crate::tool_facts::call_kind(&setup.tools, &call.name),
+            kind,
             arguments: arguments.clone(),
             summary: live_summary(setup, project, &call.name, arguments),
             locations,

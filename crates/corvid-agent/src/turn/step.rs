@@ -1,7 +1,11 @@
 //! One model step of a turn: the request, the streamed reply, its usage and errors.
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use futures_util::StreamExt;
+
+use super::{
+    CallEnd, CallMeter, ChatRequest, ErrorClass, ErrorNotification, EventMsg, Message, ModelError,
+    Offer, ResponseBuilder, Role, StreamEvent, TokenUsage, Tool, ToolProgress, TurnSetup, Usage,
+};
 
 /// Saves a completed step when the turn belongs to a conversation (a subagent's does not).
 pub(super) async fn save_step(setup: &TurnSetup, conversation_id: Option<&str>, step: &[Message]) {

@@ -83,3 +83,36 @@ async fn every_front_ends_new_session_starts_with_the_configured_policy() {
         session.close().await;
     }
 }
+
+/// With only a local server's models usable, the xAI names (no key) go apart; with a key, not.
+#[test]
+fn names_without_a_credential_are_listed_apart() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[aliases]\nlocal = \"ollama/qwen\"\n\n[providers.ollama]\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let load = |extra: &[(&str, &str)]| {
+        let mut env = HashMap::from([
+            ("CORVID_HOME".to_owned(), home.path().display().to_string()),
+            ("CORVID_KEYRING".to_owned(), "off".to_owned()),
+        ]);
+        env.extend(
+            extra
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
+        corvid_config::load(&corvid_config::Flags::default(), &env).unwrap()
+    };
+    let names = || vec!["grok-4.6".to_owned(), "local".to_owned()];
+    let registry = |loaded: &Loaded| crate::compose::registry(loaded).unwrap();
+
+    let (ready, apart) = split_by_credential(&registry(&load(&[])), names());
+    assert_eq!(ready, vec!["local".to_owned()]);
+    assert_eq!(apart, vec!["grok-4.6".to_owned()]);
+
+    let (ready, apart) = split_by_credential(&registry(&load(&[("XAI_API_KEY", "k")])), names());
+    assert_eq!(ready, names());
+    assert!(apart.is_empty());
+}

@@ -23,12 +23,29 @@ pub struct ToolServer {
     /// model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub withheld: Vec<String>,
+    /// Its state in words (`describe()`), as the engine wrote it: what every face shows, so
+    /// a face that cannot call `describe` (the page) shows the same words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
 }
 
 impl ToolServer {
-    /// Its state in words, with what to do when it needs a sign-in (`corvid mcp login`; the
-    /// session notices a new one by itself); the front end adds how trust is given there
-    /// (`trust_tool_server`).
+    /// Its state in words, with what to do about it: the sign-in (`corvid mcp login`; the
+    /// session notices a new one by itself) or the trust (`/mcp trust NAME`, the command every
+    /// chat face offers). The one wording of a server's state; every face shows it as it is.
+    pub fn describe(&self) -> String {
+        match self.state {
+            ToolServerState::Untrusted => format!(
+                "{}: `/mcp trust {}` starts it (it runs what the project's file says: trust it only if you would run that yourself)",
+                self.state_words(),
+                self.name
+            ),
+            _ => self.state_words(),
+        }
+    }
+
+    /// Its state in words alone, without what to do about trust (for `corvid mcp list`,
+    /// which says how trust is given on the command line).
     pub fn state_words(&self) -> String {
         let name = &self.name;
         match self.state {

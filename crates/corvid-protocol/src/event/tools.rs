@@ -62,6 +62,20 @@ pub struct ToolResultNotification {
     /// Present when `output` is not the whole output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
+    /// The change a file tool made, from the tool's own result (what actually landed), so a
+    /// face can show the diff of an edit that ran without a proposal (under `auto-edit` or
+    /// `full-auto`) without reading the disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<AppliedChange>,
+}
+
+/// A file change a tool made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AppliedChange {
+    /// The file, relative to the project folder.
+    pub path: String,
+    /// A unified diff of the change.
+    pub diff: String,
 }
 
 /// How a tool's output was cut.

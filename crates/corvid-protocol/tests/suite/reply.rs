@@ -108,3 +108,40 @@ fn every_class_has_its_own_next_action() {
     assert!(built.retryable);
     assert_eq!(built.next_action, ErrorClass::RateLimited.next_action());
 }
+
+#[test]
+fn a_tool_servers_state_is_worded_once_with_what_to_do_about_it() {
+    let server = |state: corvid_protocol::ToolServerState| corvid_protocol::ToolServer {
+        name: "repo".into(),
+        configured_in: ".corvid/mcp.json".into(),
+        transport: "runs `node server.js`".into(),
+        state,
+        reason: None,
+        tools: vec!["mcp__repo__a".into()],
+        withheld: Vec::new(),
+        description: String::new(),
+    };
+    use corvid_protocol::ToolServerState as State;
+    assert_eq!(server(State::Ready).describe(), "ready, 1 tool");
+    let untrusted = server(State::Untrusted);
+    assert!(
+        untrusted
+            .describe()
+            .starts_with("not trusted yet, not started: `/mcp trust repo` starts it"),
+        "{}",
+        untrusted.describe()
+    );
+    assert_eq!(untrusted.state_words(), "not trusted yet, not started");
+    assert!(
+        server(State::NeedsSignIn)
+            .describe()
+            .contains("`corvid mcp login repo`")
+    );
+    // The engine sends the words with the server, for faces that cannot call `describe`.
+    let described = corvid_protocol::ToolServer {
+        description: untrusted.describe(),
+        ..untrusted
+    };
+    let value = serde_json::to_value(&described).unwrap();
+    assert_eq!(value["description"], described.describe());
+}

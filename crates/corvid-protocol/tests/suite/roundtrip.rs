@@ -209,6 +209,7 @@ fn tool_result() -> (ToolResultNotification, Value) {
             ok: true,
             output: "1\tfn main() {}\n".into(),
             truncation: None,
+            change: None,
         },
         json!({"call_id": "call-1", "ok": true, "output": "1\tfn main() {}\n"}),
     )
@@ -354,6 +355,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                     total_lines: 3_000,
                     full_output_path: Some(".corvid/output/call-2.log".into()),
                 }),
+                change: None,
             }),
             json!({
                 "type": "tool_result",
@@ -377,6 +379,7 @@ fn events() -> Vec<(EventMsg, Value)> {
                     total_lines: 1,
                     full_output_path: None,
                 }),
+                change: None,
             }),
             json!({
                 "type": "tool_result",
@@ -384,6 +387,25 @@ fn events() -> Vec<(EventMsg, Value)> {
                 "ok": true,
                 "output": "xxxxxxxxxx",
                 "truncation": {"total_bytes": 50_000, "total_lines": 1}
+            }),
+        ),
+        (
+            EventMsg::ToolResult(ToolResultNotification {
+                call_id: "call-4".into(),
+                ok: true,
+                output: "Edited notes.md".into(),
+                truncation: None,
+                change: Some(corvid_protocol::AppliedChange {
+                    path: "notes.md".into(),
+                    diff: "@@ -1 +1 @@\n-a\n+b\n".into(),
+                }),
+            }),
+            json!({
+                "type": "tool_result",
+                "call_id": "call-4",
+                "ok": true,
+                "output": "Edited notes.md",
+                "change": {"path": "notes.md", "diff": "@@ -1 +1 @@\n-a\n+b\n"}
             }),
         ),
     ];

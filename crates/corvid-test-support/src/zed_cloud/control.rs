@@ -9,16 +9,16 @@
 //! - `GET /__mock/requests` lists what was received (headers and JSON bodies);
 //! - `GET /__mock/state` is `{"mint_requests": n}`.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{CompletionReply, MockState, StaleReply, json_reply, lock};
+use super::{CompletionReply, MockState, StaleReply, json_reply};
 
 pub(super) fn control(state: &Mutex<MockState>, command: &str, body: &[u8]) -> Response {
     let script: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let mut state = lock(state);
+    let mut state = state.lock();
     match command {
         "completion" => {
             let reply = match script["lines"].as_array() {

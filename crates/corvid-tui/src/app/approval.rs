@@ -200,6 +200,10 @@ impl App {
             self.overlay.proposal = Some(Proposal::of(request.approval));
             return;
         }
+        self.attention = Some(format!(
+            "corvid: approval needed: {}",
+            request.approval.title
+        ));
         self.proposal(request.approval, request.depth);
     }
 

@@ -107,6 +107,12 @@ impl App {
                 if !self.settings.catalog.is_empty() {
                     self.note(format!("available: {}", self.settings.catalog.join(", ")));
                 }
+                if !self.settings.without_key.is_empty() {
+                    self.note(format!(
+                        "no key yet (add one: corvid login, or the env file): {}",
+                        self.settings.without_key.join(", ")
+                    ));
+                }
                 self.note("/model <name> changes it");
                 return;
             }
@@ -208,10 +214,7 @@ impl App {
 
 /// A tool server's state in words, and its colour.
 fn server_state(server: &ToolServer) -> (String, Color) {
-    let mut words = server.state_words();
-    if server.state == ToolServerState::Untrusted {
-        words.push_str(&format!(": `/mcp trust {}` starts it", server.name));
-    }
+    let words = server.describe();
     let colour = match server.state {
         ToolServerState::Ready => Color::Green,
         ToolServerState::Failed => Color::Red,

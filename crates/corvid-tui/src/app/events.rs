@@ -146,7 +146,7 @@ impl App {
                     Style::new().fg(Color::Magenta),
                 ));
             }
-            EventMsg::Usage(usage) if depth == 0 => self.usage.turn = usage.turn,
+            EventMsg::Usage(usage) if depth == 0 => self.step_usage(usage),
             EventMsg::Usage(_) => {}
             EventMsg::Error(error) => self.error(error, depth),
             EventMsg::TurnFinished(finished) if depth == 0 => self.turn_finished(finished),
@@ -286,6 +286,9 @@ impl App {
             TurnOutcome::Failed => "failed",
             TurnOutcome::StepLimit => "stopped at the step limit",
         };
+        if !self.focused {
+            self.attention = Some(format!("corvid: turn {outcome}"));
+        }
         self.hint = None;
         self.note(format!(
             "─ {outcome} · {} · {} tokens · {seconds}s",

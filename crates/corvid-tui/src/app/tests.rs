@@ -1,4 +1,3 @@
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -51,15 +50,7 @@ fn app(project: &std::path::Path, history: Option<PathBuf>) -> (App, Arc<Recorde
         project: project.to_owned(),
         history_file: history,
         catalog: vec!["grok-4.6".to_owned(), "fast".to_owned()],
-        prices: HashMap::from([(
-            "grok-4.6".to_owned(),
-            Rate {
-                input: 3.0,
-                cached_input: 0.75,
-                cache_write: 3.0,
-                output: 15.0,
-            },
-        )]),
+        without_key: vec!["claude".to_owned()],
         resumed: None,
         skills: vec![corvid_protocol::commands::SkillCommand {
             name: "release".to_owned(),
@@ -345,7 +336,10 @@ fn slash_commands_without_arguments_show_the_setting() {
     app.submit_line("/model");
     let text = printed(&mut app);
     assert!(text.contains("model: grok-4.6"), "{text}");
-    assert!(text.contains("grok-4.6, fast"), "{text}");
+    assert!(text.contains("available: grok-4.6, fast"), "{text}");
+    assert!(text.contains("no key yet"), "{text}");
+    assert!(text.contains(": claude"), "{text}");
+    assert!(!text.contains("fast, claude"), "apart: {text}");
     app.submit_line("/approval");
     assert!(printed(&mut app).contains("approvals: ask"));
     app.submit_line("/approval full-auto");
@@ -491,31 +485,55 @@ fn errors_read_as_words_and_cancellation_is_not_an_error() {
 }
 
 #[test]
-fn the_cost_adds_up_from_the_models_price() {
+fn the_cost_is_the_engines_price_of_each_turn() {
     let folder = tempfile::tempdir().unwrap();
-    let (mut app, _) = app(folder.path(), None);
-    app.event(ready());
-    app.event(event(EventMsg::TurnStarted {
-        conversation_id: "c1".to_owned(),
-        model: "grok-4.6".to_owned(),
-        prompt: None,
-    }));
-    app.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
+    let (mut chat, _) = app(folder.path(), None);
+    chat.event(ready());
+    let usage = TokenUsage {
+        input: 1_000_000,
+        cache_read: 0,
+        cache_write: 0,
+        output: 100_000,
+        reasoning: 0,
+    };
+    for (turn, cost) in [(1, 4.5), (2, 0.25)] {
+        chat.event(event(EventMsg::TurnStarted {
+            conversation_id: "c1".to_owned(),
+            model: "grok-4.6".to_owned(),
+            prompt: None,
+        }));
+        // The engine prices the turn as the usage ledger does; the terminal adds it up.
+        chat.event(event(EventMsg::Usage(corvid_protocol::UsageNotification {
+            step: 1,
+            usage,
+            turn: usage,
+            turn_cost_usd: Some(cost),
+            context_window: None,
+        })));
+        chat.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
+            outcome: TurnOutcome::Completed,
+            steps: 1,
+            usage,
+        })));
+        if turn == 1 {
+            let (view, _) = chat.view(120, 10);
+            assert!(crate::render::plain(&view).contains("$4.50"));
+        }
+    }
+    printed(&mut chat);
+    chat.submit_line("/cost");
+    assert!(printed(&mut chat).contains("cost so far: $4.7500"));
+    // A model without a price: no cost is made up.
+    let (mut unpriced, _) = app(folder.path(), None);
+    unpriced.event(ready());
+    unpriced.event(event(EventMsg::TurnFinished(TurnFinishedNotification {
         outcome: TurnOutcome::Completed,
         steps: 1,
-        usage: TokenUsage {
-            input: 1_000_000,
-            cache_read: 0,
-            cache_write: 0,
-            output: 100_000,
-            reasoning: 0,
-        },
+        usage,
     })));
-    let (view, _) = app.view(120, 10);
-    assert!(crate::render::plain(&view).contains("$4.50"));
-    printed(&mut app);
-    app.submit_line("/cost");
-    assert!(printed(&mut app).contains("cost so far: $4.5000"));
+    printed(&mut unpriced);
+    unpriced.submit_line("/cost");
+    assert!(printed(&mut unpriced).contains("no price for this model"));
 }
 
 #[test]
@@ -665,6 +683,7 @@ fn a_running_command_shows_its_latest_output_under_its_line_until_it_finishes() 
             ok: true,
             output: "done".to_owned(),
             truncation: None,
+            change: None,
         },
     )));
     let (view, _) = app.view(80, 12);
@@ -961,6 +980,7 @@ fn slash_mcp_asks_for_the_servers_and_shows_each_with_its_state_and_tools() {
         reason: None,
         tools: Vec::new(),
         withheld: Vec::new(),
+        description: String::new(),
     };
     app.reply(reply(
         1,
@@ -1095,6 +1115,22 @@ fn a_tool_call_being_written_shows_its_tool_and_size_until_the_call_arrives() {
     let shown = area(&app, 100, 10);
     assert!(!shown.contains("writing write call"), "{shown}");
     assert!(shown.contains("Write a.rs"), "{shown}");
+}
+
+#[test]
+fn an_approval_always_wants_the_user_and_a_turns_end_only_while_unfocused() {
+    let folder = tempfile::tempdir().unwrap();
+    let (mut app, _recorder) = app(folder.path(), None);
+    app.event(ready());
+    app.event(finished());
+    assert_eq!(app.attention, None, "focused: the screen says it");
+    app.set_focused(false);
+    app.event(finished());
+    assert_eq!(app.attention.take().as_deref(), Some("corvid: turn done"));
+    app.set_focused(true);
+    app.request(proposal());
+    let wanted = app.attention.take().unwrap();
+    assert!(wanted.starts_with("corvid: approval needed: "), "{wanted}");
 }
 
 mod permissions;

@@ -1,45 +1,30 @@
-//! Tokens and cost: counted from the engine's usage events and turn ends, priced by the
-//! model's rate, shown by `/status`, `/cost` and the status line.
+//! Tokens and cost: counted from the engine's usage events and turn ends, the cost as the
+//! engine priced it (`usage.turn_cost_usd`, the usage ledger's one price lookup, as every face
+//! shows it), shown by `/status`, `/cost` and the status line.
 
-use corvid_protocol::TokenUsage;
+use corvid_protocol::{TokenUsage, UsageNotification};
 use ratatui::text::Line;
 
 use super::App;
 
-/// A model's price in US dollars per million tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Rate {
-    pub input: f64,
-    pub cached_input: f64,
-    pub cache_write: f64,
-    pub output: f64,
-}
-
-impl Rate {
-    /// What `usage` costs at this rate.
-    pub fn cost(&self, usage: &TokenUsage) -> f64 {
-        (usage.input as f64 * self.input
-            + usage.cache_read as f64 * self.cached_input
-            + usage.cache_write as f64 * self.cache_write
-            + usage.output as f64 * self.output)
-            / 1_000_000.0
-    }
-}
-
 impl App {
-    /// A finished turn's usage joins the session's, priced at the turn's model (or the
-    /// session's, when the turn's has no price).
+    /// The main agent's usage after a step: the running turn's tokens and cost so far.
+    pub(super) fn step_usage(&mut self, usage: UsageNotification) {
+        self.usage.turn = usage.turn;
+        self.usage.turn_cost = usage.turn_cost_usd;
+        self.status.cost = match (self.usage.cost, self.usage.turn_cost) {
+            (None, None) => None,
+            (session, turn) => Some(session.unwrap_or(0.0) + turn.unwrap_or(0.0)),
+        };
+    }
+
+    /// A finished turn's usage and cost join the session's.
     pub(super) fn add_turn_usage(&mut self, usage: TokenUsage) {
         self.usage.turn = TokenUsage::default();
         self.usage.session += usage;
         self.status.tokens = self.usage.session.total();
-        let rate = self
-            .settings
-            .prices
-            .get(&self.turn.model)
-            .or_else(|| self.settings.prices.get(&self.status.model));
-        if let Some(rate) = rate {
-            let cost = self.usage.cost.unwrap_or(0.0) + rate.cost(&usage);
+        if let Some(turn_cost) = self.usage.turn_cost.take() {
+            let cost = self.usage.cost.unwrap_or(0.0) + turn_cost;
             self.usage.cost = Some(cost);
             self.status.cost = Some(cost);
         }
