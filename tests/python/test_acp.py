@@ -121,7 +121,8 @@ def test_a_session_prompts_asks_edits_cancels_and_loads_again(mock_upstream, pro
             # The proposal's own diff and the engine's title, the same words in every face.
             assert tool_call.content[0].type == "diff" and "a + b" in tool_call.content[0].new_text
             assert tool_call.title == "Edit lib.rs", tool_call.title
-            assert [option.kind for option in options] == ["allow_once", "allow_always", "reject_once"]
+            assert [option.kind for option in options] == ["allow_once", "allow_always", "allow_always", "allow_always", "reject_once"]
+            assert [option.option_id for option in options][2:4] == ["allow_always_project", "allow_always_user"]
             statuses = [u.status for u in client.of("tool_call_update")]
             assert statuses[-1] == "completed", statuses
             said = "".join(u.content.text for u in client.of("agent_message_chunk"))
@@ -338,5 +339,73 @@ def test_rewind_and_fork_are_commands_answered_in_the_thread(mock_upstream, proj
             assert users == ["first question", "another question"], users
             await conn.prompt(session_id=sid, prompt=[acp.text_block("/fork 1")])
             assert "Forked into a new conversation" in said(), said()
+
+    _run(run())
+
+def test_plan_mode_refuses_changes_and_an_approved_plan_is_carried_out(mock_upstream, project, home):
+    _tool_call(mock_upstream, "call_1", "write", {"path": "x", "content": "made\n"})
+    _tool_call(mock_upstream, "call_2", "bash", {"command": "touch x"})
+    _tool_call(mock_upstream, "call_3", "present_plan", {"plan": "# Make x\n\n1. Write `x`."})
+    _tool_call(mock_upstream, "call_4", "write", {"path": "x", "content": "made\n"})
+    _text(mock_upstream, "x is written.")
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder()
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            sid = session.session_id
+            modes = [mode.id for mode in session.modes.available_modes]
+            assert "plan" in modes, modes
+            await conn.set_config_option(config_id="mode", session_id=sid, value="auto-edit")
+            await conn.set_session_mode(session_id=sid, mode_id="plan")
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("make x")])
+            assert answer.stop_reason == "end_turn"
+            # One question only: the plan, with its text; the write and `touch x` never asked.
+            plan_call, options = client.permissions[0]
+            assert plan_call.title == "Carry out this plan?", plan_call.title
+            assert "Make x" in plan_call.content[0].content.text
+            assert [option.name for option in options] == ["Approve the plan and carry it out", "Keep planning"]
+            # Approved, the plan ran under auto-edit (no question for the write), in the same turn.
+            assert len(client.permissions) == 1, client.permissions
+            assert (project / "x").read_text() == "made\n"
+            current = [u.current_mode_id for u in client.of("current_mode_update")]
+            assert current and current[-1] == "auto-edit", current
+
+    _run(run())
+    results = [m.get("content", "") for r in mock_upstream.requests() for m in r["body"]["messages"]
+               if m.get("role") == "tool"]
+    assert any("in plan mode" in text for text in results), results
+    assert any("read-only" in text for text in results), results
+
+def test_always_saved_to_the_project_and_slash_permissions_lists_and_removes(mock_upstream, project, home):
+    _tool_call(mock_upstream, "call_1", "write", {"path": "one.txt", "content": "one\n"})
+    _tool_call(mock_upstream, "call_2", "write", {"path": "two.txt", "content": "two\n"})
+    _text(mock_upstream, "Wrote both.")
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder(answer="allow_always_project")
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            sid = session.session_id
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("write two files")])
+            assert answer.stop_reason == "end_turn"
+            # Saved and kept: the second write ran without a question.
+            assert len(client.permissions) == 1, client.permissions
+            assert (project / "two.txt").read_text() == "two\n"
+            saved = json.loads((project / ".corvid" / "settings.json").read_text())
+            assert saved["permissions"]["allow"] == ["Write"], saved
+            said = lambda: "".join(u.content.text for u in client.of("agent_message_chunk"))
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/permissions")])
+            assert "1. allow Write — .corvid/settings.json" in said(), said()
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/permissions remove 1")])
+            assert "removed `Write` from .corvid/settings.json" in said(), said()
+            saved = json.loads((project / ".corvid" / "settings.json").read_text())
+            assert saved["permissions"]["allow"] == [], saved
 
     _run(run())

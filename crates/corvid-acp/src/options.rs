@@ -21,8 +21,9 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
-    pub(crate) const ALL: [Mode; 4] = [
+    pub(crate) const ALL: [Mode; 5] = [
         Mode::ReadOnly,
+        Mode::Policy(ApprovalPolicy::Plan),
         Mode::Policy(ApprovalPolicy::Ask),
         Mode::Policy(ApprovalPolicy::AutoEdit),
         Mode::Policy(ApprovalPolicy::FullAuto),
@@ -38,6 +39,7 @@ impl Mode {
     fn name(self) -> &'static str {
         match self {
             Mode::ReadOnly => "Read only",
+            Mode::Policy(ApprovalPolicy::Plan) => "Plan",
             Mode::Policy(ApprovalPolicy::Ask) => "Ask",
             Mode::Policy(ApprovalPolicy::AutoEdit) => "Auto-edit",
             Mode::Policy(ApprovalPolicy::FullAuto) => "Full auto",
@@ -47,12 +49,17 @@ impl Mode {
 
     fn description(self) -> &'static str {
         match self {
-            Mode::ReadOnly => "Reads and searches; every edit and command is refused",
+            Mode::ReadOnly => {
+                "Reads and searches; edits are refused, commands run read-only in the sandbox"
+            }
+            Mode::Policy(ApprovalPolicy::Plan) => {
+                "Explores read-only, then presents a plan to approve before anything changes"
+            }
             Mode::Policy(ApprovalPolicy::Ask) => "Reads run; edits and commands ask first",
             Mode::Policy(ApprovalPolicy::AutoEdit) => "Reads and edits run; commands ask first",
             Mode::Policy(ApprovalPolicy::FullAuto) => "Everything runs without asking",
             Mode::Policy(ApprovalPolicy::ReadOnly) => {
-                "Reads and searches; every edit and command is refused"
+                "Reads and searches; edits are refused, commands run read-only in the sandbox"
             }
         }
     }

@@ -77,6 +77,9 @@ pub(crate) fn proposal_content(
         ProposalKind::Other { summary, .. } => {
             content.push(ToolCallContent::from(summary.clone()));
         }
+        ProposalKind::Plan { plan } => {
+            content.push(ToolCallContent::from(plan.clone()));
+        }
     }
     if let Some(notice) = &proposal.notice {
         content.push(ToolCallContent::from(format!("⚠ {notice}")));

@@ -129,11 +129,11 @@ impl Engine {
         ));
         warnings.extend(agents.current().warnings.iter().cloned());
         // Hooks and permission rules, from the user's and the project's settings files.
-        let (settings, read_warnings) = crate::settings_files::SettingsPaths {
+        let settings_paths = crate::settings_files::SettingsPaths {
             user: config.user_settings.clone(),
             project: project.clone(),
-        }
-        .read();
+        };
+        let (settings, read_warnings) = settings_paths.read();
         warnings.extend(read_warnings);
         let hooks = crate::hooks::for_session(
             &config,
@@ -142,11 +142,15 @@ impl Engine {
             &wiring.session_id,
             &mut warnings,
         );
-        let permissions = Arc::new(crate::permissions::Rules::from_settings(
-            &settings,
-            &project,
-            config.project_trust.as_deref(),
-            &mut warnings,
+        let permissions = Arc::new(crate::permissions::LiveRules::new(
+            settings_paths,
+            config.project_trust.clone(),
+            crate::permissions::Rules::from_settings(
+                &settings,
+                &project,
+                config.project_trust.as_deref(),
+                &mut warnings,
+            ),
         ));
         let emitter = Emitter::new(Arc::clone(&wiring.journal));
         let summary = found
@@ -357,6 +361,18 @@ impl Engine {
                 return (Ok(ReplyOk::Done), false);
             }
             Op::ListToolServers => Ok(self.tool_servers()),
+            Op::ListPermissions => Ok(ReplyOk::Permissions {
+                rules: self.shared.permissions.list(),
+                message: None,
+            }),
+            Op::RemovePermission { number } => match self.shared.permissions.remove(number) {
+                Ok(message) => Ok(ReplyOk::Permissions {
+                    rules: self.shared.permissions.list(),
+                    message: Some(message),
+                }),
+                Err(error) => Err(ErrorNotification::invalid(error.to_string())
+                    .with_next_action("/permissions lists the rules with their numbers.")),
+            },
             Op::TrustToolServer { name } => match self.toolbox.trust_server(&name) {
                 Ok(()) => Ok(self.tool_servers()),
                 Err(error) => Err(ErrorNotification::invalid(error.to_string())

@@ -99,6 +99,13 @@ pub trait ProjectTrust: Send + Sync + std::fmt::Debug {
     /// `file` is the settings file relative to the project, `fingerprint` the SHA-256 (hex) of
     /// its `hooks` object.
     fn is_trusted(&self, project: &Path, file: &str, fingerprint: &str) -> bool;
+
+    /// Keeps `fingerprint` as trusted for `file` in `project`: corvid changed a list the user
+    /// had trusted (an "always" answer saved, a rule removed). A store that cannot keep it says
+    /// nothing; the list then waits for the user's trust again.
+    fn trust(&self, project: &Path, file: &str, fingerprint: &str) {
+        let _ = (project, file, fingerprint);
+    }
 }
 
 /// One hook command.

@@ -23,6 +23,7 @@ mod link;
 mod model;
 pub mod permissions;
 mod persist;
+mod plan_mode;
 pub mod project;
 mod prompt;
 mod rewind;

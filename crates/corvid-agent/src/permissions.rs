@@ -25,6 +25,9 @@ use serde_json::Value;
 use crate::hooks::{ProjectTrust, Untrusted, claude_name};
 use crate::settings_files::{SettingsFile, SettingsScope};
 
+mod saved;
+pub use saved::{LiveRules, PROJECT_RULES_FILE, SavedRuleError, claude_rule};
+
 /// What a project file's `allow` list is trusted under, after the file's name.
 pub const ALLOW_SUFFIX: &str = "#permissions.allow";
 

@@ -41,7 +41,7 @@ pub(crate) struct Shared {
     pub(crate) agents: Arc<crate::subagent::LiveAgents>,
     pub(crate) hooks: crate::hooks::SharedHooks,
     /// Saved permission rules (allow, ask, deny) from the settings files.
-    pub(crate) permissions: Arc<crate::permissions::Rules>,
+    pub(crate) permissions: Arc<crate::permissions::LiveRules>,
     store: SharedStore,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) approvals: Arc<Approvals>,
@@ -70,6 +70,9 @@ pub(crate) struct Settings {
 pub(crate) struct Gate {
     pub(crate) policy: ApprovalPolicy,
     pub(crate) rules: Vec<ApprovalRule>,
+    /// The policy an approved plan is carried out under: the one the session had when it
+    /// entered plan mode (`ask` for a session that started in it).
+    pub(crate) before_plan: ApprovalPolicy,
 }
 
 /// Everything `Shared::new` needs besides the settings.
@@ -81,7 +84,7 @@ pub(crate) struct Parts {
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
     pub(crate) agents: Arc<crate::subagent::LiveAgents>,
     pub(crate) hooks: crate::hooks::SharedHooks,
-    pub(crate) permissions: Arc<crate::permissions::Rules>,
+    pub(crate) permissions: Arc<crate::permissions::LiveRules>,
     pub(crate) checkpoints: crate::checkpoint::Checkpoints,
     pub(crate) call_facts: Arc<crate::tool_facts::CallFacts>,
     pub(crate) policy: ApprovalPolicy,
@@ -98,6 +101,11 @@ impl Shared {
             gate: Mutex::new(Gate {
                 policy: parts.policy,
                 rules: Vec::new(),
+                before_plan: if parts.policy == ApprovalPolicy::Plan {
+                    ApprovalPolicy::Ask
+                } else {
+                    parts.policy
+                },
             }),
             todos: Mutex::new(Vec::new()),
             skills: parts.skills,
@@ -122,7 +130,18 @@ impl Shared {
     }
 
     pub(crate) fn set_policy(&self, policy: ApprovalPolicy) {
-        self.gate.lock().policy = policy;
+        let mut gate = self.gate.lock();
+        if policy == ApprovalPolicy::Plan && gate.policy != ApprovalPolicy::Plan {
+            gate.before_plan = gate.policy;
+        }
+        gate.policy = policy;
+    }
+
+    /// Leaves plan mode for the policy the session had before it; returns that policy.
+    pub(crate) fn leave_plan(&self) -> ApprovalPolicy {
+        let mut gate = self.gate.lock();
+        gate.policy = gate.before_plan;
+        gate.policy
     }
 
     pub(crate) fn add_rule(&self, rule: ApprovalRule) {

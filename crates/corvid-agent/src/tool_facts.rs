@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use corvid_protocol::{
-    AppliedChange, ApprovalRule, DecisionKind, ProposalKind, SandboxNotice, ToolCallKind,
+    AppliedChange, ApprovalRule, DecisionKind, ProposalKind, RuleFile, SandboxNotice, ToolCallKind,
 };
 use corvid_tools::{Offer, ToolKind};
 use parking_lot::Mutex;
@@ -108,19 +108,25 @@ pub(crate) fn proposal_title(kind: &ProposalKind) -> String {
         }
         ProposalKind::Other { summary, tool } if summary.is_empty() => format!("Call {tool}"),
         ProposalKind::Other { summary, .. } => summary.clone(),
+        ProposalKind::Plan { .. } => "Carry out this plan?".to_owned(),
     }
 }
 
-/// The decisions a proposal allows: "always" only with a rule to keep.
-pub(crate) fn decisions(always: Option<&ApprovalRule>) -> Vec<DecisionKind> {
-    match always {
-        Some(_) => vec![
-            DecisionKind::Approve,
-            DecisionKind::ApproveAlways,
-            DecisionKind::Reject,
-        ],
-        None => vec![DecisionKind::Approve, DecisionKind::Reject],
+/// The decisions a proposal allows: "always" only with a rule to keep, and saving it to one of
+/// `files` only when the rule has a form in Claude Code's syntax.
+pub(crate) fn decisions(always: Option<&ApprovalRule>, files: &[RuleFile]) -> Vec<DecisionKind> {
+    let mut decisions = vec![DecisionKind::Approve];
+    if let Some(rule) = always {
+        decisions.push(DecisionKind::ApproveAlways);
+        if crate::permissions::claude_rule(rule).is_some() {
+            decisions.extend(files.iter().map(|file| match file {
+                RuleFile::Project => DecisionKind::SaveAlwaysProject,
+                RuleFile::User => DecisionKind::SaveAlwaysUser,
+            }));
+        }
     }
+    decisions.push(DecisionKind::Reject);
+    decisions
 }
 
 /// The sandbox notice in words.
@@ -144,6 +150,17 @@ mod tests {
             diff: String::new(),
         };
         assert_eq!(proposal_title(&edit), "Edit src/lib.rs");
-        assert_eq!(decisions(None).len(), 2);
+        assert_eq!(decisions(None, &[RuleFile::Project]).len(), 2);
+        let always = ApprovalRule::command_prefix("cargo test");
+        assert_eq!(
+            decisions(Some(&always), &[RuleFile::Project, RuleFile::User]),
+            [
+                DecisionKind::Approve,
+                DecisionKind::ApproveAlways,
+                DecisionKind::SaveAlwaysProject,
+                DecisionKind::SaveAlwaysUser,
+                DecisionKind::Reject
+            ]
+        );
     }
 }

@@ -87,7 +87,11 @@ pub(crate) async fn run_turn(
         if *setup.cancel.borrow() {
             break TurnOutcome::Cancelled;
         }
-        let system = vec![setup.system.clone()];
+        let mut system = vec![setup.system.clone()];
+        // Plan mode is said at every step while it lasts (an approved plan ends it mid-turn).
+        if setup.is_main && in_plan_mode(setup) {
+            system.push(crate::plan_mode::INSTRUCTION.to_owned());
+        }
         let tools = tool_list(setup);
         if setup.is_main && !last_call {
             setup
@@ -252,6 +256,7 @@ pub(crate) async fn run_turn(
     }
 }
 
+mod ask;
 mod call;
 mod step;
 
@@ -259,5 +264,6 @@ use call::*;
 use step::*;
 
 // The display helpers the history and the prompt share with the turn.
+pub(crate) use ask::{Asked, ask_about};
 pub(crate) use call::{handle_call, shown_arguments, summarize};
 pub(crate) use step::offered_tools;

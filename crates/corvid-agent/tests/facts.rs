@@ -81,6 +81,8 @@ async fn a_proposal_carries_its_title_decisions_and_always_rule_in_words() {
         vec![
             DecisionKind::Approve,
             DecisionKind::ApproveAlways,
+            // "Always" may also be saved to the project (no user settings file in this test).
+            DecisionKind::SaveAlwaysProject,
             DecisionKind::Reject
         ]
     );

@@ -80,3 +80,95 @@ async fn an_ask_rule_asks_even_under_full_auto() {
     assert!(project.path().join("notes.md").is_file());
     assert!(project.path().join("docs/guide.md").is_file());
 }
+
+#[tokio::test]
+async fn always_saved_to_the_project_writes_the_rule_and_the_next_call_runs_without_asking() {
+    use corvid_protocol::{DecisionKind, Op, ReplyOk, RuleAction, RuleFile};
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".corvid")).unwrap();
+    std::fs::write(
+        project.path().join(".corvid/settings.json"),
+        r#"{"hooks": {}, "permissions": {"deny": ["Bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    let mut agent = ScriptedAgent::spawn(
+        agent::config(project.path(), ApprovalPolicy::Ask),
+        vec![
+            ScriptedReply::tool_call("c1", "bash", r#"{"command":"ls -a"}"#),
+            ScriptedReply::tool_call("c2", "bash", r#"{"command":"ls -la"}"#),
+            ScriptedReply::text("done"),
+        ],
+    );
+    agent.send("list twice");
+    let proposal = agent.proposal().await;
+    assert!(
+        proposal
+            .decisions
+            .contains(&DecisionKind::SaveAlwaysProject),
+        "{:?}",
+        proposal.decisions
+    );
+    agent.decide(
+        &proposal.proposal_id,
+        ApprovalDecision::SaveAlways {
+            scope: proposal.always_scope.clone().unwrap(),
+            file: RuleFile::Project,
+        },
+    );
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+    assert!(
+        agent.requests.is_empty(),
+        "the second listing ran without asking"
+    );
+    let (second, failed) = &agent.results_in(2)[0];
+    assert!(!failed && second.contains(".corvid"), "{second}");
+    let written: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.path().join(".corvid/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        written["hooks"],
+        serde_json::json!({}),
+        "other keys are kept"
+    );
+    assert_eq!(
+        written["permissions"]["allow"],
+        serde_json::json!(["Bash(ls:*)"])
+    );
+
+    // `/permissions` lists both rules with their file, and removes one.
+    let listed = agent.handle.request(Op::ListPermissions).await;
+    let Ok(ReplyOk::Permissions { rules, .. }) = listed else {
+        panic!("{listed:?}")
+    };
+    let shown: Vec<(&str, RuleAction, &str)> = rules
+        .iter()
+        .map(|rule| (rule.rule.as_str(), rule.action, rule.source.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("Bash(ls:*)", RuleAction::Allow, ".corvid/settings.json"),
+            ("Bash(rm:*)", RuleAction::Deny, ".corvid/settings.json")
+        ]
+    );
+    let removed = agent
+        .handle
+        .request(Op::RemovePermission { number: 2 })
+        .await;
+    let Ok(ReplyOk::Permissions { rules, message }) = removed else {
+        panic!("{removed:?}")
+    };
+    assert_eq!(rules.len(), 1);
+    assert_eq!(
+        message.as_deref(),
+        Some("removed `Bash(rm:*)` from .corvid/settings.json")
+    );
+    assert!(
+        agent
+            .handle
+            .request(Op::RemovePermission { number: 7 })
+            .await
+            .is_err()
+    );
+}

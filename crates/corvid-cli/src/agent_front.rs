@@ -18,8 +18,9 @@ pub(crate) struct AgentArgs {
     /// The model (alias, provider/model, or a bare name); default: default_model.
     #[arg(long)]
     model: Option<String>,
-    /// ask (reads run; writes and commands ask), auto-edit (edits run; commands ask), full-auto;
-    /// overrides `approval` in config.toml (default: ask).
+    /// ask (reads run; writes and commands ask), auto-edit (edits run; commands ask), full-auto,
+    /// read-only (nothing changes; commands run read-only in the sandbox) or plan (read-only,
+    /// then a plan to approve); overrides `approval` in config.toml (default: ask).
     #[arg(long, value_name = "POLICY")]
     approval: Option<ApprovalPolicy>,
     /// The project folder (default: the nearest folder at or above the current one, below the

@@ -7,8 +7,8 @@ use std::io::{IsTerminal, Read, Write};
 use corvid_agent::OpenConversation;
 use corvid_config::Loaded;
 use corvid_protocol::{
-    ApprovalDecision, Event, EventMsg, Op, Response, SendParams, ServerFrame, ServerRequest,
-    SessionFrame, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, Event, EventMsg, Op, ProposalKind, Response, SendParams,
+    ServerFrame, ServerRequest, SessionFrame, TurnOutcome,
 };
 
 use crate::agent_front::{AgentArgs, start};
@@ -44,6 +44,10 @@ pub(crate) struct ExecArgs {
     /// Continue this conversation (ids: `/list` in corvid chat).
     #[arg(long, value_name = "ID")]
     resume: Option<String>,
+    /// Plan mode: explore read-only, print the plan the agent presents, and exit without
+    /// changing anything (the same as `--approval plan`).
+    #[arg(long)]
+    plan: bool,
     #[command(flatten)]
     agent: AgentArgs,
 }
@@ -88,6 +92,11 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         }
         Ok(())
     };
+    if args.plan {
+        handle.submit(Op::SetApprovalPolicy {
+            policy: ApprovalPolicy::Plan,
+        });
+    }
     // `/name arguments` runs a custom command or a skill; any other text (a `/path` too) is
     // the message as it is.
     let message = match corvid_protocol::commands::parse(&prompt, &handle.commands()) {
@@ -103,6 +112,22 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         emit(&frame, &mut stdout)?;
         let event = match frame {
             SessionFrame::Event(event) => event,
+            // Plan mode's answer is the plan: printed, and the turn stops there (nothing ran
+            // that could change the project).
+            SessionFrame::Request(ServerRequest { approval, .. })
+                if matches!(approval.kind, ProposalKind::Plan { .. }) =>
+            {
+                if let ProposalKind::Plan { plan } = &approval.kind
+                    && !args.json
+                {
+                    writeln!(stdout, "{}", plan.trim_end())?;
+                    stdout.flush()?;
+                }
+                handle.submit(Op::Cancel);
+                outcome = Some(TurnOutcome::Completed);
+                last_message.clear();
+                break;
+            }
             SessionFrame::Request(ServerRequest { id, approval, .. }) => {
                 refused += 1;
                 // A widened or unsandboxed command asks under every policy; say why.
@@ -153,7 +178,7 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
     }
     // Waits for the engine to stop, so nothing it still writes is cut off by the exit.
     handle.close().await;
-    if args.output == Output::Last && !args.json {
+    if args.output == Output::Last && !args.json && !last_message.is_empty() {
         writeln!(stdout, "{}", last_message.trim_end())?;
     }
     Ok(match outcome {

@@ -39,6 +39,12 @@ impl ProjectTrust for StoreTrust {
     fn is_trusted(&self, project: &Path, file: &str, fingerprint: &str) -> bool {
         self.0.is_trusted_entry(project, &key(file), fingerprint)
     }
+
+    fn trust(&self, project: &Path, file: &str, fingerprint: &str) {
+        if let Err(error) = self.0.trust_entry(project, &key(file), fingerprint) {
+            tracing::warn!(%error, file, "could not keep the trust of a changed settings file");
+        }
+    }
 }
 
 /// What sessions consult for a project's hooks.

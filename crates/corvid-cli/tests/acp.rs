@@ -234,7 +234,10 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                 .iter()
                 .map(|o| o["value"].as_str().unwrap())
                 .collect();
-            assert_eq!(values, ["read-only", "ask", "auto-edit", "full-auto"]);
+            assert_eq!(
+                values,
+                ["read-only", "plan", "ask", "auto-edit", "full-auto"]
+            );
             let model = options
                 .iter()
                 .find(|option| option["id"] == "model")
@@ -294,9 +297,16 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                     "{asked}"
                 );
                 assert_eq!(asked["toolCall"]["status"], "pending");
+                // Allow always for the session, then saved to the project and for the user.
                 assert_eq!(
                     option_kinds(asked),
-                    ["allow_once", "allow_always", "reject_once"]
+                    [
+                        "allow_once",
+                        "allow_always",
+                        "allow_always",
+                        "allow_always",
+                        "reject_once"
+                    ]
                 );
                 let statuses: Vec<&Value> = updates_of(&seen, "tool_call_update")
                     .iter()
@@ -443,7 +453,13 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
             );
             assert_eq!(
                 option_kinds(&asked),
-                ["allow_once", "allow_always", "reject_once"]
+                [
+                    "allow_once",
+                    "allow_always",
+                    "allow_always",
+                    "allow_always",
+                    "reject_once"
+                ]
             );
             // The rule in the engine's words, as every face says it.
             assert_eq!(

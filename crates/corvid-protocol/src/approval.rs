@@ -14,15 +14,19 @@ use crate::sandbox::Confinement;
 
 /// How much the agent may do without asking.
 ///
-/// Serialized as `read-only`, `ask`, `auto-edit` or `full-auto`, the same words the
+/// Serialized as `read-only`, `plan`, `ask`, `auto-edit` or `full-auto`, the same words the
 /// `--approval` flag and the configuration file accept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalPolicy {
-    /// Reads run; every call that may change something (edits, writes, commands, mutating MCP
-    /// or custom tools) is refused by the engine without asking, whatever rules were kept.
-    /// Plan mode and ACP's read-only mode use it.
+    /// Reads run; every call that may change something (edits, writes, mutating MCP or custom
+    /// tools) is refused by the engine without asking, whatever rules were kept. Commands run
+    /// with nothing writable in the kernel sandbox, and are refused where there is none.
     ReadOnly,
+    /// Plan mode: `read-only` for every call, and the model is told to explore and then present
+    /// a plan (the engine's `present_plan` tool), which the user approves, edits or rejects.
+    /// An approved plan is carried out under the policy the session had before plan mode.
+    Plan,
     /// Reads run; edits, writes, commands and other changing tools ask.
     #[default]
     Ask,
@@ -34,17 +38,28 @@ pub enum ApprovalPolicy {
 
 impl ApprovalPolicy {
     /// Every policy, from the most to the least cautious.
-    pub const ALL: [ApprovalPolicy; 4] =
-        [Self::ReadOnly, Self::Ask, Self::AutoEdit, Self::FullAuto];
+    pub const ALL: [ApprovalPolicy; 5] = [
+        Self::ReadOnly,
+        Self::Plan,
+        Self::Ask,
+        Self::AutoEdit,
+        Self::FullAuto,
+    ];
 
     /// The policy's name on the wire and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::ReadOnly => "read-only",
+            Self::Plan => "plan",
             Self::Ask => "ask",
             Self::AutoEdit => "auto-edit",
             Self::FullAuto => "full-auto",
         }
+    }
+
+    /// Whether nothing may change under this policy (`read-only` and `plan`).
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Self::ReadOnly | Self::Plan)
     }
 }
 
@@ -57,7 +72,7 @@ impl fmt::Display for ApprovalPolicy {
 impl FromStr for ApprovalPolicy {
     type Err = UnknownApprovalPolicy;
 
-    /// Accepts exactly the wire names: `read-only`, `ask`, `auto-edit`, `full-auto`.
+    /// Accepts exactly the wire names: `read-only`, `plan`, `ask`, `auto-edit`, `full-auto`.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         Self::ALL
             .into_iter()
@@ -70,7 +85,9 @@ impl FromStr for ApprovalPolicy {
 
 /// A name that is not an [`ApprovalPolicy`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown approval policy `{given}`: expected one of read-only, ask, auto-edit, full-auto")]
+#[error(
+    "unknown approval policy `{given}`: expected one of read-only, plan, ask, auto-edit, full-auto"
+)]
 pub struct UnknownApprovalPolicy {
     given: String,
 }
@@ -229,19 +246,19 @@ pub enum GateDecision {
     Run,
     /// Emit a proposal and wait for the user.
     Ask,
-    /// Do not run it and do not ask: the policy is `read-only` and the action may change
-    /// something. The model is told.
+    /// Do not run it and do not ask: the policy is `read-only` (or `plan`) and the action may
+    /// change something. The model is told.
     Refuse,
 }
 
 /// Whether `action` runs without asking under `policy` and the kept `rules`.
 ///
-/// | action                   | `read-only` | `ask`                 | `auto-edit`           | `full-auto` |
-/// |--------------------------|-------------|-----------------------|-----------------------|-------------|
-/// | read, non-mutating other | run         | run                   | run                   | run         |
-/// | edit                     | refuse      | ask, unless tool rule | run                   | run         |
-/// | mutating other           | refuse      | ask, unless tool rule | ask, unless tool rule | run         |
-/// | command                  | refuse      | ask, unless prefix rule | ask, unless prefix rule | run       |
+/// | action                   | `read-only`, `plan` | `ask`                 | `auto-edit`           | `full-auto` |
+/// |--------------------------|---------------------|-----------------------|-----------------------|-------------|
+/// | read, non-mutating other | run                 | run                   | run                   | run         |
+/// | edit                     | refuse              | ask, unless tool rule | run                   | run         |
+/// | mutating other           | refuse              | ask, unless tool rule | ask, unless tool rule | run         |
+/// | command                  | refuse (see [`decision_with_sandbox`]) | ask, unless prefix rule | ask, unless prefix rule | run |
 ///
 /// "tool rule": an [`ApprovalRule::Tool`] naming the action's tool; "prefix rule": an
 /// [`ApprovalRule::CommandPrefix`] whose words start the command, with no control operator in it.
@@ -255,7 +272,7 @@ pub fn decision_for(
         ActionKind::Other { mutating, .. } => *mutating,
         ActionKind::Edit { .. } | ActionKind::Command { .. } => true,
     };
-    if policy == ApprovalPolicy::ReadOnly {
+    if policy.is_read_only() {
         // Kept rules never widen read-only: it is a promise that nothing changes.
         return if changes {
             GateDecision::Refuse
@@ -273,9 +290,15 @@ pub fn decision_for(
         )
         | (ApprovalPolicy::FullAuto, _)
         | (ApprovalPolicy::AutoEdit, ActionKind::Edit { .. }) => true,
-        (ApprovalPolicy::ReadOnly | ApprovalPolicy::Ask, ActionKind::Edit { .. })
+        (
+            ApprovalPolicy::ReadOnly | ApprovalPolicy::Plan | ApprovalPolicy::Ask,
+            ActionKind::Edit { .. },
+        )
         | (
-            ApprovalPolicy::ReadOnly | ApprovalPolicy::Ask | ApprovalPolicy::AutoEdit,
+            ApprovalPolicy::ReadOnly
+            | ApprovalPolicy::Plan
+            | ApprovalPolicy::Ask
+            | ApprovalPolicy::AutoEdit,
             ActionKind::Command { .. } | ActionKind::Other { mutating: true, .. },
         ) => false,
     };
@@ -288,7 +311,10 @@ pub fn decision_for(
 
 /// [`decision_for`] for a command, knowing how the sandbox will confine it.
 ///
-/// Under `read-only` a command is refused however it is confined.
+/// Under `read-only` and `plan` a command runs only inside the kernel sandbox with its usual
+/// limits ([`Confinement::Sandboxed`]), which the engine then makes read-only (nothing writable,
+/// the project and the temp folders included); widened, unsandboxed or with the sandbox turned
+/// off it is refused, because nothing would stop it from writing. No rule changes that.
 ///
 /// A command that runs with more than the sandbox allows ([`Confinement::Widened`]) or without a
 /// sandbox because the kernel offers none ([`Confinement::Unsandboxed`]) always asks, under every
@@ -301,8 +327,11 @@ pub fn decision_with_sandbox(
     action: &ActionKind,
     confinement: Confinement,
 ) -> GateDecision {
-    if policy == ApprovalPolicy::ReadOnly {
-        return decision_for(policy, rules, action);
+    if policy.is_read_only() {
+        return match (action, confinement) {
+            (ActionKind::Command { .. }, Confinement::Sandboxed) => GateDecision::Run,
+            _ => decision_for(policy, rules, action),
+        };
     }
     match confinement {
         Confinement::Widened | Confinement::Unsandboxed => GateDecision::Ask,

@@ -66,7 +66,7 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "approval",
-        argument: "<read-only|ask|auto-edit|full-auto>",
+        argument: "<read-only|plan|ask|auto-edit|full-auto>",
         description: "change the approval policy",
         during_turn: true,
     },
@@ -110,6 +110,12 @@ pub const COMMANDS: &[Command] = &[
         name: "mcp",
         argument: "[trust <server>]",
         description: "MCP servers, their state and tools; trust starts a project's server",
+        during_turn: true,
+    },
+    Command {
+        name: "permissions",
+        argument: "[remove <n>]",
+        description: "the saved permission rules and their files; remove deletes one",
         during_turn: true,
     },
 ];
@@ -352,6 +358,17 @@ fn op_of(command: &Command, argument: &str) -> Result<Op, CommandError> {
                 name: server.trim().to_owned(),
             }),
             _ => Err(problem("lists the servers, or `trust <server>` starts one")),
+        },
+        "permissions" => match argument.split_once(char::is_whitespace) {
+            _ if argument.is_empty() => Ok(Op::ListPermissions),
+            Some(("remove", number)) => number
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|number| *number > 0)
+                .map(|number| Op::RemovePermission { number })
+                .ok_or_else(|| problem("`remove` takes a rule's number from the list")),
+            _ => Err(problem("lists the rules, or `remove <n>` deletes one")),
         },
         other => Err(CommandError::Unknown(other.to_owned())),
     }

@@ -48,6 +48,7 @@ pub mod commands;
 mod envelope;
 mod event;
 mod op;
+mod permissions;
 mod reply;
 mod request;
 mod sandbox;
@@ -66,6 +67,7 @@ pub use event::{
     TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
 pub use op::{ApprovalDecision, ImageInput, Op, SendParams};
+pub use permissions::{PermissionRule, RuleAction, RuleFile, describe_rules};
 pub use reply::{ProtocolHello, Reply, ReplyOk, ReplyOutcome, ServerFrame, UserMessageEntry};
 pub use request::{ClientFrame, Response, ServerRequest, SessionFrame};
 pub use sandbox::{Confinement, SandboxMode, SandboxNotice, SandboxState};

@@ -107,6 +107,16 @@ pub enum Op {
         /// The server's configured name.
         name: String,
     },
+    /// List the saved permission rules of every settings file, numbered (the `/permissions`
+    /// command); replied `permissions`. Allowed during a turn.
+    ListPermissions,
+    /// Remove one saved rule from its settings file (`/permissions remove N`, `N` as
+    /// `permissions` numbered it); the session's rules are read again. Replied `permissions`
+    /// with what is left, or an error when there is no such rule. Allowed during a turn.
+    RemovePermission {
+        /// The rule's number.
+        number: u32,
+    },
     /// Cancel any running turn, save, and end the session; replied `done`, after which
     /// listeners hear `shutdown_complete` and the end.
     Shutdown,
@@ -208,5 +218,20 @@ pub enum ApprovalDecision {
         /// What the user wants instead; it reaches the model as the tool's result.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         feedback: Option<String>,
+    },
+    /// Approve the user's own version of what was proposed: for a plan, `text` replaces it and
+    /// is carried out. Only where the proposal's `decisions` list `approve_edited`.
+    ApproveEdited {
+        /// The edited text.
+        text: String,
+    },
+    /// `approve_always`, and the rule is also saved as an `allow` rule in a settings file
+    /// (Claude Code's syntax), so later sessions run it without asking too. Only where the
+    /// proposal's `decisions` list `save_always_project` / `save_always_user`.
+    SaveAlways {
+        /// The rule to keep: the proposal's `always_scope`.
+        scope: ApprovalRule,
+        /// Where to save it.
+        file: crate::permissions::RuleFile,
     },
 }

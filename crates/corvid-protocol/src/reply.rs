@@ -144,6 +144,14 @@ pub enum ReplyOk {
         /// The servers, in the order their tools take precedence.
         servers: Vec<ToolServer>,
     },
+    /// `list_permissions`, `remove_permission`: the saved permission rules, numbered.
+    Permissions {
+        /// Every rule of every settings file, in reading order.
+        rules: Vec<crate::permissions::PermissionRule>,
+        /// What was done (`removed Bash(rm:*) from .corvid/settings.json`), when something was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
 }
 
 /// The first frame a face's transport sends (the page's socket, a stream): what it speaks.

@@ -158,7 +158,7 @@ async fn view(state: &PageState, conversation: Option<&str>) -> Result<Value, Ap
         "default_approval_policy": state.0.agent.approval().as_str(),
         "default_approval_policies": ApprovalPolicy::ALL
             .into_iter()
-            .filter(|policy| *policy != ApprovalPolicy::ReadOnly)
+            .filter(|policy| !policy.is_read_only())
             .map(ApprovalPolicy::as_str)
             .collect::<Vec<_>>(),
         "approval_policies": ApprovalPolicy::ALL.map(ApprovalPolicy::as_str),
@@ -310,10 +310,13 @@ async fn write(
 }
 
 fn validate(state: &PageState, change: &Change) -> Result<(), ApiError> {
-    if change.default_approval_policy == Some(ApprovalPolicy::ReadOnly) {
-        return Err(ApiError::invalid_request(
-            "read-only is a policy for one session (the selector above the conversation), not a default",
-        ));
+    if let Some(policy) = change
+        .default_approval_policy
+        .filter(|policy| policy.is_read_only())
+    {
+        return Err(ApiError::invalid_request(format!(
+            "{policy} is a policy for one session (the selector above the conversation), not a default"
+        )));
     }
     let model_ok = |model: &str| !model.trim().is_empty() && !model.contains(char::is_control);
     for model in change.default_model.iter().chain(&change.model) {

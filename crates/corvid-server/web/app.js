@@ -63,7 +63,7 @@ function respond(id, decision) {
 
 function layout() {
   const policy = el("select", [], { id: "policy", title: "approval policy" });
-  for (const name of ["read-only", "ask", "auto-edit", "full-auto"]) policy.append(el("option", [name], { value: name }));
+  for (const name of ["read-only", "plan", "ask", "auto-edit", "full-auto"]) policy.append(el("option", [name], { value: name }));
   policy.addEventListener("change", () => submit({ type: "set_approval_policy", policy: policy.value }));
   const model = el("select", [], { id: "model", title: "model" });
   model.addEventListener("change", () => submit({ type: "set_model", model: model.value }));
@@ -322,7 +322,9 @@ function proposalCard(id, proposal, scope) {
   if (proposal.notice) body.push(el("div", [proposal.notice], { class: "sandbox-notice" }));
   if (kind.type === "edit" || kind.type === "write") body.push(diffView(kind.diff));
   else if (kind.type === "command") body.push(el("pre", [kind.command], { class: "command" }));
+  else if (kind.type === "plan") body.push(el("pre", [kind.plan], { class: "plan" }));
   const answer = (decision) => respond(id, decision);
+  if (kind.type === "plan") return planCard(id, proposal, scope, body, answer);
   const feedback = el("textarea", [], { rows: "2", placeholder: "What should the agent do instead?", class: "feedback", hidden: "" });
   const buttons = el("div", [], { class: "buttons" });
   const button = (label, action, cls = "") => {
@@ -336,6 +338,10 @@ function proposalCard(id, proposal, scope) {
     button("Always", () => answer({ type: "approve_always", scope: proposal.always_scope }));
     if (proposal.always_description) buttons.lastChild.title = proposal.always_description;
   }
+  const saves = [["save_always_project", "project", "Always, saved in the project"], ["save_always_user", "user", "Always, saved for me"]];
+  for (const [decision, file, label] of saves) {
+    if (allows(decision) && proposal.always_scope) button(label, () => answer({ type: "save_always", scope: proposal.always_scope, file }));
+  }
   button("Deny", () => answer({ type: "reject" }), "danger");
   button("Deny with feedback…", () => {
     if (feedback.hidden) {
@@ -346,6 +352,51 @@ function proposalCard(id, proposal, scope) {
   const card = el("div", [...body, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal" });
   state.proposals.set(id, card);
   scope.box.append(card);
+}
+
+// A plan (plan mode): approve it, edit it (the edited text is carried out instead), or keep
+// planning with feedback.
+function planCard(id, proposal, scope, body, answer) {
+  const text = el("textarea", [], { rows: "10", class: "feedback plan-edit", hidden: "" });
+  text.value = proposal.kind.plan;
+  const feedback = el("textarea", [], { rows: "2", placeholder: "What should the plan change?", class: "feedback", hidden: "" });
+  const buttons = el("div", [], { class: "buttons" });
+  const button = (label, action, cls = "") => {
+    const b = el("button", [label], { class: cls });
+    b.addEventListener("click", action);
+    buttons.append(b);
+  };
+  button("Approve plan", () => answer({ type: "approve" }), "primary");
+  if ((proposal.decisions || []).includes("approve_edited")) {
+    button("Edit plan…", () => {
+      if (text.hidden) {
+        text.hidden = false;
+        text.focus();
+      } else answer({ type: "approve_edited", text: text.value });
+    });
+  }
+  button("Keep planning…", () => {
+    if (feedback.hidden) {
+      feedback.hidden = false;
+      feedback.focus();
+    } else answer({ type: "reject", feedback: feedback.value.trim() || undefined });
+  }, "danger");
+  const card = el("div", [...body, text, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal plan-proposal" });
+  state.proposals.set(id, card);
+  scope.box.append(card);
+}
+
+// `/permissions`: the saved rules, numbered, with their file (the same line in every face).
+function permissionsView(ok) {
+  const rows = [];
+  if (ok.message) rows.push(el("div", [ok.message], { class: "muted" }));
+  for (const rule of ok.rules) {
+    const waiting = rule.active ? "" : " (not applied until `corvid hooks trust` in this project)";
+    rows.push(el("div", [`${rule.number}. ${rule.action} ${rule.rule} — ${rule.source}${waiting}`], { class: "permission-rule" }));
+  }
+  if (!ok.rules.length) rows.push(el("div", ["no saved permission rules: answer \"always\" and save it, or add `permissions` to .corvid/settings.json"], { class: "muted" }));
+  else rows.push(el("div", ["/permissions remove N deletes rule N from its file"], { class: "muted" }));
+  return el("div", [el("div", ["Permission rules"], { class: "proposal-title" }), ...rows], { class: "proposal closed permissions" });
 }
 
 function renderTodos(todos) {
@@ -585,6 +636,9 @@ function onReply(reply) {
       break;
     case "tool_servers":
       $("#messages").append(toolServersView(ok.servers));
+      break;
+    case "permissions":
+      $("#messages").append(permissionsView(ok));
       break;
     case "nothing":
       notice("info", ok.message);

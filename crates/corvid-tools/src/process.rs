@@ -260,6 +260,7 @@ impl ProcessTable {
         context: &ToolContext,
         command: &str,
         widening: Widening,
+        read_only: bool,
     ) -> Result<ToolOutput, ToolError> {
         let running = self.running();
         if running >= context.limits.max_background {
@@ -270,7 +271,7 @@ impl ProcessTable {
             group,
             log_path,
             pump: _,
-        } = runner::spawn(context, command, "background-", widening, None)?;
+        } = runner::spawn(context, command, "background-", widening, read_only, None)?;
         let pid = child.id().unwrap_or_default();
         let mut table = self.lock();
         table.next += 1;

@@ -52,6 +52,7 @@ pub(crate) fn spawn(
     command: &str,
     prefix: &str,
     widening: Widening,
+    read_only: bool,
     sink: Option<OutputSink>,
 ) -> Result<Spawned, ToolError> {
     let start = Start {
@@ -60,6 +61,7 @@ pub(crate) fn spawn(
         stdin: None,
         prefix,
         widening,
+        read_only,
     };
     spawn_in(context, start, sink)
 }
@@ -74,6 +76,8 @@ pub(crate) struct Start<'a> {
     /// The log file's name starts with this.
     pub(crate) prefix: &'a str,
     pub(crate) widening: Widening,
+    /// Nothing may be written (the read-only policy): [`crate::Sandbox::read_only_command`].
+    pub(crate) read_only: bool,
 }
 
 /// [`spawn`], in `start.cwd` with `start.stdin` as input. The input is written from its own
@@ -89,6 +93,7 @@ pub(crate) fn spawn_in(
         stdin,
         prefix,
         widening,
+        read_only,
     } = start;
     let (log, log_path) = create_log(&context.output_dir, prefix)?;
     let (reader, writer) = io::pipe().map_err(|source| ToolError::Spawn { source })?;
@@ -96,9 +101,12 @@ pub(crate) fn spawn_in(
         .try_clone()
         .map_err(|source| ToolError::Spawn { source })?;
     let bash = ["-c".into(), command.into()];
-    let mut builder = context
-        .sandbox
-        .command(context.workspace.root(), "bash", &bash, widening);
+    let root = context.workspace.root();
+    let mut builder = if read_only {
+        context.sandbox.read_only_command(root, "bash", &bash)
+    } else {
+        context.sandbox.command(root, "bash", &bash, widening)
+    };
     if let Some(cwd) = cwd {
         builder.current_dir(cwd);
     }

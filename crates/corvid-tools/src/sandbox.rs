@@ -16,6 +16,9 @@
 //! - **Writes** only inside the project and the temp folders (`$TMPDIR` and `/tmp`), plus the
 //!   usual devices (`/dev/null`, terminals, `/dev/shm`); never in a hidden path, even one inside
 //!   a writable folder.
+//! - **Read-only commands** (the `read-only` approval policy and plan mode,
+//!   [`Sandbox::read_only_command`]) may write nowhere: not the project, not the temp folders,
+//!   only the character devices (`/dev/null`, terminals); the network is off.
 //! - **Network** off unless widened: Landlock refuses TCP bind and connect (ABI ≥ 4, loopback
 //!   included), abstract UNIX sockets outside the sandbox are out of reach (ABI ≥ 6), and seccomp
 //!   refuses creating any socket but a UNIX one.
@@ -57,6 +60,8 @@ mod rules;
 mod seatbelt;
 #[cfg(target_os = "linux")]
 mod setup_error;
+// What a command may touch, and the policy the helper is given.
+mod policy;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -64,62 +69,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use enforce::helper_main;
+pub use policy::{MASKED_SOCKETS, SECRET_STORES, SandboxPolicy, is_secret_variable};
+use policy::{
+    Writes, default_masked, existing_sockets, find_unshare, protected_git, read_only_writable,
+    unshare_works, writable_roots,
+};
 
 /// The name of the `corvid` binary's hidden subcommand that runs [`helper_main`].
 pub const HELPER_SUBCOMMAND: &str = "sandbox-exec";
-
-/// The secret stores a sandboxed command may not read, relative to the home folder. One list,
-/// documented in the README's Sandbox section.
-pub const SECRET_STORES: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".kube",
-    ".docker/config.json",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".config/op",
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".password-store",
-    ".local/share/keyrings",
-    ".mozilla",
-    ".config/google-chrome",
-    ".config/chromium",
-];
-
-/// Whether an environment variable of corvid's must not reach a sandboxed command: corvid's own
-/// settings (`CORVID_*`, `SUPERGROK_ZED_*`, which may carry credentials) and anything named like
-/// a credential (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, any case). Hiding
-/// the env file would mean little if its keys were in the command's environment.
-pub fn is_secret_variable(name: &std::ffi::OsStr) -> bool {
-    let name = name.to_string_lossy().to_ascii_uppercase();
-    name.starts_with("CORVID_")
-        || name.starts_with("SUPERGROK_ZED_")
-        || ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
-            .iter()
-            .any(|word| name.contains(word))
-}
-
-/// Daemon sockets that hand out more than the user's own rights (a container engine can start a
-/// privileged container). Landlock before ABI 9 does not govern connecting to a UNIX socket by
-/// path, so inside the mount namespace each is covered with `/dev/null`. `$XDG_RUNTIME_DIR`'s
-/// are added at run time.
-pub const MASKED_SOCKETS: &[&str] = &[
-    "/run/docker.sock",
-    "/var/run/docker.sock",
-    "/run/containerd/containerd.sock",
-    "/run/podman/podman.sock",
-    "/run/buildkit/buildkitd.sock",
-    "/var/run/libvirt/libvirt-sock",
-];
 
 /// What the kernel offers, found once at start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -388,8 +345,36 @@ impl Sandbox {
         arguments: &[OsString],
         widening: Widening,
     ) -> tokio::process::Command {
-        let (program, arguments) =
-            self.command_line(project, program.as_ref(), arguments, widening);
+        self.confined_command(
+            project,
+            program.as_ref(),
+            arguments,
+            Writes::Usual(widening),
+        )
+    }
+
+    /// [`Sandbox::command`] with nothing writable: the project, the temp folders and everything
+    /// else read-only (only the character devices of [`read_only_writable`] take writes, which
+    /// keep nothing), the network off. For the `read-only` approval policy and plan mode, which
+    /// run a command only where the kernel enforces this ([`Sandbox::is_enforced`]); elsewhere
+    /// the gate refuses the command before it gets here.
+    pub fn read_only_command(
+        &self,
+        project: &Path,
+        program: impl AsRef<OsStr>,
+        arguments: &[OsString],
+    ) -> tokio::process::Command {
+        self.confined_command(project, program.as_ref(), arguments, Writes::Nothing)
+    }
+
+    fn confined_command(
+        &self,
+        project: &Path,
+        program: &OsStr,
+        arguments: &[OsString],
+        writes: Writes,
+    ) -> tokio::process::Command {
+        let (program, arguments) = self.command_line(project, program, arguments, writes);
         let mut command = tokio::process::Command::new(program);
         command
             .args(arguments)
@@ -412,7 +397,7 @@ impl Sandbox {
         project: &Path,
         program: &OsStr,
         arguments: &[OsString],
-        widening: Widening,
+        writes: Writes,
     ) -> (OsString, Vec<OsString>) {
         let (helper, landlock, seccomp) = match &self.mode {
             Mode::Off { helper: None } | Mode::Unavailable { helper: None, .. } => {
@@ -428,25 +413,30 @@ impl Sandbox {
             Mode::Enforced { helper } => (helper, true, self.probe.seccomp),
         };
         let namespaced = landlock && self.unshare.is_some();
+        let (writable, widening) = match writes {
+            Writes::Nothing => (read_only_writable(), Widening::default()),
+            Writes::Usual(widening) if widening.write_outside => {
+                (vec![PathBuf::from("/")], widening)
+            }
+            Writes::Usual(widening) => (writable_roots(project), widening),
+        };
+        // With nothing writable there is no `.git` to protect or pin inside the project.
+        let project_writable = matches!(writes, Writes::Usual(_));
         let policy = SandboxPolicy {
             landlock,
             seccomp,
             read_hidden: self.hidden_paths(),
-            writable: if widening.write_outside {
-                vec![PathBuf::from("/")]
-            } else {
-                writable_roots(project)
-            },
+            writable,
             // Without Landlock the command runs with the user's rights (after asking), network
             // included; seccomp then only keeps ptrace, mounts and the like out.
             network: widening.network || !landlock,
             parent: Some(std::process::id()),
-            read_only: if namespaced {
+            read_only: if namespaced && project_writable {
                 protected_git(project)
             } else {
                 Vec::new()
             },
-            pinned: if namespaced && project.join(".git").is_dir() {
+            pinned: if namespaced && project_writable && project.join(".git").is_dir() {
                 vec![project.join(".git")]
             } else {
                 Vec::new()
@@ -496,127 +486,6 @@ fn kernel_sandbox(probe: &SandboxProbe) -> Result<(), &'static str> {
         }
         None => Err("corvid has no command sandbox for this platform (only Linux and macOS)"),
     }
-}
-
-/// The folders a sandboxed command may write in: the project, the temp folders, the devices
-/// every program expects.
-fn writable_roots(project: &Path) -> Vec<PathBuf> {
-    let mut roots = vec![
-        project.to_path_buf(),
-        std::env::temp_dir(),
-        PathBuf::from("/tmp"),
-    ];
-    roots.extend(
-        [
-            "/dev/null",
-            "/dev/zero",
-            "/dev/full",
-            "/dev/random",
-            "/dev/urandom",
-            "/dev/tty",
-            "/dev/ptmx",
-            "/dev/pts",
-            "/dev/shm",
-        ]
-        .map(PathBuf::from),
-    );
-    roots
-}
-
-/// The project's git files that run code when git runs (hooks) or decide what runs (config):
-/// read-only for commands. A missing `.git/hooks` in an existing `.git` folder is created
-/// (empty, as `git init` would), so there is something to protect.
-fn protected_git(project: &Path) -> Vec<PathBuf> {
-    let git = project.join(".git");
-    if !std::fs::symlink_metadata(&git).is_ok_and(|meta| meta.is_dir()) {
-        return Vec::new();
-    }
-    let hooks = git.join("hooks");
-    if !hooks.exists() {
-        let _ = std::fs::create_dir(&hooks);
-    }
-    [hooks, git.join("config")]
-        .into_iter()
-        .filter(|path| path.exists())
-        .collect()
-}
-
-/// [`MASKED_SOCKETS`] plus the user's own container-engine sockets.
-fn default_masked() -> Vec<PathBuf> {
-    let mut masked: Vec<PathBuf> = MASKED_SOCKETS.iter().map(PathBuf::from).collect();
-    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
-        let runtime = PathBuf::from(runtime);
-        masked.extend(["docker.sock", "podman/podman.sock"].map(|socket| runtime.join(socket)));
-    }
-    masked
-}
-
-/// The paths among `paths` that are UNIX sockets now, canonical and each once.
-fn existing_sockets(paths: &[PathBuf]) -> Vec<PathBuf> {
-    use std::os::unix::fs::FileTypeExt as _;
-    let mut sockets: Vec<PathBuf> = paths
-        .iter()
-        .filter(|path| std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_socket()))
-        .filter_map(|path| std::fs::canonicalize(path).ok())
-        .collect();
-    sockets.sort();
-    sockets.dedup();
-    sockets
-}
-
-/// The `unshare` program on `PATH`.
-fn find_unshare() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|folder| folder.join("unshare"))
-        .find(|candidate| candidate.is_file())
-}
-
-/// Whether `program` can make a user and mount namespace here.
-fn unshare_works(program: &Path) -> bool {
-    std::process::Command::new(program)
-        .args(["--user", "--map-current-user", "--mount", "true"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
-}
-
-/// What the helper enforces, passed to it as JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SandboxPolicy {
-    /// Restrict the file system (and TCP, when `network` is false) with Landlock — on macOS,
-    /// with the Seatbelt profile.
-    pub landlock: bool,
-    /// Install the seccomp filter.
-    pub seccomp: bool,
-    /// Never read nor written.
-    pub read_hidden: Vec<PathBuf>,
-    /// Writable, with everything beneath (minus `read_hidden`).
-    pub writable: Vec<PathBuf>,
-    /// Network allowed.
-    pub network: bool,
-    /// The process that started the helper: if it is already gone when the parent-death
-    /// signal is armed, the helper stops instead of running an orphan.
-    pub parent: Option<u32>,
-    /// Made read-only in a private mount namespace (inside writable folders).
-    #[serde(default)]
-    pub read_only: Vec<PathBuf>,
-    /// Covered with `/dev/null` in that namespace (daemon sockets).
-    #[serde(default)]
-    pub masked: Vec<PathBuf>,
-    /// Bind-mounted onto themselves (still writable) in that namespace first, so they cannot be
-    /// renamed or removed: `.git`, which could otherwise be moved aside with its read-only parts
-    /// and recreated without them.
-    #[serde(default)]
-    pub pinned: Vec<PathBuf>,
-    /// The `unshare` program that makes that namespace.
-    #[serde(default)]
-    pub unshare: Option<PathBuf>,
-    /// Set by the helper on itself once it runs inside that namespace.
-    #[serde(default)]
-    pub namespaced: bool,
 }
 
 #[cfg(test)]

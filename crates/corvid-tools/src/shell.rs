@@ -123,6 +123,20 @@ pub(crate) struct BashPlan {
     stdin: Option<Vec<u8>>,
     /// Whether the model may widen the sandbox for it (`bash` may; a custom tool may not).
     widenable: bool,
+    /// Runs with nothing writable ([`crate::Plan::confine_read_only`]).
+    read_only: bool,
+}
+
+impl BashPlan {
+    /// Makes the command read-only, when the kernel sandbox will enforce it and the command
+    /// asked for nothing more; says whether it did.
+    pub(crate) fn confine_read_only(&mut self) -> bool {
+        if self.confinement != Confinement::Sandboxed {
+            return false;
+        }
+        self.read_only = true;
+        true
+    }
 }
 
 impl BashPlan {
@@ -145,6 +159,7 @@ impl BashPlan {
             cwd: Some(cwd),
             stdin: Some(stdin),
             widenable: false,
+            read_only: false,
         }
     }
 }
@@ -206,6 +221,7 @@ pub(crate) fn prepare(context: &ToolContext, arguments: Value) -> Result<Prepare
                 cwd: None,
                 stdin: None,
                 widenable: true,
+                read_only: false,
             }),
         },
     })
@@ -232,7 +248,7 @@ pub(crate) async fn run(
     if plan.background {
         return context
             .processes
-            .start(context, &plan.command, plan.widening);
+            .start(context, &plan.command, plan.widening, plan.read_only);
     }
     foreground(context, &plan, cancel, sink).await
 }
@@ -264,6 +280,7 @@ async fn foreground(
             stdin: plan.stdin.clone(),
             prefix: "bash-",
             widening: plan.widening,
+            read_only: plan.read_only,
         },
         sink,
     )?;
@@ -328,7 +345,12 @@ async fn foreground(
         )
         && looks_refused(&text)
     {
-        text.push_str(&sandbox_note(context, plan.widenable));
+        let note = if plan.read_only {
+            READ_ONLY_NOTE.to_owned()
+        } else {
+            sandbox_note(context, plan.widenable)
+        };
+        text.push_str(&note);
     }
     if plan.capped {
         text.push_str(&format!(
@@ -364,6 +386,12 @@ fn looks_refused(text: &str) -> bool {
     .iter()
     .any(|sign| text.contains(sign))
 }
+
+/// The note added to a failed read-only command's result: no widening can help.
+const READ_ONLY_NOTE: &str = "\n\n[corvid sandbox] The session is read-only (plan mode or the read-only policy), so this \
+     command ran with nothing writable: not the project, not the temp folders, and no network. \
+     \"Permission denied\", \"Operation not permitted\" or \"Read-only file system\" above is that. \
+     Do not retry it or ask for more: read, search and plan; changes wait for the user's approval.";
 
 /// The note added to a result the sandbox probably caused.
 fn sandbox_note(context: &ToolContext, widenable: bool) -> String {

@@ -180,6 +180,17 @@ impl Plan {
             _ => None,
         }
     }
+
+    /// For a command confined by the kernel sandbox with its usual limits: run it with nothing
+    /// writable (the project and the temp folders read-only too, the network off), and say
+    /// `true`. `false`, changing nothing, for a command widened or outside any sandbox, and for
+    /// every other tool: the read-only policy refuses those.
+    pub fn confine_read_only(&mut self) -> bool {
+        match &mut self.action {
+            Action::Bash(plan) => plan.confine_read_only(),
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug)]

@@ -10,6 +10,7 @@ mod suite {
     mod paths;
     mod process;
     mod read;
+    mod read_only;
     mod registry;
     mod sandbox;
     mod search;

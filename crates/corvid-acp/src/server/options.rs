@@ -54,7 +54,7 @@ impl Live {
             MODE => {
                 let mode = Mode::parse(value).ok_or_else(|| {
                     format!(
-                        "unknown mode `{value}`: expected read-only, ask, auto-edit or full-auto"
+                        "unknown mode `{value}`: expected read-only, plan, ask, auto-edit or full-auto"
                     )
                 })?;
                 state.mode = mode;

@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::{Client, Error};
-use corvid_protocol::{ApprovalDecision, DecisionKind, ProposalNotification, Response};
+use corvid_protocol::{ApprovalDecision, DecisionKind, ProposalNotification, Response, RuleFile};
 
 use super::live::Live;
 use crate::updates;
@@ -19,6 +19,8 @@ use crate::updates;
 /// The permission options' ids.
 const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_ALWAYS: &str = "allow_always";
+const SAVE_PROJECT: &str = "allow_always_project";
+const SAVE_USER: &str = "allow_always_user";
 const REJECT_ONCE: &str = "reject_once";
 
 impl Live {
@@ -64,6 +66,19 @@ impl Live {
                                 Some(scope) => ApprovalDecision::ApproveAlways { scope },
                                 None => ApprovalDecision::Approve,
                             },
+                            id @ (SAVE_PROJECT | SAVE_USER) => {
+                                match proposal.always_scope.clone() {
+                                    Some(scope) => ApprovalDecision::SaveAlways {
+                                        scope,
+                                        file: if id == SAVE_PROJECT {
+                                            RuleFile::Project
+                                        } else {
+                                            RuleFile::User
+                                        },
+                                    },
+                                    None => ApprovalDecision::Approve,
+                                }
+                            }
                             _ => ApprovalDecision::Reject {
                                 feedback: feedback_of(&response.meta, &selected.meta),
                             },
@@ -83,7 +98,9 @@ impl Live {
             };
             if matches!(
                 decision,
-                ApprovalDecision::Approve | ApprovalDecision::ApproveAlways { .. }
+                ApprovalDecision::Approve
+                    | ApprovalDecision::ApproveAlways { .. }
+                    | ApprovalDecision::SaveAlways { .. }
             ) {
                 live.send(
                     &connection,
@@ -102,10 +119,17 @@ impl Live {
 }
 
 /// The decisions the proposal allows: allow, "always allow" with the rule's own words, reject.
+/// A plan (plan mode) is approved to be carried out, or rejected to keep planning.
 fn permission_options(proposal: &ProposalNotification) -> Vec<PermissionOption> {
+    let plan = matches!(proposal.kind, corvid_protocol::ProposalKind::Plan { .. });
+    let (allow, reject) = if plan {
+        ("Approve the plan and carry it out", "Keep planning")
+    } else {
+        ("Allow", "Reject")
+    };
     let mut options = vec![PermissionOption::new(
         ALLOW_ONCE,
-        "Allow",
+        allow,
         PermissionOptionKind::AllowOnce,
     )];
     if proposal.decisions.contains(&DecisionKind::ApproveAlways)
@@ -115,15 +139,34 @@ fn permission_options(proposal: &ProposalNotification) -> Vec<PermissionOption> 
             .always_description
             .clone()
             .unwrap_or_else(|| scope.describe());
-        options.push(PermissionOption::new(
-            ALLOW_ALWAYS,
-            label,
-            PermissionOptionKind::AllowAlways,
-        ));
+        for (decision, id, saved) in [
+            (
+                DecisionKind::SaveAlwaysProject,
+                SAVE_PROJECT,
+                " — saved in .corvid/settings.json",
+            ),
+            (
+                DecisionKind::SaveAlwaysUser,
+                SAVE_USER,
+                " — saved in your settings.json",
+            ),
+        ] {
+            if proposal.decisions.contains(&decision) {
+                options.push(PermissionOption::new(
+                    id,
+                    format!("{label}{saved}"),
+                    PermissionOptionKind::AllowAlways,
+                ));
+            }
+        }
+        options.insert(
+            1,
+            PermissionOption::new(ALLOW_ALWAYS, label, PermissionOptionKind::AllowAlways),
+        );
     }
     options.push(PermissionOption::new(
         REJECT_ONCE,
-        "Reject",
+        reject,
         PermissionOptionKind::RejectOnce,
     ));
     options

@@ -295,6 +295,15 @@ fn answer_text(ok: ReplyOk) -> Option<String> {
             "Compacted: about {tokens_before} → {tokens_after} tokens.\n"
         )),
         ReplyOk::ToolServers { servers } => Some(updates::tool_servers_text(&servers)),
+        ReplyOk::Permissions { rules, message } => {
+            let mut text = message
+                .map(|message| format!("{message}\n"))
+                .unwrap_or_default();
+            for line in corvid_protocol::describe_rules(&rules) {
+                text.push_str(&format!("- {line}\n"));
+            }
+            Some(text)
+        }
         ReplyOk::Nothing { message } => Some(format!("{message}\n")),
         ReplyOk::UserMessages { messages } if messages.is_empty() => {
             Some("No message of yours to go back to yet.\n".to_owned())

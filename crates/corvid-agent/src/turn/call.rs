@@ -1,11 +1,11 @@
 //! One tool call of a turn: announced, checked (hooks, rules, the gate), asked about, run.
 
+use super::ask::ask;
 use super::{
     ActionKind, AlwaysAllow, ApprovalDecision, Cancellation, EVENT_OUTPUT_LIMIT, EventMsg,
-    GateDecision, Part, Path, Prepared, ProposalKind, ProposalNotification, ProposalOutcome,
-    REPEAT_LIMIT, Run, ToolCall, ToolCallNotification, ToolKind, ToolOutput, ToolResult,
-    ToolResultContent, ToolResultNotification, TurnOutcome, TurnSetup, Verdict,
-    decision_with_sandbox, mpsc,
+    GateDecision, Part, Path, Prepared, REPEAT_LIMIT, Run, ToolCall, ToolCallNotification,
+    ToolKind, ToolOutput, ToolResult, ToolResultContent, ToolResultNotification, TurnOutcome,
+    TurnSetup, Verdict, decision_with_sandbox, mpsc,
 };
 
 pub(super) fn tool_result(call: &ToolCall, text: &str, is_error: bool) -> Part {
@@ -165,6 +165,9 @@ pub(crate) fn summarize(project: &Path, tool: &str, arguments: &serde_json::Valu
     if crate::subagent::is_task(tool) {
         return crate::subagent::summary(arguments);
     }
+    if crate::plan_mode::is_present_plan(tool) {
+        return crate::plan_mode::summary(arguments);
+    }
     corvid_tools::builtin_summary(project, tool, arguments)
         .or_else(|| {
             (tool == crate::skills::SKILL_TOOL)
@@ -184,10 +187,43 @@ pub(super) fn live_summary(
     if setup.is_main && crate::subagent::is_task(tool) {
         return crate::subagent::summary(arguments);
     }
+    if setup.is_main && crate::plan_mode::is_present_plan(tool) {
+        return crate::plan_mode::summary(arguments);
+    }
     if setup.tools.spec(tool).is_some() {
         return setup.tools.summary(tool, arguments);
     }
     summarize(project, tool, arguments)
+}
+
+/// Why a read-only session (`read-only` or `plan`) refuses a call.
+fn read_only_refusal(
+    policy: corvid_protocol::ApprovalPolicy,
+    tool: &str,
+    confinement: Option<&corvid_tools::Confinement>,
+) -> String {
+    let mode = if policy == corvid_protocol::ApprovalPolicy::Plan {
+        "in plan mode"
+    } else {
+        "read-only"
+    };
+    let why = match confinement {
+        Some(corvid_tools::Confinement::Widened(_)) => {
+            "a command asking for more than the sandbox allows (`sandbox`) cannot run read-only; run it without `sandbox`".to_owned()
+        }
+        Some(corvid_tools::Confinement::Unavailable(reason)) => format!(
+            "commands run read-only only inside the kernel sandbox, and there is none here ({reason})"
+        ),
+        Some(corvid_tools::Confinement::Off) => {
+            "commands run read-only only inside the kernel sandbox, and the user turned it off".to_owned()
+        }
+        Some(corvid_tools::Confinement::Sandboxed) | None => {
+            format!("`{tool}` may change something")
+        }
+    };
+    format!(
+        "Not run: the session is {mode}, and {why}. Read, search and plan instead; the user can change the approval policy."
+    )
 }
 
 /// What the gate sees of a prepared call: its kind as offered, and the name and origin that
@@ -271,8 +307,12 @@ pub(super) async fn run_tool(
         announce(setup, call, &arguments, Vec::new());
         return crate::subagent::run(setup, call, arguments).await;
     }
+    if setup.is_main && crate::plan_mode::is_present_plan(&call.name) {
+        announce(setup, call, &arguments, Vec::new());
+        return crate::plan_mode::run(setup, call, &arguments).await;
+    }
     let hook_arguments = arguments.clone();
-    let prepared = match setup.tools.prepare(&call.name, arguments.clone()).await {
+    let mut prepared = match setup.tools.prepare(&call.name, arguments.clone()).await {
         Ok(prepared) => prepared,
         Err(tool_error) => {
             announce(setup, call, &arguments, Vec::new());
@@ -300,11 +340,17 @@ pub(super) async fn run_tool(
         crate::sandbox_state::confinement,
     );
     let decision = decision_with_sandbox(gate.policy, &gate.rules, &action, gate_confinement);
-    // Read-only is the engine's: no hook or saved rule can allow a call it refuses.
-    if decision == GateDecision::Refuse {
-        return error(format!(
-            "Not run: the session is read-only, so `{}` (which may change something) is refused. Read, search and plan instead; the user can change the approval policy.",
-            call.name
+    // Read-only is the engine's: no hook or saved rule can allow a call it refuses, and a
+    // command it lets through runs with nothing writable.
+    let read_only_command = gate.policy.is_read_only() && decision == GateDecision::Run && {
+        matches!(action, ActionKind::Command { .. })
+    };
+    if decision == GateDecision::Refuse || (read_only_command && !prepared.plan.confine_read_only())
+    {
+        return error(read_only_refusal(
+            gate.policy,
+            &call.name,
+            confinement.as_ref(),
         ));
     }
     let gate_asks = decision == GateDecision::Ask;
@@ -328,7 +374,7 @@ pub(super) async fn run_tool(
             Some(_) => None,
             None => always_rule(&action, always, origin.as_deref()),
         };
-        match ask(
+        let verdict = ask(
             setup,
             call,
             &prepared.proposal,
@@ -336,11 +382,33 @@ pub(super) async fn run_tool(
             notice,
             always_scope,
         )
-        .await
-        {
+        .await;
+        match verdict {
             Verdict::Decided(ApprovalDecision::Approve) => {}
             Verdict::Decided(ApprovalDecision::ApproveAlways { scope }) => {
                 setup.shared.add_rule(scope)
+            }
+            // Kept for the session at once, and saved for later sessions.
+            Verdict::Decided(ApprovalDecision::SaveAlways { scope, file }) => {
+                if let Err(error) = setup.shared.permissions.save_allow(&scope, file) {
+                    setup.shared.emit(
+                        &setup.scope,
+                        EventMsg::Warning {
+                            message: format!(
+                                "the rule is kept for this session but was not saved: {error}"
+                            ),
+                        },
+                    );
+                }
+                setup.shared.add_rule(scope);
+            }
+            // Only a plan can be approved in another version; for a tool call, the user's text
+            // is feedback and nothing runs.
+            Verdict::Decided(ApprovalDecision::ApproveEdited { text }) => {
+                return error(format!(
+                    "The user did not approve this `{}` call as it is. Their answer: {text}",
+                    call.name
+                ));
             }
             Verdict::Decided(ApprovalDecision::Reject { feedback }) => {
                 let text = match feedback.filter(|feedback| !feedback.trim().is_empty()) {
@@ -372,11 +440,14 @@ pub(super) async fn run_tool(
             }
         }
     }
-    // Anything that may change the project gets a checkpoint first.
-    if matches!(
-        prepared.kind,
-        ToolKind::Edit | ToolKind::Command | ToolKind::Mutating
-    ) {
+    // Anything that may change the project gets a checkpoint first (a read-only command
+    // cannot).
+    if !read_only_command
+        && matches!(
+            prepared.kind,
+            ToolKind::Edit | ToolKind::Command | ToolKind::Mutating
+        )
+    {
         setup.shared.before_change(&setup.scope).await;
     }
     let cancellation = Cancellation::new(setup.cancel.clone());
@@ -440,100 +511,4 @@ pub(super) async fn apply_streaming(
         emit(text);
     }
     result
-}
-
-/// Shows the proposal and waits for the user (or a cancel).
-pub(super) async fn ask(
-    setup: &TurnSetup,
-    call: &ToolCall,
-    proposal: &corvid_tools::Proposal,
-    tool: &str,
-    sandbox: Option<corvid_protocol::SandboxNotice>,
-    always_scope: Option<corvid_protocol::ApprovalRule>,
-) -> Verdict {
-    let proposal_id = format!("p_{}", call.id);
-    let always_description = always_scope
-        .as_ref()
-        .map(corvid_protocol::ApprovalRule::describe);
-    let path = proposal
-        .path
-        .as_ref()
-        .map(|path| path.display().to_string())
-        .unwrap_or_default();
-    let kind = match (&proposal.diff, &proposal.command) {
-        (Some(diff), _) if proposal.whole_file => ProposalKind::Write {
-            path,
-            diff: diff.clone(),
-        },
-        (Some(diff), _) => ProposalKind::Edit {
-            path,
-            diff: diff.clone(),
-        },
-        (None, Some(command)) => ProposalKind::Command {
-            command: command.clone(),
-            // Commands run in the project root; event paths are relative to it.
-            cwd: ".".to_owned(),
-        },
-        _ => ProposalKind::Other {
-            tool: tool.to_owned(),
-            summary: proposal.summary.clone(),
-        },
-    };
-    // Registered before anyone hears of it, so an answer sent the moment the event arrives
-    // always finds it waiting; whoever answers first wins (`crate::session::Approvals`).
-    let mut answer = match setup.shared.approvals.register(&proposal_id) {
-        Ok(answer) => answer,
-        Err(closed) => return closed,
-    };
-    crate::hooks::session::notify(
-        &setup.shared,
-        format!(
-            "corvid needs your permission to use {}",
-            crate::hooks::claude_name(tool)
-        ),
-    );
-    setup.shared.emitter.request(
-        &setup.scope,
-        ProposalNotification {
-            proposal_id: proposal_id.clone(),
-            call_id: call.id.clone(),
-            title: crate::tool_facts::proposal_title(&kind),
-            kind,
-            decisions: crate::tool_facts::decisions(always_scope.as_ref()),
-            always_scope,
-            always_description,
-            notice: crate::tool_facts::notice(sandbox.as_ref()),
-            sandbox,
-        },
-    );
-    let mut cancel = setup.cancel.clone();
-    let verdict = tokio::select! {
-        // A dropped reply means the map itself is gone: the session ended.
-        verdict = &mut answer => verdict.unwrap_or(Verdict::SessionClosed),
-        _ = cancel.wait_for(|cancelled| *cancelled) => {
-            // An answer given before the cancel was seen wins (closing the session answers
-            // "session closed" first, then cancels): when the proposal is no longer waiting,
-            // its answer was sent under the map's lock and is already here.
-            if setup.shared.approvals.withdraw(&proposal_id, &Verdict::Cancelled) {
-                Verdict::Cancelled
-            } else {
-                answer.try_recv().unwrap_or(Verdict::Cancelled)
-            }
-        }
-    };
-    let outcome = match &verdict {
-        Verdict::Decided(ApprovalDecision::Reject { .. }) => ProposalOutcome::Rejected,
-        Verdict::Decided(_) => ProposalOutcome::Approved,
-        Verdict::Interrupted | Verdict::Cancelled | Verdict::SessionClosed => {
-            ProposalOutcome::Interrupted
-        }
-    };
-    setup.shared.emit(
-        &setup.scope,
-        EventMsg::ProposalClosed {
-            proposal_id,
-            outcome,
-        },
-    );
-    verdict
 }

@@ -140,8 +140,18 @@ pub(super) fn token_usage(usage: Usage) -> TokenUsage {
 }
 
 /// The tools this agent offers the model.
+/// In plan mode the main agent also has `present_plan`.
 pub(super) fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
-    offered_tools(&setup.tools, setup.is_main, &setup.shared.agents.current())
+    let mut tools = offered_tools(&setup.tools, setup.is_main, &setup.shared.agents.current());
+    if setup.is_main && in_plan_mode(setup) {
+        tools.push(crate::plan_mode::present_plan_tool());
+    }
+    tools
+}
+
+/// Whether the session is in plan mode now (it can leave it during a turn).
+pub(super) fn in_plan_mode(setup: &TurnSetup) -> bool {
+    setup.shared.gate().policy == corvid_protocol::ApprovalPolicy::Plan
 }
 
 /// The tools an agent with `offer` is offered: the offer's (a subagent only those meant for

@@ -15,6 +15,7 @@ use corvid_test_support::{MockUpstream, Reply};
 use serde_json::{Value, json};
 
 pub(crate) mod acp;
+pub(crate) mod pane;
 
 pub(crate) const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
 /// Where the xAI provider sends its chat completions.

@@ -84,17 +84,23 @@ fn an_origin_rule_allows_every_tool_of_that_origin_and_nothing_else() {
 
 #[test]
 fn policy_table_without_rules() {
-    // (action, [decision under read-only, ask, auto-edit, full-auto])
+    // (action, [decision under read-only, plan, ask, auto-edit, full-auto])
     let table = [
-        (ActionKind::Read, [Runs, Runs, Runs, Runs]),
-        (other("github_search", false), [Runs, Runs, Runs, Runs]),
-        (edit("edit"), [Refuses, Asks, Runs, Runs]),
-        (edit("write"), [Refuses, Asks, Runs, Runs]),
-        (command("cargo test"), [Refuses, Asks, Asks, Runs]),
-        (command("rm -rf target; ls"), [Refuses, Asks, Asks, Runs]),
+        (ActionKind::Read, [Runs, Runs, Runs, Runs, Runs]),
+        (
+            other("github_search", false),
+            [Runs, Runs, Runs, Runs, Runs],
+        ),
+        (edit("edit"), [Refuses, Refuses, Asks, Runs, Runs]),
+        (edit("write"), [Refuses, Refuses, Asks, Runs, Runs]),
+        (command("cargo test"), [Refuses, Refuses, Asks, Asks, Runs]),
+        (
+            command("rm -rf target; ls"),
+            [Refuses, Refuses, Asks, Asks, Runs],
+        ),
         (
             other("github_create_issue", true),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
     ];
     for (action, expected) in table {
@@ -111,74 +117,86 @@ fn rules_table() {
         ApprovalRule::command_prefix("cargo test"),
         ApprovalRule::command_prefix("ls"),
     ];
-    // (action, [decision under read-only, ask, auto-edit, full-auto]) with the rules above kept
+    // (action, [decision under read-only, plan, ask, auto-edit, full-auto]) with the rules above kept
     let table = [
         // A tool rule covers its tool only.
-        (edit("write"), [Refuses, Runs, Runs, Runs]),
-        (edit("edit"), [Refuses, Asks, Runs, Runs]),
+        (edit("write"), [Refuses, Refuses, Runs, Runs, Runs]),
+        (edit("edit"), [Refuses, Refuses, Asks, Runs, Runs]),
         (
             other("github_create_issue", true),
-            [Refuses, Runs, Runs, Runs],
+            [Refuses, Refuses, Runs, Runs, Runs],
         ),
         (
             other("github_delete_repo", true),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
         // Prefix rules match on word boundaries.
-        (command("cargo test"), [Refuses, Runs, Runs, Runs]),
+        (command("cargo test"), [Refuses, Refuses, Runs, Runs, Runs]),
         (
             command("cargo test -p corvid-protocol"),
-            [Refuses, Runs, Runs, Runs],
+            [Refuses, Refuses, Runs, Runs, Runs],
         ),
         (
             command("  cargo \t test  --workspace"),
-            [Refuses, Runs, Runs, Runs],
+            [Refuses, Refuses, Runs, Runs, Runs],
         ),
-        (command("cargo testx"), [Refuses, Asks, Asks, Runs]),
-        (command("cargo tes"), [Refuses, Asks, Asks, Runs]),
-        (command("cargo"), [Refuses, Asks, Asks, Runs]),
-        (command("cargo build"), [Refuses, Asks, Asks, Runs]),
-        (command("ls -la src"), [Refuses, Runs, Runs, Runs]),
-        (command("lsof -i"), [Refuses, Asks, Asks, Runs]),
+        (command("cargo testx"), [Refuses, Refuses, Asks, Asks, Runs]),
+        (command("cargo tes"), [Refuses, Refuses, Asks, Asks, Runs]),
+        (command("cargo"), [Refuses, Refuses, Asks, Asks, Runs]),
+        (command("cargo build"), [Refuses, Refuses, Asks, Asks, Runs]),
+        (command("ls -la src"), [Refuses, Refuses, Runs, Runs, Runs]),
+        (command("lsof -i"), [Refuses, Refuses, Asks, Asks, Runs]),
         // Control operators defeat every prefix rule.
-        (command("cargo test; rm -rf ~"), [Refuses, Asks, Asks, Runs]),
+        (
+            command("cargo test; rm -rf ~"),
+            [Refuses, Refuses, Asks, Asks, Runs],
+        ),
         (
             command("cargo test && rm -rf ~"),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
         (
             command("cargo test || rm -rf ~"),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
-        (command("cargo test | sh"), [Refuses, Asks, Asks, Runs]),
+        (
+            command("cargo test | sh"),
+            [Refuses, Refuses, Asks, Asks, Runs],
+        ),
         (
             command("cargo test & rm -rf ~"),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
         (
             command("cargo test `rm -rf ~`"),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
         (
             command("cargo test $(rm -rf ~)"),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
-        (command("cargo test\nrm -rf ~"), [Refuses, Asks, Asks, Runs]),
+        (
+            command("cargo test\nrm -rf ~"),
+            [Refuses, Refuses, Asks, Asks, Runs],
+        ),
         (
             command("cargo test\r\nrm -rf ~"),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
         (
             command("cargo test > ~/.bashrc"),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
         (
             command("cargo test < /etc/passwd"),
-            [Refuses, Asks, Asks, Runs],
+            [Refuses, Refuses, Asks, Asks, Runs],
         ),
-        (command("ls \"a;b\""), [Refuses, Asks, Asks, Runs]),
+        (command("ls \"a;b\""), [Refuses, Refuses, Asks, Asks, Runs]),
         // A tool rule naming the shell tool never covers commands.
-        (command("bash -c 'echo hi'"), [Refuses, Asks, Asks, Runs]),
+        (
+            command("bash -c 'echo hi'"),
+            [Refuses, Refuses, Asks, Asks, Runs],
+        ),
     ];
     for (action, expected) in table {
         let got = ApprovalPolicy::ALL.map(|policy| decision_for(policy, &rules, &action));
@@ -304,7 +322,7 @@ fn policy_names_round_trip() {
     }
     assert_eq!(
         ApprovalPolicy::ALL.map(ApprovalPolicy::as_str),
-        ["read-only", "ask", "auto-edit", "full-auto"]
+        ["read-only", "plan", "ask", "auto-edit", "full-auto"]
     );
     assert_eq!(ApprovalPolicy::default(), Ask);
     assert_eq!(FullAuto.as_str(), "full-auto");
@@ -318,7 +336,7 @@ fn unknown_policy_names_list_the_accepted_ones() {
         assert_eq!(
             error.to_string(),
             format!(
-                "unknown approval policy `{given}`: expected one of read-only, ask, auto-edit, full-auto"
+                "unknown approval policy `{given}`: expected one of read-only, plan, ask, auto-edit, full-auto"
             )
         );
     }
@@ -326,7 +344,7 @@ fn unknown_policy_names_list_the_accepted_ones() {
     assert!(
         error
             .to_string()
-            .contains("expected one of `read-only`, `ask`, `auto-edit`, `full-auto`"),
+            .contains("expected one of `read-only`, `plan`, `ask`, `auto-edit`, `full-auto`"),
         "{error}"
     );
 }
@@ -335,12 +353,20 @@ fn unknown_policy_names_list_the_accepted_ones() {
 fn widened_and_unsandboxed_commands_ask_under_every_policy_and_rule() {
     let rules = [ApprovalRule::command_prefix("npm install")];
     let action = command("npm install");
-    // (confinement, [decision under read-only, ask, auto-edit, full-auto]) with a rule that matches.
+    // (confinement, [decision under read-only, plan, ask, auto-edit, full-auto]) with a rule
+    // that matches. Read-only and plan run a command only in the kernel sandbox (made
+    // read-only by the engine).
     let table = [
-        (Confinement::Sandboxed, [Refuses, Runs, Runs, Runs]),
-        (Confinement::SandboxOff, [Refuses, Runs, Runs, Runs]),
-        (Confinement::Widened, [Refuses, Asks, Asks, Asks]),
-        (Confinement::Unsandboxed, [Refuses, Asks, Asks, Asks]),
+        (Confinement::Sandboxed, [Runs, Runs, Runs, Runs, Runs]),
+        (
+            Confinement::SandboxOff,
+            [Refuses, Refuses, Runs, Runs, Runs],
+        ),
+        (Confinement::Widened, [Refuses, Refuses, Asks, Asks, Asks]),
+        (
+            Confinement::Unsandboxed,
+            [Refuses, Refuses, Asks, Asks, Asks],
+        ),
     ];
     for (confinement, expected) in table {
         let got = ApprovalPolicy::ALL
@@ -350,7 +376,7 @@ fn widened_and_unsandboxed_commands_ask_under_every_policy_and_rule() {
     // Without the rule, a sandboxed command follows the policy table.
     let got = ApprovalPolicy::ALL
         .map(|policy| decision_with_sandbox(policy, &[], &action, Confinement::Sandboxed));
-    assert_eq!(got, [Refuses, Asks, Asks, Runs]);
+    assert_eq!(got, [Runs, Runs, Asks, Asks, Runs]);
 }
 
 #[test]
@@ -360,29 +386,27 @@ fn read_only_refuses_every_change_whatever_the_rules() {
         ApprovalRule::command_prefix("ls"),
         ApprovalRule::origin("mcp:github"),
     ];
-    for action in [
-        edit("write"),
-        command("ls"),
-        other("github_create_issue", true),
-    ] {
-        assert_eq!(
-            decision_for(ApprovalPolicy::ReadOnly, &rules, &action),
-            Refuses
-        );
-        assert_eq!(
-            decision_with_sandbox(
-                ApprovalPolicy::ReadOnly,
-                &rules,
-                &action,
-                Confinement::Widened
-            ),
-            Refuses
-        );
+    for policy in [ApprovalPolicy::ReadOnly, ApprovalPolicy::Plan] {
+        for action in [
+            edit("write"),
+            command("ls"),
+            other("github_create_issue", true),
+        ] {
+            assert_eq!(decision_for(policy, &rules, &action), Refuses);
+            assert_eq!(
+                decision_with_sandbox(policy, &rules, &action, Confinement::Widened),
+                Refuses
+            );
+        }
+        // Edits and mutating tools stay refused even with the sandbox in force.
+        for action in [edit("write"), other("github_create_issue", true)] {
+            assert_eq!(
+                decision_with_sandbox(policy, &rules, &action, Confinement::Sandboxed),
+                Refuses
+            );
+        }
+        assert_eq!(decision_for(policy, &rules, &ActionKind::Read), Runs);
     }
-    assert_eq!(
-        decision_for(ApprovalPolicy::ReadOnly, &rules, &ActionKind::Read),
-        Runs
-    );
 }
 
 #[test]

@@ -77,6 +77,24 @@ fn mcp_lists_or_trusts() {
         }))
     );
     assert!(matches!(parse("/mcp start docs", &[]), Some(Err(_))));
+    assert_eq!(parse("/permissions", &[]), Some(Ok(Op::ListPermissions)));
+    assert_eq!(
+        parse("/permissions remove 2", &[]),
+        Some(Ok(Op::RemovePermission { number: 2 }))
+    );
+    for bad in [
+        "/permissions remove",
+        "/permissions remove 0",
+        "/permissions drop 1",
+    ] {
+        assert!(matches!(parse(bad, &[]), Some(Err(_))), "{bad}");
+    }
+    assert_eq!(
+        parse("/approval plan", &[]),
+        Some(Ok(Op::SetApprovalPolicy {
+            policy: ApprovalPolicy::Plan
+        }))
+    );
 }
 
 #[test]
@@ -84,10 +102,10 @@ fn every_command_of_the_table_parses() {
     for command in COMMANDS {
         let line = match command.argument {
             "" => format!("/{}", command.name),
-            "[turn]" | "[trust <server>]" | "[message] [files]" | "[message]" => {
+            "[turn]" | "[trust <server>]" | "[message] [files]" | "[message]" | "[remove <n>]" => {
                 format!("/{}", command.name)
             }
-            "<read-only|ask|auto-edit|full-auto>" => format!("/{} ask", command.name),
+            "<read-only|plan|ask|auto-edit|full-auto>" => format!("/{} plan", command.name),
             _ => format!("/{} x", command.name),
         };
         assert!(

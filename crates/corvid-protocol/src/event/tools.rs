@@ -132,6 +132,15 @@ pub enum DecisionKind {
     ApproveAlways,
     /// Do not run it.
     Reject,
+    /// Approve the user's edited text instead of the proposal's (a plan), sent as
+    /// `approve_edited`.
+    ApproveEdited,
+    /// `approve_always`, saving the rule to the project's `.corvid/settings.json` (sent as
+    /// `save_always` with `file: project`).
+    SaveAlwaysProject,
+    /// `approve_always`, saving the rule to the user's settings file (`save_always` with
+    /// `file: user`).
+    SaveAlwaysUser,
 }
 
 /// What a proposal would do.
@@ -166,6 +175,14 @@ pub enum ProposalKind {
         tool: String,
         /// One line for people saying what it would do.
         summary: String,
+    },
+    /// The plan a session in plan mode presents: approved (`approve`), it is carried out in the
+    /// same conversation under the policy the session had before plan mode; edited
+    /// (`approve_edited`), the user's text is carried out instead; rejected, the session stays
+    /// in plan mode and the model hears the feedback.
+    Plan {
+        /// The plan, in Markdown, as the model wrote it.
+        plan: String,
     },
 }
 

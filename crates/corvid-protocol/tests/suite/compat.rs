@@ -86,7 +86,7 @@ fn unknown_nested_kinds_are_rejected() {
         ),
         (
             r#"{"type":"submission","id":"1","op":{"type":"set_approval_policy","policy":"never"}}"#,
-            "unknown variant `never`, expected one of `read-only`, `ask`, `auto-edit`, `full-auto`",
+            "unknown variant `never`, expected one of `read-only`, `plan`, `ask`, `auto-edit`, `full-auto`",
         ),
     ];
     for (line, expected) in cases {

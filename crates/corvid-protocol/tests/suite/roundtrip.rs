@@ -159,6 +159,11 @@ fn ops() -> Vec<(Op, Value)> {
             },
             json!({"type": "trust_tool_server", "name": "repo-tools"}),
         ),
+        (Op::ListPermissions, json!({"type": "list_permissions"})),
+        (
+            Op::RemovePermission { number: 2 },
+            json!({"type": "remove_permission", "number": 2}),
+        ),
         (Op::Shutdown, json!({"type": "shutdown"})),
         (Op::UserMessages, json!({"type": "user_messages"})),
         (

@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 
-use super::seatbelt::{Profile, SANDBOX_EXEC, real_path};
+use super::seatbelt::{Profile, SANDBOX_EXEC};
 
 const SETUP_FAILED: u8 = 125;
 const EXEC_FAILED: u8 = 127;
@@ -31,15 +31,7 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> std::process::Ex
     };
     // `landlock` is the policy's "confine the file system" switch, whatever the platform.
     let error = if policy.landlock {
-        let profile = Profile {
-            writable: policy.writable.iter().map(|path| real_path(path)).collect(),
-            hidden: policy
-                .read_hidden
-                .iter()
-                .map(|path| real_path(path))
-                .collect(),
-            network: policy.network,
-        };
+        let profile = Profile::for_policy(&policy);
         std::process::Command::new(SANDBOX_EXEC)
             .args(profile.command_line(&program))
             .exec()

@@ -47,6 +47,21 @@ const SERVICES: &[&str] = &[
 ];
 
 impl Profile {
+    /// The profile for what the helper was asked to enforce, with every path made real. A
+    /// read-only policy (`Sandbox::read_only_command`) has only the character devices
+    /// writable, so its profile grants no write beneath the project or the temp folders.
+    pub(crate) fn for_policy(policy: &super::SandboxPolicy) -> Self {
+        Self {
+            writable: policy.writable.iter().map(|path| real_path(path)).collect(),
+            hidden: policy
+                .read_hidden
+                .iter()
+                .map(|path| real_path(path))
+                .collect(),
+            network: policy.network,
+        }
+    }
+
     /// The profile's text and its parameters (`WRITABLE_<n>`, `HIDDEN_<n>`).
     pub(crate) fn render(&self) -> (String, Vec<(String, PathBuf)>) {
         let mut params = Vec::new();
@@ -169,6 +184,67 @@ mod tests {
         let rest = &text[start..];
         let end = rest.find("\n)\n").map_or(rest.len(), |end| end + 3);
         &rest[..end]
+    }
+
+    /// The policy the helper gets for a command, from `Sandbox::command_line`.
+    fn policy_of(sandbox: &super::super::Sandbox, read_only: bool) -> super::super::SandboxPolicy {
+        let project = std::env::temp_dir().join("corvid-seatbelt-project");
+        let writes = if read_only {
+            super::super::Writes::Nothing
+        } else {
+            super::super::Writes::Usual(super::super::Widening::default())
+        };
+        let (_, line) = sandbox.command_line(&project, "ls".as_ref(), &[], writes);
+        serde_json::from_str(line[2].to_str().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_read_only_profile_writes_nowhere_but_the_character_devices() {
+        let sandbox = super::super::Sandbox::with_probe(
+            "/helper",
+            vec![PathBuf::from("/Users/me/.config/corvid")],
+            None,
+            super::super::SandboxProbe {
+                landlock_abi: Some(7),
+                seccomp: false,
+                namespaces: false,
+            },
+        );
+        let usual = Profile::for_policy(&policy_of(&sandbox, false));
+        let read_only = Profile::for_policy(&policy_of(&sandbox, true));
+        assert!(
+            usual.writable.len() > read_only.writable.len(),
+            "the usual profile writes in the project and temp folders: {usual:?}"
+        );
+        assert!(!read_only.network);
+        let (text, params) = read_only.render();
+        let writes = block(&text, "(allow file-write*");
+        // Every writable root left is a character device under /dev.
+        let roots: Vec<&PathBuf> = params
+            .iter()
+            .filter(|(name, _)| name.starts_with("WRITABLE_"))
+            .map(|(_, path)| path)
+            .collect();
+        assert!(!roots.is_empty());
+        for root in &roots {
+            assert!(
+                root.starts_with("/dev") || root.starts_with("/private/dev"),
+                "only devices are writable: {root:?}"
+            );
+            assert!(!root.ends_with("shm"), "not the shared-memory tmpfs");
+        }
+        assert!(
+            !params.iter().any(|(_, path)| path
+                .to_string_lossy()
+                .contains("corvid-seatbelt-project")
+                || path == &std::env::temp_dir()
+                || path.starts_with("/tmp")
+                || path.starts_with("/private/tmp")),
+            "neither the project nor a temp folder is writable: {params:?}"
+        );
+        assert!(writes.contains("(literal \"/dev/null\")"));
+        // The hidden paths are still denied.
+        assert!(text.contains("(deny file-read* file-write*"));
     }
 
     #[test]

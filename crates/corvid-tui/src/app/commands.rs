@@ -118,7 +118,7 @@ impl App {
             }
             ("approval", "") => {
                 self.say(Line::raw(format!("approvals: {}", self.status.approval)));
-                self.note("/approval read-only | ask | auto-edit | full-auto changes it");
+                self.note("/approval read-only | plan | ask | auto-edit | full-auto changes it (Shift-Tab cycles ask → auto-edit → plan)");
                 return;
             }
             _ => {}

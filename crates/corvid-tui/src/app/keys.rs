@@ -92,13 +92,18 @@ impl App {
             KeyCode::Char(c @ '1'..='3')
                 if self.overlay.proposal.is_some() && self.editor.is_empty() && !ctrl =>
             {
-                let decision = match c {
-                    '1' => ApprovalDecision::Approve,
-                    '2' => self.always(),
-                    _ => ApprovalDecision::Reject { feedback: None },
-                };
-                self.answer(decision);
+                match c {
+                    '1' => self.answer(ApprovalDecision::Approve),
+                    '2' => self.second_answer(),
+                    _ => self.answer(ApprovalDecision::Reject { feedback: None }),
+                }
             }
+            // 4 and 5 save "always" to a settings file, where the proposal offers it.
+            KeyCode::Char(c @ ('4' | '5'))
+                if self.overlay.proposal.is_some()
+                    && self.editor.is_empty()
+                    && !ctrl
+                    && self.save_answer(usize::from(c == '5')) => {}
             KeyCode::Char(c) if !ctrl => self.editor.insert(&c.to_string()),
             KeyCode::Enter if shift || alt => self.editor.insert("\n"),
             KeyCode::Enter => self.enter(),
@@ -134,6 +139,8 @@ impl App {
                     move_line(&mut self.editor, 1);
                 }
             }
+            KeyCode::BackTab => self.cycle_mode(),
+            KeyCode::Tab if shift => self.cycle_mode(),
             KeyCode::Tab => self.complete(),
             _ => {}
         }

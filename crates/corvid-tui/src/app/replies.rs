@@ -62,6 +62,14 @@ impl App {
                 conversation_id,
                 text,
             } => self.forked(conversation_id, text),
+            ReplyOk::Permissions { rules, message } => {
+                if let Some(message) = message {
+                    self.note(message);
+                }
+                for line in corvid_protocol::describe_rules(&rules) {
+                    self.say(Line::raw(line));
+                }
+            }
             ReplyOk::Nothing { message } => self.note(message),
             // The events say the rest (`undone`, `compacted`, `settings_changed`, the opened
             // conversation's replay, the turn).

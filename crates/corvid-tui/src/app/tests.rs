@@ -1132,3 +1132,6 @@ fn an_approval_always_wants_the_user_and_a_turns_end_only_while_unfocused() {
     let wanted = app.attention.take().unwrap();
     assert!(wanted.starts_with("corvid: approval needed: "), "{wanted}");
 }
+
+mod permissions;
+mod plan;
