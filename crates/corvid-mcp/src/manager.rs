@@ -9,7 +9,7 @@
 //! not repeated, since it may have done part of its work.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
 use corvid_config::{McpScope, McpServer};
@@ -19,11 +19,13 @@ use rmcp::model::Tool;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::connection::{CallFailure, Connection, OpenFailure};
+use crate::connection::{CallFailure, Connection};
 use crate::content::{McpOutput, map_result};
 use crate::launch::McpEnvironment;
 use crate::names::{Naming, assign};
-use crate::trust::describe;
+
+mod lifecycle;
+mod report;
 
 /// How often a dead server is started again in one session.
 pub const MAX_RESTARTS: u32 = 3;
@@ -397,94 +399,6 @@ impl McpManager {
         }
     }
 
-    /// What the user should hear now: what happened since the last call (a server stopped and
-    /// was restarted, changed its tools), then what stays true (each server that is not
-    /// available and why; the tools the cap leaves out), repeated on every call while it holds
-    /// (the agent shows each line once).
-    pub fn take_notices(&self) -> Vec<String> {
-        let mut notices = std::mem::take(&mut *self.inner.notices.lock());
-        for slot in &self.inner.slots {
-            match &*slot.state.borrow() {
-                State::Failed(reason) => notices.push(format!(
-                    "MCP server `{}` is not available in this session: {reason}",
-                    slot.config.name
-                )),
-                State::NeedsSignIn(_) => notices.push(format!(
-                    "MCP server `{}` is not available in this session: {}",
-                    slot.config.name,
-                    needs_sign_in(&slot.config.name, slot.config.origin.scope)
-                )),
-                State::Untrusted => notices.push(untrusted_notice(&slot.config)),
-                _ => {}
-            }
-        }
-        if let Some(left_out) = self.inner.left_out.lock().as_ref() {
-            notices.push(left_out.clone());
-        }
-        notices
-    }
-
-    /// Every server and its state; ready servers with their tools as last listed, under the
-    /// names a listing gives them (MCP names never clash with built-ins: they start `mcp__`),
-    /// so the list is right before the first turn too.
-    pub fn statuses(&self) -> Vec<ServerStatus> {
-        let states: Vec<State> = self
-            .inner
-            .slots
-            .iter()
-            .map(|slot| slot.state.borrow().clone())
-            .collect();
-        let listed = |state: &State| match state {
-            State::Ready(live) => live.tools.lock().clone(),
-            _ => Vec::new(),
-        };
-        let mut pairs = Vec::new();
-        for (slot, state) in self.inner.slots.iter().zip(&states) {
-            for tool in listed(state) {
-                if slot.config.offers(&tool.name) {
-                    pairs.push((slot.config.name.clone(), tool.name.to_string()));
-                }
-            }
-        }
-        let naming = assign(&pairs, self.inner.max_tools, &|_| false);
-        self.inner
-            .slots
-            .iter()
-            .zip(states)
-            .map(|(slot, state)| {
-                let mut filtered = Vec::new();
-                let mut tools = Vec::new();
-                for tool in listed(&state) {
-                    if !slot.config.offers(&tool.name) {
-                        filtered.push(tool.name.to_string());
-                    } else if let Some(named) = naming
-                        .offered
-                        .iter()
-                        .find(|named| named.server == slot.config.name && named.tool == tool.name)
-                    {
-                        tools.push((named.name.clone(), named.tool.clone()));
-                    }
-                }
-                ServerStatus {
-                    name: slot.config.name.clone(),
-                    scope: slot.config.origin.scope,
-                    transport: describe(&slot.config),
-                    state: match state {
-                        State::Idle => ServerState::Idle,
-                        State::Disabled => ServerState::Disabled,
-                        State::Untrusted => ServerState::Untrusted,
-                        State::Starting => ServerState::Starting,
-                        State::Ready(_) => ServerState::Ready,
-                        State::NeedsSignIn(_) => ServerState::NeedsSignIn,
-                        State::Failed(reason) => ServerState::Failed(reason),
-                    },
-                    tools,
-                    filtered,
-                }
-            })
-            .collect()
-    }
-
     /// Ends every session and process.
     pub async fn shutdown(&self) {
         for slot in &self.inner.slots {
@@ -515,140 +429,6 @@ impl McpManager {
         Some((index, named.tool.clone()))
     }
 
-    /// Starts slot `index` in the background; its state is `Starting` until it is ready or
-    /// has failed (at its startup timeout at the latest).
-    fn launch(&self, index: usize) {
-        let inner = Arc::clone(&self.inner);
-        inner.slots[index].state.send_replace(State::Starting);
-        let manager = self.clone();
-        tokio::spawn(async move {
-            let slot = &manager.inner.slots[index];
-            let timeout = slot.config.startup_timeout;
-            let opened = tokio::time::timeout(timeout, async {
-                let connection = Connection::open(&slot.config, &manager.inner.environment).await?;
-                match connection.list_tools().await {
-                    Ok(tools) => Ok((connection, tools)),
-                    Err(err) => {
-                        connection.close().await;
-                        Err(OpenFailure::Failed(err))
-                    }
-                }
-            })
-            .await;
-            let name = &slot.config.name;
-            let state = match opened {
-                Ok(Ok((connection, tools))) => State::Ready(Arc::new(Live {
-                    connection,
-                    tools: Mutex::new(tools),
-                })),
-                Ok(Err(OpenFailure::NeedsSignIn)) => {
-                    State::NeedsSignIn(manager.sign_in_stamp(&slot.config).await)
-                }
-                Ok(Err(OpenFailure::Failed(reason))) => State::Failed(reason),
-                Err(_) => State::Failed(format!(
-                    "it did not start within {} (startup_timeout_sec)",
-                    seconds(timeout)
-                )),
-            };
-            if let State::Failed(reason) = &state {
-                tracing::info!(target: "corvid_mcp", "MCP server `{name}` failed: {reason}");
-            }
-            if let State::NeedsSignIn(_) = &state {
-                tracing::info!(target: "corvid_mcp", "MCP server `{name}` needs a sign-in");
-            }
-            // A shutdown meanwhile wins.
-            slot.state.send_if_modified(|current| {
-                if matches!(current, State::Starting) {
-                    *current = state;
-                    true
-                } else {
-                    false
-                }
-            });
-        });
-    }
-
-    /// Restarts servers whose process or session ended since the last look.
-    fn restart_dead(&self) {
-        for (index, slot) in self.inner.slots.iter().enumerate() {
-            let dead =
-                matches!(&*slot.state.borrow(), State::Ready(live) if !live.connection.alive());
-            if dead {
-                self.push_notice(format!(
-                    "MCP server `{}` stopped; restarting it",
-                    slot.config.name
-                ));
-                self.restart(index);
-            }
-        }
-    }
-
-    /// Starts again the servers that needed a sign-in and have a new one now (`corvid mcp
-    /// login` in another terminal): no new session needed.
-    async fn start_signed_in(&self) {
-        for (index, slot) in self.inner.slots.iter().enumerate() {
-            let State::NeedsSignIn(refused) = slot.state.borrow().clone() else {
-                continue;
-            };
-            let now = self.sign_in_stamp(&slot.config).await;
-            if now.is_some() && now != refused {
-                self.push_notice(format!(
-                    "MCP server `{}` has a new sign-in; starting it",
-                    slot.config.name
-                ));
-                self.launch(index);
-            }
-        }
-    }
-
-    /// The stamp of `server`'s stored sign-in, read off the runtime's threads.
-    async fn sign_in_stamp(&self, server: &McpServer) -> Option<String> {
-        let server = server.clone();
-        let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || {
-            crate::launch::sign_in_stamp(&server, &inner.environment)
-        })
-        .await
-        .ok()
-        .flatten()
-    }
-
-    fn restart(&self, index: usize) {
-        let slot = &self.inner.slots[index];
-        if !matches!(&*slot.state.borrow(), State::Ready(_)) {
-            return;
-        }
-        let restarts = slot.restarts.fetch_add(1, Ordering::SeqCst) + 1;
-        if restarts > MAX_RESTARTS {
-            let reason = format!("it stopped {restarts} times; not restarted again this session");
-            slot.state.send_replace(State::Failed(reason));
-            return;
-        }
-        self.launch(index);
-    }
-
-    async fn relist(&self, slot: &Slot, live: &Live) {
-        match tokio::time::timeout(slot.config.startup_timeout, live.connection.list_tools()).await
-        {
-            Ok(Ok(tools)) => {
-                self.push_notice(format!(
-                    "MCP server `{}` changed its tools: it now offers {}",
-                    slot.config.name,
-                    tools.len()
-                ));
-                *live.tools.lock() = tools;
-            }
-            Ok(Err(reason)) => self.push_notice(format!(
-                "MCP server `{}` changed its tools, but listing them failed: {reason}",
-                slot.config.name
-            )),
-            Err(_) => self.push_notice(format!(
-                "MCP server `{}` changed its tools, but did not list them in time",
-                slot.config.name
-            )),
-        }
-    }
-
     fn note_left_out(&self, naming: &Naming, total: usize) {
         let note = (!naming.left_out.is_empty()).then(|| {
             let names: Vec<String> = naming
@@ -670,16 +450,6 @@ impl McpManager {
         tracing::info!(target: "corvid_mcp", "{notice}");
         self.inner.notices.lock().push(notice);
     }
-}
-
-/// Why a project's server is not started, and how to start it.
-fn untrusted_notice(server: &McpServer) -> String {
-    let name = &server.name;
-    format!(
-        "MCP server `{name}` from {} is not started: a project's own servers start only once you trust them (it {}). If you do: `/mcp trust {name}` starts it now (in corvid chat, the web page or Zed), `corvid mcp trust {name}` in this project before a session",
-        server.origin.file.display(),
-        describe(server),
-    )
 }
 
 fn failure(text: String) -> McpOutput {
