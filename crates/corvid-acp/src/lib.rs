@@ -14,5 +14,5 @@ mod updates;
 pub use client_mcp::ClientMcp;
 pub use server::serve;
 pub use sessions::{
-    BoxFuture, Listed, OpenRequest, Opened, ServiceSessions, SessionLink, Sessions,
+    BoxFuture, Listed, OpenRequest, Opened, ServiceSessions, SessionLink, Sessions, SessionsError,
 };

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use corvid_agent::{AgentConfig, Agents, OpenConversation, Session, Subscription};
+use corvid_agent::{AgentConfig, AgentError, Agents, OpenConversation, Session, Subscription};
 use corvid_protocol::{
     ApprovalPolicy, HistoryEntry, Op, PROTOCOL_VERSION, Reply, ReplyOk, Response, SandboxState,
     Submission,
@@ -84,13 +84,33 @@ pub trait SessionLink: Send + Sync {
     }
 }
 
+/// Why a session could not be opened or listed; its text is a sentence for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionsError {
+    /// The session service refused (the conversation, the project, the store).
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// The session did not answer `hello` with its state.
+    #[error("{}", .0.message)]
+    Hello(corvid_protocol::ErrorNotification),
+    /// The session answered `hello` with something other than its state.
+    #[error("the agent answered hello with {0}")]
+    UnexpectedHello(String),
+    /// The project folder holding `cwd` cannot be read.
+    #[error("{}: {source}", .folder.display())]
+    Project {
+        folder: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// Opens and lists sessions.
 pub trait Sessions: Send + Sync + 'static {
-    /// Opens a session; the error is a sentence for the user.
-    fn open(&self, request: OpenRequest) -> BoxFuture<'_, Result<Opened, String>>;
+    /// Opens a session.
+    fn open(&self, request: OpenRequest) -> BoxFuture<'_, Result<Opened, SessionsError>>;
     /// The conversations of the project holding `cwd`, most recently updated first; only those
     /// with messages.
-    fn list(&self, cwd: &Path) -> BoxFuture<'_, Result<Vec<Listed>, String>>;
+    fn list(&self, cwd: &Path) -> BoxFuture<'_, Result<Vec<Listed>, SessionsError>>;
     /// The models a session may use, for the model selector (the default first).
     fn models(&self) -> Vec<String>;
     /// `model`'s context window in tokens, for usage updates: what the engine compacts
@@ -139,7 +159,7 @@ impl SessionLink for Session {
 }
 
 impl Sessions for ServiceSessions {
-    fn open(&self, request: OpenRequest) -> BoxFuture<'_, Result<Opened, String>> {
+    fn open(&self, request: OpenRequest) -> BoxFuture<'_, Result<Opened, SessionsError>> {
         Box::pin(async move {
             let folders = corvid_agent::project_folders(&request.cwd, None);
             let mut config = self.base.clone();
@@ -157,11 +177,7 @@ impl Sessions for ServiceSessions {
                 Some(id) => OpenConversation::Existing(id.clone()),
                 None => OpenConversation::New,
             };
-            let (session, subscription) = self
-                .agents
-                .open_listening(config, which)
-                .await
-                .map_err(|error| error.to_string())?;
+            let (session, subscription) = self.agents.open_listening(config, which).await?;
             // `hello` is replied with the session's state, whoever opened it first.
             let hello = Op::Hello {
                 version: PROTOCOL_VERSION,
@@ -169,16 +185,15 @@ impl Sessions for ServiceSessions {
             };
             let ready = match session.request(hello).await {
                 Ok(ReplyOk::Ready(ready)) => ready,
-                Ok(other) => return Err(format!("the agent answered hello with {other:?}")),
-                Err(error) => return Err(error.message),
+                Ok(other) => return Err(SessionsError::UnexpectedHello(format!("{other:?}"))),
+                Err(error) => return Err(SessionsError::Hello(error)),
             };
             let conversation_id = session.conversation_id();
             let project = session.project().to_owned();
             let history = self
                 .agents
                 .conversation(&project, &conversation_id)
-                .await
-                .map_err(|error| error.to_string())?
+                .await?
                 .map(|detail| detail.history)
                 .unwrap_or_default();
             Ok(Opened {
@@ -194,18 +209,17 @@ impl Sessions for ServiceSessions {
         })
     }
 
-    fn list(&self, cwd: &Path) -> BoxFuture<'_, Result<Vec<Listed>, String>> {
+    fn list(&self, cwd: &Path) -> BoxFuture<'_, Result<Vec<Listed>, SessionsError>> {
         let folders = corvid_agent::project_folders(cwd, None);
         Box::pin(async move {
             let project = folders
                 .root
                 .canonicalize()
-                .map_err(|error| format!("{}: {error}", folders.root.display()))?;
-            let found = self
-                .agents
-                .conversations(&project)
-                .await
-                .map_err(|error| error.to_string())?;
+                .map_err(|source| SessionsError::Project {
+                    folder: folders.root.clone(),
+                    source,
+                })?;
+            let found = self.agents.conversations(&project).await?;
             Ok(found
                 .into_iter()
                 .filter(|conversation| conversation.message_count > 0)

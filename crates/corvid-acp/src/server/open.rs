@@ -156,7 +156,7 @@ impl Server {
                         })
                         .collect(),
                 )),
-                Err(message) => responder.respond_with_error(invalid(message)),
+                Err(error) => responder.respond_with_error(invalid(error.to_string())),
             }
         })
     }
@@ -251,7 +251,8 @@ impl Server {
                 files,
                 mcp_servers: crate::client_mcp::servers(mcp_servers),
             })
-            .await?;
+            .await
+            .map_err(|error| error.to_string())?;
         let Opened {
             conversation_id,
             project,
