@@ -130,7 +130,13 @@ pub(crate) async fn run_until(
         },
     });
     if let Some(url) = &page {
-        if let Err(error) = write_private(&url_file(&loaded), url) {
+        // Replaced at once (never half written: `corvid open` and the tests read it as it appears),
+        // readable by the user only.
+        if let Err(error) = corvid_config::write_atomic(
+            &url_file(&loaded),
+            url.as_bytes(),
+            corvid_config::FileMode::Private,
+        ) {
             tracing::warn!(%error, "cannot leave the page URL for `corvid open`");
         }
         // The URL holds the token: stdout only (for the user), never the log.
@@ -303,18 +309,6 @@ fn page_agent(
     let config =
         crate::compose::agent_config(loaded, folders, loaded.config.default_model.clone(), "web");
     Ok((PageAgent::new(composition.agents, config), root))
-}
-
-/// Writes `text` to `path`, readable and writable by the user only.
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    std::io::Write::write_all(&mut options.open(path)?, text.as_bytes())
 }
 
 /// `corvid open`: the running server's page in a browser, or its URL when none starts.
