@@ -291,6 +291,38 @@ def test_claude_code_background_calls_take_the_background_rule(model):
         assert ("grok-4.6", "xai", "background") in rows, rows
 
 
+# A route whose first target is down (nothing listens on its port): Claude Code and Codex are
+# answered by the next target before any byte, and the ledger holds both attempts (issue 22).
+FALLBACK_CONFIG = (
+    '[providers.down]\nkind = "anthropic"\nbase_url = "http://127.0.0.1:9"\nmodels = ["claude-sonnet-4-5"]\n'
+    '[routes.team-main]\ntargets = ["down/claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"]\n'
+)
+
+
+def _providers_in_ledger(home: str, count: int) -> list:
+    deadline = time.monotonic() + 10
+    rows = []
+    while time.monotonic() < deadline:
+        rows = ledger_rows(home) if Path(home, "corvid.db").exists() else []
+        if len(rows) >= count:
+            break
+        time.sleep(0.2)
+    return [provider for _model, provider, _rule in rows]
+
+
+def test_claude_code_and_codex_are_answered_through_a_fallback_when_the_first_target_is_down(model):
+    with serve(model, FALLBACK_CONFIG) as gateway:
+        before = len(model.generations("/messages"))
+        claude = Claude(gateway, "team-main")
+        assert claude.ask("Say hello.")["result"] == MOCK_REPLY
+        codex = Codex(gateway, "team-main")
+        assert MOCK_REPLY in codex.exec("Say hello.")
+        served = model.generations("/messages")[before:]
+        assert served and all(r["body"]["model"] == "claude-sonnet-4-5" for r in served)
+        providers = _providers_in_ledger(gateway["home"], 2 * len(served))
+        assert "down" in providers and "anthropic" in providers, providers
+
+
 # ---------- Codex ----------
 
 class Codex:
