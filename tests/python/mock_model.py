@@ -184,6 +184,8 @@ class MockModel:
     def __init__(self, reasoning: bool = False):
         self.reasoning = reasoning
         self.requests = []
+        # Keys answered 429 (a key pool's member at its rate limit).
+        self.rate_limited_keys = set()
         self._lock = threading.Lock()
         mock = self
 
@@ -209,6 +211,17 @@ class MockModel:
                 path = self.path.split("?")[0]
                 with mock._lock:
                     mock.requests.append({"path": path, "headers": dict(self.headers), "body": body})
+                key = self.headers.get("x-api-key") or self.headers.get("authorization", "").removeprefix("Bearer ")
+                if key in mock.rate_limited_keys:
+                    # A key at its rate limit, as providers answer it (a pool moves to the next).
+                    self.send_response(429)
+                    self.send_header("retry-after", "30")
+                    data = json.dumps({"type": "error", "error": {"type": "rate_limit_error",
+                                                                  "message": "rate limited"}}).encode()
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    return self.wfile.write(data)
                 if path.endswith("/messages/count_tokens"):
                     return self._json(200, {"input_tokens": 42})
                 if path.endswith("/messages"):

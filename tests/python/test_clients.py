@@ -57,13 +57,14 @@ def model():
 
 
 @contextlib.contextmanager
-def serve(model, extra_config: str = ""):
+def serve(model, extra_config: str = "", extra_env: str = ""):
     """`corvid serve` with every provider kind on the mock model: xai (chat), anthropic, and a
-    Responses provider `resp`; `extra_config` is appended to its config.toml."""
+    Responses provider `resp`; `extra_config` is appended to its config.toml, `extra_env` to its
+    env file."""
     with tempfile.TemporaryDirectory() as home:
         port = _free_port()
         Path(home, "env").write_text("XAI_API_KEY='sk-upstream-test'\nANTHROPIC_API_KEY=ant-test\n"
-                                     "OPENAI_API_KEY=oai-test\nGEMINI_API_KEY=gem-test\n")
+                                     "OPENAI_API_KEY=oai-test\nGEMINI_API_KEY=gem-test\n" + extra_env)
         os.chmod(Path(home, "env"), 0o600)
         base = model.base_url
         Path(home, "config.toml").write_text(
@@ -321,6 +322,34 @@ def test_claude_code_and_codex_are_answered_through_a_fallback_when_the_first_ta
         assert served and all(r["body"]["model"] == "claude-sonnet-4-5" for r in served)
         providers = _providers_in_ledger(gateway["home"], 2 * len(served))
         assert "down" in providers and "anthropic" in providers, providers
+
+
+# A provider with a key pool whose first key is rate-limited: Claude Code and Codex are answered
+# with the second key, and the first rests (issue 22 item 2).
+POOL_CONFIG = (
+    '[providers.pooled]\nkind = "anthropic"\nbase_url = "{base}"\n'
+    'api_key_envs = ["POOL_KEY_1", "POOL_KEY_2"]\nmodels = ["claude-sonnet-4-5"]\n'
+    '[routes.pooled-main]\ntargets = ["pooled/claude-sonnet-4-5"]\n'
+)
+
+
+def test_claude_code_and_codex_are_answered_by_the_next_key_of_a_pool_when_one_is_rate_limited(model):
+    model.rate_limited_keys.add("pool-one")
+    try:
+        with serve(model, POOL_CONFIG.format(base=model.base_url),
+                   "POOL_KEY_1=pool-one\nPOOL_KEY_2=pool-two\n") as gateway:
+            before = len(model.generations("/messages"))
+            assert Claude(gateway, "pooled-main").ask("Say hello.")["result"] == MOCK_REPLY
+            assert MOCK_REPLY in Codex(gateway, "pooled-main").exec("Say hello.")
+            keys = [r["headers"].get("x-api-key") or r["headers"].get("X-Api-Key")
+                    for r in model.generations("/messages")[before:]]
+            answered = [key for key in keys if key == "pool-two"]
+            # Every request carried a key of the pool (never none), and the second answered.
+            assert answered and set(keys) <= {"pool-one", "pool-two"}, keys
+            # The first key rests after its 429: once tried, not asked again for every request.
+            assert keys.count("pool-one") <= 1, keys
+    finally:
+        model.rate_limited_keys.discard("pool-one")
 
 
 # ---------- Codex ----------

@@ -123,7 +123,10 @@ pub(crate) fn pool_credentials(
     let own = Credential::for_provider(provider, loaded, http);
     let mut seen: Vec<String> = Vec::new();
     let mut credentials = Vec::new();
-    if own.is_available() {
+    // A provider of its own with only `api_key_envs` has no key of its own: its keyless
+    // credential is not a member (it would send requests with no key at all); it stays the
+    // provider's credential only when the pool holds no key either (a local server).
+    if own.is_available() && !own.is_none() {
         if let corvid_config::CredentialSource::Env(variables) = &provider.credential
             && let Some(secret) = variables.iter().find_map(|name| loaded.secret(name))
         {

@@ -237,3 +237,28 @@ fn a_pool_alone_is_enough_and_a_key_is_counted_once() {
     assert_eq!(openai.keys().len(), 2, "K2 repeats K1");
     assert!(openai.is_available());
 }
+
+#[test]
+fn a_provider_of_its_own_with_only_a_pool_sends_a_key_with_every_request() {
+    let home = tempfile::tempdir().unwrap();
+    let registry = registry(
+        home.path(),
+        "[providers.pooled]\nkind = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         api_key_envs = [\"POOL_KEY_1\", \"POOL_KEY_2\"]\nmodels = [\"claude-sonnet-4-5\"]\n",
+        &[("POOL_KEY_1", "one"), ("POOL_KEY_2", "two")],
+    );
+    let pooled = registry.provider("pooled").unwrap();
+    assert_eq!(
+        pooled.keys().len(),
+        2,
+        "no keyless member beside the two keys"
+    );
+    for index in 0..pooled.keys().len() {
+        assert!(
+            !pooled.keys().member(index).credential().is_none(),
+            "member {index}"
+        );
+    }
+    // Not taken for a keyless local server (no Ollama probe of an Anthropic provider).
+    assert!(!crate::quirks::is_local_server(pooled));
+}
