@@ -27,6 +27,7 @@ use futures_util::future::Either;
 use tokio::sync::{mpsc, watch as signal};
 use tower::util::Oneshot;
 
+use watch::NotApplied;
 pub(crate) use watch::Watch;
 
 /// How often the settings files are looked at.
@@ -221,9 +222,7 @@ async fn apply(
             .build(reloaded.loaded)
             .await
             .map(|generation| (generation, reloaded.needs_restart))
-            .map_err(|error| {
-                format!("Settings not applied: {error:#}; still serving the previous ones")
-            }),
+            .map_err(NotApplied),
         Err(error) => Err(error),
     };
     match built {
@@ -240,6 +239,7 @@ async fn apply(
             ReloadOutcome::Applied { needs_restart }
         }
         Err(error) => {
+            let error = error.to_string();
             tracing::warn!(%error, "the changed settings are not valid; serving the previous ones");
             note.error = Some(error.clone());
             reloads.set_note(note);

@@ -239,7 +239,7 @@ async fn zed(state: &PageState) {
 }
 
 /// A sign-in that stored its tokens is applied before the page hears it succeeded.
-async fn apply<T>(state: &PageState, outcome: &Result<T, String>) {
+async fn apply<T, E>(state: &PageState, outcome: &Result<T, E>) {
     if outcome.is_ok() {
         let _ = state.0.reloads.apply_now().await;
     }

@@ -11,6 +11,32 @@ use super::{CommandSet, CustomCommand, MAX_COMMAND_BYTES, PROJECT_COMMAND_DIRS, 
 use crate::instructions::{read_confined, slash_path};
 use crate::skills::frontmatter::{self, FrontmatterError, Value};
 
+/// Why a command file is skipped; the warning that names the file says it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CommandFileError {
+    #[error("a command's file and folder names may hold only letters, digits, `-`, `_` and `.`")]
+    BadName,
+    #[error("it is larger than {} KiB", MAX_COMMAND_BYTES / 1024)]
+    TooLarge,
+    #[error("it cannot be read ({0})")]
+    Unreadable(std::io::Error),
+    /// A project file outside the project, or one that cannot be read there.
+    #[error("{0}")]
+    NotConfined(String),
+    #[error("it disappeared while being read")]
+    Disappeared,
+    #[error("it is not UTF-8 text")]
+    NotUtf8,
+    #[error("{0}")]
+    Frontmatter(FrontmatterError),
+    #[error("line {line}: `{key}` must be text, not a list or mapping")]
+    NotText { line: usize, key: String },
+    #[error("it is not a Gemini command (TOML with a `prompt`): {}", .0.message())]
+    NotGemini(toml::de::Error),
+    #[error("its `prompt` is empty")]
+    EmptyPrompt,
+}
+
 /// How deep subfolders (namespaces) are followed.
 const MAX_DEPTH: usize = 4;
 /// The longest description shown.
@@ -135,7 +161,7 @@ fn syntax_of(relative: &Path, folder: &Folder) -> Option<Syntax> {
 }
 
 /// `frontend/component.md` → `frontend:component`, or why it cannot be a command's name.
-fn name_of(relative: &Path) -> Result<String, String> {
+fn name_of(relative: &Path) -> Result<String, CommandFileError> {
     let stem = relative.with_extension("");
     let parts: Vec<String> = stem
         .components()
@@ -148,10 +174,7 @@ fn name_of(relative: &Path) -> Result<String, String> {
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
     };
     if parts.is_empty() || !parts.iter().all(valid) {
-        return Err(
-            "a command's file and folder names may hold only letters, digits, `-`, `_` and `.`"
-                .to_owned(),
-        );
+        return Err(CommandFileError::BadName);
     }
     Ok(parts.join(":"))
 }
@@ -161,7 +184,7 @@ fn read(
     relative: &Path,
     syntax: Syntax,
     shown: &str,
-) -> Result<CustomCommand, String> {
+) -> Result<CustomCommand, CommandFileError> {
     let name = name_of(relative)?;
     let text = match &folder.confined_to {
         Some(root) => {
@@ -169,10 +192,11 @@ fn read(
                 .path
                 .strip_prefix(root)
                 .map_or_else(|_| relative.to_path_buf(), |dir| dir.join(relative));
-            let read = read_confined(root, &within, MAX_COMMAND_BYTES)?
-                .ok_or("it disappeared while being read")?;
+            let read = read_confined(root, &within, MAX_COMMAND_BYTES)
+                .map_err(CommandFileError::NotConfined)?
+                .ok_or(CommandFileError::Disappeared)?;
             if read.size > MAX_COMMAND_BYTES as u64 {
-                return Err(too_large());
+                return Err(CommandFileError::TooLarge);
             }
             read.text
         }
@@ -186,41 +210,37 @@ fn read(
     Ok(command)
 }
 
-fn too_large() -> String {
-    format!("it is larger than {} KiB", MAX_COMMAND_BYTES / 1024)
-}
-
-fn read_user_file(path: &Path) -> Result<String, String> {
+fn read_user_file(path: &Path) -> Result<String, CommandFileError> {
     let mut bytes = Vec::new();
     fs::File::open(path)
         .and_then(|file| {
             file.take(MAX_COMMAND_BYTES as u64 + 1)
                 .read_to_end(&mut bytes)
         })
-        .map_err(|error| format!("it cannot be read ({error})"))?;
+        .map_err(CommandFileError::Unreadable)?;
     if bytes.len() > MAX_COMMAND_BYTES {
-        return Err(too_large());
+        return Err(CommandFileError::TooLarge);
     }
-    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())
+    String::from_utf8(bytes).map_err(|_| CommandFileError::NotUtf8)
 }
 
 /// A markdown command: an optional frontmatter, then the prompt.
-pub(super) fn markdown(name: &str, text: &str) -> Result<CustomCommand, String> {
+pub(super) fn markdown(name: &str, text: &str) -> Result<CustomCommand, CommandFileError> {
     let (entries, body) = match frontmatter::parse(text) {
         Ok(document) => (Some(document.entries), document.body),
         Err(FrontmatterError::Missing) => (None, text),
-        Err(error) => return Err(error.to_string()),
+        Err(error) => return Err(CommandFileError::Frontmatter(error)),
     };
     let entries = entries.unwrap_or_default();
-    let field = |key: &str| -> Result<Option<String>, String> {
+    let field = |key: &str| -> Result<Option<String>, CommandFileError> {
         match entries.iter().find(|entry| entry.key == key) {
             None => Ok(None),
             Some(entry) => match &entry.value {
                 Value::Text(text) => Ok(Some(text.trim().to_owned()).filter(|t| !t.is_empty())),
-                Value::Nested => Err(format!(
-                    "line {}: `{key}` must be text, not a list or mapping",
-                    entry.line
-                )),
+                Value::Nested => Err(CommandFileError::NotText {
+                    line: entry.line,
+                    key: key.to_owned(),
+                }),
             },
         }
     };
@@ -261,16 +281,11 @@ struct GeminiFile {
 }
 
 /// A Gemini CLI command: `prompt` (required) and `description`.
-pub(super) fn gemini(name: &str, text: &str) -> Result<CustomCommand, String> {
-    let file: GeminiFile = toml::from_str(text).map_err(|error| {
-        format!(
-            "it is not a Gemini command (TOML with a `prompt`): {}",
-            error.message()
-        )
-    })?;
+pub(super) fn gemini(name: &str, text: &str) -> Result<CustomCommand, CommandFileError> {
+    let file: GeminiFile = toml::from_str(text).map_err(CommandFileError::NotGemini)?;
     let template = file.prompt.trim().to_owned();
     if template.is_empty() {
-        return Err("its `prompt` is empty".to_owned());
+        return Err(CommandFileError::EmptyPrompt);
     }
     let description = file
         .description

@@ -103,11 +103,13 @@ pub(crate) fn load_agents(project: &Path, user_dir: Option<&Path>) -> AgentSet {
                 Some(root) => {
                     let relative = dir.strip_prefix(root).unwrap_or(&dir).join(&file);
                     read_confined(root, &relative, MAX_AGENT_BYTES)
-                        .and_then(|read| read.ok_or_else(|| "it disappeared".to_owned()))
+                        .map_err(AgentFileError::NotConfined)
+                        .and_then(|read| read.ok_or(AgentFileError::Disappeared))
                         .map(|read| read.text)
                 }
-                None => std::fs::read_to_string(dir.join(&file))
-                    .map_err(|error| format!("it cannot be read ({error})")),
+                None => {
+                    std::fs::read_to_string(dir.join(&file)).map_err(AgentFileError::Unreadable)
+                }
             };
             let stem = file.trim_end_matches(".md");
             let from_claude = shown_dir.starts_with(".claude");
@@ -132,15 +134,44 @@ pub(crate) fn load_agents(project: &Path, user_dir: Option<&Path>) -> AgentSet {
     set
 }
 
+/// Why an agent file is skipped; the warning that names the file says it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AgentFileError {
+    #[error("it cannot be read ({0})")]
+    Unreadable(std::io::Error),
+    /// A project file outside the project, or one that cannot be read there.
+    #[error("{0}")]
+    NotConfined(String),
+    #[error("it disappeared")]
+    Disappeared,
+    #[error("{0}")]
+    Frontmatter(frontmatter::FrontmatterError),
+    #[error("line {line}: `{key}` must be text")]
+    NotText { line: usize, key: String },
+    #[error("its name `{0}` must be lowercase letters, digits and hyphens")]
+    BadName(String),
+    #[error("`{0}` is a built-in subagent's name")]
+    Builtin(String),
+    #[error("the frontmatter has no `description` (say when the agent should be used)")]
+    NoDescription,
+}
+
 /// An agent file: frontmatter, then its instructions.
-pub(crate) fn parse(stem: &str, text: &str, from_claude: bool) -> Result<CustomAgent, String> {
-    let document = frontmatter::parse(text).map_err(|error| error.to_string())?;
-    let field = |key: &str| -> Result<Option<String>, String> {
+pub(crate) fn parse(
+    stem: &str,
+    text: &str,
+    from_claude: bool,
+) -> Result<CustomAgent, AgentFileError> {
+    let document = frontmatter::parse(text).map_err(AgentFileError::Frontmatter)?;
+    let field = |key: &str| -> Result<Option<String>, AgentFileError> {
         match document.get(key) {
             None => Ok(None),
             Some(entry) => match &entry.value {
                 Value::Text(text) => Ok(Some(text.trim().to_owned()).filter(|t| !t.is_empty())),
-                Value::Nested => Err(format!("line {}: `{key}` must be text", entry.line)),
+                Value::Nested => Err(AgentFileError::NotText {
+                    line: entry.line,
+                    key: key.to_owned(),
+                }),
             },
         }
     };
@@ -150,15 +181,12 @@ pub(crate) fn parse(stem: &str, text: &str, from_claude: bool) -> Result<CustomA
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if !valid {
-        return Err(format!(
-            "its name `{name}` must be lowercase letters, digits and hyphens"
-        ));
+        return Err(AgentFileError::BadName(name));
     }
     if BUILTIN.contains(&name.as_str()) {
-        return Err(format!("`{name}` is a built-in subagent's name"));
+        return Err(AgentFileError::Builtin(name));
     }
-    let description = field("description")?
-        .ok_or("the frontmatter has no `description` (say when the agent should be used)")?;
+    let description = field("description")?.ok_or(AgentFileError::NoDescription)?;
     let tools = match document.get("tools") {
         None => None,
         Some(entry) => match &entry.value {
@@ -259,11 +287,9 @@ mod tests {
             "t",
             "---\ndescription: d\nmodel: inherit\ntools: \"*\"\n---\n",
             false,
-        );
-        assert_eq!(
-            inherit.map(|agent| (agent.model, agent.tools)),
-            Ok((None, None))
-        );
+        )
+        .unwrap();
+        assert_eq!((inherit.model, inherit.tools), (None, None));
         assert!(parse("explore", "---\ndescription: d\n---\n", false).is_err());
         assert!(parse("Bad_Name", "---\ndescription: d\n---\n", false).is_err());
     }

@@ -44,6 +44,12 @@ impl Fixed {
     }
 }
 
+/// Settings that cannot be used (they do not load, or the app cannot be built from them): the
+/// running ones stay. Its text is what the Status tab and the tray show.
+#[derive(Debug, thiserror::Error)]
+#[error("Settings not applied: {0:#}; still serving the previous ones")]
+pub(crate) struct NotApplied(pub(crate) anyhow::Error);
+
 /// Settings loaded again: what to serve with, and what waits for a restart.
 #[derive(Debug)]
 pub(crate) struct Reloaded {
@@ -80,12 +86,10 @@ impl Watch {
     pub(crate) fn reload(
         &mut self,
         load: impl FnOnce() -> anyhow::Result<Loaded>,
-    ) -> Result<Reloaded, String> {
+    ) -> Result<Reloaded, NotApplied> {
         // Whatever happens, this look counts: an invalid edit is reported once, not each tick.
         self.changed();
-        let mut loaded = load().map_err(|error| {
-            format!("Settings not applied: {error:#}; still serving the previous ones")
-        })?;
+        let mut loaded = load().map_err(NotApplied)?;
         let wanted = Fixed::of(&loaded);
         let mut waiting = Vec::new();
         if wanted.host != self.started.host || wanted.port != self.started.port {
@@ -140,7 +144,7 @@ mod tests {
         assert_eq!(again.needs_restart, None);
 
         std::fs::write(home.path().join("config.toml"), "port = \"not a port\"\n").unwrap();
-        let refused = watch.reload(|| load(home.path())).unwrap_err();
+        let refused = watch.reload(|| load(home.path())).unwrap_err().to_string();
         assert!(refused.starts_with("Settings not applied: "), "{refused}");
         assert!(refused.ends_with("still serving the previous ones"));
         assert!(!watch.changed(), "a refused edit is not looked at again");
