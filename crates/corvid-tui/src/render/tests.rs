@@ -1,5 +1,6 @@
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::style::{Color, Modifier};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
