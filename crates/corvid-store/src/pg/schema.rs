@@ -278,5 +278,12 @@ BEGIN
     END LOOP;
     RETURN n;
 END $$;
+-- Step 1's three-argument form (a hold released by hand) becomes this one with every hold
+-- released, so the settling logic lives once.
+CREATE OR REPLACE FUNCTION corvid_settle(p_requests text[], p_costs bigint[], p_keys bigint[])
+RETURNS bigint LANGUAGE sql AS $$
+    SELECT corvid_settle(p_requests, p_costs, p_keys,
+        array_fill(true, ARRAY[coalesce(cardinality(p_requests), 0)]))
+$$;
 "#,
 ];
