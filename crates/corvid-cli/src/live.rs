@@ -13,10 +13,11 @@
 mod watch;
 
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use axum::extract::Request;
 use axum::response::Response;
 use corvid_config::{Flags, Loaded};
@@ -75,8 +76,9 @@ impl Generation {
 }
 
 struct Apps {
-    current: RwLock<Arc<Generation>>,
-    retired: Mutex<Vec<Arc<Generation>>>,
+    /// Read by every request: a swap, never a lock.
+    current: ArcSwap<Generation>,
+    retired: parking_lot::Mutex<Vec<Arc<Generation>>>,
 }
 
 /// The service the listener serves: each request goes to the current app. Cheap to clone.
@@ -86,36 +88,19 @@ pub(crate) struct LiveApp(Arc<Apps>);
 impl LiveApp {
     pub(crate) fn new(first: Generation) -> Self {
         Self(Arc::new(Apps {
-            current: RwLock::new(Arc::new(first)),
-            retired: Mutex::default(),
+            current: ArcSwap::from_pointee(first),
+            retired: parking_lot::Mutex::default(),
         }))
     }
 
     pub(crate) fn current(&self) -> Arc<Generation> {
-        Arc::clone(
-            &self
-                .0
-                .current
-                .read()
-                .unwrap_or_else(PoisonError::into_inner),
-        )
+        self.0.current.load_full()
     }
 
     /// Serves `next` from now on; returns the app it replaces.
     fn swap(&self, next: Generation) -> Arc<Generation> {
-        let old = std::mem::replace(
-            &mut *self
-                .0
-                .current
-                .write()
-                .unwrap_or_else(PoisonError::into_inner),
-            Arc::new(next),
-        );
-        let mut retired = self
-            .0
-            .retired
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let old = self.0.current.swap(Arc::new(next));
+        let mut retired = self.0.retired.lock();
         retired.push(Arc::clone(&old));
         let excess = retired.len().saturating_sub(KEEP_RETIRED);
         retired.drain(..excess);
@@ -124,12 +109,7 @@ impl LiveApp {
 
     /// Every app still kept: the current one last.
     pub(crate) fn all(&self) -> Vec<Arc<Generation>> {
-        let mut all = self
-            .0
-            .retired
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let mut all = self.0.retired.lock().clone();
         all.push(self.current());
         all
     }
@@ -146,13 +126,7 @@ impl tower::Service<Request> for LiveApp {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let face = self
-            .0
-            .current
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .face
-            .clone();
+        let face = self.0.current.load().face.clone();
         match face {
             Face::Page(server) => Either::Left(Oneshot::new(server, request)),
             Face::Gateway(app) => Either::Right(Oneshot::new(app, request)),
