@@ -395,8 +395,10 @@ async def run(browser, mock, url, home, project):
     except urllib.error.HTTPError as error:
         assert error.code >= 500, error.code
     await browser.click("[data-tab=status]")
-    await browser.wait_for("document.querySelector('#status table')", 10, "the status page")
-    # The provider's last failure: the mock answered 500 to a request through the gateway.
+    # The provider's last failure: the mock answered 500 to a request through the gateway. The
+    # Status tab was drawn before (7c), so wait for this drawing's row, not for any table.
+    await browser.wait_for("[...document.querySelectorAll('#providers-status td.last-error')]"
+                           ".some(e => e.textContent.includes('the upstream fell over'))", 10, "the provider's last failure")
     failure = await browser.evaluate("[...document.querySelectorAll('#providers-status td.last-error')].map(e => e.textContent).join()")
     assert "500" in failure and "the upstream fell over" in failure, failure
     # The page's agent runs in the configured sandbox: its `ready` carried the sandbox state.
