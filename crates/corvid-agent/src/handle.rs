@@ -312,7 +312,7 @@ impl AgentHandle {
             &config.model,
             &OpenConversation::Current,
         )?;
-        let store: SharedStore = Arc::new(std::sync::Mutex::new(store));
+        let store: SharedStore = Arc::new(parking_lot::Mutex::new(store));
         let claims = Arc::new(Claims::default());
         let _ = claims.claim(&conversation, "a1");
         let runtime = tokio::runtime::Handle::current();

@@ -100,10 +100,8 @@ pub(crate) fn postgres(loaded: &Loaded) -> anyhow::Result<Option<PgStore>> {
 pub(crate) async fn postgres_gateway(
     loaded: &Loaded,
     state: corvid_gateway::AppState,
+    store: &PgStore,
 ) -> anyhow::Result<corvid_gateway::AppState> {
-    let Some(store) = postgres(loaded)? else {
-        return Ok(state);
-    };
     store
         .check_schema()
         .await
@@ -129,11 +127,11 @@ pub(crate) async fn postgres_gateway(
     let access = corvid_gateway::Access::new(teams, &config.store, required)
         .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
     tokio::spawn(access.clone().maintain());
-    tokio::spawn(store.watch_keys(access.key_cache().clone()));
+    tokio::spawn(store.clone().watch_keys(access.key_cache().clone()));
     tracing::info!(
         keys_required = required,
         redis = redis.is_some(),
-        "team mode: keys, budgets and usage on PostgreSQL"
+        "team mode: keys, budgets, usage and conversations on PostgreSQL"
     );
     Ok(state.with_recorder(recorder).with_access(access))
 }

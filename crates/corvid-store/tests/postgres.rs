@@ -8,6 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod pg_support;
+
 use corvid_store::pg::{PgLedger, PgStore};
 use corvid_store::team::{
     BudgetSpec, Hold, KeyCache, KeySpec, Period, Refusal, TeamSpec, TeamStore, UsageBy,
@@ -17,24 +19,7 @@ use corvid_store::{
     Billing, Outcome, PriceMicros, RecorderOptions, StoreError, Tokens, UsageRecord, UsageRecorder,
     now_ms,
 };
-
-/// A fresh, empty database on the test server, or `None` (and a note) without one.
-async fn fresh_database() -> Option<String> {
-    let Ok(admin_url) = std::env::var("CORVID_TEST_POSTGRES_URL") else {
-        eprintln!("skipped: CORVID_TEST_POSTGRES_URL is not set (run under scripts/team-services)");
-        return None;
-    };
-    let (client, connection) = tokio_postgres::connect(&admin_url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    let name = format!("t_{}", &new_request_id()[..16]);
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    Some(admin_url.replace("/postgres", &format!("/{name}")))
-}
+use pg_support::fresh_database;
 
 async fn migrated(url: &str) -> PgStore {
     let store = PgStore::connect(url, 16).unwrap();

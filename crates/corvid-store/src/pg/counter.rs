@@ -17,7 +17,9 @@
 //! Every key shares the hash tag `{corvid:<database>}`, so the scripts stay within one Cluster
 //! slot and one Redis can serve several databases.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionManager;
@@ -114,10 +116,7 @@ impl RedisCounter {
     where
         F: Future<Output = Result<T, redis::RedisError>>,
     {
-        let failed = *self
-            .failed_at
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let failed = *self.failed_at.lock();
         if failed.is_some_and(|at| at.elapsed() < REDIS_BACKOFF) {
             return Err(RedisError::Backoff);
         }
@@ -127,10 +126,7 @@ impl RedisCounter {
             Err(_) => Err(RedisError::Timeout(REDIS_TIMEOUT)),
         };
         if result.is_err() {
-            *self
-                .failed_at
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+            *self.failed_at.lock() = Some(Instant::now());
         }
         result
     }

@@ -286,4 +286,55 @@ RETURNS bigint LANGUAGE sql AS $$
         array_fill(true, ARRAY[coalesce(cardinality(p_requests), 0)]))
 $$;
 "#,
+    // 4: the agent's conversations (several per project folder), their messages (JSON the
+    // agent owns), token usage per step, the checkpoints `/undo` and `/diff` read, and each
+    // project's current conversation: what SQLite's steps 2, 4 and 5 hold, so every instance
+    // lists and opens the same conversations. Times are Unix seconds, as on SQLite.
+    r#"
+CREATE TABLE conversations (
+    id           text      PRIMARY KEY,
+    project      text      NOT NULL,
+    title        text      NOT NULL DEFAULT '',
+    model        text,
+    created_at   bigint    NOT NULL,
+    updated_at   bigint    NOT NULL,
+    ended_at_seq bigint,
+    created_seq  bigserial NOT NULL
+);
+CREATE INDEX conversations_project ON conversations (project, updated_at DESC);
+CREATE TABLE conversation_messages (
+    conversation_id text   NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    seq             bigint NOT NULL,
+    role            text   NOT NULL,
+    content         text   NOT NULL,
+    created_at      bigint NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+);
+CREATE TABLE conversation_steps (
+    conversation_id text    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    turn            integer NOT NULL,
+    step            integer NOT NULL,
+    model           text    NOT NULL,
+    input           bigint  NOT NULL DEFAULT 0,
+    cache_read      bigint  NOT NULL DEFAULT 0,
+    cache_write     bigint  NOT NULL DEFAULT 0,
+    output          bigint  NOT NULL DEFAULT 0,
+    reasoning       bigint  NOT NULL DEFAULT 0,
+    at              bigint  NOT NULL
+);
+CREATE INDEX conversation_steps_turn ON conversation_steps (conversation_id, turn);
+CREATE TABLE conversation_checkpoints (
+    conversation_id text    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    turn            integer NOT NULL,
+    before_tree     text    NOT NULL,
+    after_tree      text    NOT NULL,
+    undone_at       bigint,
+    created_at      bigint  NOT NULL,
+    PRIMARY KEY (conversation_id, turn)
+);
+CREATE TABLE project_state (
+    project              text PRIMARY KEY,
+    current_conversation text REFERENCES conversations (id) ON DELETE SET NULL
+);
+"#,
 ];

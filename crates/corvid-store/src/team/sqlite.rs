@@ -10,7 +10,7 @@ use super::{
     BudgetSpec, BudgetState, ClientKey, Hold, KeyInfo, KeySpec, Period, Refusal, TeamInfo,
     TeamSpec, TeamStore, UsageBy, UsageGroup, window_of,
 };
-use crate::{SharedStore, StoreError, lock, now_ms};
+use crate::{SharedStore, StoreError, now_ms};
 
 /// Keys, teams and budgets in the SQLite store.
 #[derive(Debug, Clone)]
@@ -63,7 +63,7 @@ impl SqliteTeams {
         work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || work(&mut lock(&store).conn))
+        tokio::task::spawn_blocking(move || work(&mut store.lock().conn))
             .await
             .map_err(|_| StoreError::WriterStopped)?
     }

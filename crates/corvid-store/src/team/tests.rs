@@ -47,11 +47,13 @@ fn a_key_without_patterns_allows_every_model() {
 }
 
 mod sqlite_store {
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
     use std::time::Duration;
 
+    use parking_lot::Mutex;
+
     use super::super::*;
-    use crate::{Billing, Outcome, PriceMicros, Store, Tokens, UsageRecord, lock};
+    use crate::{Billing, Outcome, PriceMicros, Store, Tokens, UsageRecord};
 
     fn teams() -> (SqliteTeams, crate::SharedStore) {
         let store = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
@@ -152,7 +154,7 @@ mod sqlite_store {
         }
         // The row settles the hold to its cost, once.
         let record = row(&first.request_id, &key, 1_200);
-        lock(&store).record_all(&[record.clone(), record]).unwrap();
+        store.lock().record_all(&[record.clone(), record]).unwrap();
         let budgets = teams.budgets().await.unwrap();
         assert!(budgets.iter().all(|budget| budget.reserved_micros == 0));
         assert!(budgets.iter().all(|budget| budget.spent_micros == 1_200));
@@ -201,11 +203,11 @@ mod sqlite_store {
         // ends the request releases it.
         let mut failed = row(&first.request_id, &local, 300);
         failed.outcome = Outcome::Error;
-        lock(&store).record_all(&[failed]).unwrap();
+        store.lock().record_all(&[failed]).unwrap();
         let budget = &teams.budgets().await.unwrap()[0];
         assert_eq!((budget.spent_micros, budget.reserved_micros), (300, 10_000));
         let last = row(&format!("{}.1", first.request_id), &local, 700);
-        lock(&store).record_all(&[last]).unwrap();
+        store.lock().record_all(&[last]).unwrap();
         let budget = &teams.budgets().await.unwrap()[0];
         assert_eq!(
             (budget.spent_micros, budget.reserved_micros),
