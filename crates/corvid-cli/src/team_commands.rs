@@ -42,6 +42,9 @@ pub(crate) enum KeysCommand {
         /// Tokens per minute (estimated input + output cap).
         #[arg(long)]
         tpm: Option<u64>,
+        /// Requests per UTC day, counted when admitted (429 with `Retry-After` past it).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        daily_requests: Option<u32>,
     },
     /// List the keys (never their secrets) and their budgets.
     List,
@@ -285,6 +288,7 @@ pub(crate) async fn keys(loaded: &Loaded, command: KeysCommand) -> anyhow::Resul
             models,
             rpm,
             tpm,
+            daily_requests,
         } => {
             let spec = KeySpec {
                 name,
@@ -299,6 +303,7 @@ pub(crate) async fn keys(loaded: &Loaded, command: KeysCommand) -> anyhow::Resul
                     .collect(),
                 rpm,
                 tpm,
+                daily_requests,
             };
             let (info, key) = store.create_key(&spec).await?;
             let _ = writeln!(
@@ -341,6 +346,9 @@ pub(crate) async fn keys(loaded: &Loaded, command: KeysCommand) -> anyhow::Resul
                 }
                 if let Some(tpm) = key.tpm {
                     let _ = write!(out, "  tpm {tpm}");
+                }
+                if let Some(daily) = key.daily_requests {
+                    let _ = write!(out, "  {daily} requests/day");
                 }
                 for budget in &key.budgets {
                     let _ = write!(out, "  {} {}", budget.scope, describe(budget));

@@ -315,10 +315,10 @@ impl RedisFront {
         Self { pg, redis }
     }
 
-    /// Writes a hold Redis admitted to PostgreSQL (budgets only: the rate window is Redis'),
-    /// undoing it in Redis when PostgreSQL refuses or fails.
+    /// Writes a hold Redis admitted to PostgreSQL (budgets and the daily request quota: the
+    /// rate window is Redis'), undoing it in Redis when PostgreSQL refuses or fails.
     async fn record(&self, hold: &Hold) -> Result<Option<Refusal>, StoreError> {
-        if hold.budget_ids.is_empty() {
+        if hold.budget_ids.is_empty() && hold.daily_requests.is_none() {
             return Ok(None);
         }
         let budgets_only = Hold {
@@ -332,7 +332,8 @@ impl RedisFront {
             if let Err(error) = self.redis.settle(&undo).await {
                 tracing::debug!(%error, "cannot undo a Redis hold");
             }
-            if matches!(recorded, Ok(Some(_)))
+            // Only a budget PostgreSQL refused means Redis' copy of it was behind.
+            if matches!(recorded, Ok(Some(Refusal::Budget { .. })))
                 && let Err(error) = self.redis.forget(hold).await
             {
                 tracing::debug!(%error, "cannot reset Redis budgets");

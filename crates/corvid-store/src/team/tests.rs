@@ -226,4 +226,31 @@ mod sqlite_store {
         tokio::time::sleep(Duration::from_millis(5)).await;
         assert_eq!(teams.sweep(Duration::from_secs(5)).await.unwrap(), 0);
     }
+
+    #[tokio::test]
+    async fn a_keys_own_daily_request_quota_is_kept_and_counted_on_sqlite() {
+        let (teams, _store) = teams();
+        let (created, _) = teams
+            .create_key(&KeySpec {
+                name: "dana".into(),
+                daily_requests: Some(2),
+                ..KeySpec::default()
+            })
+            .await
+            .unwrap();
+        let (key, _) = teams
+            .key_by_public_id(&created.public_id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(key.daily_requests, Some(2));
+        assert!(key.needs_hold(), "a quota alone takes a hold");
+        assert_eq!(teams.hold(&hold(&key, 0, "i")).await.unwrap(), None);
+        assert_eq!(teams.hold(&hold(&key, 0, "i")).await.unwrap(), None);
+        assert!(matches!(
+            teams.hold(&hold(&key, 0, "i")).await.unwrap(),
+            Some(Refusal::DailyRequests { limit: 2, .. })
+        ));
+        assert_eq!(teams.requests_today(key.id).await.unwrap(), 2);
+    }
 }
