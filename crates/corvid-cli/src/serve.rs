@@ -18,7 +18,7 @@ use corvid_config::{Flags, Loaded};
 use corvid_gateway::{AppState, check_bind_address, router};
 use corvid_providers::Registry;
 use corvid_server::{PageAgent, PageState, Reloads, Token, page_url};
-use corvid_store::{SharedStore, UsageRecorder};
+use corvid_store::{SharedConversations, SharedStore, UsageRecorder};
 use tracing_subscriber::EnvFilter;
 
 use crate::compose::Composition;
@@ -203,17 +203,36 @@ impl crate::live::Build for Builder {
         let config = loaded.config.clone();
         let registry = crate::compose::registry(&loaded)?;
         log_providers(&registry);
-        let state = if config.store.is_postgres() {
-            // Team mode: keys, budgets and the gateway's ledger on PostgreSQL; the page's agent
-            // keeps its conversations in the local SQLite file.
-            crate::team_commands::postgres_gateway(&loaded, AppState::new(config, registry)).await?
+        let postgres = if config.store.is_postgres() {
+            crate::team_commands::postgres(&loaded)?
         } else {
-            let state = gateway_state(config, registry, self.store.as_ref());
-            crate::team_commands::sqlite_gate(&loaded, state, self.store.as_ref()).await?
+            None
+        };
+        let (state, conversations) = match postgres {
+            // Team mode: keys, budgets, the gateway's ledger and the page agent's conversations
+            // on PostgreSQL, one pool for all of them.
+            Some(pg) => {
+                let state = AppState::new(config, registry);
+                let state = crate::team_commands::postgres_gateway(&loaded, state, &pg).await?;
+                let conversations =
+                    corvid_store::pg::PgConversations::new(pg, tokio::runtime::Handle::current());
+                let shared: SharedConversations = Arc::new(parking_lot::Mutex::new(conversations));
+                (state, Some(shared))
+            }
+            None => {
+                let state = gateway_state(config, registry, self.store.as_ref());
+                let state =
+                    crate::team_commands::sqlite_gate(&loaded, state, self.store.as_ref()).await?;
+                let shared = self
+                    .store
+                    .as_ref()
+                    .map(|store| -> SharedConversations { store.clone() });
+                (state, shared)
+            }
         };
         let gateway = router(state.clone());
-        let agent = match &self.store {
-            Some(store) => page_agent(&loaded, self.project.as_deref(), &state, Arc::clone(store)),
+        let agent = match conversations {
+            Some(store) => page_agent(&loaded, self.project.as_deref(), &state, store),
             None => Err(anyhow::anyhow!("the store cannot be opened")),
         };
         Ok(match agent {
@@ -295,7 +314,7 @@ fn page_agent(
     loaded: &Loaded,
     project: Option<&Path>,
     state: &AppState,
-    store: SharedStore,
+    store: SharedConversations,
 ) -> anyhow::Result<(PageAgent, PathBuf)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, project);
