@@ -79,10 +79,10 @@ pub(crate) async fn run_until(
             None
         }
     };
-    // A first run: say how to connect a provider, where the user looks (the terminal) — before
-    // binding, so a busy port does not hide it. The providers are built again (cheaply, no
-    // network) for the app below, which needs the bound port.
-    if crate::first_run::ready(&crate::compose::registry(&loaded)?).is_empty() {
+    // The providers, built once: a first run is told how to connect one where the user looks
+    // (the terminal) before binding, so a busy port does not hide it.
+    let registry = crate::compose::registry(&loaded)?;
+    if crate::first_run::ready(&registry).is_empty() {
         tracing::warn!(
             "no provider can answer yet: requests get 401 until one is connected (the settings are followed live)"
         );
@@ -100,14 +100,16 @@ pub(crate) async fn run_until(
     })?;
     let bound = listener.local_addr()?;
     let (reloads, requests) = Reloads::channel();
+    let attention = corvid_agent::AttentionFeed::new();
     let builder = Builder {
         store,
         project,
         token: Token::generate(),
         port: bound.port(),
         reloads: reloads.clone(),
+        attention: Arc::clone(&attention),
     };
-    let first = crate::live::Build::build(&builder, loaded.clone()).await?;
+    let first = crate::live::Build::build(&builder, loaded.clone(), registry, None).await?;
     tracing::info!(
         address = %bound,
         upstream = %config.upstream,
@@ -127,6 +129,7 @@ pub(crate) async fn run_until(
         settings: LiveSettings {
             live: live.clone(),
             reloads: reloads.clone(),
+            attention,
         },
     });
     if let Some(url) = &page {
@@ -194,26 +197,45 @@ struct Builder {
     token: Token,
     port: u16,
     reloads: Reloads,
+    /// Where every app's agent announces approvals waiting and turns ending, for the host.
+    attention: Arc<corvid_agent::AttentionFeed>,
 }
 
 impl crate::live::Build for Builder {
     /// The gateway, the page and its agent, sharing one provider registry (one token refresher
     /// per sign-in) and the process's store.
-    async fn build(&self, loaded: Loaded) -> anyhow::Result<Generation> {
+    async fn build(
+        &self,
+        loaded: Loaded,
+        registry: Registry,
+        previous: Option<&Generation>,
+    ) -> anyhow::Result<Generation> {
         let config = loaded.config.clone();
-        let registry = crate::compose::registry(&loaded)?;
         log_providers(&registry);
-        let state = if config.store.is_postgres() {
-            // Team mode: keys, budgets and the gateway's ledger on PostgreSQL; the page's agent
-            // keeps its conversations in the local SQLite file.
-            crate::team_commands::postgres_gateway(&loaded, AppState::new(config, registry)).await?
-        } else {
-            let state = gateway_state(config, registry, self.store.as_ref());
-            crate::team_commands::sqlite_gate(&loaded, state, self.store.as_ref()).await?
+        let state = match previous {
+            // A reload: the store's connections, the ledger writer, the key gate and the
+            // shutdown gate are the running server's (the store cannot change live).
+            Some(previous) => previous.state.with_settings(config, registry),
+            None if config.store.is_postgres() => {
+                // Team mode: keys, budgets and the gateway's ledger on PostgreSQL; the page's
+                // agent keeps its conversations in the local SQLite file.
+                crate::team_commands::postgres_gateway(&loaded, AppState::new(config, registry))
+                    .await?
+            }
+            None => {
+                let state = gateway_state(config, registry, self.store.as_ref());
+                crate::team_commands::sqlite_gate(&loaded, state, self.store.as_ref()).await?
+            }
         };
         let gateway = router(state.clone());
         let agent = match &self.store {
-            Some(store) => page_agent(&loaded, self.project.as_deref(), &state, Arc::clone(store)),
+            Some(store) => page_agent(
+                &loaded,
+                self.project.as_deref(),
+                &state,
+                Arc::clone(store),
+                &self.attention,
+            ),
             None => Err(anyhow::anyhow!("the store cannot be opened")),
         };
         Ok(match agent {
@@ -222,7 +244,7 @@ impl crate::live::Build for Builder {
                     state.clone(),
                     agent.clone(),
                     self.token.clone(),
-                    loaded,
+                    loaded.clone(),
                     self.port,
                     self.reloads.clone(),
                 );
@@ -232,6 +254,7 @@ impl crate::live::Build for Builder {
                     agent: Some(agent),
                     page: Some(page),
                     root: Some(root),
+                    loaded,
                 }
             }
             // The gateway does not need the agent: editors and SDKs keep working without the page.
@@ -243,6 +266,7 @@ impl crate::live::Build for Builder {
                     agent: None,
                     page: None,
                     root: None,
+                    loaded,
                 }
             }
         })
@@ -296,6 +320,7 @@ fn page_agent(
     project: Option<&Path>,
     state: &AppState,
     store: SharedStore,
+    attention: &Arc<corvid_agent::AttentionFeed>,
 ) -> anyhow::Result<(PageAgent, PathBuf)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, project);
@@ -305,7 +330,8 @@ fn page_agent(
         "the project {} is not a folder",
         root.display()
     );
-    let composition = Composition::with_parts(state.registry().clone(), store);
+    let composition =
+        Composition::attending(state.registry().clone(), store, Arc::clone(attention));
     let config =
         crate::compose::agent_config(loaded, folders, loaded.config.default_model.clone(), "web");
     Ok((PageAgent::new(composition.agents, config), root))
