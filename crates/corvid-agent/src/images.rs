@@ -9,7 +9,7 @@ use base64::Engine as _;
 use corvid_protocol::{ErrorNotification, ImageInput};
 
 /// The most bytes one image may have (Anthropic's limit per image; the others allow more).
-pub(crate) const IMAGE_CAP: usize = 5 * 1024 * 1024;
+pub const IMAGE_CAP: usize = 5 * 1024 * 1024;
 
 /// The image kinds every provider takes, by media type.
 const MEDIA_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
@@ -38,6 +38,18 @@ pub fn sniff_media_type(bytes: &[u8]) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// `bytes` as an attachment when they are a PNG, JPEG, GIF or WebP image (by their first
+/// bytes) within [`IMAGE_CAP`]; `None` otherwise.
+pub fn encode(bytes: &[u8]) -> Option<ImageInput> {
+    if bytes.len() > IMAGE_CAP {
+        return None;
+    }
+    sniff_media_type(bytes).map(|media_type| ImageInput::Base64 {
+        media_type: media_type.to_owned(),
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+    })
 }
 
 /// The images `text` mentions as `@path` (an `@` at the start or after white space, up to the
@@ -105,14 +117,8 @@ fn read_image(file: &Path, shown: &str) -> Result<ImageInput, ErrorNotification>
     let bytes = std::fs::read(file).map_err(|error| {
         ErrorNotification::invalid(format!("cannot read the image @{shown}: {error}"))
     })?;
-    let Some(media_type) = sniff_media_type(&bytes) else {
-        return Err(ErrorNotification::invalid(format!(
-            "@{shown} is not a PNG, JPEG, GIF or WebP image"
-        )));
-    };
-    Ok(ImageInput::Base64 {
-        media_type: media_type.to_owned(),
-        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+    encode(&bytes).ok_or_else(|| {
+        ErrorNotification::invalid(format!("@{shown} is not a PNG, JPEG, GIF or WebP image"))
     })
 }
 

@@ -4,6 +4,7 @@
 
 import { el, renderMarkdown } from "/assets/markdown.js";
 import { messageActions, onUserMessages } from "/assets/rewind.js";
+import { attachImages, hasImages, takeImages } from "/assets/attach.js";
 
 const FOLD_LINES = 12;
 // The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
@@ -96,6 +97,7 @@ function layout() {
     el("div", [], { id: "todos" }),
     el("div", [], { id: "messages" }),
     el("div", [], { id: "turn-usage" }),
+    el("div", [], { id: "attachments", hidden: "" }),
     el("div", [input, el("div", [sendButton, stop], { class: "buttons" })], { id: "composer" }),
   ], { id: "chat", class: "page" });
   const main = el("main", [
@@ -105,6 +107,7 @@ function layout() {
     el("section", [], { id: "usage", class: "page" }),
   ]);
   $("#app").replaceChildren(header, el("div", [sidebar, main], { id: "body" }), el("div", [], { id: "notices" }));
+  attachImages(input, $("#attachments"), notice);
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && state.running) submit({ type: "cancel" });
   });
@@ -160,7 +163,7 @@ function setRunning(running) {
 async function send() {
   const input = $("#input");
   const text = input.value.trim();
-  if (!text) return;
+  if (!text && !hasImages()) return;
   input.value = "";
   askToNotify();
   if (text === "/help") {
@@ -189,8 +192,11 @@ async function send() {
       return;
     }
   }
-  userMessage(text);
-  submit({ type: "send", text });
+  // Pasted or dropped images go with the message (the agent refuses them, in words, for a
+  // model without image input).
+  const images = takeImages($("#attachments"));
+  userMessage(images.length ? [text, ...images.map(() => "[image]")].filter(Boolean).join("\n") : text);
+  submit(images.length ? { type: "send", text, images } : { type: "send", text });
 }
 
 // ---- the conversation ---------------------------------------------------------------------
