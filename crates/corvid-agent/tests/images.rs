@@ -40,14 +40,19 @@ async fn a_mentioned_project_image_and_an_attached_one_reach_the_model_and_survi
     let project = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     std::fs::write(project.path().join("shot.png"), PNG).unwrap();
-    let mut config = agent::config(project.path(), ApprovalPolicy::Ask);
-    config.database = Some(data.path().join("corvid.db"));
-    let mut agent = ScriptedAgent::spawn(config.clone(), vec![ScriptedReply::text("a crow")]);
+    let config = agent::config(project.path(), ApprovalPolicy::Ask);
+    let store = || {
+        let store = corvid_store::Store::open(&data.path().join("corvid.db")).unwrap();
+        std::sync::Arc::new(std::sync::Mutex::new(store))
+    };
+    let mut agent =
+        ScriptedAgent::spawn_on_store(config.clone(), vec![ScriptedReply::text("a crow")], store())
+            .await;
     let mut params = SendParams::text("what is in @shot.png?");
     params.images.push(ImageInput::Url {
         url: "https://example.com/b.png".into(),
     });
-    agent.handle.request(Op::Send(params)).await.unwrap();
+    agent.session.request(Op::Send(params)).await.unwrap();
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let request = agent.model.requests().remove(0);
     assert_eq!(
@@ -70,8 +75,10 @@ async fn a_mentioned_project_image_and_an_attached_one_reach_the_model_and_survi
     drop(agent);
 
     // Reopened: the view marks where the images were, the model still gets them.
-    let mut again = ScriptedAgent::spawn(config, vec![ScriptedReply::text("still a crow")]);
-    let mut view = again.handle.session().subscribe_ready().await;
+    let mut again =
+        ScriptedAgent::spawn_on_store(config, vec![ScriptedReply::text("still a crow")], store())
+            .await;
+    let mut view = again.session.subscribe_ready().await;
     let history = loop {
         let event = agent::next_event(&mut view, std::time::Duration::from_secs(20)).await;
         if let EventMsg::ConversationOpened { history, .. } = event.msg {
@@ -100,9 +107,9 @@ async fn a_model_without_image_input_is_refused_and_nothing_is_sent() {
     let mut config = agent::config(project.path(), ApprovalPolicy::Ask);
     // The catalog says grok-3 reads text only.
     config.model = "grok-3".into();
-    let agent = ScriptedAgent::spawn(config, vec![ScriptedReply::text("unused")]);
+    let agent = ScriptedAgent::spawn(config, vec![ScriptedReply::text("unused")]).await;
     let refused = agent
-        .handle
+        .session
         .request(Op::Send(SendParams::text("look at @shot.png")))
         .await
         .unwrap_err();
@@ -116,7 +123,7 @@ async fn a_model_without_image_input_is_refused_and_nothing_is_sent() {
     );
 
     let missing = agent
-        .handle
+        .session
         .request(Op::Send(SendParams::text("look at @gone.png")))
         .await
         .unwrap_err();
@@ -127,7 +134,7 @@ async fn a_model_without_image_input_is_refused_and_nothing_is_sent() {
 
     // Text alone still goes to the same model.
     agent
-        .handle
+        .session
         .request(Op::Send(SendParams::text("hello")))
         .await
         .unwrap();
