@@ -195,7 +195,8 @@ async function send() {
   // Pasted or dropped images go with the message (the agent refuses them, in words, for a
   // model without image input).
   const images = takeImages($("#attachments"));
-  userMessage(images.length ? [text, ...images.map(() => "[image]")].filter(Boolean).join("\n") : text);
+  const marks = images.map(() => "[image]").join(" ");
+  userMessage(marks ? (text ? `${text}\n${marks}` : marks) : text);
   submit(images.length ? { type: "send", text, images } : { type: "send", text });
 }
 
@@ -203,7 +204,9 @@ async function send() {
 
 function userMessage(text) {
   const node = el("div", [text], { class: "user" });
-  messageActions(node, text, submit);
+  // Shown with an `[image]` mark per image (as the agent's history has it); found for rewind by
+  // what was typed, as the agent lists it.
+  messageActions(node, text.replace(/\n?\[image\]( \[image\])*$/, ""), submit);
   $("#messages").append(node);
   scrollDown();
 }
