@@ -54,12 +54,15 @@ pub fn encode(bytes: &[u8]) -> Option<ImageInput> {
 
 /// The images `text` mentions as `@path` (an `@` at the start or after white space, up to the
 /// next white space, less trailing punctuation) whose path ends in an image extension, read from
-/// the project, in order and each once.
+/// the project, in order and each once. A mention of a file that does not exist stays words.
 pub(crate) fn mentioned(project: &Path, text: &str) -> Result<Vec<ImageInput>, ErrorNotification> {
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut images = Vec::new();
     for path in mention_paths(text) {
-        let file = inside_project(project, path)?;
+        // A file that is not there yet ("create @logo.png") is only words.
+        let Some(file) = inside_project(project, path)? else {
+            continue;
+        };
         if seen.contains(&file) {
             continue;
         }
@@ -87,25 +90,25 @@ fn mention_paths(text: &str) -> Vec<&str> {
     paths
 }
 
-/// `path` (relative to the project) resolved, refused when it is missing or leads outside.
-fn inside_project(project: &Path, path: &str) -> Result<PathBuf, ErrorNotification> {
+/// `path` (relative to the project) resolved; `None` when there is no such file, refused when
+/// it leads outside the project.
+fn inside_project(project: &Path, path: &str) -> Result<Option<PathBuf>, ErrorNotification> {
     let root = project.canonicalize().map_err(|error| {
         ErrorNotification::invalid(format!(
             "cannot read the project folder {} to attach @{path}: {error}",
             project.display()
         ))
     })?;
-    let file = root.join(path).canonicalize().map_err(|_| {
-        ErrorNotification::invalid(format!("there is no image @{path} in the project"))
-            .with_next_action("Check the path (it is relative to the project folder).")
-    })?;
+    let Ok(file) = root.join(path).canonicalize() else {
+        return Ok(None);
+    };
     if !file.starts_with(&root) || !file.is_file() {
         return Err(ErrorNotification::invalid(format!(
             "@{path} is not a file inside the project; the agent attaches only the project's images"
         ))
         .with_next_action("Copy the image into the project, or paste or drop it instead."));
     }
-    Ok(file)
+    Ok(Some(file))
 }
 
 /// The image at `file` (mentioned as `@shown`), checked for its size and kind.

@@ -57,7 +57,9 @@ pub(crate) fn expand(project: &Path, text: &str) -> (String, Vec<String>) {
         // The engine attaches project images itself, as images.
         if corvid_agent::images::is_image_path(path) {
             seen.push(path);
-            notes.push(format!("@{path} goes to the model as an image"));
+            if root.join(path).is_file() {
+                notes.push(format!("@{path} goes to the model as an image"));
+            }
             continue;
         }
         let Ok(file) = root.join(path).canonicalize() else {

@@ -25,7 +25,7 @@ fn a_mentioned_image_is_read_once_with_its_sniffed_media_type() {
 }
 
 #[test]
-fn images_outside_the_project_missing_too_large_or_not_images_are_refused() {
+fn images_outside_the_project_too_large_or_not_images_are_refused_and_missing_ones_are_words() {
     let outer = tempfile::tempdir().unwrap();
     let project = outer.path().join("project");
     std::fs::create_dir(&project).unwrap();
@@ -34,7 +34,7 @@ fn images_outside_the_project_missing_too_large_or_not_images_are_refused() {
     std::fs::write(project.join("huge.png"), vec![0_u8; IMAGE_CAP + 1]).unwrap();
     let refused = |text: &str| mentioned(&project, text).unwrap_err().message;
     assert!(refused("@../secret.png").contains("not a file inside the project"));
-    assert!(refused("@gone.png").contains("there is no image @gone.png"));
+    assert_eq!(mentioned(&project, "create @gone.png").unwrap(), []);
     assert!(refused("@fake.png").contains("not a PNG, JPEG, GIF or WebP image"));
     assert!(refused("@huge.png").contains("over the 5.0 MB an image may be"));
 }
