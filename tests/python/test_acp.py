@@ -3,7 +3,7 @@
 model on loopback. Initialize, a new session, a prompt with streamed updates, a permission
 request answered, the file changed, a cancel mid-turn, the session loaded again; and, over a raw
 pipe, malformed frames and unknown methods answered with JSON-RPC errors while the process keeps
-serving."""
+serving; an image block reaching the model, and refused for a text-only model."""
 
 import asyncio
 import json
@@ -409,3 +409,37 @@ def test_always_saved_to_the_project_and_slash_permissions_lists_and_removes(moc
             assert saved["permissions"]["allow"] == [], saved
 
     _run(run())
+
+
+PNG_DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def test_an_image_block_reaches_the_model_and_a_text_only_model_refuses_it(mock_upstream, project, home):
+    _text(mock_upstream, "A dot.")
+    corvid = str(TARGET / "corvid")
+
+    async def prompt_with_image(model):
+        client = Recorder()
+        async with acp.spawn_agent_process(client, corvid, "acp",
+                                           env={**_env(home, mock_upstream), "CORVID_DEFAULT_MODEL": model},
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            answer = await conn.prompt(session_id=session.session_id,
+                                       prompt=[acp.text_block("what is this?"), acp.image_block(PNG_DOT, "image/png")])
+            return answer, "".join(u.content.text for u in client.of("agent_message_chunk"))
+
+    chats = lambda: [r for r in mock_upstream.requests() if r.get("path", "").endswith(CHAT)]
+    answer, _ = _run(prompt_with_image("grok"))
+    assert answer.stop_reason == "end_turn"
+    user = [m for m in chats()[-1]["body"]["messages"] if m["role"] == "user"][-1]
+    parts = [{k: v for k, v in part.items() if k in ("type", "image_url")} for part in user["content"]]
+    assert {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG_DOT}} in parts, user
+    asked = len(chats())
+
+    # grok-3 reads text only (the catalog says so): the prompt ends with the refusal in the
+    # thread, and nothing is sent.
+    answer, said = _run(prompt_with_image("grok-3"))
+    assert answer.stop_reason == "end_turn"
+    assert "grok-3 does not take images; pick one that does" in said, said
+    assert len(chats()) == asked

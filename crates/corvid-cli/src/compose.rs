@@ -209,4 +209,11 @@ impl ModelClient for InProcessModel {
     fn context_window(&self, model: &str) -> Option<u64> {
         self.0.context_window(model).map(|window| window.tokens)
     }
+
+    fn takes_images(&self, model: &str) -> Option<bool> {
+        self.0
+            .model_info(model)
+            .capabilities
+            .map(|capabilities| capabilities.images)
+    }
 }

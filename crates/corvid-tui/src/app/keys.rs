@@ -81,6 +81,7 @@ impl App {
                 }
                 None => self.hint = Some("no tool result to show yet".to_owned()),
             },
+            KeyCode::Char('v') if ctrl => self.paste_clipboard_image(),
             KeyCode::Char('u') if ctrl => self.editor.set(""),
             KeyCode::Char('w') if ctrl => self.editor.delete_word(),
             KeyCode::Char('a') if ctrl => self.editor.home(),
@@ -114,6 +115,7 @@ impl App {
                     self.hint = None;
                 }
             }
+            KeyCode::Backspace if self.editor.is_empty() && self.detach_last() => {}
             KeyCode::Backspace => self.editor.backspace(),
             KeyCode::Delete => self.editor.delete(),
             KeyCode::Left => self.editor.left(),
