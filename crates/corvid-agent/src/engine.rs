@@ -137,6 +137,7 @@ impl Engine {
         warnings.extend(read_warnings);
         let hooks = crate::hooks::for_session(
             &config,
+            Arc::clone(&wiring.model),
             &settings,
             &project,
             &wiring.session_id,
@@ -348,6 +349,7 @@ impl Engine {
                 }),
             },
             Op::SetModel { model } => {
+                self.shared.hooks.set_model(&model);
                 self.model = model;
                 Ok(self.settings_changed(&scope))
             }
