@@ -267,3 +267,64 @@ async fn never_saves_a_deny_rule_and_an_added_deny_beats_an_allow() {
         .await;
     assert!(bad.is_err(), "{bad:?}");
 }
+
+#[derive(Debug)]
+struct TrustAll;
+
+impl corvid_agent::hooks::ProjectTrust for TrustAll {
+    fn is_trusted(&self, _project: &std::path::Path, _file: &str, _fingerprint: &str) -> bool {
+        true
+    }
+}
+
+/// A cloned repository cannot approve its own commands: a never-trusted project's `allow` list
+/// is not applied (the call asks, and a warning says how to trust it), as its hooks and MCP
+/// servers do not run; once trusted, it applies.
+#[tokio::test]
+async fn a_never_trusted_projects_allow_list_does_not_skip_the_question() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".claude")).unwrap();
+    std::fs::write(
+        project.path().join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(touch:*)"]}}"#,
+    )
+    .unwrap();
+    let mut untrusted = ScriptedAgent::spawn(
+        agent::config(project.path(), ApprovalPolicy::Ask),
+        vec![
+            ScriptedReply::tool_call("c1", "bash", r#"{"command":"touch made.txt"}"#),
+            ScriptedReply::text("done"),
+        ],
+    );
+    untrusted.send("make a file");
+    let proposal = untrusted.proposal().await;
+    assert_eq!(proposal.title, "Run touch made.txt");
+    untrusted.decide(
+        &proposal.proposal_id,
+        ApprovalDecision::Reject { feedback: None },
+    );
+    assert_eq!(untrusted.turn_finished().await, TurnOutcome::Completed);
+    assert!(!project.path().join("made.txt").exists());
+    assert!(
+        untrusted
+            .warnings()
+            .iter()
+            .any(|warning| warning.contains("not applied until you trust them")),
+        "{:?}",
+        untrusted.warnings()
+    );
+
+    let mut config = agent::config(project.path(), ApprovalPolicy::Ask);
+    config.project_trust = Some(std::sync::Arc::new(TrustAll));
+    let mut trusted = ScriptedAgent::spawn(
+        config,
+        vec![
+            ScriptedReply::tool_call("c1", "bash", r#"{"command":"touch made.txt"}"#),
+            ScriptedReply::text("done"),
+        ],
+    );
+    trusted.send("make a file");
+    assert_eq!(trusted.turn_finished().await, TurnOutcome::Completed);
+    assert!(trusted.requests.is_empty(), "the trusted allow asked");
+    assert!(project.path().join("made.txt").exists());
+}
