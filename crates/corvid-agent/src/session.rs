@@ -15,8 +15,9 @@ use corvid_store::{Store, Tokens};
 use corvid_wire::model::{Message, Usage};
 use tokio::sync::oneshot;
 
-use crate::emitter::{Emitter, Scope};
+use crate::journal::Journal;
 use crate::model::ModelClient;
+use crate::scope::Scope;
 
 /// The one store of a process (`corvid_store::SharedStore`), shared by every session of an
 /// `Agents` service (and the usage rows they write) and, under `corvid serve`, by the gateway's
@@ -32,7 +33,8 @@ pub(crate) fn lock_store(store: &SharedStore) -> std::sync::MutexGuard<'_, Store
 
 pub(crate) struct Shared {
     pub(crate) model: Arc<dyn ModelClient>,
-    pub(crate) emitter: Emitter,
+    /// The session's events: every clone numbers from the same sequence.
+    pub(crate) journal: Arc<Journal>,
     pub(crate) settings: Settings,
     gate: Mutex<Gate>,
     todos: Mutex<Vec<TodoItem>>,
@@ -78,7 +80,8 @@ pub(crate) struct Gate {
 /// Everything `Shared::new` needs besides the settings.
 pub(crate) struct Parts {
     pub(crate) model: Arc<dyn ModelClient>,
-    pub(crate) emitter: Emitter,
+    /// The session's events: every clone numbers from the same sequence.
+    pub(crate) journal: Arc<Journal>,
     pub(crate) store: SharedStore,
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
@@ -96,7 +99,7 @@ impl Shared {
     pub(crate) fn new(parts: Parts, settings: Settings) -> Self {
         Self {
             model: parts.model,
-            emitter: parts.emitter,
+            journal: parts.journal,
             settings,
             gate: Mutex::new(Gate {
                 policy: parts.policy,
@@ -122,7 +125,8 @@ impl Shared {
     }
 
     pub(crate) fn emit(&self, scope: &Scope, msg: EventMsg) {
-        self.emitter.emit(scope, msg);
+        // Listeners that went away or lag never hold the engine up (see `crate::journal`).
+        self.journal.emit(scope, msg);
     }
 
     pub(crate) fn gate(&self) -> Gate {
