@@ -242,7 +242,8 @@ async fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
             // The Stop prompt hook's answer.
             ScriptedReply::text("```json\n{\"ok\": true}\n```"),
         ],
-    );
+    )
+    .await;
     agent.send("clean up");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 

@@ -195,7 +195,8 @@ async fn never_saves_a_deny_rule_and_an_added_deny_beats_an_allow() {
             ScriptedReply::tool_call("c3", "bash", r#"{"command":"cat notes.txt"}"#),
             ScriptedReply::text("denied"),
         ],
-    );
+    )
+    .await;
     agent.send("make files");
     let proposal = agent.proposal().await;
     for kind in [DecisionKind::SaveNeverProject, DecisionKind::SaveNeverUser] {
@@ -236,7 +237,7 @@ async fn never_saves_a_deny_rule_and_an_added_deny_beats_an_allow() {
 
     // `/permissions add deny` beats the user's allow on the next call.
     let added = agent
-        .handle
+        .session
         .request(Op::AddPermission {
             action: RuleAction::Deny,
             rule: "Bash(cat:*)".to_owned(),
@@ -261,7 +262,7 @@ async fn never_saves_a_deny_rule_and_an_added_deny_beats_an_allow() {
     assert!(!read.contains("secret"), "{read}");
 
     let bad = agent
-        .handle
+        .session
         .request(Op::AddPermission {
             action: RuleAction::Ask,
             rule: "Bash(unclosed".to_owned(),
@@ -298,7 +299,8 @@ async fn a_never_trusted_projects_allow_list_does_not_skip_the_question() {
             ScriptedReply::tool_call("c1", "bash", r#"{"command":"touch made.txt"}"#),
             ScriptedReply::text("done"),
         ],
-    );
+    )
+    .await;
     untrusted.send("make a file");
     let proposal = untrusted.proposal().await;
     assert_eq!(proposal.title, "Run touch made.txt");
@@ -325,7 +327,8 @@ async fn a_never_trusted_projects_allow_list_does_not_skip_the_question() {
             ScriptedReply::tool_call("c1", "bash", r#"{"command":"touch made.txt"}"#),
             ScriptedReply::text("done"),
         ],
-    );
+    )
+    .await;
     trusted.send("make a file");
     assert_eq!(trusted.turn_finished().await, TurnOutcome::Completed);
     assert!(trusted.requests.is_empty(), "the trusted allow asked");

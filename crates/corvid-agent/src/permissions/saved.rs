@@ -59,7 +59,7 @@ pub fn claude_rule(rule: &ApprovalRule) -> Option<String> {
 /// it could not be); the text the model reads for the refused call.
 pub(crate) fn refuse_and_save(
     shared: &crate::session::Shared,
-    scope: &crate::emitter::Scope,
+    scope: &crate::scope::Scope,
     tool: &str,
     rule: &ApprovalRule,
     file: RuleFile,
