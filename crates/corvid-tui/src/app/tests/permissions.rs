@@ -95,6 +95,17 @@ fn slash_permissions_lists_and_removes() {
     ));
     let shown = printed(&mut app);
     assert!(shown.contains("removed `Bash(rm:*)`"), "{shown}");
+    // `/permissions add` goes through the same one command table.
+    typed(&mut app, "/permissions add user deny Bash(rm:*)");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::AddPermission {
+            action: RuleAction::Deny,
+            rule: "Bash(rm:*)".to_owned(),
+            file: RuleFile::User
+        })
+    );
     assert!(
         shown.contains("1. allow Bash(ls:*) — .corvid/settings.json"),
         "{shown}"
