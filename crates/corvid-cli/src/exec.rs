@@ -104,8 +104,9 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         Some(Ok(op @ Op::Send(_))) => op,
         _ => Op::Send(SendParams::text(prompt)),
     };
-    handle.submit(message);
+    let sent = handle.submit(message);
     let mut outcome = None;
+    let mut started = false;
     let mut refused = 0u32;
     let mut last_message = String::new();
     let mut tools = std::collections::HashMap::new();
@@ -176,6 +177,10 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
                 outcome = Some(finished.outcome);
                 break;
             }
+            // The message itself was refused (an image for a model without image input, an
+            // unknown command): no turn follows.
+            EventMsg::TurnStarted { .. } if event.depth == 0 => started = true,
+            EventMsg::Error(_) if event.id == sent && !started => break,
             _ => {}
         }
     }

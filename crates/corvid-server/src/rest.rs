@@ -10,7 +10,7 @@ use axum::{Json, Router};
 use corvid_agent::AgentError;
 use corvid_config::CredentialSource;
 use corvid_gateway::ApiError;
-use corvid_store::Store;
+use corvid_store::ConversationStore;
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -50,7 +50,9 @@ fn agent_error(error: AgentError) -> ApiError {
 /// Runs `work` on the process's one store, off the async threads.
 pub(crate) async fn with_store<T: Send + 'static>(
     state: &PageState,
-    work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
+    work: impl FnOnce(&mut dyn ConversationStore) -> Result<T, corvid_store::StoreError>
+    + Send
+    + 'static,
 ) -> Result<T, ApiError> {
     on_store(state, work).await.map_err(internal)
 }
@@ -67,10 +69,12 @@ enum StoreWorkError {
 
 async fn on_store<T: Send + 'static>(
     state: &PageState,
-    work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
+    work: impl FnOnce(&mut dyn ConversationStore) -> Result<T, corvid_store::StoreError>
+    + Send
+    + 'static,
 ) -> Result<T, StoreWorkError> {
     let store = state.0.agent.store();
-    Ok(tokio::task::spawn_blocking(move || work(&mut corvid_store::lock(&store))).await??)
+    Ok(tokio::task::spawn_blocking(move || work(&mut *store.lock())).await??)
 }
 
 /// The project's conversations (most recent first), its current one, and the sessions open on
