@@ -139,7 +139,10 @@ fn a_tool_servers_state_is_worded_once_with_what_to_do_about_it() {
     );
     // `corvid mcp list` words the state the same way, naming the command line's commands.
     use corvid_protocol::ToolServerAudience::CommandLine;
-    assert_eq!(server(State::Ready).describe_for(CommandLine), "ready, 1 tool");
+    assert_eq!(
+        server(State::Ready).describe_for(CommandLine),
+        "ready, 1 tool"
+    );
     assert!(
         untrusted
             .describe_for(CommandLine)
