@@ -92,6 +92,13 @@ impl Agents {
         Self::with_idle_rules(model, store, IdleRules::default())
     }
 
+    /// A service over a store of its own, in memory (tests, and tools that want one agent and
+    /// nothing else).
+    pub fn in_memory(model: Arc<dyn ModelClient>) -> Result<Self, AgentError> {
+        let store = corvid_store::Store::open_in_memory()?;
+        Ok(Self::new(model, Arc::new(parking_lot::Mutex::new(store))))
+    }
+
     /// A service that closes idle sessions by `idle` (tests shorten it).
     pub fn with_idle_rules(
         model: Arc<dyn ModelClient>,
@@ -111,8 +118,7 @@ impl Agents {
         }
     }
 
-    /// Opens a session on `config.project` (its `database` is ignored: the service's store is
-    /// used). When the conversation asked for is already open, that session is returned.
+    /// Opens a session on `config.project`, on the service's store. When the conversation asked for is already open, that session is returned.
     pub async fn open(
         &self,
         config: AgentConfig,

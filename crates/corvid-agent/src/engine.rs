@@ -17,11 +17,12 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::config::{AgentConfig, AgentError};
-use crate::emitter::{Emitter, Scope};
+use crate::conversation;
 use crate::handle::Incoming;
 use crate::history;
 use crate::journal::Journal;
 use crate::model::ModelClient;
+use crate::scope::Scope;
 use crate::session::{Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict};
 use crate::turn::{TurnResult, TurnSetup, run_turn};
 
@@ -150,16 +151,18 @@ impl Engine {
                 &mut warnings,
             ),
         ));
-        let emitter = Emitter::new(Arc::clone(&wiring.journal));
+
         let summary = found
             .map(crate::conversation::summary)
             .unwrap_or_else(|| untitled(&conversation));
         let call_facts = Arc::new(crate::tool_facts::CallFacts::default());
-        emitter.set_conversation(summary, history::entries(&history, &project, &call_facts));
+        wiring
+            .journal
+            .set_conversation(summary, history::entries(&history, &project, &call_facts));
         let shared = Arc::new(Shared::new(
             Parts {
                 model: wiring.model,
-                emitter,
+                journal: wiring.journal,
                 store: wiring.store,
                 approvals: wiring.approvals,
                 skills: skill_set,
@@ -231,7 +234,7 @@ impl Engine {
         }
         self.stop_turn().await;
         self.claims.release(&self.conversation, &self.session_id);
-        self.shared.emitter.close();
+        self.shared.journal.close();
         let _ = stopped.send(true);
     }
 
@@ -392,14 +395,22 @@ impl Engine {
                 crate::hooks::session::pre_compact(&self.shared, &scope, "manual").await;
                 self.compact(&scope).await
             }
-            Op::ListConversations => self.list_conversations().await,
+            Op::ListConversations => {
+                conversation::list(&self.shared, &self.project_key, &self.conversation).await
+            }
             Op::UserMessages => Ok(self.user_messages()),
             Op::Rewind {
                 message,
                 restore_files,
             } => self.rewind(&scope, message, restore_files).await,
             Op::Fork { message } => self.fork(message).await,
-            Op::ClearConversation => self.clear_conversation(&scope).await,
+            Op::ClearConversation => {
+                let cleared = conversation::clear(&self.shared, &scope, &self.conversation).await;
+                if cleared.is_ok() {
+                    self.history.clear();
+                }
+                cleared
+            }
             Op::OpenConversation { .. }
             | Op::RenameConversation { .. }
             | Op::DeleteConversation { .. } => Err(ErrorNotification::invalid(
@@ -424,13 +435,18 @@ impl Engine {
         if let Some(history) = compacted {
             self.history = history;
             crate::persist::replace_all(&self.shared, &self.conversation, &self.history).await;
-            let summary = self.current_summary().await;
-            self.shared.emitter.set_conversation(
+            let summary = self.summary().await;
+            self.shared.journal.set_conversation(
                 summary,
                 history::entries(&self.history, &self.config.project, &self.shared.call_facts),
             );
         }
         Ok(reply)
+    }
+
+    /// The held conversation as the store describes it now.
+    pub(crate) async fn summary(&self) -> ConversationSummary {
+        conversation::current_summary(&self.shared, &self.project_key, &self.conversation).await
     }
 
     fn settings_changed(&self, scope: &Scope) -> ReplyOk {

@@ -149,14 +149,14 @@ pub(crate) fn entries(
         for part in &message.parts {
             match part {
                 Part::ToolCall(call) => {
-                    let arguments = crate::turn::shown_arguments(&call.arguments);
+                    let arguments = crate::tool_view::shown_arguments(&call.arguments);
                     // As announced, never guessed from the tool's name.
                     let (kind, locations) = facts.of(&call.id, &call.name);
                     entries.push(HistoryEntry::ToolCall(ToolCallNotification {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
                         kind,
-                        summary: crate::turn::summarize(project, &call.name, &arguments),
+                        summary: crate::tool_view::summarize(project, &call.name, &arguments),
                         arguments,
                         locations,
                     }))

@@ -20,7 +20,7 @@ use corvid_protocol::{
 use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::{broadcast, watch};
 
-use crate::emitter::Scope;
+use crate::scope::Scope;
 
 /// Live events kept for a listener that is slow to read; past them it is resynchronised.
 pub const EVENT_BUFFER: usize = 512;

@@ -15,8 +15,9 @@ use corvid_store::{ConversationStore, Tokens};
 use corvid_wire::model::{Message, Usage};
 use tokio::sync::oneshot;
 
-use crate::emitter::{Emitter, Scope};
+use crate::journal::Journal;
 use crate::model::ModelClient;
+use crate::scope::Scope;
 
 /// The one store of a process (`corvid_store::SharedConversations`: the SQLite store, or
 /// PostgreSQL in team mode), shared by every session of an `Agents` service (and the usage rows
@@ -27,7 +28,8 @@ pub type SharedStore = corvid_store::SharedConversations;
 
 pub(crate) struct Shared {
     pub(crate) model: Arc<dyn ModelClient>,
-    pub(crate) emitter: Emitter,
+    /// The session's events: every clone numbers from the same sequence.
+    pub(crate) journal: Arc<Journal>,
     pub(crate) settings: Settings,
     gate: Mutex<Gate>,
     todos: Mutex<Vec<TodoItem>>,
@@ -73,7 +75,8 @@ pub(crate) struct Gate {
 /// Everything `Shared::new` needs besides the settings.
 pub(crate) struct Parts {
     pub(crate) model: Arc<dyn ModelClient>,
-    pub(crate) emitter: Emitter,
+    /// The session's events: every clone numbers from the same sequence.
+    pub(crate) journal: Arc<Journal>,
     pub(crate) store: SharedStore,
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
@@ -91,7 +94,7 @@ impl Shared {
     pub(crate) fn new(parts: Parts, settings: Settings) -> Self {
         Self {
             model: parts.model,
-            emitter: parts.emitter,
+            journal: parts.journal,
             settings,
             gate: Mutex::new(Gate {
                 policy: parts.policy,
@@ -117,7 +120,8 @@ impl Shared {
     }
 
     pub(crate) fn emit(&self, scope: &Scope, msg: EventMsg) {
-        self.emitter.emit(scope, msg);
+        // Listeners that went away or lag never hold the engine up (see `crate::journal`).
+        self.journal.emit(scope, msg);
     }
 
     pub(crate) fn gate(&self) -> Gate {

@@ -67,7 +67,8 @@ async fn a_pre_tool_use_script_blocks_a_command_and_the_model_reads_why() {
             ScriptedReply::tool_call("c2", "bash", r#"{"command":"echo kept"}"#),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("clean up");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 
@@ -103,7 +104,8 @@ async fn a_post_tool_use_hook_sees_the_output_and_its_context_reaches_the_model(
             ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo the-output-42"}"#),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("run it");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 
@@ -150,7 +152,8 @@ async fn a_projects_hooks_run_only_once_trusted() {
     let mut untrusted = ScriptedAgent::spawn(
         agent::config(project.path(), ApprovalPolicy::Ask),
         vec![ScriptedReply::text("ok")],
-    );
+    )
+    .await;
     untrusted
         .until(|msg| matches!(msg, EventMsg::Warning { message } if message.contains("corvid hooks trust")))
         .await;
@@ -161,7 +164,7 @@ async fn a_projects_hooks_run_only_once_trusted() {
 
     let mut config = agent::config(project.path(), ApprovalPolicy::Ask);
     config.project_trust = Some(Arc::new(TrustAll));
-    let mut trusted = ScriptedAgent::spawn(config, vec![ScriptedReply::text("ok")]);
+    let mut trusted = ScriptedAgent::spawn(config, vec![ScriptedReply::text("ok")]).await;
     trusted.send("hello");
     trusted.turn_finished().await;
     let sent = format!("{:?}", trusted.model.requests()[0].messages);
@@ -188,7 +191,8 @@ async fn a_user_prompt_submit_hook_can_block_and_a_stop_hook_sends_the_model_bac
             ScriptedReply::text("done"),
             ScriptedReply::text("tests ran"),
         ],
-    );
+    )
+    .await;
     agent.send("my password is hunter2");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     assert!(

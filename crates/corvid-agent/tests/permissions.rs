@@ -33,7 +33,8 @@ async fn a_saved_deny_beats_an_allow_and_an_allow_skips_the_question() {
             ScriptedReply::tool_call("c2", "bash", r#"{"command":"echo ok && rm -rf build"}"#),
             ScriptedReply::text("done"),
         ],
-    );
+    )
+    .await;
     agent.send("tidy");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 
@@ -68,7 +69,8 @@ async fn an_ask_rule_asks_even_under_full_auto() {
             ScriptedReply::tool_call("w2", "write", r#"{"path":"docs/guide.md","content":"b"}"#),
             ScriptedReply::text("done"),
         ],
-    );
+    )
+    .await;
     agent.send("write");
     let proposal = agent.proposal().await;
     assert!(
@@ -98,7 +100,8 @@ async fn always_saved_to_the_project_writes_the_rule_and_the_next_call_runs_with
             ScriptedReply::tool_call("c2", "bash", r#"{"command":"ls -la"}"#),
             ScriptedReply::text("done"),
         ],
-    );
+    )
+    .await;
     agent.send("list twice");
     let proposal = agent.proposal().await;
     assert!(
@@ -137,7 +140,7 @@ async fn always_saved_to_the_project_writes_the_rule_and_the_next_call_runs_with
     );
 
     // `/permissions` lists both rules with their file, and removes one.
-    let listed = agent.handle.request(Op::ListPermissions).await;
+    let listed = agent.session.request(Op::ListPermissions).await;
     let Ok(ReplyOk::Permissions { rules, .. }) = listed else {
         panic!("{listed:?}")
     };
@@ -153,7 +156,7 @@ async fn always_saved_to_the_project_writes_the_rule_and_the_next_call_runs_with
         ]
     );
     let removed = agent
-        .handle
+        .session
         .request(Op::RemovePermission { number: 2 })
         .await;
     let Ok(ReplyOk::Permissions { rules, message }) = removed else {
@@ -166,7 +169,7 @@ async fn always_saved_to_the_project_writes_the_rule_and_the_next_call_runs_with
     );
     assert!(
         agent
-            .handle
+            .session
             .request(Op::RemovePermission { number: 7 })
             .await
             .is_err()

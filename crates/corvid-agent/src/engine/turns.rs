@@ -3,8 +3,8 @@
 
 use super::{
     Arc, Engine, ErrorClass, ErrorNotification, EventMsg, Message, Part, ReplyOk, Running, Scope,
-    SendParams, TurnFinishedNotification, TurnOutcome, TurnResult, TurnSetup, Verdict, history,
-    offer_tools, run_turn, system_prompt, watch,
+    SendParams, TurnFinishedNotification, TurnOutcome, TurnResult, TurnSetup, Verdict,
+    conversation, history, offer_tools, run_turn, system_prompt, watch,
 };
 
 impl Engine {
@@ -230,7 +230,11 @@ impl Engine {
                     ),
                 );
                 // Its completed steps were saved as they finished: take them from the store.
-                self.reload_history(&scope).await;
+                if let Some(history) =
+                    conversation::load_history(&self.shared, &scope, &self.conversation).await
+                {
+                    self.history = history;
+                }
                 TurnResult {
                     outcome: TurnOutcome::Failed,
                     steps: 0,
@@ -269,10 +273,16 @@ impl Engine {
         self.shared
             .finish_checkpoint(&scope, &self.conversation)
             .await;
-        self.name_conversation().await;
-        let summary = self.current_summary().await;
+        conversation::name_after_first_message(
+            &self.shared,
+            &self.project_key,
+            &self.conversation,
+            &self.history,
+        )
+        .await;
+        let summary = self.summary().await;
         // The turn's end and the history replays show from now on, in one step.
-        self.shared.emitter.emit_with_history(
+        self.shared.journal.emit_with_history(
             &scope,
             EventMsg::TurnFinished(TurnFinishedNotification {
                 outcome: result.outcome,
