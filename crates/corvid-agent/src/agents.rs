@@ -14,6 +14,7 @@ use std::time::Duration;
 use corvid_protocol::{ConversationSummary, HistoryEntry};
 use corvid_wire::model::Message;
 
+use crate::attention::AttentionFeed;
 use crate::config::{AgentConfig, AgentError};
 use crate::conversation::OpenConversation;
 use crate::engine::project_folder;
@@ -37,6 +38,8 @@ struct Inner {
     opening: tokio::sync::Mutex<()>,
     next: AtomicU64,
     idle: IdleRules,
+    /// Where sessions announce approvals waiting and turns ending (see `crate::attention`).
+    attention: Arc<AttentionFeed>,
 }
 
 /// When the service closes a session nobody listens to.
@@ -105,6 +108,25 @@ impl Agents {
         store: SharedStore,
         idle: IdleRules,
     ) -> Self {
+        Self::build(model, store, idle, AttentionFeed::new())
+    }
+
+    /// A service whose sessions announce on `attention`, a feed the host keeps across services
+    /// (a live settings reload builds a new service; the host subscribed once).
+    pub fn with_attention(
+        model: Arc<dyn ModelClient>,
+        store: SharedStore,
+        attention: Arc<AttentionFeed>,
+    ) -> Self {
+        Self::build(model, store, IdleRules::default(), attention)
+    }
+
+    fn build(
+        model: Arc<dyn ModelClient>,
+        store: SharedStore,
+        idle: IdleRules,
+        attention: Arc<AttentionFeed>,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 model,
@@ -114,8 +136,15 @@ impl Agents {
                 opening: tokio::sync::Mutex::new(()),
                 next: AtomicU64::new(0),
                 idle,
+                attention,
             }),
         }
+    }
+
+    /// Where this service's sessions announce approvals waiting and turns ending, and where its
+    /// faces report whether the user looks at them.
+    pub fn attention(&self) -> &Arc<AttentionFeed> {
+        &self.inner.attention
     }
 
     /// Opens a session on `config.project`, on the service's store. When the conversation asked for is already open, that session is returned.
@@ -176,8 +205,10 @@ impl Agents {
         );
         let runtime = tokio::runtime::Handle::current();
         let (id, held) = (session_id.clone(), conversation.clone());
+        let attention = Arc::clone(&self.inner.attention);
         let started =
-            blocking(move || start(config, model, store, claims, id, held, &runtime)).await?;
+            blocking(move || start(config, model, store, claims, id, held, attention, &runtime))
+                .await?;
         match started {
             Ok(Started { session, first }) => {
                 self.inner

@@ -375,6 +375,11 @@ impl Approvals {
     }
 }
 
+/// The session that holds a conversation another session asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the conversation is held by session {0}")]
+pub(crate) struct HeldBy(pub(crate) String);
+
 /// Which session holds which conversation, so two sessions never run one conversation (their
 /// turns would interleave in the store). Shared by every session of an `Agents` service.
 #[derive(Debug, Default)]
@@ -383,11 +388,12 @@ pub(crate) struct Claims {
 }
 
 impl Claims {
-    /// Takes `conversation` for `session`; `Err(holder)` when another session holds it.
-    pub(crate) fn claim(&self, conversation: &str, session: &str) -> Result<(), String> {
+    /// Takes `conversation` for `session`; an error naming the holder when another session
+    /// holds it.
+    pub(crate) fn claim(&self, conversation: &str, session: &str) -> Result<(), HeldBy> {
         let mut holders = self.holders.lock();
         match holders.get(conversation) {
-            Some(holder) if holder != session => Err(holder.clone()),
+            Some(holder) if holder != session => Err(HeldBy(holder.clone())),
             _ => {
                 holders.insert(conversation.to_owned(), session.to_owned());
                 Ok(())

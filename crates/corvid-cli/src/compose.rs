@@ -46,6 +46,18 @@ impl Composition {
         let agents = Agents::new(Arc::new(InProcessModel(registry.clone())), store);
         Self { agents, registry }
     }
+
+    /// [`Composition::with_parts`] whose sessions announce approvals waiting and turns ending
+    /// on the host's `attention` feed (one feed across live settings reloads).
+    pub(crate) fn attending(
+        registry: Registry,
+        store: SharedConversations,
+        attention: Arc<corvid_agent::AttentionFeed>,
+    ) -> Self {
+        let model = Arc::new(InProcessModel(registry.clone()));
+        let agents = Agents::with_attention(model, store, attention);
+        Self { agents, registry }
+    }
 }
 
 /// Opens the process's one store (`<data dir>/corvid.db`).
@@ -196,5 +208,12 @@ impl ModelClient for InProcessModel {
 
     fn context_window(&self, model: &str) -> Option<u64> {
         self.0.context_window(model).map(|window| window.tokens)
+    }
+
+    fn takes_images(&self, model: &str) -> Option<bool> {
+        self.0
+            .model_info(model)
+            .capabilities
+            .map(|capabilities| capabilities.images)
     }
 }

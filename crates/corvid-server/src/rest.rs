@@ -57,17 +57,24 @@ pub(crate) async fn with_store<T: Send + 'static>(
     on_store(state, work).await.map_err(internal)
 }
 
+/// Why work on the store gave no answer.
+#[derive(Debug, thiserror::Error)]
+enum StoreWorkError {
+    #[error(transparent)]
+    Store(#[from] corvid_store::StoreError),
+    /// The blocking task panicked or was cancelled.
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+}
+
 async fn on_store<T: Send + 'static>(
     state: &PageState,
     work: impl FnOnce(&mut dyn ConversationStore) -> Result<T, corvid_store::StoreError>
     + Send
     + 'static,
-) -> Result<T, String> {
+) -> Result<T, StoreWorkError> {
     let store = state.0.agent.store();
-    tokio::task::spawn_blocking(move || work(&mut *store.lock()))
-        .await
-        .map_err(|error| error.to_string())?
-        .map_err(|error| error.to_string())
+    Ok(tokio::task::spawn_blocking(move || work(&mut *store.lock())).await??)
 }
 
 /// The project's conversations (most recent first), its current one, and the sessions open on
@@ -351,7 +358,7 @@ async fn usage_since(state: &PageState, since_ms: i64) -> Value {
             "input": totals.tokens.total_input(),
             "output": totals.tokens.output,
         }),
-        Err(error) => json!({"error": error}),
+        Err(error) => json!({"error": error.to_string()}),
     }
 }
 

@@ -27,7 +27,14 @@ async fn the_gateway_and_the_pages_agent_write_one_ledger_through_one_store() {
     let registry = Registry::from_config(&loaded, reqwest::Client::new()).unwrap();
     let store: SharedStore = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
     let state = gateway_state(loaded.config.clone(), registry, Some(&store));
-    let (agent, root) = page_agent(&loaded, Some(project.path()), &state, store.clone()).unwrap();
+    let (agent, root) = page_agent(
+        &loaded,
+        Some(project.path()),
+        &state,
+        store.clone(),
+        &corvid_agent::AttentionFeed::new(),
+    )
+    .unwrap();
     assert_eq!(root, project.path());
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
