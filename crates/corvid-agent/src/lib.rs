@@ -15,6 +15,7 @@ mod engine;
 mod handle;
 mod history;
 pub mod hooks;
+pub mod images;
 pub mod init;
 pub mod instructions;
 mod journal;

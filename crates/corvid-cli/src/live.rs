@@ -59,6 +59,8 @@ pub(crate) struct Generation {
     pub(crate) page: Option<PageState>,
     /// The project folder the page's agent works in.
     pub(crate) root: Option<std::path::PathBuf>,
+    /// The agent's conversations (the process's store; a reload keeps them).
+    pub(crate) conversations: Option<corvid_store::SharedConversations>,
     /// The settings it was built from.
     pub(crate) loaded: Loaded,
 }

@@ -18,7 +18,7 @@ use corvid_config::{Flags, Loaded};
 use corvid_gateway::{AppState, check_bind_address, router};
 use corvid_providers::Registry;
 use corvid_server::{PageAgent, PageState, Reloads, Token, page_url};
-use corvid_store::{SharedStore, UsageRecorder};
+use corvid_store::{SharedConversations, SharedStore, UsageRecorder};
 use tracing_subscriber::EnvFilter;
 
 use crate::compose::Composition;
@@ -212,28 +212,48 @@ impl crate::live::Build for Builder {
     ) -> anyhow::Result<Generation> {
         let config = loaded.config.clone();
         log_providers(&registry);
-        let state = match previous {
-            // A reload: the store's connections, the ledger writer, the key gate and the
-            // shutdown gate are the running server's (the store cannot change live).
-            Some(previous) => previous.state.with_settings(config, registry),
-            None if config.store.is_postgres() => {
-                // Team mode: keys, budgets and the gateway's ledger on PostgreSQL; the page's
-                // agent keeps its conversations in the local SQLite file.
-                crate::team_commands::postgres_gateway(&loaded, AppState::new(config, registry))
-                    .await?
-            }
-            None => {
-                let state = gateway_state(config, registry, self.store.as_ref());
-                crate::team_commands::sqlite_gate(&loaded, state, self.store.as_ref()).await?
-            }
+        let (state, conversations) = match previous {
+            // A reload: the store's connections (SQLite, or PostgreSQL and Redis), the ledger
+            // writer, the key gate, the shutdown gate and the agent's conversations are the
+            // running server's (the store cannot change live).
+            Some(previous) => (
+                previous.state.with_settings(config, registry),
+                previous.conversations.clone(),
+            ),
+            None => match crate::team_commands::postgres(&loaded)? {
+                // Team mode: keys, budgets, the gateway's ledger and the page agent's
+                // conversations on PostgreSQL, one pool for all of them.
+                Some(pg) => {
+                    let state = AppState::new(config, registry);
+                    let state = crate::team_commands::postgres_gateway(&loaded, state, &pg).await?;
+                    let conversations = corvid_store::pg::PgConversations::new(
+                        pg,
+                        tokio::runtime::Handle::current(),
+                    );
+                    let shared: SharedConversations =
+                        Arc::new(parking_lot::Mutex::new(conversations));
+                    (state, Some(shared))
+                }
+                None => {
+                    let state = gateway_state(config, registry, self.store.as_ref());
+                    let state =
+                        crate::team_commands::sqlite_gate(&loaded, state, self.store.as_ref())
+                            .await?;
+                    let shared = self
+                        .store
+                        .as_ref()
+                        .map(|store| -> SharedConversations { store.clone() });
+                    (state, shared)
+                }
+            },
         };
         let gateway = router(state.clone());
-        let agent = match &self.store {
+        let agent = match conversations.clone() {
             Some(store) => page_agent(
                 &loaded,
                 self.project.as_deref(),
                 &state,
-                Arc::clone(store),
+                store,
                 &self.attention,
             ),
             None => Err(anyhow::anyhow!("the store cannot be opened")),
@@ -254,6 +274,7 @@ impl crate::live::Build for Builder {
                     agent: Some(agent),
                     page: Some(page),
                     root: Some(root),
+                    conversations,
                     loaded,
                 }
             }
@@ -266,6 +287,7 @@ impl crate::live::Build for Builder {
                     agent: None,
                     page: None,
                     root: None,
+                    conversations,
                     loaded,
                 }
             }
@@ -319,7 +341,7 @@ fn page_agent(
     loaded: &Loaded,
     project: Option<&Path>,
     state: &AppState,
-    store: SharedStore,
+    store: SharedConversations,
     attention: &Arc<corvid_agent::AttentionFeed>,
 ) -> anyhow::Result<(PageAgent, PathBuf)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;

@@ -36,8 +36,9 @@ pub use sessions::PageAgent;
 
 /// The largest REST body the page sends (settings, a new conversation): JSON, small.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
-/// The largest WebSocket message (a user message with pasted text or an image).
-pub const MAX_FRAME_BYTES: usize = 4 * 1024 * 1024;
+/// The largest WebSocket message: a user message with pasted text and a few images (the agent
+/// takes images up to 5 MB each, a third larger as base64).
+pub const MAX_FRAME_BYTES: usize = 24 * 1024 * 1024;
 
 /// What the page's handlers share.
 #[derive(Clone)]

@@ -31,6 +31,7 @@ impl Engine {
                     .with_next_action("The command list shows the project's and your commands."),
             );
         }
+        let params = self.attach_images(params)?;
         if let Some(running) = &mut self.running {
             // A new message closes every waiting proposal as interrupted; it runs next.
             if self.shared.approvals.answer_all(&Verdict::Interrupted) == 0 {
@@ -44,6 +45,34 @@ impl Engine {
         }
         self.start_turn(id, params).await;
         Ok(ReplyOk::Accepted)
+    }
+
+    /// The message with the project images it mentions (`@shot.png`) attached after the ones the
+    /// face attached; refused when an image is missing, too large or of another kind, or when
+    /// the model the turn would use does not take images (nothing is sent then).
+    fn attach_images(&self, mut params: SendParams) -> Result<SendParams, ErrorNotification> {
+        crate::images::check_attached(&params.images)?;
+        let mentioned = crate::images::mentioned(&self.config.project, &params.text)?;
+        params.images.extend(mentioned);
+        if params.images.is_empty() {
+            return Ok(params);
+        }
+        let command_model = params.command.as_deref().and_then(|name| {
+            self.commands
+                .current()
+                .get(name)
+                .and_then(|c| c.model.clone())
+        });
+        let model = command_model
+            .or_else(|| params.model.clone())
+            .unwrap_or_else(|| self.model.clone());
+        let takes_images = self.shared.model.takes_images(&model).or_else(|| {
+            corvid_config::catalog()
+                .model(&model)
+                .map(|facts| facts.images)
+        });
+        crate::images::check_model(&model, takes_images)?;
+        Ok(params)
     }
 
     pub(super) async fn start_turn(&mut self, id: String, params: SendParams) {

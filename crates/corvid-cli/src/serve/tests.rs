@@ -1,5 +1,5 @@
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use corvid_agent::OpenConversation;
@@ -31,7 +31,7 @@ async fn the_gateway_and_the_pages_agent_write_one_ledger_through_one_store() {
         &loaded,
         Some(project.path()),
         &state,
-        Arc::clone(&store),
+        store.clone(),
         &corvid_agent::AttentionFeed::new(),
     )
     .unwrap();
@@ -132,7 +132,7 @@ async fn the_gateway_and_the_pages_agent_write_one_ledger_through_one_store() {
     assert_eq!(failure.message, "overloaded right now");
     state.settle().await;
 
-    let store = corvid_store::lock(&store);
+    let store = store.lock();
     let rows = store.usage_by_day_and_model(None).unwrap();
     let requests = |front_end: &str| -> u64 {
         rows.iter()
