@@ -3,7 +3,7 @@
 //! the service opens another session to show another conversation).
 
 use corvid_protocol::{ErrorNotification, EventMsg, ImageInput, ReplyOk, SendParams};
-use corvid_store::Store;
+use corvid_store::ConversationStore;
 use corvid_wire::model::{Image, ImageSource, Message, Part, Role};
 
 use crate::config::AgentError;
@@ -25,7 +25,7 @@ pub enum OpenConversation {
 
 /// The conversation a session on `project` opens with (made the project's current one).
 pub(crate) fn resolve(
-    store: &mut Store,
+    store: &mut dyn ConversationStore,
     project: &std::path::Path,
     model: &str,
     which: &OpenConversation,

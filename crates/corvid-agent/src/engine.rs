@@ -23,9 +23,7 @@ use crate::history;
 use crate::journal::Journal;
 use crate::model::ModelClient;
 use crate::scope::Scope;
-use crate::session::{
-    Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict, lock_store,
-};
+use crate::session::{Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict};
 use crate::turn::{TurnResult, TurnSetup, run_turn};
 
 mod turns;
@@ -104,8 +102,8 @@ impl Engine {
         let project_key = project.display().to_string();
         let mut warnings = Vec::new();
         let (history, turns, found) = {
-            let mut store = lock_store(&wiring.store);
-            let history = crate::persist::load(&mut store, &conversation, &mut warnings)?;
+            let mut store = wiring.store.lock();
+            let history = crate::persist::load(&mut *store, &conversation, &mut warnings)?;
             let turns = store.last_turn(&conversation)?;
             let found = store.conversation(&project_key, &conversation)?;
             (history, turns, found)

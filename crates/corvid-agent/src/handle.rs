@@ -51,6 +51,8 @@ pub(crate) struct Started {
 
 /// Builds the session's engine and starts it on the current tokio runtime. Blocking (the store,
 /// the project folder): call it from a blocking thread when on the async ones.
+// Each argument is one part of the session's wiring, passed once by `Agents`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start(
     config: AgentConfig,
     model: Arc<dyn ModelClient>,
@@ -58,10 +60,15 @@ pub(crate) fn start(
     claims: Arc<Claims>,
     session_id: String,
     conversation: String,
+    attention: Arc<crate::attention::AttentionFeed>,
     runtime: &tokio::runtime::Handle,
 ) -> Result<Started, AgentError> {
     let project = project_folder(&config)?;
     let journal = Journal::new();
+    journal.attend(crate::attention::Attending {
+        feed: attention,
+        session_id: session_id.clone(),
+    });
     // Subscribed before the engine says anything: this listener hears every event, no replay.
     let first = journal.subscribe();
     let approvals = Arc::new(Approvals::default());

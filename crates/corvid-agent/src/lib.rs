@@ -5,6 +5,7 @@
 //! `Agents` runs many sessions at once over one store and one model client.
 
 mod agents;
+mod attention;
 mod checkpoint;
 pub mod commands;
 mod compaction;
@@ -40,6 +41,7 @@ mod tool_view;
 mod turn;
 
 pub use agents::{Agents, ConversationDetail, IdleRules, SessionInfo};
+pub use attention::{Attention, AttentionFeed, AttentionKind, FaceFocus};
 pub use compaction::DEFAULT_CONTEXT_WINDOW;
 pub use config::{AgentConfig, AgentError};
 pub use conversation::OpenConversation;

@@ -41,7 +41,7 @@ async fn start_with(
 
 /// The store in the SQLite file `path`, as a service shares it.
 fn store_at(path: &Path) -> corvid_agent::SharedStore {
-    Arc::new(std::sync::Mutex::new(
+    Arc::new(parking_lot::Mutex::new(
         corvid_store::Store::open(path).unwrap(),
     ))
 }

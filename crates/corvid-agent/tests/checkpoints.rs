@@ -89,7 +89,7 @@ impl Session {
                 .collect(),
         };
         let store = corvid_store::Store::open(&setup.data.join("corvid.db")).unwrap();
-        let agents = Agents::new(Arc::new(router), Arc::new(std::sync::Mutex::new(store)));
+        let agents = Agents::new(Arc::new(router), Arc::new(parking_lot::Mutex::new(store)));
         let (session, events) = agents
             .open_listening(config, OpenConversation::Current)
             .await

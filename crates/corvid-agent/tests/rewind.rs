@@ -20,7 +20,7 @@ fn config(project: &std::path::Path, data: &std::path::Path) -> corvid_agent::Ag
 /// The store in `data` (every session of the test opens the same file).
 fn store(data: &std::path::Path) -> corvid_agent::SharedStore {
     let store = corvid_store::Store::open(&data.join("corvid.db")).unwrap();
-    std::sync::Arc::new(std::sync::Mutex::new(store))
+    std::sync::Arc::new(parking_lot::Mutex::new(store))
 }
 
 fn write(id: &str, path: &str, content: &str) -> ScriptedReply {

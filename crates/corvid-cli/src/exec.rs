@@ -193,29 +193,36 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
     })
 }
 
+/// Why there is no prompt to send (printed after "corvid exec: ", exit status 2).
+#[derive(Debug, thiserror::Error)]
+enum PromptError {
+    #[error("no prompt: give it as an argument, or `-` to read it from stdin")]
+    Missing,
+    #[error("cannot read the prompt from stdin: {0}")]
+    Stdin(std::io::Error),
+    #[error("the prompt is empty")]
+    Empty,
+}
+
 /// The prompt: the argument, or stdin for `-` or when stdin is piped and no argument is given.
-fn read_prompt(argument: Option<&str>) -> Result<String, String> {
+fn read_prompt(argument: Option<&str>) -> Result<String, PromptError> {
     let from_stdin = match argument {
         Some("-") => true,
         Some(text) => return non_empty(text.to_owned()),
-        None if std::io::stdin().is_terminal() => {
-            return Err(
-                "no prompt: give it as an argument, or `-` to read it from stdin".to_owned(),
-            );
-        }
+        None if std::io::stdin().is_terminal() => return Err(PromptError::Missing),
         None => true,
     };
     debug_assert!(from_stdin);
     let mut text = String::new();
     std::io::stdin()
         .read_to_string(&mut text)
-        .map_err(|error| format!("cannot read the prompt from stdin: {error}"))?;
+        .map_err(PromptError::Stdin)?;
     non_empty(text)
 }
 
-fn non_empty(text: String) -> Result<String, String> {
+fn non_empty(text: String) -> Result<String, PromptError> {
     if text.trim().is_empty() {
-        Err("the prompt is empty".to_owned())
+        Err(PromptError::Empty)
     } else {
         Ok(text)
     }

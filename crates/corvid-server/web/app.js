@@ -702,10 +702,28 @@ function shownConversation() {
   }
 }
 
+// Whether the user looks at this tab (visible, its window focused): the desktop app shows a
+// system notification only when no tab is looked at. Sent with each connect and on change.
+const TAB = (crypto.randomUUID?.() || `${Date.now()}-${Math.random()}`).replace(/[^A-Za-z0-9_-]/g, "");
+let focusSent = null;
+const looking = () => !document.hidden && document.hasFocus();
+
+function reportFocus() {
+  const focused = looking();
+  if (focused === focusSent || state.socket?.readyState !== WebSocket.OPEN) return;
+  focusSent = focused;
+  api("POST", "/api/agent/focus", { tab: TAB, focused }).catch(() => { focusSent = null; });
+}
+for (const event of ["focus", "blur"]) window.addEventListener(event, reportFocus);
+document.addEventListener("visibilitychange", reportFocus);
+
 // One socket per tab, on the conversation the tab shows (a reconnect keeps it).
 function connect() {
   const shown = shownConversation();
-  const query = shown ? `?conversation=${encodeURIComponent(shown)}` : "";
+  const params = new URLSearchParams({ tab: TAB, focused: looking() ? "1" : "0" });
+  if (shown) params.set("conversation", shown);
+  focusSent = looking();
+  const query = `?${params}`;
   const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/agent/ws${query}`);
   state.socket = socket;
   socket.addEventListener("message", (message) => {
