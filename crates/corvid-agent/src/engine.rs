@@ -136,6 +136,7 @@ impl Engine {
         warnings.extend(read_warnings);
         let hooks = crate::hooks::for_session(
             &config,
+            Arc::clone(&wiring.model),
             &settings,
             &project,
             &wiring.session_id,
@@ -349,6 +350,7 @@ impl Engine {
                 }),
             },
             Op::SetModel { model } => {
+                self.shared.hooks.set_model(&model);
                 self.model = model;
                 Ok(self.settings_changed(&scope))
             }
@@ -374,6 +376,16 @@ impl Engine {
                 Err(error) => Err(ErrorNotification::invalid(error.to_string())
                     .with_next_action("/permissions lists the rules with their numbers.")),
             },
+            Op::AddPermission { action, rule, file } => {
+                match self.shared.permissions.save(action, &rule, file) {
+                    Ok((text, shown)) => Ok(ReplyOk::Permissions {
+                        rules: self.shared.permissions.list(),
+                        message: Some(format!("saved `{text}` to the {} list of {shown}", action.as_str())),
+                    }),
+                    Err(error) => Err(ErrorNotification::invalid(error.to_string())
+                        .with_next_action("Rules look like Bash(npm test:*), Edit(src/**), Read(./.env), WebFetch(domain:docs.rs), mcp__github.")),
+                }
+            }
             Op::TrustToolServer { name } => match self.toolbox.trust_server(&name) {
                 Ok(()) => Ok(self.tool_servers()),
                 Err(error) => Err(ErrorNotification::invalid(error.to_string())

@@ -26,6 +26,7 @@ use crate::hooks::{ProjectTrust, Untrusted, claude_name};
 use crate::settings_files::{SettingsFile, SettingsScope};
 
 mod saved;
+pub(crate) use saved::refuse_and_save;
 pub use saved::{LiveRules, PROJECT_RULES_FILE, SavedRuleError, claude_rule};
 
 /// What a project file's `allow` list is trusted under, after the file's name.

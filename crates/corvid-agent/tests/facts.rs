@@ -85,7 +85,9 @@ async fn a_proposal_carries_its_title_decisions_and_always_rule_in_words() {
             DecisionKind::ApproveAlways,
             // "Always" may also be saved to the project (no user settings file in this test).
             DecisionKind::SaveAlwaysProject,
-            DecisionKind::Reject
+            DecisionKind::Reject,
+            // "Never" saves the same rule as a deny rule.
+            DecisionKind::SaveNeverProject
         ]
     );
     assert_eq!(

@@ -215,3 +215,61 @@ async fn a_user_prompt_submit_hook_can_block_and_a_stop_hook_sends_the_model_bac
     let again = format!("{:?}", requests[1].messages);
     assert!(again.contains("run the tests first"), "{again}");
 }
+
+#[tokio::test]
+async fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join("build")).unwrap();
+    let mut config = agent::config(project.path(), ApprovalPolicy::FullAuto);
+    let session_model = config.model.clone();
+    config.user_settings = Some(user_settings(
+        home.path(),
+        serde_json::json!({
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt",
+                "prompt": "Is this command safe to run? $ARGUMENTS"}]}],
+            "Stop": [{"hooks": [{"type": "prompt", "prompt": "Did the agent finish?",
+                "model": "small-judge"}]}]
+        }),
+    ));
+    let mut agent = ScriptedAgent::spawn(
+        config,
+        vec![
+            ScriptedReply::tool_call("c1", "bash", r#"{"command":"rm -rf build"}"#),
+            // The PreToolUse prompt hook's answer.
+            ScriptedReply::text(r#"{"ok": false, "reason": "deleting build/ is not allowed"}"#),
+            ScriptedReply::text("I left build/ alone"),
+            // The Stop prompt hook's answer.
+            ScriptedReply::text("```json\n{\"ok\": true}\n```"),
+        ],
+    )
+    .await;
+    agent.send("clean up");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+
+    assert!(project.path().join("build").is_dir(), "the command ran");
+    let requests = agent.model.requests();
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    let judged = &requests[1];
+    assert_eq!(judged.model, session_model);
+    assert!(judged.tools.is_empty());
+    let asked = format!("{:?}", judged.messages);
+    assert!(asked.contains("Is this command safe to run?"), "{asked}");
+    assert!(asked.contains("rm -rf build"), "{asked}");
+    assert!(!asked.contains("$ARGUMENTS"), "{asked}");
+    let (refused, failed) = &agent.results_in(2)[0];
+    assert!(*failed);
+    assert!(
+        refused.contains("deleting build/ is not allowed"),
+        "{refused}"
+    );
+
+    let stop = &requests[3];
+    assert_eq!(stop.model, "small-judge");
+    let asked = format!("{:?}", stop.messages);
+    assert!(asked.contains("Did the agent finish?"), "{asked}");
+    assert!(
+        asked.contains("\\\"hook_event_name\\\":\\\"Stop\\\""),
+        "{asked}"
+    );
+}

@@ -298,7 +298,8 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                     "{asked}"
                 );
                 assert_eq!(asked["toolCall"]["status"], "pending");
-                // Allow always for the session, then saved to the project and for the user.
+                // Allow always for the session, then saved to the project and for the user;
+                // reject, and "never" saved to the project and for the user.
                 assert_eq!(
                     option_kinds(asked),
                     [
@@ -306,7 +307,9 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                         "allow_always",
                         "allow_always",
                         "allow_always",
-                        "reject_once"
+                        "reject_once",
+                        "reject_always",
+                        "reject_always"
                     ]
                 );
                 let statuses: Vec<&Value> = updates_of(&seen, "tool_call_update")
@@ -459,8 +462,14 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
                     "allow_always",
                     "allow_always",
                     "allow_always",
-                    "reject_once"
+                    "reject_once",
+                    "reject_always",
+                    "reject_always"
                 ]
+            );
+            assert_eq!(
+                asked["options"][6]["name"],
+                "Never: deny `Bash(mkdir:*)` — deny rule saved in your settings.json"
             );
             // The rule in the engine's words, as every face says it.
             assert_eq!(

@@ -360,6 +360,11 @@ function proposalCard(id, proposal, scope) {
       feedback.focus();
     } else answer({ type: "reject", feedback: feedback.value.trim() || undefined });
   });
+  // "Never": deny, and save the rule as a `deny` rule (it wins over any allow).
+  const nevers = [["save_never_project", "project", "Never, saved in the project"], ["save_never_user", "user", "Never, saved for me"]];
+  for (const [decision, file, label] of nevers) {
+    if (allows(decision) && proposal.always_scope) button(label, () => answer({ type: "save_never", scope: proposal.always_scope, file }), "danger");
+  }
   const card = el("div", [...body, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal" });
   state.proposals.set(id, card);
   scope.box.append(card);

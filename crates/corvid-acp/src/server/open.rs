@@ -293,6 +293,7 @@ impl Server {
                 calls: HashMap::new(),
                 outputs: HashMap::new(),
                 preparing: HashSet::new(),
+                plan_edit: None,
             }),
         });
         self.open.lock().insert(conversation_id, Arc::clone(&live));

@@ -377,6 +377,15 @@ pub(super) async fn run_tool(
                 }
                 setup.shared.add_rule(scope);
             }
+            Verdict::Decided(ApprovalDecision::SaveNever { scope, file }) => {
+                return error(crate::permissions::refuse_and_save(
+                    &setup.shared,
+                    &setup.scope,
+                    &call.name,
+                    &scope,
+                    file,
+                ));
+            }
             // Only a plan can be approved in another version; for a tool call, the user's text
             // is feedback and nothing runs.
             Verdict::Decided(ApprovalDecision::ApproveEdited { text }) => {

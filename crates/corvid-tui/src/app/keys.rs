@@ -99,12 +99,13 @@ impl App {
                     _ => self.answer(ApprovalDecision::Reject { feedback: None }),
                 }
             }
-            // 4 and 5 save "always" to a settings file, where the proposal offers it.
-            KeyCode::Char(c @ ('4' | '5'))
+            // 4 and 5 save "always" to a settings file, 6 and 7 "never" (a deny rule), where
+            // the proposal offers it.
+            KeyCode::Char(c @ ('4'..='7'))
                 if self.overlay.proposal.is_some()
                     && self.editor.is_empty()
                     && !ctrl
-                    && self.save_answer(usize::from(c == '5')) => {}
+                    && self.save_answer(c) => {}
             KeyCode::Char(c) if !ctrl => self.editor.insert(&c.to_string()),
             KeyCode::Enter if shift || alt => self.editor.insert("\n"),
             KeyCode::Enter => self.enter(),
