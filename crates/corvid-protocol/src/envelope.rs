@@ -13,7 +13,7 @@ use crate::op::Op;
 /// variant removed or renamed, a meaning changed, or a new operation or event kind added (unknown
 /// `type` values are rejected, not skipped). Adding an optional field does not bump it, because
 /// unknown fields are ignored.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Whether a peer speaking `version` can talk to this build: the versions must be equal.
 ///

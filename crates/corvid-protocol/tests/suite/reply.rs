@@ -78,7 +78,7 @@ fn the_hello_carries_the_version_and_the_command_table() {
     };
     let value = serde_json::to_value(ServerFrame::Protocol(hello.clone())).unwrap();
     assert_eq!(value["type"], "protocol");
-    assert_eq!(value["version"], 6);
+    assert_eq!(value["version"], 7);
     assert_eq!(
         value["commands"][0],
         json!({"name": "new", "description": "start a new conversation", "during_turn": false})
