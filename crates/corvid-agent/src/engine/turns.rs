@@ -212,7 +212,7 @@ impl Engine {
                 }
                 true
             }
-            Err(reason) => {
+            Err(crate::hooks::session::PromptBlocked(reason)) => {
                 self.shared.emit(
                     scope,
                     EventMsg::TurnStarted {

@@ -70,8 +70,19 @@ pub(super) fn parse_table(
     }
 }
 
+/// Why an entry of a group's `hooks` is not run.
+#[derive(Debug, thiserror::Error)]
+enum UnusableHook {
+    #[error("a `command` hook without a command is not run")]
+    NoCommand,
+    #[error("a `prompt` hook without a prompt is not run")]
+    NoPrompt,
+    #[error("a hook of type `{0}` is not run (corvid runs `command` and `prompt` hooks)")]
+    UnknownType(String),
+}
+
 /// One entry of a group's `hooks`: its kind, its command or prompt, and its default timeout.
-fn one_hook(hook: &Value) -> Result<(HookKind, String, Duration), String> {
+fn one_hook(hook: &Value) -> Result<(HookKind, String, Duration), UnusableHook> {
     let text = |field: &str| {
         hook.get(field)
             .and_then(Value::as_str)
@@ -85,15 +96,13 @@ fn one_hook(hook: &Value) -> Result<(HookKind, String, Duration), String> {
     {
         "command" => text("command")
             .map(|command| (HookKind::Command, command, DEFAULT_TIMEOUT))
-            .ok_or_else(|| "a `command` hook without a command is not run".to_owned()),
+            .ok_or(UnusableHook::NoCommand),
         "prompt" => text("prompt")
             .map(|prompt| {
                 let model = text("model");
                 (HookKind::Prompt { model }, prompt, DEFAULT_PROMPT_TIMEOUT)
             })
-            .ok_or_else(|| "a `prompt` hook without a prompt is not run".to_owned()),
-        other => Err(format!(
-            "a hook of type `{other}` is not run (corvid runs `command` and `prompt` hooks)"
-        )),
+            .ok_or(UnusableHook::NoPrompt),
+        other => Err(UnusableHook::UnknownType(other.to_owned())),
     }
 }

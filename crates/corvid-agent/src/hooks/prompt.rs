@@ -68,7 +68,7 @@ pub(crate) async fn ask(
     let reply =
         match tokio::time::timeout(timeout, answer_text(judge.client.as_ref(), request)).await {
             Ok(Ok(text)) => text,
-            Ok(Err(error)) => return failed(event, &model, &error),
+            Ok(Err(error)) => return failed(event, &model, &error.to_string()),
             Err(_) => {
                 return failed(
                     event,
@@ -102,17 +102,23 @@ fn failed(event: &str, model: &str, why: &str) -> Answer {
     }
 }
 
+/// Why the hook's model gave no answer: the call failed, or its stream broke.
+#[derive(Debug, thiserror::Error)]
+enum NoAnswer {
+    #[error("{}", .0.message)]
+    Call(crate::model::ModelError),
+    #[error("{}", .0.message)]
+    Stream(corvid_wire::model::WireError),
+}
+
 /// The model's whole text reply.
-async fn answer_text(client: &dyn ModelClient, request: ChatRequest) -> Result<String, String> {
-    let mut stream = client
-        .stream(request)
-        .await
-        .map_err(|error| error.message)?;
+async fn answer_text(client: &dyn ModelClient, request: ChatRequest) -> Result<String, NoAnswer> {
+    let mut stream = client.stream(request).await.map_err(NoAnswer::Call)?;
     let mut text = String::new();
     while let Some(event) = stream.next().await {
         match event {
             StreamEvent::TextDelta { text: delta } => text.push_str(&delta),
-            StreamEvent::Error(error) => return Err(error.message),
+            StreamEvent::Error(error) => return Err(NoAnswer::Stream(error)),
             _ => {}
         }
     }

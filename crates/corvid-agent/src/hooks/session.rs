@@ -160,13 +160,17 @@ pub(crate) async fn pre_compact(shared: &Shared, scope: &Scope, trigger: &str) {
     notices(shared, scope, &answer);
 }
 
+/// A `UserPromptSubmit` hook blocked the prompt, for this reason.
+#[derive(Debug)]
+pub(crate) struct PromptBlocked(pub(crate) String);
+
 /// Before a turn: `SessionStart` (on the session's first turn) and `UserPromptSubmit`. The
-/// context they give for the model, or the reason the prompt was blocked.
+/// context they give for the model, or why the prompt was blocked.
 pub(crate) async fn before_turn(
     shared: &Shared,
     scope: &Scope,
     prompt: &str,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, PromptBlocked> {
     let mut context = Vec::new();
     if shared.hooks.first_turn() && shared.hooks.listens(HookEvent::SessionStart) {
         let answer = shared
@@ -187,7 +191,7 @@ pub(crate) async fn before_turn(
             .await;
         notices(shared, scope, &answer);
         if let Some(reason) = answer.blocked.or(answer.stop) {
-            return Err(reason);
+            return Err(PromptBlocked(reason));
         }
         context.extend(answer.context);
     }
