@@ -6,9 +6,9 @@
 //! model names cannot grow the series. Latencies are true histograms with explicit buckets, so
 //! they sum across instances.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::{Mutex, PoisonError};
 
 use corvid_store::{Outcome, UsageRecord};
 
@@ -82,7 +82,7 @@ impl Metrics {
             "other"
         };
         let key = (record.provider.clone(), model.to_owned(), record.status);
-        let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut series = self.series.lock();
         let entry = series.entry(key).or_default();
         entry.requests += 1;
         if matches!(record.outcome, Outcome::Error | Outcome::StreamError) {
@@ -101,11 +101,7 @@ impl Metrics {
 
     /// The text exposition.
     pub(crate) fn render(&self) -> String {
-        let series = self
-            .series
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let series = self.series.lock().clone();
         let mut out = String::new();
         let labels = |(provider, model, status): &(String, String, u16)| {
             format!(

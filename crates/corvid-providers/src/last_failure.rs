@@ -5,8 +5,8 @@
 //! user and query parts: never a secret, never a request body (only the start of the
 //! upstream's own error message).
 
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::ProviderError;
@@ -38,7 +38,7 @@ pub(crate) struct FailureLog {
 impl FailureLog {
     pub(crate) fn note(&self, error: &ProviderError) {
         let failure = describe(error);
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(failure);
+        *self.last.lock() = Some(failure);
         self.failing.store(true, Ordering::Relaxed);
     }
 
@@ -48,10 +48,7 @@ impl FailureLog {
     }
 
     pub(crate) fn last(&self) -> Option<LastFailure> {
-        self.last
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.last.lock().clone()
     }
 
     /// The last failure, when no call has succeeded since (the provider is failing now).

@@ -4,8 +4,6 @@
 //! `outputTokenLimit`), and, for a local server whose list states none, the window it was
 //! started with (`local_window`: llama.cpp's `/props`, Ollama's `/api/show`).
 
-use std::sync::PoisonError;
-
 use http_body_util::BodyExt;
 use serde_json::Value;
 
@@ -95,10 +93,7 @@ impl Provider {
             && models.iter().all(|model| model.window.is_none())
         {
             let served = self.served_context().await;
-            *self
-                .served_window
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = served;
+            *self.served_window.lock() = served;
             if served.is_none() && models.len() <= MAX_SHOWN_MODELS {
                 for model in &mut models {
                     model.window = self.ollama_context(&model.id).await;

@@ -5,8 +5,8 @@
 //! Keys are shown by index only (0 = the key `api_key_env` names, then `api_key_envs` in
 //! order); their values never leave the credential.
 
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::upstream::Upstream;
@@ -104,10 +104,8 @@ impl KeyPool {
             .is_some_and(|until| until > Instant::now())
     }
 
-    fn resting(&self) -> std::sync::MutexGuard<'_, Vec<Option<Instant>>> {
-        self.resting_until
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn resting(&self) -> parking_lot::MutexGuard<'_, Vec<Option<Instant>>> {
+        self.resting_until.lock()
     }
 }
 

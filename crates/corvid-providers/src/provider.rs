@@ -1,6 +1,6 @@
 //! One configured upstream: its settings, its keys, and what its own model list says.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use corvid_config::{ProviderConfig, ProviderKind};
@@ -23,7 +23,7 @@ pub struct Provider {
     pub(crate) keys: KeyPool,
     /// The window a local server says it was started with (llama.cpp's `/props`), read with
     /// its model list.
-    pub(crate) served_window: std::sync::Mutex<Option<u64>>,
+    pub(crate) served_window: parking_lot::Mutex<Option<u64>>,
     pub(crate) fetched: Mutex<Option<(Instant, Vec<ListedModel>)>>,
     /// The signed-in Zed account, for the `zed` provider: its backend instead of `upstream`.
     pub(crate) zed: Option<Arc<ZedService>>,
@@ -46,7 +46,7 @@ impl Provider {
         Self {
             config,
             keys: KeyPool::new(members),
-            served_window: std::sync::Mutex::new(None),
+            served_window: parking_lot::Mutex::new(None),
             fetched: Mutex::new(None),
             zed: None,
         }
@@ -179,10 +179,7 @@ impl Provider {
             .find(|listed| listed.id == model)
             .and_then(|listed| listed.window)
             // A local server's own window (llama.cpp's `n_ctx`) holds for any name it is asked.
-            .or(*self
-                .served_window
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner))
+            .or(*self.served_window.lock())
     }
 
     /// What this provider's own list says of `model` beyond its window, once read: the output

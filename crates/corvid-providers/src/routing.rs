@@ -8,8 +8,8 @@
 //! when the last failed before any output in a way another target could fix
 //! ([`crate::fails_over`]).
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use corvid_config::RoutingConfig;
@@ -150,8 +150,8 @@ impl StickyTable {
         );
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Stuck>> {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<u64, Stuck>> {
+        self.entries.lock()
     }
 }
 

@@ -3,7 +3,9 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use corvid_auth::{Credential, Secret};
 use corvid_config::Config;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use corvid_config::ProviderKind;
 use http::{HeaderName, HeaderValue, Method, StatusCode};
@@ -332,11 +334,7 @@ impl Upstream {
 
     /// The URL of `path` under the base URL, parsed once per path.
     fn url(&self, path: &str) -> Result<http::Uri, ProviderError> {
-        let mut urls = self
-            .prepared
-            .urls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut urls = self.prepared.urls.lock();
         if let Some((_, url)) = urls.iter().find(|(known, _)| **known == *path) {
             return Ok(url.clone());
         }
@@ -368,11 +366,7 @@ impl Upstream {
             AuthStyle::AnthropicKey => HeaderName::from_static("x-api-key"),
             AuthStyle::GoogleKey => HeaderName::from_static("x-goog-api-key"),
         };
-        let mut prepared = self
-            .prepared
-            .credential
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut prepared = self.prepared.credential.lock();
         if let Some((known, value)) = prepared.as_ref()
             && known == secret
         {

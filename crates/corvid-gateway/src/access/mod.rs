@@ -21,8 +21,10 @@ mod estimate;
 mod gate;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use corvid_config::StoreConfig;
@@ -146,13 +148,7 @@ impl Access {
                 connected_since = None;
                 continue;
             }
-            let running: Vec<String> = self
-                .running
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .iter()
-                .cloned()
-                .collect();
+            let running: Vec<String> = self.running.lock().iter().cloned().collect();
             if !running.is_empty()
                 && let Err(error) = self
                     .store()
@@ -201,11 +197,7 @@ pub(crate) struct RunningGuard {
 impl RunningGuard {
     /// Marks `request_id` running in `access` until the guard is dropped.
     pub(crate) fn new(access: &Access, request_id: &str) -> Arc<Self> {
-        access
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(request_id.to_owned());
+        access.running.lock().insert(request_id.to_owned());
         Arc::new(Self {
             request_id: request_id.to_owned(),
             running: Arc::clone(&access.running),
@@ -215,10 +207,7 @@ impl RunningGuard {
 
 impl Drop for RunningGuard {
     fn drop(&mut self) {
-        self.running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.request_id);
+        self.running.lock().remove(&self.request_id);
     }
 }
 

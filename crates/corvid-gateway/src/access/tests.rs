@@ -44,7 +44,7 @@ async fn the_local_allowance_reports_the_daily_budget_and_quota() {
     let guard = RunningGuard::new(&access, &held.request_id);
     let copy = Arc::clone(&guard);
     drop(guard);
-    assert!(access.running.lock().unwrap().contains(&held.request_id));
+    assert!(access.running.lock().contains(&held.request_id));
     drop(copy);
-    assert!(access.running.lock().unwrap().is_empty());
+    assert!(access.running.lock().is_empty());
 }

@@ -13,7 +13,9 @@
 //! routing say "run `corvid login zed`" instead of trusting it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 use std::time::Duration;
 
@@ -460,11 +462,8 @@ impl ZedClient {
         Ok(request)
     }
 
-    fn lock_account(&self) -> std::sync::MutexGuard<'_, AccountCache> {
-        self.inner
-            .account
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn lock_account(&self) -> parking_lot::MutexGuard<'_, AccountCache> {
+        self.inner.account.lock()
     }
 }
 
