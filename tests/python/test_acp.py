@@ -3,7 +3,7 @@
 model on loopback. Initialize, a new session, a prompt with streamed updates, a permission
 request answered, the file changed, a cancel mid-turn, the session loaded again; and, over a raw
 pipe, malformed frames and unknown methods answered with JSON-RPC errors while the process keeps
-serving."""
+serving; an image block reaching the model, and refused for a text-only model."""
 
 import asyncio
 import json
@@ -121,8 +121,11 @@ def test_a_session_prompts_asks_edits_cancels_and_loads_again(mock_upstream, pro
             # The proposal's own diff and the engine's title, the same words in every face.
             assert tool_call.content[0].type == "diff" and "a + b" in tool_call.content[0].new_text
             assert tool_call.title == "Edit lib.rs", tool_call.title
-            assert [option.kind for option in options] == ["allow_once", "allow_always", "allow_always", "allow_always", "reject_once"]
-            assert [option.option_id for option in options][2:4] == ["allow_always_project", "allow_always_user"]
+            assert [option.kind for option in options] == ["allow_once", "allow_always", "allow_always", "allow_always",
+                                                           "reject_once", "reject_always", "reject_always"]
+            ids = [option.option_id for option in options]
+            assert ids[2:4] == ["allow_always_project", "allow_always_user"], ids
+            assert ids[5:] == ["reject_always_project", "reject_always_user"], ids
             statuses = [u.status for u in client.of("tool_call_update")]
             assert statuses[-1] == "completed", statuses
             said = "".join(u.content.text for u in client.of("agent_message_chunk"))
@@ -367,7 +370,9 @@ def test_plan_mode_refuses_changes_and_an_approved_plan_is_carried_out(mock_upst
             plan_call, options = client.permissions[0]
             assert plan_call.title == "Carry out this plan?", plan_call.title
             assert "Make x" in plan_call.content[0].content.text
-            assert [option.name for option in options] == ["Approve the plan and carry it out", "Keep planning"]
+            assert [option.name for option in options] == ["Approve the plan and carry it out",
+                                                           "Edit the plan (send your version as the next message)",
+                                                           "Keep planning"]
             # Approved, the plan ran under auto-edit (no question for the write), in the same turn.
             assert len(client.permissions) == 1, client.permissions
             assert (project / "x").read_text() == "made\n"
@@ -407,5 +412,103 @@ def test_always_saved_to_the_project_and_slash_permissions_lists_and_removes(moc
             assert "removed `Write` from .corvid/settings.json" in said(), said()
             saved = json.loads((project / ".corvid" / "settings.json").read_text())
             assert saved["permissions"]["allow"] == [], saved
+
+    _run(run())
+
+
+PNG_DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def test_an_image_block_reaches_the_model_and_a_text_only_model_refuses_it(mock_upstream, project, home):
+    _text(mock_upstream, "A dot.")
+    corvid = str(TARGET / "corvid")
+
+    async def prompt_with_image(model):
+        client = Recorder()
+        async with acp.spawn_agent_process(client, corvid, "acp",
+                                           env={**_env(home, mock_upstream), "CORVID_DEFAULT_MODEL": model},
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            answer = await conn.prompt(session_id=session.session_id,
+                                       prompt=[acp.text_block("what is this?"), acp.image_block(PNG_DOT, "image/png")])
+            return answer, "".join(u.content.text for u in client.of("agent_message_chunk"))
+
+    chats = lambda: [r for r in mock_upstream.requests() if r.get("path", "").endswith(CHAT)]
+    answer, _ = _run(prompt_with_image("grok"))
+    assert answer.stop_reason == "end_turn"
+    user = [m for m in chats()[-1]["body"]["messages"] if m["role"] == "user"][-1]
+    parts = [{k: v for k, v in part.items() if k in ("type", "image_url")} for part in user["content"]]
+    assert {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG_DOT}} in parts, user
+    asked = len(chats())
+
+    # grok-3 reads text only (the catalog says so): the prompt ends with the refusal in the
+    # thread, and nothing is sent.
+    answer, said = _run(prompt_with_image("grok-3"))
+    assert answer.stop_reason == "end_turn"
+    assert "grok-3 does not take images; pick one that does" in said, said
+    assert len(chats()) == asked
+
+
+def test_a_plan_is_edited_by_the_next_prompt_and_the_edited_plan_is_carried_out(mock_upstream, project, home):
+    _tool_call(mock_upstream, "call_1", "present_plan", {"plan": "# Make x\n\n1. Write `x`."})
+    _tool_call(mock_upstream, "call_2", "write", {"path": "y", "content": "made\n"})
+    _text(mock_upstream, "y is written.")
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder(answer="edit_plan")
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            sid = session.session_id
+            await conn.set_config_option(config_id="mode", session_id=sid, value="auto-edit")
+            await conn.set_session_mode(session_id=sid, mode_id="plan")
+            said = lambda: "".join(u.content.text for u in client.of("agent_message_chunk"))
+            # "Edit the plan" ends this prompt with the plan shown; the turn waits.
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("make x")])
+            assert answer.stop_reason == "end_turn"
+            assert "Send your version of the plan" in said() and "# Make x" in said(), said()
+            assert not (project / "x").exists() and not (project / "y").exists()
+            # The next prompt is the edited plan: approved as written, carried out in that turn.
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("# Make y\n\n1. Write `y`.")])
+            assert answer.stop_reason == "end_turn"
+            assert (project / "y").read_text() == "made\n"
+            assert "y is written." in said(), said()
+            assert len(client.permissions) == 1, client.permissions
+            current = [u.current_mode_id for u in client.of("current_mode_update")]
+            assert current and current[-1] == "auto-edit", current
+
+    _run(run())
+    bodies = [r["body"] for r in mock_upstream.requests()]
+    results = [m.get("content", "") for m in bodies[1]["messages"] if m.get("role") == "tool"]
+    assert any("Make y" in text for text in results), results
+    users = [m.get("content", "") for b in bodies for m in b["messages"] if m.get("role") == "user"]
+    assert not any("Make y" in str(text) for text in users), users
+
+
+def test_never_saves_a_deny_rule_and_the_next_such_call_is_refused_without_asking(mock_upstream, project, home):
+    _tool_call(mock_upstream, "call_1", "bash", {"command": "touch a.txt"})
+    _tool_call(mock_upstream, "call_2", "bash", {"command": "touch b.txt"})
+    _text(mock_upstream, "Gave up.")
+    corvid = str(TARGET / "corvid")
+
+    async def run():
+        client = Recorder(answer="reject_always_project")
+        async with acp.spawn_agent_process(client, corvid, "acp", env=_env(home, mock_upstream),
+                                           cwd=str(project)) as (conn, _process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            sid = session.session_id
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("touch two files")])
+            assert answer.stop_reason == "end_turn"
+            assert len(client.permissions) == 1, client.permissions
+            assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
+            saved = json.loads((project / ".corvid" / "settings.json").read_text())
+            assert saved["permissions"]["deny"] == ["Bash(touch:*)"], saved
+            said = lambda: "".join(u.content.text for u in client.of("agent_message_chunk"))
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/permissions add ask WebFetch")])
+            assert "saved `WebFetch` to the ask list of .corvid/settings.json" in said(), said()
 
     _run(run())

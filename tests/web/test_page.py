@@ -2,7 +2,7 @@
 a message streams in; an edit approved from its diff card changes the file; a command denied
 with feedback reaches the model (its card titled with the agent's words); `/diff 2`, `/undo 2`
 and `/compact` parsed by the protocol's one command table; a write refused under read-only;
-every frame received valid against the published schema; a turn stopped with Esc; `/mcp` lists an MCP server; conversations switched; a second tab
+every frame received valid against the published schema; an image pasted and one dropped (one removed from its chip) reaching the model; a turn stopped with Esc; `/mcp` lists an MCP server; conversations switched; a second tab
 that switches to another conversation while the first keeps its own (a session per tab); the
 model and the default approval policy changed in settings; a key set and never shown again; a provider's last error on the
 Status tab. Saves a screenshot of each step in
@@ -33,6 +33,8 @@ TARGET = Path(os.environ.get("CORVID_TARGET_DIR")
 SHOTS = Path(os.environ.get("CORVID_SCREENSHOTS", ROOT / "target" / "web-screenshots"))
 CHAT = "/v1/chat/completions"
 SECRET = "sk-ant-browser-secret-7781"
+# A 1×1 PNG.
+PNG_DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
 
 def clean_env(**extra):
@@ -264,6 +266,25 @@ async def run(browser, mock, url, home, project):
     assert Path(project, "notes.txt").read_text() == before
     assert await browser.evaluate("document.querySelectorAll('.proposal:not(.closed)').length") == cards
     await browser.evaluate("(() => { const p = document.querySelector('#policy'); p.value = 'ask'; p.dispatchEvent(new Event('change')); })()")
+
+    # 5d. Images: one pasted, one dropped (synthetic events carrying a PNG file), the dropped one
+    # removed from its chip; the pasted one reaches the model as an image part.
+    await browser.evaluate("""(() => {
+      const file = (name) => new File([Uint8Array.from(atob('%s'), c => c.charCodeAt(0))], name, { type: 'image/png' });
+      const carrying = (name) => { const data = new DataTransfer(); data.items.add(file(name)); return data; };
+      document.querySelector('#input').dispatchEvent(new ClipboardEvent('paste', { clipboardData: carrying('pasted.png'), bubbles: true, cancelable: true }));
+      document.querySelector('#composer').dispatchEvent(new DragEvent('drop', { dataTransfer: carrying('dropped.png'), bubbles: true, cancelable: true }));
+    })()""" % PNG_DOT)
+    await browser.wait_for("document.querySelectorAll('#attachments .image-chip').length === 2", 10, "two image chips")
+    await shot("07d-image-chips")
+    await browser.evaluate("document.querySelector('#attachments .image-chip[title=\"dropped.png\"] .chip-remove').click()")
+    mock.enqueue(text_reply(["A dot."]))
+    await send(browser, "What is this?")
+    await turn_ends(browser, 6)
+    assert await browser.evaluate("document.querySelector('#attachments').hidden"), "the tray empties on sending"
+    content = mock.chat_requests()[-1]["body"]["messages"][-1]["content"]
+    images = [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
+    assert images == ["data:image/png;base64," + PNG_DOT], content
 
     # 6. Conversations: a new one, then back to the first (shown by a message sent after the
     # /compact above, which replaced the older turns with a summary).

@@ -13,6 +13,7 @@ mod live;
 mod open;
 mod options;
 mod permission;
+mod plan_edit;
 mod prompt;
 
 use std::collections::HashMap;

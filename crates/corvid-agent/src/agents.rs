@@ -14,13 +14,14 @@ use std::time::Duration;
 use corvid_protocol::{ConversationSummary, HistoryEntry};
 use corvid_wire::model::Message;
 
+use crate::attention::AttentionFeed;
 use crate::config::{AgentConfig, AgentError};
 use crate::conversation::OpenConversation;
 use crate::engine::project_folder;
 use crate::handle::{Session, Started, start};
 use crate::journal::Subscription;
 use crate::model::ModelClient;
-use crate::session::{Claims, SharedStore, lock_store};
+use crate::session::{Claims, SharedStore};
 
 /// The session service. Cheap to clone; every clone is the same service.
 #[derive(Clone)]
@@ -37,6 +38,8 @@ struct Inner {
     opening: tokio::sync::Mutex<()>,
     next: AtomicU64,
     idle: IdleRules,
+    /// Where sessions announce approvals waiting and turns ending (see `crate::attention`).
+    attention: Arc<AttentionFeed>,
 }
 
 /// When the service closes a session nobody listens to.
@@ -92,11 +95,37 @@ impl Agents {
         Self::with_idle_rules(model, store, IdleRules::default())
     }
 
+    /// A service over a store of its own, in memory (tests, and tools that want one agent and
+    /// nothing else).
+    pub fn in_memory(model: Arc<dyn ModelClient>) -> Result<Self, AgentError> {
+        let store = corvid_store::Store::open_in_memory()?;
+        Ok(Self::new(model, Arc::new(parking_lot::Mutex::new(store))))
+    }
+
     /// A service that closes idle sessions by `idle` (tests shorten it).
     pub fn with_idle_rules(
         model: Arc<dyn ModelClient>,
         store: SharedStore,
         idle: IdleRules,
+    ) -> Self {
+        Self::build(model, store, idle, AttentionFeed::new())
+    }
+
+    /// A service whose sessions announce on `attention`, a feed the host keeps across services
+    /// (a live settings reload builds a new service; the host subscribed once).
+    pub fn with_attention(
+        model: Arc<dyn ModelClient>,
+        store: SharedStore,
+        attention: Arc<AttentionFeed>,
+    ) -> Self {
+        Self::build(model, store, IdleRules::default(), attention)
+    }
+
+    fn build(
+        model: Arc<dyn ModelClient>,
+        store: SharedStore,
+        idle: IdleRules,
+        attention: Arc<AttentionFeed>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -107,12 +136,18 @@ impl Agents {
                 opening: tokio::sync::Mutex::new(()),
                 next: AtomicU64::new(0),
                 idle,
+                attention,
             }),
         }
     }
 
-    /// Opens a session on `config.project` (its `database` is ignored: the service's store is
-    /// used). When the conversation asked for is already open, that session is returned.
+    /// Where this service's sessions announce approvals waiting and turns ending, and where its
+    /// faces report whether the user looks at them.
+    pub fn attention(&self) -> &Arc<AttentionFeed> {
+        &self.inner.attention
+    }
+
+    /// Opens a session on `config.project`, on the service's store. When the conversation asked for is already open, that session is returned.
     pub async fn open(
         &self,
         config: AgentConfig,
@@ -144,7 +179,7 @@ impl Agents {
         let store = Arc::clone(&self.inner.store);
         let (model_name, folder) = (config.model.clone(), project.clone());
         let conversation = blocking(move || {
-            crate::conversation::resolve(&mut lock_store(&store), &folder, &model_name, &which)
+            crate::conversation::resolve(&mut *store.lock(), &folder, &model_name, &which)
         })
         .await??;
         let session_id = {
@@ -170,8 +205,10 @@ impl Agents {
         );
         let runtime = tokio::runtime::Handle::current();
         let (id, held) = (session_id.clone(), conversation.clone());
+        let attention = Arc::clone(&self.inner.attention);
         let started =
-            blocking(move || start(config, model, store, claims, id, held, &runtime)).await?;
+            blocking(move || start(config, model, store, claims, id, held, attention, &runtime))
+                .await?;
         match started {
             Ok(Started { session, first }) => {
                 self.inner
@@ -240,7 +277,7 @@ impl Agents {
     ) -> Result<Vec<ConversationSummary>, AgentError> {
         let key = canonical(project).await?.display().to_string();
         let store = Arc::clone(&self.inner.store);
-        let list = blocking(move || lock_store(&store).list_conversations(&key)).await??;
+        let list = blocking(move || store.lock().list_conversations(&key)).await??;
         Ok(list.into_iter().map(crate::conversation::summary).collect())
     }
 
@@ -266,7 +303,7 @@ impl Agents {
         let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
         let key = folder.display().to_string();
         let found = blocking(move || {
-            let store = lock_store(&store);
+            let store = store.lock();
             let Some(summary) = store.conversation(&key, &id)? else {
                 return Ok(None);
             };
@@ -300,7 +337,7 @@ impl Agents {
     ) -> Result<String, AgentError> {
         let key = canonical(project).await?.display().to_string();
         let (store, model) = (Arc::clone(&self.inner.store), model.to_owned());
-        Ok(blocking(move || lock_store(&store).create_conversation(&key, Some(&model))).await??)
+        Ok(blocking(move || store.lock().create_conversation(&key, Some(&model))).await??)
     }
 
     /// The project's current conversation (the one a session opened with `Current` holds),
@@ -308,7 +345,7 @@ impl Agents {
     pub async fn current_conversation(&self, project: &Path) -> Result<Option<String>, AgentError> {
         let key = canonical(project).await?.display().to_string();
         let store = Arc::clone(&self.inner.store);
-        Ok(blocking(move || lock_store(&store).current_conversation(&key)).await??)
+        Ok(blocking(move || store.lock().current_conversation(&key)).await??)
     }
 
     /// The service's store (the usage ledger and conversations live there), for front ends that
@@ -332,7 +369,7 @@ impl Agents {
         }
         let key = canonical(project).await?.display().to_string();
         let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
-        Ok(blocking(move || lock_store(&store).delete_conversation(&key, &id)).await??)
+        Ok(blocking(move || store.lock().delete_conversation(&key, &id)).await??)
     }
 
     /// Closes a session (see `Session::close`); false when no such session is open. Returns
@@ -365,7 +402,7 @@ impl Agents {
         let (store, id) = (Arc::clone(&self.inner.store), conversation_id.to_owned());
         let title: String = title.lines().next().unwrap_or_default().trim().to_owned();
         Ok(blocking(move || {
-            let mut store = lock_store(&store);
+            let mut store = store.lock();
             if store.conversation(&key, &id)?.is_none() {
                 return Ok(false);
             }

@@ -14,7 +14,7 @@ use std::path::Path;
 use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, ReplyOk, TurnChanges};
 use corvid_store::CheckpointRecord;
 
-use crate::emitter::Scope;
+use crate::scope::Scope;
 use crate::session::Shared;
 use shadow::{RestoreError, ShadowError, ShadowRepo};
 

@@ -25,8 +25,8 @@ use corvid_wire::model::{ChatRequest, Message, Part, Role, StreamEvent, Tool, To
 use futures_util::StreamExt;
 use tokio::sync::watch;
 
-use crate::emitter::Scope;
 use crate::model::ModelClient;
+use crate::scope::Scope;
 use crate::session::Shared;
 
 /// The window used when neither the configuration nor the catalog gives one.

@@ -17,9 +17,6 @@ pub struct AgentConfig {
     /// Model steps that may call tools in one turn; past them, one last call without tools
     /// gives the model's final answer.
     pub max_steps: u32,
-    /// The SQLite file for conversations; `None` keeps them in memory. Only `AgentHandle::spawn`
-    /// reads it: a session opened by `Agents` uses the service's store.
-    pub database: Option<PathBuf>,
     /// Where long command output is spilled.
     pub output_dir: PathBuf,
     /// The most bytes of AGENTS.md text put in the prompt.
@@ -63,7 +60,6 @@ impl AgentConfig {
             model: model.into(),
             approval: ApprovalPolicy::Ask,
             max_steps: 50,
-            database: None,
             instructions_cap: 64 * 1024,
             front_end: "agent".to_owned(),
             checkpoint_dir: None,

@@ -3,13 +3,13 @@
 //! the service opens another session to show another conversation).
 
 use corvid_protocol::{ErrorNotification, EventMsg, ImageInput, ReplyOk, SendParams};
-use corvid_store::Store;
+use corvid_store::ConversationStore;
 use corvid_wire::model::{Image, ImageSource, Message, Part, Role};
 
 use crate::config::AgentError;
-use crate::emitter::Scope;
-use crate::engine::Engine;
 use crate::history;
+use crate::scope::Scope;
+use crate::session::Shared;
 
 /// Which conversation a new session holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub enum OpenConversation {
 
 /// The conversation a session on `project` opens with (made the project's current one).
 pub(crate) fn resolve(
-    store: &mut Store,
+    store: &mut dyn ConversationStore,
     project: &std::path::Path,
     model: &str,
     which: &OpenConversation,
@@ -50,109 +50,117 @@ pub(crate) fn resolve(
     }
 }
 
-impl Engine {
-    /// The active conversation as the store describes it now.
-    pub(crate) async fn current_summary(&self) -> corvid_protocol::ConversationSummary {
-        let (project, id) = (self.project_key.clone(), self.conversation.clone());
-        match self
-            .shared
-            .with_store(move |store| store.conversation(&project, &id))
-            .await
-        {
-            Ok(Some(found)) => summary(found),
-            _ => crate::engine::untitled(&self.conversation),
-        }
+/// The conversation `id` of `project_key` as the store describes it now.
+pub(crate) async fn current_summary(
+    shared: &Shared,
+    project_key: &str,
+    id: &str,
+) -> corvid_protocol::ConversationSummary {
+    let (project, key) = (project_key.to_owned(), id.to_owned());
+    match shared
+        .with_store(move |store| store.conversation(&project, &key))
+        .await
+    {
+        Ok(Some(found)) => summary(found),
+        _ => crate::engine::untitled(id),
     }
+}
 
-    pub(crate) async fn reload_history(&mut self, scope: &Scope) {
-        let id = self.conversation.clone();
-        let loaded = self
-            .shared
-            .with_store(move |store| {
-                let mut warnings = Vec::new();
-                crate::persist::load(store, &id, &mut warnings).map(|history| (history, warnings))
-            })
-            .await;
-        match loaded {
-            Ok((history, warnings)) => {
-                self.history = history;
-                for message in warnings {
-                    self.shared.emit(scope, EventMsg::Warning { message });
-                }
-            }
-            Err(error) => self
-                .shared
-                .emit(scope, EventMsg::Error(crate::engine::store_failure(&error))),
-        }
-    }
-
-    pub(crate) async fn name_conversation(&self) {
-        let Some(first) = self
-            .history
-            .iter()
-            .find(|message| message.role == Role::User)
-        else {
-            return;
-        };
-        let text = history::text_of(first);
-        let title: String = text
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .chars()
-            .take(60)
-            .collect();
-        let (id, project) = (self.conversation.clone(), self.project_key.clone());
-        let named = self
-            .shared
-            .with_store(move |store| {
-                let untitled = store
-                    .conversation(&project, &id)?
-                    .is_some_and(|summary| summary.title.is_empty());
-                if untitled {
-                    store.set_title(&id, &title)?;
-                }
-                Ok(())
-            })
-            .await;
-        if let Err(error) = named {
-            tracing::warn!(%error, "could not name the conversation");
-        }
-    }
-
-    /// The project's conversations, most recently updated first.
-    pub(crate) async fn list_conversations(&self) -> Result<ReplyOk, ErrorNotification> {
-        let project = self.project_key.clone();
-        let list = self
-            .shared
-            .with_store(move |store| store.list_conversations(&project))
-            .await
-            .map_err(|error| crate::engine::store_failure(&error))?;
-        Ok(ReplyOk::Conversations {
-            conversations: list.into_iter().map(summary).collect(),
-            current: Some(self.conversation.clone()),
+/// The stored history of conversation `id`, its warnings told to `scope`; `None` (the failure
+/// told too) when the store could not be read.
+pub(crate) async fn load_history(shared: &Shared, scope: &Scope, id: &str) -> Option<Vec<Message>> {
+    let id = id.to_owned();
+    let loaded = shared
+        .with_store(move |store| {
+            let mut warnings = Vec::new();
+            crate::persist::load(store, &id, &mut warnings).map(|history| (history, warnings))
         })
+        .await;
+    match loaded {
+        Ok((history, warnings)) => {
+            for message in warnings {
+                shared.emit(scope, EventMsg::Warning { message });
+            }
+            Some(history)
+        }
+        Err(error) => {
+            shared.emit(scope, EventMsg::Error(crate::engine::store_failure(&error)));
+            None
+        }
     }
+}
 
-    /// Empties the session's conversation; every listener hears `conversation_cleared`.
-    pub(crate) async fn clear_conversation(
-        &mut self,
-        scope: &Scope,
-    ) -> Result<ReplyOk, ErrorNotification> {
-        let id = self.conversation.clone();
-        self.shared
-            .with_store(move |store| store.clear_conversation(&id))
-            .await
-            .map_err(|error| crate::engine::store_failure(&error))?;
-        self.history.clear();
-        self.shared.emit(
-            scope,
-            EventMsg::ConversationCleared {
-                conversation_id: self.conversation.clone(),
-            },
-        );
-        Ok(ReplyOk::Done)
+/// Titles an untitled conversation after the first line of its first user message.
+pub(crate) async fn name_after_first_message(
+    shared: &Shared,
+    project_key: &str,
+    id: &str,
+    history: &[Message],
+) {
+    let Some(first) = history.iter().find(|message| message.role == Role::User) else {
+        return;
+    };
+    let text = history::text_of(first);
+    let title: String = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(60)
+        .collect();
+    let (id, project) = (id.to_owned(), project_key.to_owned());
+    let named = shared
+        .with_store(move |store| {
+            let untitled = store
+                .conversation(&project, &id)?
+                .is_some_and(|summary| summary.title.is_empty());
+            if untitled {
+                store.set_title(&id, &title)?;
+            }
+            Ok(())
+        })
+        .await;
+    if let Err(error) = named {
+        tracing::warn!(%error, "could not name the conversation");
     }
+}
+
+/// The project's conversations, most recently updated first, with `current` marked.
+pub(crate) async fn list(
+    shared: &Shared,
+    project_key: &str,
+    current: &str,
+) -> Result<ReplyOk, ErrorNotification> {
+    let project = project_key.to_owned();
+    let list = shared
+        .with_store(move |store| store.list_conversations(&project))
+        .await
+        .map_err(|error| crate::engine::store_failure(&error))?;
+    Ok(ReplyOk::Conversations {
+        conversations: list.into_iter().map(summary).collect(),
+        current: Some(current.to_owned()),
+    })
+}
+
+/// Empties conversation `id` in the store; every listener hears `conversation_cleared`. The
+/// caller empties its own copy of the history.
+pub(crate) async fn clear(
+    shared: &Shared,
+    scope: &Scope,
+    id: &str,
+) -> Result<ReplyOk, ErrorNotification> {
+    let key = id.to_owned();
+    shared
+        .with_store(move |store| store.clear_conversation(&key))
+        .await
+        .map_err(|error| crate::engine::store_failure(&error))?;
+    shared.emit(
+        scope,
+        EventMsg::ConversationCleared {
+            conversation_id: id.to_owned(),
+        },
+    );
+    Ok(ReplyOk::Done)
 }
 
 pub(crate) fn summary(

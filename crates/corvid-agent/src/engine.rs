@@ -17,14 +17,13 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::config::{AgentConfig, AgentError};
-use crate::emitter::{Emitter, Scope};
+use crate::conversation;
 use crate::handle::Incoming;
 use crate::history;
 use crate::journal::Journal;
 use crate::model::ModelClient;
-use crate::session::{
-    Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict, lock_store,
-};
+use crate::scope::Scope;
+use crate::session::{Approvals, Claims, Parts, Settings, Shared, SharedStore, Verdict};
 use crate::turn::{TurnResult, TurnSetup, run_turn};
 
 mod turns;
@@ -103,8 +102,8 @@ impl Engine {
         let project_key = project.display().to_string();
         let mut warnings = Vec::new();
         let (history, turns, found) = {
-            let mut store = lock_store(&wiring.store);
-            let history = crate::persist::load(&mut store, &conversation, &mut warnings)?;
+            let mut store = wiring.store.lock();
+            let history = crate::persist::load(&mut *store, &conversation, &mut warnings)?;
             let turns = store.last_turn(&conversation)?;
             let found = store.conversation(&project_key, &conversation)?;
             (history, turns, found)
@@ -137,6 +136,7 @@ impl Engine {
         warnings.extend(read_warnings);
         let hooks = crate::hooks::for_session(
             &config,
+            Arc::clone(&wiring.model),
             &settings,
             &project,
             &wiring.session_id,
@@ -152,16 +152,18 @@ impl Engine {
                 &mut warnings,
             ),
         ));
-        let emitter = Emitter::new(Arc::clone(&wiring.journal));
+
         let summary = found
             .map(crate::conversation::summary)
             .unwrap_or_else(|| untitled(&conversation));
         let call_facts = Arc::new(crate::tool_facts::CallFacts::default());
-        emitter.set_conversation(summary, history::entries(&history, &project, &call_facts));
+        wiring
+            .journal
+            .set_conversation(summary, history::entries(&history, &project, &call_facts));
         let shared = Arc::new(Shared::new(
             Parts {
                 model: wiring.model,
-                emitter,
+                journal: wiring.journal,
                 store: wiring.store,
                 approvals: wiring.approvals,
                 skills: skill_set,
@@ -233,7 +235,7 @@ impl Engine {
         }
         self.stop_turn().await;
         self.claims.release(&self.conversation, &self.session_id);
-        self.shared.emitter.close();
+        self.shared.journal.close();
         let _ = stopped.send(true);
     }
 
@@ -348,6 +350,7 @@ impl Engine {
                 }),
             },
             Op::SetModel { model } => {
+                self.shared.hooks.set_model(&model);
                 self.model = model;
                 Ok(self.settings_changed(&scope))
             }
@@ -373,6 +376,16 @@ impl Engine {
                 Err(error) => Err(ErrorNotification::invalid(error.to_string())
                     .with_next_action("/permissions lists the rules with their numbers.")),
             },
+            Op::AddPermission { action, rule, file } => {
+                match self.shared.permissions.save(action, &rule, file) {
+                    Ok((text, shown)) => Ok(ReplyOk::Permissions {
+                        rules: self.shared.permissions.list(),
+                        message: Some(format!("saved `{text}` to the {} list of {shown}", action.as_str())),
+                    }),
+                    Err(error) => Err(ErrorNotification::invalid(error.to_string())
+                        .with_next_action("Rules look like Bash(npm test:*), Edit(src/**), Read(./.env), WebFetch(domain:docs.rs), mcp__github.")),
+                }
+            }
             Op::TrustToolServer { name } => match self.toolbox.trust_server(&name) {
                 Ok(()) => Ok(self.tool_servers()),
                 Err(error) => Err(ErrorNotification::invalid(error.to_string())
@@ -394,14 +407,22 @@ impl Engine {
                 crate::hooks::session::pre_compact(&self.shared, &scope, "manual").await;
                 self.compact(&scope).await
             }
-            Op::ListConversations => self.list_conversations().await,
+            Op::ListConversations => {
+                conversation::list(&self.shared, &self.project_key, &self.conversation).await
+            }
             Op::UserMessages => Ok(self.user_messages()),
             Op::Rewind {
                 message,
                 restore_files,
             } => self.rewind(&scope, message, restore_files).await,
             Op::Fork { message } => self.fork(message).await,
-            Op::ClearConversation => self.clear_conversation(&scope).await,
+            Op::ClearConversation => {
+                let cleared = conversation::clear(&self.shared, &scope, &self.conversation).await;
+                if cleared.is_ok() {
+                    self.history.clear();
+                }
+                cleared
+            }
             Op::OpenConversation { .. }
             | Op::RenameConversation { .. }
             | Op::DeleteConversation { .. } => Err(ErrorNotification::invalid(
@@ -426,13 +447,18 @@ impl Engine {
         if let Some(history) = compacted {
             self.history = history;
             crate::persist::replace_all(&self.shared, &self.conversation, &self.history).await;
-            let summary = self.current_summary().await;
-            self.shared.emitter.set_conversation(
+            let summary = self.summary().await;
+            self.shared.journal.set_conversation(
                 summary,
                 history::entries(&self.history, &self.config.project, &self.shared.call_facts),
             );
         }
         Ok(reply)
+    }
+
+    /// The held conversation as the store describes it now.
+    pub(crate) async fn summary(&self) -> ConversationSummary {
+        conversation::current_summary(&self.shared, &self.project_key, &self.conversation).await
     }
 
     fn settings_changed(&self, scope: &Scope) -> ReplyOk {

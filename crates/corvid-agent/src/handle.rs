@@ -1,6 +1,5 @@
-//! The front ends' handles: `Session` (one session of an `Agents` service, cheap to clone) and
-//! `AgentHandle` (a session of its own, outside any service: its own store, for tests and tools
-//! that want one agent and nothing else).
+//! The front ends' handle: `Session`, one session of an `Agents` service (the only way to start
+//! one), cheap to clone.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,15 +8,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use corvid_protocol::{
     ErrorClass, ErrorNotification, EventMsg, Op, Reply, ReplyOk, Response, Submission,
 };
-use corvid_store::Store;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::{AgentConfig, AgentError};
-use crate::conversation::OpenConversation;
-use crate::emitter::Scope;
 use crate::engine::{Engine, Wiring, project_folder};
 use crate::journal::{Journal, Subscription};
 use crate::model::ModelClient;
+use crate::scope::Scope;
 use crate::session::{Approvals, Claims, SharedStore, Verdict};
 
 /// Operations waiting for a session's engine; past them a submission is refused at once.
@@ -54,6 +51,8 @@ pub(crate) struct Started {
 
 /// Builds the session's engine and starts it on the current tokio runtime. Blocking (the store,
 /// the project folder): call it from a blocking thread when on the async ones.
+// Each argument is one part of the session's wiring, passed once by `Agents`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start(
     config: AgentConfig,
     model: Arc<dyn ModelClient>,
@@ -61,10 +60,15 @@ pub(crate) fn start(
     claims: Arc<Claims>,
     session_id: String,
     conversation: String,
+    attention: Arc<crate::attention::AttentionFeed>,
     runtime: &tokio::runtime::Handle,
 ) -> Result<Started, AgentError> {
     let project = project_folder(&config)?;
     let journal = Journal::new();
+    journal.attend(crate::attention::Attending {
+        feed: attention,
+        session_id: session_id.clone(),
+    });
     // Subscribed before the engine says anything: this listener hears every event, no replay.
     let first = journal.subscribe();
     let approvals = Arc::new(Approvals::default());
@@ -284,77 +288,5 @@ impl std::fmt::Debug for Session {
             .field("id", &self.inner.id)
             .field("project", &self.inner.project)
             .finish_non_exhaustive()
-    }
-}
-
-/// One session outside any `Agents` service, with its own store (`AgentConfig::database`, or
-/// in memory): the engine lives as long as a handle does.
-#[derive(Debug, Clone)]
-pub struct AgentHandle {
-    session: Session,
-}
-
-impl AgentHandle {
-    /// Starts an agent on the current tokio runtime (on the project's current conversation);
-    /// the subscription hears it from its first event.
-    pub fn spawn(
-        config: AgentConfig,
-        model: Arc<dyn ModelClient>,
-    ) -> Result<(Self, Subscription), AgentError> {
-        let mut store = match &config.database {
-            Some(path) => Store::open(path)?,
-            None => Store::open_in_memory()?,
-        };
-        let project = project_folder(&config)?;
-        let conversation = crate::conversation::resolve(
-            &mut store,
-            &project,
-            &config.model,
-            &OpenConversation::Current,
-        )?;
-        let store: SharedStore = Arc::new(std::sync::Mutex::new(store));
-        let claims = Arc::new(Claims::default());
-        let _ = claims.claim(&conversation, "a1");
-        let runtime = tokio::runtime::Handle::current();
-        let started = start(
-            config,
-            model,
-            store,
-            claims,
-            "a1".to_owned(),
-            conversation,
-            &runtime,
-        )?;
-        Ok((
-            Self {
-                session: started.session,
-            },
-            started.first,
-        ))
-    }
-
-    /// The session behind the handle.
-    pub fn session(&self) -> &Session {
-        &self.session
-    }
-
-    /// Another listener (a replay, then live events).
-    pub fn subscribe(&self) -> Subscription {
-        self.session.subscribe()
-    }
-
-    /// Sends an operation; returns the submission id its events will carry.
-    pub fn submit(&self, op: Op) -> String {
-        self.session.submit(op)
-    }
-
-    /// Sends a submission with the caller's own id.
-    pub fn submit_with_id(&self, submission: Submission) {
-        self.session.submit_with_id(submission);
-    }
-
-    /// Carries out an operation and returns its reply (see [`Session::request`]).
-    pub async fn request(&self, op: Op) -> Result<ReplyOk, ErrorNotification> {
-        self.session.request(op).await
     }
 }

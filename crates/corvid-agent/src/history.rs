@@ -125,6 +125,32 @@ pub(crate) fn text_of(message: &Message) -> String {
         .join("")
 }
 
+fn has_images(message: &Message) -> bool {
+    message
+        .parts
+        .iter()
+        .any(|part| matches!(part, Part::Image(_)))
+}
+
+/// What the user wrote, then `[image]` for each image the message carried (the model keeps
+/// the images themselves; a reloaded view shows where they were).
+fn with_image_marks(typed: String, message: &Message) -> String {
+    let count = message
+        .parts
+        .iter()
+        .filter(|part| matches!(part, Part::Image(_)))
+        .count();
+    if count == 0 {
+        return typed;
+    }
+    let marks = vec!["[image]"; count].join(" ");
+    if typed.is_empty() {
+        marks
+    } else {
+        format!("{typed}\n{marks}")
+    }
+}
+
 /// The history as front ends show it (call summaries with paths relative to `project`; each
 /// call's kind and locations as `facts` knows them).
 pub(crate) fn entries(
@@ -137,8 +163,8 @@ pub(crate) fn entries(
         let text = text_of(message);
         match message.role {
             // What the user wrote, without the notes the engine added to it.
-            Role::User if !text.is_empty() => {
-                let typed = crate::rewind::typed_text(message);
+            Role::User if !text.is_empty() || has_images(message) => {
+                let typed = with_image_marks(crate::rewind::typed_text(message), message);
                 if !typed.is_empty() {
                     entries.push(HistoryEntry::User { text: typed });
                 }
@@ -149,14 +175,14 @@ pub(crate) fn entries(
         for part in &message.parts {
             match part {
                 Part::ToolCall(call) => {
-                    let arguments = crate::turn::shown_arguments(&call.arguments);
+                    let arguments = crate::tool_view::shown_arguments(&call.arguments);
                     // As announced, never guessed from the tool's name.
                     let (kind, locations) = facts.of(&call.id, &call.name);
                     entries.push(HistoryEntry::ToolCall(ToolCallNotification {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
                         kind,
-                        summary: crate::turn::summarize(project, &call.name, &arguments),
+                        summary: crate::tool_view::summarize(project, &call.name, &arguments),
                         arguments,
                         locations,
                     }))

@@ -16,14 +16,20 @@
 //! `SubagentStop`, `Notification`, `PreCompact`. Matchers (for the tool events) are Claude
 //! Code's: a tool name (`Bash`, `Edit|Write`, `mcp__github__.*`; corvid's own names work too).
 //!
-//! A hook runs like `bash` does — `bash -c` in the project folder, under the session's kernel
-//! sandbox — with a timeout (60 s unless it sets `timeout` in seconds). A project's hooks run a
+//! A command hook runs like `bash` does — `bash -c` in the project folder, under the session's
+//! kernel sandbox — with a timeout (60 s unless it sets `timeout` in seconds). A prompt hook
+//! (`{"type": "prompt", "prompt": "... $ARGUMENTS ..."}`, optional `model`) asks the session's
+//! model (or its own) through the session's model client and reads `{"ok", "reason"}` back
+//! (`prompt.rs`; 30 s unless it sets `timeout`). The hooks an event matches run at once, as in
+//! Claude Code; their answers are merged (any block wins, every context is kept). A project's hooks run a
 //! program of the repository's choosing, so a project file's hooks run only once the user
 //! trusted that file's hooks as they are now (`AgentConfig::project_trust`); until then they
 //! are skipped with a warning saying how to trust them.
 
 mod answer;
 mod names;
+mod parse;
+mod prompt;
 mod run;
 pub(crate) mod session;
 
@@ -39,8 +45,11 @@ pub(crate) use names::claude_name;
 
 use crate::settings_files::{SettingsFile, SettingsScope};
 
-/// How long a hook may run unless it says otherwise (Claude Code's default).
+/// How long a command hook may run unless it says otherwise (Claude Code's default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a prompt hook's model may take unless it says otherwise (Claude Code's default).
+pub const DEFAULT_PROMPT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The events hooks are run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,12 +117,24 @@ pub trait ProjectTrust: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// One hook command.
+/// What a hook does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookKind {
+    /// Runs `command` (Claude Code's `"type": "command"`).
+    Command,
+    /// Asks a model about the event (`"type": "prompt"`): `model` if the hook names one, else
+    /// the session's.
+    Prompt { model: Option<String> },
+}
+
+/// One hook: a command, or a prompt for a model.
 #[derive(Debug, Clone)]
 pub struct HookCommand {
     pub event: HookEvent,
     /// The group's matcher as written (empty: every tool or source).
     pub matcher: String,
+    pub kind: HookKind,
+    /// The command (a command hook) or the prompt (a prompt hook).
     pub command: String,
     pub timeout: Duration,
     /// The settings file it comes from, as the user knows it.
@@ -138,6 +159,8 @@ pub struct Hooks {
     /// Project files whose hooks were skipped for want of trust.
     pub untrusted: Vec<Untrusted>,
     runner: Option<Runner>,
+    /// The model prompt hooks ask; without one they are skipped with a notice.
+    judge: Option<prompt::Judge>,
     /// Set once `SessionStart` has run.
     started: std::sync::atomic::AtomicBool,
 }
@@ -174,7 +197,7 @@ impl Hooks {
                 continue;
             };
             let mut found = Vec::new();
-            parse_table(table, &file.shown, &mut found, warnings);
+            parse::parse_table(table, &file.shown, &mut found, warnings);
             if found.is_empty() {
                 continue;
             }
@@ -207,6 +230,22 @@ impl Hooks {
         self
     }
 
+    /// Prompt hooks ask `model` through `client` (a hook's own `model` beats it).
+    pub fn judged_by(mut self, client: Arc<dyn crate::model::ModelClient>, model: &str) -> Self {
+        self.judge = Some(prompt::Judge {
+            client,
+            model: parking_lot::Mutex::new(model.to_owned()),
+        });
+        self
+    }
+
+    /// The session's model changed (`/model`): prompt hooks ask it from now on.
+    pub(crate) fn set_model(&self, model: &str) {
+        if let Some(judge) = &self.judge {
+            *judge.model.lock() = model.to_owned();
+        }
+    }
+
     /// True the first time only: `SessionStart` runs before the session's first turn.
     pub(crate) fn first_turn(&self) -> bool {
         !self.started.swap(true, std::sync::atomic::Ordering::SeqCst)
@@ -223,39 +262,79 @@ impl Hooks {
     }
 
     /// Runs every hook of `event` whose matcher takes `subject` (a tool name for the tool
-    /// events; the source or trigger for `SessionStart` and `PreCompact`), one after another,
-    /// with `fields` added to the common ones; their answers merged.
+    /// events; the source or trigger for `SessionStart` and `PreCompact`) at once, as Claude
+    /// Code does, each with its own timeout, with `fields` added to the common ones; their
+    /// answers merged (any block wins, every context is kept, in the settings' order).
     pub async fn fire(&self, event: HookEvent, subject: Option<&str>, fields: Value) -> Answer {
         let Some(runner) = &self.runner else {
             return Answer::default();
         };
-        let mut answer = Answer::default();
-        for hook in self.commands.iter().filter(|hook| hook.event == event) {
-            let takes = match (event.matches_tools(), subject) {
-                (true, Some(tool)) => hook.tools.matches(tool),
-                (false, Some(subject)) if !hook.matcher.is_empty() => {
-                    matches!(event, HookEvent::SessionStart | HookEvent::PreCompact)
-                        .then(|| hook.matcher.split('|').any(|part| part.trim() == subject))
-                        .unwrap_or(true)
-                }
-                _ => true,
-            };
-            if !takes {
-                continue;
+        let input = runner.input(event, &fields);
+        let runs = self
+            .commands
+            .iter()
+            .filter(|hook| hook.event == event && hook.takes(subject))
+            .map(|hook| self.run_one(runner, hook, &input));
+        futures_util::future::join_all(runs)
+            .await
+            .into_iter()
+            .fold(Answer::default(), Answer::merge)
+    }
+
+    /// One hook's answer to the event `input`.
+    async fn run_one(&self, runner: &Runner, hook: &HookCommand, input: &str) -> Answer {
+        let event = hook.event.name();
+        match &hook.kind {
+            HookKind::Command => {
+                let ran = run::run(
+                    &runner.sandbox,
+                    &runner.project,
+                    &hook.command,
+                    input,
+                    hook.timeout,
+                )
+                .await;
+                tracing::debug!(event, command = %hook.command, code = ?ran.code, "hook ran");
+                Answer::of(event, &hook.command, &ran)
             }
-            let input = runner.input(event, &fields);
-            let ran = run::run(
-                &runner.sandbox,
-                &runner.project,
-                &hook.command,
-                &input,
-                hook.timeout,
-            )
-            .await;
-            tracing::debug!(event = event.name(), command = %hook.command, code = ?ran.code, "hook ran");
-            answer = answer.merge(Answer::of(event.name(), &hook.command, &ran));
+            HookKind::Prompt { model } => match &self.judge {
+                Some(judge) => {
+                    let answer = prompt::ask(
+                        judge,
+                        model.as_deref(),
+                        event,
+                        &hook.command,
+                        input,
+                        hook.timeout,
+                    )
+                    .await;
+                    tracing::debug!(event, blocked = answer.blocked.is_some(), "prompt hook ran");
+                    answer
+                }
+                None => Answer {
+                    notices: vec![format!(
+                        "the {event} prompt hook was skipped: no model to ask"
+                    )],
+                    ..Answer::default()
+                },
+            },
         }
-        answer
+    }
+}
+
+impl HookCommand {
+    /// Whether this hook's matcher takes `subject` (see [`Hooks::fire`]).
+    fn takes(&self, subject: Option<&str>) -> bool {
+        match (self.event.matches_tools(), subject) {
+            (true, Some(tool)) => self.tools.matches(tool),
+            (false, Some(subject))
+                if !self.matcher.is_empty()
+                    && matches!(self.event, HookEvent::SessionStart | HookEvent::PreCompact) =>
+            {
+                self.matcher.split('|').any(|part| part.trim() == subject)
+            }
+            _ => true,
+        }
     }
 }
 
@@ -274,73 +353,6 @@ impl Runner {
     }
 }
 
-/// The hooks of one settings file's `hooks` object.
-fn parse_table(
-    table: &Value,
-    source: &str,
-    found: &mut Vec<HookCommand>,
-    warnings: &mut Vec<String>,
-) {
-    let Some(table) = table.as_object() else {
-        warnings.push(format!("{source}: `hooks` must be an object of events"));
-        return;
-    };
-    for (name, groups) in table {
-        let Some(event) = HookEvent::named(name) else {
-            warnings.push(format!(
-                "{source}: the hook event `{name}` is not one corvid runs ({}); skipped",
-                HookEvent::ALL.map(HookEvent::name).join(", ")
-            ));
-            continue;
-        };
-        for group in groups.as_array().map(Vec::as_slice).unwrap_or_default() {
-            let matcher = group
-                .get("matcher")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            let tools = match ToolMatcher::parse(&matcher) {
-                Ok(tools) => tools,
-                Err(reason) => {
-                    warnings.push(format!("{source}: {name}: {reason}; skipped"));
-                    continue;
-                }
-            };
-            for hook in group
-                .get("hooks")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-            {
-                let kind = hook
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("command");
-                let command = hook.get("command").and_then(Value::as_str).unwrap_or("");
-                if kind != "command" || command.trim().is_empty() {
-                    warnings.push(format!(
-                        "{source}: {name}: a hook of type `{kind}` without a command is not run (corvid runs `command` hooks)"
-                    ));
-                    continue;
-                }
-                let timeout = hook
-                    .get("timeout")
-                    .and_then(Value::as_f64)
-                    .filter(|seconds| *seconds > 0.0)
-                    .map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64);
-                found.push(HookCommand {
-                    event,
-                    matcher: matcher.clone(),
-                    command: command.to_owned(),
-                    timeout,
-                    source: source.to_owned(),
-                    tools: tools.clone(),
-                });
-            }
-        }
-    }
-}
-
 /// What a tool call looks like to a hook: Claude Code's name, and its input with Claude Code's
 /// `file_path` (absolute) beside corvid's `path`.
 pub(crate) fn tool_fields(project: &Path, tool: &str, arguments: &Value) -> Value {
@@ -354,10 +366,11 @@ pub(crate) fn tool_fields(project: &Path, tool: &str, arguments: &Value) -> Valu
     json!({"tool_name": claude_name(tool), "tool_input": input})
 }
 
-/// A session's hooks from its settings files, run under its sandbox; project hooks not yet
-/// trusted go to `warnings`.
+/// A session's hooks from its settings files, run under its sandbox (prompt hooks ask the
+/// session's model through `model`); project hooks not yet trusted go to `warnings`.
 pub(crate) fn for_session(
     config: &crate::AgentConfig,
+    model: Arc<dyn crate::model::ModelClient>,
     files: &[SettingsFile],
     project: &Path,
     session_id: &str,
@@ -372,12 +385,16 @@ pub(crate) fn for_session(
             if untrusted.commands == 1 { "" } else { "s" }
         ));
     }
-    Arc::new(hooks.at(HookSite {
-        sandbox: config.sandbox.clone(),
-        project: project.to_path_buf(),
-        cwd: config.cwd.clone(),
-        session_id: session_id.to_owned(),
-    }))
+    Arc::new(
+        hooks
+            .at(HookSite {
+                sandbox: config.sandbox.clone(),
+                project: project.to_path_buf(),
+                cwd: config.cwd.clone(),
+                session_id: session_id.to_owned(),
+            })
+            .judged_by(model, &config.model),
+    )
 }
 
 /// Shared by a session's turns and its engine.

@@ -159,36 +159,49 @@ pub(crate) struct ConfinedRead {
     pub(crate) complete: bool,
 }
 
+/// Why a file inside the project could not be read (each reads as the end of "skipped X: …").
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConfinedReadError {
+    #[error("it cannot be read ({0})")]
+    Unreadable(io::Error),
+    #[error("it is a symbolic link to nothing")]
+    DanglingLink,
+    #[error("it is a symbolic link to a file outside the project folder")]
+    OutsideProject,
+    #[error("it is not a regular file")]
+    NotAFile,
+}
+
 /// Reads `relative` under the canonical `root`, at most `limit` bytes. `Ok(None)` when there is
-/// no such entry; `Err(reason)` when it exists but may not or cannot be read: a symbolic link
-/// whose target lies outside the root, something that is not a regular file, an I/O error.
+/// no such entry; an error when it exists but may not or cannot be read: a symbolic link whose
+/// target lies outside the root, something that is not a regular file, an I/O error.
 pub(crate) fn read_confined(
     root: &Path,
     relative: &Path,
     limit: usize,
-) -> Result<Option<ConfinedRead>, String> {
+) -> Result<Option<ConfinedRead>, ConfinedReadError> {
     let path = root.join(relative);
     match fs::symlink_metadata(&path) {
         Ok(_) => {}
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(format!("it cannot be read ({error})")),
+        Err(error) => return Err(ConfinedReadError::Unreadable(error)),
     }
     let real = path.canonicalize().map_err(|error| match error.kind() {
-        io::ErrorKind::NotFound => "it is a symbolic link to nothing".to_owned(),
-        _ => format!("it cannot be read ({error})"),
+        io::ErrorKind::NotFound => ConfinedReadError::DanglingLink,
+        _ => ConfinedReadError::Unreadable(error),
     })?;
     if !real.starts_with(root) {
-        return Err("it is a symbolic link to a file outside the project folder".to_owned());
+        return Err(ConfinedReadError::OutsideProject);
     }
-    let metadata = fs::metadata(&real).map_err(|error| format!("it cannot be read ({error})"))?;
+    let metadata = fs::metadata(&real).map_err(ConfinedReadError::Unreadable)?;
     if !metadata.is_file() {
-        return Err("it is not a regular file".to_owned());
+        return Err(ConfinedReadError::NotAFile);
     }
     let mut bytes = Vec::new();
     let limit = u64::try_from(limit).unwrap_or(u64::MAX);
     fs::File::open(&real)
         .and_then(|file| file.take(limit).read_to_end(&mut bytes))
-        .map_err(|error| format!("it cannot be read ({error})"))?;
+        .map_err(ConfinedReadError::Unreadable)?;
     let complete = bytes.len() as u64 >= metadata.len();
     Ok(Some(ConfinedRead {
         text: decode(bytes),

@@ -20,7 +20,8 @@ use corvid_protocol::{
 use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::{broadcast, watch};
 
-use crate::emitter::Scope;
+use crate::attention::{Attending, AttentionKind};
+use crate::scope::Scope;
 
 /// Live events kept for a listener that is slow to read; past them it is resynchronised.
 pub const EVENT_BUFFER: usize = 512;
@@ -50,6 +51,8 @@ struct State {
     settled: watch::Sender<bool>,
     /// Bumped when a listener leaves or a turn ends: the moments a session may become idle.
     quiet: watch::Sender<u64>,
+    /// Where approvals waiting and turns ending are announced to the host, if anywhere.
+    attending: Option<Attending>,
 }
 
 impl Journal {
@@ -68,8 +71,14 @@ impl Journal {
                 before_turn: 0,
                 settled: watch::Sender::new(false),
                 quiet: watch::Sender::new(0),
+                attending: None,
             }),
         })
+    }
+
+    /// Announces this session's approvals and turn ends on the host's feed.
+    pub(crate) fn attend(&self, attending: Attending) {
+        self.lock().attending = Some(attending);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -200,13 +209,43 @@ impl State {
             msg,
         };
         self.record(&event);
+        if let EventMsg::TurnFinished(finished) = &event.msg
+            && event.depth == 0
+        {
+            let outcome = serde_json::to_value(finished.outcome)
+                .ok()
+                .and_then(|value| value.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            self.announce(AttentionKind::TurnEnded, outcome);
+        }
         if let Some(live) = &self.live {
             // No listener is not an error: events are still numbered and summarised.
             let _ = live.send(SessionFrame::Event(event));
         }
     }
 
+    /// Tells the host's feed (when there is one) that this session wants attention.
+    fn announce(&self, kind: AttentionKind, detail: String) {
+        let Some(attending) = &self.attending else {
+            return;
+        };
+        let conversation_id = self
+            .ready
+            .as_ref()
+            .map(|ready| ready.conversation_id.clone())
+            .unwrap_or_default();
+        let title = self
+            .conversation
+            .as_ref()
+            .map(|conversation| conversation.title.clone())
+            .unwrap_or_default();
+        attending
+            .feed
+            .publish(kind, &attending.session_id, conversation_id, title, detail);
+    }
+
     fn request(&mut self, scope: &Scope, approval: ProposalNotification) {
+        self.announce(AttentionKind::ApprovalWaiting, approval.title.clone());
         self.seq += 1;
         let request = SessionFrame::Request(ServerRequest {
             id: approval.proposal_id.clone(),

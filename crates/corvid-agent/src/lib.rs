@@ -5,16 +5,17 @@
 //! `Agents` runs many sessions at once over one store and one model client.
 
 mod agents;
+mod attention;
 mod checkpoint;
 pub mod commands;
 mod compaction;
 mod config;
 mod conversation;
-mod emitter;
 mod engine;
 mod handle;
 mod history;
 pub mod hooks;
+pub mod images;
 pub mod init;
 pub mod instructions;
 mod journal;
@@ -28,6 +29,7 @@ pub mod project;
 mod prompt;
 mod rewind;
 mod sandbox_state;
+mod scope;
 mod session;
 pub mod settings_files;
 pub mod skills;
@@ -35,13 +37,15 @@ mod step_cap;
 mod subagent;
 mod tool_facts;
 mod tool_progress;
+mod tool_view;
 mod turn;
 
 pub use agents::{Agents, ConversationDetail, IdleRules, SessionInfo};
+pub use attention::{Attention, AttentionFeed, AttentionKind, FaceFocus};
 pub use compaction::DEFAULT_CONTEXT_WINDOW;
 pub use config::{AgentConfig, AgentError};
 pub use conversation::OpenConversation;
-pub use handle::{AgentHandle, OP_BUFFER, Session};
+pub use handle::{OP_BUFFER, Session};
 pub use history::repair as repair_history;
 pub use journal::{EVENT_BUFFER, Subscription};
 pub use link::{ConfigSource, Link, LinkFrames};

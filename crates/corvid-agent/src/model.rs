@@ -59,6 +59,14 @@ pub trait ModelClient: Send + Sync {
         let _ = model;
         None
     }
+
+    /// Whether `model` takes images as the client knows it (the provider's model list, the
+    /// catalog); `None` when it cannot tell (the agent then asks the catalog by name, and an
+    /// unknown model may try).
+    fn takes_images(&self, model: &str) -> Option<bool> {
+        let _ = model;
+        None
+    }
 }
 
 /// The provider and the upstream model name a requested model resolves to.

@@ -26,6 +26,7 @@ use crate::hooks::{ProjectTrust, Untrusted, claude_name};
 use crate::settings_files::{SettingsFile, SettingsScope};
 
 mod saved;
+pub(crate) use saved::refuse_and_save;
 pub use saved::{LiveRules, PROJECT_RULES_FILE, SavedRuleError, claude_rule};
 
 /// What a project file's `allow` list is trusted under, after the file's name.
@@ -266,19 +267,31 @@ impl Rule {
     }
 }
 
+/// Why a permission rule was skipped (each reads as the end of "… was skipped: …").
+#[derive(Debug, thiserror::Error)]
+enum RuleError {
+    #[error("it is empty")]
+    Empty,
+    #[error("it has `(` without a closing `)`")]
+    Unclosed,
+    #[error("WebFetch takes `domain:<host>`")]
+    NotADomain,
+    #[error("only paths inside the project are matched (`src/**`, `./.env`)")]
+    OutsideProject,
+    #[error(transparent)]
+    Glob(globset::Error),
+}
+
 /// `Tool` or `Tool(specifier)`.
-fn parse(text: &str) -> Result<(String, Option<Specifier>), String> {
+fn parse(text: &str) -> Result<(String, Option<Specifier>), RuleError> {
     let text = text.trim();
     let Some((tool, rest)) = text.split_once('(') else {
         if text.is_empty() {
-            return Err("it is empty".to_owned());
+            return Err(RuleError::Empty);
         }
         return Ok((text.to_owned(), None));
     };
-    let inner = rest
-        .strip_suffix(')')
-        .ok_or("it has `(` without a closing `)`")?
-        .trim();
+    let inner = rest.strip_suffix(')').ok_or(RuleError::Unclosed)?.trim();
     let tool = tool.trim().to_owned();
     if inner.is_empty() || inner == "*" {
         return Ok((tool, None));
@@ -291,17 +304,15 @@ fn parse(text: &str) -> Result<(String, Option<Specifier>), String> {
         "WebFetch" | "web_fetch" => Specifier::Domain(
             inner
                 .strip_prefix("domain:")
-                .ok_or("WebFetch takes `domain:<host>`")?
+                .ok_or(RuleError::NotADomain)?
                 .to_ascii_lowercase(),
         ),
         _ => {
             let pattern = inner.strip_prefix("./").unwrap_or(inner);
             if pattern.starts_with('/') || pattern.starts_with('~') {
-                return Err(
-                    "only paths inside the project are matched (`src/**`, `./.env`)".to_owned(),
-                );
+                return Err(RuleError::OutsideProject);
             }
-            let glob = Glob::new(pattern).map_err(|error| error.to_string())?;
+            let glob = Glob::new(pattern).map_err(RuleError::Glob)?;
             Specifier::Path(glob.compile_matcher())
         }
     };

@@ -7,7 +7,7 @@
 //! in the agent's sight (the user cancelled it, or it failed) is marked in the store, beside the
 //! messages and never in them, so reopening it does not warn.
 
-use corvid_store::{Store, StoreError};
+use corvid_store::{ConversationStore, StoreError};
 use corvid_wire::model::{Message, Part, Role, ToolResult, ToolResultContent};
 
 use crate::session::Shared;
@@ -64,7 +64,7 @@ fn encode(messages: &[Message]) -> Vec<(&'static str, String)> {
 }
 
 fn append(
-    store: &mut Store,
+    store: &mut dyn ConversationStore,
     conversation: &str,
     encoded: &[(&'static str, String)],
 ) -> Result<i64, StoreError> {
@@ -91,7 +91,7 @@ pub(crate) async fn mark_turn_ended(shared: &Shared, conversation: &str) {
 /// trailing tool call without results gets them (saved, so the store is whole again), and an
 /// unfinished last turn is reported.
 pub(crate) fn load(
-    store: &mut Store,
+    store: &mut dyn ConversationStore,
     conversation: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Message>, StoreError> {

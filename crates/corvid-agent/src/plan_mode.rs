@@ -153,7 +153,14 @@ pub(crate) async fn run(
             (carry_out(text.trim(), true), None)
         }
         Verdict::Decided(ApprovalDecision::ApproveEdited { .. }) => (carry_out(plan, false), None),
-        Verdict::Decided(ApprovalDecision::Reject { feedback }) => {
+        Verdict::Decided(
+            decision @ (ApprovalDecision::Reject { .. } | ApprovalDecision::SaveNever { .. }),
+        ) => {
+            // A plan offers no "never" (there is no rule to save); answered anyway, it rejects.
+            let feedback = match decision {
+                ApprovalDecision::Reject { feedback } => feedback,
+                _ => None,
+            };
             match feedback.filter(|feedback| !feedback.trim().is_empty()) {
                 // Feedback: revise the plan in this turn.
                 Some(feedback) => (

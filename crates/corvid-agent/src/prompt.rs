@@ -13,7 +13,7 @@ pub(crate) fn system_prompt(
     is_main: bool,
     todos: &[TodoItem],
 ) -> String {
-    let tools = crate::turn::offered_tools(offer, is_main, &shared.agents.current());
+    let tools = crate::tool_view::offered_tools(offer, is_main, &shared.agents.current());
     let settings = &shared.settings;
     let instructions = crate::instructions::load_instructions(
         &settings.project,

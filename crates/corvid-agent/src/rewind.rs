@@ -5,9 +5,9 @@
 use corvid_protocol::{ErrorNotification, EventMsg, ReplyOk, UserMessageEntry};
 use corvid_wire::model::{Message, Part, Role};
 
-use crate::emitter::Scope;
 use crate::engine::Engine;
 use crate::history;
+use crate::scope::Scope;
 
 /// What the engine adds to a user's message, which is not what the user wrote.
 const ADDED_PREFIXES: [&str; 3] = [
@@ -104,7 +104,7 @@ impl Engine {
         };
         self.history.truncate(position);
         crate::persist::replace_all(&self.shared, &self.conversation, &self.history).await;
-        let summary = self.current_summary().await;
+        let summary = self.summary().await;
         self.shared.emit(
             scope,
             EventMsg::ConversationOpened {
@@ -138,7 +138,7 @@ impl Engine {
             }
         };
         let copied = self.history[..end].to_vec();
-        let title = self.current_summary().await.title;
+        let title = self.summary().await.title;
         let (project, model) = (self.project_key.clone(), self.model.clone());
         let conversation_id = self
             .shared

@@ -4,35 +4,32 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, EventMsg, TodoItem, TodoStatus,
 };
-use corvid_store::{Store, Tokens};
+use corvid_store::{ConversationStore, Tokens};
 use corvid_wire::model::{Message, Usage};
 use tokio::sync::oneshot;
 
-use crate::emitter::{Emitter, Scope};
+use crate::journal::Journal;
 use crate::model::ModelClient;
+use crate::scope::Scope;
 
-/// The one store of a process (`corvid_store::SharedStore`), shared by every session of an
-/// `Agents` service (and the usage rows they write) and, under `corvid serve`, by the gateway's
-/// ledger writer. Store work runs on blocking threads (`Shared::with_store`).
-pub use corvid_store::SharedStore;
-
-/// The store's lock. `SharedStore` is corvid-store's `std::sync::Mutex` (the gateway's ledger
-/// writer shares it); a panic while it was held leaves the store as its last transaction did,
-/// so the lock is taken back rather than poisoning every later use.
-pub(crate) fn lock_store(store: &SharedStore) -> std::sync::MutexGuard<'_, Store> {
-    store.lock().unwrap_or_else(PoisonError::into_inner)
-}
+/// The one store of a process (`corvid_store::SharedConversations`: the SQLite store, or
+/// PostgreSQL in team mode), shared by every session of an `Agents` service (and the usage rows
+/// they write) and, on SQLite under `corvid serve`, by the gateway's ledger writer (a
+/// `corvid_store::SharedStore` coerces to it). Store work runs on blocking threads
+/// (`Shared::with_store`).
+pub type SharedStore = corvid_store::SharedConversations;
 
 pub(crate) struct Shared {
     pub(crate) model: Arc<dyn ModelClient>,
-    pub(crate) emitter: Emitter,
+    /// The session's events: every clone numbers from the same sequence.
+    pub(crate) journal: Arc<Journal>,
     pub(crate) settings: Settings,
     gate: Mutex<Gate>,
     todos: Mutex<Vec<TodoItem>>,
@@ -78,7 +75,8 @@ pub(crate) struct Gate {
 /// Everything `Shared::new` needs besides the settings.
 pub(crate) struct Parts {
     pub(crate) model: Arc<dyn ModelClient>,
-    pub(crate) emitter: Emitter,
+    /// The session's events: every clone numbers from the same sequence.
+    pub(crate) journal: Arc<Journal>,
     pub(crate) store: SharedStore,
     pub(crate) approvals: Arc<Approvals>,
     pub(crate) skills: Arc<crate::skills::LiveSkills>,
@@ -96,7 +94,7 @@ impl Shared {
     pub(crate) fn new(parts: Parts, settings: Settings) -> Self {
         Self {
             model: parts.model,
-            emitter: parts.emitter,
+            journal: parts.journal,
             settings,
             gate: Mutex::new(Gate {
                 policy: parts.policy,
@@ -122,7 +120,8 @@ impl Shared {
     }
 
     pub(crate) fn emit(&self, scope: &Scope, msg: EventMsg) {
-        self.emitter.emit(scope, msg);
+        // Listeners that went away or lag never hold the engine up (see `crate::journal`).
+        self.journal.emit(scope, msg);
     }
 
     pub(crate) fn gate(&self) -> Gate {
@@ -198,10 +197,12 @@ impl Shared {
     /// Runs store work off the async threads.
     pub(crate) async fn with_store<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
+        work: impl FnOnce(&mut dyn ConversationStore) -> Result<T, corvid_store::StoreError>
+        + Send
+        + 'static,
     ) -> Result<T, corvid_store::StoreError> {
         let store = Arc::clone(&self.store);
-        tokio::task::spawn_blocking(move || work(&mut lock_store(&store)))
+        tokio::task::spawn_blocking(move || work(&mut *store.lock()))
             .await
             .unwrap_or_else(|join| {
                 Err(corvid_store::StoreError::Spawn(std::io::Error::other(
@@ -374,6 +375,11 @@ impl Approvals {
     }
 }
 
+/// The session that holds a conversation another session asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the conversation is held by session {0}")]
+pub(crate) struct HeldBy(pub(crate) String);
+
 /// Which session holds which conversation, so two sessions never run one conversation (their
 /// turns would interleave in the store). Shared by every session of an `Agents` service.
 #[derive(Debug, Default)]
@@ -382,11 +388,12 @@ pub(crate) struct Claims {
 }
 
 impl Claims {
-    /// Takes `conversation` for `session`; `Err(holder)` when another session holds it.
-    pub(crate) fn claim(&self, conversation: &str, session: &str) -> Result<(), String> {
+    /// Takes `conversation` for `session`; an error naming the holder when another session
+    /// holds it.
+    pub(crate) fn claim(&self, conversation: &str, session: &str) -> Result<(), HeldBy> {
         let mut holders = self.holders.lock();
         match holders.get(conversation) {
-            Some(holder) if holder != session => Err(holder.clone()),
+            Some(holder) if holder != session => Err(HeldBy(holder.clone())),
             _ => {
                 holders.insert(conversation.to_owned(), session.to_owned());
                 Ok(())

@@ -90,23 +90,33 @@ impl SettingsPaths {
     }
 }
 
-fn read_one(path: &Path) -> Result<Option<Value>, String> {
+/// Why a settings file was not read (each reads as the end of "X was not read: …").
+#[derive(Debug, thiserror::Error)]
+enum SettingsFileError {
+    #[error(transparent)]
+    Io(std::io::Error),
+    #[error("it is larger than {} KiB", MAX_SETTINGS_BYTES / 1024)]
+    TooLarge,
+    #[error("it is not a JSON object")]
+    NotAnObject,
+    #[error("it is not valid JSON ({0})")]
+    NotJson(serde_json::Error),
+}
+
+fn read_one(path: &Path) -> Result<Option<Value>, SettingsFileError> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(error.to_string()),
+        Err(error) => return Err(SettingsFileError::Io(error)),
     };
     if meta.len() > MAX_SETTINGS_BYTES {
-        return Err(format!(
-            "it is larger than {} KiB",
-            MAX_SETTINGS_BYTES / 1024
-        ));
+        return Err(SettingsFileError::TooLarge);
     }
-    let text = std::fs::read_to_string(path).map_err(|error| error.to_string())?;
+    let text = std::fs::read_to_string(path).map_err(SettingsFileError::Io)?;
     match serde_json::from_str::<Value>(&text) {
         Ok(value @ Value::Object(_)) => Ok(Some(value)),
-        Ok(_) => Err("it is not a JSON object".to_owned()),
-        Err(error) => Err(format!("it is not valid JSON ({error})")),
+        Ok(_) => Err(SettingsFileError::NotAnObject),
+        Err(error) => Err(SettingsFileError::NotJson(error)),
     }
 }
 

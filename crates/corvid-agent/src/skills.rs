@@ -170,11 +170,48 @@ pub fn load_skills(root: &Path) -> SkillSet {
     set
 }
 
-fn load_project_skill(root: &Path, folder: &str, path: &Path) -> Result<Skill, String> {
-    let read = read_confined(root, path, MAX_SKILL_BYTES)?
-        .ok_or_else(|| format!("the folder has no {SKILL_FILE}"))?;
+/// Why a project skill was skipped (each reads as the end of "skipped the skill X: …").
+#[derive(Debug, thiserror::Error)]
+enum SkillFileError {
+    #[error(transparent)]
+    NotConfined(crate::instructions::ConfinedReadError),
+    #[error("the folder has no {SKILL_FILE}")]
+    NoSkillFile,
+    #[error("it is larger than {} KiB", MAX_SKILL_BYTES / 1024)]
+    TooLarge,
+    #[error(transparent)]
+    Frontmatter(FrontmatterError),
+    #[error("line {line}: `{key}` must be text, not a list or mapping")]
+    NotText { line: usize, key: String },
+    #[error("the frontmatter has no `name`")]
+    NoName,
+    #[error("its name `{name}` does not match its folder `{folder}`")]
+    NameNotFolder { name: String, folder: String },
+    #[error("its name `{0}` must be lowercase letters, digits and hyphens (not at either end)")]
+    BadName(String),
+    #[error("its name is longer than {MAX_NAME_CHARS} characters")]
+    NameTooLong,
+    #[error("the frontmatter has no `description` (say what the skill does and when to use it)")]
+    NoDescription,
+    #[error("its description is {0} characters long; the limit is {MAX_DESCRIPTION_CHARS}")]
+    DescriptionTooLong(usize),
+}
+
+/// Why the `skill` tool loaded nothing; the text lists the skills that are available.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkillLoadError {
+    #[error("`name` is required: the skill to load, as a string. {available}")]
+    NoName { available: String },
+    #[error("There is no skill named `{name}`. {available}")]
+    Unknown { name: String, available: String },
+}
+
+fn load_project_skill(root: &Path, folder: &str, path: &Path) -> Result<Skill, SkillFileError> {
+    let read = read_confined(root, path, MAX_SKILL_BYTES)
+        .map_err(SkillFileError::NotConfined)?
+        .ok_or(SkillFileError::NoSkillFile)?;
     if read.size > MAX_SKILL_BYTES as u64 {
-        return Err(format!("it is larger than {} KiB", MAX_SKILL_BYTES / 1024));
+        return Err(SkillFileError::TooLarge);
     }
     let mut skill = parse_skill(folder, &read.text)?;
     skill.path = Some(path.to_path_buf());
@@ -182,41 +219,37 @@ fn load_project_skill(root: &Path, folder: &str, path: &Path) -> Result<Skill, S
 }
 
 /// Parses a `SKILL.md` that must be named `folder`. The skill has no path and is not built in.
-fn parse_skill(folder: &str, text: &str) -> Result<Skill, String> {
-    let document = frontmatter::parse(text).map_err(|error: FrontmatterError| error.to_string())?;
-    let text_field = |key: &str| -> Result<Option<String>, String> {
+fn parse_skill(folder: &str, text: &str) -> Result<Skill, SkillFileError> {
+    let document = frontmatter::parse(text).map_err(SkillFileError::Frontmatter)?;
+    let text_field = |key: &str| -> Result<Option<String>, SkillFileError> {
         match document.get(key) {
             None => Ok(None),
             Some(entry) => match &entry.value {
                 Value::Text(text) => Ok(Some(text.trim().to_owned())),
-                Value::Nested => Err(format!(
-                    "line {}: `{key}` must be text, not a list or mapping",
-                    entry.line
-                )),
+                Value::Nested => Err(SkillFileError::NotText {
+                    line: entry.line,
+                    key: key.to_owned(),
+                }),
             },
         }
     };
     let name = text_field("name")?
         .filter(|name| !name.is_empty())
-        .ok_or("the frontmatter has no `name`")?;
+        .ok_or(SkillFileError::NoName)?;
     if name != folder {
-        return Err(format!(
-            "its name `{name}` does not match its folder `{folder}`"
-        ));
+        return Err(SkillFileError::NameNotFolder {
+            name,
+            folder: folder.to_owned(),
+        });
     }
     check_name(&name)?;
     let description = text_field("description")?.unwrap_or_default();
     if description.is_empty() {
-        return Err(
-            "the frontmatter has no `description` (say what the skill does and when to use it)"
-                .to_owned(),
-        );
+        return Err(SkillFileError::NoDescription);
     }
     let length = description.chars().count();
     if length > MAX_DESCRIPTION_CHARS {
-        return Err(format!(
-            "its description is {length} characters long; the limit is {MAX_DESCRIPTION_CHARS}"
-        ));
+        return Err(SkillFileError::DescriptionTooLong(length));
     }
     Ok(Skill {
         name,
@@ -227,21 +260,17 @@ fn parse_skill(folder: &str, text: &str) -> Result<Skill, String> {
     })
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<(), SkillFileError> {
     let valid = name
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !name.starts_with('-')
         && !name.ends_with('-');
     if !valid {
-        return Err(format!(
-            "its name `{name}` must be lowercase letters, digits and hyphens (not at either end)"
-        ));
+        return Err(SkillFileError::BadName(name.to_owned()));
     }
     if name.chars().count() > MAX_NAME_CHARS {
-        return Err(format!(
-            "its name is longer than {MAX_NAME_CHARS} characters"
-        ));
+        return Err(SkillFileError::NameTooLong);
     }
     Ok(())
 }
@@ -343,23 +372,22 @@ impl SkillSet {
     /// Runs the `skill` tool: the named skill's body, introduced by where it comes from (a
     /// project skill's folder, so the files it mentions can be opened with `read`). An unknown or
     /// missing name is an error listing the available skills.
-    pub fn load_tool(&self, arguments: serde_json::Value) -> Result<String, String> {
+    pub fn load_tool(&self, arguments: serde_json::Value) -> Result<String, SkillLoadError> {
         let name = match &arguments {
             serde_json::Value::Object(map) => map.get("name").and_then(serde_json::Value::as_str),
             serde_json::Value::String(name) => Some(name.as_str()),
             _ => None,
         };
         let Some(name) = name.map(str::trim).filter(|name| !name.is_empty()) else {
-            return Err(format!(
-                "`name` is required: the skill to load, as a string. {}",
-                self.available()
-            ));
+            return Err(SkillLoadError::NoName {
+                available: self.available(),
+            });
         };
         let Some(skill) = self.get(name) else {
-            return Err(format!(
-                "There is no skill named `{name}`. {}",
-                self.available()
-            ));
+            return Err(SkillLoadError::Unknown {
+                name: name.to_owned(),
+                available: self.available(),
+            });
         };
         let source = match (skill.folder(), &skill.path) {
             (Some(folder), Some(path)) => format!(

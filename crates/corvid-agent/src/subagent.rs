@@ -11,7 +11,7 @@ use corvid_tools::{Offer, ToolKind, ToolOutput};
 use corvid_wire::model::{Message, Role, Tool, ToolCall};
 use serde_json::{Value, json};
 
-use crate::emitter::Scope;
+use crate::scope::Scope;
 use crate::turn::{TurnSetup, run_turn};
 pub(crate) use custom::LiveAgents;
 pub(crate) use custom::{AgentSet, CustomAgent, user_dir};

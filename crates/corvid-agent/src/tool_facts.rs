@@ -113,12 +113,14 @@ pub(crate) fn proposal_title(kind: &ProposalKind) -> String {
 }
 
 /// The decisions a proposal allows: "always" only with a rule to keep, and saving it to one of
-/// `files` only when the rule has a form in Claude Code's syntax.
+/// `files` (as an allow, or as a deny for "never") only when the rule has a form in Claude
+/// Code's syntax.
 pub(crate) fn decisions(always: Option<&ApprovalRule>, files: &[RuleFile]) -> Vec<DecisionKind> {
     let mut decisions = vec![DecisionKind::Approve];
-    if let Some(rule) = always {
+    let savable = always.is_some_and(|rule| crate::permissions::claude_rule(rule).is_some());
+    if always.is_some() {
         decisions.push(DecisionKind::ApproveAlways);
-        if crate::permissions::claude_rule(rule).is_some() {
+        if savable {
             decisions.extend(files.iter().map(|file| match file {
                 RuleFile::Project => DecisionKind::SaveAlwaysProject,
                 RuleFile::User => DecisionKind::SaveAlwaysUser,
@@ -126,6 +128,12 @@ pub(crate) fn decisions(always: Option<&ApprovalRule>, files: &[RuleFile]) -> Ve
         }
     }
     decisions.push(DecisionKind::Reject);
+    if savable {
+        decisions.extend(files.iter().map(|file| match file {
+            RuleFile::Project => DecisionKind::SaveNeverProject,
+            RuleFile::User => DecisionKind::SaveNeverUser,
+        }));
+    }
     decisions
 }
 
@@ -159,7 +167,9 @@ mod tests {
                 DecisionKind::ApproveAlways,
                 DecisionKind::SaveAlwaysProject,
                 DecisionKind::SaveAlwaysUser,
-                DecisionKind::Reject
+                DecisionKind::Reject,
+                DecisionKind::SaveNeverProject,
+                DecisionKind::SaveNeverUser
             ]
         );
     }

@@ -21,10 +21,10 @@ use corvid_wire::model::{
 };
 use tokio::sync::{mpsc, watch};
 
-use crate::emitter::Scope;
 use crate::history;
 use crate::ledger::{CallEnd, CallMeter};
 use crate::model::ModelError;
+use crate::scope::Scope;
 use crate::session::{Shared, Verdict};
 use crate::tool_progress::ToolProgress;
 
@@ -263,7 +263,5 @@ mod step;
 use call::*;
 use step::*;
 
-// The display helpers the history and the prompt share with the turn.
 pub(crate) use ask::{Asked, ask_about};
-pub(crate) use call::{handle_call, shown_arguments, summarize};
-pub(crate) use step::offered_tools;
+pub(crate) use call::handle_call;

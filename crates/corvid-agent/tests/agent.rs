@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_agent::{AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, StreamFuture};
+use corvid_agent::{
+    AgentConfig, Agents, EventStream, ModelClient, ModelError, OpenConversation, StreamFuture,
+};
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ApprovalRule, ErrorClass, Event, EventMsg, Op, ProposalKind,
     ProposalNotification, SendParams, TurnOutcome,
@@ -15,19 +17,33 @@ use corvid_test_support::agent::{self, ScriptedAgent};
 use corvid_test_support::scripted::ScriptedReply;
 use corvid_wire::model::{ChatRequest, Part, Role, StreamEvent, ToolChoice};
 
-fn start(project: &Path, policy: ApprovalPolicy, replies: Vec<ScriptedReply>) -> ScriptedAgent {
-    start_with(project, None, policy, replies)
+async fn start(
+    project: &Path,
+    policy: ApprovalPolicy,
+    replies: Vec<ScriptedReply>,
+) -> ScriptedAgent {
+    start_with(project, None, policy, replies).await
 }
 
-fn start_with(
+/// An agent on `database` (a file the test reads or reopens), else on a store in memory.
+async fn start_with(
     project: &Path,
     database: Option<&Path>,
     policy: ApprovalPolicy,
     replies: Vec<ScriptedReply>,
 ) -> ScriptedAgent {
-    let mut config = agent::config(project, policy);
-    config.database = database.map(Path::to_owned);
-    ScriptedAgent::spawn(config, replies)
+    let config = agent::config(project, policy);
+    match database {
+        Some(path) => ScriptedAgent::spawn_on_store(config, replies, store_at(path)).await,
+        None => ScriptedAgent::spawn(config, replies).await,
+    }
+}
+
+/// The store in the SQLite file `path`, as a service shares it.
+fn store_at(path: &Path) -> corvid_agent::SharedStore {
+    Arc::new(parking_lot::Mutex::new(
+        corvid_store::Store::open(path).unwrap(),
+    ))
 }
 
 fn project() -> tempfile::TempDir {
@@ -56,7 +72,8 @@ async fn read_edit_bash_in_one_turn() {
             ScriptedReply::tool_call("c3", "bash", r#"{"command":"grep -c 'a + b' lib.rs"}"#),
             ScriptedReply::text("Fixed the sign."),
         ],
-    );
+    )
+    .await;
     agent.send("fix add");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     assert_eq!(
@@ -97,7 +114,8 @@ async fn approve_reject_with_feedback_and_allow_always() {
             ScriptedReply::tool_call("c4", "bash", r#"{"command":"echo four"}"#),
             ScriptedReply::text("done"),
         ],
-    );
+    )
+    .await;
     agent.send("run things");
     let ProposalNotification {
         proposal_id: first,
@@ -152,7 +170,8 @@ async fn proposing_the_sign_fix(project: &Path) -> (ScriptedAgent, ProposalNotif
             ),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("fix");
     let proposal = agent.proposal().await;
     (agent, proposal)
@@ -215,7 +234,8 @@ async fn path_escapes_are_refused() {
             ]),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("look around");
     agent.turn_finished().await;
     let results = agent.last_results();
@@ -240,14 +260,15 @@ async fn cancel_stops_a_long_command() {
             "bash",
             r#"{"command":"sleep 30","timeout_ms":60000}"#,
         )],
-    );
+    )
+    .await;
     agent.send("wait");
     agent
         .until(|msg| matches!(msg, EventMsg::ToolCall(_)))
         .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = std::time::Instant::now();
-    agent.handle.submit(Op::Cancel);
+    agent.session.submit(Op::Cancel);
     assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
     assert!(
         started.elapsed() < Duration::from_secs(10),
@@ -269,7 +290,8 @@ async fn identical_calls_repeated_get_guidance_instead_of_a_fourth_run() {
             read("c4", "read", r#"{"path":"lib.rs"}"#),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("read it");
     agent.turn_finished().await;
     let (guidance, is_error) = agent.last_results()[0].clone();
@@ -291,7 +313,7 @@ async fn the_step_cap_stops_the_turn_and_says_why() {
             )
         })
         .collect();
-    let mut agent = start(dir.path(), ApprovalPolicy::FullAuto, replies);
+    let mut agent = start(dir.path(), ApprovalPolicy::FullAuto, replies).await;
     agent
         .model
         .push(ScriptedReply::text("Listed 50 patterns; nothing matched."));
@@ -352,7 +374,8 @@ async fn failures_are_classified_and_the_session_goes_on() {
             },
             ScriptedReply::text("back"),
         ],
-    );
+    )
+    .await;
     agent.send("hi");
     let error = agent.until(|msg| matches!(msg, EventMsg::Error(_))).await;
     let EventMsg::Error(error) = error.msg else {
@@ -381,7 +404,8 @@ async fn subagent_events_come_at_depth_one() {
             ScriptedReply::text("add is in lib.rs line 1"),
             ScriptedReply::text("It is in lib.rs."),
         ],
-    );
+    )
+    .await;
     agent.send("where is add?");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let grep_call = agent
@@ -435,7 +459,8 @@ async fn a_conversation_resumes_after_the_engine_restarts_and_broken_history_is_
             Some(&database),
             ApprovalPolicy::Ask,
             vec![ScriptedReply::text("noted")],
-        );
+        )
+        .await;
         agent.send("remember the word kestrel");
         agent.turn_finished().await;
         agent.shut_down().await;
@@ -466,7 +491,8 @@ async fn a_conversation_resumes_after_the_engine_restarts_and_broken_history_is_
         Some(&database),
         ApprovalPolicy::Ask,
         vec![ScriptedReply::text("kestrel")],
-    );
+    )
+    .await;
     agent.send("what was the word?");
     agent.turn_finished().await;
     let request = &agent.model.requests()[0];
@@ -523,7 +549,8 @@ async fn agents_md_and_skills_reach_the_model_and_bad_skills_warn() {
             ScriptedReply::tool_call("k1", "skill", r#"{"name":"release"}"#),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     let warning = agent
         .until(|msg| matches!(msg, EventMsg::Warning { .. }))
         .await;
@@ -553,7 +580,8 @@ async fn a_new_message_interrupts_a_waiting_proposal() {
             ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo hi"}"#),
             ScriptedReply::text("new topic"),
         ],
-    );
+    )
+    .await;
     agent.send("run it");
     agent.proposal().await;
     agent.send("never mind, something else");
@@ -582,7 +610,7 @@ async fn a_proposal_answered_at_once_is_always_waiting() {
         })
         .collect();
     replies.push(ScriptedReply::text("done"));
-    let mut agent = start(dir.path(), ApprovalPolicy::Ask, replies);
+    let mut agent = start(dir.path(), ApprovalPolicy::Ask, replies).await;
     agent.send("run things");
     for _ in 0..ROUNDS {
         let proposal_id = agent.proposal().await.proposal_id;
@@ -607,7 +635,8 @@ async fn arguments_that_are_not_json_are_named_as_such() {
             ScriptedReply::tool_call("c1", "read", r#"{"path": "lib.r"#),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("read it");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let (output, is_error) = agent.last_results()[0].clone();
@@ -634,7 +663,8 @@ async fn an_absolute_path_in_a_call_is_shown_relative_to_the_project() {
             ),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("read it");
     agent.turn_finished().await;
     let summary = agent
@@ -670,7 +700,8 @@ async fn read_then_hang(project: &Path, database: &Path) -> ScriptedAgent {
             ScriptedReply::tool_call("c1", "read", r#"{"path":"lib.rs"}"#),
             ScriptedReply::Hang,
         ],
-    );
+    )
+    .await;
     agent.send("look at lib.rs");
     agent
         .until(|msg| matches!(msg, EventMsg::ToolResult(_)))
@@ -700,7 +731,7 @@ async fn a_completed_step_is_saved_while_the_next_one_runs() {
         matches!(&stored[2].parts[0], Part::ToolResult(result) if result.call_id == "c1" && format!("{:?}", result.content).contains("a - b"))
     );
     assert_eq!(agent.model.requests().len(), 2);
-    agent.handle.submit(Op::Cancel);
+    agent.session.submit(Op::Cancel);
     assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
     // Cancelling adds nothing twice: the store still holds the one step.
     assert_eq!(stored_messages(&database, dir.path()).len(), 3);
@@ -728,7 +759,8 @@ async fn every_model_call_is_in_the_usage_ledger_with_its_front_end() {
                 message: "boom".to_owned(),
             },
         ],
-    );
+    )
+    .await;
     agent.send("what is there?");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Failed);
     let store = corvid_store::Store::open(&database).unwrap();
@@ -781,12 +813,15 @@ async fn the_ledger_counts_the_attempts_the_model_client_made() {
     let dir = project();
     let database = dir.path().join(".corvid-test.db");
     let mut config = AgentConfig::new(dir.path().to_owned(), "retrying-model");
-    config.database = Some(database.clone());
     config.output_dir = dir.path().join(".corvid-test-output");
     let client = Retrying {
         replies: std::sync::Mutex::new(vec![Ok(3), Err(4)]),
     };
-    let (handle, mut events) = AgentHandle::spawn(config, Arc::new(client)).unwrap();
+    let agents = Agents::new(Arc::new(client), store_at(&database));
+    let (handle, mut events) = agents
+        .open_listening(config, OpenConversation::Current)
+        .await
+        .unwrap();
     for text in ["first", "second"] {
         handle.submit(Op::Send(SendParams::text(text)));
         loop {
@@ -831,7 +866,8 @@ async fn a_broken_reply_keeps_the_clients_wording_and_the_shared_class() {
             },
             StreamEvent::Error(broken.clone()),
         ])],
-    );
+    )
+    .await;
     agent.send("hi");
     let error = agent.until(|msg| matches!(msg, EventMsg::Error(_))).await;
     let EventMsg::Error(error) = error.msg else {
@@ -850,7 +886,7 @@ async fn a_broken_reply_keeps_the_clients_wording_and_the_shared_class() {
 
 /// The warnings a restarted engine gives before its `ready`.
 async fn warnings_on_reopening(project: &Path, database: &Path) -> Vec<String> {
-    let mut agent = start_with(project, Some(database), ApprovalPolicy::Ask, vec![]);
+    let mut agent = start_with(project, Some(database), ApprovalPolicy::Ask, vec![]).await;
     let mut warnings = Vec::new();
     loop {
         match agent.next().await.msg {
@@ -869,7 +905,7 @@ async fn a_cancelled_turn_reopens_quietly_and_a_crashed_one_warns() {
     let database = dir.path().join(".corvid-test.db");
     {
         let mut agent = read_then_hang(dir.path(), &database).await;
-        agent.handle.submit(Op::Cancel);
+        agent.session.submit(Op::Cancel);
         assert_eq!(agent.turn_finished().await, TurnOutcome::Cancelled);
         agent.shut_down().await;
     }
@@ -912,7 +948,8 @@ async fn an_empty_reply_ends_the_turn_with_a_warning_and_an_answer_does_not() {
         dir.path(),
         ApprovalPolicy::Ask,
         vec![ScriptedReply::text(""), ScriptedReply::text("an answer")],
-    );
+    )
+    .await;
     agent.send("hello");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let warnings = agent.warnings();
@@ -933,7 +970,8 @@ async fn a_tool_call_being_written_is_announced_before_the_call() {
             ScriptedReply::tool_call("call-1", "read", r#"{"path": "lib.rs"}"#),
             ScriptedReply::text("read it"),
         ],
-    );
+    )
+    .await;
     agent.send("look");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let progress = agent

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_agent::{AgentHandle, ModelClient, StreamFuture};
+use corvid_agent::{Agents, ModelClient, OpenConversation, StreamFuture};
 use corvid_protocol::{
     ApprovalPolicy, ChangeKind, ErrorClass, ErrorNotification, Event, EventMsg, FileChange,
     HistoryEntry, Op, ReplyOk, SendParams, TurnOutcome,
@@ -50,7 +50,7 @@ impl ModelClient for Router {
 }
 
 struct Session {
-    handle: AgentHandle,
+    session: corvid_agent::Session,
     events: corvid_agent::Subscription,
     main: Arc<ScriptedModel>,
     summarizer: Arc<ScriptedModel>,
@@ -64,12 +64,12 @@ struct Setup<'a> {
 }
 
 impl Session {
-    fn start(setup: &Setup<'_>, main: Vec<ScriptedReply>) -> Self {
-        Self::start_with_windows(setup, main, &[])
+    async fn start(setup: &Setup<'_>, main: Vec<ScriptedReply>) -> Self {
+        Self::start_with_windows(setup, main, &[]).await
     }
 
     /// A session whose model client reports `windows` (model name, tokens).
-    fn start_with_windows(
+    async fn start_with_windows(
         setup: &Setup<'_>,
         main: Vec<ScriptedReply>,
         windows: &[(&str, u64)],
@@ -77,7 +77,6 @@ impl Session {
         let main = Arc::new(ScriptedModel::new(main));
         let summarizer = Arc::new(ScriptedModel::new(Vec::new()));
         let mut config = agent::config(setup.project, ApprovalPolicy::FullAuto);
-        config.database = Some(setup.data.join("corvid.db"));
         config.output_dir = setup.data.join("output");
         config.checkpoint_dir = Some(setup.data.join("checkpoints"));
         config.context_window = setup.window;
@@ -89,9 +88,14 @@ impl Session {
                 .map(|(name, tokens)| ((*name).to_owned(), *tokens))
                 .collect(),
         };
-        let (handle, events) = AgentHandle::spawn(config, Arc::new(router)).unwrap();
+        let store = corvid_store::Store::open(&setup.data.join("corvid.db")).unwrap();
+        let agents = Agents::new(Arc::new(router), Arc::new(parking_lot::Mutex::new(store)));
+        let (session, events) = agents
+            .open_listening(config, OpenConversation::Current)
+            .await
+            .unwrap();
         Self {
-            handle,
+            session,
             events,
             main,
             summarizer,
@@ -110,7 +114,7 @@ impl Session {
     }
 
     async fn turn(&mut self, text: &str) -> TurnOutcome {
-        self.handle.submit(Op::Send(SendParams::text(text)));
+        self.session.submit(Op::Send(SendParams::text(text)));
         match self
             .until(|msg| matches!(msg, EventMsg::TurnFinished(_)))
             .await
@@ -123,7 +127,7 @@ impl Session {
     /// Sends `op` and returns its answer: the first event that is one of `kinds`, or an error.
     /// Sends `op` and returns its one reply.
     async fn answer(&mut self, op: Op) -> Result<ReplyOk, ErrorNotification> {
-        self.handle.request(op).await
+        self.session.request(op).await
     }
 
     async fn undo(&mut self, turn: Option<u32>) -> Result<ReplyOk, ErrorNotification> {
@@ -192,7 +196,8 @@ async fn undo_puts_back_a_write_an_edit_and_a_command_turn_by_turn() {
             ScriptedReply::tool_call("c4", "read", r#"{"path":"lib.rs"}"#),
             ScriptedReply::text("Looked."),
         ],
-    );
+    )
+    .await;
     for text in ["write a plan", "fix add", "reorganise", "look"] {
         assert_eq!(session.turn(text).await, TurnOutcome::Completed);
     }
@@ -339,7 +344,8 @@ async fn a_file_the_user_changed_after_the_agent_is_not_overwritten() {
             ]),
             ScriptedReply::text("Done."),
         ],
-    );
+    )
+    .await;
     assert_eq!(session.turn("change both").await, TurnOutcome::Completed);
     std::fs::write(root.join("old.txt"), "the user's own text\n").unwrap();
 
@@ -411,9 +417,10 @@ async fn checkpoints_work_in_a_git_project_and_survive_a_restart() {
                 ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo extra >> lib.rs"}"#),
                 ScriptedReply::text("Appended."),
             ],
-        );
+        )
+        .await;
         assert_eq!(session.turn("append").await, TurnOutcome::Completed);
-        session.handle.submit(Op::Shutdown);
+        session.session.submit(Op::Shutdown);
         session
             .until(|msg| matches!(msg, EventMsg::ShutdownComplete))
             .await;
@@ -427,7 +434,8 @@ async fn checkpoints_work_in_a_git_project_and_survive_a_restart() {
             ScriptedReply::tool_call("c2", "write", r#"{"path":"second.txt","content":"2\n"}"#),
             ScriptedReply::text("Wrote."),
         ],
-    );
+    )
+    .await;
     assert_eq!(session.turn("write another").await, TurnOutcome::Completed);
     let Ok(ReplyOk::Diff { turns }) = session.answer(Op::Diff { turn: None }).await else {
         panic!()
@@ -473,7 +481,7 @@ async fn first_request_tokens(project: &Path, data: &Path) -> u64 {
         data: &data.join("probe"),
         window: None,
     };
-    let mut probe = Session::start(&setup, vec![ScriptedReply::text("hi")]);
+    let mut probe = Session::start(&setup, vec![ScriptedReply::text("hi")]).await;
     assert_eq!(probe.turn("x").await, TurnOutcome::Completed);
     request_tokens(&probe.main.requests()[0])
 }
@@ -495,7 +503,7 @@ async fn a_long_session_on_a_small_window_is_compacted_and_keeps_its_task() {
     };
     let turns = 16;
     let replies: Vec<ScriptedReply> = (0..turns).flat_map(long_turn).collect();
-    let mut session = Session::start(&setup, replies);
+    let mut session = Session::start(&setup, replies).await;
     session.main.set_window(window);
     session.summarizer.set_window(window);
     for index in 0..40 {
@@ -566,16 +574,16 @@ async fn a_long_session_on_a_small_window_is_compacted_and_keeps_its_task() {
     );
 
     // The compacted history is what the store holds: a resumed session starts from it.
-    session.handle.submit(Op::Shutdown);
+    session.session.submit(Op::Shutdown);
     session
         .until(|msg| matches!(msg, EventMsg::ShutdownComplete))
         .await;
-    let mut resumed = Session::start(&setup, vec![ScriptedReply::text("resumed")]);
+    let mut resumed = Session::start(&setup, vec![ScriptedReply::text("resumed")]).await;
     let EventMsg::Ready(ready) = resumed.until(|msg| matches!(msg, EventMsg::Ready(_))).await
     else {
         unreachable!()
     };
-    let mut replay = resumed.handle.subscribe();
+    let mut replay = resumed.session.subscribe();
     let history = loop {
         let event = agent::next_event(&mut replay, Duration::from_secs(30)).await;
         if let EventMsg::ConversationOpened {
@@ -611,7 +619,8 @@ async fn compact_on_demand_keeps_the_latest_turn() {
             ScriptedReply::text("first answer"),
             ScriptedReply::text("second answer"),
         ],
-    );
+    )
+    .await;
     let Ok(ReplyOk::Nothing { message }) = session.answer(Op::Compact).await else {
         panic!("expected nothing to do")
     };
@@ -701,7 +710,8 @@ async fn the_providers_count_triggers_compaction_when_it_is_higher_than_the_esti
             ScriptedReply::tool_call("r2", "read", r#"{"path":"old.txt"}"#),
             ScriptedReply::text("second answer"),
         ],
-    );
+    )
+    .await;
     session
         .summarizer
         .push(ScriptedReply::text("SUMMARY: first turn."));
@@ -778,7 +788,8 @@ async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
         &setup,
         replies,
         &[("scripted-model", roomy), ("tight-model", tight)],
-    );
+    )
+    .await;
     for index in 0..40 {
         session.summarizer.push(ScriptedReply::text(&format!(
             "SUMMARY-{index}: one note per turn."
@@ -793,7 +804,7 @@ async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
     .await;
     let sent_before_switch = session.main.requests().len();
     session.main.set_window(tight);
-    session.handle.submit(Op::SetModel {
+    session.session.submit(Op::SetModel {
         model: "tight-model".to_owned(),
     });
     for index in 12..turns {
@@ -827,7 +838,8 @@ async fn the_model_clients_window_is_used_and_follows_a_model_switch() {
         window: Some(roomy),
     };
     let replies: Vec<ScriptedReply> = (0..12).flat_map(long_turn).collect();
-    let mut session = Session::start_with_windows(&setup, replies, &[("scripted-model", tight)]);
+    let mut session =
+        Session::start_with_windows(&setup, replies, &[("scripted-model", tight)]).await;
     twelve_turns_fit_uncompacted(
         &mut session,
         tight,

@@ -79,9 +79,10 @@ async fn a_project_command_expands_its_arguments_files_and_approved_command_outp
     let mut agent = ScriptedAgent::spawn(
         agent::config(dir.path(), ApprovalPolicy::Ask),
         vec![ScriptedReply::text("reviewed")],
-    );
+    )
+    .await;
     let reply = agent
-        .handle
+        .session
         .request(command("review", "parser errors"))
         .await;
     assert!(reply.is_ok(), "{reply:?}");
@@ -139,8 +140,9 @@ async fn a_rejected_command_line_is_inlined_as_not_run_and_an_unknown_command_is
     let mut agent = ScriptedAgent::spawn(
         agent::config(dir.path(), ApprovalPolicy::Ask),
         vec![ScriptedReply::text("fine")],
-    );
-    agent.handle.request(command("review", "x")).await.unwrap();
+    )
+    .await;
+    agent.session.request(command("review", "x")).await.unwrap();
     let proposal = agent.proposal().await;
     agent.decide(
         &proposal.proposal_id,
@@ -151,7 +153,11 @@ async fn a_rejected_command_line_is_inlined_as_not_run_and_an_unknown_command_is
     assert!(text.contains("rejected"), "{text}");
     assert!(!text.contains("fresh.rs"), "{text}");
 
-    let refused = agent.handle.request(command("nope", "")).await.unwrap_err();
+    let refused = agent
+        .session
+        .request(command("nope", ""))
+        .await
+        .unwrap_err();
     assert!(
         refused.message.contains("no command `/nope`"),
         "{refused:?}"
@@ -178,8 +184,9 @@ async fn claude_and_gemini_commands_are_found_and_allowed_tools_narrow_the_turn(
     let mut agent = ScriptedAgent::spawn(
         agent::config(dir.path(), ApprovalPolicy::FullAuto),
         vec![ScriptedReply::text("one"), ScriptedReply::text("two")],
-    );
-    let listed = agent.handle.session().commands();
+    )
+    .await;
+    let listed = agent.session.commands();
     let custom: Vec<&ProjectCommand> = listed
         .iter()
         .filter(|command| command.kind == ProjectCommandKind::Custom)
@@ -189,7 +196,7 @@ async fn claude_and_gemini_commands_are_found_and_allowed_tools_narrow_the_turn(
     assert_eq!(custom[1].description, "plan a change");
     assert_eq!(custom[2].argument, "<focus>");
 
-    agent.handle.request(command("git:log", "")).await.unwrap();
+    agent.session.request(command("git:log", "")).await.unwrap();
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let request = &agent.model.requests()[0];
     let text = user_text(request);
@@ -202,7 +209,7 @@ async fn claude_and_gemini_commands_are_found_and_allowed_tools_narrow_the_turn(
     assert_eq!(tools, ["bash", "read", "task"]);
 
     agent
-        .handle
+        .session
         .request(command("plan", "split the parser"))
         .await
         .unwrap();
@@ -217,19 +224,19 @@ async fn a_command_written_during_the_session_is_listed_and_runs() {
     let mut agent = ScriptedAgent::spawn(
         agent::config(dir.path(), ApprovalPolicy::FullAuto),
         vec![ScriptedReply::text("done")],
-    );
-    let before = agent.handle.session().commands();
+    )
+    .await;
+    let before = agent.session.commands();
     assert!(before.iter().all(|command| command.name != "later"));
     std::fs::write(dir.path().join(".corvid/commands/later.md"), "Do $1 later.").unwrap();
     assert!(
         agent
-            .handle
-            .session()
+            .session
             .commands()
             .iter()
             .any(|command| command.name == "later" && command.description == "Do $1 later.")
     );
-    agent.handle.request(command("later", "it")).await.unwrap();
+    agent.session.request(command("later", "it")).await.unwrap();
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     assert!(user_text(&agent.model.requests()[0]).ends_with("Do it later."));
 }

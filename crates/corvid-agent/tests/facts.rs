@@ -27,7 +27,8 @@ async fn read_only_refuses_a_write_and_a_writing_command_without_asking() {
             ScriptedReply::tool_call("c3", "bash", r#"{"command":"echo two > notes.txt"}"#),
             ScriptedReply::text("I could only read."),
         ],
-    );
+    )
+    .await;
     agent.send("change the notes");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     assert_eq!(
@@ -72,7 +73,8 @@ async fn a_proposal_carries_its_title_decisions_and_always_rule_in_words() {
             ScriptedReply::tool_call("c1", "bash", r#"{"command":"cargo test -p x"}"#),
             ScriptedReply::text("done"),
         ],
-    );
+    )
+    .await;
     agent.send("run the tests");
     let proposal = agent.proposal().await;
     assert_eq!(proposal.title, "Run cargo test -p x");
@@ -83,7 +85,9 @@ async fn a_proposal_carries_its_title_decisions_and_always_rule_in_words() {
             DecisionKind::ApproveAlways,
             // "Always" may also be saved to the project (no user settings file in this test).
             DecisionKind::SaveAlwaysProject,
-            DecisionKind::Reject
+            DecisionKind::Reject,
+            // "Never" saves the same rule as a deny rule.
+            DecisionKind::SaveNeverProject
         ]
     );
     assert_eq!(
@@ -116,9 +120,10 @@ async fn a_skill_command_has_the_engine_write_the_instruction() {
     let mut agent = ScriptedAgent::spawn(
         agent::config(dir.path(), ApprovalPolicy::Ask),
         vec![ScriptedReply::text("released")],
-    );
+    )
+    .await;
     let reply = agent
-        .handle
+        .session
         .request(Op::Send(SendParams {
             skill: Some("release".to_owned()),
             ..SendParams::text("1.2.0")
@@ -142,7 +147,7 @@ async fn a_skill_command_has_the_engine_write_the_instruction() {
     );
     // An unknown skill is refused, and nothing runs.
     let refused = agent
-        .handle
+        .session
         .request(Op::Send(SendParams {
             skill: Some("nope".to_owned()),
             ..SendParams::text("x")
@@ -165,7 +170,7 @@ async fn a_turns_cost_is_priced_like_the_ledger() {
             output: 0.0,
         },
     );
-    let mut agent = ScriptedAgent::spawn(config, vec![ScriptedReply::text("hello")]);
+    let mut agent = ScriptedAgent::spawn(config, vec![ScriptedReply::text("hello")]).await;
     agent.send("hi");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let usage = agent
@@ -192,7 +197,8 @@ async fn a_replayed_history_shows_each_call_with_its_kind_and_locations_as_annou
             ScriptedReply::tool_call("c3", "bash", r#"{"command":"echo three"}"#),
             ScriptedReply::text("Done."),
         ],
-    );
+    )
+    .await;
     agent.send("read, write, run");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let announced: Vec<_> = agent
@@ -205,7 +211,7 @@ async fn a_replayed_history_shows_each_call_with_its_kind_and_locations_as_annou
         .collect();
     assert_eq!(announced.len(), 3);
     // A face that comes now gets the finished turn as history: the same calls, not `other`.
-    let mut late = agent.handle.subscribe();
+    let mut late = agent.session.subscribe();
     let history = loop {
         let event = agent::next_event(&mut late, agent::PATIENCE).await;
         if let EventMsg::ConversationOpened { history, .. } = event.msg {

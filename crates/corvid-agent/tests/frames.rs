@@ -10,7 +10,9 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use corvid_agent::{Agents, Link, OpenConversation};
 use corvid_protocol::{

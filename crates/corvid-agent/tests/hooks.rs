@@ -67,7 +67,8 @@ async fn a_pre_tool_use_script_blocks_a_command_and_the_model_reads_why() {
             ScriptedReply::tool_call("c2", "bash", r#"{"command":"echo kept"}"#),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("clean up");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 
@@ -103,7 +104,8 @@ async fn a_post_tool_use_hook_sees_the_output_and_its_context_reaches_the_model(
             ScriptedReply::tool_call("c1", "bash", r#"{"command":"echo the-output-42"}"#),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("run it");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
 
@@ -150,7 +152,8 @@ async fn a_projects_hooks_run_only_once_trusted() {
     let mut untrusted = ScriptedAgent::spawn(
         agent::config(project.path(), ApprovalPolicy::Ask),
         vec![ScriptedReply::text("ok")],
-    );
+    )
+    .await;
     untrusted
         .until(|msg| matches!(msg, EventMsg::Warning { message } if message.contains("corvid hooks trust")))
         .await;
@@ -161,7 +164,7 @@ async fn a_projects_hooks_run_only_once_trusted() {
 
     let mut config = agent::config(project.path(), ApprovalPolicy::Ask);
     config.project_trust = Some(Arc::new(TrustAll));
-    let mut trusted = ScriptedAgent::spawn(config, vec![ScriptedReply::text("ok")]);
+    let mut trusted = ScriptedAgent::spawn(config, vec![ScriptedReply::text("ok")]).await;
     trusted.send("hello");
     trusted.turn_finished().await;
     let sent = format!("{:?}", trusted.model.requests()[0].messages);
@@ -188,7 +191,8 @@ async fn a_user_prompt_submit_hook_can_block_and_a_stop_hook_sends_the_model_bac
             ScriptedReply::text("done"),
             ScriptedReply::text("tests ran"),
         ],
-    );
+    )
+    .await;
     agent.send("my password is hunter2");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     assert!(
@@ -210,4 +214,62 @@ async fn a_user_prompt_submit_hook_can_block_and_a_stop_hook_sends_the_model_bac
     assert_eq!(requests.len(), 2, "the Stop hook sent the model back once");
     let again = format!("{:?}", requests[1].messages);
     assert!(again.contains("run the tests first"), "{again}");
+}
+
+#[tokio::test]
+async fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join("build")).unwrap();
+    let mut config = agent::config(project.path(), ApprovalPolicy::FullAuto);
+    let session_model = config.model.clone();
+    config.user_settings = Some(user_settings(
+        home.path(),
+        serde_json::json!({
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt",
+                "prompt": "Is this command safe to run? $ARGUMENTS"}]}],
+            "Stop": [{"hooks": [{"type": "prompt", "prompt": "Did the agent finish?",
+                "model": "small-judge"}]}]
+        }),
+    ));
+    let mut agent = ScriptedAgent::spawn(
+        config,
+        vec![
+            ScriptedReply::tool_call("c1", "bash", r#"{"command":"rm -rf build"}"#),
+            // The PreToolUse prompt hook's answer.
+            ScriptedReply::text(r#"{"ok": false, "reason": "deleting build/ is not allowed"}"#),
+            ScriptedReply::text("I left build/ alone"),
+            // The Stop prompt hook's answer.
+            ScriptedReply::text("```json\n{\"ok\": true}\n```"),
+        ],
+    )
+    .await;
+    agent.send("clean up");
+    assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
+
+    assert!(project.path().join("build").is_dir(), "the command ran");
+    let requests = agent.model.requests();
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    let judged = &requests[1];
+    assert_eq!(judged.model, session_model);
+    assert!(judged.tools.is_empty());
+    let asked = format!("{:?}", judged.messages);
+    assert!(asked.contains("Is this command safe to run?"), "{asked}");
+    assert!(asked.contains("rm -rf build"), "{asked}");
+    assert!(!asked.contains("$ARGUMENTS"), "{asked}");
+    let (refused, failed) = &agent.results_in(2)[0];
+    assert!(*failed);
+    assert!(
+        refused.contains("deleting build/ is not allowed"),
+        "{refused}"
+    );
+
+    let stop = &requests[3];
+    assert_eq!(stop.model, "small-judge");
+    let asked = format!("{:?}", stop.messages);
+    assert!(asked.contains("Did the agent finish?"), "{asked}");
+    assert!(
+        asked.contains("\\\"hook_event_name\\\":\\\"Stop\\\""),
+        "{asked}"
+    );
 }

@@ -39,11 +39,11 @@ fn project() -> tempfile::TempDir {
 }
 
 /// Starts in `before` (the policy to return to), then switches to plan mode.
-fn start(project: &Path, before: ApprovalPolicy, sandbox: Sandbox) -> ScriptedAgent {
+async fn start(project: &Path, before: ApprovalPolicy, sandbox: Sandbox) -> ScriptedAgent {
     let mut config = agent::config(project, before);
     config.sandbox = sandbox;
-    let agent = ScriptedAgent::spawn(config, planning_replies());
-    agent.handle.submit(Op::SetApprovalPolicy {
+    let agent = ScriptedAgent::spawn(config, planning_replies()).await;
+    agent.session.submit(Op::SetApprovalPolicy {
         policy: ApprovalPolicy::Plan,
     });
     agent
@@ -62,7 +62,7 @@ fn results(agent: &ScriptedAgent) -> Vec<(String, bool)> {
 #[tokio::test]
 async fn plan_mode_refuses_changes_then_carries_out_the_approved_plan() {
     let dir = project();
-    let mut agent = start(dir.path(), ApprovalPolicy::AutoEdit, Sandbox::off());
+    let mut agent = start(dir.path(), ApprovalPolicy::AutoEdit, Sandbox::off()).await;
     agent.send("make x");
     let proposal = agent.proposal().await;
     // Nothing was asked before the plan, and nothing was written.
@@ -124,7 +124,7 @@ async fn plan_mode_refuses_changes_then_carries_out_the_approved_plan() {
 #[tokio::test]
 async fn an_edited_plan_replaces_the_models_and_a_rejected_one_stays_in_plan_mode() {
     let dir = project();
-    let mut agent = start(dir.path(), ApprovalPolicy::FullAuto, Sandbox::off());
+    let mut agent = start(dir.path(), ApprovalPolicy::FullAuto, Sandbox::off()).await;
     agent.send("make x");
     let proposal = agent.proposal().await;
     agent.decide(
@@ -142,7 +142,7 @@ async fn an_edited_plan_replaces_the_models_and_a_rejected_one_stays_in_plan_mod
 
     // Rejected without feedback: the turn ends, still in plan mode, nothing written.
     let other = project();
-    let mut agent = start(other.path(), ApprovalPolicy::FullAuto, Sandbox::off());
+    let mut agent = start(other.path(), ApprovalPolicy::FullAuto, Sandbox::off()).await;
     agent.send("make x");
     let proposal = agent.proposal().await;
     agent.decide(
@@ -178,7 +178,7 @@ async fn with_the_kernel_sandbox_a_writing_command_runs_read_only_and_fails() {
         .unwrap();
     std::fs::write(dir.path().join("notes.txt"), "one\n").unwrap();
     let sandbox = Sandbox::with_probe(helper, Vec::new(), None, probe);
-    let mut agent = start(dir.path(), ApprovalPolicy::Ask, sandbox);
+    let mut agent = start(dir.path(), ApprovalPolicy::Ask, sandbox).await;
     agent.send("make x");
     let proposal = agent.proposal().await;
     assert!(matches!(proposal.kind, ProposalKind::Plan { .. }));

@@ -13,9 +13,14 @@ use corvid_wire::model::{ChatRequest, Part, Role};
 
 fn config(project: &std::path::Path, data: &std::path::Path) -> corvid_agent::AgentConfig {
     let mut config = agent::config(project, ApprovalPolicy::FullAuto);
-    config.database = Some(data.join("corvid.db"));
     config.checkpoint_dir = Some(data.join("checkpoints"));
     config
+}
+
+/// The store in `data` (every session of the test opens the same file).
+fn store(data: &std::path::Path) -> corvid_agent::SharedStore {
+    let store = corvid_store::Store::open(&data.join("corvid.db")).unwrap();
+    std::sync::Arc::new(parking_lot::Mutex::new(store))
 }
 
 fn write(id: &str, path: &str, content: &str) -> ScriptedReply {
@@ -52,7 +57,7 @@ async fn rewind_replaces_the_tail_and_restores_the_files_and_fork_copies_the_pre
     let data = tempfile::tempdir().unwrap();
     let root = project.path();
     std::fs::write(root.join("notes.txt"), "one\n").unwrap();
-    let mut agent = ScriptedAgent::spawn(
+    let mut agent = ScriptedAgent::spawn_on_store(
         config(root, data.path()),
         vec![
             write("w1", "a.txt", "a\n"),
@@ -63,12 +68,14 @@ async fn rewind_replaces_the_tail_and_restores_the_files_and_fork_copies_the_pre
             ScriptedReply::text("edited"),
             ScriptedReply::text("wrote c instead"),
         ],
-    );
+        store(data.path()),
+    )
+    .await;
     for message in ["write a", "write b", "edit the notes"] {
         agent.send(message);
         assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     }
-    let listed = agent.handle.request(Op::UserMessages).await.unwrap();
+    let listed = agent.session.request(Op::UserMessages).await.unwrap();
     let texts = |items: &[UserMessageEntry]| -> Vec<String> {
         items.iter().map(|item| item.text.clone()).collect()
     };
@@ -82,7 +89,7 @@ async fn rewind_replaces_the_tail_and_restores_the_files_and_fork_copies_the_pre
 
     // Back to "write b", files too: b.txt goes, notes.txt is as before; a.txt stays.
     let rewound = agent
-        .handle
+        .session
         .request(Op::Rewind {
             message: 1,
             restore_files: true,
@@ -132,7 +139,7 @@ async fn rewind_replaces_the_tail_and_restores_the_files_and_fork_copies_the_pre
 
     // A fork before "write c" holds the first turn only; the original is untouched.
     let forked = agent
-        .handle
+        .session
         .request(Op::Fork { message: Some(1) })
         .await
         .unwrap();
@@ -144,14 +151,14 @@ async fn rewind_replaces_the_tail_and_restores_the_files_and_fork_copies_the_pre
         panic!("{forked:?}")
     };
     assert_eq!(text.as_deref(), Some("write c"));
-    match agent.handle.request(Op::UserMessages).await.unwrap() {
+    match agent.session.request(Op::UserMessages).await.unwrap() {
         ReplyOk::UserMessages { messages } => {
             assert_eq!(texts(&messages), ["write a", "write c"]);
         }
         other => panic!("{other:?}"),
     }
     let refused = agent
-        .handle
+        .session
         .request(Op::Rewind {
             message: 7,
             restore_files: false,
@@ -162,11 +169,13 @@ async fn rewind_replaces_the_tail_and_restores_the_files_and_fork_copies_the_pre
     agent.shut_down().await;
 
     // The fork is the project's current conversation now: a new session opens it.
-    let mut fork = ScriptedAgent::spawn(
+    let mut fork = ScriptedAgent::spawn_on_store(
         config(root, data.path()),
         vec![ScriptedReply::text("on the fork")],
-    );
-    assert_eq!(fork.handle.session().conversation_id(), conversation_id);
+        store(data.path()),
+    )
+    .await;
+    assert_eq!(fork.session.conversation_id(), conversation_id);
     fork.send("write d");
     assert_eq!(fork.turn_finished().await, TurnOutcome::Completed);
     let request = fork.model.requests().pop().unwrap();

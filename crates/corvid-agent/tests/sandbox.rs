@@ -14,10 +14,10 @@ use corvid_test_support::agent::{self, ScriptedAgent};
 use corvid_test_support::scripted::ScriptedReply;
 use corvid_tools::{Sandbox, SandboxProbe};
 
-fn start(project: &Path, sandbox: Sandbox, replies: Vec<ScriptedReply>) -> ScriptedAgent {
+async fn start(project: &Path, sandbox: Sandbox, replies: Vec<ScriptedReply>) -> ScriptedAgent {
     let mut config = agent::config(project, ApprovalPolicy::FullAuto);
     config.sandbox = sandbox;
-    ScriptedAgent::spawn(config, replies)
+    ScriptedAgent::spawn(config, replies).await
 }
 
 fn reject(agent: &ScriptedAgent, proposal: &ProposalNotification) {
@@ -73,7 +73,8 @@ async fn a_widened_command_asks_even_under_full_auto_and_says_what_is_widened() 
             ),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     let sandbox = ready_sandbox(&mut agent).await;
     assert_eq!(sandbox.mode, SandboxMode::Enforced);
     assert_eq!(sandbox.landlock_abi, Some(7));
@@ -114,7 +115,8 @@ async fn without_landlock_every_command_asks_even_under_full_auto() {
             ScriptedReply::tool_call("c1", "bash", r#"{"command":"touch marker"}"#),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     let sandbox = ready_sandbox(&mut agent).await;
     assert_eq!(sandbox.mode, SandboxMode::Unavailable);
     assert!(
@@ -152,7 +154,8 @@ async fn with_the_sandbox_off_full_auto_runs_commands_and_streams_their_output()
             ),
             ScriptedReply::text("ok"),
         ],
-    );
+    )
+    .await;
     agent.send("run");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     assert!(

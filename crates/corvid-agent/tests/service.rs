@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use corvid_agent::{
@@ -380,10 +382,7 @@ async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
     let store = Arc::new(Mutex::new(
         Store::open(&database.path().join("corvid.db")).unwrap(),
     ));
-    let agents = Agents::new(
-        Arc::new(ScriptedClient(Arc::clone(&model))),
-        Arc::clone(&store),
-    );
+    let agents = Agents::new(Arc::new(ScriptedClient(Arc::clone(&model))), store.clone());
     let session = open_new(&agents, dir.path()).await;
     let conversation = session.conversation_id();
     let mut listener = session.subscribe();
@@ -427,7 +426,7 @@ async fn closing_a_session_while_an_approval_waits_ends_cleanly() {
         "one\n"
     );
     // The turn's step, with the call's "session closed" result, is in the store.
-    let stored = store.lock().unwrap().messages(&conversation).unwrap();
+    let stored = store.lock().messages(&conversation).unwrap();
     assert!(
         stored
             .iter()

@@ -22,7 +22,8 @@ async fn a_skill_written_by_the_agent_is_offered_on_the_next_turn() {
             ScriptedReply::tool_call("s1", "skill", r#"{"name":"release-notes"}"#),
             ScriptedReply::text("Loaded it."),
         ],
-    );
+    )
+    .await;
 
     agent.send("write a skill for release notes");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);

@@ -34,7 +34,7 @@ async fn a_custom_subagent_is_offered_and_runs_with_only_its_tools() {
             ScriptedReply::text("The notes look fine."),
             ScriptedReply::text("Reviewed."),
         ],
-    );
+    ).await;
     agent.send("review my notes");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let requests = agent.model.requests();
@@ -116,7 +116,8 @@ async fn an_agent_written_during_the_session_is_offered_next_turn_and_a_broken_o
             ),
             ScriptedReply::text("two"),
         ],
-    );
+    )
+    .await;
     agent.send("hello");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let agents = dir.path().join(".corvid/agents");

@@ -163,7 +163,7 @@ impl ToolPlugin for NotebookPlugin {
 }
 
 /// An agent with the notebook plugged in.
-fn start(
+async fn start(
     project: &Path,
     policy: ApprovalPolicy,
     notebook: &Arc<Notebook>,
@@ -171,7 +171,7 @@ fn start(
 ) -> ScriptedAgent {
     let mut config = agent::config(project, policy);
     config.tool_plugins = vec![Arc::new(NotebookPlugin(Arc::clone(notebook)))];
-    ScriptedAgent::spawn(config, replies)
+    ScriptedAgent::spawn(config, replies).await
 }
 
 #[tokio::test]
@@ -189,7 +189,8 @@ async fn a_plugged_in_tool_is_offered_gated_applied_and_its_result_reaches_the_m
             ScriptedReply::tool_call("c3", "note_add", r#"{"txt":"typo"}"#),
             ScriptedReply::text("Noted."),
         ],
-    );
+    )
+    .await;
     agent.send("remember to buy milk");
     let proposal = agent.proposal().await;
     assert_eq!(
@@ -283,7 +284,8 @@ async fn always_for_an_origin_allows_its_other_tools_and_the_offer_follows_the_s
             ScriptedReply::tool_call("c3", "note_pin", "{}"),
             ScriptedReply::text("done again"),
         ],
-    );
+    )
+    .await;
     agent.send("note and clear");
     let proposal = agent.proposal().await;
     assert_eq!(
@@ -361,7 +363,8 @@ async fn a_custom_tool_folder_works_through_the_agent() {
             ScriptedReply::tool_call("c2", "shout", r#"{"text": "hello; rm -rf ~"}"#),
             ScriptedReply::text("Shouted."),
         ],
-    );
+    )
+    .await;
     agent.send("shout hello");
     let proposal = agent.proposal().await;
     match &proposal.kind {
@@ -421,7 +424,8 @@ async fn images_in_a_tool_result_reach_the_model_after_its_text() {
             ScriptedReply::tool_call("p1", "note_photo", "{}"),
             ScriptedReply::text("A nice notebook."),
         ],
-    );
+    )
+    .await;
     agent.send("show me");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let request = &agent.model.requests()[1];

@@ -30,6 +30,39 @@ pub enum Credential {
 }
 
 impl Credential {
+    /// Whether `other` is the same credential: the same secret, the same sign-in (see
+    /// [`OAuthSession::holds_same_tokens`]), or the same thing missing. A provider whose
+    /// credential and settings are unchanged is kept across a settings reload.
+    pub fn same_as(&self, other: &Credential) -> bool {
+        match (self, other) {
+            (Self::ApiKey(mine), Self::ApiKey(theirs)) => mine == theirs,
+            (Self::OAuth(mine), Self::OAuth(theirs)) => mine.holds_same_tokens(theirs),
+            (Self::Missing { mode: mine }, Self::Missing { mode: theirs }) => mine == theirs,
+            (
+                Self::Key {
+                    provider: mine,
+                    secret: my_secret,
+                },
+                Self::Key {
+                    provider: theirs,
+                    secret: their_secret,
+                },
+            ) => mine == theirs && my_secret == their_secret,
+            (
+                Self::MissingKey {
+                    provider: mine,
+                    variables: my_variables,
+                },
+                Self::MissingKey {
+                    provider: theirs,
+                    variables: their_variables,
+                },
+            ) => mine == theirs && my_variables == their_variables,
+            (Self::None, Self::None) => true,
+            _ => false,
+        }
+    }
+
     /// The credential for `loaded.config.auth_mode`: `XAI_API_KEY` in api_key mode;
     /// `XAI_ACCESS_TOKEN` / `XAI_REFRESH_TOKEN` / `XAI_TOKEN_EXPIRES_AT` (then the keyring copy)
     /// in oauth mode, where a refresh token alone is enough (the first use refreshes). `http`

@@ -180,6 +180,25 @@ impl OAuthSession {
         self.inner.store.clear()
     }
 
+    /// Whether `other` holds the same sign-in as this one now (the same tokens, or no sign-in
+    /// in either): a settings reload that read back the tokens this session refreshed and
+    /// stored finds nothing new, and keeps this session.
+    pub fn holds_same_tokens(&self, other: &OAuthSession) -> bool {
+        if Arc::ptr_eq(&self.inner, &other.inner) {
+            return true;
+        }
+        // One lock at a time: two sessions never wait on each other.
+        let mine = self.tokens_held();
+        let theirs = other.tokens_held();
+        mine == theirs
+    }
+
+    fn tokens_held(&self) -> Option<(Secret, Option<Secret>)> {
+        let state = self.inner.state.lock();
+        let tokens = state.tokens.as_ref()?;
+        Some((tokens.access_token.clone(), tokens.refresh_token.clone()))
+    }
+
     /// Whether the session holds a sign-in (it may still need a refresh).
     pub fn is_signed_in(&self) -> bool {
         self.inner.state.lock().tokens.is_some()

@@ -66,7 +66,7 @@ impl Pinned {
         }
     }
 
-    fn set(&self, list: &str) -> Result<(), String> {
+    fn set(&self, list: &str) -> Result<(), TasksetError> {
         for pid in &self.pids {
             taskset(&["-a", "-p", "-c", list, &pid.to_string()])?;
         }
@@ -74,13 +74,24 @@ impl Pinned {
     }
 }
 
+/// Why `taskset` did not do what was asked.
+#[derive(Debug, thiserror::Error)]
+enum TasksetError {
+    #[error("taskset: {0}")]
+    Spawn(std::io::Error),
+    #[error("taskset {args}: {stderr}")]
+    Failed { args: String, stderr: String },
+    #[error("unexpected taskset output {0:?}")]
+    Unexpected(String),
+}
+
 /// `taskset -p -c PID` prints "pid 42's current affinity list: 0,1".
-fn current_affinity(pid: u32) -> Result<String, String> {
+fn current_affinity(pid: u32) -> Result<String, TasksetError> {
     let out = taskset(&["-p", "-c", &pid.to_string()])?;
     out.rsplit_once(": ")
         .map(|(_, list)| list.trim().to_owned())
         .filter(|list| !list.is_empty())
-        .ok_or_else(|| format!("unexpected taskset output {out:?}"))
+        .ok_or(TasksetError::Unexpected(out))
 }
 
 /// The highest CPU in a list such as `0,1`, `0-3` or `0-1,4`.
@@ -90,18 +101,17 @@ fn last_cpu(list: &str) -> Option<u32> {
         .max()
 }
 
-fn taskset(args: &[&str]) -> Result<String, String> {
+fn taskset(args: &[&str]) -> Result<String, TasksetError> {
     let out = Command::new("taskset")
         .args(args)
         .stdin(Stdio::null())
         .output()
-        .map_err(|error| format!("taskset: {error}"))?;
+        .map_err(TasksetError::Spawn)?;
     if !out.status.success() {
-        return Err(format!(
-            "taskset {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(TasksetError::Failed {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

@@ -5,7 +5,9 @@
 //! builds it over the gateway's registry and the store the gateway's ledger writer uses, so the
 //! gateway, the page and the agent share all three.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use corvid_agent::{
     AgentConfig, Agents, EventStream, ModelClient, ModelError, ModelReply, ModelRoute,
@@ -15,7 +17,7 @@ use corvid_auth::McpSignInStore;
 use corvid_config::{CredentialSource, Loaded};
 use corvid_mcp::{McpPlugin, OAuthStore, TrustStore};
 use corvid_providers::Registry;
-use corvid_store::{SharedStore, Store};
+use corvid_store::{SharedConversations, SharedStore, Store};
 use corvid_wire::model::ChatRequest;
 
 /// The process's shared parts. (`serve` builds it over the gateway's registry and store, so the
@@ -38,9 +40,22 @@ impl Composition {
     }
 
     /// Over a registry and a store already built (`serve` passes the gateway's, so the page's
-    /// agent and the gateway share sign-in sessions and one database connection).
-    pub(crate) fn with_parts(registry: Registry, store: SharedStore) -> Self {
+    /// agent and the gateway share sign-in sessions and one database connection; in team mode
+    /// PostgreSQL's, so every instance shares the conversations).
+    pub(crate) fn with_parts(registry: Registry, store: SharedConversations) -> Self {
         let agents = Agents::new(Arc::new(InProcessModel(registry.clone())), store);
+        Self { agents, registry }
+    }
+
+    /// [`Composition::with_parts`] whose sessions announce approvals waiting and turns ending
+    /// on the host's `attention` feed (one feed across live settings reloads).
+    pub(crate) fn attending(
+        registry: Registry,
+        store: SharedConversations,
+        attention: Arc<corvid_agent::AttentionFeed>,
+    ) -> Self {
+        let model = Arc::new(InProcessModel(registry.clone()));
+        let agents = Agents::with_attention(model, store, attention);
         Self { agents, registry }
     }
 }
@@ -193,5 +208,12 @@ impl ModelClient for InProcessModel {
 
     fn context_window(&self, model: &str) -> Option<u64> {
         self.0.context_window(model).map(|window| window.tokens)
+    }
+
+    fn takes_images(&self, model: &str) -> Option<bool> {
+        self.0
+            .model_info(model)
+            .capabilities
+            .map(|capabilities| capabilities.images)
     }
 }

@@ -103,8 +103,9 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         Some(Ok(op @ Op::Send(_))) => op,
         _ => Op::Send(SendParams::text(prompt)),
     };
-    handle.submit(message);
+    let sent = handle.submit(message);
     let mut outcome = None;
+    let mut started = false;
     let mut refused = 0u32;
     let mut last_message = String::new();
     let mut tools = std::collections::HashMap::new();
@@ -173,6 +174,10 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
                 outcome = Some(finished.outcome);
                 break;
             }
+            // The message itself was refused (an image for a model without image input, an
+            // unknown command): no turn follows.
+            EventMsg::TurnStarted { .. } if event.depth == 0 => started = true,
+            EventMsg::Error(_) if event.id == sent && !started => break,
             _ => {}
         }
     }
@@ -188,29 +193,36 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
     })
 }
 
+/// Why there is no prompt to send (printed after "corvid exec: ", exit status 2).
+#[derive(Debug, thiserror::Error)]
+enum PromptError {
+    #[error("no prompt: give it as an argument, or `-` to read it from stdin")]
+    Missing,
+    #[error("cannot read the prompt from stdin: {0}")]
+    Stdin(std::io::Error),
+    #[error("the prompt is empty")]
+    Empty,
+}
+
 /// The prompt: the argument, or stdin for `-` or when stdin is piped and no argument is given.
-fn read_prompt(argument: Option<&str>) -> Result<String, String> {
+fn read_prompt(argument: Option<&str>) -> Result<String, PromptError> {
     let from_stdin = match argument {
         Some("-") => true,
         Some(text) => return non_empty(text.to_owned()),
-        None if std::io::stdin().is_terminal() => {
-            return Err(
-                "no prompt: give it as an argument, or `-` to read it from stdin".to_owned(),
-            );
-        }
+        None if std::io::stdin().is_terminal() => return Err(PromptError::Missing),
         None => true,
     };
     debug_assert!(from_stdin);
     let mut text = String::new();
     std::io::stdin()
         .read_to_string(&mut text)
-        .map_err(|error| format!("cannot read the prompt from stdin: {error}"))?;
+        .map_err(PromptError::Stdin)?;
     non_empty(text)
 }
 
-fn non_empty(text: String) -> Result<String, String> {
+fn non_empty(text: String) -> Result<String, PromptError> {
     if text.trim().is_empty() {
-        Err("the prompt is empty".to_owned())
+        Err(PromptError::Empty)
     } else {
         Ok(text)
     }

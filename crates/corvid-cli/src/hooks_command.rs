@@ -117,8 +117,12 @@ pub(crate) fn run(
                 } else {
                     &hook.matcher
                 };
+                let kind = match &hook.kind {
+                    corvid_agent::hooks::HookKind::Command => "command",
+                    corvid_agent::hooks::HookKind::Prompt { .. } => "prompt",
+                };
                 text.push_str(&format!(
-                    "{} [{matcher}] `{}` (timeout {} s) from {}\n",
+                    "{} [{matcher}] {kind} `{}` (timeout {} s) from {}\n",
                     hook.event.name(),
                     hook.command,
                     hook.timeout.as_secs(),

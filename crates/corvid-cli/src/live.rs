@@ -7,9 +7,17 @@
 //! (the Status tab, the tray, the log). The socket stays bound: host and port changes wait for
 //! a restart, and say so.
 //!
+//! A reload does only what changed: providers whose settings and credentials are the same keep
+//! their runtime state (`Registry::keeping_unchanged`: the last failure, key cooldowns, model
+//! lists); and when nothing that serves requests changed — the env file rewritten by corvid's
+//! own token refresh — the running app stays and no tab reconnects (`unchanged`).
+//!
 //! A replaced app is retired once its agent has no turn running: its tabs' sockets close (the
-//! page reconnects, to the new app), its sessions close, its ledger rows are committed.
+//! page reconnects, to the new app), its sessions close, its ledger rows are committed, and it
+//! is dropped. Its streams still running need nothing from it at shutdown: every app shares the
+//! first one's shutdown gate, so ending the current app's streams ends theirs.
 
+mod unchanged;
 mod watch;
 
 use std::convert::Infallible;
@@ -35,8 +43,6 @@ pub(crate) use watch::Watch;
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// How often a replaced app's agent is asked whether a turn still runs.
 const IDLE_POLL: Duration = Duration::from_millis(250);
-/// Replaced apps kept so the end of the shutdown grace reaches their streams too.
-const KEEP_RETIRED: usize = 8;
 
 /// What answers requests: the whole app, or the gateway alone when the page is off.
 #[derive(Clone)]
@@ -53,6 +59,10 @@ pub(crate) struct Generation {
     pub(crate) page: Option<PageState>,
     /// The project folder the page's agent works in.
     pub(crate) root: Option<std::path::PathBuf>,
+    /// The agent's conversations (the process's store; a reload keeps them).
+    pub(crate) conversations: Option<corvid_store::SharedConversations>,
+    /// The settings it was built from.
+    pub(crate) loaded: Loaded,
 }
 
 impl Generation {
@@ -78,6 +88,7 @@ impl Generation {
 struct Apps {
     /// Read by every request: a swap, never a lock.
     current: ArcSwap<Generation>,
+    /// Replaced apps not yet closed (a turn still runs in their agent).
     retired: parking_lot::Mutex<Vec<Arc<Generation>>>,
 }
 
@@ -97,17 +108,22 @@ impl LiveApp {
         self.0.current.load_full()
     }
 
-    /// Serves `next` from now on; returns the app it replaces.
+    /// Serves `next` from now on; returns the app it replaces, kept until it is closed.
     fn swap(&self, next: Generation) -> Arc<Generation> {
         let old = self.0.current.swap(Arc::new(next));
-        let mut retired = self.0.retired.lock();
-        retired.push(Arc::clone(&old));
-        let excess = retired.len().saturating_sub(KEEP_RETIRED);
-        retired.drain(..excess);
+        self.0.retired.lock().push(Arc::clone(&old));
         old
     }
 
-    /// Every app still kept: the current one last.
+    /// A replaced app is closed: nothing keeps it any more.
+    fn forget(&self, closed: &Arc<Generation>) {
+        self.0
+            .retired
+            .lock()
+            .retain(|kept| !Arc::ptr_eq(kept, closed));
+    }
+
+    /// Every app not yet closed: the current one last.
     pub(crate) fn all(&self) -> Vec<Arc<Generation>> {
         let mut all = self.0.retired.lock().clone();
         all.push(self.current());
@@ -136,17 +152,19 @@ impl tower::Service<Request> for LiveApp {
 
 impl corvid_gateway::Served for LiveApp {
     fn end_streams(&self) {
-        for generation in self.all() {
-            generation.end_streams();
-        }
+        // Every app shares the first one's shutdown gate (see `Build`): this ends all streams.
+        self.current().end_streams();
     }
 }
 
-/// Builds an app from settings (the host's composition; see `serve`).
+/// Builds an app from settings (the host's composition; see `serve`) over `registry`; after
+/// the first, `previous` is the app it replaces, whose shutdown gate it shares.
 pub(crate) trait Build: Send + Sync + 'static {
     fn build(
         &self,
         loaded: Loaded,
+        registry: Registry,
+        previous: Option<&Generation>,
     ) -> impl std::future::Future<Output = anyhow::Result<Generation>> + Send;
 }
 
@@ -191,25 +209,29 @@ async fn apply(
     reloads: &Reloads,
 ) -> ReloadOutcome {
     let mut note = reloads.note();
+    let current = live.current();
     let built = match watch.reload(|| crate::load(flags)) {
-        Ok(reloaded) => builder
-            .build(reloaded.loaded)
-            .await
-            .map(|generation| (generation, reloaded.needs_restart))
-            .map_err(NotApplied),
+        Ok(reloaded) => next_app(builder, &current, reloaded).await,
         Err(error) => Err(error),
     };
     match built {
-        Ok((generation, needs_restart)) => {
-            tokio::spawn(retire(live.swap(generation)));
+        Ok((next, needs_restart)) => {
             note.error = None;
             note.restart_needed.clone_from(&needs_restart);
-            note.reloads += 1;
+            match next {
+                Some(generation) => {
+                    tokio::spawn(retire(live.clone(), live.swap(generation)));
+                    note.reloads += 1;
+                    tracing::info!(
+                        restart_needed = needs_restart.as_deref().unwrap_or("nothing"),
+                        "settings changed: serving with them"
+                    );
+                }
+                None => tracing::debug!(
+                    "the settings files changed with no effect on what serves (a token corvid refreshed): the running app stays"
+                ),
+            }
             reloads.set_note(note);
-            tracing::info!(
-                restart_needed = needs_restart.as_deref().unwrap_or("nothing"),
-                "settings changed: serving with them"
-            );
             ReloadOutcome::Applied { needs_restart }
         }
         Err(error) => {
@@ -222,9 +244,34 @@ async fn apply(
     }
 }
 
+/// The app for the reloaded settings — `None` when nothing that serves requests changed —
+/// and what waits for a restart. Unchanged providers come from `current`, with their state.
+async fn next_app(
+    builder: &impl Build,
+    current: &Generation,
+    reloaded: watch::Reloaded,
+) -> Result<(Option<Generation>, Option<String>), NotApplied> {
+    let registry = crate::compose::registry(&reloaded.loaded)
+        .map_err(NotApplied)?
+        .keeping_unchanged(current.state.registry());
+    if unchanged::same_effect(
+        &current.loaded,
+        current.state.registry(),
+        &reloaded.loaded,
+        &registry,
+    ) {
+        return Ok((None, reloaded.needs_restart));
+    }
+    let generation = builder
+        .build(reloaded.loaded, registry, Some(current))
+        .await
+        .map_err(NotApplied)?;
+    Ok((Some(generation), reloaded.needs_restart))
+}
+
 /// A replaced app: once no turn runs in its agent (a turn under way finishes on the settings
-/// it started with), its tabs move to the new app and it closes.
-async fn retire(old: Arc<Generation>) {
+/// it started with), its tabs move to the new app, it closes and is dropped.
+async fn retire(live: LiveApp, old: Arc<Generation>) {
     if let Some(agent) = &old.agent {
         while agent
             .agents()
@@ -236,6 +283,7 @@ async fn retire(old: Arc<Generation>) {
         }
     }
     old.close().await;
+    live.forget(&old);
 }
 
 /// The running server's live settings, for the program hosting it (corvid-desktop's tray).
@@ -243,6 +291,7 @@ async fn retire(old: Arc<Generation>) {
 pub struct LiveSettings {
     pub(crate) live: LiveApp,
     pub(crate) reloads: Reloads,
+    pub(crate) attention: Arc<corvid_agent::AttentionFeed>,
 }
 
 impl std::fmt::Debug for LiveSettings {
@@ -263,5 +312,11 @@ impl LiveSettings {
     /// waits for a restart, how many times they were applied.
     pub fn note(&self) -> SettingsNote {
         self.reloads.note()
+    }
+
+    /// Every approval that waits and every turn that ends in the page's agent from now on,
+    /// whichever settings serve it, each saying whether a tab was looked at then.
+    pub fn attention(&self) -> tokio::sync::broadcast::Receiver<corvid_agent::Attention> {
+        self.attention.subscribe()
     }
 }

@@ -37,7 +37,12 @@ pub(crate) fn sandbox(loaded: &Loaded, flag: Option<SandboxSetting>) -> Sandbox 
     Sandbox::new(helper, hidden, home)
 }
 
+/// A `--sandbox` value that is neither on nor off.
+#[derive(Debug, thiserror::Error)]
+#[error("expected on or off, got {0:?}")]
+pub(crate) struct NotOnOrOff(String);
+
 /// `--sandbox on|off`.
-pub(crate) fn parse_setting(value: &str) -> Result<SandboxSetting, String> {
-    SandboxSetting::parse(value).ok_or_else(|| format!("expected on or off, got {value:?}"))
+pub(crate) fn parse_setting(value: &str) -> Result<SandboxSetting, NotOnOrOff> {
+    SandboxSetting::parse(value).ok_or_else(|| NotOnOrOff(value.to_owned()))
 }

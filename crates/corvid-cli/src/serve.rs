@@ -18,7 +18,7 @@ use corvid_config::{Flags, Loaded};
 use corvid_gateway::{AppState, check_bind_address, router};
 use corvid_providers::Registry;
 use corvid_server::{PageAgent, PageState, Reloads, Token, page_url};
-use corvid_store::{SharedStore, UsageRecorder};
+use corvid_store::{SharedConversations, SharedStore, UsageRecorder};
 use tracing_subscriber::EnvFilter;
 
 use crate::compose::Composition;
@@ -79,10 +79,10 @@ pub(crate) async fn run_until(
             None
         }
     };
-    // A first run: say how to connect a provider, where the user looks (the terminal) — before
-    // binding, so a busy port does not hide it. The providers are built again (cheaply, no
-    // network) for the app below, which needs the bound port.
-    if crate::first_run::ready(&crate::compose::registry(&loaded)?).is_empty() {
+    // The providers, built once: a first run is told how to connect one where the user looks
+    // (the terminal) before binding, so a busy port does not hide it.
+    let registry = crate::compose::registry(&loaded)?;
+    if crate::first_run::ready(&registry).is_empty() {
         tracing::warn!(
             "no provider can answer yet: requests get 401 until one is connected (the settings are followed live)"
         );
@@ -100,14 +100,16 @@ pub(crate) async fn run_until(
     })?;
     let bound = listener.local_addr()?;
     let (reloads, requests) = Reloads::channel();
+    let attention = corvid_agent::AttentionFeed::new();
     let builder = Builder {
         store,
         project,
         token: Token::generate(),
         port: bound.port(),
         reloads: reloads.clone(),
+        attention: Arc::clone(&attention),
     };
-    let first = crate::live::Build::build(&builder, loaded.clone()).await?;
+    let first = crate::live::Build::build(&builder, loaded.clone(), registry, None).await?;
     tracing::info!(
         address = %bound,
         upstream = %config.upstream,
@@ -127,6 +129,7 @@ pub(crate) async fn run_until(
         settings: LiveSettings {
             live: live.clone(),
             reloads: reloads.clone(),
+            attention,
         },
     });
     if let Some(url) = &page {
@@ -194,26 +197,65 @@ struct Builder {
     token: Token,
     port: u16,
     reloads: Reloads,
+    /// Where every app's agent announces approvals waiting and turns ending, for the host.
+    attention: Arc<corvid_agent::AttentionFeed>,
 }
 
 impl crate::live::Build for Builder {
     /// The gateway, the page and its agent, sharing one provider registry (one token refresher
     /// per sign-in) and the process's store.
-    async fn build(&self, loaded: Loaded) -> anyhow::Result<Generation> {
+    async fn build(
+        &self,
+        loaded: Loaded,
+        registry: Registry,
+        previous: Option<&Generation>,
+    ) -> anyhow::Result<Generation> {
         let config = loaded.config.clone();
-        let registry = crate::compose::registry(&loaded)?;
         log_providers(&registry);
-        let state = if config.store.is_postgres() {
-            // Team mode: keys, budgets and the gateway's ledger on PostgreSQL; the page's agent
-            // keeps its conversations in the local SQLite file.
-            crate::team_commands::postgres_gateway(&loaded, AppState::new(config, registry)).await?
-        } else {
-            let state = gateway_state(config, registry, self.store.as_ref());
-            crate::team_commands::sqlite_gate(&loaded, state, self.store.as_ref()).await?
+        let (state, conversations) = match previous {
+            // A reload: the store's connections (SQLite, or PostgreSQL and Redis), the ledger
+            // writer, the key gate, the shutdown gate and the agent's conversations are the
+            // running server's (the store cannot change live).
+            Some(previous) => (
+                previous.state.with_settings(config, registry),
+                previous.conversations.clone(),
+            ),
+            None => match crate::team_commands::postgres(&loaded)? {
+                // Team mode: keys, budgets, the gateway's ledger and the page agent's
+                // conversations on PostgreSQL, one pool for all of them.
+                Some(pg) => {
+                    let state = AppState::new(config, registry);
+                    let state = crate::team_commands::postgres_gateway(&loaded, state, &pg).await?;
+                    let conversations = corvid_store::pg::PgConversations::new(
+                        pg,
+                        tokio::runtime::Handle::current(),
+                    );
+                    let shared: SharedConversations =
+                        Arc::new(parking_lot::Mutex::new(conversations));
+                    (state, Some(shared))
+                }
+                None => {
+                    let state = gateway_state(config, registry, self.store.as_ref());
+                    let state =
+                        crate::team_commands::sqlite_gate(&loaded, state, self.store.as_ref())
+                            .await?;
+                    let shared = self
+                        .store
+                        .as_ref()
+                        .map(|store| -> SharedConversations { store.clone() });
+                    (state, shared)
+                }
+            },
         };
         let gateway = router(state.clone());
-        let agent = match &self.store {
-            Some(store) => page_agent(&loaded, self.project.as_deref(), &state, Arc::clone(store)),
+        let agent = match conversations.clone() {
+            Some(store) => page_agent(
+                &loaded,
+                self.project.as_deref(),
+                &state,
+                store,
+                &self.attention,
+            ),
             None => Err(anyhow::anyhow!("the store cannot be opened")),
         };
         Ok(match agent {
@@ -222,7 +264,7 @@ impl crate::live::Build for Builder {
                     state.clone(),
                     agent.clone(),
                     self.token.clone(),
-                    loaded,
+                    loaded.clone(),
                     self.port,
                     self.reloads.clone(),
                 );
@@ -232,6 +274,8 @@ impl crate::live::Build for Builder {
                     agent: Some(agent),
                     page: Some(page),
                     root: Some(root),
+                    conversations,
+                    loaded,
                 }
             }
             // The gateway does not need the agent: editors and SDKs keep working without the page.
@@ -243,6 +287,8 @@ impl crate::live::Build for Builder {
                     agent: None,
                     page: None,
                     root: None,
+                    conversations,
+                    loaded,
                 }
             }
         })
@@ -295,7 +341,8 @@ fn page_agent(
     loaded: &Loaded,
     project: Option<&Path>,
     state: &AppState,
-    store: SharedStore,
+    store: SharedConversations,
+    attention: &Arc<corvid_agent::AttentionFeed>,
 ) -> anyhow::Result<(PageAgent, PathBuf)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, project);
@@ -305,7 +352,8 @@ fn page_agent(
         "the project {} is not a folder",
         root.display()
     );
-    let composition = Composition::with_parts(state.registry().clone(), store);
+    let composition =
+        Composition::attending(state.registry().clone(), store, Arc::clone(attention));
     let config =
         crate::compose::agent_config(loaded, folders, loaded.config.default_model.clone(), "web");
     Ok((PageAgent::new(composition.agents, config), root))

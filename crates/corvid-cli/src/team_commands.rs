@@ -42,6 +42,9 @@ pub(crate) enum KeysCommand {
         /// Tokens per minute (estimated input + output cap).
         #[arg(long)]
         tpm: Option<u64>,
+        /// Requests per UTC day, counted when admitted (429 with `Retry-After` past it).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        daily_requests: Option<u32>,
     },
     /// List the keys (never their secrets) and their budgets.
     List,
@@ -100,10 +103,8 @@ pub(crate) fn postgres(loaded: &Loaded) -> anyhow::Result<Option<PgStore>> {
 pub(crate) async fn postgres_gateway(
     loaded: &Loaded,
     state: corvid_gateway::AppState,
+    store: &PgStore,
 ) -> anyhow::Result<corvid_gateway::AppState> {
-    let Some(store) = postgres(loaded)? else {
-        return Ok(state);
-    };
     store
         .check_schema()
         .await
@@ -129,11 +130,11 @@ pub(crate) async fn postgres_gateway(
     let access = corvid_gateway::Access::new(teams, &config.store, required)
         .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
     tokio::spawn(access.clone().maintain());
-    tokio::spawn(store.watch_keys(access.key_cache().clone()));
+    tokio::spawn(store.clone().watch_keys(access.key_cache().clone()));
     tracing::info!(
         keys_required = required,
         redis = redis.is_some(),
-        "team mode: keys, budgets and usage on PostgreSQL"
+        "team mode: keys, budgets, usage and conversations on PostgreSQL"
     );
     Ok(state.with_recorder(recorder).with_access(access))
 }
@@ -287,6 +288,7 @@ pub(crate) async fn keys(loaded: &Loaded, command: KeysCommand) -> anyhow::Resul
             models,
             rpm,
             tpm,
+            daily_requests,
         } => {
             let spec = KeySpec {
                 name,
@@ -301,6 +303,7 @@ pub(crate) async fn keys(loaded: &Loaded, command: KeysCommand) -> anyhow::Resul
                     .collect(),
                 rpm,
                 tpm,
+                daily_requests,
             };
             let (info, key) = store.create_key(&spec).await?;
             let _ = writeln!(
@@ -343,6 +346,9 @@ pub(crate) async fn keys(loaded: &Loaded, command: KeysCommand) -> anyhow::Resul
                 }
                 if let Some(tpm) = key.tpm {
                     let _ = write!(out, "  tpm {tpm}");
+                }
+                if let Some(daily) = key.daily_requests {
+                    let _ = write!(out, "  {daily} requests/day");
                 }
                 for budget in &key.budgets {
                     let _ = write!(out, "  {} {}", budget.scope, describe(budget));

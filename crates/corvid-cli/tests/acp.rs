@@ -2,7 +2,8 @@
 //! against a scripted model on loopback: initialize, new session, a prompt streamed as updates,
 //! a permission request answered, the edit made through the client's `fs/*` (on its unsaved
 //! buffer), list, config options, slash commands, a cancel while a permission waits, a cancel
-//! of a running command, and the session loaded again with its history replayed.
+//! of a running command, the session loaded again with its history replayed, and an image in
+//! a prompt reaching the upstream.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
+    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities, ImageContent,
     InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
     ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, SessionConfigOptionValue, SessionId, SessionNotification,
@@ -297,7 +298,8 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                     "{asked}"
                 );
                 assert_eq!(asked["toolCall"]["status"], "pending");
-                // Allow always for the session, then saved to the project and for the user.
+                // Allow always for the session, then saved to the project and for the user;
+                // reject, and "never" saved to the project and for the user.
                 assert_eq!(
                     option_kinds(asked),
                     [
@@ -305,7 +307,9 @@ async fn a_prompt_streams_asks_edits_through_the_editor_and_the_session_loads_ag
                         "allow_always",
                         "allow_always",
                         "allow_always",
-                        "reject_once"
+                        "reject_once",
+                        "reject_always",
+                        "reject_always"
                     ]
                 );
                 let statuses: Vec<&Value> = updates_of(&seen, "tool_call_update")
@@ -458,8 +462,14 @@ async fn a_cancel_ends_a_waiting_permission_and_a_running_command() {
                     "allow_always",
                     "allow_always",
                     "allow_always",
-                    "reject_once"
+                    "reject_once",
+                    "reject_always",
+                    "reject_always"
                 ]
+            );
+            assert_eq!(
+                asked["options"][6]["name"],
+                "Never: deny `Bash(mkdir:*)` — deny rule saved in your settings.json"
             );
             // The rule in the engine's words, as every face says it.
             assert_eq!(
@@ -543,4 +553,59 @@ fn a_client_that_closes_its_end_ends_the_session_cleanly() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{:?}: {stderr}", output.status);
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
+
+/// An image block in a prompt reaches the model as an image part (the chat dialect's data URL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_in_a_prompt_reaches_the_upstream() {
+    const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUg==";
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("A small square."));
+    drive(
+        &upstream,
+        home.path(),
+        Arc::default(),
+        async move |cx: ConnectionTo<Agent>| {
+            let sid = cx
+                .send_request(NewSessionRequest::new(root))
+                .block_task()
+                .await?
+                .session_id;
+            let answer = cx
+                .send_request(PromptRequest::new(
+                    sid,
+                    vec![
+                        ContentBlock::from("what is this?".to_owned()),
+                        ContentBlock::Image(ImageContent::new(PNG_BASE64, "image/png")),
+                    ],
+                ))
+                .block_task()
+                .await?;
+            assert_eq!(answer.stop_reason, StopReason::EndTurn);
+            Ok(())
+        },
+    )
+    .await;
+    let request = common::chat_requests(&upstream).pop().unwrap();
+    let user = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "user")
+        .unwrap();
+    let images: Vec<&Value> = user["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|part| part["type"] == "image_url")
+        .map(|part| &part["image_url"]["url"])
+        .collect();
+    assert_eq!(
+        images,
+        [&json!(format!("data:image/png;base64,{PNG_BASE64}"))]
+    );
 }

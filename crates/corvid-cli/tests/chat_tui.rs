@@ -2,7 +2,7 @@
 //! a scripted model on loopback: every way to exit ends the process within a second with the
 //! terminal restored; a message typed during a turn is queued and sent after it; Ctrl-C at an
 //! approval cancels it and the next line is a new message; history survives a restart; a
-//! paste is one message; `/mcp` lists the servers.
+//! paste is one message; a pasted image path is an attachment; `/mcp` lists the servers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -180,6 +180,44 @@ async fn history_is_kept_across_runs_and_a_paste_is_one_message() {
         let screen = pane.wait_for("› line one", Duration::from_secs(2));
         assert!(screen.contains("  line two"), "{screen}");
     });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pasted_image_path_becomes_a_chip_and_the_image_reaches_the_model() {
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(CHAT, text("A tiny picture."));
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let shot = project.path().join("shot one.png");
+    std::fs::write(&shot, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    let pane =
+        tokio::task::block_in_place(|| Pane::start(&upstream, home.path(), project.path(), 80));
+    tokio::task::block_in_place(|| {
+        // As a file manager's drag pastes it: quoted.
+        pane.tmux(&["set-buffer", &format!("'{}'", shot.display())]);
+        pane.tmux(&["paste-buffer", "-p", "-t", "0"]);
+        let screen = pane.wait_for("[image: shot one.png]", Duration::from_secs(5));
+        assert!(!screen.contains("› '"), "the path is not typed: {screen}");
+        pane.type_text("what is this?");
+        pane.keys(&["Enter"]);
+        pane.wait_for("A tiny picture.", Duration::from_secs(10));
+        pane.keys(&["C-d"]);
+        pane.assert_exits();
+    });
+    let request = upstream.requests()[0].json();
+    let user = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "user")
+        .unwrap()
+        .clone();
+    assert_eq!(user["content"][0]["text"], "what is this?", "{user}");
+    assert_eq!(
+        user["content"][1]["image_url"]["url"], "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==",
+        "{user}"
+    );
 }
 
 #[tokio::test]

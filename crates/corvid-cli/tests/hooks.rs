@@ -91,3 +91,65 @@ async fn a_trusted_claude_settings_hook_blocks_a_command_in_exec() {
         "{second}"
     );
 }
+
+/// A prompt hook through the real binary and its gateway client: the PreToolUse hook's prompt
+/// (with the event in place of `$ARGUMENTS`) goes to the mock upstream as a request of its own,
+/// and its `{"ok": false}` answer blocks the command with the reason the model reads.
+#[tokio::test]
+async fn a_prompt_hook_asks_the_upstream_and_its_no_blocks_a_command_in_exec() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("settings.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "prompt",
+            "prompt": "Refuse any command that creates files. The call: $ARGUMENTS"}]}]}}"#,
+    )
+    .unwrap();
+    let listed = hooks(home.path(), project.path(), &[]).await;
+    assert!(
+        listed.contains("PreToolUse [Bash] prompt `Refuse"),
+        "{listed}"
+    );
+
+    let upstream = MockUpstream::start().await;
+    upstream.enqueue(
+        CHAT,
+        tool_call("b1", "bash", r#"{"command":"touch marker"}"#),
+    );
+    upstream.enqueue(
+        CHAT,
+        text(r#"{"ok": false, "reason": "touch creates a file; use the write tool"}"#),
+    );
+    upstream.enqueue(CHAT, text("I will use the write tool."));
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        corvid_with_upstream(&upstream, home.path())
+            .args(["exec", "--json", "--approval", "full-auto", "--project"])
+            .arg(project.path())
+            .arg("make a marker file")
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        !project.path().join("marker").exists(),
+        "the hook blocked it"
+    );
+    let requests = chat_requests(&upstream);
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    let judged = requests[1]["messages"].to_string();
+    assert!(
+        judged.contains("Refuse any command that creates files"),
+        "{judged}"
+    );
+    assert!(judged.contains("touch marker"), "{judged}");
+    assert!(requests[1]["tools"].is_null(), "{}", requests[1]);
+    let last = requests[2]["messages"].to_string();
+    assert!(
+        last.contains("touch creates a file; use the write tool"),
+        "{last}"
+    );
+}

@@ -132,6 +132,27 @@ impl Serving {
         }
     }
 
+    /// A tab's socket, as the page opens it.
+    async fn tab(
+        &self,
+    ) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>
+    {
+        let ws_url = format!("ws://127.0.0.1:{}/api/agent/ws", self.port);
+        let mut request =
+            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(ws_url)
+                .unwrap();
+        let headers = request.headers_mut();
+        headers.insert(
+            "Authorization",
+            format!("Bearer {}", self.token).parse().unwrap(),
+        );
+        headers.insert(
+            "Origin",
+            format!("http://127.0.0.1:{}", self.port).parse().unwrap(),
+        );
+        tokio_tungstenite::connect_async(request).await.unwrap().0
+    }
+
     fn still_running(&mut self) {
         assert!(
             self.child.try_wait().unwrap().is_none(),
@@ -170,22 +191,7 @@ async fn keys_from_the_page_and_the_env_file_apply_at_once_and_a_bad_edit_keeps_
     assert!(apart.contains(&json!("xai/grok-4.6")), "{models}");
 
     // A tab's socket, open before the change.
-    let ws_url = format!("ws://127.0.0.1:{}/api/agent/ws", serving.port);
-    let mut request =
-        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(ws_url)
-            .unwrap();
-    let headers = request.headers_mut();
-    headers.insert(
-        "Authorization",
-        format!("Bearer {}", serving.token).parse().unwrap(),
-    );
-    headers.insert(
-        "Origin",
-        format!("http://127.0.0.1:{}", serving.port)
-            .parse()
-            .unwrap(),
-    );
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let mut socket = serving.tab().await;
 
     // The page's Settings: the answer comes once the key is in use.
     let answer = serving
@@ -308,6 +314,49 @@ async fn a_sign_in_from_another_terminal_applies_at_once() {
     serving.still_running();
     let status = serving.status().await;
     assert_eq!(status["sign_ins"]["xai"]["signed_in"], true, "{status}");
+
+    // The running sign-in refreshes its token (xAI refused the old one) and stores the new
+    // tokens in the env file: corvid's own write changes nothing that serves, so the app is
+    // not rebuilt and an open tab is not sent to reconnect.
+    let reloads = status["settings"]["reloads"].as_u64().unwrap();
+    let mut socket = serving.tab().await;
+    let env_before = std::fs::read_to_string(home.path().join("env")).unwrap();
+    upstream.enqueue(
+        "/v1/chat/completions",
+        corvid_test_support::Reply::status(
+            http::StatusCode::UNAUTHORIZED,
+            json!({"error": {"message": "token expired"}}),
+        ),
+    );
+    assert_eq!(serving.ask().await, 200);
+    assert_eq!(last_bearer(&upstream), "Bearer mock-access-2");
+    assert_ne!(
+        std::fs::read_to_string(home.path().join("env")).unwrap(),
+        env_before,
+        "the refreshed tokens are stored"
+    );
+    // The watcher looks every second: give it three looks.
+    let closed = tokio::time::timeout(Duration::from_secs(3), async {
+        while let Some(frame) = socket.next().await {
+            if matches!(
+                frame,
+                Ok(tokio_tungstenite::tungstenite::Message::Close(_)) | Err(_)
+            ) {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_err(), "the tab was sent to reconnect");
+    let status = serving.status().await;
+    assert_eq!(
+        status["settings"]["reloads"].as_u64(),
+        Some(reloads),
+        "{status}"
+    );
+    assert_eq!(status["settings"]["error"], Value::Null, "{status}");
+    assert_eq!(serving.ask().await, 200);
+    assert_eq!(last_bearer(&upstream), "Bearer mock-access-2");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -104,6 +104,9 @@ async fn keep_in_step(
     }
     let mut settings_seen = SettingsNote::default();
     let (notes, mut noted) = mpsc::unbounded_channel::<String>();
+    // A click on a system notification comes back as a menu action.
+    let (clicked, mut clicks) = mpsc::unbounded_channel::<Action>();
+    let notifier = tokio::spawn(crate::notify::run(listening.settings.attention(), clicked));
     let mut tick = tokio::time::interval(LOOK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -119,6 +122,9 @@ async fn keep_in_step(
             Some(action) = actions.recv() => {
                 act(action, launch, &listening, &mut health, &notes, &quit);
             }
+            Some(action) = clicks.recv() => {
+                act(action, launch, &listening, &mut health, &notes, &quit);
+            }
             Some(note) = noted.recv() => health.note = Some(note),
             _ = stopped.wait_for(|done| *done) => break,
         }
@@ -128,6 +134,7 @@ async fn keep_in_step(
             shown = view;
         }
     }
+    notifier.abort();
     tray.close().await;
 }
 

@@ -9,6 +9,7 @@ mod autostart;
 mod clipboard;
 mod icon;
 mod monitor;
+mod notify;
 mod probe;
 #[cfg(target_os = "linux")]
 mod tray_linux;

@@ -105,9 +105,9 @@ pub(crate) async fn complete(
     };
     let parsed = match parse_reply(backend, &reply) {
         Ok(parsed) => parsed,
-        Err(message) => {
+        Err(error) => {
             exchange.finish(status, Outcome::Error, None, None);
-            return Err(ApiError::new(StatusCode::BAD_GATEWAY, message));
+            return Err(ApiError::new(StatusCode::BAD_GATEWAY, error.to_string()));
         }
     };
     Ok(answer(&mut exchange, status, parsed, &request))
@@ -294,13 +294,22 @@ fn upstream_body(
     (path, Bytes::from(value.to_string()))
 }
 
-fn parse_reply(backend: Backend, reply: &[u8]) -> Result<UpstreamCompletion, String> {
+/// Why an upstream's completion reply could not be read (a 502 with this text).
+#[derive(Debug, thiserror::Error)]
+enum ReplyError {
+    #[error(transparent)]
+    Fim(FimError),
+    #[error("upstream completion reply is malformed: {0}")]
+    Malformed(model::DecodeError),
+}
+
+fn parse_reply(backend: Backend, reply: &[u8]) -> Result<UpstreamCompletion, ReplyError> {
     match backend {
-        Backend::Responses => fim::parse_responses_reply(reply).map_err(|error| error.to_string()),
-        Backend::Chat => fim::parse_chat_reply(reply).map_err(|error| error.to_string()),
+        Backend::Responses => fim::parse_responses_reply(reply).map_err(ReplyError::Fim),
+        Backend::Chat => fim::parse_chat_reply(reply).map_err(ReplyError::Fim),
         Backend::Canonical(dialect) => codec::decode_response(dialect, reply, &NameMap::default())
             .map(completion_from)
-            .map_err(|error| format!("upstream completion reply is malformed: {error}")),
+            .map_err(ReplyError::Malformed),
     }
 }
 

@@ -70,6 +70,19 @@ impl AppState {
         &self.0.registry
     }
 
+    /// The state for new settings (`config`, `registry`) of a server that follows them live:
+    /// everything that is the running server's rather than its settings' carries over — the
+    /// usage recorder, the key and budget gate with its store connections and tasks, the
+    /// metrics, the bookkeeping thread and the shutdown gate (ending the newest state's streams
+    /// ends every earlier one's too).
+    pub fn with_settings(&self, config: Config, registry: Registry) -> Self {
+        Self(Arc::new(Inner {
+            config,
+            registry,
+            ..Inner::clone(&self.0)
+        }))
+    }
+
     /// The shutdown gate, for `serve`.
     pub(crate) fn closing(&self) -> Arc<Closing> {
         Arc::clone(&self.0.closing)

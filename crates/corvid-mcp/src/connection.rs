@@ -17,6 +17,12 @@ use crate::error::StartError;
 use crate::handler::Handler;
 use crate::launch::{McpEnvironment, Started, StderrTail, Unauthorized, start};
 
+/// Why listing a server's tools failed, in words that already say how the process ended and
+/// what it wrote to stderr (see `Connection::explain`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ListToolsError(String);
+
 /// Why a server did not start.
 #[derive(Debug)]
 pub(crate) enum OpenFailure {
@@ -138,10 +144,12 @@ impl Connection {
     }
 
     /// Every tool the server offers (following pages).
-    pub(crate) async fn list_tools(&self) -> Result<Vec<Tool>, String> {
+    pub(crate) async fn list_tools(&self) -> Result<Vec<Tool>, ListToolsError> {
         self.handler.tools_changed.store(false, Ordering::SeqCst);
         self.service.list_all_tools().await.map_err(|err| {
-            self.explain(format!("listing its tools failed: {}", service_words(&err)))
+            ListToolsError(
+                self.explain(format!("listing its tools failed: {}", service_words(&err))),
+            )
         })
     }
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalPolicy;
 use crate::op::{Op, SendParams};
+use crate::permissions::{RuleAction, RuleFile};
 
 /// One command of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,8 +115,8 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "permissions",
-        argument: "[remove <n>]",
-        description: "the saved permission rules and their files; remove deletes one",
+        argument: "[remove <n> | add [project|user] allow|ask|deny <rule>]",
+        description: "the saved permission rules and their files; remove deletes one, add saves one",
         during_turn: true,
     },
 ];
@@ -368,10 +369,38 @@ fn op_of(command: &Command, argument: &str) -> Result<Op, CommandError> {
                 .filter(|number| *number > 0)
                 .map(|number| Op::RemovePermission { number })
                 .ok_or_else(|| problem("`remove` takes a rule's number from the list")),
-            _ => Err(problem("lists the rules, or `remove <n>` deletes one")),
+            Some(("add", rest)) => added_rule(rest.trim()).ok_or_else(|| {
+                problem("`add [project|user] allow|ask|deny RULE` saves a rule, e.g. `add deny Bash(rm:*)`")
+            }),
+            _ => Err(problem(
+                "lists the rules, `remove <n>` deletes one, `add [project|user] allow|ask|deny RULE` saves one",
+            )),
         },
         other => Err(CommandError::Unknown(other.to_owned())),
     }
+}
+
+/// `/permissions add [project|user] allow|ask|deny RULE` (the project's file unless `user`).
+fn added_rule(text: &str) -> Option<Op> {
+    let (first, rest) = text.split_once(char::is_whitespace)?;
+    let (file, text) = match first {
+        "project" => (RuleFile::Project, rest.trim_start()),
+        "user" => (RuleFile::User, rest.trim_start()),
+        _ => (RuleFile::Project, text),
+    };
+    let (action, rule) = text.split_once(char::is_whitespace)?;
+    let action = match action {
+        "allow" => RuleAction::Allow,
+        "ask" => RuleAction::Ask,
+        "deny" => RuleAction::Deny,
+        _ => return None,
+    };
+    let rule = rule.trim();
+    (!rule.is_empty()).then(|| Op::AddPermission {
+        action,
+        rule: rule.to_owned(),
+        file,
+    })
 }
 
 /// A user message as the user numbers it (from 1), as the protocol does (from 0).

@@ -117,6 +117,18 @@ pub enum Op {
         /// The rule's number.
         number: u32,
     },
+    /// Save a rule (Claude Code's syntax, as `/permissions` lists them) to the `allow`, `ask`
+    /// or `deny` list of a settings file (`/permissions add [project|user] allow|ask|deny
+    /// RULE`); the session's rules are read again. Replied `permissions`, or an error when the
+    /// rule cannot be read or the file written. Allowed during a turn.
+    AddPermission {
+        /// The list it goes to.
+        action: crate::permissions::RuleAction,
+        /// The rule, e.g. `Bash(rm:*)`, `Edit(src/**)`, `mcp__github`.
+        rule: String,
+        /// The file it is saved in.
+        file: crate::permissions::RuleFile,
+    },
     /// Cancel any running turn, save, and end the session; replied `done`, after which
     /// listeners hear `shutdown_complete` and the end.
     Shutdown,
@@ -230,6 +242,16 @@ pub enum ApprovalDecision {
     /// proposal's `decisions` list `save_always_project` / `save_always_user`.
     SaveAlways {
         /// The rule to keep: the proposal's `always_scope`.
+        scope: ApprovalRule,
+        /// Where to save it.
+        file: crate::permissions::RuleFile,
+    },
+    /// "Never": do not run it, and save `scope` as a `deny` rule in a settings file (Claude
+    /// Code's syntax), so this session and later ones refuse such calls without asking; a deny
+    /// wins over any allow. Only where the proposal's `decisions` list `save_never_project` /
+    /// `save_never_user`.
+    SaveNever {
+        /// The rule to deny: the proposal's `always_scope`.
         scope: ApprovalRule,
         /// Where to save it.
         file: crate::permissions::RuleFile,

@@ -18,6 +18,7 @@ mod pool;
 mod provider;
 pub mod quirks;
 mod registry;
+mod reuse;
 mod routing;
 mod transport;
 mod upstream;

@@ -77,15 +77,22 @@ pub(crate) fn parse_list(value: &Value) -> Vec<ListedModel> {
 const MAX_SHOWN_MODELS: usize = 16;
 
 impl Provider {
-    /// The provider's list, read now. A local server whose list states no window is asked
-    /// for it: llama.cpp's `/props` (one window for the server), else Ollama's `/api/show` for
-    /// each model.
+    /// The provider's list, read now. A local OpenAI-compatible server whose list states no
+    /// window is asked for it: llama.cpp's `/props` (one window for the server), else Ollama's
+    /// `/api/show` for each model. (Those are the servers that answer them; a local server of
+    /// another kind is not sent requests it cannot understand.)
     pub(crate) async fn fetch_models(&self) -> Result<Vec<ListedModel>, BoxError> {
         let response = self.upstream().get("models").await?;
         let body = response.response.into_body().collect().await?.to_bytes();
         let value: Value = serde_json::from_slice(&body)?;
         let mut models = parse_list(&value);
-        if crate::quirks::is_local_server(self) && models.iter().all(|model| model.window.is_none())
+        let openai_compatible = matches!(
+            self.kind(),
+            corvid_config::ProviderKind::OpenAiChat | corvid_config::ProviderKind::OpenAiResponses
+        );
+        if openai_compatible
+            && crate::quirks::is_local_server(self)
+            && models.iter().all(|model| model.window.is_none())
         {
             let served = self.served_context().await;
             *self

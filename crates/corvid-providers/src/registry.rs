@@ -83,13 +83,15 @@ pub enum RouteError {
 /// Every provider, with the aliases and the default for unknown names.
 #[derive(Debug, Clone)]
 pub struct Registry {
-    providers: Vec<Arc<Provider>>,
+    pub(crate) providers: Vec<Arc<Provider>>,
     aliases: std::collections::BTreeMap<String, String>,
     default_model: String,
     default_provider: String,
     /// corvid may listen beyond loopback: the Zed account stays off.
     allow_remote: bool,
-    max_retries: u32,
+    pub(crate) max_retries: u32,
+    /// The connect and request timeouts every provider's transport was built with.
+    pub(crate) timeouts: (std::time::Duration, std::time::Duration),
     /// The configured context windows, with the aliases they are looked up through.
     windows: Config,
     /// `[routes.*]` and `[router]`.
@@ -197,6 +199,7 @@ impl Registry {
             default_provider: config.default_provider.clone(),
             allow_remote: config.allow_remote,
             max_retries: config.max_retries,
+            timeouts: (config.connect_timeout, config.request_timeout),
             routing: config.routing.clone(),
             sticky: Arc::default(),
             windows: Config {

@@ -255,6 +255,12 @@ impl Upstream {
         self.failures.current()
     }
 
+    /// Notes a failure as a call would (tests of what keeps it).
+    #[cfg(test)]
+    pub(crate) fn note_failure(&self, error: &crate::error::ProviderError) {
+        self.failures.note(error);
+    }
+
     /// Every call ends here, so a failure is noted once, whoever made the call.
     async fn call(
         &self,

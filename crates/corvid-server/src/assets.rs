@@ -29,6 +29,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../web/markdown.js"),
     ),
     (
+        "attach.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../web/attach.js"),
+    ),
+    (
         "rewind.js",
         "text/javascript; charset=utf-8",
         include_str!("../web/rewind.js"),

@@ -8,6 +8,7 @@
 //! allowlist, exact Origin, the per-launch token, JSON bodies, size limits and a strict CSP.
 
 mod assets;
+mod focus;
 mod live;
 mod rest;
 mod security;
@@ -35,8 +36,9 @@ pub use sessions::PageAgent;
 
 /// The largest REST body the page sends (settings, a new conversation): JSON, small.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
-/// The largest WebSocket message (a user message with pasted text or an image).
-pub const MAX_FRAME_BYTES: usize = 4 * 1024 * 1024;
+/// The largest WebSocket message: a user message with pasted text and a few images (the agent
+/// takes images up to 5 MB each, a third larger as base64).
+pub const MAX_FRAME_BYTES: usize = 24 * 1024 * 1024;
 
 /// What the page's handlers share.
 #[derive(Clone)]
@@ -56,6 +58,8 @@ struct Inner {
     /// Set once these settings are replaced: every tab's socket closes, and the page
     /// reconnects to the app serving the new ones.
     retired: tokio::sync::watch::Sender<bool>,
+    /// Whether the user looks at each connected tab (for the host's notifications).
+    tabs: Arc<focus::Tabs>,
 }
 
 impl PageState {
@@ -90,6 +94,7 @@ impl PageState {
             sign_ins: reloads.sign_ins(),
             reloads,
             retired: tokio::sync::watch::Sender::new(false),
+            tabs: Arc::default(),
         }))
     }
 
@@ -119,6 +124,7 @@ pub fn app(gateway: App, state: PageState) -> Server {
         .route("/api/agent/command", axum::routing::post(ws::command))
         .route("/api/agent/commands", axum::routing::get(ws::command_list))
         .merge(rest::routes())
+        .merge(focus::routes())
         .merge(settings::routes())
         .merge(signin::routes())
         .layer(axum::middleware::from_fn_with_state(

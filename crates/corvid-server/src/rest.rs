@@ -10,7 +10,7 @@ use axum::{Json, Router};
 use corvid_agent::AgentError;
 use corvid_config::CredentialSource;
 use corvid_gateway::ApiError;
-use corvid_store::Store;
+use corvid_store::ConversationStore;
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -50,20 +50,31 @@ fn agent_error(error: AgentError) -> ApiError {
 /// Runs `work` on the process's one store, off the async threads.
 pub(crate) async fn with_store<T: Send + 'static>(
     state: &PageState,
-    work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
+    work: impl FnOnce(&mut dyn ConversationStore) -> Result<T, corvid_store::StoreError>
+    + Send
+    + 'static,
 ) -> Result<T, ApiError> {
     on_store(state, work).await.map_err(internal)
 }
 
+/// Why work on the store gave no answer.
+#[derive(Debug, thiserror::Error)]
+enum StoreWorkError {
+    #[error(transparent)]
+    Store(#[from] corvid_store::StoreError),
+    /// The blocking task panicked or was cancelled.
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+}
+
 async fn on_store<T: Send + 'static>(
     state: &PageState,
-    work: impl FnOnce(&mut Store) -> Result<T, corvid_store::StoreError> + Send + 'static,
-) -> Result<T, String> {
+    work: impl FnOnce(&mut dyn ConversationStore) -> Result<T, corvid_store::StoreError>
+    + Send
+    + 'static,
+) -> Result<T, StoreWorkError> {
     let store = state.0.agent.store();
-    tokio::task::spawn_blocking(move || work(&mut corvid_store::lock(&store)))
-        .await
-        .map_err(|error| error.to_string())?
-        .map_err(|error| error.to_string())
+    Ok(tokio::task::spawn_blocking(move || work(&mut *store.lock())).await??)
 }
 
 /// The project's conversations (most recent first), its current one, and the sessions open on
@@ -347,7 +358,7 @@ async fn usage_since(state: &PageState, since_ms: i64) -> Value {
             "input": totals.tokens.total_input(),
             "output": totals.tokens.output,
         }),
-        Err(error) => json!({"error": error}),
+        Err(error) => json!({"error": error.to_string()}),
     }
 }
 

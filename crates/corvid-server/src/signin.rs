@@ -12,10 +12,10 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use corvid_auth::zed::{ZedLogin, ZedStore, login_zed};
+use corvid_auth::zed::{ZedLogin, ZedLoginError, ZedStore, login_zed};
 use corvid_auth::{
-    BrowserLogin, CredentialStore, DeviceCode, OAuthEndpoints, login_browser, login_device,
-    persist_login,
+    AuthError, BrowserLogin, CredentialStore, DeviceCode, OAuthEndpoints, login_browser,
+    login_device, persist_login,
 };
 use corvid_gateway::ApiError;
 use serde::Serialize;
@@ -77,13 +77,26 @@ fn claim(slot: &Mutex<SignIn>) -> bool {
     true
 }
 
+/// Why a sign-in failed, as the page shows it.
+#[derive(Debug, thiserror::Error)]
+enum SignInError {
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    #[error(transparent)]
+    Zed(#[from] ZedLoginError),
+    #[error("signed in, but the tokens could not be stored: {0}")]
+    NotStored(AuthError),
+}
+
 /// A flow's end: signed in (as `account`, when the flow names it) or failed with why.
-fn finish(slot: &Mutex<SignIn>, outcome: Result<Option<String>, String>) {
+fn finish(slot: &Mutex<SignIn>, outcome: Result<Option<String>, SignInError>) {
     set(
         slot,
         match outcome {
             Ok(account) => SignIn::SignedIn { account },
-            Err(message) => SignIn::Failed { message },
+            Err(error) => SignIn::Failed {
+                message: error.to_string(),
+            },
         },
     );
 }
@@ -146,7 +159,7 @@ async fn xai(state: &PageState) {
     let loaded = &state.0.loaded;
     let outcome = async {
         let endpoints = OAuthEndpoints::from_config(&loaded.config);
-        let http = corvid_auth::oauth_http_client().map_err(|error| error.to_string())?;
+        let http = corvid_auth::oauth_http_client()?;
         let on_code = |code: &DeviceCode| {
             let url = code
                 .verification_uri_complete
@@ -160,12 +173,9 @@ async fn xai(state: &PageState) {
                 },
             );
         };
-        let tokens = login_device(&endpoints, &http, on_code)
-            .await
-            .map_err(|error| error.to_string())?;
-        persist_login(&CredentialStore::detect(loaded), &tokens)
-            .map_err(|error| format!("signed in, but the tokens could not be stored: {error}"))?;
-        Ok::<_, String>(tokens.email.clone())
+        let tokens = login_device(&endpoints, &http, on_code).await?;
+        persist_login(&CredentialStore::detect(loaded), &tokens).map_err(SignInError::NotStored)?;
+        Ok::<_, SignInError>(tokens.email.clone())
     }
     .await;
     apply(state, &outcome).await;
@@ -179,7 +189,7 @@ async fn xai_browser(state: &PageState) {
     let loaded = &state.0.loaded;
     let outcome = async {
         let endpoints = OAuthEndpoints::from_config(&loaded.config);
-        let http = corvid_auth::oauth_http_client().map_err(|error| error.to_string())?;
+        let http = corvid_auth::oauth_http_client()?;
         let page = state.clone();
         let mut options = BrowserLogin::new(endpoints, http, move |url| {
             set(
@@ -194,12 +204,9 @@ async fn xai_browser(state: &PageState) {
         if loaded.config.xai_auth_url != corvid_config::Config::default().xai_auth_url {
             options.redirect_port = 0;
         }
-        let tokens = login_browser(options)
-            .await
-            .map_err(|error| error.to_string())?;
-        persist_login(&CredentialStore::detect(loaded), &tokens)
-            .map_err(|error| format!("signed in, but the tokens could not be stored: {error}"))?;
-        Ok::<_, String>(tokens.email.clone())
+        let tokens = login_browser(options).await?;
+        persist_login(&CredentialStore::detect(loaded), &tokens).map_err(SignInError::NotStored)?;
+        Ok::<_, SignInError>(tokens.email.clone())
     }
     .await;
     apply(state, &outcome).await;
@@ -212,7 +219,7 @@ async fn zed(state: &PageState) {
     let outcome = async {
         let hosts = corvid_providers::zed_hosts(&loaded.config);
         let store = ZedStore::detect(loaded);
-        let system_id = store.system_id().map_err(|error| error.to_string())?;
+        let system_id = store.system_id()?;
         let page = state.clone();
         let mut options = ZedLogin::new(hosts, move |url| {
             set(
@@ -225,13 +232,9 @@ async fn zed(state: &PageState) {
             corvid_auth::open_in_browser(url);
         });
         options.system_id = Some(system_id);
-        let credentials = login_zed(options)
-            .await
-            .map_err(|error| error.to_string())?;
-        store
-            .save(&credentials)
-            .map_err(|error| error.to_string())?;
-        Ok::<_, String>(None)
+        let credentials = login_zed(options).await?;
+        store.save(&credentials)?;
+        Ok::<_, SignInError>(None)
     }
     .await;
     apply(state, &outcome).await;

@@ -48,6 +48,10 @@ const REOPEN_INTERVAL: Duration = Duration::from_secs(1);
 #[serde(deny_unknown_fields)]
 pub(crate) struct TabQuery {
     conversation: Option<String>,
+    /// The tab's name for its focus reports (see `crate::focus`).
+    tab: Option<String>,
+    /// Whether the user looks at the tab as it connects (`1`/`true`).
+    focused: Option<String>,
 }
 
 pub(crate) async fn upgrade(
@@ -64,7 +68,7 @@ pub(crate) async fn upgrade(
     socket
         .max_message_size(2 * MAX_FRAME_BYTES)
         .max_frame_size(2 * MAX_FRAME_BYTES)
-        .on_upgrade(move |socket| run(state, socket, query.conversation))
+        .on_upgrade(move |socket| run(state, socket, query))
 }
 
 /// The protocol's JSON Schema: the contract the frames follow.
@@ -76,7 +80,7 @@ pub(crate) async fn schema() -> Response {
         .into_response()
 }
 
-async fn run(state: PageState, mut socket: WebSocket, conversation: Option<String>) {
+async fn run(state: PageState, mut socket: WebSocket, query: TabQuery) {
     let mut retired = state.retired();
     if *retired.borrow_and_update() {
         // Settings replaced while this socket was opening: the page comes back to the new app.
@@ -84,6 +88,19 @@ async fn run(state: PageState, mut socket: WebSocket, conversation: Option<Strin
         return;
     }
     let agent = state.0.agent.clone();
+    // The tab's focus report counts while this socket is open.
+    let _focus = query
+        .tab
+        .as_deref()
+        .filter(|tab| crate::focus::valid_tab(tab))
+        .map(|tab| {
+            let focused = matches!(query.focused.as_deref(), Some("1" | "true"));
+            state
+                .0
+                .tabs
+                .attach(tab, focused, agent.agents().attention())
+        });
+    let conversation = query.conversation;
     let first = match conversation {
         Some(id) => match agent.link(OpenConversation::Existing(id)).await {
             // The tab's conversation is gone (deleted): it shows a new one.

@@ -68,7 +68,7 @@ async fn start_full(
     agent.checkpoint_dir = Some(home.path().join("checkpoints"));
     let model = Arc::new(ScriptedClient(Arc::new(ScriptedModel::new(replies))));
     let store = corvid_store::Store::open(&home.path().join("agent.sqlite")).unwrap();
-    let agents = Agents::new(model, Arc::new(std::sync::Mutex::new(store)));
+    let agents = Agents::new(model, Arc::new(parking_lot::Mutex::new(store)));
     let page = PageState::new(
         gateway_state,
         PageAgent::new(agents.clone(), agent),

@@ -4,6 +4,7 @@
 
 import { el, renderMarkdown } from "/assets/markdown.js";
 import { messageActions, onUserMessages } from "/assets/rewind.js";
+import { attachImages, hasImages, takeImages } from "/assets/attach.js";
 
 const FOLD_LINES = 12;
 // The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
@@ -96,6 +97,7 @@ function layout() {
     el("div", [], { id: "todos" }),
     el("div", [], { id: "messages" }),
     el("div", [], { id: "turn-usage" }),
+    el("div", [], { id: "attachments", hidden: "" }),
     el("div", [input, el("div", [sendButton, stop], { class: "buttons" })], { id: "composer" }),
   ], { id: "chat", class: "page" });
   const main = el("main", [
@@ -105,6 +107,7 @@ function layout() {
     el("section", [], { id: "usage", class: "page" }),
   ]);
   $("#app").replaceChildren(header, el("div", [sidebar, main], { id: "body" }), el("div", [], { id: "notices" }));
+  attachImages(input, $("#attachments"), notice);
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && state.running) submit({ type: "cancel" });
   });
@@ -160,7 +163,7 @@ function setRunning(running) {
 async function send() {
   const input = $("#input");
   const text = input.value.trim();
-  if (!text) return;
+  if (!text && !hasImages()) return;
   input.value = "";
   askToNotify();
   if (text === "/help") {
@@ -189,15 +192,21 @@ async function send() {
       return;
     }
   }
-  userMessage(text);
-  submit({ type: "send", text });
+  // Pasted or dropped images go with the message (the agent refuses them, in words, for a
+  // model without image input).
+  const images = takeImages($("#attachments"));
+  const marks = images.map(() => "[image]").join(" ");
+  userMessage(marks ? (text ? `${text}\n${marks}` : marks) : text);
+  submit(images.length ? { type: "send", text, images } : { type: "send", text });
 }
 
 // ---- the conversation ---------------------------------------------------------------------
 
 function userMessage(text) {
   const node = el("div", [text], { class: "user" });
-  messageActions(node, text, submit);
+  // Shown with an `[image]` mark per image (as the agent's history has it); found for rewind by
+  // what was typed, as the agent lists it.
+  messageActions(node, text.replace(/\n?\[image\]( \[image\])*$/, ""), submit);
   $("#messages").append(node);
   scrollDown();
 }
@@ -349,6 +358,11 @@ function proposalCard(id, proposal, scope) {
       feedback.focus();
     } else answer({ type: "reject", feedback: feedback.value.trim() || undefined });
   });
+  // "Never": deny, and save the rule as a `deny` rule (it wins over any allow).
+  const nevers = [["save_never_project", "project", "Never, saved in the project"], ["save_never_user", "user", "Never, saved for me"]];
+  for (const [decision, file, label] of nevers) {
+    if (allows(decision) && proposal.always_scope) button(label, () => answer({ type: "save_never", scope: proposal.always_scope, file }), "danger");
+  }
   const card = el("div", [...body, feedback, buttons, el("div", [], { class: "outcome" })], { class: "proposal" });
   state.proposals.set(id, card);
   scope.box.append(card);
@@ -686,10 +700,28 @@ function shownConversation() {
   }
 }
 
+// Whether the user looks at this tab (visible, its window focused): the desktop app shows a
+// system notification only when no tab is looked at. Sent with each connect and on change.
+const TAB = (crypto.randomUUID?.() || `${Date.now()}-${Math.random()}`).replace(/[^A-Za-z0-9_-]/g, "");
+let focusSent = null;
+const looking = () => !document.hidden && document.hasFocus();
+
+function reportFocus() {
+  const focused = looking();
+  if (focused === focusSent || state.socket?.readyState !== WebSocket.OPEN) return;
+  focusSent = focused;
+  api("POST", "/api/agent/focus", { tab: TAB, focused }).catch(() => { focusSent = null; });
+}
+for (const event of ["focus", "blur"]) window.addEventListener(event, reportFocus);
+document.addEventListener("visibilitychange", reportFocus);
+
 // One socket per tab, on the conversation the tab shows (a reconnect keeps it).
 function connect() {
   const shown = shownConversation();
-  const query = shown ? `?conversation=${encodeURIComponent(shown)}` : "";
+  const params = new URLSearchParams({ tab: TAB, focused: looking() ? "1" : "0" });
+  if (shown) params.set("conversation", shown);
+  focusSent = looking();
+  const query = `?${params}`;
   const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/agent/ws${query}`);
   state.socket = socket;
   socket.addEventListener("message", (message) => {

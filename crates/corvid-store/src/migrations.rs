@@ -150,4 +150,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         requests INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (key_id, day)
     );",
+    // 9: a client key's own daily request quota (`corvid keys create --daily-requests N`),
+    // counted in `daily_requests` like the local user's.
+    "ALTER TABLE client_keys ADD COLUMN daily_requests INTEGER;",
 ];

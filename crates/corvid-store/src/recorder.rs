@@ -15,13 +15,15 @@
 //! of the last 10 ms (or 256 rows under heavy load). A shorter delay costs no request anything
 //! — `record` is a `try_send` either way — only more, smaller transactions on this thread.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::{SharedStore, Store, StoreError, UsageRecord, lock};
+use parking_lot::Mutex;
+
+use crate::{SharedStore, Store, StoreError, UsageRecord};
 
 /// How often the batching writer looks up from its sleep.
 const BATCH_TICK: Duration = Duration::from_millis(5);
@@ -185,7 +187,7 @@ impl UsageRecorder {
     fn note_drop(&self) {
         let dropped = self.shared.counters.dropped.fetch_add(1, Ordering::Relaxed) + 1;
         // Contended means another thread is deciding about the warning right now: skip.
-        let Ok(mut last) = self.shared.last_drop_warning.try_lock() else {
+        let Some(mut last) = self.shared.last_drop_warning.try_lock() else {
             return;
         };
         let now = Instant::now();
@@ -345,7 +347,7 @@ impl Writer {
         }
         let rows = self.batch.len() as u64;
         let written = match &mut self.sink {
-            Sink::Sqlite(store) => lock(store).record_all(&self.batch),
+            Sink::Sqlite(store) => store.lock().record_all(&self.batch),
             Sink::Postgres(ledger) => {
                 let mut attempt = 0u32;
                 loop {

@@ -1,9 +1,10 @@
 //! Opening the database: the file and its directory, connection settings, migrations.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use rusqlite::{Connection, TransactionBehavior};
 
 use crate::StoreError;
@@ -14,15 +15,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The one store of a process, shared by everything in it that reads or writes the database
 /// (the gateway's ledger writer, the agent's sessions, the page's reports): one connection, so
-/// one process never holds two to the same file. Lock it with [`lock`] for one piece of work
-/// at a time, off the async threads.
+/// one process never holds two to the same file. Lock it for one piece of work at a time, off
+/// the async threads. A `parking_lot` mutex does not poison: a panic while it was held leaves
+/// no half-written transaction behind (SQLite rolls back an unfinished one).
 pub type SharedStore = Arc<Mutex<Store>>;
-
-/// Locks a shared store. A panic while it was held left no half-written transaction behind
-/// (SQLite rolls back an unfinished one), so a poisoned lock is taken as it is.
-pub fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
-    store.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// An open, migrated corvid database.
 ///
@@ -65,6 +61,11 @@ impl Store {
         store.configure(JournalMode::Memory)?;
         store.migrate(MIGRATIONS)?;
         Ok(store)
+    }
+
+    /// This store as the process's one shared store.
+    pub fn into_shared(self) -> SharedStore {
+        Arc::new(Mutex::new(self))
     }
 
     /// The schema version (`PRAGMA user_version`): how many migration steps have been applied.

@@ -8,7 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_store::pg::{PgLedger, PgStore};
+mod pg_support;
+
+use corvid_store::pg::{PgLedger, PgStore, RedisCounter, RedisFront};
 use corvid_store::team::{
     BudgetSpec, Hold, KeyCache, KeySpec, Period, Refusal, TeamSpec, TeamStore, UsageBy,
     new_request_id,
@@ -17,24 +19,7 @@ use corvid_store::{
     Billing, Outcome, PriceMicros, RecorderOptions, StoreError, Tokens, UsageRecord, UsageRecorder,
     now_ms,
 };
-
-/// A fresh, empty database on the test server, or `None` (and a note) without one.
-async fn fresh_database() -> Option<String> {
-    let Ok(admin_url) = std::env::var("CORVID_TEST_POSTGRES_URL") else {
-        eprintln!("skipped: CORVID_TEST_POSTGRES_URL is not set (run under scripts/team-services)");
-        return None;
-    };
-    let (client, connection) = tokio_postgres::connect(&admin_url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    let name = format!("t_{}", &new_request_id()[..16]);
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    Some(admin_url.replace("/postgres", &format!("/{name}")))
-}
+use pg_support::fresh_database;
 
 async fn migrated(url: &str) -> PgStore {
     let store = PgStore::connect(url, 16).unwrap();
@@ -446,4 +431,98 @@ async fn a_running_requests_lease_is_renewed_and_a_failed_attempt_keeps_the_hold
         .unwrap();
     let state = &store.budgets().await.unwrap()[0];
     assert_eq!((state.spent_micros, state.reserved_micros), (11_500, 0));
+}
+
+/// Ten concurrent holds of `key` (a quota of 4 a day) through `stores` in turn: how many were
+/// admitted; every refusal names the quota and the next UTC midnight.
+async fn daily_admitted(stores: &[Arc<dyn TeamStore>], key: &corvid_store::team::KeyInfo) -> usize {
+    let tasks: Vec<_> = (0..10)
+        .map(|index| {
+            let store = Arc::clone(&stores[index % stores.len()]);
+            let hold = Hold {
+                daily_requests: key.daily_requests,
+                ..hold(key.id, key.budgets.iter().map(|b| b.id).collect(), 10, "i")
+            };
+            tokio::spawn(async move { store.hold(&hold).await.unwrap() })
+        })
+        .collect();
+    let midnight = (now_ms().div_euclid(86_400_000) + 1) * 86_400_000;
+    let mut admitted = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            None => admitted += 1,
+            Some(Refusal::DailyRequests {
+                limit,
+                resets_at_ms,
+            }) => {
+                assert_eq!(limit, 4);
+                assert_eq!(resets_at_ms, midnight);
+            }
+            Some(other) => panic!("{other:?}"),
+        }
+    }
+    admitted
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keys_daily_request_quota_holds_across_instances_with_and_without_redis() {
+    let Some(url) = fresh_database().await else {
+        return;
+    };
+    let pg = migrated(&url).await;
+    let mut keys = Vec::new();
+    for name in ["dana", "erin"] {
+        let (key, _) = pg
+            .create_key(&KeySpec {
+                name: name.into(),
+                budget: Some(BudgetSpec {
+                    cap_micros: 1_000_000,
+                    period: Period::Day,
+                }),
+                daily_requests: Some(4),
+                ..KeySpec::default()
+            })
+            .await
+            .unwrap();
+        let (found, _) = pg.key_by_public_id(&key.public_id).await.unwrap().unwrap();
+        assert_eq!(found.daily_requests, Some(4));
+        keys.push(key);
+    }
+    // Two instances on PostgreSQL alone.
+    let plain: Vec<Arc<dyn TeamStore>> = vec![
+        Arc::new(PgStore::connect(&url, 8).unwrap()),
+        Arc::new(PgStore::connect(&url, 8).unwrap()),
+    ];
+    assert_eq!(daily_admitted(&plain, &keys[0]).await, 4);
+    assert_eq!(pg.requests_today(keys[0].id).await.unwrap(), 4);
+    // A refused request held nothing: only the four admitted holds are reserved.
+    let state = pg
+        .key_by_public_id(&keys[0].public_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(state.0.budgets[0].reserved_micros, 4 * 10);
+    // Two instances with Redis in front: PostgreSQL still counts the quota.
+    if let Ok(redis_url) = std::env::var("CORVID_TEST_REDIS_URL") {
+        let name = url.rsplit('/').next().unwrap().to_owned();
+        let fronted: Vec<Arc<dyn TeamStore>> = (0..2)
+            .map(|_| {
+                let counter = RedisCounter::connect(&redis_url, &name).unwrap();
+                let pg = PgStore::connect(&url, 8).unwrap();
+                Arc::new(RedisFront::new(pg, counter)) as Arc<dyn TeamStore>
+            })
+            .collect();
+        assert_eq!(daily_admitted(&fronted, &keys[1]).await, 4);
+        assert_eq!(pg.requests_today(keys[1].id).await.unwrap(), 4);
+        let state = pg
+            .key_by_public_id(&keys[1].public_id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            state.0.budgets[0].reserved_micros,
+            4 * 10,
+            "the refused holds were undone"
+        );
+    }
 }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use corvid_agent::{
-    AgentConfig, AgentHandle, EventStream, ModelClient, ModelError, StreamFuture, Subscription,
+    AgentConfig, Agents, EventStream, ModelClient, ModelError, OpenConversation, Session,
+    SharedStore, StreamFuture, Subscription,
 };
 use corvid_protocol::{
     ApprovalDecision, ApprovalPolicy, ErrorClass, Event, EventMsg, Op, ProposalNotification, Reply,
@@ -142,9 +143,11 @@ pub enum Said {
     Event(EventMsg),
 }
 
-/// An agent engine on a scripted model, and every event it has sent so far.
+/// An agent session on a scripted model, and every event it has sent so far.
 pub struct ScriptedAgent {
-    pub handle: AgentHandle,
+    /// The service the session runs in (its own, over its own store).
+    pub agents: Agents,
+    pub session: Session,
     pub events: Subscription,
     /// The model: its queue of replies and the requests it was sent.
     pub model: Arc<ScriptedModel>,
@@ -156,25 +159,50 @@ pub struct ScriptedAgent {
 }
 
 impl ScriptedAgent {
-    /// Spawns `config`'s engine on a model that answers `replies` in order.
-    pub fn spawn(config: AgentConfig, replies: Vec<ScriptedReply>) -> Self {
+    /// Opens a session for `config` on a model that answers `replies` in order, in a service
+    /// of its own over a store in memory.
+    pub async fn spawn(config: AgentConfig, replies: Vec<ScriptedReply>) -> Self {
         let model = Arc::new(ScriptedModel::new(replies));
         let client = Arc::new(ScriptedClient(Arc::clone(&model)));
-        Self::spawn_on(config, model, client)
+        Self::spawn_on(config, model, client).await
     }
 
-    /// Spawns `config`'s engine on `client`, which answers from `model` (among others).
-    pub fn spawn_on(
+    /// Opens a session for `config` on `client`, which answers from `model` (among others).
+    pub async fn spawn_on(
         config: AgentConfig,
         model: Arc<ScriptedModel>,
         client: Arc<dyn ModelClient>,
     ) -> Self {
-        let (handle, events) = match AgentHandle::spawn(config, client) {
-            Ok(spawned) => spawned,
-            Err(error) => panic!("the engine did not start: {error}"),
+        let agents = match Agents::in_memory(client) {
+            Ok(agents) => agents,
+            Err(error) => panic!("the store did not open: {error}"),
+        };
+        Self::open_in(agents, config, model).await
+    }
+
+    /// Like [`Self::spawn`], over `store` (a database file a test reads or reopens).
+    pub async fn spawn_on_store(
+        config: AgentConfig,
+        replies: Vec<ScriptedReply>,
+        store: SharedStore,
+    ) -> Self {
+        let model = Arc::new(ScriptedModel::new(replies));
+        let client = Arc::new(ScriptedClient(Arc::clone(&model)));
+        Self::open_in(Agents::new(client, store), config, model).await
+    }
+
+    /// Opens the project's current conversation in `agents`, listening from its first event.
+    async fn open_in(agents: Agents, config: AgentConfig, model: Arc<ScriptedModel>) -> Self {
+        let (session, events) = match agents
+            .open_listening(config, OpenConversation::Current)
+            .await
+        {
+            Ok(opened) => opened,
+            Err(error) => panic!("the session did not start: {error}"),
         };
         Self {
-            handle,
+            agents,
+            session,
             events,
             model,
             seen: Vec::new(),
@@ -253,19 +281,17 @@ impl ScriptedAgent {
 
     /// Sends the user's `text`; returns the submission's id.
     pub fn send(&self, text: &str) -> String {
-        self.handle.submit(Op::Send(SendParams::text(text)))
+        self.session.submit(Op::Send(SendParams::text(text)))
     }
 
     /// Answers the approval request `proposal_id`; the reply says whether it was taken.
     pub fn decide(&self, proposal_id: &str, decision: ApprovalDecision) -> Reply {
-        self.handle
-            .session()
-            .respond(Response::new(proposal_id, decision))
+        self.session.respond(Response::new(proposal_id, decision))
     }
 
     /// Asks the engine to shut down and waits until it has.
     pub async fn shut_down(&mut self) {
-        self.handle.submit(Op::Shutdown);
+        self.session.submit(Op::Shutdown);
         self.until(|msg| matches!(msg, EventMsg::ShutdownComplete))
             .await;
     }

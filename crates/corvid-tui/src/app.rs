@@ -7,6 +7,7 @@
 //! and cost), `view` (the input area) and `words` (how the chat says things).
 
 mod approval;
+mod attach;
 mod commands;
 mod events;
 mod keys;
@@ -125,7 +126,10 @@ pub struct App {
     show_reasoning: bool,
     /// The last tool's summary and output, for Ctrl-O.
     last_result: Option<(String, String)>,
-    queue: VecDeque<String>,
+    /// Messages typed during a turn, with the images attached to each.
+    queue: VecDeque<(String, Vec<attach::Attachment>)>,
+    /// Images waiting to go with the next message.
+    attachments: Vec<attach::Attachment>,
     interrupt_armed: Option<Instant>,
     pub(crate) hint: Option<String>,
     /// The highest `seq` applied: a resync's replay repeats what is at or below it, and that
@@ -175,6 +179,7 @@ impl App {
             show_reasoning: false,
             last_result: None,
             queue: VecDeque::new(),
+            attachments: Vec::new(),
             interrupt_armed: None,
             hint: None,
             last_seq: 0,
@@ -237,8 +242,12 @@ impl App {
         }
     }
 
-    /// A bracketed paste: one piece of text, newlines kept, never sent by itself.
+    /// A bracketed paste: one piece of text, newlines kept, never sent by itself. A path to
+    /// an image file is attached instead (`[image: name.png]`).
     pub fn paste(&mut self, text: &str) {
+        if self.paste_image_path(text) {
+            return;
+        }
         self.editor
             .insert(&text.replace("\r\n", "\n").replace('\r', "\n"));
     }

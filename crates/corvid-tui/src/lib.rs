@@ -5,6 +5,7 @@
 //! copied like any other output.
 
 mod app;
+pub mod clipboard;
 mod editor;
 pub mod history;
 mod mention;

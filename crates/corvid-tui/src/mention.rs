@@ -1,5 +1,5 @@
 //! `@path` mentions: completing a path inside the project, and attaching the mentioned files'
-//! content to the message the model receives. A mention never reaches outside the project.
+//! content to the message the model receives (an image's the engine attaches, as an image). A mention never reaches outside the project.
 
 use std::path::Path;
 
@@ -52,6 +52,14 @@ pub(crate) fn expand(project: &Path, text: &str) -> (String, Vec<String>) {
         };
         let path = path.trim_end_matches([',', '.', ':', ';', ')', '?', '!']);
         if path.is_empty() || seen.contains(&path) {
+            continue;
+        }
+        // The engine attaches project images itself, as images.
+        if corvid_agent::images::is_image_path(path) {
+            seen.push(path);
+            if root.join(path).is_file() {
+                notes.push(format!("@{path} goes to the model as an image"));
+            }
             continue;
         }
         let Ok(file) = root.join(path).canonicalize() else {

@@ -235,7 +235,7 @@ async fn read(requested: Url, url: Url, reply: Reply) -> Result<Fetched, FetchEr
             .map_err(|error| FetchError::Convert(error.to_string()))?;
     let page = read.map_err(|found| FetchError::NotText {
         url: url.to_string(),
-        content_type: found,
+        content_type: found.0,
     })?;
     Ok(Fetched {
         requested,

@@ -33,4 +33,4 @@ pub use net::{Network, SystemNetwork};
 pub use page::{Page, PageKind};
 pub use search::{ApiKey, Backend, BackendError, Hit, SearchError, Searcher};
 pub use source::WebPlugin;
-pub use tools::WebTools;
+pub use tools::{WebCallError, WebTools};

@@ -30,8 +30,13 @@ pub struct Page {
     pub text: String,
 }
 
-/// Reads `body` as text. `Err` carries the content type when it is not text.
-pub(crate) fn read(url: &Url, content_type: Option<&str>, body: &[u8]) -> Result<Page, String> {
+/// A body that is not text, with its content type (as sent, else sniffed).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0} is not text")]
+pub(crate) struct NotText(pub(crate) String);
+
+/// Reads `body` as text, or says it is not text.
+pub(crate) fn read(url: &Url, content_type: Option<&str>, body: &[u8]) -> Result<Page, NotText> {
     let (media_type, charset) = match content_type {
         Some(value) => parse_content_type(value),
         None => (sniff(body).to_owned(), None),
@@ -48,7 +53,9 @@ pub(crate) fn read(url: &Url, content_type: Option<&str>, body: &[u8]) -> Result
             }
         }
         _ => {
-            return Err(content_type.unwrap_or(media_type.as_str()).to_owned());
+            return Err(NotText(
+                content_type.unwrap_or(media_type.as_str()).to_owned(),
+            ));
         }
     };
     let meta = match kind {

@@ -237,14 +237,15 @@ impl Searcher {
                     .append_pair("count", &count.to_string());
                 headers.insert(
                     HeaderName::from_static("x-subscription-token"),
-                    secret_header(&key.0).map_err(unexpected)?,
+                    secret_header(&key.0).map_err(|error| unexpected(error.to_string()))?,
                 );
                 (Method::GET, url, Bytes::new())
             }
             Backend::Tavily { base, key } => {
                 headers.insert(
                     AUTHORIZATION,
-                    secret_header(&format!("Bearer {}", key.0)).map_err(unexpected)?,
+                    secret_header(&format!("Bearer {}", key.0))
+                        .map_err(|error| unexpected(error.to_string()))?,
                 );
                 headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
                 let body = serde_json::json!({
@@ -322,9 +323,13 @@ fn join(base: &Url, path: &str) -> Url {
     base.join(path).unwrap_or_else(|_| base.clone())
 }
 
-fn secret_header(value: &str) -> Result<HeaderValue, String> {
-    let mut header = HeaderValue::from_str(value)
-        .map_err(|_| "the API key has characters a header cannot carry".to_owned())?;
+/// An API key a header cannot carry.
+#[derive(Debug, thiserror::Error)]
+#[error("the API key has characters a header cannot carry")]
+struct UnsendableKey;
+
+fn secret_header(value: &str) -> Result<HeaderValue, UnsendableKey> {
+    let mut header = HeaderValue::from_str(value).map_err(|_| UnsendableKey)?;
     header.set_sensitive(true);
     Ok(header)
 }

@@ -99,7 +99,7 @@ impl ToolSource for WebSource {
             let call = self
                 .tools
                 .check(tool, &arguments)
-                .map_err(ToolError::Failed)?;
+                .map_err(|error| ToolError::Failed(error.to_string()))?;
             let proposal = Proposal {
                 summary: call.summary(),
                 ..Proposal::default()

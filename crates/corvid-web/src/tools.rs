@@ -180,7 +180,7 @@ impl WebTools {
     }
 
     /// Checks a call's arguments. The error is for the model.
-    pub fn check(&self, name: &str, arguments: &Value) -> Result<WebCall, String> {
+    pub fn check(&self, name: &str, arguments: &Value) -> Result<WebCall, WebCallError> {
         match name {
             FETCH if self.fetcher.is_some() => {
                 #[derive(Deserialize)]
@@ -191,10 +191,13 @@ impl WebTools {
                     offset: usize,
                 }
                 let arguments: Arguments = serde_json::from_value(arguments.clone())
-                    .map_err(|error| format!("invalid arguments for `{FETCH}`: {error}"))?;
+                    .map_err(|error| WebCallError::Arguments { tool: FETCH, error })?;
                 let url = arguments.url.trim().to_owned();
                 if url.is_empty() {
-                    return Err(format!("invalid arguments for `{FETCH}`: `url` is empty"));
+                    return Err(WebCallError::Empty {
+                        tool: FETCH,
+                        field: "url",
+                    });
                 }
                 Ok(WebCall::Fetch {
                     url,
@@ -208,23 +211,27 @@ impl WebTools {
                     query: String,
                     count: Option<usize>,
                 }
-                let arguments: Arguments = serde_json::from_value(arguments.clone())
-                    .map_err(|error| format!("invalid arguments for `{SEARCH}`: {error}"))?;
+                let arguments: Arguments =
+                    serde_json::from_value(arguments.clone()).map_err(|error| {
+                        WebCallError::Arguments {
+                            tool: SEARCH,
+                            error,
+                        }
+                    })?;
                 let query = arguments.query.trim().to_owned();
                 if query.is_empty() {
-                    return Err(format!(
-                        "invalid arguments for `{SEARCH}`: `query` is empty"
-                    ));
+                    return Err(WebCallError::Empty {
+                        tool: SEARCH,
+                        field: "query",
+                    });
                 }
                 let count = arguments.count.unwrap_or(self.search_results);
                 if !(1..=MAX_COUNT).contains(&count) {
-                    return Err(format!(
-                        "invalid arguments for `{SEARCH}`: `count` must be from 1 to {MAX_COUNT}"
-                    ));
+                    return Err(WebCallError::Count);
                 }
                 Ok(WebCall::Search { query, count })
             }
-            other => Err(format!("`{other}` is not a web tool on offer")),
+            other => Err(WebCallError::NotOffered(other.to_owned())),
         }
     }
 
@@ -255,6 +262,25 @@ impl WebTools {
             _ => failure(format!("`{}` is not on offer", call.tool())),
         }
     }
+}
+
+/// Why a web tool call was refused before it ran; the text is for the model.
+#[derive(Debug, thiserror::Error)]
+pub enum WebCallError {
+    #[error("invalid arguments for `{tool}`: {error}")]
+    Arguments {
+        tool: &'static str,
+        error: serde_json::Error,
+    },
+    #[error("invalid arguments for `{tool}`: `{field}` is empty")]
+    Empty {
+        tool: &'static str,
+        field: &'static str,
+    },
+    #[error("invalid arguments for `{SEARCH}`: `count` must be from 1 to {MAX_COUNT}")]
+    Count,
+    #[error("`{0}` is not a web tool on offer")]
+    NotOffered(String),
 }
 
 fn failure(text: String) -> ToolOutput {

@@ -52,6 +52,8 @@ pub(super) struct State {
     pub(super) outputs: HashMap<String, String>,
     /// Calls announced while the model was still writing them (`tool_call_progress`).
     pub(super) preparing: HashSet<String>,
+    /// A plan the user chose to edit: its turn waits for the next prompt (`plan_edit.rs`).
+    pub(super) plan_edit: Option<super::plan_edit::PlanEdit>,
 }
 
 /// The prompt being answered.

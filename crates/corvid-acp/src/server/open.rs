@@ -25,7 +25,19 @@ use super::live::{Live, State};
 use super::{ClientFiles, Server, invalid, no_session};
 use crate::files::EditorFiles;
 use crate::options::{self, Mode};
-use crate::sessions::{OpenRequest, Opened};
+use crate::sessions::{OpenRequest, Opened, SessionsError};
+
+/// Why a session could not be opened (sent to the editor as an invalid request).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum OpenError {
+    #[error("cwd must be an absolute path, not {}", .0.display())]
+    RelativeCwd(PathBuf),
+    #[error(transparent)]
+    Sessions(#[from] SessionsError),
+    /// The session's event pump could not be started on the connection.
+    #[error("{0}")]
+    Pump(Error),
+}
 use crate::updates;
 
 /// What `session/new`, `session/load` and `session/resume` ask to open.
@@ -200,7 +212,7 @@ impl Server {
             .await
         {
             Ok(live) => live,
-            Err(message) => return responder.respond_with_error(invalid(message)),
+            Err(error) => return responder.respond_with_error(invalid(error.to_string())),
         };
         if open.replay_history {
             for update in updates::history(&live.history, &live.project) {
@@ -220,12 +232,9 @@ impl Server {
         cwd: PathBuf,
         conversation: Option<String>,
         mcp_servers: &[McpServer],
-    ) -> Result<Arc<Live>, String> {
+    ) -> Result<Arc<Live>, OpenError> {
         if !cwd.is_absolute() {
-            return Err(format!(
-                "cwd must be an absolute path, not {}",
-                cwd.display()
-            ));
+            return Err(OpenError::RelativeCwd(cwd));
         }
         // The engine must have stopped before the service is asked for the conversation again,
         // or it would hand back the session being closed.
@@ -251,8 +260,7 @@ impl Server {
                 files,
                 mcp_servers: crate::client_mcp::servers(mcp_servers),
             })
-            .await
-            .map_err(|error| error.to_string())?;
+            .await?;
         let Opened {
             conversation_id,
             project,
@@ -285,6 +293,7 @@ impl Server {
                 calls: HashMap::new(),
                 outputs: HashMap::new(),
                 preparing: HashSet::new(),
+                plan_edit: None,
             }),
         });
         self.open.lock().insert(conversation_id, Arc::clone(&live));
@@ -294,7 +303,7 @@ impl Server {
             pump.pump(&connection, events).await;
             Ok(())
         })
-        .map_err(|error| error.to_string())?;
+        .map_err(OpenError::Pump)?;
         Ok(live)
     }
 }

@@ -27,7 +27,9 @@ impl Server {
         self.with_live(&id, responder, |live, responder| {
             match live.set_option(request.config_id.0.as_ref(), &value) {
                 Ok(options) => responder.respond(SetSessionConfigOptionResponse::new(options)),
-                Err(message) => responder.respond_with_error(Error::invalid_params().data(message)),
+                Err(error) => {
+                    responder.respond_with_error(Error::invalid_params().data(error.to_string()))
+                }
             }
         })
     }
@@ -41,22 +43,32 @@ impl Server {
         self.with_live(&id, responder, |live, responder| {
             match live.set_option(MODE, request.mode_id.0.as_ref()) {
                 Ok(_) => responder.respond(SetSessionModeResponse::new()),
-                Err(message) => responder.respond_with_error(Error::invalid_params().data(message)),
+                Err(error) => {
+                    responder.respond_with_error(Error::invalid_params().data(error.to_string()))
+                }
             }
         })
     }
 }
 
+/// Why a mode or config option was not set (sent to the editor as invalid params).
+#[derive(Debug, thiserror::Error)]
+enum OptionError {
+    #[error("unknown mode `{0}`: expected read-only, plan, ask, auto-edit or full-auto")]
+    UnknownMode(String),
+    #[error("the model name is empty")]
+    EmptyModel,
+    #[error("unknown config option `{0}`: expected mode or model")]
+    UnknownOption(String),
+}
+
 impl Live {
-    fn set_option(&self, id: &str, value: &str) -> Result<Vec<SessionConfigOption>, String> {
+    fn set_option(&self, id: &str, value: &str) -> Result<Vec<SessionConfigOption>, OptionError> {
         let mut state = self.state.lock();
         match id {
             MODE => {
-                let mode = Mode::parse(value).ok_or_else(|| {
-                    format!(
-                        "unknown mode `{value}`: expected read-only, plan, ask, auto-edit or full-auto"
-                    )
-                })?;
+                let mode =
+                    Mode::parse(value).ok_or_else(|| OptionError::UnknownMode(value.to_owned()))?;
                 state.mode = mode;
                 self.link.submit(Op::SetApprovalPolicy {
                     policy: mode.policy(),
@@ -64,7 +76,7 @@ impl Live {
             }
             MODEL => {
                 if value.trim().is_empty() {
-                    return Err("the model name is empty".to_owned());
+                    return Err(OptionError::EmptyModel);
                 }
                 state.model = value.to_owned();
                 self.link.submit(Op::SetModel {
@@ -72,9 +84,7 @@ impl Live {
                 });
             }
             other => {
-                return Err(format!(
-                    "unknown config option `{other}`: expected mode or model"
-                ));
+                return Err(OptionError::UnknownOption(other.to_owned()));
             }
         }
         Ok(options::config_options(

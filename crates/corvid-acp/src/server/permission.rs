@@ -22,6 +22,10 @@ const ALLOW_ALWAYS: &str = "allow_always";
 const SAVE_PROJECT: &str = "allow_always_project";
 const SAVE_USER: &str = "allow_always_user";
 const REJECT_ONCE: &str = "reject_once";
+const NEVER_PROJECT: &str = "reject_always_project";
+const NEVER_USER: &str = "reject_always_user";
+/// A plan: the client's next prompt is the user's version of it.
+const EDIT_PLAN: &str = "edit_plan";
 
 impl Live {
     /// An approval request becomes a permission request. The answer is awaited on its own
@@ -66,6 +70,21 @@ impl Live {
                                 Some(scope) => ApprovalDecision::ApproveAlways { scope },
                                 None => ApprovalDecision::Approve,
                             },
+                            id @ (NEVER_PROJECT | NEVER_USER) => {
+                                match proposal.always_scope.clone() {
+                                    Some(scope) => ApprovalDecision::SaveNever {
+                                        scope,
+                                        file: if id == NEVER_PROJECT {
+                                            RuleFile::Project
+                                        } else {
+                                            RuleFile::User
+                                        },
+                                    },
+                                    None => ApprovalDecision::Reject { feedback: None },
+                                }
+                            }
+                            // The plan waits; the client's next prompt is the edited plan.
+                            EDIT_PLAN => return live.edit_plan(&connection, &proposal),
                             id @ (SAVE_PROJECT | SAVE_USER) => {
                                 match proposal.always_scope.clone() {
                                     Some(scope) => ApprovalDecision::SaveAlways {
@@ -118,8 +137,9 @@ impl Live {
     }
 }
 
-/// The decisions the proposal allows: allow, "always allow" with the rule's own words, reject.
-/// A plan (plan mode) is approved to be carried out, or rejected to keep planning.
+/// The decisions the proposal allows: allow, "always allow" with the rule's own words (saved or
+/// not), reject, and "never" (a deny rule saved). A plan (plan mode) is approved to be carried
+/// out, edited (the next prompt is the user's version), or rejected to keep planning.
 fn permission_options(proposal: &ProposalNotification) -> Vec<PermissionOption> {
     let plan = matches!(proposal.kind, corvid_protocol::ProposalKind::Plan { .. });
     let (allow, reject) = if plan {
@@ -164,11 +184,44 @@ fn permission_options(proposal: &ProposalNotification) -> Vec<PermissionOption> 
             PermissionOption::new(ALLOW_ALWAYS, label, PermissionOptionKind::AllowAlways),
         );
     }
+    if plan && proposal.decisions.contains(&DecisionKind::ApproveEdited) {
+        options.push(PermissionOption::new(
+            EDIT_PLAN,
+            "Edit the plan (send your version as the next message)",
+            PermissionOptionKind::AllowOnce,
+        ));
+    }
     options.push(PermissionOption::new(
         REJECT_ONCE,
         reject,
         PermissionOptionKind::RejectOnce,
     ));
+    if let Some(rule) = proposal
+        .always_scope
+        .as_ref()
+        .and_then(corvid_agent::permissions::claude_rule)
+    {
+        for (decision, id, saved) in [
+            (
+                DecisionKind::SaveNeverProject,
+                NEVER_PROJECT,
+                " — deny rule saved in .corvid/settings.json",
+            ),
+            (
+                DecisionKind::SaveNeverUser,
+                NEVER_USER,
+                " — deny rule saved in your settings.json",
+            ),
+        ] {
+            if proposal.decisions.contains(&decision) {
+                options.push(PermissionOption::new(
+                    id,
+                    format!("Never: deny `{rule}`{saved}"),
+                    PermissionOptionKind::RejectAlways,
+                ));
+            }
+        }
+    }
     options
 }
 

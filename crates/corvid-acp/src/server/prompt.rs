@@ -32,6 +32,14 @@ pub(crate) enum PromptError {
     Busy,
 }
 
+/// How a prompt started.
+enum Started {
+    /// Its operation, to submit; the receiver gets its stop reason.
+    Submit(Submission, oneshot::Receiver<StopReason>),
+    /// It was the edit of a waiting plan, already sent; it ends with the plan's turn.
+    PlanEdited(oneshot::Receiver<StopReason>),
+}
+
 impl Server {
     pub(super) fn prompt(
         &self,
@@ -46,7 +54,12 @@ impl Server {
                 return responder.respond_with_error(error);
             }
             match live.start_prompt(&request.prompt) {
-                Ok((submission, done)) => cx.clone().spawn(async move {
+                // The edited plan went to the waiting turn; this prompt ends with it.
+                Ok(Started::PlanEdited(done)) => cx.clone().spawn(async move {
+                    let stop = done.await.unwrap_or(StopReason::EndTurn);
+                    responder.respond(PromptResponse::new(stop))
+                }),
+                Ok(Started::Submit(submission, done)) => cx.clone().spawn(async move {
                     // Every operation is replied once: a command's reply is its answer, a
                     // message's says the turn started (its end comes as an event).
                     let reply = live.link.request(submission).await;
@@ -156,12 +169,15 @@ impl Live {
         }
     }
 
-    /// Registers a prompt; returns its submission and the receiver of its stop reason.
-    fn start_prompt(
-        &self,
-        blocks: &[ContentBlock],
-    ) -> Result<(Submission, oneshot::Receiver<StopReason>), PromptError> {
+    /// Registers a prompt; returns its submission and the receiver of its stop reason (or, for
+    /// the edit of a waiting plan, only the receiver).
+    fn start_prompt(&self, blocks: &[ContentBlock]) -> Result<Started, PromptError> {
         let op = self.parse_prompt(blocks)?;
+        if let Op::Send(params) = &op
+            && let Some(done) = self.take_plan_edit(&params.text)
+        {
+            return Ok(Started::PlanEdited(done));
+        }
         let mut state = self.state.lock();
         if state.turn.is_some() {
             return Err(PromptError::Busy);
@@ -175,7 +191,7 @@ impl Live {
             cancelled: false,
             done,
         });
-        Ok((Submission::new(submission, op), receiver))
+        Ok(Started::Submit(Submission::new(submission, op), receiver))
     }
 
     /// The reply to a prompt's operation: a command's answer (then the prompt ends), or a
@@ -204,6 +220,10 @@ impl Live {
     }
 
     pub(super) fn cancel(&self) {
+        if self.cancel_plan_edit() {
+            self.cancel.send_modify(|generation| *generation += 1);
+            return;
+        }
         let running = {
             let mut state = self.state.lock();
             match state.turn.as_mut() {

@@ -21,8 +21,8 @@ pub(crate) enum CommandFileError {
     #[error("it cannot be read ({0})")]
     Unreadable(std::io::Error),
     /// A project file outside the project, or one that cannot be read there.
-    #[error("{0}")]
-    NotConfined(String),
+    #[error(transparent)]
+    NotConfined(crate::instructions::ConfinedReadError),
     #[error("it disappeared while being read")]
     Disappeared,
     #[error("it is not UTF-8 text")]

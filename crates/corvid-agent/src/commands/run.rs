@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::expand::{Piece, pieces};
 use super::{CustomCommand, MAX_COMMAND_BYTES};
-use crate::instructions::read_confined;
+use crate::instructions::{ConfinedReadError, read_confined};
 use crate::turn::{TurnSetup, handle_call};
 
 /// The tool `!` command lines run as.
@@ -96,8 +96,8 @@ fn inline(project: &Path, path: &str) -> Inlined {
             MAX_COMMAND_BYTES / 1024
         )),
         Ok(None) => Inlined::Literal,
-        Err(reason) if reason == "it is not a regular file" => Inlined::Literal,
-        Err(reason) => Inlined::Refused(reason),
+        Err(ConfinedReadError::NotAFile) => Inlined::Literal,
+        Err(reason) => Inlined::Refused(reason.to_string()),
     }
 }
 

@@ -3,8 +3,8 @@
 
 use super::{
     Arc, Engine, ErrorClass, ErrorNotification, EventMsg, Message, Part, ReplyOk, Running, Scope,
-    SendParams, TurnFinishedNotification, TurnOutcome, TurnResult, TurnSetup, Verdict, history,
-    offer_tools, run_turn, system_prompt, watch,
+    SendParams, TurnFinishedNotification, TurnOutcome, TurnResult, TurnSetup, Verdict,
+    conversation, history, offer_tools, run_turn, system_prompt, watch,
 };
 
 impl Engine {
@@ -31,6 +31,7 @@ impl Engine {
                     .with_next_action("The command list shows the project's and your commands."),
             );
         }
+        let params = self.attach_images(params)?;
         if let Some(running) = &mut self.running {
             // A new message closes every waiting proposal as interrupted; it runs next.
             if self.shared.approvals.answer_all(&Verdict::Interrupted) == 0 {
@@ -44,6 +45,34 @@ impl Engine {
         }
         self.start_turn(id, params).await;
         Ok(ReplyOk::Accepted)
+    }
+
+    /// The message with the project images it mentions (`@shot.png`) attached after the ones the
+    /// face attached; refused when an image is missing, too large or of another kind, or when
+    /// the model the turn would use does not take images (nothing is sent then).
+    fn attach_images(&self, mut params: SendParams) -> Result<SendParams, ErrorNotification> {
+        crate::images::check_attached(&params.images)?;
+        let mentioned = crate::images::mentioned(&self.config.project, &params.text)?;
+        params.images.extend(mentioned);
+        if params.images.is_empty() {
+            return Ok(params);
+        }
+        let command_model = params.command.as_deref().and_then(|name| {
+            self.commands
+                .current()
+                .get(name)
+                .and_then(|c| c.model.clone())
+        });
+        let model = command_model
+            .or_else(|| params.model.clone())
+            .unwrap_or_else(|| self.model.clone());
+        let takes_images = self.shared.model.takes_images(&model).or_else(|| {
+            corvid_config::catalog()
+                .model(&model)
+                .map(|facts| facts.images)
+        });
+        crate::images::check_model(&model, takes_images)?;
+        Ok(params)
     }
 
     pub(super) async fn start_turn(&mut self, id: String, params: SendParams) {
@@ -230,7 +259,11 @@ impl Engine {
                     ),
                 );
                 // Its completed steps were saved as they finished: take them from the store.
-                self.reload_history(&scope).await;
+                if let Some(history) =
+                    conversation::load_history(&self.shared, &scope, &self.conversation).await
+                {
+                    self.history = history;
+                }
                 TurnResult {
                     outcome: TurnOutcome::Failed,
                     steps: 0,
@@ -269,10 +302,16 @@ impl Engine {
         self.shared
             .finish_checkpoint(&scope, &self.conversation)
             .await;
-        self.name_conversation().await;
-        let summary = self.current_summary().await;
+        conversation::name_after_first_message(
+            &self.shared,
+            &self.project_key,
+            &self.conversation,
+            &self.history,
+        )
+        .await;
+        let summary = self.summary().await;
         // The turn's end and the history replays show from now on, in one step.
-        self.shared.emitter.emit_with_history(
+        self.shared.journal.emit_with_history(
             &scope,
             EventMsg::TurnFinished(TurnFinishedNotification {
                 outcome: result.outcome,

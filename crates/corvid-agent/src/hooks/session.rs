@@ -8,7 +8,7 @@ use corvid_tools::ToolOutput;
 use serde_json::{Value, json};
 
 use super::{Answer, HookEvent, Permission, tool_fields};
-use crate::emitter::Scope;
+use crate::scope::Scope;
 use crate::session::Shared;
 
 /// What `PreToolUse` hooks decided for one call.

@@ -28,7 +28,7 @@ fn claude_settings() -> Value {
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "check", "timeout": 5}]}],
         "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "fmt"}]}],
         "Bogus": [],
-        "Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]
+        "Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}, {"type": "agent", "prompt": "y"}]}]
     }})
 }
 
@@ -65,27 +65,37 @@ fn settings_are_read_and_a_projects_hooks_wait_for_trust() {
         vec![
             "/home/me/.config/corvid/settings.json",
             "/home/me/.config/corvid/settings.json",
+            "/home/me/.config/corvid/settings.json",
+            ".corvid/settings.json",
             ".corvid/settings.json",
             ".corvid/settings.json"
         ]
     );
-    assert_eq!(hooks.commands()[0].timeout, Duration::from_secs(5));
-    assert_eq!(hooks.commands()[1].timeout, DEFAULT_TIMEOUT);
+    let commands = hooks.commands();
+    assert_eq!(commands[0].timeout, Duration::from_secs(5));
+    assert_eq!(commands[1].timeout, DEFAULT_TIMEOUT);
+    let stop = commands
+        .iter()
+        .find(|hook| hook.event == HookEvent::Stop)
+        .unwrap();
+    assert_eq!(stop.kind, HookKind::Prompt { model: None });
+    assert_eq!(stop.command, "x");
+    assert_eq!(stop.timeout, DEFAULT_PROMPT_TIMEOUT);
     assert_eq!(hooks.untrusted.len(), 1);
     assert_eq!(hooks.untrusted[0].file, ".claude/settings.json");
-    assert_eq!(hooks.untrusted[0].commands, 2);
+    assert_eq!(hooks.untrusted[0].commands, 3);
     assert!(
         warnings.iter().any(|warning| warning.contains("`Bogus`")),
         "{warnings:?}"
     );
     assert!(
-        warnings.iter().any(|warning| warning.contains("`prompt`")),
+        warnings.iter().any(|warning| warning.contains("`agent`")),
         "{warnings:?}"
     );
 
     // Without a trust keeper no project hook runs.
     let none = Hooks::from_settings(&files, Path::new("/p"), None, &mut Vec::new());
-    assert_eq!(none.commands().len(), 2);
+    assert_eq!(none.commands().len(), 3);
     assert_eq!(none.untrusted.len(), 2);
 }
 
@@ -143,6 +153,56 @@ async fn a_slow_hook_is_stopped_at_its_timeout() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(answer.blocked, None);
     assert!(answer.notices[0].contains("killed"), "{:?}", answer.notices);
+}
+
+#[tokio::test]
+async fn an_events_hooks_run_at_once_and_their_answers_are_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = json!({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "sleep 1; echo first context"}]},
+        {"hooks": [{"type": "command",
+            "command": "sleep 1; echo '{\"hookSpecificOutput\":{\"additionalContext\":\"second context\"}}'"}]},
+        {"hooks": [{"type": "command", "command": "sleep 1; echo 'not this prompt' >&2; exit 2"}]}
+    ]}});
+    let files = [file("settings.json", SettingsScope::User, settings)];
+    let hooks = Hooks::from_settings(&files, dir.path(), None, &mut Vec::new()).at(HookSite {
+        sandbox: corvid_tools::Sandbox::off(),
+        project: dir.path().to_path_buf(),
+        cwd: dir.path().to_path_buf(),
+        session_id: "s1".to_owned(),
+    });
+    let started = std::time::Instant::now();
+    let answer = hooks
+        .fire(HookEvent::UserPromptSubmit, None, json!({"prompt": "hi"}))
+        .await;
+    // Three one-second hooks, one after another, would take three seconds.
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(answer.blocked.as_deref(), Some("not this prompt"));
+    assert_eq!(answer.context, vec!["first context", "second context"]);
+}
+
+#[tokio::test]
+async fn a_prompt_hook_without_a_model_is_skipped_with_a_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = json!({"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "done?"}]}]}});
+    let files = [file("settings.json", SettingsScope::User, settings)];
+    let hooks = Hooks::from_settings(&files, dir.path(), None, &mut Vec::new()).at(HookSite {
+        sandbox: corvid_tools::Sandbox::off(),
+        project: dir.path().to_path_buf(),
+        cwd: dir.path().to_path_buf(),
+        session_id: "s1".to_owned(),
+    });
+    let answer = hooks.fire(HookEvent::Stop, None, json!({})).await;
+    assert_eq!(answer.blocked, None);
+    assert!(
+        answer.notices[0].contains("no model"),
+        "{:?}",
+        answer.notices
+    );
 }
 
 #[test]

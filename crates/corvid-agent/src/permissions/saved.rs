@@ -37,6 +37,8 @@ pub enum SavedRuleError {
     NoUserFile,
     #[error("there is no rule {0}; /permissions lists them")]
     NoSuchRule(u32),
+    #[error("`{rule}` is not a permission rule: {reason}")]
+    Rule { rule: String, reason: String },
 }
 
 /// The rule in Claude Code's syntax that allows what `rule` allows, when there is one.
@@ -50,6 +52,38 @@ pub fn claude_rule(rule: &ApprovalRule) -> Option<String> {
         ApprovalRule::Origin { origin } => origin
             .strip_prefix("mcp:")
             .map(|server| format!("mcp__{server}")),
+    }
+}
+
+/// "Never" in an approval: `scope` is saved as a `deny` rule in `file` (a warning says so when
+/// it could not be); the text the model reads for the refused call.
+pub(crate) fn refuse_and_save(
+    shared: &crate::session::Shared,
+    scope: &crate::scope::Scope,
+    tool: &str,
+    rule: &ApprovalRule,
+    file: RuleFile,
+) -> String {
+    match shared
+        .permissions
+        .save_approval(rule, RuleAction::Deny, file)
+    {
+        Ok((text, shown)) => format!(
+            "The user rejected this `{tool}` call and saved the rule `{text}` in {shown} to deny such calls from now on. Do not retry it; take another approach or ask the user."
+        ),
+        Err(error) => {
+            shared.emit(
+                scope,
+                corvid_protocol::EventMsg::Warning {
+                    message: format!(
+                        "the call was rejected but the deny rule was not saved: {error}"
+                    ),
+                },
+            );
+            format!(
+                "The user rejected this `{tool}` call. Ask what they want instead, or take another approach."
+            )
+        }
     }
 }
 
@@ -116,11 +150,38 @@ impl LiveRules {
         rule: &ApprovalRule,
         file: RuleFile,
     ) -> Result<(String, String), SavedRuleError> {
+        self.save_approval(rule, RuleAction::Allow, file)
+    }
+
+    /// Saves the rule of an approval's `always_scope` to the `action` list of `file` ("always"
+    /// saves an allow, "never" a deny); returns the rule's text and the file's name.
+    pub fn save_approval(
+        &self,
+        rule: &ApprovalRule,
+        action: RuleAction,
+        file: RuleFile,
+    ) -> Result<(String, String), SavedRuleError> {
         let text = claude_rule(rule).ok_or_else(|| SavedRuleError::Shape {
             file: "this rule".to_owned(),
         })?;
+        self.save(action, &text, file)
+    }
+
+    /// Saves `text` (a rule in Claude Code's syntax) to the `action` list of `file`, unless it
+    /// is there already; returns the rule's text and the file's name.
+    pub fn save(
+        &self,
+        action: RuleAction,
+        text: &str,
+        file: RuleFile,
+    ) -> Result<(String, String), SavedRuleError> {
+        let text = text.trim().to_owned();
+        super::parse(&text).map_err(|reason| SavedRuleError::Rule {
+            rule: text.clone(),
+            reason: reason.to_string(),
+        })?;
         let (path, shown, scope) = self.path_of(file)?;
-        self.change_list(&path, &shown, scope, "allow", |list| {
+        self.change_list(&path, &shown, scope, action.as_str(), |list| {
             if !list
                 .iter()
                 .any(|entry| entry.as_str() == Some(text.as_str()))

@@ -1,5 +1,7 @@
 use corvid_wire::model::ToolCall;
 
+use corvid_store::Store;
+
 use super::*;
 
 fn call(id: &str) -> Message {

@@ -46,7 +46,7 @@ fn a_conversation_is_held_by_one_session() {
     let claims = Claims::default();
     claims.claim("c1", "a1").unwrap();
     claims.claim("c1", "a1").unwrap();
-    assert_eq!(claims.claim("c1", "a2"), Err("a1".to_owned()));
+    assert_eq!(claims.claim("c1", "a2"), Err(HeldBy("a1".to_owned())));
     claims.release("c1", "a2");
     assert_eq!(claims.holder("c1").as_deref(), Some("a1"));
     claims.release("c1", "a1");

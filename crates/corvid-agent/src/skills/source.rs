@@ -58,7 +58,7 @@ impl ToolSource for SkillSource {
                 .skills
                 .current()
                 .load_tool(arguments)
-                .map_err(ToolError::Failed)?;
+                .map_err(|error| ToolError::Failed(error.to_string()))?;
             Ok(Prepared::new(
                 SKILL_TOOL,
                 ToolKind::Read,

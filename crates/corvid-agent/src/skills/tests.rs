@@ -264,7 +264,8 @@ fn load_tool_returns_the_body_with_the_folder() {
     let set = load_skills(dir.path());
 
     assert_eq!(
-        set.load_tool(json!({"name": "deploy"})),
+        set.load_tool(json!({"name": "deploy"}))
+            .map_err(|error| error.to_string()),
         Ok("Skill `deploy` from .corvid/skills/deploy/SKILL.md. Paths it mentions are relative to its folder \
             .corvid/skills/deploy/; open those files with the `read` tool (for example `.corvid/skills/deploy/<file>`).\
             \n\nRun `scripts/go.sh`."
@@ -280,7 +281,8 @@ fn load_tool_errors_list_the_available_skills() {
     let available = "Available skills: authoring-mcp, authoring-skills, authoring-tools, code-review, write-tests.";
 
     assert_eq!(
-        set.load_tool(json!({"name": "deploy"})),
+        set.load_tool(json!({"name": "deploy"}))
+            .map_err(|error| error.to_string()),
         Err(format!("There is no skill named `deploy`. {available}"))
     );
     for arguments in [
@@ -290,7 +292,8 @@ fn load_tool_errors_list_the_available_skills() {
         json!(null),
     ] {
         assert_eq!(
-            set.load_tool(arguments.clone()),
+            set.load_tool(arguments.clone())
+                .map_err(|error| error.to_string()),
             Err(format!(
                 "`name` is required: the skill to load, as a string. {available}"
             )),
@@ -298,7 +301,9 @@ fn load_tool_errors_list_the_available_skills() {
         );
     }
     assert_eq!(
-        SkillSet::default().load_tool(json!({"name": "x"})),
+        SkillSet::default()
+            .load_tool(json!({"name": "x"}))
+            .map_err(|error| error.to_string()),
         Err("There is no skill named `x`. No skills are available.".to_owned())
     );
 }

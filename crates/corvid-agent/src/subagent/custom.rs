@@ -140,8 +140,8 @@ pub(crate) enum AgentFileError {
     #[error("it cannot be read ({0})")]
     Unreadable(std::io::Error),
     /// A project file outside the project, or one that cannot be read there.
-    #[error("{0}")]
-    NotConfined(String),
+    #[error(transparent)]
+    NotConfined(crate::instructions::ConfinedReadError),
     #[error("it disappeared")]
     Disappeared,
     #[error("{0}")]

@@ -85,7 +85,7 @@ pub(crate) async fn ask_about(setup: &TurnSetup, call: &ToolCall, asked: Asked) 
         Ok(answer) => answer,
         Err(closed) => return closed,
     };
-    setup.shared.emitter.request(
+    setup.shared.journal.request(
         &setup.scope,
         ProposalNotification {
             proposal_id: proposal_id.clone(),

@@ -37,7 +37,7 @@ pub(crate) async fn handle_call(
 ) -> (Part, Option<TurnOutcome>) {
     // Text that is not JSON (a reply cut off mid-call) is answered as such: no tool runs.
     let parsed = corvid_tools::parse_call_arguments(&call.arguments);
-    let arguments = shown_arguments(&call.arguments);
+    let arguments = crate::tool_view::shown_arguments(&call.arguments);
     let signature = (call.name.clone(), normalized(&arguments));
     let repeats = seen.iter().filter(|earlier| **earlier == signature).count();
     seen.push(signature);
@@ -152,31 +152,6 @@ pub(super) fn normalized(arguments: &serde_json::Value) -> String {
     serde_json::to_string(arguments).unwrap_or_default()
 }
 
-/// A call's arguments as events show them: the JSON, or the raw text when it is not JSON.
-pub(crate) fn shown_arguments(text: &str) -> serde_json::Value {
-    corvid_tools::parse_call_arguments(text)
-        .unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
-}
-
-/// A one-line description of a call in the history, for front ends replaying it: the agent's
-/// and the built-ins' lines (a path in it relative to the project); other tools by name (their
-/// source may be gone since).
-pub(crate) fn summarize(project: &Path, tool: &str, arguments: &serde_json::Value) -> String {
-    if crate::subagent::is_task(tool) {
-        return crate::subagent::summary(arguments);
-    }
-    if crate::plan_mode::is_present_plan(tool) {
-        return crate::plan_mode::summary(arguments);
-    }
-    corvid_tools::builtin_summary(project, tool, arguments)
-        .or_else(|| {
-            (tool == crate::skills::SKILL_TOOL)
-                .then(|| crate::skills::skill_summary(arguments))
-                .flatten()
-        })
-        .unwrap_or_else(|| tool.to_owned())
-}
-
 /// The line for a call being made: its source's.
 pub(super) fn live_summary(
     setup: &TurnSetup,
@@ -193,7 +168,7 @@ pub(super) fn live_summary(
     if setup.tools.spec(tool).is_some() {
         return setup.tools.summary(tool, arguments);
     }
-    summarize(project, tool, arguments)
+    crate::tool_view::summarize(project, tool, arguments)
 }
 
 /// Why a read-only session (`read-only` or `plan`) refuses a call.
@@ -401,6 +376,15 @@ pub(super) async fn run_tool(
                     );
                 }
                 setup.shared.add_rule(scope);
+            }
+            Verdict::Decided(ApprovalDecision::SaveNever { scope, file }) => {
+                return error(crate::permissions::refuse_and_save(
+                    &setup.shared,
+                    &setup.scope,
+                    &call.name,
+                    &scope,
+                    file,
+                ));
             }
             // Only a plan can be approved in another version; for a tool call, the user's text
             // is feedback and nothing runs.

@@ -4,7 +4,7 @@ use futures_util::StreamExt;
 
 use super::{
     CallEnd, CallMeter, ChatRequest, ErrorClass, ErrorNotification, EventMsg, Message, ModelError,
-    Offer, ResponseBuilder, Role, StreamEvent, TokenUsage, Tool, ToolProgress, TurnSetup, Usage,
+    ResponseBuilder, Role, StreamEvent, TokenUsage, Tool, ToolProgress, TurnSetup, Usage,
 };
 
 /// Saves a completed step when the turn belongs to a conversation (a subagent's does not).
@@ -142,7 +142,11 @@ pub(super) fn token_usage(usage: Usage) -> TokenUsage {
 /// The tools this agent offers the model.
 /// In plan mode the main agent also has `present_plan`.
 pub(super) fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
-    let mut tools = offered_tools(&setup.tools, setup.is_main, &setup.shared.agents.current());
+    let mut tools = crate::tool_view::offered_tools(
+        &setup.tools,
+        setup.is_main,
+        &setup.shared.agents.current(),
+    );
     if setup.is_main && in_plan_mode(setup) {
         tools.push(crate::plan_mode::present_plan_tool());
     }
@@ -152,27 +156,4 @@ pub(super) fn tool_list(setup: &TurnSetup) -> Vec<Tool> {
 /// Whether the session is in plan mode now (it can leave it during a turn).
 pub(super) fn in_plan_mode(setup: &TurnSetup) -> bool {
     setup.shared.gate().policy == corvid_protocol::ApprovalPolicy::Plan
-}
-
-/// The tools an agent with `offer` is offered: the offer's (a subagent only those meant for
-/// subagents), plus `task` for the main agent. The system prompt describes exactly these.
-pub(crate) fn offered_tools(
-    offer: &Offer,
-    is_main: bool,
-    agents: &crate::subagent::AgentSet,
-) -> Vec<Tool> {
-    let mut tools: Vec<Tool> = offer
-        .specs()
-        .filter(|spec| is_main || spec.subagents)
-        .map(|spec| Tool {
-            name: spec.name.clone(),
-            description: Some(spec.description.clone()),
-            parameters: spec.parameters.clone(),
-            strict: None,
-        })
-        .collect();
-    if is_main {
-        tools.push(crate::subagent::task_tool(agents));
-    }
-    tools
 }

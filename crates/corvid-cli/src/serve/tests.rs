@@ -1,5 +1,5 @@
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use corvid_agent::OpenConversation;
@@ -27,8 +27,14 @@ async fn the_gateway_and_the_pages_agent_write_one_ledger_through_one_store() {
     let registry = Registry::from_config(&loaded, reqwest::Client::new()).unwrap();
     let store: SharedStore = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
     let state = gateway_state(loaded.config.clone(), registry, Some(&store));
-    let (agent, root) =
-        page_agent(&loaded, Some(project.path()), &state, Arc::clone(&store)).unwrap();
+    let (agent, root) = page_agent(
+        &loaded,
+        Some(project.path()),
+        &state,
+        store.clone(),
+        &corvid_agent::AttentionFeed::new(),
+    )
+    .unwrap();
     assert_eq!(root, project.path());
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -126,7 +132,7 @@ async fn the_gateway_and_the_pages_agent_write_one_ledger_through_one_store() {
     assert_eq!(failure.message, "overloaded right now");
     state.settle().await;
 
-    let store = corvid_store::lock(&store);
+    let store = store.lock();
     let rows = store.usage_by_day_and_model(None).unwrap();
     let requests = |front_end: &str| -> u64 {
         rows.iter()

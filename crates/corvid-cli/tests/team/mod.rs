@@ -145,8 +145,14 @@ pub(crate) fn client() -> reqwest::Client {
 }
 
 pub(crate) async fn start_server(home: &Path, database: &str) -> Server {
+    start_server_in(home, database, Path::new(".")).await
+}
+
+/// `corvid serve` run from the folder `project` (its page agent's project).
+pub(crate) async fn start_server_in(home: &Path, database: &str, project: &Path) -> Server {
     let port = free_port();
     let child = corvid(home, database)
+        .current_dir(project)
         .args(["serve", "--port", &port.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -2,7 +2,7 @@
 //! keys, teams and spend, on the store every instance shares.
 //!
 //! - `GET /admin/keys`, `POST /admin/keys` (`{"name", "team"?, "budget_usd"?, "period"?,
-//!   "models"?: [..], "rpm"?, "tpm"?}`; the answer's `key` is the only copy of the secret),
+//!   "models"?: [..], "rpm"?, "tpm"?, "daily_requests"?}`; the answer's `key` is the only copy of the secret),
 //!   `POST /admin/keys/{name}/revoke`
 //! - `GET /admin/teams`, `POST /admin/teams` (`{"name", "budget_usd"?, "period"?}`)
 //! - `GET /admin/spend`: every budget as it stands.
@@ -77,6 +77,7 @@ fn key_json(key: &KeyInfo) -> Value {
         "team": key.team,
         "models": key.models,
         "rpm": key.rpm,
+        "daily_requests": key.daily_requests,
         "tpm": key.tpm,
         "revoked": key.revoked,
         "budgets": key.budgets.iter().map(budget_json).collect::<Vec<_>>(),
@@ -147,6 +148,11 @@ pub(crate) async fn create_key(
                 .and_then(Value::as_u64)
                 .and_then(|rpm| u32::try_from(rpm).ok()),
             tpm: body.get("tpm").and_then(Value::as_u64),
+            daily_requests: body
+                .get("daily_requests")
+                .and_then(Value::as_u64)
+                .and_then(|daily| u32::try_from(daily).ok())
+                .filter(|daily| *daily > 0),
         };
         let (info, key) = access
             .store()

@@ -1,4 +1,4 @@
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use corvid_config::StoreConfig;
 use corvid_store::Store;
@@ -8,7 +8,7 @@ use super::{Access, RunningGuard};
 
 #[tokio::test]
 async fn the_local_allowance_reports_the_daily_budget_and_quota() {
-    let store = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
+    let store = Store::open_in_memory().unwrap().into_shared();
     let teams = SqliteTeams::new(Arc::clone(&store));
     let mut local = teams
         .local_key(Some(BudgetSpec {

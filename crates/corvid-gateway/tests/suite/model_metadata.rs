@@ -174,3 +174,33 @@ async fn an_ollama_window_is_read_from_api_show() {
         .collect();
     assert_eq!(asked, vec![json!({"model": "qwen2.5-coder:7b"})]);
 }
+
+/// A keyless local server of another kind (here an Anthropic-compatible one) is not sent
+/// llama.cpp's `/props` or Ollama's `/api/show`: only OpenAI-compatible servers answer them.
+#[tokio::test]
+async fn a_local_server_of_another_kind_is_not_probed_for_its_window() {
+    let gateway = Gateway::start_with(|config| {
+        providers_on_mock(config, &["ollama"]);
+        for provider in &mut config.providers {
+            provider.enabled = provider.name == "ollama";
+            if provider.name == "ollama" {
+                provider.kind = corvid_config::ProviderKind::Anthropic;
+            }
+        }
+    })
+    .await;
+    gateway.upstream.enqueue(
+        "/v1/models",
+        Reply::ok(json!({"data": [{"id": "local-claude", "type": "model"}], "has_more": false})),
+    );
+    let listed = list(&gateway, None, "/v1/models").await;
+    entry(&listed, "data", "id", "ollama/local-claude");
+    let probes: Vec<String> = gateway
+        .upstream
+        .requests()
+        .into_iter()
+        .map(|request| request.path)
+        .filter(|path| path == "/api/show" || path == "/props")
+        .collect();
+    assert_eq!(probes, Vec::<String>::new());
+}

@@ -27,7 +27,7 @@ impl McpManager {
                     Ok(tools) => Ok((connection, tools)),
                     Err(err) => {
                         connection.close().await;
-                        Err(OpenFailure::Failed(err))
+                        Err(OpenFailure::Failed(err.to_string()))
                     }
                 }
             })

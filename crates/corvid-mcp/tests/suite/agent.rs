@@ -59,6 +59,7 @@ async fn a_scripted_model_calls_mcp_tools_and_reads_their_results() {
             ScriptedReply::text("Done."),
         ],
     )
+    .await
     .with_patience(Duration::from_secs(60));
     agent.send("echo something, then add");
 

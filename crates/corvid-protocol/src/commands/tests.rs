@@ -82,7 +82,26 @@ fn mcp_lists_or_trusts() {
         parse("/permissions remove 2", &[]),
         Some(Ok(Op::RemovePermission { number: 2 }))
     );
+    assert_eq!(
+        parse("/permissions add deny Bash(rm -rf:*)", &[]),
+        Some(Ok(Op::AddPermission {
+            action: RuleAction::Deny,
+            rule: "Bash(rm -rf:*)".to_owned(),
+            file: RuleFile::Project
+        }))
+    );
+    assert_eq!(
+        parse("/permissions add user ask WebFetch", &[]),
+        Some(Ok(Op::AddPermission {
+            action: RuleAction::Ask,
+            rule: "WebFetch".to_owned(),
+            file: RuleFile::User
+        }))
+    );
     for bad in [
+        "/permissions add",
+        "/permissions add deny",
+        "/permissions add user forbid Bash",
         "/permissions remove",
         "/permissions remove 0",
         "/permissions drop 1",
@@ -102,7 +121,11 @@ fn every_command_of_the_table_parses() {
     for command in COMMANDS {
         let line = match command.argument {
             "" => format!("/{}", command.name),
-            "[turn]" | "[trust <server>]" | "[message] [files]" | "[message]" | "[remove <n>]" => {
+            "[turn]"
+            | "[trust <server>]"
+            | "[message] [files]"
+            | "[message]"
+            | "[remove <n> | add [project|user] allow|ask|deny <rule>]" => {
                 format!("/{}", command.name)
             }
             "<read-only|plan|ask|auto-edit|full-auto>" => format!("/{} plan", command.name),

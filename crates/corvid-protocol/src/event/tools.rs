@@ -141,6 +141,12 @@ pub enum DecisionKind {
     /// `approve_always`, saving the rule to the user's settings file (`save_always` with
     /// `file: user`).
     SaveAlwaysUser,
+    /// "Never": do not run it, and save `always_scope` as a `deny` rule in the project's
+    /// `.corvid/settings.json` (sent as `save_never` with `file: project`).
+    SaveNeverProject,
+    /// "Never", saving the `deny` rule to the user's settings file (`save_never` with
+    /// `file: user`).
+    SaveNeverUser,
 }
 
 /// What a proposal would do.

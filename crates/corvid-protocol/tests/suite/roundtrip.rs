@@ -164,6 +164,14 @@ fn ops() -> Vec<(Op, Value)> {
             Op::RemovePermission { number: 2 },
             json!({"type": "remove_permission", "number": 2}),
         ),
+        (
+            Op::AddPermission {
+                action: corvid_protocol::RuleAction::Deny,
+                rule: "Bash(rm:*)".into(),
+                file: corvid_protocol::RuleFile::User,
+            },
+            json!({"type": "add_permission", "action": "deny", "rule": "Bash(rm:*)", "file": "user"}),
+        ),
         (Op::Shutdown, json!({"type": "shutdown"})),
         (Op::UserMessages, json!({"type": "user_messages"})),
         (

@@ -142,6 +142,13 @@ impl ZedClient {
         ZedError::SignedOut
     }
 
+    /// Whether `other` talks to the same Zed, as the same account.
+    pub fn same_account(&self, other: &ZedClient) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+            || (self.inner.config == other.inner.config
+                && self.inner.credentials == other.inner.credentials)
+    }
+
     pub fn config(&self) -> &ZedConfig {
         &self.inner.config
     }

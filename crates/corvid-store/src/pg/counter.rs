@@ -17,7 +17,9 @@
 //! Every key shares the hash tag `{corvid:<database>}`, so the scripts stay within one Cluster
 //! slot and one Redis can serve several databases.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionManager;
@@ -114,10 +116,7 @@ impl RedisCounter {
     where
         F: Future<Output = Result<T, redis::RedisError>>,
     {
-        let failed = *self
-            .failed_at
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let failed = *self.failed_at.lock();
         if failed.is_some_and(|at| at.elapsed() < REDIS_BACKOFF) {
             return Err(RedisError::Backoff);
         }
@@ -127,10 +126,7 @@ impl RedisCounter {
             Err(_) => Err(RedisError::Timeout(REDIS_TIMEOUT)),
         };
         if result.is_err() {
-            *self
-                .failed_at
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+            *self.failed_at.lock() = Some(Instant::now());
         }
         result
     }
@@ -319,10 +315,10 @@ impl RedisFront {
         Self { pg, redis }
     }
 
-    /// Writes a hold Redis admitted to PostgreSQL (budgets only: the rate window is Redis'),
-    /// undoing it in Redis when PostgreSQL refuses or fails.
+    /// Writes a hold Redis admitted to PostgreSQL (budgets and the daily request quota: the
+    /// rate window is Redis'), undoing it in Redis when PostgreSQL refuses or fails.
     async fn record(&self, hold: &Hold) -> Result<Option<Refusal>, StoreError> {
-        if hold.budget_ids.is_empty() {
+        if hold.budget_ids.is_empty() && hold.daily_requests.is_none() {
             return Ok(None);
         }
         let budgets_only = Hold {
@@ -336,7 +332,8 @@ impl RedisFront {
             if let Err(error) = self.redis.settle(&undo).await {
                 tracing::debug!(%error, "cannot undo a Redis hold");
             }
-            if matches!(recorded, Ok(Some(_)))
+            // Only a budget PostgreSQL refused means Redis' copy of it was behind.
+            if matches!(recorded, Ok(Some(Refusal::Budget { .. })))
                 && let Err(error) = self.redis.forget(hold).await
             {
                 tracing::debug!(%error, "cannot reset Redis budgets");

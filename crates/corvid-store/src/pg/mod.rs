@@ -7,9 +7,12 @@
 //! - [`PgStore`] implements [`crate::team::TeamStore`] (`teams.rs`) and writes the ledger
 //!   (`ledger.rs`): batches of rows, their holds settled and their daily rollups upserted in
 //!   the same transaction.
+//! - [`PgConversations`] is the agent's store there (conversations, messages, checkpoints), so
+//!   every instance lists and opens the same conversations.
 //! - [`PgStore::watch_keys`] drops changed keys from an instance's key cache (LISTEN/NOTIFY).
 //! - [`RedisFront`] puts Redis in front of it for holds and rate limits (`counter.rs`).
 
+mod conversations;
 mod counter;
 mod ledger;
 mod schema;
@@ -22,6 +25,7 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
+pub use conversations::PgConversations;
 pub use counter::{RedisCounter, RedisError, RedisFront};
 pub use ledger::PgLedger;
 

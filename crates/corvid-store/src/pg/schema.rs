@@ -286,4 +286,140 @@ RETURNS bigint LANGUAGE sql AS $$
         array_fill(true, ARRAY[coalesce(cardinality(p_requests), 0)]))
 $$;
 "#,
+    // 4: the agent's conversations (several per project folder), their messages (JSON the
+    // agent owns), token usage per step, the checkpoints `/undo` and `/diff` read, and each
+    // project's current conversation: what SQLite's steps 2, 4 and 5 hold, so every instance
+    // lists and opens the same conversations. Times are Unix seconds, as on SQLite.
+    r#"
+CREATE TABLE conversations (
+    id           text      PRIMARY KEY,
+    project      text      NOT NULL,
+    title        text      NOT NULL DEFAULT '',
+    model        text,
+    created_at   bigint    NOT NULL,
+    updated_at   bigint    NOT NULL,
+    ended_at_seq bigint,
+    created_seq  bigserial NOT NULL
+);
+CREATE INDEX conversations_project ON conversations (project, updated_at DESC);
+CREATE TABLE conversation_messages (
+    conversation_id text   NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    seq             bigint NOT NULL,
+    role            text   NOT NULL,
+    content         text   NOT NULL,
+    created_at      bigint NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+);
+CREATE TABLE conversation_steps (
+    conversation_id text    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    turn            integer NOT NULL,
+    step            integer NOT NULL,
+    model           text    NOT NULL,
+    input           bigint  NOT NULL DEFAULT 0,
+    cache_read      bigint  NOT NULL DEFAULT 0,
+    cache_write     bigint  NOT NULL DEFAULT 0,
+    output          bigint  NOT NULL DEFAULT 0,
+    reasoning       bigint  NOT NULL DEFAULT 0,
+    at              bigint  NOT NULL
+);
+CREATE INDEX conversation_steps_turn ON conversation_steps (conversation_id, turn);
+CREATE TABLE conversation_checkpoints (
+    conversation_id text    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    turn            integer NOT NULL,
+    before_tree     text    NOT NULL,
+    after_tree      text    NOT NULL,
+    undone_at       bigint,
+    created_at      bigint  NOT NULL,
+    PRIMARY KEY (conversation_id, turn)
+);
+CREATE TABLE project_state (
+    project              text PRIMARY KEY,
+    current_conversation text REFERENCES conversations (id) ON DELETE SET NULL
+);
+"#,
+    // 5: a daily request quota per key (`corvid keys create --daily-requests N`): admitted
+    // requests counted per key and UTC day, checked and counted by `corvid_reserve` in the same
+    // step as the key's budgets and rate window (a refused request counts nowhere).
+    r#"
+ALTER TABLE client_keys ADD COLUMN daily_requests integer CHECK (daily_requests > 0);
+CREATE TABLE key_daily_requests (
+    key_id   bigint  NOT NULL,
+    day      date    NOT NULL,
+    requests integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (key_id, day)
+);
+CREATE FUNCTION corvid_reserve(
+    p_request text, p_key bigint, p_budgets bigint[], p_amount bigint, p_tokens bigint,
+    p_rpm integer, p_tpm bigint, p_instance text, p_lease_ms bigint, p_daily integer)
+RETURNS TABLE (kind text, scope text, cap bigint, resets_at timestamp) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    b record;
+    utc timestamp := now() AT TIME ZONE 'UTC';
+    today date := (now() AT TIME ZONE 'UTC')::date;
+    start timestamp;
+    w record;
+    made integer;
+BEGIN
+    FOR b IN SELECT * FROM budgets WHERE id = ANY (p_budgets) ORDER BY id FOR UPDATE LOOP
+        start := date_trunc(b.period, utc);
+        IF b.window_start < start THEN
+            UPDATE budgets SET spent = 0, window_start = start WHERE id = b.id;
+            b.spent := 0;
+        END IF;
+        IF b.spent + b.reserved + p_amount > b.cap_micros THEN
+            RETURN QUERY SELECT 'budget'::text, b.scope, b.cap_micros,
+                start + ('1 ' || b.period)::interval;
+            RETURN;
+        END IF;
+    END LOOP;
+    IF p_rpm IS NOT NULL OR p_tpm IS NOT NULL THEN
+        INSERT INTO rate_windows (key_id, minute) VALUES (p_key, date_trunc('minute', utc))
+            ON CONFLICT DO NOTHING;
+        SELECT * INTO w FROM rate_windows
+            WHERE key_id = p_key AND minute = date_trunc('minute', utc) FOR UPDATE;
+        IF p_rpm IS NOT NULL AND w.requests + 1 > p_rpm THEN
+            RETURN QUERY SELECT 'rpm'::text, ''::text, p_rpm::bigint, w.minute + interval '1 minute';
+            RETURN;
+        END IF;
+        IF p_tpm IS NOT NULL AND w.tokens + p_tokens > p_tpm THEN
+            RETURN QUERY SELECT 'tpm'::text, ''::text, p_tpm, w.minute + interval '1 minute';
+            RETURN;
+        END IF;
+    END IF;
+    IF p_daily IS NOT NULL THEN
+        INSERT INTO key_daily_requests (key_id, day) VALUES (p_key, today)
+            ON CONFLICT DO NOTHING;
+        SELECT requests INTO made FROM key_daily_requests
+            WHERE key_id = p_key AND day = today FOR UPDATE;
+        IF made + 1 > p_daily THEN
+            RETURN QUERY SELECT 'daily'::text, ''::text, p_daily::bigint,
+                today::timestamp + interval '1 day';
+            RETURN;
+        END IF;
+        UPDATE key_daily_requests SET requests = requests + 1
+            WHERE key_id = p_key AND day = today;
+        DELETE FROM key_daily_requests WHERE key_id = p_key AND day < today - 1;
+    END IF;
+    IF p_rpm IS NOT NULL OR p_tpm IS NOT NULL THEN
+        UPDATE rate_windows SET requests = requests + 1, tokens = tokens + p_tokens
+            WHERE key_id = p_key AND minute = w.minute;
+    END IF;
+    IF cardinality(p_budgets) > 0 THEN
+        UPDATE budgets SET reserved = reserved + p_amount WHERE id = ANY (p_budgets);
+        INSERT INTO reservations (request_id, budget_id, amount, instance_id, expires_at)
+            SELECT p_request, id, p_amount, p_instance,
+                   now() + make_interval(secs => p_lease_ms / 1000.0)
+            FROM unnest(p_budgets) AS id;
+    END IF;
+END $$;
+-- Step 1's nine-argument form is this one without a daily quota, so the logic lives once.
+CREATE OR REPLACE FUNCTION corvid_reserve(
+    p_request text, p_key bigint, p_budgets bigint[], p_amount bigint, p_tokens bigint,
+    p_rpm integer, p_tpm bigint, p_instance text, p_lease_ms bigint)
+RETURNS TABLE (kind text, scope text, cap bigint, resets_at timestamp) LANGUAGE sql AS $$
+    SELECT * FROM corvid_reserve(p_request, p_key, p_budgets, p_amount, p_tokens, p_rpm, p_tpm,
+        p_instance, p_lease_ms, NULL::integer)
+$$;
+"#,
 ];

@@ -33,7 +33,7 @@ fn read_budget(row: &Row, first: usize) -> BudgetState {
 }
 
 const KEY_SELECT: &str = "SELECT k.id, k.name, k.public_id, k.team_id, t.name, k.models, k.rpm,
-        k.tpm, k.revoked_at IS NOT NULL, k.secret_hash, k.budget_id, t.budget_id
+        k.tpm, k.revoked_at IS NOT NULL, k.secret_hash, k.budget_id, t.budget_id, k.daily_requests
     FROM client_keys k LEFT JOIN teams t ON t.id = k.team_id";
 
 fn exists_or(error: tokio_postgres::Error, what: String) -> StoreError {
@@ -89,7 +89,9 @@ impl PgStore {
                 tpm: row
                     .get::<_, Option<i64>>(7)
                     .and_then(|tpm| u64::try_from(tpm).ok()),
-                daily_requests: None,
+                daily_requests: row
+                    .get::<_, Option<i32>>(12)
+                    .and_then(|daily| u32::try_from(daily).ok()),
                 revoked: row.get(8),
                 budgets: self.budgets_by_id(&budget_ids).await?,
             };
@@ -191,9 +193,12 @@ impl TeamStore for PgStore {
         };
         let rpm = spec.rpm.map(|rpm| i32::try_from(rpm).unwrap_or(i32::MAX));
         let tpm = spec.tpm.map(|tpm| i64::try_from(tpm).unwrap_or(i64::MAX));
+        let daily = spec
+            .daily_requests
+            .map(|daily| i32::try_from(daily).unwrap_or(i32::MAX));
         tx.execute(
             "INSERT INTO client_keys (name, public_id, secret_hash, team_id, budget_id, models,
-                 rpm, tpm) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                 rpm, tpm, daily_requests) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             &[
                 &spec.name,
                 &key.public_id(),
@@ -203,6 +208,7 @@ impl TeamStore for PgStore {
                 &spec.models,
                 &rpm,
                 &tpm,
+                &daily,
             ],
         )
         .await
@@ -255,12 +261,15 @@ impl TeamStore for PgStore {
         let rpm = hold.rpm.map(|rpm| i32::try_from(rpm).unwrap_or(i32::MAX));
         let tpm = hold.tpm.map(|tpm| i64::try_from(tpm).unwrap_or(i64::MAX));
         let lease = i64::try_from(hold.lease.as_millis()).unwrap_or(i64::MAX / 2);
+        let daily = hold
+            .daily_requests
+            .map(|daily| i32::try_from(daily).unwrap_or(i32::MAX));
         let row = client
             .query_opt(
                 "SELECT kind, scope, cap,
                         (extract(epoch FROM resets_at) * 1000)::bigint,
                         greatest(ceil(extract(epoch FROM resets_at - (now() AT TIME ZONE 'UTC'))), 1)::bigint
-                 FROM corvid_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                 FROM corvid_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 &[
                     &hold.request_id,
                     &hold.key_id,
@@ -271,6 +280,7 @@ impl TeamStore for PgStore {
                     &tpm,
                     &hold.instance,
                     &lease,
+                    &daily,
                 ],
             )
             .await?;
@@ -288,6 +298,10 @@ impl TeamStore for PgStore {
             "tpm" => Refusal::Tpm {
                 limit: u64::try_from(limit).unwrap_or(0),
                 retry_after_s,
+            },
+            "daily" => Refusal::DailyRequests {
+                limit: u64::try_from(limit).unwrap_or(0),
+                resets_at_ms: row.get(3),
             },
             _ => Refusal::Budget {
                 scope: row.get(1),
@@ -391,12 +405,16 @@ impl TeamStore for PgStore {
     }
 
     async fn requests_today(&self, key_id: i64) -> Result<u64, StoreError> {
-        // The rollup counts the requests written; PostgreSQL keys have no daily quota.
+        // A key with a daily quota: the requests it admitted; else the rollup's rows written.
         let client = self.client().await?;
         let row = client
             .query_one(
-                "SELECT COALESCE(sum(requests), 0)::bigint FROM usage_daily
-                 WHERE key_id = $1 AND day = (now() AT TIME ZONE 'UTC')::date",
+                "SELECT COALESCE(
+                     (SELECT requests::bigint FROM key_daily_requests
+                      WHERE key_id = $1 AND day = (now() AT TIME ZONE 'UTC')::date),
+                     (SELECT sum(requests)::bigint FROM usage_daily
+                      WHERE key_id = $1 AND day = (now() AT TIME ZONE 'UTC')::date),
+                     0)",
                 &[&key_id],
             )
             .await?;

@@ -153,12 +153,13 @@ fn a_recorder_over_the_process_store_writes_through_that_one_handle() {
     let recorder = UsageRecorder::spawn_shared(Arc::clone(&store)).unwrap();
     recorder.record(sample(NOV_29, "grok-4.6"));
     recorder.flush().unwrap();
-    assert_eq!(lock(&store).totals(None).unwrap().requests, 1);
+    assert_eq!(store.lock().totals(None).unwrap().requests, 1);
     // The agent's own rows go through the same handle meanwhile.
-    lock(&store)
+    store
+        .lock()
         .record(&sample(NOV_29 + 1, "grok-4.6"))
         .unwrap();
     recorder.record(sample(NOV_29 + 2, "grok-4.6"));
     drop(recorder);
-    assert_eq!(lock(&store).totals(None).unwrap().requests, 3);
+    assert_eq!(store.lock().totals(None).unwrap().requests, 3);
 }

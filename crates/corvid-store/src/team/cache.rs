@@ -6,7 +6,9 @@
 //! known public id never hits a cached success.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -57,7 +59,7 @@ impl KeyCache {
             .await?
             .filter(|(info, hash)| !info.revoked && key.matches(hash))
             .map(|(info, _)| Arc::new(info));
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut entries = self.entries.lock();
         if entries.len() >= MAX_ENTRIES {
             entries.clear();
         }
@@ -67,7 +69,7 @@ impl KeyCache {
 
     /// Drops every entry of the key with this public id (it was revoked or changed).
     pub fn forget(&self, public_id: &str) {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut entries = self.entries.lock();
         entries.retain(|_, (_, found)| {
             found
                 .as_ref()
@@ -77,14 +79,11 @@ impl KeyCache {
 
     /// Drops every entry (changes may have been missed).
     pub fn clear(&self) {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.entries.lock().clear();
     }
 
     fn cached(&self, cache_key: &[u8; 32]) -> Option<Option<Arc<KeyInfo>>> {
-        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let entries = self.entries.lock();
         let (at, found) = entries.get(cache_key)?;
         (at.elapsed() < self.ttl).then(|| found.clone())
     }

@@ -66,6 +66,8 @@ pub struct KeySpec {
     pub models: Vec<String>,
     pub rpm: Option<u32>,
     pub tpm: Option<u64>,
+    /// Requests per UTC day (`--daily-requests`), counted when admitted.
+    pub daily_requests: Option<u32>,
 }
 
 /// What `corvid teams create` asks for.
@@ -102,7 +104,8 @@ pub struct KeyInfo {
     pub models: Vec<String>,
     pub rpm: Option<u32>,
     pub tpm: Option<u64>,
-    /// Requests per UTC day (the local user's `daily_requests`; SQLite only).
+    /// Requests per UTC day: the key's `--daily-requests`, or for the local user (SQLite)
+    /// `[store] daily_requests`.
     pub daily_requests: Option<u32>,
     pub revoked: bool,
     /// The key's own budget and its team's, when set.
@@ -177,7 +180,7 @@ pub struct Hold {
     pub tokens: u64,
     pub rpm: Option<u32>,
     pub tpm: Option<u64>,
-    /// Requests per UTC day (counted by the SQLite store; PostgreSQL keys have none).
+    /// Requests per UTC day, counted in the same step as the budgets and rate limits.
     pub daily_requests: Option<u32>,
     /// The instance taking the hold (its heartbeat keeps the hold alive).
     pub instance: String,

@@ -10,7 +10,7 @@ use super::{
     BudgetSpec, BudgetState, ClientKey, Hold, KeyInfo, KeySpec, Period, Refusal, TeamInfo,
     TeamSpec, TeamStore, UsageBy, UsageGroup, window_of,
 };
-use crate::{SharedStore, StoreError, lock, now_ms};
+use crate::{SharedStore, StoreError, now_ms};
 
 /// Keys, teams and budgets in the SQLite store.
 #[derive(Debug, Clone)]
@@ -63,7 +63,7 @@ impl SqliteTeams {
         work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || work(&mut lock(&store).conn))
+        tokio::task::spawn_blocking(move || work(&mut store.lock().conn))
             .await
             .map_err(|_| StoreError::WriterStopped)?
     }
@@ -154,7 +154,7 @@ fn budget(conn: &Connection, id: i64) -> Result<BudgetState, StoreError> {
 }
 
 const KEY_COLUMNS: &str = "k.id, k.name, k.public_id, k.team_id, t.name, k.models, k.rpm, k.tpm,
-    k.revoked_at IS NOT NULL, k.budget_id, t.budget_id, k.secret_hash";
+    k.revoked_at IS NOT NULL, k.budget_id, t.budget_id, k.secret_hash, k.daily_requests";
 
 fn read_key(conn: &Connection, row: &rusqlite::Row<'_>) -> rusqlite::Result<(KeyInfo, [u8; 32])> {
     let models: String = row.get(5)?;
@@ -180,7 +180,7 @@ fn read_key(conn: &Connection, row: &rusqlite::Row<'_>) -> rusqlite::Result<(Key
         tpm: row
             .get::<_, Option<i64>>(7)?
             .and_then(|tpm| u64::try_from(tpm).ok()),
-        daily_requests: None,
+        daily_requests: row.get(12)?,
         revoked: row.get(8)?,
         budgets: budgets
             .into_iter()
@@ -434,7 +434,8 @@ impl TeamStore for SqliteTeams {
                 .transpose()?;
             tx.execute(
                 "INSERT INTO client_keys (name, public_id, secret_hash, team_id, budget_id, models,
-                     rpm, tpm, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     rpm, tpm, created_at, daily_requests)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     spec.name,
                     key.public_id(),
@@ -444,7 +445,8 @@ impl TeamStore for SqliteTeams {
                     spec.models.join(","),
                     spec.rpm,
                     spec.tpm.map(|tpm| i64::try_from(tpm).unwrap_or(i64::MAX)),
-                    now_ms() / 1000
+                    now_ms() / 1000,
+                    spec.daily_requests
                 ],
             )
             .map_err(|error| StoreError::conflict_or(error, format!("key {}", spec.name)))?;

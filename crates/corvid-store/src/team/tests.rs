@@ -47,11 +47,13 @@ fn a_key_without_patterns_allows_every_model() {
 }
 
 mod sqlite_store {
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
     use std::time::Duration;
 
+    use parking_lot::Mutex;
+
     use super::super::*;
-    use crate::{Billing, Outcome, PriceMicros, Store, Tokens, UsageRecord, lock};
+    use crate::{Billing, Outcome, PriceMicros, Store, Tokens, UsageRecord};
 
     fn teams() -> (SqliteTeams, crate::SharedStore) {
         let store = Arc::new(Mutex::new(Store::open_in_memory().unwrap()));
@@ -152,7 +154,7 @@ mod sqlite_store {
         }
         // The row settles the hold to its cost, once.
         let record = row(&first.request_id, &key, 1_200);
-        lock(&store).record_all(&[record.clone(), record]).unwrap();
+        store.lock().record_all(&[record.clone(), record]).unwrap();
         let budgets = teams.budgets().await.unwrap();
         assert!(budgets.iter().all(|budget| budget.reserved_micros == 0));
         assert!(budgets.iter().all(|budget| budget.spent_micros == 1_200));
@@ -201,11 +203,11 @@ mod sqlite_store {
         // ends the request releases it.
         let mut failed = row(&first.request_id, &local, 300);
         failed.outcome = Outcome::Error;
-        lock(&store).record_all(&[failed]).unwrap();
+        store.lock().record_all(&[failed]).unwrap();
         let budget = &teams.budgets().await.unwrap()[0];
         assert_eq!((budget.spent_micros, budget.reserved_micros), (300, 10_000));
         let last = row(&format!("{}.1", first.request_id), &local, 700);
-        lock(&store).record_all(&[last]).unwrap();
+        store.lock().record_all(&[last]).unwrap();
         let budget = &teams.budgets().await.unwrap()[0];
         assert_eq!(
             (budget.spent_micros, budget.reserved_micros),
@@ -223,5 +225,32 @@ mod sqlite_store {
             .unwrap();
         tokio::time::sleep(Duration::from_millis(5)).await;
         assert_eq!(teams.sweep(Duration::from_secs(5)).await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_keys_own_daily_request_quota_is_kept_and_counted_on_sqlite() {
+        let (teams, _store) = teams();
+        let (created, _) = teams
+            .create_key(&KeySpec {
+                name: "dana".into(),
+                daily_requests: Some(2),
+                ..KeySpec::default()
+            })
+            .await
+            .unwrap();
+        let (key, _) = teams
+            .key_by_public_id(&created.public_id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(key.daily_requests, Some(2));
+        assert!(key.needs_hold(), "a quota alone takes a hold");
+        assert_eq!(teams.hold(&hold(&key, 0, "i")).await.unwrap(), None);
+        assert_eq!(teams.hold(&hold(&key, 0, "i")).await.unwrap(), None);
+        assert!(matches!(
+            teams.hold(&hold(&key, 0, "i")).await.unwrap(),
+            Some(Refusal::DailyRequests { limit: 2, .. })
+        ));
+        assert_eq!(teams.requests_today(key.id).await.unwrap(), 2);
     }
 }

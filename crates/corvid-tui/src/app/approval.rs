@@ -19,12 +19,16 @@ pub(crate) struct Proposal {
     /// The rule "always" keeps, when the proposal allows "always" (a widened or unsandboxed
     /// command never does: it asks every time).
     always: Option<ApprovalRule>,
+    /// The rule "never" saves as a deny rule (the proposal's `always_scope`).
+    never: Option<ApprovalRule>,
     /// The plan, when the proposal is one (plan mode).
     plan: Option<String>,
     /// The plan is in the input being edited: Enter approves the edited text.
     editing: bool,
     /// Where "always" may also be saved (digits 4 and 5), as the proposal allows.
     saves: Vec<corvid_protocol::RuleFile>,
+    /// Where "never" may be saved as a deny rule (digits 6 and 7), as the proposal allows.
+    denies: Vec<corvid_protocol::RuleFile>,
 }
 
 impl Proposal {
@@ -43,12 +47,23 @@ impl Proposal {
                 _ => None,
             })
             .collect();
+        let denies = proposal
+            .decisions
+            .iter()
+            .filter_map(|decision| match decision {
+                DecisionKind::SaveNeverProject => Some(corvid_protocol::RuleFile::Project),
+                DecisionKind::SaveNeverUser => Some(corvid_protocol::RuleFile::User),
+                _ => None,
+            })
+            .collect();
         Self {
             id: proposal.proposal_id,
+            never: proposal.always_scope.clone(),
             always,
             plan,
             editing: false,
             saves,
+            denies,
         }
     }
 }
@@ -102,18 +117,31 @@ impl App {
         }
     }
 
-    /// Digits 4 and 5: "always", and saved to the project's or the user's settings file, when
-    /// the proposal offers it; `false` (nothing done) otherwise.
-    pub(super) fn save_answer(&mut self, which: usize) -> bool {
+    /// Digits 4 and 5: "always", and saved to the project's or the user's settings file; 6
+    /// and 7: "never", saved as a deny rule there — when the proposal offers it; `false`
+    /// (nothing done) otherwise.
+    pub(super) fn save_answer(&mut self, digit: char) -> bool {
         let Some(proposal) = self.overlay.proposal.as_ref() else {
             return false;
         };
-        let (Some(file), Some(scope)) =
-            (proposal.saves.get(which).copied(), proposal.always.clone())
-        else {
+        let decision = match digit {
+            '4' | '5' => proposal
+                .saves
+                .get(usize::from(digit == '5'))
+                .copied()
+                .zip(proposal.always.clone())
+                .map(|(file, scope)| ApprovalDecision::SaveAlways { scope, file }),
+            _ => proposal
+                .denies
+                .get(usize::from(digit == '7'))
+                .copied()
+                .zip(proposal.never.clone())
+                .map(|(file, scope)| ApprovalDecision::SaveNever { scope, file }),
+        };
+        let Some(decision) = decision else {
             return false;
         };
-        self.answer(ApprovalDecision::SaveAlways { scope, file });
+        self.answer(decision);
         true
     }
 
@@ -148,6 +176,15 @@ impl App {
                 }
                 corvid_protocol::RuleFile::User => {
                     "approved, and from now on (saved in your settings.json)".to_owned()
+                }
+            },
+            ApprovalDecision::SaveNever { file, .. } => match file {
+                corvid_protocol::RuleFile::Project => {
+                    "rejected, and never again (deny rule saved in .corvid/settings.json)"
+                        .to_owned()
+                }
+                corvid_protocol::RuleFile::User => {
+                    "rejected, and never again (deny rule saved in your settings.json)".to_owned()
                 }
             },
         };
@@ -268,6 +305,18 @@ impl App {
                             " · 5 always, saved in the project"
                         }
                         (_, corvid_protocol::RuleFile::User) => " · 5 always, saved for you",
+                    });
+                }
+                for (digit, file) in proposal.denies.iter().enumerate() {
+                    hint.push_str(match (digit, file) {
+                        (0, corvid_protocol::RuleFile::Project) => {
+                            " · 6 never, saved in the project"
+                        }
+                        (0, corvid_protocol::RuleFile::User) => " · 6 never, saved for you",
+                        (_, corvid_protocol::RuleFile::Project) => {
+                            " · 7 never, saved in the project"
+                        }
+                        (_, corvid_protocol::RuleFile::User) => " · 7 never, saved for you",
                     });
                 }
                 hint.push_str(" · or type why, Enter · Esc cancels");

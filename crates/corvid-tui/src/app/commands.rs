@@ -32,11 +32,14 @@ impl App {
     /// One finished message: a slash command, or text for the model (queued during a turn).
     pub fn submit_line(&mut self, text: &str) {
         let trimmed = text.trim();
-        if trimmed.is_empty() {
+        if trimmed.is_empty() && self.attachments.is_empty() {
             return;
         }
-        self.recall.push(trimmed);
+        if !trimmed.is_empty() {
+            self.recall.push(trimmed);
+        }
         if let Some(file) = &self.settings.history_file
+            && !trimmed.is_empty()
             && let Err(error) = crate::history::append(file, trimmed)
         {
             self.hint = Some(format!("cannot save the input history: {error}"));
@@ -48,12 +51,13 @@ impl App {
             self.command(trimmed);
             return;
         }
+        let images = std::mem::take(&mut self.attachments);
         if self.busy() {
-            self.queue.push_back(trimmed.to_owned());
+            self.queue.push_back((trimmed.to_owned(), images));
             self.status.queued = self.queue.len();
             return;
         }
-        self.send(trimmed.to_owned());
+        self.send(trimmed.to_owned(), images);
     }
 
     /// What the user sent, into the scrollback: a blank line first, so each exchange stands
@@ -69,21 +73,26 @@ impl App {
         }
     }
 
-    pub(super) fn send(&mut self, text: String) {
+    pub(super) fn send(&mut self, text: String, images: Vec<super::attach::Attachment>) {
         self.you(&text);
+        if !images.is_empty() {
+            self.note(format!("  {}", super::attach::chips(&images)));
+        }
         let (message, attached) = mention::expand(&self.settings.project, &text);
         for note in attached {
             self.note(format!("  {note}"));
         }
         self.turn.since = Some(Instant::now());
-        self.link.submit(Op::Send(SendParams::text(message)));
+        let mut params = SendParams::text(message);
+        params.images = images.into_iter().map(|image| image.image).collect();
+        self.link.submit(Op::Send(params));
     }
 
     /// The next queued message, once the chat is idle again.
     pub(super) fn send_queued(&mut self) {
-        if let Some(next) = self.queue.pop_front() {
+        if let Some((next, images)) = self.queue.pop_front() {
             self.status.queued = self.queue.len();
-            self.send(next);
+            self.send(next, images);
         }
     }
 

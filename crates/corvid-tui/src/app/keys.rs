@@ -81,6 +81,7 @@ impl App {
                 }
                 None => self.hint = Some("no tool result to show yet".to_owned()),
             },
+            KeyCode::Char('v') if ctrl => self.paste_clipboard_image(),
             KeyCode::Char('u') if ctrl => self.editor.set(""),
             KeyCode::Char('w') if ctrl => self.editor.delete_word(),
             KeyCode::Char('a') if ctrl => self.editor.home(),
@@ -98,12 +99,13 @@ impl App {
                     _ => self.answer(ApprovalDecision::Reject { feedback: None }),
                 }
             }
-            // 4 and 5 save "always" to a settings file, where the proposal offers it.
-            KeyCode::Char(c @ ('4' | '5'))
+            // 4 and 5 save "always" to a settings file, 6 and 7 "never" (a deny rule), where
+            // the proposal offers it.
+            KeyCode::Char(c @ ('4'..='7'))
                 if self.overlay.proposal.is_some()
                     && self.editor.is_empty()
                     && !ctrl
-                    && self.save_answer(usize::from(c == '5')) => {}
+                    && self.save_answer(c) => {}
             KeyCode::Char(c) if !ctrl => self.editor.insert(&c.to_string()),
             KeyCode::Enter if shift || alt => self.editor.insert("\n"),
             KeyCode::Enter => self.enter(),
@@ -114,6 +116,7 @@ impl App {
                     self.hint = None;
                 }
             }
+            KeyCode::Backspace if self.editor.is_empty() && self.detach_last() => {}
             KeyCode::Backspace => self.editor.backspace(),
             KeyCode::Delete => self.editor.delete(),
             KeyCode::Left => self.editor.left(),

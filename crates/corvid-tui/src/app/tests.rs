@@ -242,6 +242,7 @@ fn an_approval_on_a_narrow_terminal_wraps_and_the_input_stays_below_it() {
 mod approval;
 mod commands;
 mod events;
+mod images;
 mod keys;
 mod permissions;
 mod plan;

@@ -96,10 +96,15 @@ impl App {
         self.approval_view(&mut lines);
         self.picker_view(&mut lines);
         self.messages_view(&mut lines);
-        for queued in &self.queue {
+        for (queued, images) in &self.queue {
             let first = queued.lines().next().unwrap_or("");
-            lines.push(Line::styled(format!("queued: {first}"), dim));
+            let mut line = format!("queued: {first}");
+            if !images.is_empty() {
+                line.push_str(&format!(" {}", super::attach::chips(images)));
+            }
+            lines.push(Line::styled(line, dim));
         }
+        self.attachments_view(&mut lines);
         lines
     }
 

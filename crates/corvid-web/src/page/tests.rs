@@ -35,12 +35,14 @@ fn binaries_are_refused_with_their_type() {
         "video/mp4",
     ] {
         assert_eq!(
-            read(&url(), Some(content_type), b"\x89PNG\r\n\x1a\n\0\0").unwrap_err(),
+            read(&url(), Some(content_type), b"\x89PNG\r\n\x1a\n\0\0")
+                .unwrap_err()
+                .0,
             content_type
         );
     }
     assert_eq!(
-        read(&url(), None, b"\x00\x01\x02binary").unwrap_err(),
+        read(&url(), None, b"\x00\x01\x02binary").unwrap_err().0,
         "application/octet-stream"
     );
     assert_eq!(
@@ -49,7 +51,8 @@ fn binaries_are_refused_with_their_type() {
             Some("application/octet-stream"),
             b"\x7fELF\x02\x01\x01\0"
         )
-        .unwrap_err(),
+        .unwrap_err()
+        .0,
         "application/octet-stream"
     );
 }

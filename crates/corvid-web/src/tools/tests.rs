@@ -71,7 +71,7 @@ fn arguments_are_checked() {
         (SEARCH, json!({"query": "x", "count": 0}), "from 1 to 20"),
         ("web_crawl", json!({}), "not a web tool"),
     ] {
-        let error = web_tools.check(name, &arguments).unwrap_err();
+        let error = web_tools.check(name, &arguments).unwrap_err().to_string();
         assert!(error.contains(expected), "{arguments}: {error}");
     }
     let without_search = tools(&WebConfig::default(), false);

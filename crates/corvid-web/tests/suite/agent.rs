@@ -17,7 +17,7 @@ use super::support::{Server, TestNetwork, page};
 
 /// An agent in a new project under `policy`, with the web tools of `plugin`, its model
 /// answering `replies`.
-fn start(
+async fn start(
     policy: ApprovalPolicy,
     plugin: WebPlugin,
     replies: Vec<ScriptedReply>,
@@ -25,7 +25,7 @@ fn start(
     let project = tempfile::tempdir().unwrap();
     let mut config = agent::config(project.path(), policy);
     config.tool_plugins = vec![Arc::new(plugin)];
-    (project, ScriptedAgent::spawn(config, replies))
+    (project, ScriptedAgent::spawn(config, replies).await)
 }
 
 /// `web_fetch` allowed to reach the local test servers; search off.
@@ -58,7 +58,8 @@ async fn a_scripted_model_fetches_a_page_and_reads_its_markdown_next() {
             ScriptedReply::tool_call("c1", "web_fetch", &arguments),
             ScriptedReply::text("1.2.0 makes builds faster."),
         ],
-    );
+    )
+    .await;
     agent.send("what changed in 1.2.0?");
     let outcome = loop {
         match agent.next_said().await {
@@ -132,7 +133,8 @@ async fn web_search_asks_first_showing_the_query_and_its_results_reach_the_model
             ScriptedReply::tool_call("c1", "web_search", r#"{"query":"corvid gateway"}"#),
             ScriptedReply::text("Found it."),
         ],
-    );
+    )
+    .await;
     agent.send("search for corvid");
     let mut asked = 0;
     let outcome = loop {
@@ -181,7 +183,8 @@ async fn always_allowing_web_fetch_lets_later_fetches_run_without_asking() {
             ScriptedReply::tool_call("c2", "web_fetch", &second),
             ScriptedReply::text("Read both."),
         ],
-    );
+    )
+    .await;
     agent.send("read two pages");
     let mut proposals = 0;
     let outcome = loop {
@@ -230,7 +233,8 @@ async fn the_explore_subagent_is_offered_the_web_tools_and_fetches_a_page() {
             ScriptedReply::text("It is forty-two."),
             ScriptedReply::text("The explorer says forty-two."),
         ],
-    );
+    )
+    .await;
     agent.send("find the answer");
     assert_eq!(agent.turn_finished().await, TurnOutcome::Completed);
     let requests = agent.model.requests();

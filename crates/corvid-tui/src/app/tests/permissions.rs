@@ -1,5 +1,5 @@
-//! Saved permission rules in the terminal: 4 saves "always" to the project, `/permissions`
-//! lists the rules and removes one.
+//! Saved permission rules in the terminal: 4 saves "always" to the project, 7 "never" (a deny
+//! rule) for the user, `/permissions` lists the rules and removes one.
 
 use corvid_protocol::{DecisionKind, PermissionRule, ReplyOk, RuleAction, RuleFile};
 
@@ -21,6 +21,8 @@ fn savable() -> ServerRequest {
             DecisionKind::SaveAlwaysProject,
             DecisionKind::SaveAlwaysUser,
             DecisionKind::Reject,
+            DecisionKind::SaveNeverProject,
+            DecisionKind::SaveNeverUser,
         ],
         always_scope: Some(corvid_protocol::ApprovalRule::command_prefix("cargo test")),
         always_description: None,
@@ -30,7 +32,7 @@ fn savable() -> ServerRequest {
 }
 
 #[test]
-fn four_saves_always_to_the_project_and_five_for_the_user() {
+fn four_saves_always_to_the_project_five_for_the_user_and_six_seven_never() {
     let folder = tempfile::tempdir().unwrap();
     let (mut app, recorder) = app(folder.path(), None);
     app.request(savable());
@@ -52,6 +54,16 @@ fn four_saves_always_to_the_project_and_five_for_the_user() {
             ..
         })
     ));
+    app.request(savable());
+    assert!(area(&app, 200, 12).contains("6 never, saved in the project"));
+    app.key(key(KeyCode::Char('7')));
+    assert_eq!(
+        decisions(&recorder).last().cloned().unwrap(),
+        ApprovalDecision::SaveNever {
+            scope: corvid_protocol::ApprovalRule::command_prefix("cargo test"),
+            file: RuleFile::User
+        }
+    );
     // Without a save offered, 4 is typed.
     app.request(proposal());
     app.key(key(KeyCode::Char('4')));
@@ -83,6 +95,17 @@ fn slash_permissions_lists_and_removes() {
     ));
     let shown = printed(&mut app);
     assert!(shown.contains("removed `Bash(rm:*)`"), "{shown}");
+    // `/permissions add` goes through the same one command table.
+    typed(&mut app, "/permissions add user deny Bash(rm:*)");
+    app.key(key(KeyCode::Enter));
+    assert_eq!(
+        ops(&recorder).last(),
+        Some(&Op::AddPermission {
+            action: RuleAction::Deny,
+            rule: "Bash(rm:*)".to_owned(),
+            file: RuleFile::User
+        })
+    );
     assert!(
         shown.contains("1. allow Bash(ls:*) — .corvid/settings.json"),
         "{shown}"
