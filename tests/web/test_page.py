@@ -285,6 +285,24 @@ async def run(browser, mock, url, home, project):
     content = mock.chat_requests()[-1]["body"]["messages"][-1]["content"]
     images = [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
     assert images == ["data:image/png;base64," + PNG_DOT], content
+    # For a model without image input the agent refuses, in its words; the image goes back to
+    # the tray, and nothing is sent.
+    asked = len(mock.chat_requests())
+    await send(browser, "/model grok-3")
+    for _ in range(100):
+        if any('"model":"grok-3"' in f.replace(" ", "") for f in browser.frames_received()):
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError("the model did not switch to grok-3")
+    await browser.evaluate("""document.querySelector('#input').dispatchEvent(new ClipboardEvent('paste', { clipboardData: (() => { const d = new DataTransfer(); d.items.add(new File([Uint8Array.from(atob('%s'), c => c.charCodeAt(0))], 'again.png', { type: 'image/png' })); return d; })(), bubbles: true, cancelable: true }))""" % PNG_DOT)
+    await browser.wait_for("document.querySelectorAll('#attachments .image-chip').length === 1", 10, "the chip")
+    await send(browser, "And this?")
+    await browser.wait_for("document.querySelector('#notices').textContent.includes('grok-3 does not take images')", 10, "the refusal")
+    await browser.wait_for("document.querySelectorAll('#attachments .image-chip').length === 1", 10, "the image back in the tray")
+    assert len(mock.chat_requests()) == asked
+    await browser.evaluate("document.querySelector('#attachments .chip-remove').click()")
+    await send(browser, "/model grok-4.6")
 
     # 6. Conversations: a new one, then back to the first (shown by a message sent after the
     # /compact above, which replaced the older turns with a summary).

@@ -307,7 +307,7 @@ impl Engine {
             .toolbox
             .servers()
             .into_iter()
-            .map(tool_server)
+            .map(crate::tool_view::tool_server)
             .collect();
         ReplyOk::ToolServers { servers }
     }
@@ -508,33 +508,6 @@ async fn offer_tools(shared: &Shared, scope: &Scope, toolbox: &ToolBox) -> Offer
     }
     shared.call_facts.offered(&offered.offer);
     offered.offer
-}
-
-/// A tool source's server as front ends show it.
-fn tool_server(report: corvid_tools::ServerReport) -> corvid_protocol::ToolServer {
-    use corvid_protocol::ToolServerState as State;
-    use corvid_tools::ServerHealth;
-    let (state, reason) = match report.health {
-        ServerHealth::Disabled => (State::Disabled, None),
-        ServerHealth::Idle => (State::Idle, None),
-        ServerHealth::Untrusted => (State::Untrusted, None),
-        ServerHealth::Starting => (State::Starting, None),
-        ServerHealth::Ready => (State::Ready, None),
-        ServerHealth::NeedsSignIn => (State::NeedsSignIn, None),
-        ServerHealth::Failed(reason) => (State::Failed, Some(reason)),
-    };
-    let mut server = corvid_protocol::ToolServer {
-        name: report.name,
-        configured_in: report.configured_in,
-        transport: report.transport,
-        state,
-        reason,
-        tools: report.tools,
-        withheld: report.withheld,
-        description: String::new(),
-    };
-    server.description = server.describe();
-    server
 }
 
 /// The main agent's system prompt, describing the tools of `offer`.

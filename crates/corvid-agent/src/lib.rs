@@ -55,3 +55,4 @@ pub use model::{
 };
 pub use project::{ProjectFolders, find_project_root, project_folders};
 pub use session::SharedStore;
+pub use tool_view::tool_server;

@@ -54,3 +54,31 @@ pub(crate) fn offered_tools(
     }
     tools
 }
+
+/// A tool source's server as front ends show it, its words (`describe()`) filled in: the
+/// engine's `tool_servers` and `corvid mcp list` build it here.
+pub fn tool_server(report: corvid_tools::ServerReport) -> corvid_protocol::ToolServer {
+    use corvid_protocol::ToolServerState as State;
+    use corvid_tools::ServerHealth;
+    let (state, reason) = match report.health {
+        ServerHealth::Disabled => (State::Disabled, None),
+        ServerHealth::Idle => (State::Idle, None),
+        ServerHealth::Untrusted => (State::Untrusted, None),
+        ServerHealth::Starting => (State::Starting, None),
+        ServerHealth::Ready => (State::Ready, None),
+        ServerHealth::NeedsSignIn => (State::NeedsSignIn, None),
+        ServerHealth::Failed(reason) => (State::Failed, Some(reason)),
+    };
+    let mut server = corvid_protocol::ToolServer {
+        name: report.name,
+        configured_in: report.configured_in,
+        transport: report.transport,
+        state,
+        reason,
+        tools: report.tools,
+        withheld: report.withheld,
+        description: String::new(),
+    };
+    server.description = server.describe();
+    server
+}

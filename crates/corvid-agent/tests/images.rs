@@ -41,7 +41,7 @@ async fn a_mentioned_project_image_and_an_attached_one_reach_the_model_and_survi
     let data = tempfile::tempdir().unwrap();
     std::fs::write(project.path().join("shot.png"), PNG).unwrap();
     let config = agent::config(project.path(), ApprovalPolicy::Ask);
-    let store = || {
+    let store = || -> corvid_agent::SharedStore {
         let store = corvid_store::Store::open(&data.path().join("corvid.db")).unwrap();
         std::sync::Arc::new(parking_lot::Mutex::new(store))
     };

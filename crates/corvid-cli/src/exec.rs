@@ -7,8 +7,8 @@ use std::io::{IsTerminal, Read, Write};
 use corvid_agent::OpenConversation;
 use corvid_config::Loaded;
 use corvid_protocol::{
-    ApprovalDecision, ApprovalPolicy, Event, EventMsg, Op, ProposalKind, Response, SendParams,
-    ServerFrame, ServerRequest, SessionFrame, TurnOutcome,
+    ApprovalDecision, ApprovalPolicy, Event, EventMsg, Op, PROTOCOL_VERSION, ProposalKind,
+    ProtocolHello, Response, SendParams, ServerFrame, ServerRequest, SessionFrame, TurnOutcome,
 };
 
 use crate::agent_front::{AgentArgs, start};
@@ -78,20 +78,21 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
         },
     };
     let mut stdout = std::io::stdout();
-    // JSON lines: each event as an `Event`, each request of the agent as a `request` frame.
-    let emit = |frame: &SessionFrame, stdout: &mut std::io::Stdout| -> std::io::Result<()> {
-        if args.json {
-            match frame {
-                SessionFrame::Event(event) => serde_json::to_writer(&mut *stdout, event)?,
-                SessionFrame::Request(request) => {
-                    serde_json::to_writer(&mut *stdout, &ServerFrame::Request(request.clone()))?
-                }
-            }
-            stdout.write_all(b"\n")?;
-            stdout.flush()?;
-        }
-        Ok(())
+    // JSON lines, one shape: each line a `ServerFrame` as the page's socket carries it — the
+    // `protocol` hello first, then `event` and `request` frames in the session's order.
+    let emit = |frame: &ServerFrame, stdout: &mut std::io::Stdout| -> std::io::Result<()> {
+        serde_json::to_writer(&mut *stdout, frame)?;
+        stdout.write_all(b"\n")?;
+        stdout.flush()
     };
+    if args.json {
+        let hello = ServerFrame::Protocol(ProtocolHello {
+            version: PROTOCOL_VERSION,
+            schema: None,
+            commands: corvid_protocol::commands::specs(&handle.commands()),
+        });
+        emit(&hello, &mut stdout)?;
+    }
     if args.plan {
         handle.submit(Op::SetApprovalPolicy {
             policy: ApprovalPolicy::Plan,
@@ -110,7 +111,9 @@ pub(crate) async fn run(loaded: &Loaded, args: &ExecArgs) -> anyhow::Result<u8> 
     let mut last_message = String::new();
     let mut tools = std::collections::HashMap::new();
     while let Some(frame) = events.recv().await {
-        emit(&frame, &mut stdout)?;
+        if args.json {
+            emit(&ServerFrame::from(frame.clone()), &mut stdout)?;
+        }
         let event = match frame {
             SessionFrame::Event(event) => event,
             // Plan mode's answer is the plan: printed, and the turn stops there (nothing ran

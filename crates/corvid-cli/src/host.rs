@@ -11,6 +11,8 @@ use corvid_config::{Flags, Loaded};
 pub use crate::launchd::LaunchAgent;
 pub use crate::live::LiveSettings;
 pub use crate::serve::Listening;
+/// What `LiveSettings::attention` announces: an approval waiting or a turn ended.
+pub use corvid_agent::{Attention, AttentionKind};
 pub use corvid_server::SettingsNote;
 
 /// When this process was started as the sandbox helper (the agent's commands re-run the

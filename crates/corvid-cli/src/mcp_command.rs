@@ -15,8 +15,9 @@ use corvid_config::{
     ConfigDocument, Loaded, McpEntry, McpScope, McpServer, McpTransport, PROJECT_MCP_FILE,
     ProjectFile, merge_servers, read_project_mcp,
 };
+use corvid_mcp::McpEnvironment;
 use corvid_mcp::oauth::{LoginOptions, Registration, login, logout};
-use corvid_mcp::{McpEnvironment, ServerState, sign_in_hint};
+use corvid_protocol::ToolServerAudience;
 use corvid_tools::Sandbox;
 
 use crate::compose::{credential_names, mcp_oauth_store, mcp_plugin, mcp_trust_store};
@@ -334,20 +335,10 @@ async fn list(loaded: &Loaded, project: &Path, sandbox: Sandbox) -> anyhow::Resu
             McpScope::Editor => "the editor",
         };
         let how = server.map(describe).unwrap_or_default();
-        let state = match &status.state {
-            ServerState::Ready => format!("ready, {} tools", status.tools.len()),
-            ServerState::Failed(reason) => format!("failed: {reason}"),
-            ServerState::Disabled => "disabled".to_owned(),
-            ServerState::Untrusted => format!(
-                "not yet trusted (not started; `corvid mcp trust {}` to trust it)",
-                status.name
-            ),
-            ServerState::NeedsSignIn => format!(
-                "needs sign-in ({} to sign in)",
-                sign_in_hint(&status.name, status.scope)
-            ),
-            ServerState::Starting | ServerState::Idle => "not started".to_owned(),
-        };
+        // The state in the protocol's one wording (what the chat faces show), naming the
+        // command line's way to act on it.
+        let state = corvid_agent::tool_server(status.clone().report())
+            .describe_for(ToolServerAudience::CommandLine);
         text.push_str(&format!("{} ({scope}; {how}): {state}\n", status.name));
         for (name, tool) in &status.tools {
             if name.ends_with(&format!("__{tool}")) {

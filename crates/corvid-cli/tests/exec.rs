@@ -43,6 +43,34 @@ async fn run_exec(
     )
 }
 
+/// The published schema (what the page's socket serves at `/api/agent/schema`), for one
+/// `ServerFrame`.
+fn frame_validator() -> jsonschema::Validator {
+    let mut schema: Value = serde_json::from_str(&corvid_protocol::schema_json()).unwrap();
+    let object = schema.as_object_mut().unwrap();
+    object.remove("anyOf");
+    object.insert("$ref".to_owned(), json!("#/$defs/ServerFrame"));
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+/// Every line is one shape: a `ServerFrame` the schema accepts, the `protocol` hello first.
+fn assert_one_shape(lines: &[Value]) {
+    assert_eq!(lines[0]["type"], "protocol", "{:#}", lines[0]);
+    assert_eq!(lines[0]["version"], corvid_protocol::PROTOCOL_VERSION);
+    let validator = frame_validator();
+    for line in lines {
+        let errors: Vec<String> = validator
+            .iter_errors(line)
+            .map(|error| error.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{line:#}: {errors:?}");
+        assert!(
+            ["protocol", "event", "request", "reply"].contains(&line["type"].as_str().unwrap()),
+            "{line:#}"
+        );
+    }
+}
+
 fn types(events: &[Value]) -> Vec<String> {
     events
         .iter()
@@ -82,6 +110,7 @@ async fn exec_json_reads_edits_and_finishes() {
     )
     .await;
     assert!(ok, "{stderr}\n{events:#?}");
+    assert_one_shape(&events);
     let kinds = types(&events);
     for expected in [
         "ready",
@@ -145,6 +174,29 @@ async fn exec_refuses_commands_it_cannot_ask_about_and_fails_on_errors() {
         "the command was not run under --approval ask"
     );
     assert!(stdout.contains("✗ $ touch marker"), "{stdout}");
+
+    // With --json the refused approval is a `request` frame among the events, one shape.
+    upstream.enqueue(
+        CHAT,
+        reply_with_usage(vec![
+            chunk(json!({"tool_calls": [{"index": 0, "id": "b2", "type": "function", "function": {"name": "bash", "arguments": r#"{"command":"touch marker"}"#}}]}), Value::Null),
+            chunk(json!({}), json!("tool_calls")),
+        ]),
+    );
+    upstream.enqueue(
+        CHAT,
+        reply_with_usage(delta_then_stop(json!({"content": "ok"}))),
+    );
+    let (_, lines, stderr) = run_exec(&upstream, project.path(), home.path(), &[]).await;
+    assert_one_shape(&lines);
+    let request = lines
+        .iter()
+        .find(|line| line["type"] == "request")
+        .unwrap_or_else(|| panic!("no request line: {lines:#?}\n{stderr}"));
+    assert_eq!(
+        request["approval"]["title"], "Run touch marker",
+        "{request:#}"
+    );
 
     upstream.enqueue(
         CHAT,

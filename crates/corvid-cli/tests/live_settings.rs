@@ -482,3 +482,80 @@ async fn the_general_settings_round_trip_and_a_browser_sign_in_from_the_page_app
         last_bearer(&upstream)
     );
 }
+
+/// The Status tab's row for `provider`.
+fn provider_row(status: &Value, provider: &str) -> Value {
+    status["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["name"] == provider)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {provider} row: {status}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_provider_keeps_its_last_error_across_a_reload_until_its_own_settings_change() {
+    let upstream = MockUpstream::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let env_file = home.path().join("env");
+    std::fs::write(&env_file, "XAI_API_KEY=first-key\n").unwrap();
+    std::fs::set_permissions(
+        &env_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let mut serving = serve(home.path(), &upstream).await;
+    upstream.enqueue(
+        "/v1/chat/completions",
+        corvid_test_support::Reply::status(
+            http::StatusCode::BAD_REQUEST,
+            json!({"error": {"message": "the prompt is not allowed"}}),
+        ),
+    );
+    assert_eq!(serving.ask().await, 400);
+    let failed = provider_row(&serving.status().await, "xai")["last_error"].clone();
+    assert_eq!(failed["status"], 400, "{failed}");
+
+    // Another provider's key saved on the page: the settings reload, xAI keeps its state.
+    let answer = serving
+        .page(
+            reqwest::Method::PUT,
+            "/api/settings",
+            Some(json!({"keys": {"ANTHROPIC_API_KEY": "another-key"}})),
+        )
+        .await;
+    assert_eq!(answer["settings_error"], Value::Null, "{answer}");
+    let status = serving.status().await;
+    assert!(
+        status["settings"]["reloads"].as_u64().unwrap() >= 1,
+        "{status}"
+    );
+    assert_eq!(
+        provider_row(&status, "anthropic")["key"],
+        "present",
+        "{status}"
+    );
+    assert_eq!(
+        provider_row(&status, "xai")["last_error"],
+        failed,
+        "{status}"
+    );
+
+    // xAI's own key changes: it starts afresh.
+    serving
+        .page(
+            reqwest::Method::PUT,
+            "/api/settings",
+            Some(json!({"keys": {"XAI_API_KEY": "second-key"}})),
+        )
+        .await;
+    let status = serving.status().await;
+    assert_eq!(
+        provider_row(&status, "xai")["last_error"],
+        Value::Null,
+        "{status}"
+    );
+    serving.until_used(&upstream, "Bearer second-key").await;
+    serving.still_running();
+}

@@ -171,7 +171,10 @@ fn a_project_server_waits_for_trust_and_a_changed_one_asks_again() {
         text.contains("cloned (.corvid/mcp.json; stdio: sh -c touch"),
         "{text}"
     );
-    assert!(text.contains("not yet trusted"), "{text}");
+    assert!(
+        text.contains("not trusted yet, not started: `corvid mcp trust"),
+        "{text}"
+    );
     assert!(text.contains("corvid mcp trust cloned"), "{text}");
     assert!(!mark.exists(), "an untrusted server ran");
 
@@ -181,14 +184,20 @@ fn a_project_server_waits_for_trust_and_a_changed_one_asks_again() {
     assert!(home.path().join("corvid/mcp-trust.json").exists());
     let (ok, text) = list();
     assert!(ok, "{text}");
-    assert!(!text.contains("not yet trusted"), "{text}");
+    assert!(
+        !text.contains("not trusted yet, not started: `corvid mcp trust"),
+        "{text}"
+    );
     assert!(mark.exists(), "the trusted server did not start: {text}");
 
     std::fs::remove_file(&mark).unwrap();
     write("touch -m");
     let (ok, text) = list();
     assert!(ok, "{text}");
-    assert!(text.contains("not yet trusted"), "{text}");
+    assert!(
+        text.contains("not trusted yet, not started: `corvid mcp trust"),
+        "{text}"
+    );
     assert!(
         !mark.exists(),
         "a changed server ran without being trusted again"
@@ -325,7 +334,7 @@ fn login_list_and_logout_of_an_oauth_server() {
     assert!(ok, "{text}");
     assert!(
         text.contains("docs (config.toml; http: http://")
-            && text.contains("needs sign-in (run `corvid mcp login docs` to sign in)"),
+            && text.contains("needs sign-in: `corvid mcp login docs`"),
         "{text}"
     );
 

@@ -1,5 +1,5 @@
 //! System notifications: when the page's agent waits for an approval or ends a turn and no tab
-//! is looked at (see `corvid_agent::AttentionFeed`: each tab reports whether its page is
+//! is looked at (see `corvid_cli::host::LiveSettings::attention`: each tab reports whether its page is
 //! visible and its window focused), the desktop shows a notification; clicking it opens the
 //! chat. The terminal (`corvid chat`) runs an agent of its own and rings its own bell (OSC 9),
 //! so only the page's tabs count as faces here.
@@ -17,7 +17,7 @@ mod platform;
 #[path = "notify/none.rs"]
 mod platform;
 
-use corvid_agent::{Attention, AttentionKind};
+use corvid_cli::host::{Attention, AttentionKind};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::view::Action;

@@ -89,6 +89,25 @@ pub struct ServerStatus {
     pub filtered: Vec<String>,
 }
 
+impl ServerStatus {
+    /// The server as a tool source reports it to the agent (what every face, and `corvid mcp
+    /// list`, words through `corvid_protocol::ToolServer`).
+    pub fn report(self) -> corvid_tools::ServerReport {
+        corvid_tools::ServerReport {
+            configured_in: match self.scope {
+                McpScope::Global => "config.toml".to_owned(),
+                McpScope::Project => corvid_config::PROJECT_MCP_FILE.to_owned(),
+                McpScope::Editor => "the editor".to_owned(),
+            },
+            transport: self.transport,
+            health: self.state,
+            tools: self.tools.into_iter().map(|(name, _)| name).collect(),
+            withheld: self.filtered,
+            name: self.name,
+        }
+    }
+}
+
 #[derive(Clone)]
 enum State {
     Idle,

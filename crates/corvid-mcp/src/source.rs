@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use corvid_config::{McpScope, McpServer, PROJECT_MCP_FILE, merge_servers, read_project_mcp};
+use corvid_config::{McpServer, merge_servers, read_project_mcp};
 use corvid_tools::{
     AlwaysAllow, Listing, Plan, Prepared, Proposal, Run, ServerReport, ToolContext, ToolDetail,
     ToolError, ToolFuture, ToolImage, ToolKind, ToolOutput, ToolPlugin, ToolSource, ToolSpec,
@@ -18,7 +18,7 @@ use corvid_tools::{
 use serde_json::Value;
 
 use crate::launch::{Lookup, McpEnvironment};
-use crate::manager::McpManager;
+use crate::manager::{McpManager, ServerStatus};
 use crate::oauth::OAuthStore;
 use crate::trust::{TrustStore, needs_trust};
 
@@ -324,18 +324,7 @@ impl ToolSource for McpSource {
         self.manager
             .statuses()
             .into_iter()
-            .map(|status| ServerReport {
-                configured_in: match status.scope {
-                    McpScope::Global => "config.toml".to_owned(),
-                    McpScope::Project => PROJECT_MCP_FILE.to_owned(),
-                    McpScope::Editor => "the editor".to_owned(),
-                },
-                transport: status.transport,
-                health: status.state,
-                tools: status.tools.into_iter().map(|(name, _)| name).collect(),
-                withheld: status.filtered,
-                name: status.name,
-            })
+            .map(ServerStatus::report)
             .collect()
     }
 }

@@ -63,8 +63,8 @@ pub use event::{
     AppliedChange, ChangeKind, ConversationSummary, DecisionKind, ErrorClass, ErrorNotification,
     EventMsg, FileChange, HistoryEntry, ProposalKind, ProposalNotification, ProposalOutcome,
     ReadyNotification, SubagentKind, TodoItem, TodoStatus, TokenUsage, ToolCallKind,
-    ToolCallNotification, ToolResultNotification, ToolServer, ToolServerState, Truncation,
-    TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
+    ToolCallNotification, ToolResultNotification, ToolServer, ToolServerAudience, ToolServerState,
+    Truncation, TurnChanges, TurnFinishedNotification, TurnOutcome, UsageNotification,
 };
 pub use op::{ApprovalDecision, ImageInput, Op, SendParams};
 pub use permissions::{PermissionRule, RuleAction, RuleFile, describe_rules};

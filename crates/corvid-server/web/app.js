@@ -4,7 +4,7 @@
 
 import { el, renderMarkdown } from "/assets/markdown.js";
 import { messageActions, onUserMessages } from "/assets/rewind.js";
-import { attachImages, hasImages, takeImages } from "/assets/attach.js";
+import { attachImages, hasImages, restoreImages, takeImages } from "/assets/attach.js";
 
 const FOLD_LINES = 12;
 // The conversation this tab shows, kept across reloads and reconnects (per tab: sessionStorage).
@@ -14,6 +14,7 @@ const state = {
   socket: null,
   next: 0,
   running: false,
+  sentImages: null, // {id, images}: the images of the send waiting for its reply
   model: "",
   policy: "ask",
   protocol: null, // the engine's protocol version and command table, from the `protocol` frame
@@ -197,7 +198,8 @@ async function send() {
   const images = takeImages($("#attachments"));
   const marks = images.map(() => "[image]").join(" ");
   userMessage(marks ? (text ? `${text}\n${marks}` : marks) : text);
-  submit(images.length ? { type: "send", text, images } : { type: "send", text });
+  const id = submit(images.length ? { type: "send", text, images } : { type: "send", text });
+  if (images.length) state.sentImages = { id, images };
 }
 
 // ---- the conversation ---------------------------------------------------------------------
@@ -633,6 +635,11 @@ function onRequest(request) {
 
 // The one reply each submission (or response) gets: what it produced, or why not.
 function onReply(reply) {
+  // A refused message (a model without image input) gives its images back to the tray.
+  if (state.sentImages?.id === reply.id) {
+    if (reply.error) restoreImages($("#attachments"), state.sentImages.images);
+    state.sentImages = null;
+  }
   if (reply.error) {
     notice("error", `${reply.error.message}${reply.error.next_action ? " — " + reply.error.next_action : ""}`);
     return;

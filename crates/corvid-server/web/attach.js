@@ -83,3 +83,9 @@ export function takeImages(tray) {
   draw(tray);
   return images;
 }
+
+// Images taken by a send the agent refused, back in the tray (before any attached since).
+export function restoreImages(tray, images) {
+  attached = [...images.map(({ media_type, data }, index) => ({ media_type, data, name: `image ${index + 1}` })), ...attached];
+  draw(tray);
+}

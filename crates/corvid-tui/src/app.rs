@@ -130,6 +130,8 @@ pub struct App {
     queue: VecDeque<(String, Vec<attach::Attachment>)>,
     /// Images waiting to go with the next message.
     attachments: Vec<attach::Attachment>,
+    /// The images of the message sent last, until its turn starts: a refusal gives them back.
+    sent_images: Vec<attach::Attachment>,
     interrupt_armed: Option<Instant>,
     pub(crate) hint: Option<String>,
     /// The highest `seq` applied: a resync's replay repeats what is at or below it, and that
@@ -180,6 +182,7 @@ impl App {
             last_result: None,
             queue: VecDeque::new(),
             attachments: Vec::new(),
+            sent_images: Vec::new(),
             interrupt_armed: None,
             hint: None,
             last_seq: 0,

@@ -147,15 +147,23 @@ where
     };
     let top = TopLevel::parse(&body).ok();
     let requested = estimate::model_of(parts.uri.path(), top.as_ref()).unwrap_or_default();
-    let route = state.registry().resolve(&requested).ok();
-    if let Some(route) = &route
-        && !key.allows_model(&requested, route.provider.name(), &route.model)
+    // A `[routes.NAME]` expands into its targets: the key must be allowed every one a fallback
+    // may reach, and the hold is priced at the first.
+    let attempts = state
+        .registry()
+        .plan(&requested, None, None)
+        .map(|plan| plan.attempts)
+        .unwrap_or_default();
+    if attempts
+        .iter()
+        .any(|route| !key.allows_model(&requested, route.provider.name(), &route.model))
     {
         return refuse(ApiError::forbidden(format!(
             "the client key {} may not use the model {requested}",
             key.name
         )));
     }
+    let route = attempts.into_iter().next();
     let request = Request::from_parts(parts, Body::from(body.clone()));
     let request_id = corvid_store::team::new_request_id();
     let mut held = false;

@@ -29,23 +29,46 @@ pub struct ToolServer {
     pub description: String,
 }
 
+/// Where the person reading a server's state acts on it: in a chat face (its `/mcp` command)
+/// or on the command line (`corvid mcp …`). Only the action named differs; the state's words
+/// are the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolServerAudience {
+    Chat,
+    CommandLine,
+}
+
 impl ToolServer {
     /// Its state in words, with what to do about it: the sign-in (`corvid mcp login`; the
     /// session notices a new one by itself) or the trust (`/mcp trust NAME`, the command every
     /// chat face offers). The one wording of a server's state; every face shows it as it is.
     pub fn describe(&self) -> String {
-        match self.state {
-            ToolServerState::Untrusted => format!(
-                "{}: `/mcp trust {}` starts it (it runs what the project's file says: trust it only if you would run that yourself)",
+        self.describe_for(ToolServerAudience::Chat)
+    }
+
+    /// [`Self::describe`] for `audience`: `corvid mcp list` names `corvid mcp trust` where a
+    /// chat face names `/mcp trust`.
+    pub fn describe_for(&self, audience: ToolServerAudience) -> String {
+        let name = &self.name;
+        match (self.state, audience) {
+            (ToolServerState::Untrusted, ToolServerAudience::Chat) => format!(
+                "{}: `/mcp trust {name}` starts it (it runs what the project's file says: trust it only if you would run that yourself)",
                 self.state_words(),
-                self.name
             ),
+            (ToolServerState::Untrusted, ToolServerAudience::CommandLine) => format!(
+                "{}: `corvid mcp trust {name}` trusts it (it runs what the project's file says: trust it only if you would run that yourself)",
+                self.state_words(),
+            ),
+            (ToolServerState::NeedsSignIn, ToolServerAudience::CommandLine) => {
+                format!(
+                    "needs sign-in: `corvid mcp login {name}` (in the project, for its own servers)"
+                )
+            }
             _ => self.state_words(),
         }
     }
 
-    /// Its state in words alone, without what to do about trust (for `corvid mcp list`,
-    /// which says how trust is given on the command line).
+    /// Its state in words alone, without what to do about trust.
     pub fn state_words(&self) -> String {
         let name = &self.name;
         match self.state {

@@ -137,6 +137,23 @@ fn a_tool_servers_state_is_worded_once_with_what_to_do_about_it() {
             .describe()
             .contains("`corvid mcp login repo`")
     );
+    // `corvid mcp list` words the state the same way, naming the command line's commands.
+    use corvid_protocol::ToolServerAudience::CommandLine;
+    assert_eq!(
+        server(State::Ready).describe_for(CommandLine),
+        "ready, 1 tool"
+    );
+    assert!(
+        untrusted
+            .describe_for(CommandLine)
+            .starts_with("not trusted yet, not started: `corvid mcp trust repo` trusts it"),
+        "{}",
+        untrusted.describe_for(CommandLine)
+    );
+    assert_eq!(
+        server(State::NeedsSignIn).describe_for(CommandLine),
+        "needs sign-in: `corvid mcp login repo` (in the project, for its own servers)"
+    );
     // The engine sends the words with the server, for faces that cannot call `describe`.
     let described = corvid_protocol::ToolServer {
         description: untrusted.describe(),

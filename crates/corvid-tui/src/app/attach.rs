@@ -66,6 +66,13 @@ impl App {
         }
     }
 
+    /// A refused message (a model without image input): its images go back above the input.
+    pub(super) fn restore_sent_images(&mut self) {
+        let mut images = std::mem::take(&mut self.sent_images);
+        images.append(&mut self.attachments);
+        self.attachments = images;
+    }
+
     /// Backspace in an empty input: the last image comes off; false when there was none.
     pub(super) fn detach_last(&mut self) -> bool {
         self.attachments.pop().is_some()

@@ -84,7 +84,8 @@ impl App {
         }
         self.turn.since = Some(Instant::now());
         let mut params = SendParams::text(message);
-        params.images = images.into_iter().map(|image| image.image).collect();
+        params.images = images.iter().map(|image| image.image.clone()).collect();
+        self.sent_images = images;
         self.link.submit(Op::Send(params));
     }
 

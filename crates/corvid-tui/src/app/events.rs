@@ -59,6 +59,7 @@ impl App {
             EventMsg::TurnStarted { model, .. } => {
                 self.turn.model = model;
                 self.turn.started = true;
+                self.sent_images.clear();
                 if self.turn.since.is_none() {
                     self.turn.since = Some(Instant::now());
                 }
@@ -248,6 +249,7 @@ impl App {
                 format!("error ({}): {}", class_words(error.class), error.message),
                 Style::new().fg(Color::Red),
             ));
+            self.restore_sent_images();
             self.send_queued();
             return;
         }
@@ -354,6 +356,7 @@ impl App {
             EventMsg::TurnStarted { model, .. } => {
                 self.turn.model = model;
                 self.turn.started = true;
+                self.sent_images.clear();
                 if self.turn.since.is_none() {
                     self.turn.since = Some(Instant::now());
                 }

@@ -89,3 +89,22 @@ fn a_mentioned_project_image_is_left_to_the_engine() {
         "the text goes as typed; the engine attaches the image"
     );
 }
+
+#[test]
+fn a_refused_message_gives_its_images_back() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("a.png"), PNG).unwrap();
+    let (mut app, _recorder) = app(folder.path(), None);
+    app.paste("a.png");
+    app.submit_line("what is this?");
+    assert!(!area(&app, 60, 6).contains("[image: a.png]"));
+    app.reply(corvid_protocol::Reply::error(
+        "r1",
+        corvid_protocol::ErrorNotification::invalid(
+            "grok-3 does not take images; pick one that does, e.g. grok-4.6",
+        ),
+    ));
+    let screen = area(&app, 60, 6);
+    assert!(screen.contains("[image: a.png]"), "{screen}");
+    assert!(!app.busy());
+}
