@@ -310,8 +310,13 @@ fn print_profile(
         .collect();
     rows.sort_by(|a, b| b.0.total_cmp(&a.0));
     let total: f64 = rows.iter().map(|(per_request, _)| per_request).sum();
-    println!("\nWhere {kind}'s instructions go (self cost per request, top 30 of {total:.0})");
-    for (per_request, name) in rows.iter().take(30) {
+    // `CORVID_BENCH_PROFILE_ROWS=N` prints more (or fewer) functions.
+    let shown = std::env::var("CORVID_BENCH_PROFILE_ROWS")
+        .ok()
+        .and_then(|rows| rows.parse().ok())
+        .unwrap_or(30);
+    println!("\nWhere {kind}'s instructions go (self cost per request, top {shown} of {total:.0})");
+    for (per_request, name) in rows.iter().take(shown) {
         println!(
             "  {per_request:>9.0} {:>5.1}%  {name}",
             per_request / total * 100.0

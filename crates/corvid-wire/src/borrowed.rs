@@ -84,6 +84,43 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeText<'a> {
     }
 }
 
+impl MaybeText<'_> {
+    /// The string, when the field was one.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        self.0.as_ref().map(Text::as_str)
+    }
+}
+
+/// A JSON object read as `T`. serde's derived structs also read an array, field by position,
+/// where the tree decoders see no object; this reads objects only.
+pub(crate) struct Obj<T>(pub(crate) T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ObjVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjVisitor<T> {
+            type Value = Obj<T>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(Obj)
+            }
+        }
+        deserializer.deserialize_map(ObjVisitor(PhantomData))
+    }
+}
+
+impl<T> std::ops::Deref for Obj<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// A field that is a string or an array of `T` (Anthropic's `system` and `content`, the
 /// Responses API's `input`, `instructions`, `content` and `output`); anything else is an error,
 /// so the caller falls back to the tree decoder.

@@ -15,6 +15,7 @@ mod json;
 mod request_decode;
 mod request_encode;
 mod response;
+mod stream_chunk;
 mod stream_decode;
 mod stream_encode;
 pub mod usage;

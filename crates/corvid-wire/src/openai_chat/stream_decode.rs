@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::error;
 use super::response::{decode_usage, finish, first_choice, reasoning_text};
+use super::stream_chunk::Chunk;
 use crate::model::{NameMap, StreamEvent, WireError, synthetic_call_id};
 use crate::sse::SseScanner;
 
@@ -117,6 +118,55 @@ impl StreamDecoder {
             self.state = State::Done;
             return;
         }
+        match Chunk::read(payload) {
+            Some(chunk) if !tree_only_now() => self.typed_chunk(&chunk, out),
+            _ => self.tree_chunk(payload, out),
+        }
+    }
+
+    /// A chunk read by the fast path (see [`super::stream_chunk`]).
+    fn typed_chunk(&mut self, chunk: &Chunk<'_>, out: &mut Vec<StreamEvent>) {
+        if !self.started {
+            self.started = true;
+            out.push(StreamEvent::Start {
+                id: chunk.id.as_str().unwrap_or_default().to_owned(),
+                model: chunk.model.as_str().unwrap_or_default().to_owned(),
+            });
+        }
+        if let Some(choice) = chunk.first_choice()
+            && !self.finished
+        {
+            if let Some(delta) = &choice.delta {
+                self.texts(
+                    delta.reasoning_text(),
+                    delta.content.as_str(),
+                    delta.refusal.as_str(),
+                    out,
+                );
+                for call in delta.tool_calls.iter().flatten() {
+                    let (name, arguments) = match &call.function {
+                        Some(function) => (function.name.as_str(), function.arguments()),
+                        None => (None, String::new()),
+                    };
+                    self.tool_delta(call.index(), call.id.as_str(), arguments, name, out);
+                }
+                if let Some(function) = &delta.function_call {
+                    let arguments = function.arguments();
+                    self.tool_delta(Some(0), None, arguments, function.name.as_str(), out);
+                }
+            }
+            if let Some(reason) = choice.finish_reason.as_str() {
+                self.close(Some(reason), out);
+            }
+        }
+        if let Some(usage) = chunk.usage() {
+            out.push(StreamEvent::Usage(decode_usage(&usage)));
+        }
+    }
+
+    /// A chunk read as a `Value` tree: the reference path, and the one for errors and odd
+    /// shapes.
+    fn tree_chunk(&mut self, payload: &[u8], out: &mut Vec<StreamEvent>) {
         let chunk = match serde_json::from_slice::<Value>(payload) {
             Ok(chunk) if chunk.is_object() => chunk,
             Ok(_) => {
@@ -171,26 +221,12 @@ impl StreamDecoder {
             return;
         }
         if let Some(delta) = choice.get("delta").filter(|delta| delta.is_object()) {
-            if let Some(text) = reasoning_text(delta) {
-                out.push(StreamEvent::ReasoningDelta {
-                    text: text.to_owned(),
-                });
-            }
-            if let Some(text) = delta.get("content").and_then(Value::as_str)
-                && !text.is_empty()
-            {
-                out.push(StreamEvent::TextDelta {
-                    text: text.to_owned(),
-                });
-            }
-            if let Some(text) = delta.get("refusal").and_then(Value::as_str)
-                && !text.is_empty()
-            {
-                self.refused = true;
-                out.push(StreamEvent::TextDelta {
-                    text: text.to_owned(),
-                });
-            }
+            self.texts(
+                reasoning_text(delta),
+                delta.get("content").and_then(Value::as_str),
+                delta.get("refusal").and_then(Value::as_str),
+                out,
+            );
             for call in delta
                 .get("tool_calls")
                 .and_then(Value::as_array)
@@ -200,15 +236,47 @@ impl StreamDecoder {
                 let function = call.get("function").unwrap_or(&Value::Null);
                 let index = call.get("index").and_then(Value::as_u64);
                 let id = call.get("id").and_then(Value::as_str);
-                self.tool_delta(index, id, function, out);
+                let (name, arguments) = tree_function(function);
+                self.tool_delta(index, id, arguments, name, out);
             }
             // The deprecated single `function_call`.
             if let Some(function) = delta.get("function_call").filter(|call| call.is_object()) {
-                self.tool_delta(Some(0), None, function, out);
+                let (name, arguments) = tree_function(function);
+                self.tool_delta(Some(0), None, arguments, name, out);
             }
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.close(Some(reason), out);
+        }
+    }
+
+    /// A delta's reasoning (already filtered non-empty), text and refusal, in that order.
+    fn texts(
+        &mut self,
+        reasoning: Option<&str>,
+        content: Option<&str>,
+        refusal: Option<&str>,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        if let Some(text) = reasoning {
+            out.push(StreamEvent::ReasoningDelta {
+                text: text.to_owned(),
+            });
+        }
+        if let Some(text) = content
+            && !text.is_empty()
+        {
+            out.push(StreamEvent::TextDelta {
+                text: text.to_owned(),
+            });
+        }
+        if let Some(text) = refusal
+            && !text.is_empty()
+        {
+            self.refused = true;
+            out.push(StreamEvent::TextDelta {
+                text: text.to_owned(),
+            });
         }
     }
 
@@ -218,21 +286,13 @@ impl StreamDecoder {
         &mut self,
         index: Option<u64>,
         id: Option<&str>,
-        function: &Value,
+        arguments: String,
+        name: Option<&str>,
         out: &mut Vec<StreamEvent>,
     ) {
         let id = id.filter(|id| !id.is_empty());
         let slot = self.slot(index, id);
-        let arguments = match function.get("arguments") {
-            Some(Value::String(arguments)) => arguments.clone(),
-            // Some servers send a whole call's arguments as an object.
-            Some(arguments @ Value::Object(_)) => arguments.to_string(),
-            _ => String::new(),
-        };
-        let name = function
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|name| !name.is_empty());
+        let name = name.filter(|name| !name.is_empty());
         let Some(call) = self.calls.get_mut(slot) else {
             return;
         };
@@ -327,4 +387,41 @@ impl StreamDecoder {
         self.state = State::Failed;
         out.push(StreamEvent::Error(error));
     }
+}
+
+/// A tree `function`'s name and arguments text (a string as it is; an object, which some
+/// servers send for a whole call, as its compact JSON; else empty).
+fn tree_function(function: &Value) -> (Option<&str>, String) {
+    let arguments = match function.get("arguments") {
+        Some(Value::String(arguments)) => arguments.clone(),
+        Some(arguments @ Value::Object(_)) => arguments.to_string(),
+        _ => String::new(),
+    };
+    (function.get("name").and_then(Value::as_str), arguments)
+}
+
+/// Whether a test asked for the tree path only.
+#[cfg(not(test))]
+fn tree_only_now() -> bool {
+    false
+}
+
+#[cfg(test)]
+fn tree_only_now() -> bool {
+    TREE_ONLY.with(std::cell::Cell::get)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: read every chunk through the tree, the reference the fast path is held to.
+    static TREE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Tests: runs `read` with every chunk read through the tree.
+#[cfg(test)]
+pub(super) fn tree_only<T>(read: impl FnOnce() -> T) -> T {
+    TREE_ONLY.with(|only| only.set(true));
+    let answer = read();
+    TREE_ONLY.with(|only| only.set(false));
+    answer
 }

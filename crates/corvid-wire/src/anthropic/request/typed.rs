@@ -98,7 +98,8 @@ struct WireTool<'a> {
 
 /// The request's parts, or `None` to fall back to the tree decoder.
 pub(super) fn decode(body: &[u8]) -> Option<Decoded> {
-    let top: Top<'_> = serde_json::from_slice(body).ok()?;
+    // One UTF-8 check for the whole body, not one per string (`from_str` trusts its input).
+    let top: Top<'_> = serde_json::from_str(std::str::from_utf8(body).ok()?).ok()?;
     let mut system = match top.system {
         None => Vec::new(),
         Some(system) => system_texts(system)?,

@@ -89,7 +89,8 @@ enum Action<'a> {
 /// The top-level fields other than `instructions`, `input` and `tools`, the conversation and
 /// the function tools; `None` to decode the body as a tree.
 pub(super) fn decode(body: &[u8]) -> Option<super::Parts> {
-    let top: Top<'_> = serde_json::from_slice(body).ok()?;
+    // One UTF-8 check for the whole body, not one per string (`from_str` trusts its input).
+    let top: Top<'_> = serde_json::from_str(std::str::from_utf8(body).ok()?).ok()?;
     let mut conversation = Conversation::default();
     for (input, path) in [(top.instructions, "instructions"), (top.input, "input")] {
         match input {
