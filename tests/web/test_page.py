@@ -124,6 +124,11 @@ async def send(browser, text):
     await browser.key("Enter", key_code=13)
 
 
+async def drawn(browser, tab):
+    """Waits until the tab's latest drawing is in (the page marks a tab busy while it loads)."""
+    await browser.wait_for(f"!document.querySelector('#{tab}').hasAttribute('aria-busy')", 10, f"the {tab} tab drawn")
+
+
 async def turn_ends(browser, count, outcome="completed"):
     await browser.wait_for(f"document.querySelectorAll('.turn-end').length >= {count}", 30, f"turn {count} to end")
     last = await browser.evaluate("[...document.querySelectorAll('.turn-end')].pop().className")
@@ -386,8 +391,8 @@ async def run(browser, mock, url, home, project):
     # The Settings tab drawn afresh (7b's save redraws it too), earlier notices gone.
     await browser.click("[data-tab=status]")
     await browser.click("[data-tab=settings]")
+    await drawn(browser, "settings")
     await browser.wait_for("document.querySelector('#general-log-prompts')", 10, "the server settings")
-    await asyncio.sleep(1)
     await browser.evaluate("document.querySelectorAll('.notice').forEach((n) => n.remove())")
     await browser.evaluate("document.querySelector('#general-log-prompts').checked = true")
     await browser.evaluate("document.querySelector('#general-request-timeout').value = '300'")
@@ -398,6 +403,8 @@ async def run(browser, mock, url, home, project):
     assert written.startswith('xai_auth_url = '), written
     await browser.click("[data-tab=status]")
     await browser.click("[data-tab=settings]")
+    # The values are those of this drawing, not of the one 7c's save left (the same values).
+    await drawn(browser, "settings")
     await browser.wait_for("document.querySelector('#general-log-prompts')?.checked === true"
                            " && document.querySelector('#general-request-timeout').value === '300'", 10, "the saved values shown")
     assert "loopback" in await browser.evaluate("document.querySelector('#general-loopback-rule').textContent")

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use corvid_protocol::{ApprovalDecision, ApprovalPolicy, TurnOutcome};
+use corvid_protocol::{ApprovalDecision, ApprovalPolicy, EventMsg, TurnOutcome};
 use corvid_test_support::agent::{self, ScriptedAgent};
 use corvid_test_support::scripted::ScriptedReply;
 
@@ -51,6 +51,20 @@ async fn a_saved_deny_beats_an_allow_and_an_allow_skips_the_question() {
         "{denied}"
     );
     assert!(project.path().join("build").is_dir());
+    // Every call, the refused one too, is announced (with its one line for people) before its
+    // result: faces show the command a rule refused, not a bare call id.
+    for id in ["c1", "c2"] {
+        let announced = agent.seen.iter().position(|event| {
+            matches!(&event.msg, EventMsg::ToolCall(call) if call.call_id == id && call.summary.starts_with("Run "))
+        });
+        let result = agent.seen.iter().position(
+            |event| matches!(&event.msg, EventMsg::ToolResult(result) if result.call_id == id),
+        );
+        assert!(
+            announced.is_some() && announced < result,
+            "{id}: announced at {announced:?}, result at {result:?}"
+        );
+    }
 }
 
 #[tokio::test]

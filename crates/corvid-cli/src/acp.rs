@@ -26,7 +26,7 @@ pub(crate) async fn run(loaded: &Loaded) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(colour)
         .init();
-    let composition = Composition::build(loaded)?;
+    let composition = Composition::build(loaded).await?;
     let default_model = loaded.config.default_model.clone();
     let models = catalog(&composition.registry, &default_model);
     // `project` and `cwd` are replaced per session by the session's folder; the service's store

@@ -66,19 +66,19 @@ pub(crate) async fn start(
     front_end: &str,
     which: OpenConversation,
 ) -> anyhow::Result<(Session, Subscription)> {
-    let (agents, config) = configure(loaded, args, front_end)?;
+    let (agents, config) = configure(loaded, args, front_end).await?;
     Ok(agents.open_listening(config, which).await?)
 }
 
 /// The service and the settings this terminal's sessions start with.
-fn configure(
+async fn configure(
     loaded: &Loaded,
     args: &AgentArgs,
     front_end: &str,
 ) -> anyhow::Result<(Agents, AgentConfig)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let folders = corvid_agent::project_folders(&here, args.project.as_deref());
-    let composition = Composition::build(loaded)?;
+    let composition = Composition::build(loaded).await?;
     let model = args
         .model
         .clone()
@@ -110,7 +110,7 @@ fn split_by_credential(
 pub(crate) async fn chat(loaded: &Loaded, args: &AgentArgs) -> anyhow::Result<()> {
     // The chat's link: `/new`, `/open` and `/resume` ask the service for another conversation's
     // session; the one left is closed by the service once idle.
-    let (agents, config) = configure(loaded, args, "chat")?;
+    let (agents, config) = configure(loaded, args, "chat").await?;
     let (session, events) = agents
         .open_listening(config.clone(), OpenConversation::Current)
         .await?;

@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use anyhow::Context;
+
 use parking_lot::Mutex;
 
 use corvid_agent::{
@@ -30,13 +32,11 @@ pub(crate) struct Composition {
 }
 
 impl Composition {
-    pub(crate) fn build(loaded: &Loaded) -> anyhow::Result<Self> {
-        Self::with_registry(loaded, registry(loaded)?)
-    }
-
-    /// Over a registry already built, with the store opened here.
-    pub(crate) fn with_registry(loaded: &Loaded, registry: Registry) -> anyhow::Result<Self> {
-        Ok(Self::with_parts(registry, open_store(loaded)?))
+    /// The terminal's and ACP's composition: the registry and the configured conversation
+    /// store opened here.
+    pub(crate) async fn build(loaded: &Loaded) -> anyhow::Result<Self> {
+        let registry = registry(loaded)?;
+        Ok(Self::with_parts(registry, conversations(loaded).await?))
     }
 
     /// Over a registry and a store already built (`serve` passes the gateway's, so the page's
@@ -58,6 +58,21 @@ impl Composition {
         let agents = Agents::with_attention(model, store, attention);
         Self { agents, registry }
     }
+}
+
+/// The agent's conversations where the configuration keeps them: on PostgreSQL in team mode
+/// (`[store] url`), so `corvid chat`, `exec` and `acp` see the conversations of every
+/// instance's page as `serve`'s page agent does; else in the local SQLite file.
+pub(crate) async fn conversations(loaded: &Loaded) -> anyhow::Result<SharedConversations> {
+    let Some(pg) = crate::team_commands::postgres(loaded)? else {
+        return Ok(open_store(loaded)?);
+    };
+    pg.check_schema()
+        .await
+        .context("corvid cannot keep its conversations in this database")?;
+    let conversations =
+        corvid_store::pg::PgConversations::new(pg, tokio::runtime::Handle::current());
+    Ok(Arc::new(Mutex::new(conversations)))
 }
 
 /// Opens the process's one store (`<data dir>/corvid.db`).

@@ -199,3 +199,46 @@ async fn a_conversation_written_through_one_instance_is_opened_through_the_other
     a.stop();
     b.stop();
 }
+
+/// `corvid exec` in team mode keeps its conversation on PostgreSQL too, so an instance's page
+/// (another corvid home, the same project) lists and opens it; on a database not yet migrated
+/// it refuses, naming `corvid migrate`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corvid_exec_keeps_its_conversation_on_postgresql() {
+    let Some(team) = Team::migrated("").await else {
+        return;
+    };
+    let project = tempfile::tempdir().unwrap();
+    let out = stdout(&run(corvid(team.home(), &team.database)
+        .current_dir(project.path())
+        .args(["exec", "hi from exec"])));
+    assert!(!out.trim().is_empty(), "exec printed its answer");
+
+    let other_home = home(&team.upstream.base_url());
+    let server = start_server_in(other_home.path(), &team.database, project.path()).await;
+    let page = Page::of(&server, other_home.path()).await;
+    let listed = page.call(reqwest::Method::GET, "/api/conversations").await;
+    let conversations = listed["conversations"].as_array().unwrap();
+    let with_exec: Vec<&Value> = conversations
+        .iter()
+        .filter(|summary| summary["message_count"].as_u64().unwrap_or(0) >= 2)
+        .collect();
+    assert_eq!(with_exec.len(), 1, "{listed}");
+    let id = with_exec[0]["id"].as_str().unwrap();
+    let opened = page
+        .call(reqwest::Method::GET, &format!("/api/conversations/{id}"))
+        .await;
+    assert!(opened["history"].to_string().contains("hi from exec"), "{opened}");
+    server.stop();
+
+    // A database nobody migrated: exec refuses before anything is written.
+    let Some(unmigrated) = fresh_database().await else {
+        return;
+    };
+    let refused = run(corvid(team.home(), &unmigrated)
+        .current_dir(project.path())
+        .args(["exec", "hi"]));
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("corvid migrate"), "{said}");
+}

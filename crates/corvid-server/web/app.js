@@ -753,11 +753,26 @@ function connect() {
 
 // ---- settings, status, usage ----------------------------------------------------------------
 
+// A tab drawn afresh is busy (`aria-busy`) until its data is in and drawn, so neither a screen
+// reader nor a test takes the last drawing for this one.
+async function drawing(page, draw) {
+  page.setAttribute("aria-busy", "true");
+  try {
+    await draw();
+  } finally {
+    page.removeAttribute("aria-busy");
+  }
+}
+
 function field(label, input) {
   return el("label", [el("span", [label]), input], { class: "field" });
 }
 
-async function loadSettings() {
+function loadSettings() {
+  return drawing($("#settings"), drawSettings);
+}
+
+async function drawSettings() {
   const page = $("#settings");
   let settings;
   try {
@@ -913,7 +928,11 @@ function sandboxLine() {
   return `agent sandbox: ${state.sandbox.mode} · ${state.sandbox.summary}`;
 }
 
-async function loadStatus() {
+function loadStatus() {
+  return drawing($("#status"), drawStatus);
+}
+
+async function drawStatus() {
   const page = $("#status");
   try {
     const status = await api("GET", "/api/status");
@@ -1021,7 +1040,11 @@ function svg(tag, attributes, children = []) {
   return node;
 }
 
-async function loadUsage() {
+function loadUsage() {
+  return drawing($("#usage"), drawUsage);
+}
+
+async function drawUsage() {
   const page = $("#usage");
   let usage;
   try {

@@ -261,6 +261,8 @@ pub(super) async fn run_tool(
     let hooked =
         crate::hooks::session::pre_tool(&setup.shared, &setup.scope, &call.name, &arguments).await;
     if let crate::hooks::session::PreTool::Refuse(reason) = &hooked {
+        // Announced first, as every call is, so faces show the command a hook refused.
+        announce(setup, call, &arguments, Vec::new());
         return error(format!(
             "Not run: a PreToolUse hook blocked this `{}` call: {reason}",
             call.name
@@ -273,6 +275,7 @@ pub(super) async fn run_tool(
             .permissions
             .decide(&setup.shared.settings.project, &call.name, &arguments);
     if let Some(crate::permissions::RuleDecision::Deny { rule, source }) = &ruled {
+        announce(setup, call, &arguments, Vec::new());
         return error(format!(
             "Not run: the permission rule `{rule}` in {source} denies this `{}` call. Do not retry it; take another approach or ask the user.",
             call.name
