@@ -6,16 +6,20 @@
 //! Undo is all or nothing: when a file the turn changed is no longer as the turn left it (the
 //! user edited it, or a later turn did), the undo is refused and names the files, so nobody's
 //! later work is overwritten. After an undo, the model is told at the start of the next message.
+//!
+//! The session owns its [`Checkpoints`] and hands each operation what it uses (the store, the
+//! journal and scope its warnings go to, the conversation): nothing here knows the session.
 
 mod shadow;
 
 use std::path::Path;
 
 use corvid_protocol::{ErrorClass, ErrorNotification, EventMsg, ReplyOk, TurnChanges};
-use corvid_store::CheckpointRecord;
+use corvid_store::{CheckpointRecord, SharedConversations};
 
+use crate::journal::Journal;
 use crate::scope::Scope;
-use crate::session::Shared;
+use crate::store_work;
 use shadow::{RestoreError, ShadowError, ShadowRepo};
 
 /// The checkpoint state of a session: its shadow repository (absent when checkpoints are off)
@@ -66,16 +70,13 @@ impl Checkpoints {
             None => note,
         });
     }
-}
-
-impl Shared {
     /// Called before a tool that may change files runs: snapshots the project the first time in
     /// a turn. A failure is a warning (the tool still runs; that turn cannot be undone).
-    pub(crate) async fn before_change(&self, scope: &Scope) {
-        let Some(repo) = &self.checkpoints.repo else {
+    pub(crate) async fn before_change(&self, journal: &Journal, scope: &Scope) {
+        let Some(repo) = &self.repo else {
             return;
         };
-        let mut state = self.checkpoints.turn.lock().await;
+        let mut state = self.turn.lock().await;
         if state.turn.is_none() || state.before.is_some() || state.failed {
             return;
         }
@@ -83,7 +84,7 @@ impl Shared {
             Ok(tree) => state.before = Some(tree),
             Err(error) => {
                 state.failed = true;
-                self.emit(
+                journal.emit(
                     scope,
                     EventMsg::Warning {
                         message: format!(
@@ -97,18 +98,24 @@ impl Shared {
 
     /// Called when a turn has ended: snapshots the project again and keeps the pair when the
     /// turn changed something.
-    pub(crate) async fn finish_checkpoint(&self, scope: &Scope, conversation: &str) {
-        let Some(repo) = &self.checkpoints.repo else {
+    pub(crate) async fn finish(
+        &self,
+        store: &SharedConversations,
+        journal: &Journal,
+        scope: &Scope,
+        conversation: &str,
+    ) {
+        let Some(repo) = &self.repo else {
             return;
         };
-        let taken = std::mem::take(&mut *self.checkpoints.turn.lock().await);
+        let taken = std::mem::take(&mut *self.turn.lock().await);
         let (Some(turn), Some(before)) = (taken.turn, taken.before) else {
             return;
         };
         let after = match repo.snapshot().await {
             Ok(after) => after,
             Err(error) => {
-                self.emit(
+                journal.emit(
                     scope,
                     EventMsg::Warning {
                         message: format!(
@@ -123,9 +130,10 @@ impl Shared {
             return;
         }
         let conversation = conversation.to_owned();
-        if let Err(error) = self
-            .with_store(move |store| store.record_checkpoint(&conversation, turn, &before, &after))
-            .await
+        if let Err(error) = store_work::run(store, move |store| {
+            store.record_checkpoint(&conversation, turn, &before, &after)
+        })
+        .await
         {
             tracing::warn!(%error, "could not save the turn's checkpoint");
         }
@@ -135,12 +143,14 @@ impl Shared {
     /// listener hears `undone`, and the reply says the same.
     pub(crate) async fn undo(
         &self,
+        store: &SharedConversations,
+        journal: &Journal,
         scope: &Scope,
         conversation: &str,
         turn: Option<u32>,
     ) -> Result<ReplyOk, ErrorNotification> {
-        let repo = self.checkpoints_repo()?;
-        let records = self.checkpoint_records(conversation).await?;
+        let repo = self.repo()?;
+        let records = records(store, conversation).await?;
         let target = match turn {
             Some(number) => records.iter().find(|record| record.turn == number),
             None => records
@@ -173,19 +183,18 @@ impl Shared {
             Ok(files) => {
                 let number = record.turn;
                 let id = conversation.to_owned();
-                if let Err(error) = self
-                    .with_store(move |store| store.mark_undone(&id, number))
-                    .await
+                if let Err(error) =
+                    store_work::run(store, move |store| store.mark_undone(&id, number)).await
                 {
                     tracing::warn!(%error, "could not mark the turn undone");
                 }
                 let files: Vec<_> = files.iter().map(|file| file.to_protocol()).collect();
                 let names: Vec<&str> = files.iter().map(|file| file.path.as_str()).collect();
-                self.checkpoints.add_note(format!(
+                self.add_note(format!(
                     "[The user undid turn {number}: these files are back as they were before it: {}. Read them again before relying on what that turn did.]",
                     names.join(", ")
                 ));
-                self.emit(
+                journal.emit(
                     scope,
                     EventMsg::Undone {
                         turn: number,
@@ -214,14 +223,16 @@ impl Shared {
     /// (the turns after it stay undone, as `/undo` would leave them).
     pub(crate) async fn undo_since(
         &self,
+        store: &SharedConversations,
+        journal: &Journal,
         scope: &Scope,
         conversation: &str,
         first: u32,
     ) -> Result<Vec<corvid_protocol::FileChange>, ErrorNotification> {
-        if self.checkpoints.repo.is_none() {
+        if self.repo.is_none() {
             return Ok(Vec::new());
         }
-        let records = self.checkpoint_records(conversation).await?;
+        let records = records(store, conversation).await?;
         let mut files = Vec::new();
         for record in records
             .iter()
@@ -230,24 +241,27 @@ impl Shared {
         {
             if let ReplyOk::Undone {
                 files: put_back, ..
-            } = self.undo(scope, conversation, Some(record.turn)).await?
+            } = self
+                .undo(store, journal, scope, conversation, Some(record.turn))
+                .await?
             {
                 files.extend(put_back);
             }
         }
         // The model will not see those turns again: no note about undoing them.
-        let _ = self.checkpoints.take_note();
+        let _ = self.take_note();
         Ok(files)
     }
 
     /// `/diff`: each turn's changes (only `turn` when given), oldest first.
     pub(crate) async fn diff(
         &self,
+        store: &SharedConversations,
         conversation: &str,
         turn: Option<u32>,
     ) -> Result<ReplyOk, ErrorNotification> {
-        let repo = self.checkpoints_repo()?;
-        let records = self.checkpoint_records(conversation).await?;
+        let repo = self.repo()?;
+        let records = records(store, conversation).await?;
         let mut turns = Vec::new();
         for record in records
             .iter()
@@ -271,8 +285,8 @@ impl Shared {
         Ok(ReplyOk::Diff { turns })
     }
 
-    fn checkpoints_repo(&self) -> Result<&ShadowRepo, ErrorNotification> {
-        self.checkpoints.repo.as_ref().ok_or_else(|| {
+    fn repo(&self) -> Result<&ShadowRepo, ErrorNotification> {
+        self.repo.as_ref().ok_or_else(|| {
             ErrorNotification::new(
                 ErrorClass::NotConfigured,
                 "checkpoints are off in this session, so there is nothing to undo or show",
@@ -282,16 +296,17 @@ impl Shared {
             )
         })
     }
+}
 
-    async fn checkpoint_records(
-        &self,
-        conversation: &str,
-    ) -> Result<Vec<CheckpointRecord>, ErrorNotification> {
-        let id = conversation.to_owned();
-        self.with_store(move |store| store.checkpoints(&id))
-            .await
-            .map_err(|error| crate::engine::store_failure(&error))
-    }
+/// The conversation's checkpoints, oldest first.
+async fn records(
+    store: &SharedConversations,
+    conversation: &str,
+) -> Result<Vec<CheckpointRecord>, ErrorNotification> {
+    let id = conversation.to_owned();
+    store_work::run(store, move |store| store.checkpoints(&id))
+        .await
+        .map_err(|error| store_work::failure(&error))
 }
 
 fn refusal(message: String, next_action: &str) -> ErrorNotification {

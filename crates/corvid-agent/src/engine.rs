@@ -401,8 +401,26 @@ impl Engine {
             {
                 busy()
             }
-            Op::Undo { turn } => self.shared.undo(&scope, &self.conversation, turn).await,
-            Op::Diff { turn } => self.shared.diff(&self.conversation, turn).await,
+            Op::Undo { turn } => {
+                let shared = &self.shared;
+                shared
+                    .checkpoints
+                    .undo(
+                        shared.store(),
+                        &shared.journal,
+                        &scope,
+                        &self.conversation,
+                        turn,
+                    )
+                    .await
+            }
+            Op::Diff { turn } => {
+                let shared = &self.shared;
+                shared
+                    .checkpoints
+                    .diff(shared.store(), &self.conversation, turn)
+                    .await
+            }
             Op::Compact => {
                 crate::hooks::session::pre_compact(&self.shared, &scope, "manual").await;
                 self.compact(&scope).await
@@ -533,10 +551,4 @@ async fn wait_turn(running: &mut Option<Running>) -> Result<TurnResult, tokio::t
 }
 
 /// The store failed under an operation.
-pub(crate) fn store_failure(error: &dyn std::fmt::Display) -> ErrorNotification {
-    ErrorNotification::new(
-        ErrorClass::Internal,
-        format!("the conversation store failed: {error}"),
-    )
-    .with_next_action("Try again; if it persists, check the disk and corvid.db.")
-}
+pub(crate) use crate::store_work::failure as store_failure;

@@ -34,6 +34,7 @@ mod session;
 pub mod settings_files;
 pub mod skills;
 mod step_cap;
+mod store_work;
 mod subagent;
 mod tool_facts;
 mod tool_progress;

@@ -96,8 +96,16 @@ impl Engine {
         let files = if restore_files {
             // Each turn adds one of these messages, so the removed ones are the last turns.
             let first = self.turns.saturating_sub(removed) + 1;
-            self.shared
-                .undo_since(scope, &self.conversation, first)
+            let shared = &self.shared;
+            shared
+                .checkpoints
+                .undo_since(
+                    shared.store(),
+                    &shared.journal,
+                    scope,
+                    &self.conversation,
+                    first,
+                )
                 .await?
         } else {
             Vec::new()

@@ -23,7 +23,7 @@ use crate::scope::Scope;
 /// PostgreSQL in team mode), shared by every session of an `Agents` service (and the usage rows
 /// they write) and, on SQLite under `corvid serve`, by the gateway's ledger writer (a
 /// `corvid_store::SharedStore` coerces to it). Store work runs on blocking threads
-/// (`Shared::with_store`).
+/// (`crate::store_work::run`).
 pub type SharedStore = corvid_store::SharedConversations;
 
 pub(crate) struct Shared {
@@ -201,14 +201,12 @@ impl Shared {
         + Send
         + 'static,
     ) -> Result<T, corvid_store::StoreError> {
-        let store = Arc::clone(&self.store);
-        tokio::task::spawn_blocking(move || work(&mut *store.lock()))
-            .await
-            .unwrap_or_else(|join| {
-                Err(corvid_store::StoreError::Spawn(std::io::Error::other(
-                    join.to_string(),
-                )))
-            })
+        crate::store_work::run(&self.store, work).await
+    }
+
+    /// The process's store, for the parts a turn hands it to (checkpoints).
+    pub(crate) fn store(&self) -> &SharedStore {
+        &self.store
     }
 
     /// What one step of `model` cost, priced as the ledger prices its row (by the model the

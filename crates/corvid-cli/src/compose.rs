@@ -198,14 +198,16 @@ impl ModelClient for InProcessModel {
 
     fn call(&self, request: ChatRequest) -> ReplyFuture<'_> {
         Box::pin(async move {
+            let model = request.model.clone();
             match self.0.call(request).await {
                 Ok((stream, attempts)) => Ok(ModelReply {
                     events: Box::pin(stream) as EventStream,
                     attempts,
                 }),
                 Err(failure) => {
-                    let mut error = ModelError::new(error_class(failure.class), failure.message);
-                    error.retry_after = failure.retry_after;
+                    let message = failure.message(self.0.dialect(&model));
+                    let mut error = ModelError::new(error_class(failure.class()), message);
+                    error.retry_after = failure.retry_after();
                     error.attempts = failure.attempts;
                     Err(error)
                 }

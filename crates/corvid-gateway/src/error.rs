@@ -140,6 +140,7 @@ impl ApiError {
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, error.to_string())
             }
             ProviderError::Auth(auth) => Self::from_auth(auth),
+            ProviderError::Route(route) => Self::from_route(route),
             // A backend's own refusal (the Zed account), in its words, with its wait.
             ProviderError::Refused(refusal) => {
                 let mut api = Self::new(refusal.status, refusal.message.clone());

@@ -7,7 +7,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use corvid_auth::AuthError;
 use corvid_wire::model::ErrorKind;
+use corvid_wire::{Dialect, codec};
 
+use crate::registry::RouteError;
 use crate::transport::BoxError;
 use http::StatusCode;
 
@@ -56,6 +58,10 @@ pub enum ProviderError {
     /// in words already meant for the caller.
     #[error("{}", .0.message)]
     Refused(Refusal),
+    /// The model could not be routed to a provider (the in-process model client's calls; the
+    /// gateway answers those itself before calling). Nothing was sent.
+    #[error(transparent)]
+    Route(#[from] RouteError),
 }
 
 /// A refusal a backend has already read: the status to answer with, the canonical kind, the
@@ -104,6 +110,46 @@ impl std::ops::Deref for CallError {
     }
 }
 
+impl CallError {
+    /// A model that could not be routed: no request left corvid.
+    pub fn route(error: RouteError) -> Self {
+        Self {
+            error: ProviderError::Route(error),
+            attempts: 0,
+        }
+    }
+
+    /// How long the upstream (or a backend's refusal) asked to wait before trying again.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match &self.error {
+            ProviderError::Status { retry_after, .. } => *retry_after,
+            ProviderError::Refused(refusal) => refusal.retry_after,
+            _ => None,
+        }
+    }
+
+    /// The sentence a person is shown: an upstream's error body is read in its own `dialect`
+    /// (`None` only when the model has no route, and then the failure says so); a network
+    /// failure names its causes.
+    pub fn message(&self, dialect: Option<Dialect>) -> String {
+        let error = &self.error;
+        match error {
+            ProviderError::Status { status, body, .. } => {
+                let wire = codec::decode_error(dialect.unwrap_or_default(), status.as_u16(), body);
+                format!("{} ({})", wire.message, status.as_u16())
+            }
+            ProviderError::Refused(refusal) => refusal.message.clone(),
+            ProviderError::Connect { .. }
+            | ProviderError::Timeout { .. }
+            | ProviderError::Transport { .. } => crate::error_chain(error),
+            ProviderError::Auth(_)
+            | ProviderError::InvalidCredential
+            | ProviderError::InvalidUrl { .. }
+            | ProviderError::Route(_) => error.to_string(),
+        }
+    }
+}
+
 impl From<CallError> for ProviderError {
     fn from(failed: CallError) -> Self {
         failed.error
@@ -131,7 +177,8 @@ impl ProviderError {
             | Self::Timeout { .. }
             | Self::Transport { .. }
             | Self::InvalidCredential
-            | Self::InvalidUrl { .. } => Retry::No,
+            | Self::InvalidUrl { .. }
+            | Self::Route(_) => Retry::No,
             Self::Connect { .. } => Retry::After(None),
             Self::Auth(err) if err.is_retryable() => Retry::After(None),
             Self::Auth(_) => Retry::No,
@@ -154,7 +201,7 @@ impl ProviderError {
                 FailureClass::Network
             }
             Self::Auth(auth) if auth.is_retryable() => FailureClass::Network,
-            Self::Auth(_) | Self::InvalidCredential | Self::InvalidUrl { .. } => {
+            Self::Auth(_) | Self::InvalidCredential | Self::InvalidUrl { .. } | Self::Route(_) => {
                 FailureClass::NotConfigured
             }
         }
@@ -170,7 +217,8 @@ impl ProviderError {
             | Self::Transport { .. }
             | Self::InvalidUrl { .. }
             | Self::InvalidCredential
-            | Self::Auth(_) => 0,
+            | Self::Auth(_)
+            | Self::Route(_) => 0,
         }
     }
 }

@@ -37,6 +37,8 @@ pub fn fails_over(error: &ProviderError) -> bool {
         | ProviderError::InvalidUrl { .. }
         | ProviderError::InvalidCredential
         | ProviderError::Auth(_) => true,
+        // Another key of the same provider routes no differently.
+        ProviderError::Route(_) => false,
     }
 }
 

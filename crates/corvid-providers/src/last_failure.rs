@@ -76,6 +76,7 @@ fn describe(error: &ProviderError) -> LastFailure {
         ProviderError::Timeout { .. } => (None, "timeout", error.to_string()),
         ProviderError::Transport { .. } => (None, "transport", crate::error_chain(error)),
         ProviderError::InvalidUrl { .. } => (None, "url", error.to_string()),
+        ProviderError::Route(_) => (None, "route", error.to_string()),
         ProviderError::InvalidCredential | ProviderError::Auth(_) => {
             (None, "credential", error.to_string())
         }

@@ -29,7 +29,6 @@ pub use context_windows::{ContextWindow, WindowSource, family_window};
 pub use error::{CallError, FailureClass, ProviderError, Refusal, Retry, error_chain};
 pub use failover::{fails_over, rests_key};
 pub use last_failure::LastFailure;
-pub use model_call::ModelFailure;
 pub use model_info::{ModelCapabilities, ModelInfo};
 pub use pipeline::{ModelCall, ModelReply, ModelStream, WholeFailure, broken_stream};
 pub use pool::{DEFAULT_COOLDOWN, KeyPool};

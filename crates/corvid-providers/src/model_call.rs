@@ -1,92 +1,40 @@
 //! The in-process model client: one canonical request to whichever provider serves its model,
 //! as a stream of canonical events, through the same pipeline as the gateway's translation
 //! (`pipeline`). The agent uses this (through its `ModelClient` trait) with the same routing,
-//! aliases and credentials as the gateway; this module only adapts failures to what the agent
-//! shows (a class and a sentence).
-
-use std::time::Duration;
+//! aliases and credentials as the gateway. A failure is the pipeline's [`CallError`], which
+//! classifies and words itself for the agent.
 
 use corvid_wire::Dialect;
-use corvid_wire::codec;
 use corvid_wire::model::ChatRequest;
 
-use crate::error::{FailureClass, ProviderError};
+use crate::error::CallError;
 use crate::pipeline::ModelStream;
-use crate::registry::{Registry, RouteError, dialect_of};
-
-/// A failed model call.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct ModelFailure {
-    pub class: FailureClass,
-    pub message: String,
-    pub retry_after: Option<Duration>,
-    /// Requests sent before giving up (0 when none left corvid).
-    pub attempts: u32,
-}
-
-impl ModelFailure {
-    fn from_route(error: &RouteError) -> Self {
-        Self {
-            class: FailureClass::NotConfigured,
-            message: error.to_string(),
-            retry_after: None,
-            attempts: 0,
-        }
-    }
-
-    /// Any provider's failure (the Zed account's too), classified by
-    /// [`ProviderError::class`]; an upstream's error body is read in its own `dialect`.
-    fn from_provider(error: &ProviderError, attempts: u32, dialect: Dialect) -> Self {
-        let (message, retry_after) = match error {
-            ProviderError::Status {
-                status,
-                body,
-                retry_after,
-            } => {
-                let wire = codec::decode_error(dialect, status.as_u16(), body);
-                (
-                    format!("{} ({})", wire.message, status.as_u16()),
-                    *retry_after,
-                )
-            }
-            ProviderError::Refused(refusal) => (refusal.message.clone(), refusal.retry_after),
-            ProviderError::Connect { .. }
-            | ProviderError::Timeout { .. }
-            | ProviderError::Transport { .. } => (crate::error_chain(error), None),
-            ProviderError::Auth(_)
-            | ProviderError::InvalidCredential
-            | ProviderError::InvalidUrl { .. } => (error.to_string(), None),
-        };
-        Self {
-            class: error.class(),
-            message,
-            retry_after,
-            attempts,
-        }
-    }
-}
+use crate::registry::{Registry, dialect_of};
 
 impl Registry {
     /// Streams `request` to the provider serving `request.model`. Returns once the provider
-    /// has answered with a success status; failures before that are classified.
-    pub async fn stream(&self, request: ChatRequest) -> Result<ModelStream, ModelFailure> {
+    /// has answered with a success status; failures before that are classified
+    /// (`class`, through the [`ProviderError`](crate::ProviderError) it carries) and worded
+    /// ([`CallError::message`]).
+    pub async fn stream(&self, request: ChatRequest) -> Result<ModelStream, CallError> {
         self.call(request).await.map(|(stream, _)| stream)
     }
 
     /// Like [`Registry::stream`], with the requests sent to get the reply (its retries), for
     /// the agent's ledger rows.
-    pub async fn call(&self, mut request: ChatRequest) -> Result<(ModelStream, u32), ModelFailure> {
-        let route = self
-            .resolve(&request.model)
-            .map_err(|error| ModelFailure::from_route(&error))?;
-        let dialect = dialect_of(route.provider.kind());
+    pub async fn call(&self, mut request: ChatRequest) -> Result<(ModelStream, u32), CallError> {
+        let route = self.resolve(&request.model).map_err(CallError::route)?;
         request.stream = true;
-        let reply = route.prepare(request).send().await.map_err(|failed| {
-            ModelFailure::from_provider(&failed.error, failed.attempts, dialect)
-        })?;
+        let reply = route.prepare(request).send().await?;
         let attempts = reply.attempts();
         Ok((reply.into_stream(), attempts))
+    }
+
+    /// The dialect `model`'s upstream speaks (its error bodies too); `None` when it has no
+    /// route.
+    pub fn dialect(&self, model: &str) -> Option<Dialect> {
+        let route = self.resolve(model).ok()?;
+        Some(dialect_of(route.provider.kind()))
     }
 }
 

@@ -108,7 +108,7 @@ async fn failures_are_classified() {
                 .await
                 .err()
                 .unwrap()
-                .class
+                .class()
         }
     };
     assert_eq!(class(401).await, FailureClass::AuthenticationRejected);
@@ -120,8 +120,8 @@ async fn failures_are_classified() {
         .await
         .err()
         .unwrap();
-    assert_eq!(unknown.class, FailureClass::NotConfigured);
-    assert!(unknown.message.contains("nobody"), "{unknown}");
+    assert_eq!(unknown.class(), FailureClass::NotConfigured);
+    assert!(unknown.message(None).contains("nobody"), "{unknown}");
 
     let dead = {
         let mut config = Config {
@@ -136,7 +136,11 @@ async fn failures_are_classified() {
         .unwrap()
     };
     assert_eq!(
-        dead.stream(request("grok-4.6")).await.err().unwrap().class,
+        dead.stream(request("grok-4.6"))
+            .await
+            .err()
+            .unwrap()
+            .class(),
         FailureClass::Network
     );
 }
@@ -240,8 +244,8 @@ async fn a_zed_server_error_before_output_is_retried_as_any_providers() {
         if max_retries == 0 {
             assert_eq!(sent, (1, 1), "no retry when max_retries = 0");
             let (zed, xai) = (zed.err().unwrap(), xai.err().unwrap());
-            assert_eq!(zed.class, FailureClass::ServerError, "{zed}");
-            assert_eq!(xai.class, FailureClass::ServerError, "{xai}");
+            assert_eq!(zed.class(), FailureClass::ServerError, "{zed}");
+            assert_eq!(xai.class(), FailureClass::ServerError, "{xai}");
         } else {
             assert_eq!(sent, (2, 2), "one retry each");
             let zed: Vec<StreamEvent> = zed.unwrap().collect().await;
@@ -264,10 +268,10 @@ async fn zed_failures_before_output_are_classified_with_their_wording() {
     let cloud = MockZedCloud::start().await;
     let registry = with_zed(&upstream, &cloud, 0);
     let unlisted = registry.stream(request("zed/nope")).await.err().unwrap();
-    assert_eq!(unlisted.class, FailureClass::NotConfigured, "{unlisted}");
+    assert_eq!(unlisted.class(), FailureClass::NotConfigured, "{unlisted}");
     assert!(
-        unlisted.message.contains("offers no model `nope`")
-            && unlisted.message.contains("claude-sonnet-4-6"),
+        unlisted.message(None).contains("offers no model `nope`")
+            && unlisted.message(None).contains("claude-sonnet-4-6"),
         "{unlisted}"
     );
     let fresh = MockZedCloud::start().await;
@@ -279,11 +283,14 @@ async fn zed_failures_before_output_are_classified_with_their_wording() {
         .err()
         .unwrap();
     assert_eq!(
-        refused.class,
+        refused.class(),
         FailureClass::AuthenticationRejected,
         "{refused}"
     );
-    assert!(refused.message.contains("corvid login zed"), "{refused}");
+    assert!(
+        refused.message(None).contains("corvid login zed"),
+        "{refused}"
+    );
 }
 
 /// `Registry::call` says how many requests each call sent (the agent's ledger rows use it).
@@ -315,7 +322,7 @@ async fn a_call_counts_the_requests_it_sent() {
     upstream.enqueue("/v1/chat/completions", unavailable());
     let failure = registry.call(request("grok-4.6")).await.err().unwrap();
     assert_eq!(
-        (failure.class, failure.attempts),
+        (failure.class(), failure.attempts),
         (FailureClass::ServerError, 2)
     );
     let unknown = registry
@@ -324,7 +331,7 @@ async fn a_call_counts_the_requests_it_sent() {
         .err()
         .unwrap();
     assert_eq!(
-        (unknown.class, unknown.attempts),
+        (unknown.class(), unknown.attempts),
         (FailureClass::NotConfigured, 0)
     );
 }

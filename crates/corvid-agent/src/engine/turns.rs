@@ -299,8 +299,10 @@ impl Engine {
             // Seen to end: reopening the conversation is not a crash to report.
             crate::persist::mark_turn_ended(&self.shared, &self.conversation).await;
         }
-        self.shared
-            .finish_checkpoint(&scope, &self.conversation)
+        let shared = &self.shared;
+        shared
+            .checkpoints
+            .finish(shared.store(), &shared.journal, &scope, &self.conversation)
             .await;
         conversation::name_after_first_message(
             &self.shared,

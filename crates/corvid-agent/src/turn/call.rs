@@ -435,7 +435,11 @@ pub(super) async fn run_tool(
             ToolKind::Edit | ToolKind::Command | ToolKind::Mutating
         )
     {
-        setup.shared.before_change(&setup.scope).await;
+        let shared = &setup.shared;
+        shared
+            .checkpoints
+            .before_change(&shared.journal, &setup.scope)
+            .await;
     }
     let cancellation = Cancellation::new(setup.cancel.clone());
     let mut output = match apply_streaming(setup, call, prepared, cancellation).await {
