@@ -228,7 +228,10 @@ async fn corvid_exec_keeps_its_conversation_on_postgresql() {
     let opened = page
         .call(reqwest::Method::GET, &format!("/api/conversations/{id}"))
         .await;
-    assert!(opened["history"].to_string().contains("hi from exec"), "{opened}");
+    assert!(
+        opened["history"].to_string().contains("hi from exec"),
+        "{opened}"
+    );
     server.stop();
 
     // A database nobody migrated: exec refuses before anything is written.
