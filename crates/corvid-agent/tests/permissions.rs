@@ -55,7 +55,7 @@ async fn a_saved_deny_beats_an_allow_and_an_allow_skips_the_question() {
     // result: faces show the command a rule refused, not a bare call id.
     for id in ["c1", "c2"] {
         let announced = agent.seen.iter().position(|event| {
-            matches!(&event.msg, EventMsg::ToolCall(call) if call.call_id == id && call.summary.starts_with("Run "))
+            matches!(&event.msg, EventMsg::ToolCall(call) if call.call_id == id && call.summary.contains("echo "))
         });
         let result = agent.seen.iter().position(
             |event| matches!(&event.msg, EventMsg::ToolResult(result) if result.call_id == id),
