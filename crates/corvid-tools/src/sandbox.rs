@@ -50,9 +50,7 @@ mod enforce;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 #[path = "sandbox/enforce_none.rs"]
 mod enforce;
-// The helper's command line, read the same way on macOS and elsewhere (Linux reads it in
-// `enforce`, with its own typed errors).
-#[cfg(not(target_os = "linux"))]
+// The helper's command line, read the same way on every platform.
 mod helper_args;
 #[cfg(target_os = "linux")]
 mod rules;

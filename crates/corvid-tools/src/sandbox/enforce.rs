@@ -36,7 +36,7 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> std::process::Ex
         eprintln!("corvid sandbox: {message}");
         std::process::ExitCode::from(code)
     };
-    let (policy, program) = match parse(args) {
+    let (policy, program) = match super::helper_args::parse(args) {
         Ok(parsed) => parsed,
         Err(error) => return fail(error.to_string(), SETUP_FAILED),
     };
@@ -54,34 +54,6 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> std::process::Ex
         format!("cannot start {}: {error}", program.to_string_lossy()),
         EXEC_FAILED,
     )
-}
-
-fn parse(
-    args: impl IntoIterator<Item = OsString>,
-) -> Result<(SandboxPolicy, Vec<OsString>), SetupError> {
-    let usage = |message: &str| SetupError::Usage(message.to_owned());
-    let mut args = args.into_iter();
-    let mut policy = None;
-    while let Some(arg) = args.next() {
-        match arg.to_str() {
-            Some("--policy") => {
-                let text = args.next().ok_or_else(|| usage("--policy needs a value"))?;
-                let text = text
-                    .to_str()
-                    .ok_or_else(|| usage("the policy is not UTF-8"))?;
-                policy = Some(serde_json::from_str(text).map_err(SetupError::Policy)?);
-            }
-            Some("--") => break,
-            _ => {
-                return Err(SetupError::Usage(format!(
-                    "unexpected argument {}",
-                    arg.to_string_lossy()
-                )));
-            }
-        }
-    }
-    let policy = policy.ok_or_else(|| usage("--policy is required"))?;
-    Ok((policy, args.collect()))
 }
 
 /// Applies the whole policy to this process (first re-executing it inside a user and mount

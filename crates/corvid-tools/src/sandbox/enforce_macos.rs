@@ -24,7 +24,7 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> std::process::Ex
     };
     let (policy, program) = match super::helper_args::parse(args) {
         Ok(parsed) => parsed,
-        Err(message) => return fail(message, SETUP_FAILED),
+        Err(error) => return fail(error.to_string(), SETUP_FAILED),
     };
     let Some((first, rest)) = program.split_first() else {
         return fail("no command after `--`".to_owned(), SETUP_FAILED);

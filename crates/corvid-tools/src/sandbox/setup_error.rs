@@ -6,11 +6,6 @@ use std::path::PathBuf;
 /// A failure of the helper before the command runs.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SetupError {
-    /// The helper's own command line is wrong (corvid builds it, so this is a bug).
-    #[error("{0}")]
-    Usage(String),
-    #[error("bad policy: {0}")]
-    Policy(#[source] serde_json::Error),
     #[error("cannot set the parent-death signal: {0}")]
     ParentDeathSignal(#[source] rustix::io::Errno),
     #[error("corvid is gone; not starting the command")]
