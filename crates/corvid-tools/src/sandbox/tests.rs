@@ -1,55 +1,62 @@
 use std::path::PathBuf;
 
-use super::rules::{Grant, canonical_hidden, split};
 use super::*;
 
-#[test]
-fn a_grant_without_hidden_paths_is_one_rule() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut rules = Vec::new();
-    split(dir.path(), Grant::Write, &[], &mut rules);
-    assert_eq!(rules, vec![(dir.path().to_path_buf(), Grant::Write)]);
+/// Landlock's rules (Linux only: the module they test is).
+#[cfg(target_os = "linux")]
+mod landlock_rules {
+    use super::super::rules::{Grant, canonical_hidden, split};
+
+    #[test]
+    fn a_grant_without_hidden_paths_is_one_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rules = Vec::new();
+        split(dir.path(), Grant::Write, &[], &mut rules);
+        assert_eq!(rules, vec![(dir.path().to_path_buf(), Grant::Write)]);
+    }
+
+    #[test]
+    fn a_hidden_path_is_carved_out_by_granting_its_siblings() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("home/.ssh")).unwrap();
+        std::fs::create_dir_all(root.join("home/code")).unwrap();
+        std::fs::write(root.join("home/.bashrc"), "").unwrap();
+        std::fs::create_dir_all(root.join("other")).unwrap();
+        std::os::unix::fs::symlink(root.join("home/.ssh"), root.join("home/link-to-ssh")).unwrap();
+        let hidden = canonical_hidden(&[root.join("home/link-to-ssh"), root.join("missing")]);
+        assert_eq!(hidden, vec![root.join("home/.ssh")]);
+        let mut rules = Vec::new();
+        split(&root, Grant::Read, &hidden, &mut rules);
+        rules.sort();
+        let mut expected = vec![
+            (root.clone(), Grant::List),
+            (root.join("home"), Grant::List),
+            (root.join("home/.bashrc"), Grant::Read),
+            (root.join("home/code"), Grant::Read),
+            (root.join("other"), Grant::Read),
+        ];
+        expected.sort();
+        assert_eq!(
+            rules, expected,
+            "no rule reaches .ssh, not even through the link"
+        );
+        let mut writes = Vec::new();
+        split(&root, Grant::Write, &hidden, &mut writes);
+        assert!(
+            writes.iter().all(|(path, grant)| *grant == Grant::Write
+                && path != &root
+                && path != &root.join("home")),
+            "folders on the way to a hidden path get no write right: {writes:?}"
+        );
+        let mut inside = Vec::new();
+        split(&root.join("home/.ssh"), Grant::Write, &hidden, &mut inside);
+        assert!(inside.is_empty(), "a grant inside a hidden path is dropped");
+    }
 }
 
-#[test]
-fn a_hidden_path_is_carved_out_by_granting_its_siblings() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    std::fs::create_dir_all(root.join("home/.ssh")).unwrap();
-    std::fs::create_dir_all(root.join("home/code")).unwrap();
-    std::fs::write(root.join("home/.bashrc"), "").unwrap();
-    std::fs::create_dir_all(root.join("other")).unwrap();
-    std::os::unix::fs::symlink(root.join("home/.ssh"), root.join("home/link-to-ssh")).unwrap();
-    let hidden = canonical_hidden(&[root.join("home/link-to-ssh"), root.join("missing")]);
-    assert_eq!(hidden, vec![root.join("home/.ssh")]);
-    let mut rules = Vec::new();
-    split(&root, Grant::Read, &hidden, &mut rules);
-    rules.sort();
-    let mut expected = vec![
-        (root.clone(), Grant::List),
-        (root.join("home"), Grant::List),
-        (root.join("home/.bashrc"), Grant::Read),
-        (root.join("home/code"), Grant::Read),
-        (root.join("other"), Grant::Read),
-    ];
-    expected.sort();
-    assert_eq!(
-        rules, expected,
-        "no rule reaches .ssh, not even through the link"
-    );
-    let mut writes = Vec::new();
-    split(&root, Grant::Write, &hidden, &mut writes);
-    assert!(
-        writes.iter().all(|(path, grant)| *grant == Grant::Write
-            && path != &root
-            && path != &root.join("home")),
-        "folders on the way to a hidden path get no write right: {writes:?}"
-    );
-    let mut inside = Vec::new();
-    split(&root.join("home/.ssh"), Grant::Write, &hidden, &mut inside);
-    assert!(inside.is_empty(), "a grant inside a hidden path is dropped");
-}
-
+// The words are Landlock's (macOS describes Seatbelt).
+#[cfg(target_os = "linux")]
 #[test]
 fn confinement_follows_the_mode_and_the_widening() {
     let probe = SandboxProbe {
