@@ -67,18 +67,7 @@ async fn a_trusted_claude_settings_hook_blocks_a_command_in_exec() {
         tool_call("b1", "bash", r#"{"command":"touch marker"}"#),
     );
     upstream.enqueue(CHAT, text("I will use the write tool."));
-    let output = tokio::time::timeout(
-        Duration::from_secs(60),
-        corvid_with_upstream(&upstream, home.path())
-            .args(["exec", "--json", "--approval", "full-auto", "--project"])
-            .arg(project.path())
-            .arg("make a marker file")
-            .stdin(Stdio::null())
-            .output(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let output = exec_full_auto(&upstream, home.path(), project.path(), "make a marker file").await;
     assert!(output.status.success(), "{output:?}");
     assert!(
         !project.path().join("marker").exists(),
@@ -121,18 +110,7 @@ async fn a_prompt_hook_asks_the_upstream_and_its_no_blocks_a_command_in_exec() {
         text(r#"{"ok": false, "reason": "touch creates a file; use the write tool"}"#),
     );
     upstream.enqueue(CHAT, text("I will use the write tool."));
-    let output = tokio::time::timeout(
-        Duration::from_secs(60),
-        corvid_with_upstream(&upstream, home.path())
-            .args(["exec", "--json", "--approval", "full-auto", "--project"])
-            .arg(project.path())
-            .arg("make a marker file")
-            .stdin(Stdio::null())
-            .output(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let output = exec_full_auto(&upstream, home.path(), project.path(), "make a marker file").await;
     assert!(output.status.success(), "{output:?}");
     assert!(
         !project.path().join("marker").exists(),
@@ -152,4 +130,25 @@ async fn a_prompt_hook_asks_the_upstream_and_its_no_blocks_a_command_in_exec() {
         last.contains("touch creates a file; use the write tool"),
         "{last}"
     );
+}
+
+/// `corvid exec --json` under full-auto in `project` against `upstream`, within a minute.
+async fn exec_full_auto(
+    upstream: &MockUpstream,
+    home: &std::path::Path,
+    project: &std::path::Path,
+    prompt: &str,
+) -> std::process::Output {
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        corvid_with_upstream(upstream, home)
+            .args(["exec", "--json", "--approval", "full-auto", "--project"])
+            .arg(project)
+            .arg(prompt)
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap()
 }
