@@ -31,7 +31,7 @@ impl Engine {
                     .with_next_action("The command list shows the project's and your commands."),
             );
         }
-        let params = self.attach_images(params)?;
+        let params = self.attach_images(params).await?;
         if let Some(running) = &mut self.running {
             // A new message closes every waiting proposal as interrupted; it runs next.
             if self.shared.approvals.answer_all(&Verdict::Interrupted) == 0 {
@@ -50,10 +50,23 @@ impl Engine {
     /// The message with the project images it mentions (`@shot.png`) attached after the ones the
     /// face attached; refused when an image is missing, too large or of another kind, or when
     /// the model the turn would use does not take images (nothing is sent then).
-    fn attach_images(&self, mut params: SendParams) -> Result<SendParams, ErrorNotification> {
+    async fn attach_images(&self, mut params: SendParams) -> Result<SendParams, ErrorNotification> {
         crate::images::check_attached(&params.images)?;
-        let mentioned = crate::images::mentioned(&self.config.project, &params.text)?;
-        params.images.extend(mentioned);
+        if params.text.contains('@') {
+            // Up to a few megabytes read per image: off the async threads.
+            let project = self.config.project.clone();
+            let text = params.text.clone();
+            let mentioned =
+                tokio::task::spawn_blocking(move || crate::images::mentioned(&project, &text))
+                    .await
+                    .map_err(|join| {
+                        ErrorNotification::new(
+                            corvid_protocol::ErrorClass::Internal,
+                            format!("reading the mentioned images failed: {join}"),
+                        )
+                    })??;
+            params.images.extend(mentioned);
+        }
         if params.images.is_empty() {
             return Ok(params);
         }
