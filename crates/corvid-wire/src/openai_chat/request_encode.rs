@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use crate::encoded::EncodedBody;
 use crate::model::{
-    ChatRequest, Effort, Image, Message, NameMap, Part, ReasoningConfig, ResponseFormat, Role,
-    ToolChoice, ToolResult, ToolResultContent,
+    ChatRequest, Effort, Image, Message, NameMap, Part, RawJson, ReasoningConfig, ResponseFormat,
+    Role, ToolChoice, ToolResult, ToolResultContent,
 };
 
 /// The `tool` message sent for a call the conversation never answered: Chat upstreams refuse an
@@ -177,7 +177,7 @@ struct FunctionOut<'a> {
     name: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
-    parameters: &'a Value,
+    parameters: &'a RawJson,
     #[serde(skip_serializing_if = "Option::is_none")]
     strict: Option<bool>,
 }

@@ -204,7 +204,7 @@ mod build {
         Tool {
             name: name.to_owned(),
             description: description.map(str::to_owned),
-            parameters,
+            parameters: parameters.into(),
             strict: None,
         }
     }

@@ -221,7 +221,7 @@ proptest! {
         let names = NameMap::new(&[Tool {
             name: long,
             description: None,
-            parameters: json!({}),
+            parameters: json!({}).into(),
             strict: None,
         }]);
         let typed = decode(&payloads, &names);
