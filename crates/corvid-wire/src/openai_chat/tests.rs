@@ -20,6 +20,7 @@ mod errors;
 mod pitfalls;
 mod request;
 mod response;
+mod response_typed;
 mod stream_chunk;
 mod stream_decode;
 mod stream_encode;
