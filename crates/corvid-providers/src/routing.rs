@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use corvid_config::RoutingConfig;
 use corvid_wire::model::{ChatRequest, Part, ReasoningConfig, ToolResultContent};
 
-use crate::registry::{Registry, Route, RouteError};
+use crate::error::RouteError;
+use crate::registry::{Registry, Route};
 
 /// Logs a configured name without control characters.
 struct Clean<'a>(&'a str);
