@@ -35,7 +35,7 @@ pub use pool::{DEFAULT_COOLDOWN, KeyPool};
 pub use provider::{ListedFacts, Provider};
 pub use quirks::prepare_request;
 pub use registry::{Registry, Route, dialect_of, zed_hosts};
-pub use routing::{Plan, RequestShape, conversation_key};
+pub use routing::{Moved, Plan, RequestShape, conversation_key};
 pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};
 pub use upstream::{
     ANTHROPIC_VERSION, AuthStyle, Upstream, UpstreamRequest, UpstreamResponse, build_transport,
