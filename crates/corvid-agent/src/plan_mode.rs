@@ -48,7 +48,7 @@ pub(crate) fn present_plan_tool() -> Tool {
                 "plan": {"type": "string", "description": "The complete plan, in Markdown."}
             },
             "required": ["plan"]
-        }),
+        }).into(),
         strict: None,
     }
 }

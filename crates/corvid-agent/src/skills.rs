@@ -364,7 +364,8 @@ impl SkillSet {
                 },
                 "required": ["name"],
                 "additionalProperties": false
-            }),
+            })
+            .into(),
             strict: None,
         }
     }

@@ -59,7 +59,7 @@ pub(crate) fn task_tool(agents: &AgentSet) -> Tool {
                 "prompt": {"type": "string", "description": "The full instructions for the subagent."}
             },
             "required": ["agent", "description", "prompt"]
-        }),
+        }).into(),
         strict: None,
     }
 }

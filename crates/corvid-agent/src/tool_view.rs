@@ -45,7 +45,7 @@ pub(crate) fn offered_tools(
         .map(|spec| Tool {
             name: spec.name.clone(),
             description: Some(spec.description.clone()),
-            parameters: spec.parameters.clone(),
+            parameters: corvid_wire::model::RawJson::from_value(&spec.parameters),
             strict: None,
         })
         .collect();

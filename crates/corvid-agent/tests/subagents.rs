@@ -47,7 +47,7 @@ async fn a_custom_subagent_is_offered_and_runs_with_only_its_tools() {
         .find(|tool| tool.name == "task")
         .unwrap();
     assert_eq!(
-        task.parameters["properties"]["agent"]["enum"],
+        task.parameters.to_value()["properties"]["agent"]["enum"],
         serde_json::json!(["explore", "general", "reviewer"])
     );
     assert!(
@@ -141,7 +141,8 @@ async fn an_agent_written_during_the_session_is_offered_next_turn_and_a_broken_o
             .iter()
             .find(|tool| tool.name == "task")
             .unwrap()
-            .parameters["properties"]["agent"]["enum"]
+            .parameters
+            .to_value()["properties"]["agent"]["enum"]
             .clone()
     };
     assert_eq!(enum_of(0), serde_json::json!(["explore", "general"]));

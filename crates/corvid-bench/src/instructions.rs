@@ -168,6 +168,16 @@ pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
         if settings.profile.as_deref() == Some(kind.name) {
             print_profile(kind.name, &files[0], &files[1], settings.requests)?;
         }
+        // `CORVID_BENCH_KEEP_CALLGRIND=DIR` keeps both runs' files, for `callgrind_annotate
+        // --inclusive=yes` or `--tree=caller` by hand.
+        if let Some(dir) = std::env::var_os("CORVID_BENCH_KEEP_CALLGRIND") {
+            std::fs::create_dir_all(&dir)?;
+            for file in &files {
+                if let Some(name) = file.file_name() {
+                    std::fs::copy(file, Path::new(&dir).join(name))?;
+                }
+            }
+        }
     }
     drop(mock);
     print_figures(&figures);

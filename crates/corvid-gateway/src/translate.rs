@@ -162,7 +162,13 @@ impl Translation<'_> {
                 minter.response(&mut reply);
                 let ttfb = Some(started.elapsed().as_millis() as u64);
                 exchange.finish(status, Outcome::Ok, ttfb, Some(reply.usage));
-                Ok(Json(codec::encode_response(inbound, &reply, &client_model)).into_response())
+                let body = codec::encode_response_body(inbound, &reply, &client_model);
+                let mut response = Response::new(Body::from(body));
+                response.headers_mut().insert(
+                    http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                Ok(response)
             }
             Err(failure) => {
                 let (outcome, refusal) = whole_failure(failure, inbound);

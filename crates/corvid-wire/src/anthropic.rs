@@ -26,7 +26,7 @@ pub use cache_breakpoints::encode_request_with_breakpoints;
 pub use encode::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, encode_request};
 pub use error::{decode_error, encode_error, request_error_message};
 pub use request::decode_request;
-pub use response::{decode_response, encode_response};
+pub use response::{decode_response, encode_response, encode_response_body};
 pub use stream::StreamDecoder;
 pub(crate) use stream_encoder::stream_error;
 pub use stream_encoder::{StreamEncoder, StreamOptions};
@@ -68,29 +68,9 @@ pub fn count_tokens_estimate(request: &ChatRequest) -> u64 {
     for tool in &request.tools {
         add(&tool.name);
         add(tool.description.as_deref().unwrap_or_default());
-        schema_chars += json_chars(&tool.parameters);
+        schema_chars += tool.parameters.compact_chars();
     }
     (chars + schema_chars).div_ceil(4) + images * IMAGE_TOKEN_ESTIMATE
-}
-
-/// The characters of `value`'s compact JSON text, counted as it is written: no `String`.
-fn json_chars(value: &Value) -> u64 {
-    /// Counts UTF-8 characters: every byte but continuation bytes.
-    struct CharCounter(u64);
-    impl std::io::Write for CharCounter {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.iter().filter(|&&byte| byte & 0xC0 != 0x80).count() as u64;
-            Ok(bytes.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = CharCounter(0);
-    // Writing a `Value` to a sink that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
 }
 
 /// Anthropic `stop_reason` → canonical (§6.2). Unknown values count as a natural end.

@@ -12,6 +12,7 @@ pub mod crossing;
 pub mod encoded;
 pub mod fim;
 pub mod gemini;
+mod json_text;
 pub mod minted;
 pub mod model;
 pub mod openai_chat;

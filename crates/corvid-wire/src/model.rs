@@ -14,11 +14,13 @@ use serde_json::{Map, Value};
 mod builder;
 mod error;
 mod names;
+mod raw_json;
 mod usage;
 
 pub use builder::ResponseBuilder;
 pub use error::{ErrorKind, FailureClass, WireError};
 pub use names::{MAX_TOOL_NAME, NameMap, anthropic_safe_id, synthetic_call_id, wire_name};
+pub use raw_json::RawJson;
 pub use usage::Usage;
 
 /// One request for a model turn, whatever dialect it came in.
@@ -243,8 +245,8 @@ pub struct Reasoning {
 pub struct Tool {
     pub name: String,
     pub description: Option<String>,
-    /// JSON Schema of the arguments object.
-    pub parameters: Value,
+    /// JSON Schema of the arguments object, as the client wrote it: passed through as text.
+    pub parameters: RawJson,
     pub strict: Option<bool>,
 }
 

@@ -39,7 +39,7 @@ impl ToolSource for SkillSource {
                 tools: vec![ToolSpec::new(
                     tool.name,
                     tool.description.unwrap_or_default(),
-                    tool.parameters,
+                    tool.parameters.to_value(),
                     ToolKind::Read,
                 )],
                 notices,

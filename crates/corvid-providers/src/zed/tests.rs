@@ -74,7 +74,8 @@ fn chat_request() -> ChatRequest {
         tools: vec![Tool {
             name: "get_weather".to_owned(),
             description: None,
-            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}})
+                .into(),
             strict: None,
         }],
         tool_choice: None,

@@ -116,9 +116,10 @@ pub fn encode_request(request: &ChatRequest) -> Value {
             if let Some(description) = tool.description.as_deref().filter(|d| !d.is_empty()) {
                 definition.insert("description".to_owned(), json!(description));
             }
-            let schema = match &tool.parameters {
-                Value::Object(schema) => Value::Object(schema.clone()),
-                _ => json!({"type": "object", "properties": {}}),
+            let schema = if tool.parameters.is_object() {
+                tool.parameters.to_value()
+            } else {
+                json!({"type": "object", "properties": {}})
             };
             definition.insert("input_schema".to_owned(), schema);
             Value::Object(definition)

@@ -7,8 +7,8 @@
 use serde_json::{Map, Value};
 
 use crate::model::{
-    ChatRequest, DecodeError, Effort, Image, ImageSource, Message, Params, Part, Reasoning,
-    ReasoningConfig, ResponseFormat, Role, Tool, ToolCall, ToolChoice, ToolResult,
+    ChatRequest, DecodeError, Effort, Image, ImageSource, Message, Params, Part, RawJson,
+    Reasoning, ReasoningConfig, ResponseFormat, Role, Tool, ToolCall, ToolChoice, ToolResult,
     ToolResultContent,
 };
 
@@ -358,7 +358,9 @@ fn decode_tools(tools: Vec<Value>) -> Result<(Vec<Tool>, Vec<Value>), DecodeErro
                 .get("description")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
-            parameters: tool.get("input_schema").cloned().unwrap_or(Value::Null),
+            parameters: tool
+                .get("input_schema")
+                .map_or_else(RawJson::null, RawJson::from_value),
             strict: tool.get("strict").and_then(Value::as_bool),
         });
     }

@@ -8,8 +8,11 @@ use crate::model::{
 
 use super::{finish_from_wire, finish_to_wire, tool_input, usage_from_wire, usage_to_wire};
 
+mod body;
 #[cfg(test)]
 mod tests;
+
+pub use body::encode_response_body;
 
 /// The message id sent to a client when the reply has none.
 const FALLBACK_ID: &str = "msg_corvid";

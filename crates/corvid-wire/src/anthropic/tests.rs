@@ -600,7 +600,7 @@ fn pitfall_16_reasoning_model_parameters() {
     request.tools = vec![Tool {
         name: "Read".into(),
         description: None,
-        parameters: json!({"type": "object"}),
+        parameters: json!({"type": "object"}).into(),
         strict: None,
     }];
     request.tool_choice = Some(ToolChoice::Named("Read".into()));
@@ -807,7 +807,7 @@ fn count_tokens_estimate_is_four_chars_a_token_plus_images() {
     request.tools = vec![Tool {
         name: "ab".into(),
         description: Some("cd".into()),
-        parameters: json!({}),
+        parameters: json!({}).into(),
         strict: None,
     }];
     // + "ab" + "cd" + "{}" = 6 chars: 18 chars in all, 5 tokens.

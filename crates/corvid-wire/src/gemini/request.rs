@@ -327,7 +327,7 @@ fn decode_tools(tools: &Value, out: &mut Vec<Tool>) -> Result<Vec<Value>, Decode
                 description: field(declaration, "description")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
-                parameters,
+                parameters: parameters.into(),
                 strict: None,
             });
         }

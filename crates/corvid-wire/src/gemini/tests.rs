@@ -43,7 +43,7 @@ fn tool(name: &str, parameters: Value) -> Tool {
     Tool {
         name: name.into(),
         description: None,
-        parameters,
+        parameters: parameters.into(),
         strict: None,
     }
 }

@@ -304,7 +304,7 @@ fn encode_tools(request: &ChatRequest, names: &NameMap, body: &mut Map<String, V
             if let Some(description) = tool.description.as_deref().filter(|d| !d.is_empty()) {
                 declaration.insert("description".into(), description.into());
             }
-            if let Some(parameters) = schema::parameters_to_gemini(&tool.parameters) {
+            if let Some(parameters) = schema::parameters_to_gemini(&tool.parameters.to_value()) {
                 declaration.insert("parameters".into(), parameters);
             }
             Value::Object(declaration)

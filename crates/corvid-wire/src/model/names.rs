@@ -129,7 +129,7 @@ mod tests {
         Tool {
             name: name.to_owned(),
             description: None,
-            parameters: json!({}),
+            parameters: json!({}).into(),
             strict: None,
         }
     }

@@ -6,8 +6,8 @@ use super::json::{
     Object, as_object, get, opt_array, opt_bool, opt_f64, opt_str, opt_u32, path, req_str,
 };
 use crate::model::{
-    ChatRequest, DecodeError, Effort, Image, ImageSource, Message, Params, Part, Reasoning,
-    ReasoningConfig, ResponseFormat, Role, Tool, ToolCall, ToolChoice, ToolResult,
+    ChatRequest, DecodeError, Effort, Image, ImageSource, Message, Params, Part, RawJson,
+    Reasoning, ReasoningConfig, ResponseFormat, Role, Tool, ToolCall, ToolChoice, ToolResult,
     ToolResultContent, synthetic_call_id,
 };
 
@@ -354,8 +354,7 @@ fn decode_tool(tool: &Value, at: &str) -> Result<Tool, DecodeError> {
         name: req_str(function, "name", &function_at)?.to_owned(),
         description: opt_str(function, "description", &function_at)?.map(str::to_owned),
         parameters: get(function, "parameters")
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
+            .map_or_else(RawJson::empty_object_schema, RawJson::from_value),
         strict: opt_bool(function, "strict", &function_at)?,
     })
 }

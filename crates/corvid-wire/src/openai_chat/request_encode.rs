@@ -7,9 +7,11 @@ use serde_json::Value;
 
 use crate::encoded::EncodedBody;
 use crate::model::{
-    ChatRequest, Effort, Image, Message, NameMap, Part, ReasoningConfig, ResponseFormat, Role,
-    ToolChoice, ToolResult, ToolResultContent,
+    ChatRequest, Effort, Image, Message, NameMap, Part, RawJson, ReasoningConfig, ResponseFormat,
+    Role, ToolChoice, ToolResult, ToolResultContent,
 };
+
+mod write;
 
 /// The `tool` message sent for a call the conversation never answered: Chat upstreams refuse an
 /// assistant `tool_calls` message that is not followed by one `tool` message per call.
@@ -50,7 +52,10 @@ pub fn encode_body(request: &ChatRequest) -> EncodedBody {
     let names = NameMap::new(&request.tools);
     let mut body = EncodedBody::with_capacity(estimate(request));
     body.push("model", &request.model);
-    body.push("messages", &messages(request, &names));
+    let messages = messages(request, &names);
+    body.push_with("messages", |out| {
+        write::array(out, &messages, write::message)
+    });
 
     // OpenAI refuses `tool_choice` and `parallel_tool_calls` without tools.
     if !request.tools.is_empty() {
@@ -67,7 +72,7 @@ pub fn encode_body(request: &ChatRequest) -> EncodedBody {
                 },
             })
             .collect();
-        body.push("tools", &tools);
+        body.push_with("tools", |out| write::array(out, &tools, write::tool));
         if let Some(choice) = &request.tool_choice {
             match choice {
                 ToolChoice::Auto => body.push("tool_choice", "auto"),
@@ -177,7 +182,7 @@ struct FunctionOut<'a> {
     name: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
-    parameters: &'a Value,
+    parameters: &'a RawJson,
     #[serde(skip_serializing_if = "Option::is_none")]
     strict: Option<bool>,
 }

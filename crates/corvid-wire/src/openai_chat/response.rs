@@ -5,6 +5,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{finish_from_wire, finish_to_wire};
+
+pub(in crate::openai_chat) mod typed;
 use crate::model::{
     ChatResponse, DecodeError, FinishReason, NameMap, Part, Reasoning, ToolCall, Usage,
     synthetic_call_id,
@@ -14,6 +16,20 @@ use crate::model::{
 /// restored through `names`; any tool call makes the finish [`FinishReason::ToolCalls`]; a
 /// refusal becomes text and, unless the reply was cut short, [`FinishReason::ContentFilter`].
 pub fn decode_response(body: &[u8], names: &NameMap) -> Result<ChatResponse, DecodeError> {
+    // The typed fast path reads what it can read exactly as the tree below; anything else (an
+    // error included) goes through the tree.
+    match typed::decode(body, names) {
+        Some(response) => Ok(response),
+        None => decode_tree(body, names),
+    }
+}
+
+/// [`decode_response`] through a `Value` tree: the reference reader, and the one whose errors
+/// callers see.
+pub(in crate::openai_chat) fn decode_tree(
+    body: &[u8],
+    names: &NameMap,
+) -> Result<ChatResponse, DecodeError> {
     let value: Value = serde_json::from_slice(body)?;
     let choice = match value.get("choices").and_then(Value::as_array) {
         Some(choices) => {

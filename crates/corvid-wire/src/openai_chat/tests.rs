@@ -20,6 +20,7 @@ mod errors;
 mod pitfalls;
 mod request;
 mod response;
+mod response_typed;
 mod stream_chunk;
 mod stream_decode;
 mod stream_encode;
@@ -204,7 +205,7 @@ mod build {
         Tool {
             name: name.to_owned(),
             description: description.map(str::to_owned),
-            parameters,
+            parameters: parameters.into(),
             strict: None,
         }
     }

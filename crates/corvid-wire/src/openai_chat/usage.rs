@@ -75,6 +75,17 @@ pub(crate) fn from_value(usage: &Value) -> Usage {
         .unwrap_or_default()
 }
 
+/// A `usage` object's JSON text; one that is not an object reads as no counts. A typed read
+/// refuses a repeated key, which the tree reads as its last value: that case goes through it.
+pub(crate) fn from_text(usage: &str) -> Usage {
+    match serde_json::from_str::<ChatUsage>(usage) {
+        Ok(usage) => usage.usage(),
+        Err(_) => serde_json::from_str::<Value>(usage)
+            .map(|value| from_value(&value))
+            .unwrap_or_default(),
+    }
+}
+
 /// The usage in one streamed chunk, if it carries any.
 pub fn from_event(payload: &[u8]) -> Option<Usage> {
     let chunk: WithUsage<ChatUsage> = counts::event(payload)?;

@@ -9,8 +9,8 @@ use super::{Opaque, content_part_text};
 
 mod typed;
 use crate::model::{
-    ChatRequest, DecodeError, Effort, Image, ImageSource, Message, Params, Part, Reasoning,
-    ReasoningConfig, ResponseFormat, Role, Tool, ToolCall, ToolChoice, ToolResult,
+    ChatRequest, DecodeError, Effort, Image, ImageSource, Message, Params, Part, RawJson,
+    Reasoning, ReasoningConfig, ResponseFormat, Role, Tool, ToolCall, ToolChoice, ToolResult,
     ToolResultContent,
 };
 
@@ -470,8 +470,8 @@ fn function_tool(tool: &Value, path: &str) -> Result<Tool, DecodeError> {
             description: optional_string(&tool["description"], &format!("{path}.description"))?
                 .map(str::to_owned),
             parameters: match &tool["parameters"] {
-                Value::Null => serde_json::json!({ "type": "object", "properties": {} }),
-                schema => schema.clone(),
+                Value::Null => RawJson::empty_object_schema(),
+                schema => RawJson::from_value(schema),
             },
             strict: optional_bool(&tool["strict"], &format!("{path}.strict"))?,
         })

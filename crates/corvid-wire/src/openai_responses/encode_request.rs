@@ -280,8 +280,9 @@ fn function_tool(tool: &Tool, names: &NameMap) -> Value {
     if let Some(description) = &tool.description {
         definition.insert("description".to_owned(), json!(description));
     }
-    definition.insert("parameters".to_owned(), tool.parameters.clone());
-    let strict = tool.strict == Some(true) && strict_compatible(&tool.parameters);
+    let parameters = tool.parameters.to_value();
+    let strict = tool.strict == Some(true) && strict_compatible(&parameters);
+    definition.insert("parameters".to_owned(), parameters);
     definition.insert("strict".to_owned(), json!(strict));
     Value::Object(definition)
 }

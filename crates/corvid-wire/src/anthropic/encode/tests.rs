@@ -80,13 +80,14 @@ fn openai_style_request_encodes_for_anthropic() {
             Tool {
                 name: long_name.clone(),
                 description: Some("Search docs".into()),
-                parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+                parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}})
+                    .into(),
                 strict: Some(true),
             },
             Tool {
                 name: "Read".into(),
                 description: Some(String::new()),
-                parameters: serde_json::Value::Null,
+                parameters: serde_json::Value::Null.into(),
                 strict: None,
             },
         ],
@@ -143,7 +144,7 @@ fn tool_choice_rows() {
         encoded.tools = vec![Tool {
             name: "Read".into(),
             description: None,
-            parameters: json!({"type": "object"}),
+            parameters: json!({"type": "object"}).into(),
             strict: None,
         }];
         encoded.tool_choice = choice;

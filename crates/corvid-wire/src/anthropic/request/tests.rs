@@ -124,13 +124,13 @@ fn claude_code_request_decodes_whole() {
             Tool {
                 name: "Read".into(),
                 description: Some("Reads a file".into()),
-                parameters: json!({"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}),
+                parameters: json!({"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}).into(),
                 strict: None,
             },
             Tool {
                 name: "mcp__github__get_issue".into(),
                 description: None,
-                parameters: json!({"type": "object", "properties": {"number": {"type": "integer"}}}),
+                parameters: json!({"type": "object", "properties": {"number": {"type": "integer"}}}).into(),
                 strict: None,
             },
         ],

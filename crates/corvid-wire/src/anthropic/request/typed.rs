@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::borrowed::{MaybeText, Present, Text, TextOr, compact, read_top};
 use crate::model::{
-    Image, ImageSource, Message, Part, Reasoning, Role, Tool, ToolCall, ToolResult,
+    Image, ImageSource, Message, Part, RawJson, Reasoning, Role, Tool, ToolCall, ToolResult,
     ToolResultContent,
 };
 
@@ -284,7 +284,7 @@ fn tools(raw_tools: Vec<&RawValue>) -> Option<(Vec<Tool>, Vec<Value>)> {
         functions.push(Tool {
             name: tool.name?.into_string(),
             description: tool.description.0.map(Text::into_string),
-            parameters: serde_json::from_str(schema.get()).ok()?,
+            parameters: RawJson::from_raw(schema),
             strict: match tool.strict.0.map(RawValue::get) {
                 Some("true") => Some(true),
                 Some("false") => Some(false),

@@ -144,7 +144,7 @@ fn tool_use_wins_over_the_stated_reason_and_names_are_restored() {
     let names = NameMap::new(&[Tool {
         name: long_name.clone(),
         description: None,
-        parameters: serde_json::json!({}),
+        parameters: serde_json::json!({}).into(),
         strict: None,
     }]);
     let body = serde_json::json!({"id": "m", "type": "message", "model": "c",

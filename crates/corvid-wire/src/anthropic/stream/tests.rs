@@ -291,7 +291,7 @@ fn shortened_tool_names_are_restored() {
     let names = NameMap::new(&[Tool {
         name: long_name.clone(),
         description: None,
-        parameters: json!({}),
+        parameters: json!({}).into(),
         strict: None,
     }]);
     let body = sse(&[

@@ -105,7 +105,8 @@ fn decodes_a_full_request() {
                         "limit": {"type": ["integer", "null"]}
                     },
                     "required": ["path"]
-                }),
+                })
+                .into(),
                 strict: None,
             },
             Tool {
@@ -115,7 +116,8 @@ fn decodes_a_full_request() {
                     "type": "object",
                     "properties": {"dir": {"type": "string"}},
                     "additionalProperties": false
-                }),
+                })
+                .into(),
                 strict: None,
             },
         ],

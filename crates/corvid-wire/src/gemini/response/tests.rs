@@ -123,7 +123,7 @@ fn shortened_names_are_restored_and_ids_kept() {
     let names = NameMap::new(&[Tool {
         name: long.clone(),
         description: None,
-        parameters: json!({}),
+        parameters: json!({}).into(),
         strict: None,
     }]);
     let body = json!({"candidates": [{"content": {"role": "model", "parts": [

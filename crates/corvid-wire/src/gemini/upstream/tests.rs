@@ -113,19 +113,21 @@ fn claude_code_request() -> ChatRequest {
                     },
                     "required": ["file_path"],
                     "additionalProperties": false
-                }),
+                })
+                .into(),
                 strict: None,
             },
             Tool {
                 name: "mcp__github__search".into(),
                 description: None,
-                parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+                parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}})
+                    .into(),
                 strict: Some(true),
             },
             Tool {
                 name: "Bash".into(),
                 description: Some(String::new()),
-                parameters: json!({"type": "object", "properties": {}}),
+                parameters: json!({"type": "object", "properties": {}}).into(),
                 strict: None,
             },
         ],
@@ -205,7 +207,7 @@ fn tool_choice_becomes_a_calling_mode() {
             tools: vec![Tool {
                 name: "x".into(),
                 description: None,
-                parameters: json!({}),
+                parameters: json!({}).into(),
                 strict: None,
             }],
             tool_choice: Some(choice),

@@ -9,7 +9,7 @@ use super::super::StreamDecoder;
 use super::super::stream_decode::tree_only;
 use crate::model::{NameMap, StreamEvent, Tool};
 
-fn config() -> ProptestConfig {
+pub(super) fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
@@ -21,7 +21,7 @@ fn config() -> ProptestConfig {
     }
 }
 
-fn text() -> impl Strategy<Value = String> {
+pub(super) fn text() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z ]{0,8}".prop_map(String::from),
         prop::collection::vec(
@@ -33,7 +33,7 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 /// A value of a type a field may wrongly have.
-fn odd() -> impl Strategy<Value = Value> {
+pub(super) fn odd() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(Value::Null),
         Just(json!(0)),
@@ -49,7 +49,7 @@ fn odd() -> impl Strategy<Value = Value> {
 }
 
 /// A field: usually a string, sometimes absent or of another type.
-fn string_field() -> BoxedStrategy<Option<Value>> {
+pub(super) fn string_field() -> BoxedStrategy<Option<Value>> {
     prop_oneof![
         5 => text().prop_map(|text| Some(Value::String(text))),
         2 => Just(None),
@@ -59,11 +59,11 @@ fn string_field() -> BoxedStrategy<Option<Value>> {
 }
 
 /// A field usually absent, sometimes anything.
-fn rare_field() -> BoxedStrategy<Option<Value>> {
+pub(super) fn rare_field() -> BoxedStrategy<Option<Value>> {
     prop_oneof![6 => Just(None), 1 => odd().prop_map(Some)].boxed()
 }
 
-fn index_field() -> BoxedStrategy<Option<Value>> {
+pub(super) fn index_field() -> BoxedStrategy<Option<Value>> {
     prop_oneof![
         4 => (0u64..3).prop_map(|index| Some(json!(index))),
         1 => Just(None),
@@ -72,7 +72,7 @@ fn index_field() -> BoxedStrategy<Option<Value>> {
     .boxed()
 }
 
-fn object(entries: Vec<(&str, Option<Value>)>) -> Value {
+pub(super) fn object(entries: Vec<(&str, Option<Value>)>) -> Value {
     Value::Object(
         entries
             .into_iter()
@@ -81,7 +81,7 @@ fn object(entries: Vec<(&str, Option<Value>)>) -> Value {
     )
 }
 
-fn function() -> BoxedStrategy<Value> {
+pub(super) fn function() -> BoxedStrategy<Value> {
     let arguments = prop_oneof![
         4 => text().prop_map(|text| Some(Value::String(text))),
         1 => Just(Some(json!({"path": "a\"b", "n": 1.50}))),
@@ -96,7 +96,7 @@ fn function() -> BoxedStrategy<Value> {
         .boxed()
 }
 
-fn call() -> BoxedStrategy<Value> {
+pub(super) fn call() -> BoxedStrategy<Value> {
     (
         index_field(),
         prop_oneof![2 => "call_[a-z]{0,3}".prop_map(|id| Some(json!(id))), 1 => rare_field()],
@@ -108,7 +108,7 @@ fn call() -> BoxedStrategy<Value> {
         .boxed()
 }
 
-fn delta() -> BoxedStrategy<Value> {
+pub(super) fn delta() -> BoxedStrategy<Value> {
     (
         string_field(),
         prop_oneof![4 => Just(None), 1 => string_field()],
@@ -221,7 +221,7 @@ proptest! {
         let names = NameMap::new(&[Tool {
             name: long,
             description: None,
-            parameters: json!({}),
+            parameters: json!({}).into(),
             strict: None,
         }]);
         let typed = decode(&payloads, &names);

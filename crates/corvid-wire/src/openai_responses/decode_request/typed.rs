@@ -13,11 +13,11 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::Conversation;
 use crate::borrowed::{MaybeText, Present, Text, TextOr, read_top};
-use crate::model::{Part, Tool, ToolCall, ToolResult, ToolResultContent};
+use crate::model::{Part, RawJson, Tool, ToolCall, ToolResult, ToolResultContent};
 
 /// `instructions` or `input`: a string or items.
 type Input<'a> = TextOr<'a, &'a RawValue>;
@@ -252,8 +252,8 @@ fn function_tool(raw: &RawValue) -> Option<Tool> {
         name: tool.name?.into_string(),
         description: tool.description.map(Text::into_string),
         parameters: match tool.parameters.0 {
-            Some(schema) if schema.get() != "null" => serde_json::from_str(schema.get()).ok()?,
-            _ => json!({ "type": "object", "properties": {} }),
+            Some(schema) if schema.get() != "null" => RawJson::from_raw(schema),
+            _ => RawJson::empty_object_schema(),
         },
         strict: tool.strict,
     })

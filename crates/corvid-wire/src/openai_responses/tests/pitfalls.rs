@@ -550,7 +550,7 @@ fn pitfall_14_encrypted_reasoning_survives_a_store_false_tool_loop() {
     let tools = vec![Tool {
         name: "read_file".to_owned(),
         description: None,
-        parameters: json!({ "type": "object" }),
+        parameters: json!({ "type": "object" }).into(),
         strict: None,
     }];
     // Turn 1 asks for reasoning: the upstream is asked for encrypted content.
@@ -790,7 +790,7 @@ fn pitfall_15_strict_false_for_non_strict_schemas() {
             tools: vec![Tool {
                 name: "t".to_owned(),
                 description: None,
-                parameters: parameters.clone(),
+                parameters: parameters.clone().into(),
                 strict,
             }],
             ..ChatRequest::default()
@@ -810,7 +810,7 @@ fn pitfall_15_a_long_mcp_tool_name_is_shortened_and_restored() {
     let tools = vec![Tool {
         name: long.clone(),
         description: None,
-        parameters: json!({ "type": "object" }),
+        parameters: json!({ "type": "object" }).into(),
         strict: None,
     }];
     let names = NameMap::new(&tools);

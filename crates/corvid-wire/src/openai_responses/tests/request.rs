@@ -129,13 +129,13 @@ fn decodes_a_full_request() {
             Tool {
                 name: "read_file".to_owned(),
                 description: Some("Read a file".to_owned()),
-                parameters: original["tools"][0]["parameters"].clone(),
+                parameters: original["tools"][0]["parameters"].clone().into(),
                 strict: Some(true),
             },
             Tool {
                 name: "screenshot".to_owned(),
                 description: None,
-                parameters: json!({ "type": "object", "properties": {} }),
+                parameters: json!({ "type": "object", "properties": {} }).into(),
                 strict: None,
             },
         ],
@@ -389,13 +389,14 @@ fn foreign_request() -> ChatRequest {
                     "type": "object",
                     "properties": { "command": { "type": "string" } },
                     "required": ["command"],
-                }),
+                })
+                .into(),
                 strict: None,
             },
             Tool {
                 name: "Screenshot".to_owned(),
                 description: None,
-                parameters: json!({ "type": "object", "properties": {} }),
+                parameters: json!({ "type": "object", "properties": {} }).into(),
                 strict: None,
             },
         ],
