@@ -232,11 +232,16 @@ impl Hooks {
 
     /// Prompt hooks ask `model` through `client` (a hook's own `model` beats it).
     pub fn judged_by(mut self, client: Arc<dyn crate::model::ModelClient>, model: &str) -> Self {
-        self.judge = Some(prompt::Judge {
-            client,
-            model: parking_lot::Mutex::new(model.to_owned()),
-        });
+        self.judge = Some(prompt::Judge::new(client, model));
         self
+    }
+
+    /// The prompt hooks' model calls since the last take, for the usage ledger.
+    pub(crate) fn take_calls(&self) -> Vec<(crate::ledger::CallMeter, crate::ledger::CallEnd)> {
+        self.judge
+            .as_ref()
+            .map(|judge| std::mem::take(&mut *judge.calls.lock()))
+            .unwrap_or_default()
     }
 
     /// The session's model changed (`/model`): prompt hooks ask it from now on.

@@ -219,6 +219,7 @@ async fn a_user_prompt_submit_hook_can_block_and_a_stop_hook_sends_the_model_bac
 #[tokio::test]
 async fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
     let home = tempfile::tempdir().unwrap();
+    let database = home.path().join("corvid.db");
     let project = tempfile::tempdir().unwrap();
     std::fs::create_dir(project.path().join("build")).unwrap();
     let mut config = agent::config(project.path(), ApprovalPolicy::FullAuto);
@@ -232,7 +233,7 @@ async fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
                 "model": "small-judge"}]}]
         }),
     ));
-    let mut agent = ScriptedAgent::spawn(
+    let mut agent = ScriptedAgent::spawn_on_store(
         config,
         vec![
             ScriptedReply::tool_call("c1", "bash", r#"{"command":"rm -rf build"}"#),
@@ -242,6 +243,9 @@ async fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
             // The Stop prompt hook's answer.
             ScriptedReply::text("```json\n{\"ok\": true}\n```"),
         ],
+        Arc::new(parking_lot::Mutex::new(
+            corvid_store::Store::open(&database).unwrap(),
+        )),
     )
     .await;
     agent.send("clean up");
@@ -266,6 +270,19 @@ async fn a_prompt_hook_asks_the_sessions_model_and_its_no_blocks_the_call() {
 
     let stop = &requests[3];
     assert_eq!(stop.model, "small-judge");
+    // The hooks' two calls are in the usage ledger beside the turn's two steps.
+    let rows = corvid_store::Store::open(&database)
+        .unwrap()
+        .usage_by_day_and_model(None)
+        .unwrap();
+    let requests_of = |model: &str| {
+        rows.iter()
+            .filter(|row| row.model == model)
+            .map(|row| row.requests)
+            .sum::<u64>()
+    };
+    assert_eq!(requests_of(&session_model), 3, "{rows:?}");
+    assert_eq!(requests_of("small-judge"), 1, "{rows:?}");
     let asked = format!("{:?}", stop.messages);
     assert!(asked.contains("Did the agent finish?"), "{asked}");
     assert!(

@@ -216,8 +216,12 @@ impl crate::live::Build for Builder {
             // A reload: the store's connections (SQLite, or PostgreSQL and Redis), the ledger
             // writer, the key gate, the shutdown gate and the agent's conversations are the
             // running server's (the store cannot change live).
+            // The admin key is a setting: it follows the env file.
             Some(previous) => (
-                previous.state.with_settings(config, registry),
+                previous
+                    .state
+                    .with_settings(config, registry)
+                    .with_admin_key(crate::team_commands::admin_key(&loaded)),
                 previous.conversations.clone(),
             ),
             None => match crate::team_commands::postgres(&loaded)? {

@@ -128,7 +128,7 @@ pub(crate) async fn postgres_gateway(
         None => Arc::new(store.clone()),
     };
     let access = corvid_gateway::Access::new(teams, &config.store, required)
-        .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
+        .with_admin_key(admin_key(loaded));
     tokio::spawn(access.clone().maintain());
     tokio::spawn(store.clone().watch_keys(access.key_cache().clone()));
     tracing::info!(
@@ -137,6 +137,12 @@ pub(crate) async fn postgres_gateway(
         "team mode: keys, budgets, usage and conversations on PostgreSQL"
     );
     Ok(state.with_recorder(recorder).with_access(access))
+}
+
+/// The admin API's key (`CORVID_ADMIN_KEY`, from the process or the env file); `None` keeps the
+/// admin API off.
+pub(crate) fn admin_key(loaded: &Loaded) -> Option<String> {
+    loaded.secret("CORVID_ADMIN_KEY")
 }
 
 /// The gateway over the SQLite store: keys are required beyond loopback (`require_keys`), and a
@@ -161,7 +167,7 @@ pub(crate) async fn sqlite_gate(
         &config.store,
         required,
     )
-    .with_admin_key(loaded.secret("CORVID_ADMIN_KEY"));
+    .with_admin_key(admin_key(loaded));
     let budget = config.store.daily_budget_usd.map(|usd| BudgetSpec {
         cap_micros: usd_to_micros(usd),
         period: Period::Day,

@@ -3,178 +3,21 @@
 //! and a key written into the env file by hand, from the next request on, with no restart; an
 //! invalid config.toml edit keeps serving on the settings in use and the Status tab says why; a
 //! port change says it needs a restart; a tab's socket is closed so the page reconnects to the
-//! new settings.
+//! new settings; the admin key follows the env file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use corvid_test_support::MockUpstream;
 use corvid_test_support::oauth::MockOAuth;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 mod common;
 use common::corvid;
-
-/// A running `corvid serve --port 0`: the process, its port, the page's token, its log.
-struct Serving {
-    child: tokio::process::Child,
-    port: u16,
-    token: String,
-    log: Arc<Mutex<String>>,
-    client: reqwest::Client,
-}
-
-async fn serve(home: &Path, upstream: &MockUpstream) -> Serving {
-    let mut child = corvid(home)
-        .env("HOME", home)
-        .env("CORVID_KEYRING", "off")
-        .env("CORVID_UPSTREAM", upstream.base_url())
-        .env("NO_COLOR", "1")
-        .env("RUST_LOG", "info")
-        .args(["serve", "--port", "0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let (ports, mut port) = tokio::sync::mpsc::unbounded_channel();
-    let log = Arc::new(Mutex::new(String::new()));
-    let kept = Arc::clone(&log);
-    let stderr = child.stderr.take().unwrap();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some((_, rest)) = line.split_once("corvid listening on http://127.0.0.1:") {
-                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                let _ = ports.send(digits.parse::<u16>().unwrap());
-            }
-            let mut log = kept.lock().unwrap();
-            log.push_str(&line);
-            log.push('\n');
-        }
-    });
-    let port = tokio::time::timeout(Duration::from_secs(30), port.recv())
-        .await
-        .unwrap_or_else(|_| panic!("serve never listened:\n{}", log.lock().unwrap()))
-        .unwrap();
-    let page_file = home.join("page-url");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !page_file.exists() {
-        assert!(Instant::now() < deadline, "no page-url");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let url = std::fs::read_to_string(page_file).unwrap();
-    let token = url.trim().rsplit_once("token=").unwrap().1.to_owned();
-    Serving {
-        child,
-        port,
-        token,
-        log,
-        client: reqwest::Client::builder().no_proxy().build().unwrap(),
-    }
-}
-
-impl Serving {
-    async fn ask(&self) -> u16 {
-        self.client
-            .post(format!(
-                "http://127.0.0.1:{}/v1/chat/completions",
-                self.port
-            ))
-            .json(&json!({"model": "grok-4.6", "messages": [{"role": "user", "content": "hi"}]}))
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16()
-    }
-
-    /// A page API call, as the page makes it (the token, corvid's own origin).
-    async fn page(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
-        let origin = format!("http://127.0.0.1:{}", self.port);
-        let mut request = self
-            .client
-            .request(method, format!("{origin}{path}"))
-            .bearer_auth(&self.token)
-            .header("Origin", &origin);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        assert!(response.status().is_success(), "{path}: {response:?}");
-        response.json().await.unwrap()
-    }
-
-    async fn status(&self) -> Value {
-        self.page(reqwest::Method::GET, "/api/status", None).await
-    }
-
-    /// Waits until a request is answered 200 with `bearer` sent upstream.
-    async fn until_used(&self, upstream: &MockUpstream, bearer: &str) {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            if self.ask().await == 200 && last_bearer(upstream) == bearer {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{bearer} was never used; log:\n{}",
-                self.log.lock().unwrap()
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-
-    /// A tab's socket, as the page opens it.
-    async fn tab(
-        &self,
-    ) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>
-    {
-        let ws_url = format!("ws://127.0.0.1:{}/api/agent/ws", self.port);
-        let mut request =
-            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(ws_url)
-                .unwrap();
-        let headers = request.headers_mut();
-        headers.insert(
-            "Authorization",
-            format!("Bearer {}", self.token).parse().unwrap(),
-        );
-        headers.insert(
-            "Origin",
-            format!("http://127.0.0.1:{}", self.port).parse().unwrap(),
-        );
-        tokio_tungstenite::connect_async(request).await.unwrap().0
-    }
-
-    fn still_running(&mut self) {
-        assert!(
-            self.child.try_wait().unwrap().is_none(),
-            "serve exited; log:\n{}",
-            self.log.lock().unwrap()
-        );
-    }
-}
-
-fn last_bearer(upstream: &MockUpstream) -> String {
-    upstream
-        .requests()
-        .last()
-        .and_then(|request| {
-            request
-                .headers
-                .get("authorization")
-                .and_then(|value| value.to_str().ok())
-                .map(str::to_owned)
-        })
-        .unwrap_or_default()
-}
+use common::serving::{Serving, last_bearer, serve};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn keys_from_the_page_and_the_env_file_apply_at_once_and_a_bad_edit_keeps_serving() {
@@ -557,5 +400,75 @@ async fn a_provider_keeps_its_last_error_across_a_reload_until_its_own_settings_
         "{status}"
     );
     serving.until_used(&upstream, "Bearer second-key").await;
+    serving.still_running();
+}
+
+/// `GET /admin/spend` with `key` as the bearer token: the status.
+async fn admin_spend(serving: &Serving, key: &str) -> u16 {
+    serving
+        .client
+        .get(format!("http://127.0.0.1:{}/admin/spend", serving.port))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Waits until `/admin/spend` answers `key` with `want`.
+async fn until_admin(serving: &Serving, key: &str, want: u16) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let got = admin_spend(serving, key).await;
+        if got == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/admin/spend with {key}: {got}, not {want}; log:\n{}",
+            serving.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_admin_key_follows_the_env_file() {
+    let upstream = MockUpstream::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let env_file = home.path().join("env");
+    let write_env = |text: &str| {
+        std::fs::write(&env_file, text).unwrap();
+        std::fs::set_permissions(
+            &env_file,
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .unwrap();
+    };
+    write_env("XAI_API_KEY=k\n");
+    let mut serving = serve(home.path(), &upstream).await;
+    assert_eq!(
+        admin_spend(&serving, "first-admin").await,
+        404,
+        "the admin API is off"
+    );
+
+    write_env("XAI_API_KEY=k\nCORVID_ADMIN_KEY=first-admin\n");
+    until_admin(&serving, "first-admin", 200).await;
+    assert_eq!(admin_spend(&serving, "second-admin").await, 401);
+
+    // A new key replaces the old one at once; removing it turns the API off again.
+    write_env("XAI_API_KEY=k\nCORVID_ADMIN_KEY=second-admin\n");
+    until_admin(&serving, "second-admin", 200).await;
+    assert_eq!(admin_spend(&serving, "first-admin").await, 401);
+    write_env("XAI_API_KEY=k\n");
+    until_admin(&serving, "second-admin", 404).await;
+    let status = serving.status().await;
+    assert_eq!(
+        status["settings"]["restart_needed"],
+        Value::Null,
+        "{status}"
+    );
     serving.still_running();
 }

@@ -1,5 +1,6 @@
 //! `corvid service` on Linux: the systemd user unit it writes is one systemd accepts.
 
+#![cfg(target_os = "linux")] // the launchd agent's plist is checked by a unit test
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::path::Path;
@@ -20,7 +21,6 @@ fn corvid(home: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-#[cfg(target_os = "linux")]
 #[test]
 fn install_writes_a_unit_systemd_accepts_and_uninstall_removes_it() {
     let home = tempfile::tempdir().unwrap();

@@ -170,16 +170,7 @@ impl Inbound<'_> {
         if corvid_providers::quirks::is_local_server(&route.provider) {
             self.check_local_window(route, decoded).await?;
         }
-        let moved_from = plan
-            .began_on
-            .as_deref()
-            .filter(|began| *began != route.provider.name());
-        // Another key of the same provider cannot read what the first key's account sealed.
-        let key_moved = moved_from.is_none()
-            && plan.began_on.is_some()
-            && plan.began_key.is_some_and(|key| key != route.key)
-            && corvid_providers::quirks::reasoning_bound_to_key(&route.provider);
-        if route.provider.takes_as_is(self.dialect) && moved_from.is_none() && !key_moved {
+        if route.provider.takes_as_is(self.dialect) && plan.moved(route).is_none() {
             let outbound = dialect_of(route.provider.kind());
             let stream = self.gemini_stream.unwrap_or(false);
             let path = match self.dialect {
@@ -213,17 +204,7 @@ impl Inbound<'_> {
             }
             None => self.decode()?,
         };
-        if let Some(origin) = moved_from {
-            corvid_wire::minted::adopt(&mut request, origin);
-        } else if key_moved && let Some(began_key) = plan.began_key {
-            use corvid_providers::quirks::key_origin;
-            let name = route.provider.name();
-            // What the old key got straight (a pass-through) is marked as its own; then all
-            // opaque values but the new key's — whether passed through or minted by a
-            // translation under the provider's name — are settled away.
-            corvid_wire::minted::adopt(&mut request, &key_origin(name, began_key));
-            corvid_wire::minted::settle(&mut request, &key_origin(name, route.key));
-        }
+        plan.settle_move(route, &mut request);
         Ok(Translation {
             state: self.state,
             route: route.clone(),

@@ -57,6 +57,15 @@ impl AppState {
         }))
     }
 
+    /// The same state with the admin API open to holders of `key` (`None`: off), for a reload
+    /// that follows the env file; without a key gate there is no admin API to open.
+    pub fn with_admin_key(self, key: Option<String>) -> Self {
+        match self.access().cloned() {
+            Some(access) => self.with_access(access.with_admin_key(key)),
+            None => self,
+        }
+    }
+
     /// The key and budget gate, in team mode.
     pub fn access(&self) -> Option<&crate::access::Access> {
         self.0.access.as_ref()

@@ -9,9 +9,31 @@ use corvid_auth::AuthError;
 use corvid_wire::model::ErrorKind;
 use corvid_wire::{Dialect, codec};
 
-use crate::registry::RouteError;
 use crate::transport::BoxError;
 use http::StatusCode;
+
+/// Why a model could not be routed. Messages list what would work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteError {
+    #[error("unknown provider `{provider}` in model `{model}`; configured providers: {}", available.join(", "))]
+    UnknownProvider {
+        provider: String,
+        model: String,
+        available: Vec<String>,
+    },
+    #[error("provider `{provider}` is not set up: {reason}")]
+    Unavailable { provider: String, reason: String },
+    #[error("model `{model}` is offered by several providers; name one of: {}", candidates.join(", "))]
+    Ambiguous {
+        model: String,
+        candidates: Vec<String>,
+    },
+    #[error("no provider serves model `{model}`; use provider/model with one of: {}", available.join(", "))]
+    UnknownModel {
+        model: String,
+        available: Vec<String>,
+    },
+}
 
 /// Why an upstream call failed. Every variant says where it happened and whether a retry is
 /// safe (see [`ProviderError::retry`]).

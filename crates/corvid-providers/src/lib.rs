@@ -26,7 +26,7 @@ pub mod zed;
 
 pub use backoff::{backoff_delay, parse_retry_after};
 pub use context_windows::{ContextWindow, WindowSource, family_window};
-pub use error::{CallError, FailureClass, ProviderError, Refusal, Retry, error_chain};
+pub use error::{CallError, FailureClass, ProviderError, Refusal, Retry, RouteError, error_chain};
 pub use failover::{fails_over, rests_key};
 pub use last_failure::LastFailure;
 pub use model_info::{ModelCapabilities, ModelInfo};
@@ -34,8 +34,8 @@ pub use pipeline::{ModelCall, ModelReply, ModelStream, WholeFailure, broken_stre
 pub use pool::{DEFAULT_COOLDOWN, KeyPool};
 pub use provider::{ListedFacts, Provider};
 pub use quirks::prepare_request;
-pub use registry::{Registry, Route, RouteError, dialect_of, zed_hosts};
-pub use routing::{Plan, RequestShape, conversation_key};
+pub use registry::{Registry, Route, dialect_of, zed_hosts};
+pub use routing::{Moved, Plan, RequestShape, conversation_key};
 pub use transport::{BoxError, IdleTimeout, Transport, UpstreamBody, is_timeout};
 pub use upstream::{
     ANTHROPIC_VERSION, AuthStyle, Upstream, UpstreamRequest, UpstreamResponse, build_transport,

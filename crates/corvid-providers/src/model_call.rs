@@ -1,15 +1,19 @@
 //! The in-process model client: one canonical request to whichever provider serves its model,
 //! as a stream of canonical events, through the same pipeline as the gateway's translation
-//! (`pipeline`). The agent uses this (through its `ModelClient` trait) with the same routing,
-//! aliases and credentials as the gateway. A failure is the pipeline's [`CallError`], which
+//! (`pipeline`). The agent uses this (through its `ModelClient` trait) with the same routing
+//! as the gateway — aliases, `[routes]` with their fallbacks, task rules, key pools, sticky
+//! conversations — and the same credentials. A failure is the pipeline's [`CallError`], which
 //! classifies and words itself for the agent.
 
+use std::time::Instant;
+
 use corvid_wire::Dialect;
-use corvid_wire::model::ChatRequest;
+use corvid_wire::model::{ChatRequest, Part, Role};
 
 use crate::error::CallError;
 use crate::pipeline::ModelStream;
 use crate::registry::{Registry, dialect_of};
+use crate::routing::{RequestShape, conversation_key};
 
 impl Registry {
     /// Streams `request` to the provider serving `request.model`. Returns once the provider
@@ -20,14 +24,67 @@ impl Registry {
         self.call(request).await.map(|(stream, _)| stream)
     }
 
-    /// Like [`Registry::stream`], with the requests sent to get the reply (its retries), for
-    /// the agent's ledger rows.
+    /// Like [`Registry::stream`], with the requests sent to get the reply (its retries and
+    /// the route's fallbacks), for the agent's ledger rows.
+    ///
+    /// Routed as the gateway routes: the plan for the model (a task rule may pick another
+    /// target, a route name expands into its targets, each with its keys), then one attempt
+    /// after another while a target fails before any output in a way the next could fix and
+    /// the failover deadline has not passed.
     pub async fn call(&self, mut request: ChatRequest) -> Result<(ModelStream, u32), CallError> {
-        let route = self.resolve(&request.model).map_err(CallError::route)?;
         request.stream = true;
-        let reply = route.prepare(request).send().await?;
-        let attempts = reply.attempts();
-        Ok((reply.into_stream(), attempts))
+        let routing = self.routing();
+        let shape = routing.rules.any().then(|| RequestShape::of(&request));
+        let conversation = (self.has_choices() && routing.sticky)
+            .then(|| conversation_key(None, &request.model, &first_user_text(&request)));
+        let plan = self
+            .plan(&request.model, shape.as_ref(), conversation)
+            .map_err(CallError::route)?;
+        let started = Instant::now();
+        let mut sent = 0;
+        let count = plan.attempts.len();
+        for (index, route) in plan.attempts.iter().enumerate() {
+            let last = index + 1 == count;
+            let mut attempt = if last {
+                std::mem::take(&mut request)
+            } else {
+                request.clone()
+            };
+            plan.settle_move(route, &mut attempt);
+            match route.clone().prepare(attempt).send().await {
+                Ok(reply) => {
+                    if let Some(conversation) = conversation {
+                        self.stick(conversation, route);
+                    }
+                    let attempts = sent + reply.attempts();
+                    return Ok((reply.into_stream(), attempts));
+                }
+                Err(mut failed) => {
+                    sent += failed.attempts;
+                    if let Some(wait) = crate::rests_key(&failed.error) {
+                        route.provider.keys().rest(route.key, wait);
+                    }
+                    if !last
+                        && started.elapsed() < routing.failover_deadline
+                        && crate::fails_over(&failed.error)
+                    {
+                        tracing::warn!(
+                            failed = %route.target(),
+                            next = %plan.attempts[index + 1].target(),
+                            "a route target failed before any output; trying the next"
+                        );
+                        continue;
+                    }
+                    failed.attempts = sent;
+                    return Err(failed);
+                }
+            }
+        }
+        // A plan always holds an attempt, and the last one returns above.
+        Err(CallError::route(crate::RouteError::UnknownModel {
+            model: request.model,
+            available: Vec::new(),
+        }))
     }
 
     /// The dialect `model`'s upstream speaks (its error bodies too); `None` when it has no
@@ -36,6 +93,28 @@ impl Registry {
         let route = self.resolve(model).ok()?;
         Some(dialect_of(route.provider.kind()))
     }
+}
+
+/// The text of the conversation's first user message: with the model asked for, what keeps
+/// one agent conversation's key the same on every turn.
+fn first_user_text(request: &ChatRequest) -> Vec<u8> {
+    request
+        .messages
+        .iter()
+        .find(|message| message.role == Role::User)
+        .map(|message| {
+            message
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    Part::Text { text } => Some(text.as_bytes()),
+                    _ => None,
+                })
+                .flatten()
+                .copied()
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use corvid_auth::Credential;
 use corvid_config::{Config, Loaded, ProviderConfig, ProviderKind};
 use http::{HeaderName, HeaderValue};
 
+use crate::error::RouteError;
 use crate::provider::Provider;
 use crate::transport::{BoxError, Transport};
 use crate::upstream::{AuthStyle, Upstream};
@@ -55,29 +56,6 @@ impl Route {
     pub fn target(&self) -> String {
         format!("{}/{}", self.provider.name(), self.model)
     }
-}
-
-/// Why a model could not be routed. Messages list what would work.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RouteError {
-    #[error("unknown provider `{provider}` in model `{model}`; configured providers: {}", available.join(", "))]
-    UnknownProvider {
-        provider: String,
-        model: String,
-        available: Vec<String>,
-    },
-    #[error("provider `{provider}` is not set up: {reason}")]
-    Unavailable { provider: String, reason: String },
-    #[error("model `{model}` is offered by several providers; name one of: {}", candidates.join(", "))]
-    Ambiguous {
-        model: String,
-        candidates: Vec<String>,
-    },
-    #[error("no provider serves model `{model}`; use provider/model with one of: {}", available.join(", "))]
-    UnknownModel {
-        model: String,
-        available: Vec<String>,
-    },
 }
 
 /// Every provider, with the aliases and the default for unknown names.

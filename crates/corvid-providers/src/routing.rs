@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use corvid_config::RoutingConfig;
 use corvid_wire::model::{ChatRequest, Part, ReasoningConfig, ToolResultContent};
 
-use crate::registry::{Registry, Route, RouteError};
+use crate::error::RouteError;
+use crate::registry::{Registry, Route};
 
 /// Logs a configured name without control characters.
 struct Clean<'a>(&'a str);
@@ -96,6 +97,49 @@ pub struct Plan {
     pub began_key: Option<usize>,
     /// Whether the first attempt is the conversation's own target (stickiness held).
     pub sticky: bool,
+}
+
+/// How a conversation reached an attempt's target from where it began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved<'a> {
+    /// To another provider than the one named here.
+    Provider(&'a str),
+    /// To another key of the same provider, whose account cannot read what this key's sealed.
+    Key(usize),
+}
+
+impl Plan {
+    /// Whether the conversation moved to `route` from where it began (then its opaque
+    /// reasoning must be settled, and a request cannot pass through as it is).
+    pub fn moved(&self, route: &Route) -> Option<Moved<'_>> {
+        let began_on = self.began_on.as_deref()?;
+        if began_on != route.provider.name() {
+            return Some(Moved::Provider(began_on));
+        }
+        self.began_key
+            .filter(|key| {
+                *key != route.key && crate::quirks::reasoning_bound_to_key(&route.provider)
+            })
+            .map(Moved::Key)
+    }
+
+    /// Settles `request`'s opaque reasoning for `route` when the conversation moved there, as
+    /// a user-moved session's is.
+    pub fn settle_move(&self, route: &Route, request: &mut ChatRequest) {
+        match self.moved(route) {
+            Some(Moved::Provider(origin)) => corvid_wire::minted::adopt(request, origin),
+            Some(Moved::Key(began_key)) => {
+                use crate::quirks::key_origin;
+                let name = route.provider.name();
+                // What the old key got straight (a pass-through) is marked as its own; then
+                // all opaque values but the new key's — whether passed through or minted by a
+                // translation under the provider's name — are settled away.
+                corvid_wire::minted::adopt(request, &key_origin(name, began_key));
+                corvid_wire::minted::settle(request, &key_origin(name, route.key));
+            }
+            None => {}
+        }
+    }
 }
 
 /// Where each conversation began: target and key, by a hash of the conversation.

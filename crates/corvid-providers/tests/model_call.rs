@@ -335,3 +335,89 @@ async fn a_call_counts_the_requests_it_sent() {
         (FailureClass::NotConfigured, 0)
     );
 }
+
+/// xAI on `first`, OpenAI on `second`, with `routing`.
+fn two_providers(
+    first: &MockUpstream,
+    second: &MockUpstream,
+    routing: corvid_config::RoutingConfig,
+) -> Registry {
+    let mut config = Config {
+        max_retries: 0,
+        routing,
+        ..Config::default()
+    };
+    for provider in &mut config.providers {
+        provider.base_url = match provider.name.as_str() {
+            "xai" => first.base_url(),
+            _ => second.base_url(),
+        };
+    }
+    Registry::build(&config, |provider| Credential::Key {
+        provider: provider.name.clone(),
+        secret: Secret::new("k"),
+    })
+    .unwrap()
+}
+
+/// The agent's calls follow `[routes]` as the gateway's requests do: a route name is a model,
+/// and a target that fails before any output gives way to the next.
+#[tokio::test]
+async fn a_route_falls_back_to_its_next_target() {
+    let (first, second) = (MockUpstream::start().await, MockUpstream::start().await);
+    let mut routing = corvid_config::RoutingConfig::default();
+    routing.routes.insert(
+        "fast".to_owned(),
+        corvid_config::RouteTargets {
+            targets: vec!["grok-4.6".to_owned(), "openai/gpt-5".to_owned()],
+        },
+    );
+    let registry = two_providers(&first, &second, routing);
+    first.enqueue(
+        "/v1/chat/completions",
+        Reply::status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({"error": {"message": "overloaded"}}),
+        ),
+    );
+    let (stream, attempts) = registry.call(request("fast")).await.unwrap();
+    let events: Vec<StreamEvent> = stream.collect().await;
+    assert!(
+        events.contains(&StreamEvent::Finish(FinishReason::EndTurn)),
+        "{events:?}"
+    );
+    assert_eq!(
+        attempts, 2,
+        "the failed target's request and the fallback's"
+    );
+    assert_eq!(first.requests().len(), 1);
+    assert_eq!(second.requests().len(), 1);
+    assert_eq!(second.requests()[0].json()["model"], "gpt-5");
+}
+
+/// The task rules apply too: a conversation with an image goes to the `image` rule's target.
+#[tokio::test]
+async fn the_image_rule_picks_the_target_of_a_request_with_an_image() {
+    let (first, second) = (MockUpstream::start().await, MockUpstream::start().await);
+    let mut routing = corvid_config::RoutingConfig::default();
+    routing.rules.image = Some("openai/gpt-5".to_owned());
+    let registry = two_providers(&first, &second, routing);
+    let mut with_image = request("grok-4.6");
+    with_image.messages[0]
+        .parts
+        .push(corvid_wire::model::Part::Image(corvid_wire::model::Image {
+            source: corvid_wire::model::ImageSource::Base64 {
+                media_type: "image/png".to_owned(),
+                data: "iVBORw0KGgo=".to_owned(),
+            },
+            detail: None,
+        }));
+    let (stream, _) = registry.call(with_image).await.unwrap();
+    let _: Vec<StreamEvent> = stream.collect().await;
+    assert!(first.requests().is_empty());
+    assert_eq!(second.requests().len(), 1);
+    // Without an image the model asked for is used.
+    let (stream, _) = registry.call(request("grok-4.6")).await.unwrap();
+    let _: Vec<StreamEvent> = stream.collect().await;
+    assert_eq!(first.requests().len(), 1);
+}

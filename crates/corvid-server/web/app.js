@@ -312,7 +312,7 @@ function toolServersView(servers) {
     if (server.withheld?.length) lines.push(el("div", [`not offered (enabled_tools/disabled_tools): ${server.withheld.join(", ")}`], { class: "dim" }));
     return el("div", lines, { class: "tool-server" });
   });
-  if (!servers.length) rows.push(el("div", ["No MCP servers in this session. `corvid mcp add NAME -- COMMAND…` adds one; a restart of corvid serve starts it."]));
+  if (!servers.length) rows.push(el("div", ["No MCP servers in this session. `corvid mcp add NAME -- COMMAND…` adds one to the project's .corvid/mcp.json (--global: config.toml); a new tab starts it."]));
   return el("div", [el("div", ["MCP servers"], { class: "proposal-title" }), ...rows], { class: "proposal closed tool-servers" });
 }
 

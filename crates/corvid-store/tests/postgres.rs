@@ -433,14 +433,21 @@ async fn a_running_requests_lease_is_renewed_and_a_failed_attempt_keeps_the_hold
     assert_eq!((state.spent_micros, state.reserved_micros), (11_500, 0));
 }
 
-/// Ten concurrent holds of `key` (a quota of 4 a day) through `stores` in turn: how many were
-/// admitted; every refusal names the quota and the next UTC midnight.
-async fn daily_admitted(stores: &[Arc<dyn TeamStore>], key: &corvid_store::team::KeyInfo) -> usize {
-    let tasks: Vec<_> = (0..10)
+/// `count` concurrent holds of `key` (a quota of 4 a day, at most `rpm` a minute) through
+/// `stores` in turn: how many were admitted; every refusal names the quota and the next UTC
+/// midnight.
+async fn daily_admitted(
+    stores: &[Arc<dyn TeamStore>],
+    key: &corvid_store::team::KeyInfo,
+    count: usize,
+    rpm: Option<u32>,
+) -> usize {
+    let tasks: Vec<_> = (0..count)
         .map(|index| {
             let store = Arc::clone(&stores[index % stores.len()]);
             let hold = Hold {
                 daily_requests: key.daily_requests,
+                rpm,
                 ..hold(key.id, key.budgets.iter().map(|b| b.id).collect(), 10, "i")
             };
             tokio::spawn(async move { store.hold(&hold).await.unwrap() })
@@ -493,7 +500,7 @@ async fn a_keys_daily_request_quota_holds_across_instances_with_and_without_redi
         Arc::new(PgStore::connect(&url, 8).unwrap()),
         Arc::new(PgStore::connect(&url, 8).unwrap()),
     ];
-    assert_eq!(daily_admitted(&plain, &keys[0]).await, 4);
+    assert_eq!(daily_admitted(&plain, &keys[0], 10, None).await, 4);
     assert_eq!(pg.requests_today(keys[0].id).await.unwrap(), 4);
     // A refused request held nothing: only the four admitted holds are reserved.
     let state = pg
@@ -512,8 +519,13 @@ async fn a_keys_daily_request_quota_holds_across_instances_with_and_without_redi
                 Arc::new(RedisFront::new(pg, counter)) as Arc<dyn TeamStore>
             })
             .collect();
-        assert_eq!(daily_admitted(&fronted, &keys[1]).await, 4);
+        assert_eq!(daily_admitted(&fronted, &keys[1], 10, Some(1_000)).await, 4);
         assert_eq!(pg.requests_today(keys[1].id).await.unwrap(), 4);
+        // The six requests the quota refused were never made, so they left the key's rate
+        // window in Redis: with 6 a minute allowed, the quota (not the rate) still refuses.
+        for _ in 0..3 {
+            assert_eq!(daily_admitted(&fronted, &keys[1], 1, Some(6)).await, 0);
+        }
         let state = pg
             .key_by_public_id(&keys[1].public_id)
             .await

@@ -3,7 +3,8 @@
 //! sent to a model through the session's model client, and the model answers with JSON:
 //! `{"ok": true}` lets the action go on, `{"ok": false, "reason": "..."}` blocks it as exit
 //! code 2 would (the reason goes to the model). A model that fails or answers something else
-//! is a non-blocking error, like a command hook that fails.
+//! is a non-blocking error, like a command hook that fails. Each call is metered like a turn's
+//! step; the session writes it to the usage ledger once the event's hooks have run.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +14,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::Answer;
+use crate::ledger::{CallEnd, CallMeter};
 use crate::model::ModelClient;
 
 /// What the model is told it is doing, and how to answer.
@@ -29,6 +31,18 @@ pub(crate) struct Judge {
     pub(crate) client: Arc<dyn ModelClient>,
     /// The session's model (follows `/model`); a hook's own `model` beats it.
     pub(crate) model: parking_lot::Mutex<String>,
+    /// Calls made and not yet written to the usage ledger (the session takes them).
+    pub(crate) calls: parking_lot::Mutex<Vec<(CallMeter, CallEnd)>>,
+}
+
+impl Judge {
+    pub(crate) fn new(client: Arc<dyn ModelClient>, model: &str) -> Self {
+        Self {
+            client,
+            model: parking_lot::Mutex::new(model.to_owned()),
+            calls: parking_lot::Mutex::default(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Judge {
@@ -65,18 +79,29 @@ pub(crate) async fn ask(
         stream: true,
         ..ChatRequest::default()
     };
-    let reply =
-        match tokio::time::timeout(timeout, answer_text(judge.client.as_ref(), request)).await {
-            Ok(Ok(text)) => text,
-            Ok(Err(error)) => return failed(event, &model, &error.to_string()),
-            Err(_) => {
-                return failed(
-                    event,
-                    &model,
-                    &format!("no answer within {} s", timeout.as_secs_f64()),
-                );
-            }
-        };
+    let mut meter = CallMeter::start(&model);
+    let asked = tokio::time::timeout(
+        timeout,
+        answer_text(judge.client.as_ref(), request, &mut meter),
+    )
+    .await;
+    let end = match &asked {
+        Ok(Ok(_)) => CallEnd::Answered,
+        Ok(Err(_)) => CallEnd::Failed,
+        Err(_) => CallEnd::Cancelled,
+    };
+    judge.calls.lock().push((meter, end));
+    let reply = match asked {
+        Ok(Ok(text)) => text,
+        Ok(Err(error)) => return failed(event, &model, &error.to_string()),
+        Err(_) => {
+            return failed(
+                event,
+                &model,
+                &format!("no answer within {} s", timeout.as_secs_f64()),
+            );
+        }
+    };
     match verdict(&reply) {
         Some((true, _)) => Answer::default(),
         Some((false, reason)) => Answer {
@@ -111,11 +136,25 @@ enum NoAnswer {
     Stream(corvid_wire::model::WireError),
 }
 
-/// The model's whole text reply.
-async fn answer_text(client: &dyn ModelClient, request: ChatRequest) -> Result<String, NoAnswer> {
-    let mut stream = client.stream(request).await.map_err(NoAnswer::Call)?;
+/// The model's whole text reply, metered by `meter`.
+async fn answer_text(
+    client: &dyn ModelClient,
+    request: ChatRequest,
+    meter: &mut CallMeter,
+) -> Result<String, NoAnswer> {
+    let mut stream = match client.call(request).await {
+        Ok(reply) => {
+            meter.replied(reply.attempts);
+            reply.events
+        }
+        Err(error) => {
+            meter.failed(error.attempts);
+            return Err(NoAnswer::Call(error));
+        }
+    };
     let mut text = String::new();
     while let Some(event) = stream.next().await {
+        meter.saw(&event);
         match event {
             StreamEvent::TextDelta { text: delta } => text.push_str(&delta),
             StreamEvent::Error(error) => return Err(NoAnswer::Stream(error)),

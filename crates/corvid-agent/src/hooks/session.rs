@@ -34,6 +34,16 @@ fn notices(shared: &Shared, scope: &Scope, answer: &Answer) {
     }
 }
 
+/// Runs the hooks of `event` and writes their model calls (prompt hooks) to the usage ledger,
+/// as a turn's steps are.
+async fn fire(shared: &Shared, event: HookEvent, subject: Option<&str>, fields: Value) -> Answer {
+    let answer = shared.hooks.fire(event, subject, fields).await;
+    for (meter, end) in shared.hooks.take_calls() {
+        meter.finish(shared, end).await;
+    }
+    answer
+}
+
 /// `PreToolUse` for the call of `tool` with `arguments`.
 pub(crate) async fn pre_tool(
     shared: &Shared,
@@ -45,10 +55,7 @@ pub(crate) async fn pre_tool(
         return PreTool::Gate;
     }
     let fields = tool_fields(&shared.settings.project, tool, arguments);
-    let answer = shared
-        .hooks
-        .fire(HookEvent::PreToolUse, Some(tool), fields)
-        .await;
+    let answer = fire(shared, HookEvent::PreToolUse, Some(tool), fields).await;
     notices(shared, scope, &answer);
     if let Some(reason) = answer.blocked {
         return PreTool::Refuse(reason);
@@ -90,10 +97,7 @@ pub(crate) async fn post_tool(
         response["filePath"] = path;
     }
     fields["tool_response"] = response;
-    let answer = shared
-        .hooks
-        .fire(HookEvent::PostToolUse, Some(tool), fields)
-        .await;
+    let answer = fire(shared, HookEvent::PostToolUse, Some(tool), fields).await;
     notices(shared, scope, &answer);
     if let Some(reason) = answer.blocked {
         output
@@ -123,10 +127,7 @@ pub(crate) async fn on_stop(
     if !shared.hooks.listens(event) {
         return None;
     }
-    let answer = shared
-        .hooks
-        .fire(event, None, json!({"stop_hook_active": active}))
-        .await;
+    let answer = fire(shared, event, None, json!({"stop_hook_active": active})).await;
     notices(shared, scope, &answer);
     answer.blocked
 }
@@ -136,11 +137,15 @@ pub(crate) fn notify(shared: &Arc<Shared>, message: String) {
     if !shared.hooks.listens(HookEvent::Notification) {
         return;
     }
-    let hooks = Arc::clone(&shared.hooks);
+    let shared = Arc::clone(shared);
     tokio::spawn(async move {
-        hooks
-            .fire(HookEvent::Notification, None, json!({"message": message}))
-            .await;
+        fire(
+            &shared,
+            HookEvent::Notification,
+            None,
+            json!({"message": message}),
+        )
+        .await;
     });
 }
 
@@ -149,14 +154,13 @@ pub(crate) async fn pre_compact(shared: &Shared, scope: &Scope, trigger: &str) {
     if !shared.hooks.listens(HookEvent::PreCompact) {
         return;
     }
-    let answer = shared
-        .hooks
-        .fire(
-            HookEvent::PreCompact,
-            Some(trigger),
-            json!({"trigger": trigger, "custom_instructions": ""}),
-        )
-        .await;
+    let answer = fire(
+        shared,
+        HookEvent::PreCompact,
+        Some(trigger),
+        json!({"trigger": trigger, "custom_instructions": ""}),
+    )
+    .await;
     notices(shared, scope, &answer);
 }
 
@@ -173,22 +177,24 @@ pub(crate) async fn before_turn(
 ) -> Result<Vec<String>, PromptBlocked> {
     let mut context = Vec::new();
     if shared.hooks.first_turn() && shared.hooks.listens(HookEvent::SessionStart) {
-        let answer = shared
-            .hooks
-            .fire(
-                HookEvent::SessionStart,
-                Some("startup"),
-                json!({"source": "startup"}),
-            )
-            .await;
+        let answer = fire(
+            shared,
+            HookEvent::SessionStart,
+            Some("startup"),
+            json!({"source": "startup"}),
+        )
+        .await;
         notices(shared, scope, &answer);
         context.extend(answer.context);
     }
     if shared.hooks.listens(HookEvent::UserPromptSubmit) {
-        let answer = shared
-            .hooks
-            .fire(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt}))
-            .await;
+        let answer = fire(
+            shared,
+            HookEvent::UserPromptSubmit,
+            None,
+            json!({"prompt": prompt}),
+        )
+        .await;
         notices(shared, scope, &answer);
         if let Some(reason) = answer.blocked.or(answer.stop) {
             return Err(PromptBlocked(reason));

@@ -1,10 +1,9 @@
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::Path;
 
 use pretty_assertions::assert_eq;
 
-use super::{KeyringBackend, KeyringError, SecretTool, choose_keyring, from_hex, to_hex};
+use super::{KeyringBackend, KeyringError, SecretTool, from_hex, to_hex};
 use crate::Secret;
 
 /// A stand-in for `secret-tool` that keeps items as files next to the script. It is run through
@@ -89,6 +88,9 @@ fn a_missing_tool_is_a_spawn_error() {
 #[cfg(target_os = "linux")]
 #[test]
 fn linux_needs_the_tool_and_a_session_bus() {
+    use super::choose_keyring;
+    use std::collections::HashMap;
+
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("secret-tool"), "").unwrap();
     let path = dir.path().display().to_string();

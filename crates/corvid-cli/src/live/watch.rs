@@ -32,7 +32,6 @@ struct Fixed {
     port: u16,
     allow_remote: bool,
     store: corvid_config::StoreConfig,
-    admin_key: Option<String>,
 }
 
 impl Fixed {
@@ -42,13 +41,9 @@ impl Fixed {
             port: loaded.config.port,
             allow_remote: loaded.config.allow_remote,
             store: loaded.config.store.clone(),
-            admin_key: loaded.secret(ADMIN_KEY),
         }
     }
 }
-
-/// The team admin key's variable (read by the key gate when the server starts).
-const ADMIN_KEY: &str = "CORVID_ADMIN_KEY";
 
 /// Settings that cannot be used (they do not load, or the app cannot be built from them): the
 /// running ones stay. Its text is what the Status tab and the tray show.
@@ -106,9 +101,6 @@ impl Watch {
         }
         if wanted.store != self.started.store {
             waiting.push("the store");
-        }
-        if wanted.admin_key != self.started.admin_key {
-            waiting.push(ADMIN_KEY);
         }
         let needs_restart = (!waiting.is_empty())
             .then(|| format!("Changes to {} apply at the next start", waiting.join(", ")));

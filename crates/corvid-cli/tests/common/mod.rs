@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 pub(crate) mod acp;
 pub(crate) mod pane;
+pub(crate) mod serving;
 
 pub(crate) const CORVID: &str = env!("CARGO_BIN_EXE_corvid");
 /// Where the xAI provider sends its chat completions.

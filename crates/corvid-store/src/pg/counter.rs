@@ -4,7 +4,9 @@
 //! and its rate window, atomically: a refusal or a rate limit costs PostgreSQL nothing. An
 //! admitted hold is then written to PostgreSQL by the same conditional function as without
 //! Redis (budgets only; the rate window lives in Redis), so PostgreSQL stays the record and the
-//! last word: were Redis ever behind, PostgreSQL refuses, and the Redis hold is undone.
+//! last word: were Redis ever behind, PostgreSQL refuses, and the Redis hold is undone — its
+//! budgets and its slot in the rate window, since a request PostgreSQL refused (a budget, the
+//! daily quota) is never made and must not count against the key's requests per minute.
 //!
 //! - A budget Redis does not know (first use, a flush, a restart, its entry expired) is seeded
 //!   from PostgreSQL — the window's spend plus the open holds — before anything is admitted.
@@ -62,6 +64,7 @@ pub struct RedisCounter {
     reserve: Arc<Script>,
     seed: Arc<Script>,
     settle: Arc<Script>,
+    undo: Arc<Script>,
 }
 
 impl std::fmt::Debug for RedisCounter {
@@ -100,6 +103,7 @@ impl RedisCounter {
             reserve: Arc::new(Script::new(include_str!("counter/reserve.lua"))),
             seed: Arc::new(Script::new(include_str!("counter/seed.lua"))),
             settle: Arc::new(Script::new(include_str!("counter/settle.lua"))),
+            undo: Arc::new(Script::new(include_str!("counter/undo.lua"))),
         })
     }
 
@@ -246,6 +250,21 @@ impl RedisCounter {
         Ok(())
     }
 
+    /// Undoes the hold of `request_id` that PostgreSQL did not record: its amount leaves its
+    /// budgets and its request and tokens leave the key's rate window (the request is never
+    /// made, so it must not count against the key's requests per minute).
+    async fn undo(&self, request_id: &str) -> Result<(), RedisError> {
+        let mut invocation = self.undo.prepare_invoke();
+        invocation
+            .key(self.hold_key(request_id))
+            .arg(format!("{}b:", self.prefix));
+        let mut connection = self.connection.clone();
+        let _: i64 = self
+            .guarded(invocation.invoke_async(&mut connection))
+            .await?;
+        Ok(())
+    }
+
     /// Extends the records of running requests' holds to `lease` from now.
     async fn renew(&self, request_ids: &[String], lease: Duration) -> Result<(), RedisError> {
         if request_ids.is_empty() {
@@ -284,10 +303,21 @@ impl RedisCounter {
     }
 }
 
-/// What Redis keeps of a hold until it is settled: `amount|budget,budget`.
+/// What Redis keeps of a hold until it is settled or undone: `amount|budget,budget` (the
+/// script appends the rate window it took); nothing when PostgreSQL records nothing of the hold
+/// (no budget, no daily quota), as then there is nothing to settle or undo.
 fn hold_record(hold: &Hold) -> String {
+    if !recorded_in_postgres(hold) {
+        return String::new();
+    }
     let ids: Vec<String> = hold.budget_ids.iter().map(i64::to_string).collect();
     format!("{}|{}", hold.amount_micros.max(0), ids.join(","))
+}
+
+/// Whether PostgreSQL keeps anything of `hold` once Redis admitted it: its budgets and the
+/// daily request quota are PostgreSQL's, the rate window is Redis' alone.
+fn recorded_in_postgres(hold: &Hold) -> bool {
+    !hold.budget_ids.is_empty() || hold.daily_requests.is_some()
 }
 
 /// Why Redis could not decide a hold: Redis itself (PostgreSQL decides instead), or
@@ -318,7 +348,7 @@ impl RedisFront {
     /// Writes a hold Redis admitted to PostgreSQL (budgets and the daily request quota: the
     /// rate window is Redis'), undoing it in Redis when PostgreSQL refuses or fails.
     async fn record(&self, hold: &Hold) -> Result<Option<Refusal>, StoreError> {
-        if hold.budget_ids.is_empty() && hold.daily_requests.is_none() {
+        if !recorded_in_postgres(hold) {
             return Ok(None);
         }
         let budgets_only = Hold {
@@ -328,8 +358,7 @@ impl RedisFront {
         };
         let recorded = self.pg.hold(&budgets_only).await;
         if !matches!(recorded, Ok(None)) {
-            let undo = [(hold.request_id.clone(), 0)];
-            if let Err(error) = self.redis.settle(&undo).await {
+            if let Err(error) = self.redis.undo(&hold.request_id).await {
                 tracing::debug!(%error, "cannot undo a Redis hold");
             }
             // Only a budget PostgreSQL refused means Redis' copy of it was behind.

@@ -7,7 +7,7 @@ for i, key in ipairs(KEYS) do
     local record = redis.call('GET', key)
     if record then
         redis.call('DEL', key)
-        local amount, ids = string.match(record, '^(%d+)|(.*)$')
+        local amount, ids = string.match(record, '^(%d+)|([^|]*)')
         local delta = tonumber(ARGV[i + 1]) - tonumber(amount)
         for id in string.gmatch(ids, '[^,]+') do
             local budget = ARGV[1] .. id
