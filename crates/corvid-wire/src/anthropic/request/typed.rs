@@ -11,23 +11,21 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
-use crate::borrowed::{MaybeText, Present, Text, TextOr, compact, read_top};
+use crate::borrowed::{MaybeText, Present, Text, TextOr, compact, read_top_raw};
 use crate::model::{
-    Image, ImageSource, Message, Part, RawJson, Reasoning, Role, Tool, ToolCall, ToolResult,
-    ToolResultContent,
+    ChatRequest, Image, ImageSource, Message, Part, RawJson, Reasoning, Role, Tool, ToolCall,
+    ToolResult, ToolResultContent,
 };
 
-use super::Decoded;
-
-/// The body with its three large fields read typed, the other top-level fields as values.
+/// The body with its three large fields read typed, the other top-level fields as raw text.
 struct Top<'a> {
     system: Option<System<'a>>,
     messages: Option<Vec<WireMessage<'a>>>,
     tools: Option<Option<Vec<&'a RawValue>>>,
-    rest: Map<String, Value>,
+    rest: Vec<(Text<'a>, &'a RawValue)>,
 }
 
 /// `system`, or a system turn's `content`: a string or blocks.
@@ -96,8 +94,8 @@ struct WireTool<'a> {
     strict: Present<'a>,
 }
 
-/// The request's parts, or `None` to fall back to the tree decoder.
-pub(super) fn decode(body: &[u8]) -> Option<Decoded> {
+/// The request, or `None` to fall back to the tree decoder.
+pub(super) fn decode(body: &[u8]) -> Option<ChatRequest> {
     // One UTF-8 check for the whole body, not one per string (`from_str` trusts its input).
     let top: Top<'_> = serde_json::from_str(std::str::from_utf8(body).ok()?).ok()?;
     let mut system = match top.system {
@@ -155,13 +153,7 @@ pub(super) fn decode(body: &[u8]) -> Option<Decoded> {
         None => (Vec::new(), Vec::new()),
         Some(tools) => self::tools(tools)?,
     };
-    Some(Decoded {
-        fields: top.rest,
-        system,
-        messages,
-        tools,
-        server_tools,
-    })
+    top::finish(top.rest, system, messages, tools, server_tools)
 }
 
 /// System text blocks (other blocks skipped), or the one string.
@@ -310,10 +302,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
                     system: None,
                     messages: None,
                     tools: None,
-                    rest: Map::new(),
+                    rest: Vec::new(),
                 };
-                let mut rest = Map::new();
-                read_top(
+                let mut rest = Vec::new();
+                read_top_raw(
                     &mut map,
                     &["system", "messages", "tools"],
                     &mut rest,
@@ -336,3 +328,4 @@ impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
 
 #[cfg(test)]
 mod tests;
+mod top;
