@@ -14,17 +14,17 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::borrowed::{MaybeText, Present, Text, TextOr, compact, read_top_raw};
+use crate::borrowed::{Present, Text, TextOr, compact, read_top_raw};
 use crate::model::{
-    ChatRequest, Image, ImageSource, Message, Part, RawJson, Reasoning, Role, Tool, ToolCall,
-    ToolResult, ToolResultContent,
+    ChatRequest, Image, ImageSource, Message, Part, Reasoning, Role, Tool, ToolCall, ToolResult,
+    ToolResultContent,
 };
 
 /// The body with its three large fields read typed, the other top-level fields as raw text.
 struct Top<'a> {
     system: Option<System<'a>>,
     messages: Option<Vec<WireMessage<'a>>>,
-    tools: Option<Option<Vec<&'a RawValue>>>,
+    tools: Option<Option<Vec<ToolEntry<'a>>>>,
     rest: Vec<(Text<'a>, &'a RawValue)>,
 }
 
@@ -78,20 +78,6 @@ struct Source<'a> {
     data: Option<Text<'a>>,
     #[serde(borrow, default)]
     url: Option<Text<'a>>,
-}
-
-#[derive(Deserialize)]
-struct WireTool<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    description: MaybeText<'a>,
-    #[serde(borrow, default)]
-    input_schema: Present<'a>,
-    #[serde(borrow, default)]
-    strict: Present<'a>,
 }
 
 /// The request, or `None` to fall back to the tree decoder.
@@ -263,26 +249,14 @@ fn tool_result(block: Block<'_>) -> Option<ToolResult> {
 }
 
 /// Function tools, and server tools (kept whole, as values) apart.
-fn tools(raw_tools: Vec<&RawValue>) -> Option<(Vec<Tool>, Vec<Value>)> {
-    let mut functions = Vec::with_capacity(raw_tools.len());
+fn tools(entries: Vec<ToolEntry<'_>>) -> Option<(Vec<Tool>, Vec<Value>)> {
+    let mut functions = Vec::with_capacity(entries.len());
     let mut server = Vec::new();
-    for raw in raw_tools {
-        let tool: WireTool<'_> = serde_json::from_str(raw.get()).ok()?;
-        let custom = matches!(tool.kind.as_ref().map(Text::as_str), None | Some("custom"));
-        let Some(schema) = tool.input_schema.0.filter(|_| custom) else {
-            server.push(serde_json::from_str(raw.get()).ok()?);
-            continue;
-        };
-        functions.push(Tool {
-            name: tool.name?.into_string(),
-            description: tool.description.0.map(Text::into_string),
-            parameters: RawJson::from_raw(schema),
-            strict: match tool.strict.0.map(RawValue::get) {
-                Some("true") => Some(true),
-                Some("false") => Some(false),
-                _ => None,
-            },
-        });
+    for entry in entries {
+        match entry.read()? {
+            Entry::Function(tool) => functions.push(tool),
+            Entry::Server(tool) => server.push(tool),
+        }
     }
     Some((functions, server))
 }
@@ -328,4 +302,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
 
 #[cfg(test)]
 mod tests;
+mod tool_entry;
 mod top;
+
+use tool_entry::{Entry, ToolEntry};

@@ -218,7 +218,8 @@ fn tool(well_formed: bool) -> BoxedStrategy<Value> {
         prop_oneof![Just(None), Just(Some(json!(true))), Just(Some(json!("yes")))],
     )
         .prop_map(|(kind, name, description, schema, strict)| match kind {
-            "server" => json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 5}),
+            "server" => json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 5,
+                "description": description, "input_schema": schema}),
             kind => {
                 let mut tool = object(vec![
                     ("name", name),
@@ -415,4 +416,15 @@ fn repeated_fields_fall_back_to_the_tree_decoder() {
     assert!(super::decode(body).is_none());
     assert_eq!(decode_request(body), reference(body));
     assert_eq!(decode_request(body).unwrap().messages.len(), 1);
+}
+
+#[test]
+fn tools_with_repeated_keys_or_odd_descriptions_decode_as_before() {
+    let repeated =
+        br#"{"model":"m","messages":[],"tools":[{"name":"a","name":"b","input_schema":{}}]}"#;
+    assert!(super::decode(repeated).is_none());
+    assert_eq!(decode_request(repeated), reference(repeated));
+    let odd = br#"{"model":"m","messages":[],"tools":[{"name":"a","description":{"x":[1,2.5]},"input_schema":{"type":"object"}},{"type":"bash_20250124","name":"bash","description":[true,null]}]}"#;
+    assert!(super::decode(odd).is_some());
+    assert_eq!(decode_request(odd), reference(odd));
 }
