@@ -37,6 +37,7 @@ pub(crate) fn content_part(stage: &str, at: At<'_>, text: &str) -> Value {
     })
 }
 
+#[cfg(test)]
 pub(crate) fn text_delta(at: At<'_>, delta: &str) -> Value {
     json!({
         "type": "response.output_text.delta",

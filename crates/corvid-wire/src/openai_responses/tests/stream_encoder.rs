@@ -315,3 +315,37 @@ fn encoded_streams_decode_to_the_same_reply() {
     }
     assert_eq!(decoded, expected);
 }
+
+/// Text deltas are written without a `Value`: the same text as the value `events::text_delta`
+/// builds, with its `sequence_number` last.
+#[test]
+fn text_deltas_are_written_as_their_value_would_be() {
+    use crate::openai_responses::StreamEncoder;
+    use crate::openai_responses::events::{self, At};
+    let mut encoder = StreamEncoder::new(options());
+    let mut out = Vec::new();
+    encoder.encode(&start(), &mut out);
+    for piece in ["Hi", " \"quoted\" \\ ", "line\nnext\t\u{1}", "é 😀", ""] {
+        encoder.encode(&text(piece), &mut out);
+    }
+    encoder.finish(&mut out);
+    let text = String::from_utf8(out).unwrap();
+    let mut deltas = 0;
+    for event in text.split("\n\n") {
+        let Some(data) = event.strip_prefix("event: response.output_text.delta\ndata: ") else {
+            continue;
+        };
+        let parsed: Value = serde_json::from_str(data).unwrap();
+        let mut expected = events::text_delta(
+            At {
+                item_id: parsed["item_id"].as_str().unwrap(),
+                output_index: parsed["output_index"].as_u64().unwrap() as usize,
+            },
+            parsed["delta"].as_str().unwrap(),
+        );
+        expected["sequence_number"] = parsed["sequence_number"].clone();
+        assert_eq!(data, expected.to_string());
+        deltas += 1;
+    }
+    assert_eq!(deltas, 4);
+}
