@@ -306,6 +306,12 @@ async def run(browser, mock, url, home, project):
     await browser.wait_for("document.querySelector('#notices').textContent.includes('grok-3 does not take images')", 10, "the refusal")
     await browser.wait_for("document.querySelectorAll('#attachments .image-chip').length === 1", 10, "the image back in the tray")
     assert len(mock.chat_requests()) == asked
+    # An error notice stays until it is dismissed (information fades after 6 s).
+    await asyncio.sleep(6.5)
+    refusal = "[...document.querySelectorAll('.notice.error')].find(n => n.textContent.includes('grok-3 does not take images'))"
+    assert await browser.evaluate(f"!!{refusal}"), "the refusal faded"
+    await browser.evaluate(f"{refusal}.querySelector('button.dismiss').click()")
+    assert not await browser.evaluate(f"!!{refusal}"), "the refusal was not dismissed"
     await browser.evaluate("document.querySelector('#attachments .chip-remove').click()")
     await send(browser, "/model grok-4.6")
 

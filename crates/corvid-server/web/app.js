@@ -127,10 +127,21 @@ function show(name) {
   if (name === "usage") loadUsage();
 }
 
+// A notice in the corner. Information fades after a few seconds; an error or a warning stays
+// until it is dismissed (it may be what the user needs to act on), the last few at most.
+const KEPT_NOTICES = 4;
 function notice(kind, text) {
-  const item = el("div", [text], { class: `notice ${kind}` });
+  const item = el("div", [text], { class: `notice ${kind}`, role: kind === "info" ? "status" : "alert" });
   $("#notices").append(item);
-  setTimeout(() => item.remove(), 6000);
+  if (kind === "info") {
+    setTimeout(() => item.remove(), 6000);
+    return;
+  }
+  const dismiss = el("button", ["×"], { class: "dismiss", title: "Dismiss", "aria-label": "Dismiss" });
+  dismiss.addEventListener("click", () => item.remove());
+  item.append(dismiss);
+  const kept = [...$("#notices").querySelectorAll(".notice:not(.info)")];
+  kept.slice(0, Math.max(0, kept.length - KEPT_NOTICES)).forEach((old) => old.remove());
 }
 
 // A tool call the model is still writing (a whole file can take minutes on a local model):
