@@ -220,7 +220,7 @@ impl ModelClient for InProcessModel {
     }
 
     fn route(&self, model: &str) -> Option<ModelRoute> {
-        let route = self.0.resolve(model).ok()?;
+        let route = self.0.lead(model).ok()?;
         Some(ModelRoute {
             provider: route.provider.name().to_owned(),
             model: route.model,

@@ -373,6 +373,16 @@ async fn a_route_falls_back_to_its_next_target() {
         },
     );
     let registry = two_providers(&first, &second, routing);
+    // A route name describes itself as its first target does (the agent's window, its facts).
+    assert_eq!(registry.lead("fast").unwrap().target(), "xai/grok-4.6");
+    assert_eq!(registry.model_info("fast").provider.as_deref(), Some("xai"));
+    assert_eq!(
+        registry.context_window("fast").map(|window| window.tokens),
+        registry
+            .context_window("grok-4.6")
+            .map(|window| window.tokens)
+    );
+    assert!(registry.context_window("fast").is_some());
     first.enqueue(
         "/v1/chat/completions",
         Reply::status(
