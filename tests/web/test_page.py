@@ -481,6 +481,19 @@ async def run(browser, mock, url, home, project):
     violations = [e for e in browser.events if e.get("method") == "Runtime.consoleAPICalled" and "Content Security Policy" in json.dumps(e)]
     assert not violations, violations
 
+    # 15. The port saved in 7c waits for a restart: the notice that said so stayed, and its
+    # "Restart now" stops corvid gracefully and starts it again in the same process on that port
+    # (without the --port it was started with: the restart is asked for to apply the saved one);
+    # the page moves there and is still let in (the same token, its cookie).
+    new_port = int(port_now) + 1
+    await browser.size(1280, 900)
+    restart = "[...document.querySelectorAll('.notice')].find(n => n.textContent.includes('next start'))?.querySelector('button.restart-now')"
+    await browser.wait_for(restart, 10, "the Restart now button")
+    await browser.evaluate(f"{restart}.click()")
+    await browser.wait_for(f"location.port === '{new_port}' && document.body.classList.contains('connected')", 40,
+                           "the page reconnected on the new port")
+    await shot("15-restarted")
+
 
 async def main():
     mock = Mock()
