@@ -170,13 +170,49 @@ pub(crate) fn read_top<'de, A: MapAccess<'de>>(
     map: &mut A,
     typed: &[&str],
     rest: &mut Map<String, Value>,
+    read: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
+) -> Result<(), A::Error> {
+    read_top_with(
+        map,
+        typed,
+        |key, map| {
+            let value: Value = map.next_value()?;
+            rest.insert(key.into_string(), value);
+            Ok(())
+        },
+        read,
+    )
+}
+
+/// [`read_top`] with every other field kept as its raw text, in order (repeats included), for
+/// the caller to read typed: no `Value` and no map for the small fields.
+pub(crate) fn read_top_raw<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    typed: &[&str],
+    rest: &mut Vec<(Text<'de>, &'de RawValue)>,
+    read: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
+) -> Result<(), A::Error> {
+    read_top_with(
+        map,
+        typed,
+        |key, map| {
+            rest.push((key, map.next_value()?));
+            Ok(())
+        },
+        read,
+    )
+}
+
+fn read_top_with<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    typed: &[&str],
+    mut other: impl FnMut(Text<'de>, &mut A) -> Result<(), A::Error>,
     mut read: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
 ) -> Result<(), A::Error> {
     let mut seen = 0u32;
     while let Some(key) = map.next_key::<Text<'de>>()? {
         let Some(slot) = typed.iter().position(|name| *name == key.as_str()) else {
-            let value: Value = map.next_value()?;
-            rest.insert(key.into_string(), value);
+            other(key, map)?;
             continue;
         };
         if seen & (1 << slot) != 0 {

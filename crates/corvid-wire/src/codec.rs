@@ -123,11 +123,12 @@ pub fn encode_response(dialect: Dialect, response: &ChatResponse, model: &str) -
     }
 }
 
-/// [`encode_response`]'s body as JSON bytes; written straight from the reply for Anthropic
-/// clients (no `Value` in between), serialised from the value for the others.
+/// [`encode_response`]'s body as JSON bytes; written straight from the reply for Anthropic and
+/// Responses clients (no `Value` in between), serialised from the value for the others.
 pub fn encode_response_body(dialect: Dialect, response: &ChatResponse, model: &str) -> Vec<u8> {
     match dialect {
         Dialect::Anthropic => anthropic::encode_response_body(response, model),
+        Dialect::OpenAiResponses => openai_responses::encode_response_body(response, model),
         _ => serde_json::to_vec(&encode_response(dialect, response, model)).unwrap_or_default(),
     }
 }

@@ -37,7 +37,7 @@ mod tests;
 pub use decode_request::decode_request;
 pub use encode_request::encode_request;
 pub use error::{decode_error, encode_error};
-pub use response::{decode_response, encode_response};
+pub use response::{decode_response, encode_response, encode_response_body};
 pub use stream_decoder::StreamDecoder;
 pub(crate) use stream_encoder::stream_error;
 pub use stream_encoder::{StreamEncoder, StreamOptions};

@@ -26,11 +26,10 @@ pub(crate) const SCHEMA_NAME: &str = "response";
 pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
     // The typed fast path decodes what it can decode exactly as the tree below; anything else
     // (an error included) goes through the tree, which words the error.
-    let decoded = match typed::decode(body) {
-        Some(decoded) => decoded,
-        None => decode_tree(body)?,
-    };
-    decoded.finish()
+    match typed::decode(body) {
+        Some(request) => Ok(request),
+        None => decode_tree(body)?.finish(),
+    }
 }
 
 /// The request's parts as the two decoders produce them; [`Decoded::finish`] reads the small

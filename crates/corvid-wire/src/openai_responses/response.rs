@@ -10,6 +10,10 @@ use super::{
 };
 use crate::model::{ChatResponse, DecodeError, NameMap, Part, Reasoning, ToolCall, Usage};
 
+mod body;
+
+pub use body::encode_response_body;
+
 /// Decodes an upstream `response` object. Reasoning items become [`Part::Reasoning`] (summary
 /// text, `encrypted_content`, item id), message text (refusals included) [`Part::Text`],
 /// `function_call` items [`Part::ToolCall`] with the `call_id` as id and the tool name restored

@@ -11,23 +11,21 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
-use crate::borrowed::{MaybeText, Present, Text, TextOr, compact, read_top};
+use crate::borrowed::{Present, Text, TextOr, compact, read_top_raw};
 use crate::model::{
-    Image, ImageSource, Message, Part, RawJson, Reasoning, Role, Tool, ToolCall, ToolResult,
+    ChatRequest, Image, ImageSource, Message, Part, Reasoning, Role, Tool, ToolCall, ToolResult,
     ToolResultContent,
 };
 
-use super::Decoded;
-
-/// The body with its three large fields read typed, the other top-level fields as values.
+/// The body with its three large fields read typed, the other top-level fields as raw text.
 struct Top<'a> {
     system: Option<System<'a>>,
     messages: Option<Vec<WireMessage<'a>>>,
-    tools: Option<Option<Vec<&'a RawValue>>>,
-    rest: Map<String, Value>,
+    tools: Option<Option<Vec<ToolEntry<'a>>>>,
+    rest: Vec<(Text<'a>, &'a RawValue)>,
 }
 
 /// `system`, or a system turn's `content`: a string or blocks.
@@ -82,22 +80,8 @@ struct Source<'a> {
     url: Option<Text<'a>>,
 }
 
-#[derive(Deserialize)]
-struct WireTool<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    description: MaybeText<'a>,
-    #[serde(borrow, default)]
-    input_schema: Present<'a>,
-    #[serde(borrow, default)]
-    strict: Present<'a>,
-}
-
-/// The request's parts, or `None` to fall back to the tree decoder.
-pub(super) fn decode(body: &[u8]) -> Option<Decoded> {
+/// The request, or `None` to fall back to the tree decoder.
+pub(super) fn decode(body: &[u8]) -> Option<ChatRequest> {
     // One UTF-8 check for the whole body, not one per string (`from_str` trusts its input).
     let top: Top<'_> = serde_json::from_str(std::str::from_utf8(body).ok()?).ok()?;
     let mut system = match top.system {
@@ -155,13 +139,7 @@ pub(super) fn decode(body: &[u8]) -> Option<Decoded> {
         None => (Vec::new(), Vec::new()),
         Some(tools) => self::tools(tools)?,
     };
-    Some(Decoded {
-        fields: top.rest,
-        system,
-        messages,
-        tools,
-        server_tools,
-    })
+    top::finish(top.rest, system, messages, tools, server_tools)
 }
 
 /// System text blocks (other blocks skipped), or the one string.
@@ -271,26 +249,14 @@ fn tool_result(block: Block<'_>) -> Option<ToolResult> {
 }
 
 /// Function tools, and server tools (kept whole, as values) apart.
-fn tools(raw_tools: Vec<&RawValue>) -> Option<(Vec<Tool>, Vec<Value>)> {
-    let mut functions = Vec::with_capacity(raw_tools.len());
+fn tools(entries: Vec<ToolEntry<'_>>) -> Option<(Vec<Tool>, Vec<Value>)> {
+    let mut functions = Vec::with_capacity(entries.len());
     let mut server = Vec::new();
-    for raw in raw_tools {
-        let tool: WireTool<'_> = serde_json::from_str(raw.get()).ok()?;
-        let custom = matches!(tool.kind.as_ref().map(Text::as_str), None | Some("custom"));
-        let Some(schema) = tool.input_schema.0.filter(|_| custom) else {
-            server.push(serde_json::from_str(raw.get()).ok()?);
-            continue;
-        };
-        functions.push(Tool {
-            name: tool.name?.into_string(),
-            description: tool.description.0.map(Text::into_string),
-            parameters: RawJson::from_raw(schema),
-            strict: match tool.strict.0.map(RawValue::get) {
-                Some("true") => Some(true),
-                Some("false") => Some(false),
-                _ => None,
-            },
-        });
+    for entry in entries {
+        match entry.read()? {
+            Entry::Function(tool) => functions.push(tool),
+            Entry::Server(tool) => server.push(tool),
+        }
     }
     Some((functions, server))
 }
@@ -310,10 +276,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
                     system: None,
                     messages: None,
                     tools: None,
-                    rest: Map::new(),
+                    rest: Vec::new(),
                 };
-                let mut rest = Map::new();
-                read_top(
+                let mut rest = Vec::new();
+                read_top_raw(
                     &mut map,
                     &["system", "messages", "tools"],
                     &mut rest,
@@ -336,3 +302,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
 
 #[cfg(test)]
 mod tests;
+mod tool_entry;
+mod top;
+
+use tool_entry::{Entry, ToolEntry};
