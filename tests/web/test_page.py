@@ -306,6 +306,12 @@ async def run(browser, mock, url, home, project):
     await browser.wait_for("document.querySelector('#notices').textContent.includes('grok-3 does not take images')", 10, "the refusal")
     await browser.wait_for("document.querySelectorAll('#attachments .image-chip').length === 1", 10, "the image back in the tray")
     assert len(mock.chat_requests()) == asked
+    # An error notice stays until it is dismissed (information fades after 6 s).
+    await asyncio.sleep(6.5)
+    refusal = "[...document.querySelectorAll('.notice.error')].find(n => n.textContent.includes('grok-3 does not take images'))"
+    assert await browser.evaluate(f"!!{refusal}"), "the refusal faded"
+    await browser.evaluate(f"{refusal}.querySelector('button.dismiss').click()")
+    assert not await browser.evaluate(f"!!{refusal}"), "the refusal was not dismissed"
     await browser.evaluate("document.querySelector('#attachments .chip-remove').click()")
     await send(browser, "/model grok-4.6")
 
@@ -474,6 +480,19 @@ async def run(browser, mock, url, home, project):
     # Nothing the page did broke the CSP.
     violations = [e for e in browser.events if e.get("method") == "Runtime.consoleAPICalled" and "Content Security Policy" in json.dumps(e)]
     assert not violations, violations
+
+    # 15. The port saved in 7c waits for a restart: the notice that said so stayed, and its
+    # "Restart now" stops corvid gracefully and starts it again in the same process on that port
+    # (without the --port it was started with: the restart is asked for to apply the saved one);
+    # the page moves there and is still let in (the same token, its cookie).
+    new_port = int(port_now) + 1
+    await browser.size(1280, 900)
+    restart = "[...document.querySelectorAll('.notice')].find(n => n.textContent.includes('next start'))?.querySelector('button.restart-now')"
+    await browser.wait_for(restart, 10, "the Restart now button")
+    await browser.evaluate(f"{restart}.click()")
+    await browser.wait_for(f"location.port === '{new_port}' && document.body.classList.contains('connected')", 40,
+                           "the page reconnected on the new port")
+    await shot("15-restarted")
 
 
 async def main():

@@ -29,6 +29,8 @@ pub(crate) struct CallMeter {
     replied: bool,
     /// Requests the model client sent for this call.
     attempts: u32,
+    /// The target that answered, when the client says (else the requested name is resolved).
+    served_by: Option<crate::ModelRoute>,
     usage: Usage,
 }
 
@@ -49,8 +51,14 @@ impl CallMeter {
             ttfb_ms: None,
             replied: false,
             attempts: 1,
+            served_by: None,
             usage: Usage::default(),
         }
+    }
+
+    /// The reply came from `route` (a route's fallback, say).
+    pub(crate) fn served_by(&mut self, route: Option<crate::ModelRoute>) {
+        self.served_by = route;
     }
 
     /// The client answered with a stream after `attempts` requests.
@@ -121,7 +129,10 @@ impl CallMeter {
 
     /// Writes this call's row (awaited, so a front end that exits after the turn loses none).
     pub(crate) async fn finish(&self, shared: &Shared, end: CallEnd) {
-        let route = shared.model.route(&self.requested);
+        let route = self
+            .served_by
+            .clone()
+            .or_else(|| shared.model.route(&self.requested));
         let record = self.record(end, &shared.settings.front_end, route);
         if let Err(error) = shared.with_store(move |store| store.record(&record)).await {
             tracing::warn!(%error, "could not record the model call in the usage ledger");

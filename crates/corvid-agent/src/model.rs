@@ -26,6 +26,9 @@ pub type ReplyFuture<'a> =
 pub struct ModelReply {
     pub events: EventStream,
     pub attempts: u32,
+    /// Where the reply came from, when the client routed the call (a route's fallback may
+    /// serve it rather than the first target): the ledger names it and prices by it.
+    pub served_by: Option<ModelRoute>,
 }
 
 /// Streams one canonical request to a model.
@@ -41,6 +44,7 @@ pub trait ModelClient: Send + Sync {
             Ok(ModelReply {
                 events,
                 attempts: 1,
+                served_by: None,
             })
         })
     }

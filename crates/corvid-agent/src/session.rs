@@ -210,12 +210,18 @@ impl Shared {
     }
 
     /// What one step of `model` cost, priced as the ledger prices its row (by the model the
-    /// row names: the route's upstream name, else the name asked for).
-    pub(crate) fn step_cost(&self, model: &str, usage: Usage) -> Option<f64> {
-        let priced_as = self
-            .model
-            .route(model)
-            .map_or_else(|| model.to_owned(), |route| route.model);
+    /// row names: the upstream name of the target that served it, else of the route `model`
+    /// resolves to, else the name asked for).
+    pub(crate) fn step_cost(
+        &self,
+        model: &str,
+        served_by: Option<&crate::ModelRoute>,
+        usage: Usage,
+    ) -> Option<f64> {
+        let priced_as = served_by
+            .map(|route| route.model.clone())
+            .or_else(|| self.model.route(model).map(|route| route.model))
+            .unwrap_or_else(|| model.to_owned());
         corvid_store::priced(&self.settings.prices, &priced_as, &tokens(usage))
     }
 

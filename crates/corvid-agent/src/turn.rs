@@ -137,7 +137,11 @@ pub(crate) async fn run_turn(
         reported = usage.total();
         turn_usage += usage;
         turn_cost = turn_cost
-            .zip(setup.shared.step_cost(&setup.model, step.usage))
+            .zip(
+                setup
+                    .shared
+                    .step_cost(&setup.model, step.served_by.as_ref(), step.usage),
+            )
             .map(|(before, step)| before + step);
         setup.shared.emit(
             &setup.scope,

@@ -796,6 +796,11 @@ impl ModelClient for Retrying {
                         _ => unreachable!(),
                     },
                     attempts,
+                    // A route's fallback answered, not the model asked for.
+                    served_by: Some(corvid_agent::ModelRoute {
+                        provider: "openai".to_owned(),
+                        model: "gpt-5".to_owned(),
+                    }),
                 }),
                 Err(attempts) => {
                     let mut error = ModelError::new(ErrorClass::ServerError, "still failing");
@@ -807,7 +812,8 @@ impl ModelClient for Retrying {
     }
 }
 
-/// The agent's ledger rows count the requests its model client sent, as the gateway's do.
+/// The agent's ledger rows count the requests its model client sent, as the gateway's do, and
+/// name the target that served the reply.
 #[tokio::test]
 async fn the_ledger_counts_the_attempts_the_model_client_made() {
     let dir = project();
@@ -837,16 +843,30 @@ async fn the_ledger_counts_the_attempts_the_model_client_made() {
     handle.submit(Op::Shutdown);
     let connection = rusqlite::Connection::open(&database).unwrap();
     let mut query = connection
-        .prepare("SELECT attempts, outcome FROM requests ORDER BY id")
+        .prepare("SELECT attempts, outcome, provider, model FROM requests ORDER BY id")
         .unwrap();
-    let rows: Vec<(u32, String)> = query
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+    let rows: Vec<(u32, String, String, String)> = query
+        .query_map([], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })
         .unwrap()
         .map(Result::unwrap)
         .collect();
+    let row = |attempts, outcome: &str, provider: &str, model: &str| {
+        (
+            attempts,
+            outcome.to_owned(),
+            provider.to_owned(),
+            model.to_owned(),
+        )
+    };
+    // The answered call names the target that served it; the failed one what was asked for.
     assert_eq!(
         rows,
-        vec![(3, "ok".to_owned()), (4, "error".to_owned())],
+        vec![
+            row(3, "ok", "openai", "gpt-5"),
+            row(4, "error", "", "retrying-model")
+        ],
         "{rows:?}"
     );
 }

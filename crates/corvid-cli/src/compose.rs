@@ -200,9 +200,13 @@ impl ModelClient for InProcessModel {
         Box::pin(async move {
             let model = request.model.clone();
             match self.0.call(request).await {
-                Ok((stream, attempts)) => Ok(ModelReply {
-                    events: Box::pin(stream) as EventStream,
-                    attempts,
+                Ok(reply) => Ok(ModelReply {
+                    events: Box::pin(reply.stream) as EventStream,
+                    attempts: reply.attempts,
+                    served_by: Some(ModelRoute {
+                        provider: reply.route.provider.name().to_owned(),
+                        model: reply.route.model,
+                    }),
                 }),
                 Err(failure) => {
                     let message = failure.message(self.0.dialect(&model));
@@ -216,7 +220,7 @@ impl ModelClient for InProcessModel {
     }
 
     fn route(&self, model: &str) -> Option<ModelRoute> {
-        let route = self.0.resolve(model).ok()?;
+        let route = self.0.lead(model).ok()?;
         Some(ModelRoute {
             provider: route.provider.name().to_owned(),
             model: route.model,

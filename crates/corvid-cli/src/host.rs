@@ -57,6 +57,18 @@ pub async fn serve(
     crate::serve::run_until(flags, loaded, project, shutdown, listening).await
 }
 
+/// Whether [`serve`] stopped because the page asked for a restart (host or port changed):
+/// then call [`start_again`] once the app is closed.
+pub fn restart_requested() -> bool {
+    crate::restart::was_requested()
+}
+
+/// Replaces this process with the same program and arguments, which loads the settings files
+/// again and keeps the page's token (see `corvid serve`'s restart). Returns only on failure.
+pub fn start_again() -> anyhow::Error {
+    crate::restart::start_again()
+}
+
 /// Resolves on Ctrl-C or SIGTERM (what ends `corvid serve`).
 pub async fn until_signal() {
     crate::serve::shutdown_signal().await;

@@ -14,6 +14,7 @@ pub mod host;
 mod launchd;
 mod live;
 mod mcp_command;
+mod restart;
 mod route_command;
 mod sandbox_setup;
 mod serve;

@@ -37,7 +37,11 @@ pub(crate) async fn run(
     project: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     init_logging(loaded.config.log_level.as_str(), json_logs);
-    run_until(flags, loaded, project, shutdown_signal(), |_| {}).await
+    run_until(flags, loaded, project, shutdown_signal(), |_| {}).await?;
+    if crate::restart::was_requested() {
+        return Err(crate::restart::start_again());
+    }
+    Ok(())
 }
 
 /// What the server tells the program hosting it once it listens (corvid-desktop's tray).
@@ -99,12 +103,14 @@ pub(crate) async fn run_until(
         )
     })?;
     let bound = listener.local_addr()?;
+    let restart = Arc::new(tokio::sync::Notify::new());
     let (reloads, requests) = Reloads::channel();
+    let reloads = reloads.with_restart(Arc::clone(&restart));
     let attention = corvid_agent::AttentionFeed::new();
     let builder = Builder {
         store,
         project,
-        token: Token::generate(),
+        token: crate::restart::page_token(&url_file(&loaded)),
         port: bound.port(),
         reloads: reloads.clone(),
         attention: Arc::clone(&attention),
@@ -149,10 +155,14 @@ pub(crate) async fn run_until(
         }
     }
 
-    // One signal, two listeners: the server and the settings follower.
+    // One signal, two listeners: the server and the settings follower. A restart the page
+    // asks for stops the same way, then starts again (`crate::restart`).
     let (stop, stopped) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
-        shutdown.await;
+        tokio::select! {
+            () = shutdown => {}
+            () = restart.notified() => crate::restart::requested(),
+        }
         let _ = stop.send(true);
     });
     let follower = tokio::spawn(crate::live::follow(
@@ -176,7 +186,8 @@ pub(crate) async fn run_until(
     .await;
     follower.abort();
     let _ = follower.await;
-    if page.is_some() {
+    // A restart keeps the page URL: the next start takes its token from it.
+    if page.is_some() && !crate::restart::was_requested() {
         let _ = std::fs::remove_file(url_file(&loaded));
     }
     // Running turns end as cancelled turns do (their finished steps saved); the last

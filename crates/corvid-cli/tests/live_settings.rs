@@ -472,3 +472,75 @@ async fn the_admin_key_follows_the_env_file() {
     );
     serving.still_running();
 }
+
+/// A port change waits for a restart; the page's "Restart now" (`POST /api/restart`) stops
+/// the server gracefully and starts it again in the same process on the new port, with the
+/// same page token, so the open page moves there.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_the_page_asks_for_applies_a_new_port_in_the_same_process() {
+    let upstream = MockUpstream::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let env_file = home.path().join("env");
+    std::fs::write(&env_file, "XAI_API_KEY=k\n").unwrap();
+    std::fs::set_permissions(
+        &env_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let mut serving = serve(home.path(), &upstream).await;
+    let pid = serving.child.id();
+    let old_port = serving.port;
+    let new_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let answer = serving
+        .page(
+            reqwest::Method::PUT,
+            "/api/settings",
+            Some(json!({"general": {"port": new_port}})),
+        )
+        .await;
+    assert_eq!(answer["restart_needed"], true, "{answer}");
+    let answer = serving
+        .page(reqwest::Method::POST, "/api/restart", Some(json!({})))
+        .await;
+    assert_eq!(answer["restarting"], true, "{answer}");
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let live = serving
+            .client
+            .get(format!("http://127.0.0.1:{new_port}/livez"))
+            .send()
+            .await;
+        if live.is_ok_and(|response| response.status() == 200) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never listened on {new_port}; log:\n{}",
+            serving.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The same process (it replaced itself), no longer on the old port.
+    serving.still_running();
+    assert_eq!(serving.child.id(), pid);
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", old_port)).is_err(),
+        "the old port still answers"
+    );
+    // The page's token still opens the page's API, and the gateway serves.
+    serving.port = new_port;
+    let status = serving.status().await;
+    assert_eq!(
+        status["settings"]["restart_needed"],
+        Value::Null,
+        "{status}"
+    );
+    assert_eq!(serving.ask().await, 200);
+    let log = serving.log.lock().unwrap().clone();
+    assert!(log.contains("starting again"), "{log}");
+}

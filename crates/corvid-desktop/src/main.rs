@@ -102,7 +102,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     let result = run_with_tray(&runtime, launch);
     // Whatever still runs (a sign-in waiting for its browser) ends with the app.
     runtime.shutdown_timeout(Duration::from_secs(1));
-    result
+    result?;
+    if host::restart_requested() {
+        // The page asked for a restart (its host or port changed): the same app again.
+        return Err(host::start_again());
+    }
+    Ok(())
 }
 
 #[cfg(target_os = "linux")]

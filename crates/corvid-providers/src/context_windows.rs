@@ -84,7 +84,7 @@ impl Registry {
     /// bare name), in the order of the module docs. A provider's list counts once it has been
     /// read (`Provider::models`, or the first request to a Zed model).
     pub fn context_window(&self, requested: &str) -> Option<ContextWindow> {
-        let route = self.resolve(requested).ok();
+        let route = self.lead(requested).ok();
         let upstream = route
             .as_ref()
             .map(|route| (route.provider.name(), route.model.as_str()));

@@ -11,6 +11,7 @@ mod failover;
 mod last_failure;
 mod local_window;
 mod model_call;
+pub use model_call::RoutedReply;
 mod model_info;
 mod model_list;
 mod pipeline;

@@ -12,8 +12,17 @@ use corvid_wire::model::{ChatRequest, Part, Role};
 
 use crate::error::CallError;
 use crate::pipeline::ModelStream;
-use crate::registry::{Registry, dialect_of};
+use crate::registry::{Registry, Route, dialect_of};
 use crate::routing::{RequestShape, conversation_key};
+
+/// A reply that started, from the target that served it.
+pub struct RoutedReply {
+    pub stream: ModelStream,
+    /// The requests sent to get it: the provider's retries and the route's fallbacks.
+    pub attempts: u32,
+    /// The target (and key) that answered: a fallback's, when the first failed.
+    pub route: Route,
+}
 
 impl Registry {
     /// Streams `request` to the provider serving `request.model`. Returns once the provider
@@ -21,7 +30,7 @@ impl Registry {
     /// (`class`, through the [`ProviderError`](crate::ProviderError) it carries) and worded
     /// ([`CallError::message`]).
     pub async fn stream(&self, request: ChatRequest) -> Result<ModelStream, CallError> {
-        self.call(request).await.map(|(stream, _)| stream)
+        self.call(request).await.map(|reply| reply.stream)
     }
 
     /// Like [`Registry::stream`], with the requests sent to get the reply (its retries and
@@ -31,7 +40,7 @@ impl Registry {
     /// target, a route name expands into its targets, each with its keys), then one attempt
     /// after another while a target fails before any output in a way the next could fix and
     /// the failover deadline has not passed.
-    pub async fn call(&self, mut request: ChatRequest) -> Result<(ModelStream, u32), CallError> {
+    pub async fn call(&self, mut request: ChatRequest) -> Result<RoutedReply, CallError> {
         request.stream = true;
         let routing = self.routing();
         let shape = routing.rules.any().then(|| RequestShape::of(&request));
@@ -56,8 +65,11 @@ impl Registry {
                     if let Some(conversation) = conversation {
                         self.stick(conversation, route);
                     }
-                    let attempts = sent + reply.attempts();
-                    return Ok((reply.into_stream(), attempts));
+                    return Ok(RoutedReply {
+                        attempts: sent + reply.attempts(),
+                        stream: reply.into_stream(),
+                        route: route.clone(),
+                    });
                 }
                 Err(mut failed) => {
                     sent += failed.attempts;

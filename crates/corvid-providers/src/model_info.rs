@@ -35,7 +35,7 @@ impl Registry {
     /// What is known of `requested` (an alias, `provider/model` or a bare name). A provider's
     /// list counts once it has been read (`Provider::models`).
     pub fn model_info(&self, requested: &str) -> ModelInfo {
-        let route = self.resolve(requested).ok();
+        let route = self.lead(requested).ok();
         let upstream = self.upstream_name(requested, route.as_ref());
         let listed = route
             .as_ref()

@@ -295,6 +295,15 @@ impl Registry {
         })
     }
 
+    /// Where `requested` leads first — a route name's first usable target, else the model an
+    /// alias or name resolves to — for describing a model (its window, its facts, the
+    /// provider a ledger row names), not for sending: a request follows its whole [`Plan`].
+    pub fn lead(&self, requested: &str) -> Result<Route, RouteError> {
+        let mut plan = self.plan(requested, None, None)?;
+        // A plan always holds an attempt (`plan` fails otherwise).
+        Ok(plan.attempts.swap_remove(0))
+    }
+
     /// Whether any request may have more than one place to go (routes, task rules, a key
     /// pool): only then are conversations and request shapes read.
     pub fn has_choices(&self) -> bool {

@@ -316,7 +316,7 @@ async fn a_call_counts_the_requests_it_sent() {
         )
     };
     upstream.enqueue("/v1/chat/completions", unavailable());
-    let (_, attempts) = registry.call(request("grok-4.6")).await.unwrap();
+    let attempts = registry.call(request("grok-4.6")).await.unwrap().attempts;
     assert_eq!(attempts, 2);
     upstream.enqueue("/v1/chat/completions", unavailable());
     upstream.enqueue("/v1/chat/completions", unavailable());
@@ -373,6 +373,16 @@ async fn a_route_falls_back_to_its_next_target() {
         },
     );
     let registry = two_providers(&first, &second, routing);
+    // A route name describes itself as its first target does (the agent's window, its facts).
+    assert_eq!(registry.lead("fast").unwrap().target(), "xai/grok-4.6");
+    assert_eq!(registry.model_info("fast").provider.as_deref(), Some("xai"));
+    assert_eq!(
+        registry.context_window("fast").map(|window| window.tokens),
+        registry
+            .context_window("grok-4.6")
+            .map(|window| window.tokens)
+    );
+    assert!(registry.context_window("fast").is_some());
     first.enqueue(
         "/v1/chat/completions",
         Reply::status(
@@ -380,8 +390,14 @@ async fn a_route_falls_back_to_its_next_target() {
             json!({"error": {"message": "overloaded"}}),
         ),
     );
-    let (stream, attempts) = registry.call(request("fast")).await.unwrap();
-    let events: Vec<StreamEvent> = stream.collect().await;
+    let reply = registry.call(request("fast")).await.unwrap();
+    assert_eq!(
+        reply.route.target(),
+        "openai/gpt-5",
+        "the fallback served it"
+    );
+    let attempts = reply.attempts;
+    let events: Vec<StreamEvent> = reply.stream.collect().await;
     assert!(
         events.contains(&StreamEvent::Finish(FinishReason::EndTurn)),
         "{events:?}"
@@ -412,12 +428,12 @@ async fn the_image_rule_picks_the_target_of_a_request_with_an_image() {
             },
             detail: None,
         }));
-    let (stream, _) = registry.call(with_image).await.unwrap();
-    let _: Vec<StreamEvent> = stream.collect().await;
+    let reply = registry.call(with_image).await.unwrap();
+    let _: Vec<StreamEvent> = reply.stream.collect().await;
     assert!(first.requests().is_empty());
     assert_eq!(second.requests().len(), 1);
     // Without an image the model asked for is used.
-    let (stream, _) = registry.call(request("grok-4.6")).await.unwrap();
-    let _: Vec<StreamEvent> = stream.collect().await;
+    let reply = registry.call(request("grok-4.6")).await.unwrap();
+    let _: Vec<StreamEvent> = reply.stream.collect().await;
     assert_eq!(first.requests().len(), 1);
 }

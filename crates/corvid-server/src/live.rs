@@ -48,6 +48,8 @@ pub struct Reloads {
     requests: Option<mpsc::UnboundedSender<ReloadRequest>>,
     note: Arc<Mutex<SettingsNote>>,
     sign_ins: Arc<crate::signin::SignIns>,
+    /// Where a restart is asked of the host, when it can restart itself.
+    restart: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl Reloads {
@@ -59,9 +61,31 @@ impl Reloads {
                 requests: Some(sender),
                 note: Arc::default(),
                 sign_ins: Arc::default(),
+                restart: None,
             },
             receiver,
         )
+    }
+
+    /// The same, with restarts asked through `restart` (a host that can start itself again
+    /// on the settings files, for what cannot change live: host and port).
+    pub fn with_restart(self, restart: Arc<tokio::sync::Notify>) -> Self {
+        Self {
+            restart: Some(restart),
+            ..self
+        }
+    }
+
+    /// Asks the host to restart (gracefully: streams finish, the ledger is committed); false
+    /// when it cannot restart itself.
+    pub fn restart(&self) -> bool {
+        match &self.restart {
+            Some(restart) => {
+                restart.notify_one();
+                true
+            }
+            None => false,
+        }
     }
 
     /// Asks the host to apply the settings files now; `None` when no host reloads them (or it

@@ -35,7 +35,24 @@ mod general;
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub(crate) fn routes() -> Router<PageState> {
-    Router::new().route("/api/settings", get(read).put(write))
+    Router::new()
+        .route("/api/settings", get(read).put(write))
+        .route("/api/restart", axum::routing::post(restart))
+}
+
+/// `POST /api/restart`: what waits for a restart (host, port) applies now — the host stops
+/// gracefully and starts again on the settings files, keeping the page's token, so the page
+/// can move to the new address. 409 when the host cannot restart itself.
+async fn restart(State(state): State<PageState>) -> Result<Json<Value>, ApiError> {
+    if state.0.reloads.restart() {
+        tracing::info!("restarting, as the page asked");
+        Ok(Json(json!({"restarting": true})))
+    } else {
+        Err(ApiError::new(
+            http::StatusCode::CONFLICT,
+            "this corvid cannot restart itself: stop it and start it again",
+        ))
+    }
 }
 
 /// The variables a key may be stored under: those the configured providers read. Anything

@@ -127,10 +127,21 @@ function show(name) {
   if (name === "usage") loadUsage();
 }
 
+// A notice in the corner. Information fades after a few seconds; an error or a warning stays
+// until it is dismissed (it may be what the user needs to act on), the last few at most.
+const KEPT_NOTICES = 4;
 function notice(kind, text) {
-  const item = el("div", [text], { class: `notice ${kind}` });
+  const item = el("div", [text], { class: `notice ${kind}`, role: kind === "info" ? "status" : "alert" });
   $("#notices").append(item);
-  setTimeout(() => item.remove(), 6000);
+  if (kind === "info") {
+    setTimeout(() => item.remove(), 6000);
+    return;
+  }
+  const dismiss = el("button", ["×"], { class: "dismiss", title: "Dismiss", "aria-label": "Dismiss" });
+  dismiss.addEventListener("click", () => item.remove());
+  item.append(dismiss);
+  const kept = [...$("#notices").querySelectorAll(".notice:not(.info)")];
+  kept.slice(0, Math.max(0, kept.length - KEPT_NOTICES)).forEach((old) => old.remove());
 }
 
 // A tool call the model is still writing (a whole file can take minutes on a local model):
@@ -851,11 +862,53 @@ async function drawSettings() {
   );
 }
 
-// What became of saved settings: in use now, waiting for a restart, or not applied (and why).
+// What became of saved settings: in use now, waiting for a restart (with the button that
+// restarts), or not applied (and why).
 function savedNotice(answer, what = "saved") {
   if (answer.settings_error) notice("error", answer.settings_error);
-  else if (answer.restart_needed) notice("info", `${what}; ${answer.restart_reason || "restart corvid to apply it"}`);
-  else notice("info", `${what}; in use now`);
+  else if (answer.restart_needed) {
+    notice("warning", `${what}; ${answer.restart_reason || "restart corvid to apply it"}`);
+    $("#notices").lastElementChild?.insertBefore(restartButton(), $("#notices").lastElementChild.querySelector(".dismiss"));
+  } else notice("info", `${what}; in use now`);
+}
+
+// "Restart now": corvid stops as on SIGTERM (streams finish, the ledger is committed) and
+// starts again on the saved settings with the same token; the page then moves to the new
+// address (the token's cookie goes with it on the same host name).
+function restartButton() {
+  const button = el("button", ["Restart now"], { class: "restart-now" });
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    const host = ($("#general-host")?.value || location.hostname).trim();
+    const port = ($("#general-port")?.value || location.port).trim();
+    const hostPart = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+    const target = `${location.protocol}//${hostPart}:${port}/`;
+    try {
+      await api("POST", "/api/restart", {});
+    } catch (error) {
+      button.disabled = false;
+      notice("error", `cannot restart: ${error.message}`);
+      return;
+    }
+    notice("info", `restarting corvid at ${target}…`);
+    // The old server answers until its streams are done; then the new one starts.
+    for (let tries = 0; tries < 300; tries++) {
+      const up = await fetch("/livez", { cache: "no-store" }).then((r) => r.ok, () => false);
+      if (!up) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    if (target === `${location.origin}/`) {
+      // Same address: wait for it to answer again, then load afresh.
+      for (let tries = 0; tries < 150; tries++) {
+        if (await fetch("/livez", { cache: "no-store" }).then((r) => r.ok, () => false)) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      location.reload();
+    } else {
+      setTimeout(() => { location.href = target; }, 1500);
+    }
+  });
+  return button;
 }
 
 // The general settings (auth mode, host and port, completions, prompt logging, timeouts): the
@@ -979,7 +1032,7 @@ function settingsState(settings) {
   if (!settings) return [];
   const lines = [];
   if (settings.error) lines.push(el("p", [settings.error], { class: "error", id: "settings-error" }));
-  if (settings.restart_needed) lines.push(el("p", [settings.restart_needed], { class: "muted", id: "settings-restart" }));
+  if (settings.restart_needed) lines.push(el("p", [settings.restart_needed, " ", restartButton()], { class: "muted", id: "settings-restart" }));
   return lines;
 }
 

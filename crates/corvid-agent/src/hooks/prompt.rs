@@ -145,6 +145,7 @@ async fn answer_text(
     let mut stream = match client.call(request).await {
         Ok(reply) => {
             meter.replied(reply.attempts);
+            meter.served_by(reply.served_by);
             reply.events
         }
         Err(error) => {

@@ -17,6 +17,8 @@ pub(super) async fn save_step(setup: &TurnSetup, conversation_id: Option<&str>, 
 pub(super) struct Step {
     pub(super) message: Message,
     pub(super) usage: Usage,
+    /// The target that answered, when the model client says (see `ModelReply::served_by`).
+    pub(super) served_by: Option<crate::ModelRoute>,
 }
 
 pub(super) enum StepEnd {
@@ -44,6 +46,7 @@ pub(super) async fn stream_step(
     meter: &mut CallMeter,
 ) -> Result<Step, StepEnd> {
     let mut cancel = setup.cancel.clone();
+    let served_by;
     let stream = tokio::select! {
         result = setup.shared.model.call(request) => result,
         _ = cancel.wait_for(|cancelled| *cancelled) => return Err(StepEnd::Cancelled),
@@ -51,6 +54,8 @@ pub(super) async fn stream_step(
     let mut stream = match stream {
         Ok(reply) => {
             meter.replied(reply.attempts);
+            meter.served_by(reply.served_by.clone());
+            served_by = reply.served_by;
             reply.events
         }
         Err(error) => {
@@ -113,6 +118,7 @@ pub(super) async fn stream_step(
                 parts: response.parts,
             },
             usage,
+            served_by,
         }),
         Err(error) => {
             let failure = ModelError::in_reply(&error);
