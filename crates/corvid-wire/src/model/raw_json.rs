@@ -62,29 +62,32 @@ impl RawJson {
     /// The characters of the value's text outside insignificant white space: what its compact
     /// form would count, without writing it (escapes are counted as written).
     pub fn compact_chars(&self) -> u64 {
-        let mut count = 0u64;
-        let mut in_string = false;
-        let mut escaped = false;
-        for &byte in self.get().as_bytes() {
-            if byte & 0xC0 == 0x80 {
-                continue;
+        let text = self.get();
+        // Every character, then less the white space between tokens: strings are skipped whole
+        // (to their closing quote, escapes stepped over), so only the structure is walked.
+        let mut spaces = 0u64;
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while let Some(&byte) = bytes.get(at) {
+            match byte {
+                b' ' | b'\n' | b'\r' | b'\t' => spaces += 1,
+                b'"' => at = string_end(bytes, at + 1),
+                _ => {}
             }
-            if in_string {
-                if escaped {
-                    escaped = false;
-                } else if byte == b'\\' {
-                    escaped = true;
-                } else if byte == b'"' {
-                    in_string = false;
-                }
-            } else if matches!(byte, b' ' | b'\n' | b'\r' | b'\t') {
-                continue;
-            } else if byte == b'"' {
-                in_string = true;
-            }
-            count += 1;
+            at += 1;
         }
-        count
+        (text.chars().count() as u64).saturating_sub(spaces)
+    }
+}
+
+/// The position of the quote that closes the string whose text starts at `from`.
+fn string_end(bytes: &[u8], mut from: usize) -> usize {
+    loop {
+        match memchr::memchr2(b'"', b'\\', &bytes[from.min(bytes.len())..]) {
+            Some(offset) if bytes[from + offset] == b'\\' => from += offset + 2,
+            Some(offset) => return from + offset,
+            None => return bytes.len(),
+        }
     }
 }
 
@@ -144,6 +147,7 @@ impl<'de> Deserialize<'de> for RawJson {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
     use serde_json::json;
 
     use super::*;
@@ -174,6 +178,39 @@ mod tests {
         let back: Holder = serde_json::from_str(&text).unwrap();
         assert_eq!(back.schema.get(), raw.get());
         assert!(RawJson::parse("{").is_err());
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(Value::from),
+            prop::collection::vec(
+                prop::sample::select(vec![
+                    'a', ' ', '"', '\\', '\n', '\t', 'é', '😀', '{', ':', ',', '\u{1}'
+                ]),
+                0..10
+            )
+            .prop_map(|chars| Value::String(String::from_iter(chars))),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(("[a-z \"]{0,4}", inner), 0..4)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn pretty_text_counts_as_its_compact_form(value in value()) {
+            let compact = serde_json::to_string(&value).unwrap();
+            let pretty = RawJson::parse(&serde_json::to_string_pretty(&value).unwrap()).unwrap();
+            prop_assert_eq!(pretty.compact_chars(), compact.chars().count() as u64);
+        }
     }
 
     #[test]
