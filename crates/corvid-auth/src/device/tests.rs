@@ -70,7 +70,10 @@ async fn pending_then_slow_down_then_success() {
     let times = mock.device_poll_times();
     assert!(times[0] - started >= UNIT * 5);
     assert!(times[1] - started >= UNIT * 10);
-    assert!(times[2] - started >= UNIT * 20, "slow_down did not add its five");
+    assert!(
+        times[2] - started >= UNIT * 20,
+        "slow_down did not add its five"
+    );
 }
 
 #[tokio::test]
