@@ -17,6 +17,8 @@ pub mod minted;
 pub mod model;
 pub mod openai_chat;
 pub mod openai_responses;
+#[cfg(test)]
+mod reply_strategies;
 pub mod sse;
 pub mod url_path;
 
