@@ -19,7 +19,6 @@ use corvid_wire::model::ChatRequest;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::ApiError;
-use crate::log_text::Clean;
 use crate::passthrough::Passthrough;
 use crate::state::AppState;
 use crate::top_level::TopLevel;
@@ -106,7 +105,6 @@ impl Inbound<'_> {
             .plan(&self.requested, shape.as_ref(), conversation)
             .map_err(|error| ApiError::from_route(&error).in_dialect(self.dialect))?;
         let deadline = routing.failover_deadline;
-        let count = plan.attempts.len();
         for (index, route) in plan.attempts.iter().enumerate() {
             let tag = Tag {
                 key_index: (route.provider.keys().len() > 1).then_some(route.key as u32),
@@ -128,18 +126,7 @@ impl Inbound<'_> {
                     return Ok(response);
                 }
                 Err(failed) => {
-                    if let Some(wait) = corvid_providers::rests_key(&failed.error) {
-                        route.provider.keys().rest(route.key, wait);
-                    }
-                    let more = index + 1 < count && self.started.elapsed() < deadline;
-                    if more && corvid_providers::fails_over(&failed.error) {
-                        let next = &plan.attempts[index + 1];
-                        tracing::warn!(
-                            failed = %Clean(&route.target()),
-                            next = %Clean(&next.target()),
-                            status = failed.error.status_code(),
-                            "a route target failed before any output; trying the next"
-                        );
+                    if plan.fails_over_after(index, &failed.error, self.started, deadline) {
                         continue;
                     }
                     let mut response = failed.response;

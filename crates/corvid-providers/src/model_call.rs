@@ -73,18 +73,12 @@ impl Registry {
                 }
                 Err(mut failed) => {
                     sent += failed.attempts;
-                    if let Some(wait) = crate::rests_key(&failed.error) {
-                        route.provider.keys().rest(route.key, wait);
-                    }
-                    if !last
-                        && started.elapsed() < routing.failover_deadline
-                        && crate::fails_over(&failed.error)
-                    {
-                        tracing::warn!(
-                            failed = %route.target(),
-                            next = %plan.attempts[index + 1].target(),
-                            "a route target failed before any output; trying the next"
-                        );
+                    if plan.fails_over_after(
+                        index,
+                        &failed.error,
+                        started,
+                        routing.failover_deadline,
+                    ) {
                         continue;
                     }
                     failed.attempts = sent;

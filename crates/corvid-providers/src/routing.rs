@@ -123,6 +123,37 @@ impl Plan {
             .map(Moved::Key)
     }
 
+    /// After attempt `index` failed before any output with `error`: rests that attempt's key
+    /// when the error says so, and says whether the next attempt is to be tried — there is
+    /// one, `deadline` has not passed since `started`, and another target could fix it. The
+    /// one failover rule of the gateway and the agent's in-process calls.
+    pub fn fails_over_after(
+        &self,
+        index: usize,
+        error: &crate::ProviderError,
+        started: std::time::Instant,
+        deadline: Duration,
+    ) -> bool {
+        let Some(route) = self.attempts.get(index) else {
+            return false;
+        };
+        if let Some(wait) = crate::rests_key(error) {
+            route.provider.keys().rest(route.key, wait);
+        }
+        let fails_over = index + 1 < self.attempts.len()
+            && started.elapsed() < deadline
+            && crate::fails_over(error);
+        if fails_over {
+            tracing::warn!(
+                failed = %Clean(&route.target()),
+                next = %Clean(&self.attempts[index + 1].target()),
+                status = error.status_code(),
+                "a route target failed before any output; trying the next"
+            );
+        }
+        fails_over
+    }
+
     /// Settles `request`'s opaque reasoning for `route` when the conversation moved there, as
     /// a user-moved session's is.
     pub fn settle_move(&self, route: &Route, request: &mut ChatRequest) {
