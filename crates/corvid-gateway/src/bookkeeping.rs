@@ -79,6 +79,10 @@ fn run(queue: &Receiver<Job>) {
                     Ok(job) => {
                         job();
                         ran = true;
+                        // A tick's jobs run back to back; offer the CPU between them so a
+                        // request arriving meanwhile on a shared CPU waits for one job, not
+                        // all of them (the usage writer does the same between rows).
+                        std::thread::yield_now();
                     }
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => return,

@@ -347,7 +347,9 @@ impl Writer {
         }
         let rows = self.batch.len() as u64;
         let written = match &mut self.sink {
-            Sink::Sqlite(store) => store.lock().record_all(&self.batch),
+            Sink::Sqlite(store) => store
+                .lock()
+                .record_batch(&self.batch, crate::usage::Pace::Yielding),
             Sink::Postgres(ledger) => {
                 let mut attempt = 0u32;
                 loop {

@@ -206,8 +206,19 @@ impl Store {
 
     /// Writes several records in one transaction (one fsync in WAL mode instead of one each).
     pub fn record_all(&mut self, records: &[UsageRecord]) -> Result<(), StoreError> {
+        self.record_batch(records, Pace::Eager)
+    }
+
+    /// [`Store::record_all`], for a background thread: `Pace::Yielding` offers the CPU to
+    /// any thread that is ready between rows (see [`Pace`]).
+    pub(crate) fn record_batch(
+        &mut self,
+        records: &[UsageRecord],
+        pace: Pace,
+    ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        insert(&tx, records)?;
+        insert(&tx, records, pace)?;
+        pace.between_steps();
         tx.commit()?;
         Ok(())
     }
@@ -255,12 +266,43 @@ impl Store {
     }
 }
 
+/// How a batch of writes shares the CPU.
+///
+/// The usage writer commits every few milliseconds a batch of the rows that requests left
+/// behind, some 200 µs of work for 50 rows. Run in one go, that burst delays whichever request
+/// arrives meanwhile when the writer and the serving thread share a CPU (a small machine, a
+/// container with one CPU, a busy laptop): the scheduler lets a running thread finish its time
+/// slice before a woken one runs, whatever their niceness. That was corvid's p99 at
+/// concurrency 1: every ~11 ms one request took ~300 µs longer (`crates/corvid-bench`, issue
+/// 25). Offering the CPU between rows bounds such a delay to one row's insert; when nothing
+/// else is ready, `sched_yield` returns at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pace {
+    /// One go: a caller waiting for the result (a command, a test).
+    Eager,
+    /// Yield between rows: the background writer.
+    Yielding,
+}
+
+impl Pace {
+    fn between_steps(self) {
+        if self == Pace::Yielding {
+            std::thread::yield_now();
+        }
+    }
+}
+
 /// Inserts `records` with one prepared statement; the caller owns the transaction. The
 /// statement comes from the connection's cache: the recorder commits small batches often (at
 /// most 10 ms apart), and compiling the INSERT again for each cost more than the row itself.
-pub(crate) fn insert(conn: &Connection, records: &[UsageRecord]) -> Result<(), StoreError> {
+pub(crate) fn insert(
+    conn: &Connection,
+    records: &[UsageRecord],
+    pace: Pace,
+) -> Result<(), StoreError> {
     let mut statement = conn.prepare_cached(INSERT)?;
     for record in records {
+        pace.between_steps();
         let billing = record.billing.as_ref();
         let price = billing.map(|billing| billing.price);
         let inserted = statement.execute(params![
