@@ -34,7 +34,7 @@ struct Kind {
     stream: Stream,
 }
 
-const KINDS: [Kind; 8] = [
+const KINDS: [Kind; 11] = [
     Kind {
         name: report::CORVID,
         dialect: Dialect::OpenAiChat,
@@ -83,7 +83,28 @@ const KINDS: [Kind; 8] = [
         shape: Shape::ClaudeCode,
         stream: Stream::Enabled,
     },
+    Kind {
+        name: "corvid-cc-long",
+        dialect: Dialect::OpenAiChat,
+        shape: Shape::ClaudeCodeLong,
+        stream: Stream::Disabled,
+    },
+    Kind {
+        name: "anthropic-cc-long",
+        dialect: Dialect::AnthropicMessages,
+        shape: Shape::ClaudeCodeLong,
+        stream: Stream::Disabled,
+    },
+    Kind {
+        name: "responses-cc-long",
+        dialect: Dialect::OpenAiResponses,
+        shape: Shape::ClaudeCodeLong,
+        stream: Stream::Disabled,
+    },
 ];
+
+/// The suffix of a kind carrying the long request; the kind without it carries the short one.
+const LONG: &str = "-long";
 
 /// What the subcommand was asked for.
 pub(crate) struct Settings {
@@ -103,6 +124,10 @@ struct Figure {
     requests: usize,
     instructions_per_request: f64,
     instructions_per_request_byte: f64,
+    /// For a `-long` kind measured beside its short kind: what each further request byte
+    /// costs, (long − short) / (long bytes − short bytes). Fixed costs cancel out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions_per_added_byte: Option<f64>,
 }
 
 pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
@@ -164,6 +189,7 @@ pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
             requests: settings.requests,
             instructions_per_request: per_request,
             instructions_per_request_byte: per_request / endpoint.body.len() as f64,
+            instructions_per_added_byte: None,
         });
         if settings.profile.as_deref() == Some(kind.name) {
             print_profile(kind.name, &files[0], &files[1], settings.requests)?;
@@ -180,6 +206,7 @@ pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
         }
     }
     drop(mock);
+    add_marginal_costs(&mut figures);
     print_figures(&figures);
     if let Some(dir) = settings.out.parent() {
         std::fs::create_dir_all(dir)?;
@@ -335,15 +362,43 @@ fn print_profile(
     Ok(())
 }
 
+/// Fills in `instructions_per_added_byte` for each long kind whose short kind was measured.
+fn add_marginal_costs(figures: &mut [Figure]) {
+    let short: HashMap<&str, (f64, usize)> = figures
+        .iter()
+        .map(|figure| {
+            (
+                figure.kind,
+                (figure.instructions_per_request, figure.request_bytes),
+            )
+        })
+        .collect();
+    for figure in figures.iter_mut() {
+        let Some(base) = figure.kind.strip_suffix(LONG) else {
+            continue;
+        };
+        if let Some(&(count, bytes)) = short.get(base)
+            && figure.request_bytes > bytes
+        {
+            figure.instructions_per_added_byte = Some(
+                (figure.instructions_per_request - count) / (figure.request_bytes - bytes) as f64,
+            );
+        }
+    }
+}
+
 fn print_figures(figures: &[Figure]) {
     println!("\nInstructions per request (callgrind, every thread, warm)");
     println!(
-        "  {:<20} {:>8} {:>12} {:>10}",
-        "kind", "bytes", "per request", "per byte"
+        "  {:<20} {:>8} {:>12} {:>10} {:>16}",
+        "kind", "bytes", "per request", "per byte", "per added byte"
     );
     for figure in figures {
+        let added = figure
+            .instructions_per_added_byte
+            .map_or_else(String::new, |added| format!("{added:.1}"));
         println!(
-            "  {:<20} {:>8} {:>12.0} {:>10.1}",
+            "  {:<20} {:>8} {:>12.0} {:>10.1} {added:>16}",
             figure.kind,
             figure.request_bytes,
             figure.instructions_per_request,

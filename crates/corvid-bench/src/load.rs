@@ -45,7 +45,10 @@ pub(crate) struct Endpoint {
     pub(crate) key: Option<String>,
 }
 
-async fn send(client: &HttpClient, endpoint: &Endpoint) -> anyhow::Result<Response<Incoming>> {
+pub(crate) async fn send(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+) -> anyhow::Result<Response<Incoming>> {
     let builder = Request::builder()
         .method(Method::POST)
         .uri(endpoint.uri.clone())

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 mod floor;
+mod idle;
 mod instructions;
 mod launch;
 mod load;
@@ -52,6 +53,18 @@ enum Command {
         /// A current-thread runtime instead of a worker per core.
         #[arg(long)]
         one_thread: bool,
+    },
+    /// Memory per open, idle stream: N streams held open, the server's RSS before and after
+    IdleStreams {
+        /// Streams held open per target (after 20 warm-up streams)
+        #[arg(long, default_value_t = 1000)]
+        streams: usize,
+        /// The corvid binary [default: `corvid` next to this executable]
+        #[arg(long)]
+        corvid: Option<PathBuf>,
+        /// Where to write the JSON [default: <workspace>/bench-results/idle.json]
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Instructions per request under callgrind (valgrind), per kind of request.
     Instructions {
@@ -183,6 +196,23 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             runtime()?.block_on(async {
                 tokio::select! {
                     result = instructions::run(settings) => result,
+                    signal = interrupted() => Err(anyhow::anyhow!("stopped by {}", signal?)),
+                }
+            })
+        }
+        Some(Command::IdleStreams {
+            streams,
+            corvid,
+            out,
+        }) => {
+            let settings = idle::Settings {
+                streams,
+                corvid: launch::corvid_program(corvid)?,
+                out: out.unwrap_or_else(|| default_out().with_file_name("idle.json")),
+            };
+            runtime()?.block_on(async {
+                tokio::select! {
+                    result = idle::run(settings) => result,
                     signal = interrupted() => Err(anyhow::anyhow!("stopped by {}", signal?)),
                 }
             })

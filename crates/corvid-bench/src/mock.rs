@@ -6,6 +6,8 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::future::Either as StreamEither;
+use futures_util::{Stream, StreamExt as _};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Either, Full, StreamBody};
@@ -17,7 +19,14 @@ use crate::server;
 
 type EventFrames =
     std::iter::Map<std::vec::IntoIter<Bytes>, fn(Bytes) -> Result<Frame<Bytes>, Infallible>>;
-type MockBody = Either<Full<Bytes>, StreamBody<futures_util::stream::Iter<EventFrames>>>;
+type Events = futures_util::stream::Iter<EventFrames>;
+/// A stream's events, then (for a held stream) nothing, until the client goes away.
+type HeldEvents =
+    futures_util::stream::Chain<Events, futures_util::stream::Pending<<Events as Stream>::Item>>;
+type MockBody = Either<Full<Bytes>, StreamBody<StreamEither<Events, HeldEvents>>>;
+
+/// Events a held stream sends before it goes quiet: the role and the first words.
+const HELD_EVENTS: usize = 2;
 
 struct Answers {
     completion: Bytes,
@@ -58,10 +67,19 @@ async fn answer(request: Request<Incoming>, answers: &Answers) -> Response<MockB
         Err(_) => return plain(StatusCode::BAD_REQUEST, "unreadable body"),
     };
     if payload::wants_stream(&body) {
-        let frames: EventFrames = answers.events.clone().into_iter().map(data_frame);
-        let mut response = Response::new(Either::Right(StreamBody::new(
-            futures_util::stream::iter(frames),
-        )));
+        // `corvid-bench idle-streams` asks for streams that stay open, as a model thinking
+        // for a long time keeps them.
+        let events = if payload::wants_hold(&body) {
+            let first = answers.events.iter().take(HELD_EVENTS).cloned().collect();
+            let frames: EventFrames = Vec::into_iter(first).map(data_frame);
+            StreamEither::Right(
+                futures_util::stream::iter(frames).chain(futures_util::stream::pending()),
+            )
+        } else {
+            let frames: EventFrames = answers.events.clone().into_iter().map(data_frame);
+            StreamEither::Left(futures_util::stream::iter(frames))
+        };
+        let mut response = Response::new(Either::Right(StreamBody::new(events)));
         let headers = response.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));

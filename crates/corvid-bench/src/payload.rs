@@ -66,6 +66,10 @@ pub(crate) enum Shape {
     Short,
     /// A Claude Code-sized turn: ~4.7 KB as Anthropic Messages, three tools, a tool loop.
     ClaudeCode,
+    /// The same turn some way into a session: sixteen rounds of the tool loop and 48 tools,
+    /// ~56 KB as Anthropic Messages. Beside `ClaudeCode` it gives what each further request
+    /// byte costs.
+    ClaudeCodeLong,
 }
 
 /// The API a client speaks to a target. The mock upstream answers OpenAI chat only, so an
@@ -95,10 +99,19 @@ impl Dialect {
         match (shape, self) {
             (Shape::Short, Self::OpenAiChat) => chat_request(stream),
             (Shape::Short, Self::AnthropicMessages) => messages_request(stream),
-            (Shape::ClaudeCode, Self::OpenAiChat) => claude_code::chat(stream),
-            (Shape::ClaudeCode, Self::AnthropicMessages) => claude_code::messages(stream),
+            (Shape::ClaudeCode, Self::OpenAiChat) => claude_code::chat(stream, 1),
+            (Shape::ClaudeCode, Self::AnthropicMessages) => claude_code::messages(stream, 1),
             (Shape::Short | Shape::ClaudeCode, Self::OpenAiResponses) => {
-                claude_code::responses(stream)
+                claude_code::responses(stream, 1)
+            }
+            (Shape::ClaudeCodeLong, Self::OpenAiChat) => {
+                claude_code::chat(stream, claude_code::LONG_ROUNDS)
+            }
+            (Shape::ClaudeCodeLong, Self::AnthropicMessages) => {
+                claude_code::messages(stream, claude_code::LONG_ROUNDS)
+            }
+            (Shape::ClaudeCodeLong, Self::OpenAiResponses) => {
+                claude_code::responses(stream, claude_code::LONG_ROUNDS)
             }
         }
     }
@@ -267,6 +280,35 @@ pub(crate) fn chat_stream_events() -> Vec<Bytes> {
     events.push(sse(&usage_chunk.to_string()));
     events.push(sse("[DONE]"));
     events
+}
+
+/// What a request carries (in its question's text, which every dialect passes on to the
+/// upstream) to ask the mock to send a stream's first event and then hold the stream open.
+pub(crate) const HOLD_MARKER: &[u8] = b"[bench-hold]";
+
+/// `body` (a Claude Code-sized request of any dialect) asking the mock to hold its stream.
+pub(crate) fn held(body: &[u8]) -> Bytes {
+    let question = claude_code::QUESTION_START.as_bytes();
+    let mut held = Vec::with_capacity(body.len() + HOLD_MARKER.len() + 1);
+    match body
+        .windows(question.len())
+        .position(|window| window == question)
+    {
+        Some(at) => {
+            held.extend_from_slice(&body[..at]);
+            held.extend_from_slice(HOLD_MARKER);
+            held.push(b' ');
+            held.extend_from_slice(&body[at..]);
+        }
+        None => held.extend_from_slice(body),
+    }
+    Bytes::from(held)
+}
+
+/// Whether a request body carries [`HOLD_MARKER`], without parsing it.
+pub(crate) fn wants_hold(body: &[u8]) -> bool {
+    body.windows(HOLD_MARKER.len())
+        .any(|window| window == HOLD_MARKER)
 }
 
 /// True when the JSON body has `"stream": true` (any whitespace around the

@@ -39,6 +39,10 @@ const MIN_TRANSLATED_THROUGHPUT_RATIO: f64 = 0.6;
 /// Issue targets, corvid relative to the floor.
 const MAX_ADDED_P50_RATIO: f64 = 1.5;
 const MIN_THROUGHPUT_RATIO: f64 = 0.7;
+/// Issue 25's tail and throughput targets for the pass-through (its throughput is measured at
+/// concurrency 10: `--concurrency 10`).
+const MAX_ADDED_P99_RATIO: f64 = 2.0;
+const MIN_THROUGHPUT_RATIO_ISSUE_25: f64 = 0.8;
 const MAX_IDLE_RSS_KIB: u64 = 15 * 1024;
 /// "Flat under load": from the middle to the end of the throughput window,
 /// RSS may grow by at most 1 MiB plus 5% (allocator noise), no more.
@@ -88,6 +92,7 @@ impl TargetReport {
 #[derive(Debug, Default, Serialize)]
 pub(crate) struct Ratios {
     pub(crate) added_latency_p50: Option<f64>,
+    pub(crate) added_latency_p99: Option<f64>,
     pub(crate) throughput: Option<f64>,
     pub(crate) added_ttfb_p50: Option<f64>,
 }
@@ -218,6 +223,9 @@ impl Ratios {
             added_latency_p50: relative(target, reference, |target| {
                 target.added_latency.map(|added| added.p50_us)
             }),
+            added_latency_p99: relative(target, reference, |target| {
+                target.added_latency.map(|added| added.p99_us)
+            }),
             throughput: relative(target, reference, |target| {
                 target.throughput.as_ref().map(|load| load.rps)
             }),
@@ -267,6 +275,24 @@ fn checks(ratios: &Ratios, memory: Option<MemoryTrace>) -> Vec<Check> {
         Check {
             target: "corvid throughput ≥ 0.7× floor's",
             verdict: Verdict::of(ratios.throughput.map(|value| value >= MIN_THROUGHPUT_RATIO)),
+            detail: times(ratios.throughput),
+        },
+        Check {
+            target: "corvid added p99 ≤ 2× floor's",
+            verdict: Verdict::of(
+                ratios
+                    .added_latency_p99
+                    .map(|value| value <= MAX_ADDED_P99_RATIO),
+            ),
+            detail: times(ratios.added_latency_p99),
+        },
+        Check {
+            target: "corvid throughput ≥ 0.8× floor's (at --concurrency 10)",
+            verdict: Verdict::of(
+                ratios
+                    .throughput
+                    .map(|value| value >= MIN_THROUGHPUT_RATIO_ISSUE_25),
+            ),
             detail: times(ratios.throughput),
         },
         Check {

@@ -20,6 +20,9 @@ const ENVIRONMENT: &str = "<env>\nWorking directory: /home/dev/project\nIs direc
 Yes\nPlatform: linux\nOS Version: Linux 6.8.0\nToday's date: 2026-12-07\n</env>\nYou are powered \
 by the model named grok.";
 
+/// The start of the user's question, where [`super::held`] puts its marker.
+pub(super) const QUESTION_START: &str = "The config loader panics";
+
 const QUESTION: &str = "The config loader panics when the file is missing. Find where it reads \
 the file and make it return an error that names the path instead.";
 
@@ -39,8 +42,31 @@ path.to_path_buf();\n    41\t    tracing::debug!(?path, \"loading config\");\n  
 text = std::fs::read_to_string(&path).unwrap();\n    43\t    let config: Config = \
 toml::from_str(&text).unwrap();\n    44\t    config\n    45\t}\n";
 
+/// How many rounds of the tool loop the long form carries: about 56 KB as Anthropic Messages,
+/// the size of a real Claude Code turn some way into a session.
+pub(crate) const LONG_ROUNDS: usize = 16;
+
+/// The tools of `rounds` rounds: the three below, and for each further round three more like
+/// them under other names (a real client's tool list is longer than three).
+fn tools(rounds: usize) -> Vec<(String, &'static str, Value)> {
+    (0..rounds.max(1))
+        .flat_map(|round| {
+            base_tools()
+                .into_iter()
+                .map(move |(name, description, schema)| {
+                    let name = if round == 0 {
+                        name.to_owned()
+                    } else {
+                        format!("{name}{round}")
+                    };
+                    (name, description, schema)
+                })
+        })
+        .collect()
+}
+
 /// The three tools, Anthropic-shaped: name, description, JSON Schema.
-fn tools() -> [(&'static str, &'static str, Value); 3] {
+fn base_tools() -> [(&'static str, &'static str, Value); 3] {
     [
         (
             "Bash",
@@ -97,16 +123,16 @@ context or use replace_all.",
     ]
 }
 
-/// The two calls the assistant made, as (id, name, input).
-fn calls() -> [(&'static str, &'static str, Value); 2] {
+/// The two calls the assistant made in round `round`, as (id, name, input).
+fn calls(round: usize) -> [(String, &'static str, Value); 2] {
     [
         (
-            "toolu_01A9bench0000000000000001",
+            format!("toolu_01A9bench{round:015}1"),
             "Bash",
             json!({"command": "rg -n 'read_to_string|toml::from_str' src", "description": "Find where the config file is read"}),
         ),
         (
-            "toolu_01A9bench0000000000000002",
+            format!("toolu_01A9bench{round:015}2"),
             "Read",
             json!({"file_path": "/home/dev/project/src/config/load.rs", "offset": 38, "limit": 8}),
         ),
@@ -115,14 +141,29 @@ fn calls() -> [(&'static str, &'static str, Value); 2] {
 
 /// As Anthropic Messages, the way Claude Code writes it (system blocks with `cache_control`,
 /// `metadata.user_id`, `thinking` off).
-pub(crate) fn messages(stream: Stream) -> Bytes {
-    let [bash, read] = calls();
-    let tools: Vec<Value> = tools()
+pub(crate) fn messages(stream: Stream, rounds: usize) -> Bytes {
+    let tools: Vec<Value> = tools(rounds)
         .into_iter()
         .map(|(name, description, schema)| {
             json!({"name": name, "description": description, "input_schema": schema})
         })
         .collect();
+    let mut messages = vec![json!({"role": "user", "content": [
+        {"type": "text", "text": REMINDER},
+        {"type": "text", "text": QUESTION, "cache_control": {"type": "ephemeral"}},
+    ]})];
+    for round in 0..rounds.max(1) {
+        let [bash, read] = calls(round);
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": THOUGHT},
+            {"type": "tool_use", "id": bash.0, "name": bash.1, "input": bash.2},
+            {"type": "tool_use", "id": read.0, "name": read.1, "input": read.2},
+        ]}));
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": bash.0, "content": GREP_OUTPUT},
+            {"type": "tool_result", "tool_use_id": read.0, "content": [{"type": "text", "text": FILE_TEXT}]},
+        ]}));
+    }
     let body = json!({
         "model": "grok",
         "max_tokens": 32000,
@@ -130,21 +171,7 @@ pub(crate) fn messages(stream: Stream) -> Bytes {
             {"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}},
             {"type": "text", "text": ENVIRONMENT},
         ],
-        "messages": [
-            {"role": "user", "content": [
-                {"type": "text", "text": REMINDER},
-                {"type": "text", "text": QUESTION, "cache_control": {"type": "ephemeral"}},
-            ]},
-            {"role": "assistant", "content": [
-                {"type": "text", "text": THOUGHT},
-                {"type": "tool_use", "id": bash.0, "name": bash.1, "input": bash.2},
-                {"type": "tool_use", "id": read.0, "name": read.1, "input": read.2},
-            ]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": bash.0, "content": GREP_OUTPUT},
-                {"type": "tool_result", "tool_use_id": read.0, "content": [{"type": "text", "text": FILE_TEXT}]},
-            ]},
-        ],
+        "messages": messages,
         "tools": tools,
         "temperature": 1,
         "metadata": {"user_id": "user_bench_account__session_7f3a9c2e-0000-4000-8000-000000000000"},
@@ -154,28 +181,31 @@ pub(crate) fn messages(stream: Stream) -> Bytes {
 }
 
 /// As OpenAI chat (what corvid passes through to a chat upstream untouched).
-pub(crate) fn chat(stream: Stream) -> Bytes {
-    let [bash, read] = calls();
-    let tools: Vec<Value> = tools()
+pub(crate) fn chat(stream: Stream, rounds: usize) -> Bytes {
+    let tools: Vec<Value> = tools(rounds)
         .into_iter()
         .map(|(name, description, schema)| {
             json!({"type": "function", "function": {"name": name, "description": description, "parameters": schema}})
         })
         .collect();
-    let call = |(id, name, input): &(&str, &str, Value)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}});
+    let call = |(id, name, input): &(String, &str, Value)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}});
+    let mut messages = vec![
+        json!({"role": "system", "content": format!("{SYSTEM}\n\n{ENVIRONMENT}")}),
+        json!({"role": "user", "content": [
+            {"type": "text", "text": REMINDER},
+            {"type": "text", "text": QUESTION},
+        ]}),
+    ];
+    for round in 0..rounds.max(1) {
+        let [bash, read] = calls(round);
+        messages.push(json!({"role": "assistant", "content": THOUGHT, "tool_calls": [call(&bash), call(&read)]}));
+        messages.push(json!({"role": "tool", "tool_call_id": bash.0, "content": GREP_OUTPUT}));
+        messages.push(json!({"role": "tool", "tool_call_id": read.0, "content": FILE_TEXT}));
+    }
     let mut body = json!({
         "model": "grok",
         "max_completion_tokens": 32000,
-        "messages": [
-            {"role": "system", "content": format!("{SYSTEM}\n\n{ENVIRONMENT}")},
-            {"role": "user", "content": [
-                {"type": "text", "text": REMINDER},
-                {"type": "text", "text": QUESTION},
-            ]},
-            {"role": "assistant", "content": THOUGHT, "tool_calls": [call(&bash), call(&read)]},
-            {"role": "tool", "tool_call_id": bash.0, "content": GREP_OUTPUT},
-            {"role": "tool", "tool_call_id": read.0, "content": FILE_TEXT},
-        ],
+        "messages": messages,
         "tools": tools,
         "temperature": 1,
         "user": "user_bench_account__session_7f3a9c2e-0000-4000-8000-000000000000",
@@ -189,30 +219,31 @@ pub(crate) fn chat(stream: Stream) -> Bytes {
 
 /// As OpenAI Responses, the way Codex writes it (`instructions`, typed input items,
 /// `store: false`).
-pub(crate) fn responses(stream: Stream) -> Bytes {
-    let [bash, read] = calls();
-    let tools: Vec<Value> = tools()
+pub(crate) fn responses(stream: Stream, rounds: usize) -> Bytes {
+    let tools: Vec<Value> = tools(rounds)
         .into_iter()
         .map(|(name, description, schema)| {
             json!({"type": "function", "name": name, "description": description, "parameters": schema, "strict": false})
         })
         .collect();
-    let call = |(id, name, input): &(&str, &str, Value)| json!({"type": "function_call", "call_id": id, "name": name, "arguments": input.to_string()});
+    let call = |(id, name, input): &(String, &str, Value)| json!({"type": "function_call", "call_id": id, "name": name, "arguments": input.to_string()});
     let output = |id: &str, text: &str| json!({"type": "function_call_output", "call_id": id, "output": text});
+    let mut input = vec![json!({"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": REMINDER},
+        {"type": "input_text", "text": QUESTION},
+    ]})];
+    for round in 0..rounds.max(1) {
+        let [bash, read] = calls(round);
+        input.push(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": THOUGHT}]}));
+        input.push(call(&bash));
+        input.push(call(&read));
+        input.push(output(&bash.0, GREP_OUTPUT));
+        input.push(output(&read.0, FILE_TEXT));
+    }
     let body = json!({
         "model": "grok",
         "instructions": format!("{SYSTEM}\n\n{ENVIRONMENT}"),
-        "input": [
-            {"type": "message", "role": "user", "content": [
-                {"type": "input_text", "text": REMINDER},
-                {"type": "input_text", "text": QUESTION},
-            ]},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": THOUGHT}]},
-            call(&bash),
-            call(&read),
-            output(bash.0, GREP_OUTPUT),
-            output(read.0, FILE_TEXT),
-        ],
+        "input": input,
         "tools": tools,
         "tool_choice": "auto",
         "parallel_tool_calls": true,

@@ -111,6 +111,73 @@ fn claude_code_request_is_about_four_point_seven_kilobytes_in_each_dialect() {
 }
 
 #[test]
+fn the_long_request_is_the_same_turn_sixteen_rounds_in_at_about_56_kilobytes() {
+    for dialect in [
+        Dialect::OpenAiChat,
+        Dialect::AnthropicMessages,
+        Dialect::OpenAiResponses,
+    ] {
+        let short = dialect.request(Shape::ClaudeCode, Stream::Disabled);
+        let long = dialect.request(Shape::ClaudeCodeLong, Stream::Disabled);
+        let value: Value = serde_json::from_slice(&long).unwrap();
+        assert_eq!(value["tools"].as_array().unwrap().len(), 48, "{dialect:?}");
+        assert!(
+            (45_000..=65_000).contains(&long.len()),
+            "{dialect:?}: {} bytes",
+            long.len()
+        );
+        assert!(long.len() > 10 * short.len(), "{dialect:?}");
+        // Every tool's name is its own (a chat tool's sits under `function`).
+        let names: std::collections::HashSet<_> = value["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| {
+                tool.get("name")
+                    .unwrap_or(&tool["function"]["name"])
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(names.len(), 48);
+    }
+    let anthropic = Dialect::AnthropicMessages.request(Shape::ClaudeCodeLong, Stream::Disabled);
+    let value: Value = serde_json::from_slice(&anthropic).unwrap();
+    let messages = value["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1 + 2 * 16);
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert!(
+        roles.windows(2).all(|pair| pair[0] != pair[1]),
+        "roles alternate"
+    );
+}
+
+#[test]
+fn a_held_request_carries_the_marker_in_its_question_in_every_dialect() {
+    for dialect in [
+        Dialect::OpenAiChat,
+        Dialect::AnthropicMessages,
+        Dialect::OpenAiResponses,
+    ] {
+        let body = dialect.request(Shape::ClaudeCode, Stream::Enabled);
+        assert!(!wants_hold(&body));
+        let held = held(&body);
+        assert!(wants_hold(&held), "{dialect:?}");
+        assert_eq!(held.len(), body.len() + HOLD_MARKER.len() + 1);
+        let value: Value = serde_json::from_slice(&held).unwrap();
+        assert!(
+            value
+                .to_string()
+                .contains("[bench-hold] The config loader panics")
+        );
+    }
+}
+
+#[test]
 fn a_responses_stream_ends_with_its_completed_event() {
     let tail = b"event: response.output_text.done\ndata: {}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\"}\n\n";
     assert!(Dialect::OpenAiResponses.stream_complete(tail));

@@ -114,8 +114,9 @@ pub(super) fn print(report: &Report) {
         ),
     ] {
         println!(
-            "{label}: added p50 {}, throughput {}, added TTFB p50 {}",
+            "{label}: added p50 {}, added p99 {}, throughput {}, added TTFB p50 {}",
             times(ratios.added_latency_p50),
+            times(ratios.added_latency_p99),
             times(ratios.throughput),
             times(ratios.added_ttfb_p50)
         );

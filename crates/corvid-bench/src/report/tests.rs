@@ -51,10 +51,38 @@ fn ratios_compare_corvid_with_the_floor() {
         })
     );
     assert_eq!(report.corvid_to_floor.added_latency_p50, Some(1.25));
+    assert_eq!(report.corvid_to_floor.added_latency_p99, Some(1.5));
     assert_eq!(report.corvid_to_floor.throughput, Some(0.9));
     assert_eq!(report.checks[0].verdict, Verdict::Pass);
     assert_eq!(report.checks[1].verdict, Verdict::Pass);
-    assert_eq!(report.checks[2].verdict, Verdict::Skip);
+    assert_eq!(report.checks[2].verdict, Verdict::Pass, "added p99 1.5×");
+    assert_eq!(report.checks[3].verdict, Verdict::Pass, "throughput 0.9×");
+    assert_eq!(report.checks[4].verdict, Verdict::Skip);
+}
+
+#[test]
+fn a_tail_over_twice_the_floors_misses_issue_25s_target() {
+    let targets = vec![
+        target("direct", summary(100.0, 150.0), 10_000.0),
+        target("floor", summary(180.0, 250.0), 6_000.0),
+        target("corvid", summary(200.0, 400.0), 4_500.0),
+    ];
+    let report = Report::new(settings(), Path::new("corvid"), targets);
+    assert_eq!(report.corvid_to_floor.added_latency_p99, Some(2.5));
+    let verdict = |name: &str| {
+        report
+            .checks
+            .iter()
+            .find(|check| check.target.starts_with(name))
+            .map(|check| check.verdict)
+    };
+    assert_eq!(verdict("corvid added p99"), Some(Verdict::Miss));
+    assert_eq!(
+        verdict("corvid throughput ≥ 0.8×"),
+        Some(Verdict::Miss),
+        "0.75×"
+    );
+    assert_eq!(verdict("corvid throughput ≥ 0.7×"), Some(Verdict::Pass));
 }
 
 #[test]
