@@ -81,6 +81,37 @@ async fn invalid_json_is_a_400_invalid_request_error() {
     assert!(gateway.upstream.requests().is_empty());
 }
 
+/// A body whose top level is fine but which is broken deep inside a value (a bad number,
+/// literal or escape, a raw control character) is a 400 in the caller's dialect and reaches no
+/// upstream, whether it would have been passed through or translated.
+#[tokio::test]
+async fn a_body_broken_inside_a_value_is_refused_whether_passed_through_or_translated() {
+    let gateway = Gateway::start().await;
+    let broken_inside = [
+        r#"{"model":"grok","messages":[{"role":"user","content":"hi"}],"temperature":01}"#,
+        r#"{"model":"grok","messages":[tru],"max_tokens":5}"#,
+        r#"{"model":"grok","messages":[{"role":"user","content":"a \x escape"}],"max_tokens":5}"#,
+        "{\"model\":\"grok\",\"messages\":[{\"role\":\"user\",\"content\":\"tab\there\"}],\"max_tokens\":5}",
+    ];
+    for path in ["/v1/chat/completions", "/v1/messages", "/v1/responses"] {
+        for body in broken_inside {
+            let response = gateway.post(path, body).await;
+            let (status, value) = error_body(response).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{path} {body}");
+            assert_eq!(
+                value["error"]["type"], "invalid_request_error",
+                "{path} {value}"
+            );
+            if path == "/v1/messages" {
+                assert_eq!(value["type"], "error", "Anthropic's shape: {value}");
+            }
+            let message = value["error"]["message"].as_str().unwrap();
+            assert!(message.contains("line 1 column"), "{path}: {message}");
+        }
+    }
+    assert!(gateway.upstream.requests().is_empty());
+}
+
 #[tokio::test]
 async fn huge_bodies_are_refused_with_413() {
     let gateway = Gateway::start_with(|config| config.max_body_bytes = 1024 * 1024).await;
