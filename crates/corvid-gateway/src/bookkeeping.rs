@@ -22,6 +22,10 @@ type Job = Box<dyn FnOnce() + Send>;
 /// How long jobs wait for company while requests keep coming.
 const TICK: Duration = Duration::from_millis(2);
 
+/// The jobs of one tick after each of which the thread offers the CPU (a tick holds a few at
+/// one request at a time; many only when the thread is behind).
+const YIELD_FOR_JOBS: usize = 16;
+
 #[derive(Debug, Clone)]
 pub(crate) struct Bookkeeper {
     /// `None` when the thread could not be started: jobs then run where they are handed in.
@@ -74,15 +78,21 @@ fn run(queue: &Receiver<Job>) {
         loop {
             std::thread::sleep(TICK);
             let mut ran = false;
+            let mut ran_this_tick = 0;
             loop {
                 match queue.try_recv() {
                     Ok(job) => {
                         job();
                         ran = true;
-                        // A tick's jobs run back to back; offer the CPU between them so a
-                        // request arriving meanwhile on a shared CPU waits for one job, not
-                        // all of them (the usage writer does the same between rows).
-                        std::thread::yield_now();
+                        // A tick's jobs run back to back; offer the CPU between the first
+                        // few so a request arriving meanwhile on a shared CPU waits for one
+                        // job, not all of them (the usage writer does the same between rows).
+                        // Past those the thread is behind: yielding on a busy CPU would
+                        // starve it while its queue, which holds finished replies, grows.
+                        if ran_this_tick < YIELD_FOR_JOBS {
+                            std::thread::yield_now();
+                        }
+                        ran_this_tick += 1;
                     }
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => return,

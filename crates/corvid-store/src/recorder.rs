@@ -28,6 +28,9 @@ use crate::{SharedStore, Store, StoreError, UsageRecord};
 /// How often the batching writer looks up from its sleep.
 const BATCH_TICK: Duration = Duration::from_millis(5);
 
+/// The writer yields between rows only while fewer records than this wait behind its batch.
+const YIELD_BELOW_PENDING: usize = 64;
+
 /// At most one "records dropped" warning per this period.
 const DROP_WARNING_INTERVAL: Duration = Duration::from_secs(60);
 
@@ -346,10 +349,18 @@ impl Writer {
             return;
         }
         let rows = self.batch.len() as u64;
+        // Yielding between rows keeps a small batch from delaying a request on a shared CPU;
+        // a writer that is behind (a full batch, records waiting) must not yield, or a busy
+        // CPU would starve it until the channel fills and records are dropped.
+        let pace = if self.batch.len() < self.options.max_batch.max(1)
+            && self.counters_pending() < YIELD_BELOW_PENDING
+        {
+            crate::usage::Pace::Yielding
+        } else {
+            crate::usage::Pace::Eager
+        };
         let written = match &mut self.sink {
-            Sink::Sqlite(store) => store
-                .lock()
-                .record_batch(&self.batch, crate::usage::Pace::Yielding),
+            Sink::Sqlite(store) => store.lock().record_batch(&self.batch, pace),
             Sink::Postgres(ledger) => {
                 let mut attempt = 0u32;
                 loop {

@@ -275,7 +275,8 @@ impl Store {
 /// slice before a woken one runs, whatever their niceness. That was corvid's p99 at
 /// concurrency 1: every ~11 ms one request took ~300 µs longer (`crates/corvid-bench`, issue
 /// 25). Offering the CPU between rows bounds such a delay to one row's insert; when nothing
-/// else is ready, `sched_yield` returns at once.
+/// else is ready, `sched_yield` returns at once. A writer that has fallen behind writes eagerly
+/// (see the recorder).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pace {
     /// One go: a caller waiting for the result (a command, a test).
