@@ -123,10 +123,12 @@ pub fn encode_response(dialect: Dialect, response: &ChatResponse, model: &str) -
     }
 }
 
-/// [`encode_response`]'s body as JSON bytes; written straight from the reply for Anthropic and
-/// Responses clients (no `Value` in between), serialised from the value for the others.
+/// [`encode_response`]'s body as JSON bytes; written straight from the reply for chat,
+/// Anthropic and Responses clients (no `Value` in between), serialised from the value for
+/// Gemini's.
 pub fn encode_response_body(dialect: Dialect, response: &ChatResponse, model: &str) -> Vec<u8> {
     match dialect {
+        Dialect::OpenAiChat => openai_chat::encode_response_body(response, model),
         Dialect::Anthropic => anthropic::encode_response_body(response, model),
         Dialect::OpenAiResponses => openai_responses::encode_response_body(response, model),
         _ => serde_json::to_vec(&encode_response(dialect, response, model)).unwrap_or_default(),

@@ -27,7 +27,7 @@ pub(crate) use error::error_type;
 pub use error::{decode_error, encode_error};
 pub use request_decode::decode_request;
 pub use request_encode::{encode_body, encode_request};
-pub use response::{decode_response, encode_response};
+pub use response::{decode_response, encode_response, encode_response_body};
 pub use stream_decode::StreamDecoder;
 pub(crate) use stream_encode::stream_error;
 pub use stream_encode::{StreamEncoder, StreamOptions};

@@ -6,11 +6,13 @@ use serde_json::{Value, json};
 
 use super::{finish_from_wire, finish_to_wire};
 
+mod body;
 pub(in crate::openai_chat) mod typed;
 use crate::model::{
     ChatResponse, DecodeError, FinishReason, NameMap, Part, Reasoning, ToolCall, Usage,
     synthetic_call_id,
 };
+pub use body::encode_response_body;
 
 /// Upstream → corvid: a whole `chat.completion`. Only `choices[0]` is read. Tool names are
 /// restored through `names`; any tool call makes the finish [`FinishReason::ToolCalls`]; a
