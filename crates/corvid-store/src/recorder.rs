@@ -349,16 +349,11 @@ impl Writer {
             return;
         }
         let rows = self.batch.len() as u64;
-        // Yielding between rows keeps a small batch from delaying a request on a shared CPU;
-        // a writer that is behind (a full batch, records waiting) must not yield, or a busy
-        // CPU would starve it until the channel fills and records are dropped.
-        let pace = if self.batch.len() < self.options.max_batch.max(1)
-            && self.counters_pending() < YIELD_BELOW_PENDING
-        {
-            crate::usage::Pace::Yielding
-        } else {
-            crate::usage::Pace::Eager
-        };
+        let pace = pace_for(
+            self.batch.len(),
+            self.options.max_batch,
+            self.counters_pending(),
+        );
         let written = match &mut self.sink {
             Sink::Sqlite(store) => store.lock().record_batch(&self.batch, pace),
             Sink::Postgres(ledger) => {
@@ -395,6 +390,18 @@ impl Writer {
             }
         }
         self.batch.clear();
+    }
+}
+
+/// How the writer paces a batch of `batch` rows with `pending` more records waiting: yielding
+/// between rows keeps a small batch from delaying a request on a shared CPU; a writer that is
+/// behind (a full batch, records waiting) must not yield, or a busy CPU would starve it until
+/// the channel fills and records are dropped.
+fn pace_for(batch: usize, max_batch: usize, pending: usize) -> crate::usage::Pace {
+    if batch < max_batch.max(1) && pending < YIELD_BELOW_PENDING {
+        crate::usage::Pace::Yielding
+    } else {
+        crate::usage::Pace::Eager
     }
 }
 

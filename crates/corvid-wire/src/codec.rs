@@ -10,6 +10,9 @@ use serde_json::Value;
 
 mod watch;
 
+#[cfg(test)]
+mod tests;
+
 pub use watch::{StreamWatch, Watch};
 
 /// The API dialect a client or a provider speaks.

@@ -163,3 +163,16 @@ fn a_recorder_over_the_process_store_writes_through_that_one_handle() {
     drop(recorder);
     assert_eq!(store.lock().totals(None).unwrap().requests, 3);
 }
+
+#[test]
+fn the_writer_yields_only_while_it_keeps_up() {
+    use crate::usage::Pace;
+    let max = RecorderOptions::default().max_batch;
+    // A batch closed by its deadline with nothing behind it: offer the CPU between rows.
+    assert_eq!(pace_for(50, max, 0), Pace::Yielding);
+    assert_eq!(pace_for(1, max, YIELD_BELOW_PENDING - 1), Pace::Yielding);
+    // Behind: a full batch, or records waiting behind it — write in one go.
+    assert_eq!(pace_for(max, max, 0), Pace::Eager);
+    assert_eq!(pace_for(10, max, YIELD_BELOW_PENDING), Pace::Eager);
+    assert_eq!(pace_for(1, 1, 0), Pace::Eager, "a batch of one row is full");
+}

@@ -109,21 +109,21 @@ pub(in crate::openai_chat) fn decode_tree(
 /// calls; reasoning text goes to `reasoning_content`; signatures and encrypted reasoning are
 /// dropped. `model` is the name the client asked for.
 pub fn encode_response(response: &ChatResponse, model: &str) -> Value {
-    let mut text = String::new();
-    let mut reasoning = String::new();
-    let mut calls = Vec::new();
-    for part in &response.parts {
-        match part {
-            Part::Text { text: piece } => text.push_str(piece),
-            Part::Reasoning(item) => reasoning.push_str(&item.text),
-            Part::ToolCall(call) => calls.push(json!({
+    let Gathered {
+        text,
+        reasoning,
+        calls,
+    } = Gathered::of(response);
+    let calls: Vec<Value> = calls
+        .into_iter()
+        .map(|call| {
+            json!({
                 "id": call.id,
                 "type": "function",
                 "function": {"name": call.name, "arguments": call.arguments},
-            })),
-            Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => {}
-        }
-    }
+            })
+        })
+        .collect();
     let mut message = serde_json::Map::new();
     message.insert("role".into(), json!("assistant"));
     let content = if text.is_empty() && !calls.is_empty() {
@@ -153,6 +153,33 @@ pub fn encode_response(response: &ChatResponse, model: &str) -> Value {
         }],
         "usage": encode_usage(&response.usage),
     })
+}
+
+/// What a chat message carries of a reply: its texts and its reasoning joined, its tool calls
+/// (signatures, encrypted reasoning and other parts have no place in it).
+pub(in crate::openai_chat) struct Gathered<'a> {
+    pub(in crate::openai_chat) text: String,
+    pub(in crate::openai_chat) reasoning: String,
+    pub(in crate::openai_chat) calls: Vec<&'a ToolCall>,
+}
+
+impl<'a> Gathered<'a> {
+    pub(in crate::openai_chat) fn of(response: &'a ChatResponse) -> Self {
+        let mut gathered = Gathered {
+            text: String::new(),
+            reasoning: String::new(),
+            calls: Vec::new(),
+        };
+        for part in &response.parts {
+            match part {
+                Part::Text { text } => gathered.text.push_str(text),
+                Part::Reasoning(item) => gathered.reasoning.push_str(&item.text),
+                Part::ToolCall(call) => gathered.calls.push(call),
+                Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => {}
+            }
+        }
+        gathered
+    }
 }
 
 /// The choice with `index` 0, else the first.

@@ -146,6 +146,3 @@ impl UsageOut {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

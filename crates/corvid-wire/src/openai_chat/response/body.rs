@@ -3,31 +3,29 @@
 
 use serde::Serialize;
 
-use crate::model::{ChatResponse, Part};
+use crate::model::ChatResponse;
 
 use super::super::finish_to_wire;
-use super::WireUsage;
+use super::{Gathered, WireUsage};
 
 /// corvid → client: [`super::encode_response`]'s body as JSON bytes.
 pub fn encode_response_body(response: &ChatResponse, model: &str) -> Vec<u8> {
-    let mut text = String::new();
-    let mut reasoning = String::new();
-    let mut calls = Vec::new();
-    for part in &response.parts {
-        match part {
-            Part::Text { text: piece } => text.push_str(piece),
-            Part::Reasoning(item) => reasoning.push_str(&item.text),
-            Part::ToolCall(call) => calls.push(CallOut {
-                id: &call.id,
-                kind: "function",
-                function: FunctionOut {
-                    name: &call.name,
-                    arguments: &call.arguments,
-                },
-            }),
-            Part::Image(_) | Part::ToolResult(_) | Part::System { .. } => {}
-        }
-    }
+    let Gathered {
+        text,
+        reasoning,
+        calls,
+    } = Gathered::of(response);
+    let calls: Vec<CallOut<'_>> = calls
+        .into_iter()
+        .map(|call| CallOut {
+            id: &call.id,
+            kind: "function",
+            function: FunctionOut {
+                name: &call.name,
+                arguments: &call.arguments,
+            },
+        })
+        .collect();
     let made_calls = !calls.is_empty();
     let capacity = 256 + text.len() + reasoning.len() + calls.len() * 64;
     let completion = CompletionOut {
@@ -98,6 +96,3 @@ struct FunctionOut<'a> {
     name: &'a str,
     arguments: &'a str,
 }
-
-#[cfg(test)]
-mod tests;

@@ -208,6 +208,3 @@ impl UsageOut {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;
