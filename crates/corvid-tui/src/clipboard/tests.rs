@@ -1,5 +1,3 @@
-use std::os::unix::fs::PermissionsExt;
-
 use super::*;
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
@@ -8,8 +6,20 @@ const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 fn tool(name: &str, script: &str) -> tempfile::TempDir {
     let folder = tempfile::tempdir().unwrap();
     let file = folder.path().join(name);
-    std::fs::write(&file, format!("#!/bin/sh\n{script}\n")).unwrap();
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Written by a child process, not through a descriptor of this one: a test on another
+    // thread that forks meanwhile would hold the file open for writing until its child execs,
+    // and running the tool would then fail with "Text file busy" (seen in CI).
+    let written = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "printf '%s\\n' \"$2\" > \"$1\" && chmod 755 \"$1\"",
+            "sh",
+        ])
+        .arg(&file)
+        .arg(format!("#!/bin/sh\n{script}"))
+        .status()
+        .unwrap();
+    assert!(written.success());
     folder
 }
 
