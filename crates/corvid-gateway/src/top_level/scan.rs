@@ -217,12 +217,24 @@ impl Scanner<'_> {
     }
 
     /// A string from its opening quote to just past its closing one; returns whether it had
-    /// escapes.
+    /// escapes. Most strings in a request are short and plain (keys, schema words), so the
+    /// plain case is inlined here and everything else is left to [`Self::string_rest`]: the
+    /// call's set-up would otherwise cost more than scanning a short string.
+    #[inline(always)]
     fn string(&mut self) -> Result<bool, ScanError> {
         self.pos += 1;
-        let mut escaped = false;
+        self.skip_ascii();
+        if self.peek() == Some(b'"') {
+            self.pos += 1;
+            return Ok(false);
+        }
+        self.string_rest(false)
+    }
+
+    /// The rest of a string from a byte the ASCII fast path stopped at.
+    #[inline(never)]
+    fn string_rest(&mut self, mut escaped: bool) -> Result<bool, ScanError> {
         loop {
-            self.skip_ascii();
             match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
@@ -240,11 +252,13 @@ impl Scanner<'_> {
                 }
                 None => return Err(self.error("EOF while parsing a string")),
             }
+            self.skip_ascii();
         }
     }
 
     /// Moves to the next `"`, `\`, control character or non-ASCII byte, or to the end: 16
     /// bytes at a time, then byte by byte for the last few.
+    #[inline(always)]
     fn skip_ascii(&mut self) {
         while let Some(chunk) = self
             .bytes
