@@ -75,12 +75,62 @@ pub(crate) struct MaybeText<'a>(pub(crate) Option<Text<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeText<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = <&'a RawValue>::deserialize(deserializer)?;
-        Ok(MaybeText(if raw.get().starts_with('"') {
-            Some(serde_json::from_str::<Text<'a>>(raw.get()).map_err(de::Error::custom)?)
-        } else {
-            None
-        }))
+        // One pass over the value: a string is kept, anything else is read past (not captured
+        // raw and read again, which scanned every text twice).
+        struct MaybeTextVisitor;
+        impl<'de> Visitor<'de> for MaybeTextVisitor {
+            type Value = MaybeText<'de>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("any JSON value")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(MaybeText(Some(Text(Cow::Borrowed(text)))))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(MaybeText(Some(Text(Cow::Owned(text.to_owned())))))
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+                Ok(MaybeText(Some(Text(Cow::Owned(text)))))
+            }
+
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeText(None))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(MaybeText(None))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(MaybeText(None))
+            }
+        }
+        deserializer.deserialize_any(MaybeTextVisitor)
     }
 }
 
@@ -229,4 +279,41 @@ fn read_top_with<'de, A: MapAccess<'de>>(
 pub(crate) fn compact(raw: &RawValue) -> Result<String, serde_json::Error> {
     let value: serde_json::Value = serde_json::from_str(raw.get())?;
     serde_json::to_string(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MaybeText, Text};
+
+    fn maybe_text(json: &str) -> Option<String> {
+        let read: MaybeText<'_> = serde_json::from_str(json).unwrap();
+        read.0.map(Text::into_string)
+    }
+
+    #[test]
+    fn maybe_text_keeps_a_string_and_reads_past_anything_else() {
+        assert_eq!(maybe_text(r#""plain""#).as_deref(), Some("plain"));
+        assert_eq!(maybe_text(r#""a\nb \u00e9""#).as_deref(), Some("a\nb é"));
+        for other in [
+            "7",
+            "-1.5e3",
+            "true",
+            "null",
+            "[]",
+            r#"[1, "two", {"three": [3]}]"#,
+            r#"{"text": "inside", "n": {"deeper": [null]}}"#,
+        ] {
+            assert_eq!(maybe_text(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn maybe_text_refuses_what_is_not_json() {
+        for broken in [r#""unterminated"#, "[1,]", r#"{"a" 1}"#, "tru", r#""\q""#] {
+            assert!(
+                serde_json::from_str::<MaybeText<'_>>(broken).is_err(),
+                "{broken}"
+            );
+        }
+    }
 }

@@ -9,6 +9,7 @@
 //! caller decodes the body as a tree. The property tests hold the two to the same answers.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -16,23 +17,31 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Conversation;
-use crate::borrowed::{MaybeText, Present, Text, TextOr, read_top};
+use crate::borrowed::{MaybeText, Obj, Present, Text, TextOr, read_top};
 use crate::model::{Part, RawJson, Tool, ToolCall, ToolResult, ToolResultContent};
 
-/// `instructions` or `input`: a string or items.
-type Input<'a> = TextOr<'a, &'a RawValue>;
+/// `instructions` or `input`: a string or items, each item an `I`.
+type Input<'a, I> = TextOr<'a, I>;
 
-struct Top<'a> {
-    instructions: Option<Input<'a>>,
-    input: Option<Input<'a>>,
-    tools: Option<Vec<&'a RawValue>>,
+/// The body's top level, its items and tools read as `I` and `T`: typed in the one-pass read,
+/// raw slices in the item-by-item one.
+struct Top<'a, I, T> {
+    instructions: Option<Input<'a, I>>,
+    input: Option<Input<'a, I>>,
+    tools: Option<Vec<T>>,
     rest: Map<String, Value>,
 }
+
+/// The one-pass read: every item and tool typed as the body is read.
+type TypedTop<'a> = Top<'a, Obj<Item<'a>>, WireTool<'a>>;
+
+/// The item-by-item read: items and tools as raw slices, each read typed (or as a value) after.
+type RawTop<'a> = Top<'a, &'a RawValue, &'a RawValue>;
 
 #[derive(Deserialize)]
 struct Item<'a> {
     #[serde(rename = "type", borrow, default)]
-    kind: Option<Text<'a>>,
+    kind: Option<ItemKind<'a>>,
     #[serde(borrow, default)]
     role: Present<'a>,
     #[serde(borrow, default)]
@@ -90,30 +99,100 @@ enum Action<'a> {
 /// the function tools; `None` to decode the body as a tree.
 pub(super) fn decode(body: &[u8]) -> Option<super::Parts> {
     // One UTF-8 check for the whole body, not one per string (`from_str` trusts its input).
-    let top: Top<'_> = serde_json::from_str(std::str::from_utf8(body).ok()?).ok()?;
+    let text = std::str::from_utf8(body).ok()?;
+    match serde_json::from_str::<TypedTop<'_>>(text) {
+        Ok(top) => match decode_typed(top) {
+            Decoded::Parts(parts) => Some(parts),
+            Decoded::ItemsByItem => decode_item_by_item(text),
+            Decoded::Tree => None,
+        },
+        // A reasoning item, or a field of a shape the typed items do not take: item by item
+        // (which reads those items as values), or as a tree if that fails too.
+        Err(_) => decode_item_by_item(text),
+    }
+}
+
+/// What the one-pass read came to.
+enum Decoded {
+    Parts(super::Parts),
+    /// An item is read from its value: read the body item by item.
+    ItemsByItem,
+    /// A tool other than a function: only the tree decoder reads those.
+    Tree,
+}
+
+/// The one-pass read's items and tools into the conversation and the function tools.
+fn decode_typed(top: TypedTop<'_>) -> Decoded {
+    let Some(functions) = top
+        .tools
+        .unwrap_or_default()
+        .into_iter()
+        .map(function_tool)
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Decoded::Tree;
+    };
     let mut conversation = Conversation::default();
     for (input, path) in [(top.instructions, "instructions"), (top.input, "input")] {
-        match input {
-            None => {}
-            Some(Input::Text(text)) if path == "instructions" => {
-                conversation.push_system(text.into_string());
-            }
-            Some(Input::Text(text)) => conversation.user_text(text.as_str()),
-            Some(Input::Items(items)) => {
-                for (position, raw) in items.into_iter().enumerate() {
-                    item(&mut conversation, raw, path, position)?;
-                }
+        let items = match input {
+            None => continue,
+            Some(input) => match conversation_text(&mut conversation, input, path) {
+                Some(items) => items,
+                None => continue,
+            },
+        };
+        for Obj(item) in items {
+            let Some(action) = read(item) else {
+                return Decoded::ItemsByItem;
+            };
+            if apply(&mut conversation, action, path).is_none() {
+                return Decoded::Tree;
             }
         }
     }
-    let functions = match top.tools {
-        None => Vec::new(),
-        Some(tools) => tools
-            .into_iter()
-            .map(function_tool)
-            .collect::<Option<_>>()?,
-    };
+    Decoded::Parts((top.rest, conversation, functions))
+}
+
+/// The items of the body, each read after the whole from its raw slice: typed when it can be,
+/// else from its value.
+fn decode_item_by_item(text: &str) -> Option<super::Parts> {
+    let top: RawTop<'_> = serde_json::from_str(text).ok()?;
+    let mut conversation = Conversation::default();
+    for (input, path) in [(top.instructions, "instructions"), (top.input, "input")] {
+        let Some(input) = input else { continue };
+        let Some(items) = conversation_text(&mut conversation, input, path) else {
+            continue;
+        };
+        for (position, raw) in items.into_iter().enumerate() {
+            item(&mut conversation, raw, path, position)?;
+        }
+    }
+    let functions = top
+        .tools
+        .unwrap_or_default()
+        .into_iter()
+        .map(|raw| function_tool(serde_json::from_str(raw.get()).ok()?))
+        .collect::<Option<_>>()?;
     Some((top.rest, conversation, functions))
+}
+
+/// `instructions` or `input` given as text goes into the conversation; items are returned.
+fn conversation_text<'a, I>(
+    conversation: &mut Conversation,
+    input: Input<'a, I>,
+    path: &str,
+) -> Option<Vec<I>> {
+    match input {
+        Input::Text(text) if path == "instructions" => {
+            conversation.push_system(text.into_string());
+            None
+        }
+        Input::Text(text) => {
+            conversation.user_text(text.as_str());
+            None
+        }
+        Input::Items(items) => Some(items),
+    }
 }
 
 /// One input item into the conversation, typed when it can be, else from its value.
@@ -123,29 +202,33 @@ fn item(
     path: &str,
     position: usize,
 ) -> Option<()> {
-    let action = serde_json::from_str::<Item<'_>>(raw.get())
+    let action = serde_json::from_str::<Obj<Item<'_>>>(raw.get())
         .ok()
-        .and_then(read);
+        .and_then(|Obj(item)| read(item));
     match action {
-        Some(action) => {
-            let after_tool_output = conversation.take_after_tool_output();
-            match action {
-                Action::Message(role, parts) => {
-                    conversation
-                        .apply_message(role.as_str(), parts, path)
-                        .ok()?;
-                }
-                Action::Call(call) => conversation.function_call(call, after_tool_output),
-                Action::Output(result) => conversation.function_call_output(result),
-                Action::Ignore => {}
-            }
-        }
+        Some(action) => apply(conversation, action, path),
         None => {
             let value: Value = serde_json::from_str(raw.get()).ok()?;
             conversation
                 .item(&value, &format!("{path}[{position}]"))
+                .ok()
+        }
+    }
+}
+
+/// What a typed item does, done to the conversation; `None` where the tree decoder would
+/// answer an error.
+fn apply(conversation: &mut Conversation, action: Action<'_>, path: &str) -> Option<()> {
+    let after_tool_output = conversation.take_after_tool_output();
+    match action {
+        Action::Message(role, parts) => {
+            conversation
+                .apply_message(role.as_str(), parts, path)
                 .ok()?;
         }
+        Action::Call(call) => conversation.function_call(call, after_tool_output),
+        Action::Output(result) => conversation.function_call_output(result),
+        Action::Ignore => {}
     }
     Some(())
 }
@@ -153,7 +236,7 @@ fn item(
 /// What an item does, or `None` to read it from its value.
 fn read(item: Item<'_>) -> Option<Action<'_>> {
     let kind = match &item.kind {
-        Some(kind) => kind.as_str(),
+        Some(kind) => kind.0.as_str(),
         None if item.role.0.is_some() => "message",
         None => "",
     };
@@ -224,7 +307,8 @@ fn read(item: Item<'_>) -> Option<Action<'_>> {
                 is_error: false,
             })
         }
-        // Reasoning has its own reader (ids, opaque content): from the value.
+        // Refused as the item is read (`ItemKind`); kept so that no change there can let a
+        // reasoning item be ignored.
         "reasoning" => return None,
         _ => Action::Ignore,
     })
@@ -243,8 +327,7 @@ fn part_text(part: ContentPart<'_>) -> Option<Option<String>> {
 }
 
 /// A `function` tool; `None` for any other (built-in and namespace tools go through the tree).
-fn function_tool(raw: &RawValue) -> Option<Tool> {
-    let tool: WireTool<'_> = serde_json::from_str(raw.get()).ok()?;
+fn function_tool(tool: WireTool<'_>) -> Option<Tool> {
     if tool.kind.0.as_ref().map(Text::as_str) != Some("function") {
         return None;
     }
@@ -259,11 +342,27 @@ fn function_tool(raw: &RawValue) -> Option<Tool> {
     })
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
+/// An item's `type`. `reasoning` is refused, which ends the one-pass read at once: reasoning
+/// items are read from their values (their ids and opaque content have their own reader).
+struct ItemKind<'a>(Text<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ItemKind<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TopVisitor;
-        impl<'de> Visitor<'de> for TopVisitor {
-            type Value = Top<'de>;
+        let kind = Text::deserialize(deserializer)?;
+        if kind.as_str() == "reasoning" {
+            return Err(serde::de::Error::custom(
+                "a reasoning item is read from its value",
+            ));
+        }
+        Ok(ItemKind(kind))
+    }
+}
+
+impl<'de: 'a, 'a, I: Deserialize<'de>, T: Deserialize<'de>> Deserialize<'de> for Top<'a, I, T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TopVisitor<I, T>(PhantomData<(I, T)>);
+        impl<'de, I: Deserialize<'de>, T: Deserialize<'de>> Visitor<'de> for TopVisitor<I, T> {
+            type Value = Top<'de, I, T>;
 
             fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
                 formatter.write_str("a JSON object")
@@ -286,7 +385,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
                             0 => top.instructions = map.next_value()?,
                             1 => top.input = map.next_value()?,
                             _ => {
-                                top.tools = map.next_value::<Option<Vec<&'de RawValue>>>()?;
+                                top.tools = map.next_value::<Option<Vec<T>>>()?;
                             }
                         }
                         Ok(())
@@ -296,7 +395,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
                 Ok(top)
             }
         }
-        deserializer.deserialize_map(TopVisitor)
+        deserializer.deserialize_map(TopVisitor(PhantomData))
     }
 }
 

@@ -233,6 +233,19 @@ proptest! {
     }
 
     #[test]
+    fn a_well_formed_body_without_reasoning_is_read_in_one_pass(body in body(true)) {
+        let bytes = body.to_string();
+        prop_assume!(!bytes.contains("\"reasoning\""));
+        let top = serde_json::from_str::<super::TypedTop<'_>>(&bytes);
+        prop_assert!(top.is_ok(), "the one-pass read refused {}", bytes);
+        let Ok(super::Decoded::Parts((fields, conversation, tools))) = top.map(super::decode_typed)
+        else {
+            return Err(TestCaseError::fail(format!("the one-pass read left {bytes} to another reader")));
+        };
+        prop_assert_eq!(finish(fields, conversation, tools), reference(bytes.as_bytes()));
+    }
+
+    #[test]
     fn a_well_formed_body_takes_the_fast_path(body in body(true)) {
         let bytes = body.to_string();
         prop_assert!(super::decode(bytes.as_bytes()).is_some(), "fell back on {}", bytes);
@@ -258,5 +271,16 @@ fn a_codex_turn_with_reasoning_takes_the_fast_path_and_decodes_as_before() {
     })
     .to_string();
     assert!(super::decode(body.as_bytes()).is_some());
+    assert_eq!(decode_request(body.as_bytes()), reference(body.as_bytes()));
+}
+
+#[test]
+fn an_item_given_as_an_array_is_read_as_the_tree_decoder_reads_it() {
+    // serde's derived structs read an array field by field; the tree decoder sees no object.
+    let body = json!({
+        "model": "m",
+        "input": [["message", "user", "hi"], {"role": "user", "content": "hello"}],
+    })
+    .to_string();
     assert_eq!(decode_request(body.as_bytes()), reference(body.as_bytes()));
 }
