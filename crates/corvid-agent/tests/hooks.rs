@@ -34,10 +34,8 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
 "#;
 
 fn write_script(dir: &Path, name: &str, text: &str) -> String {
-    use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    corvid_test_support::executable::write_executable(&path, text).unwrap();
     path.display().to_string()
 }
 

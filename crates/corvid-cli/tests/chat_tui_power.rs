@@ -91,10 +91,7 @@ fn tool_description<'a>(request: &'a Value, name: &str) -> &'a str {
 }
 
 fn write_script(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    corvid_test_support::executable::write_executable(path, text).unwrap();
 }
 
 /// A command validator as Claude Code's hook documentation writes one: the event on stdin,

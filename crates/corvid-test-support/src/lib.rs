@@ -4,6 +4,7 @@
 #[cfg(feature = "agent")]
 pub mod agent;
 pub mod anthropic_cache;
+pub mod executable;
 pub mod installed;
 pub mod logs;
 pub mod modes;
