@@ -18,6 +18,22 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
+/// Writes `value` in decimal, as serde_json writes an unsigned integer (no `core::fmt`).
+pub(crate) fn write_u64(out: &mut Vec<u8>, mut value: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        // A remainder of a division by 10 is one digit.
+        digits[at] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
 /// Writes `"key":` (a key with no characters to escape, as every key written here is).
 pub(crate) fn write_key(out: &mut Vec<u8>, key: &str) {
     out.push(b'"');
@@ -86,12 +102,21 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
 mod tests {
     use proptest::prelude::*;
 
-    use super::write_str;
+    use super::{write_str, write_u64};
 
     fn written(text: &str) -> String {
         let mut out = Vec::new();
         write_str(&mut out, text);
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn numbers_at_the_edges_are_written_as_serde_json_writes_them() {
+        for value in [0, 9, 10, 99, 100, u64::from(u32::MAX), u64::MAX] {
+            let mut out = Vec::new();
+            write_u64(&mut out, value);
+            assert_eq!(out, serde_json::to_vec(&value).unwrap());
+        }
     }
 
     #[test]
@@ -117,6 +142,13 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_number_is_written_as_serde_json_writes_it(value in any::<u64>()) {
+            let mut out = Vec::new();
+            write_u64(&mut out, value);
+            prop_assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&value).unwrap());
+        }
 
         #[test]
         fn any_string_is_written_as_serde_json_writes_it(text in any::<String>()) {

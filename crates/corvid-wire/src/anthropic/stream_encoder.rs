@@ -20,6 +20,7 @@ use std::collections::VecDeque;
 
 use serde_json::{Value, json};
 
+use crate::json_text;
 use crate::model::{FinishReason, StreamEvent, Usage, WireError, anthropic_safe_id};
 
 use super::error::error_body;
@@ -356,16 +357,19 @@ impl StreamEncoder {
         out: &mut Vec<u8>,
     ) {
         if let Some((index, _)) = self.open {
-            out.extend_from_slice(b"event: content_block_delta\ndata: ");
-            crate::encoded::write_json(
-                out,
-                &BlockDelta {
-                    kind: "content_block_delta",
-                    index,
-                    delta: TextDelta { kind, field, text },
-                },
+            // Written by hand: `{"type":"content_block_delta","index":…,"delta":{"type":kind,
+            // field:text}}`, the text serde writes for that value.
+            out.extend_from_slice(
+                b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":",
             );
-            out.extend_from_slice(b"\n\n");
+            json_text::write_u64(out, u64::from(index));
+            out.extend_from_slice(b",\"delta\":{\"type\":");
+            json_text::write_str(out, kind);
+            out.push(b',');
+            json_text::write_str(out, field);
+            out.push(b':');
+            json_text::write_str(out, text);
+            out.extend_from_slice(b"}}\n\n");
         }
     }
 
@@ -426,32 +430,6 @@ fn write_event(out: &mut Vec<u8>, data: &Value) {
     out.extend_from_slice(b"\ndata: ");
     crate::encoded::write_json(out, data);
     out.extend_from_slice(b"\n\n");
-}
-
-/// `{"type":"content_block_delta","index":…,"delta":…}`.
-#[derive(serde::Serialize)]
-struct BlockDelta<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    index: u32,
-    delta: TextDelta<'a>,
-}
-
-/// `{"type":kind, field: text}`.
-struct TextDelta<'a> {
-    kind: &'static str,
-    field: &'static str,
-    text: &'a str,
-}
-
-impl serde::Serialize for TextDelta<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(Some(2))?;
-        map.serialize_entry("type", self.kind)?;
-        map.serialize_entry(self.field, self.text)?;
-        map.end()
-    }
 }
 
 /// The `error` event that ends an Anthropic stream.

@@ -355,3 +355,55 @@ fn reasoning_edge_cases() {
         ]
     );
 }
+
+/// Text, thinking and argument deltas are written by hand: each is the text of the value
+/// `{"type":"content_block_delta","index":…,"delta":{"type":…, field: text}}`.
+#[test]
+fn deltas_are_written_as_their_value_would_be() {
+    let pieces = ["Hi", " \"quoted\" \\ ", "line\nnext\t\u{1}", "é 😀"];
+    let mut encoder = StreamEncoder::new(options());
+    let mut out = Vec::new();
+    encoder.encode(&start(), &mut out);
+    for piece in pieces {
+        encoder.encode(
+            &StreamEvent::ReasoningDelta { text: piece.into() },
+            &mut out,
+        );
+    }
+    for piece in pieces {
+        encoder.encode(&text(piece), &mut out);
+    }
+    encoder.encode(&tool_start(0, "call_1", "read"), &mut out);
+    for piece in pieces {
+        encoder.encode(&args(0, piece), &mut out);
+    }
+    let text = String::from_utf8(out).unwrap();
+    let mut seen = Vec::new();
+    for event in text.split("\n\n") {
+        let Some(data) = event.strip_prefix("event: content_block_delta\ndata: ") else {
+            continue;
+        };
+        let parsed: serde_json::Value = serde_json::from_str(data).unwrap();
+        let (kind, field) = match parsed["delta"]["type"].as_str().unwrap() {
+            "thinking_delta" => ("thinking_delta", "thinking"),
+            "text_delta" => ("text_delta", "text"),
+            "input_json_delta" => ("input_json_delta", "partial_json"),
+            other => panic!("unexpected delta {other}"),
+        };
+        let expected = json!({
+            "type": "content_block_delta",
+            "index": parsed["index"],
+            "delta": {"type": kind, field: parsed["delta"][field]},
+        });
+        assert_eq!(data, expected.to_string());
+        seen.push(kind);
+    }
+    assert_eq!(
+        seen.iter()
+            .filter(|kind| **kind == "thinking_delta")
+            .count(),
+        4
+    );
+    assert_eq!(seen.iter().filter(|kind| **kind == "text_delta").count(), 4);
+    assert!(seen.contains(&"input_json_delta"));
+}
