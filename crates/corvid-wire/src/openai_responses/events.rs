@@ -12,7 +12,9 @@ pub(crate) struct At<'a> {
     pub(crate) output_index: usize,
 }
 
-/// `response.created`, `response.in_progress`, `response.completed`, `response.incomplete`.
+/// `response.created`, `response.in_progress`, `response.completed`, `response.incomplete`:
+/// the value the stream encoder's typed lifecycle events are held to.
+#[cfg(test)]
 pub(crate) fn lifecycle(kind: &str, response: Value) -> Value {
     json!({ "type": kind, "response": response })
 }

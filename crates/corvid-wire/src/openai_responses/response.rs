@@ -13,6 +13,7 @@ use crate::model::{ChatResponse, DecodeError, NameMap, Part, Reasoning, ToolCall
 mod body;
 
 pub use body::encode_response_body;
+pub(super) use body::{Envelope, UsageOut};
 
 /// Decodes an upstream `response` object. Reasoning items become [`Part::Reasoning`] (summary
 /// text, `encrypted_content`, item id), message text (refusals included) [`Part::Text`],

@@ -25,10 +25,8 @@ use std::io::Write as _;
 use serde_json::Value;
 
 use super::events::{self, At};
-use super::response::{envelope, function_call_item, message_item, reasoning_item};
-use super::{
-    function_call_item_id, item_id, opaque_reasoning, response_id, status_for, usage_to_wire,
-};
+use super::response::{Envelope, UsageOut, function_call_item, message_item, reasoning_item};
+use super::{function_call_item_id, item_id, opaque_reasoning, response_id, status_for};
 use crate::json_text;
 use crate::model::{FinishReason, StreamEvent, Usage, WireError};
 
@@ -186,21 +184,22 @@ impl StreamEncoder {
             None => FinishReason::EndTurn,
         };
         let (status, incomplete_details) = status_for(finish);
-        let response = envelope(
-            &self.id,
-            &self.model,
-            self.options.created_at,
-            status,
-            incomplete_details,
-            std::mem::take(&mut self.output),
-            usage_to_wire(&self.usage),
-        );
         let kind = if status == "completed" {
             "response.completed"
         } else {
             "response.incomplete"
         };
-        self.emit(events::lifecycle(kind, response), out);
+        let output = std::mem::take(&mut self.output);
+        let response = Envelope::new(
+            &self.id,
+            &self.model,
+            self.options.created_at,
+            (status, incomplete_details),
+            &output,
+            Some(UsageOut::new(&self.usage)),
+        );
+        write_lifecycle(out, kind, &response, self.sequence);
+        self.sequence += 1;
     }
 
     fn begin(&mut self, upstream_id: &str, upstream_model: &str, out: &mut Vec<u8>) {
@@ -217,17 +216,17 @@ impl StreamEncoder {
         if self.model.is_empty() {
             upstream_model.clone_into(&mut self.model);
         }
+        let response = Envelope::new(
+            &self.id,
+            &self.model,
+            self.options.created_at,
+            ("in_progress", Value::Null),
+            [(); 0],
+            None,
+        );
         for kind in ["response.created", "response.in_progress"] {
-            let response = envelope(
-                &self.id,
-                &self.model,
-                self.options.created_at,
-                "in_progress",
-                Value::Null,
-                Vec::new(),
-                Value::Null,
-            );
-            self.emit(events::lifecycle(kind, response), out);
+            write_lifecycle(out, kind, &response, self.sequence);
+            self.sequence += 1;
         }
     }
 
@@ -462,6 +461,36 @@ impl StreamEncoder {
         crate::encoded::write_json(out, &data);
         out.extend_from_slice(b"\n\n");
     }
+}
+
+/// A lifecycle event (`response.created`, `.in_progress`, `.completed`, `.incomplete`),
+/// written from the typed envelope: the same text as `events::lifecycle` of `envelope`'s value
+/// with its `sequence_number` last.
+fn write_lifecycle<O: serde::Serialize>(
+    out: &mut Vec<u8>,
+    kind: &str,
+    response: &Envelope<'_, O>,
+    sequence_number: u64,
+) {
+    #[derive(serde::Serialize)]
+    struct Lifecycle<'a, R> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        response: &'a R,
+        sequence_number: u64,
+    }
+    out.extend_from_slice(b"event: ");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\ndata: ");
+    crate::encoded::write_json(
+        out,
+        &Lifecycle {
+            kind,
+            response,
+            sequence_number,
+        },
+    );
+    out.extend_from_slice(b"\n\n");
 }
 
 /// An `error` event's data: the error's own code, else the type its kind maps to.

@@ -61,23 +61,14 @@ pub fn encode_response_body(response: &ChatResponse, model: &str) -> Vec<u8> {
         }
     }
     flush(&mut output, &mut texts, &id);
-    let (status, incomplete_details) = status_for(response.finish);
-    let envelope = Envelope {
-        id: &id,
-        object: "response",
-        created_at: response.created,
-        status,
-        error: None,
-        incomplete_details,
-        instructions: None,
-        metadata: Empty {},
+    let envelope = Envelope::new(
+        &id,
         model,
+        response.created,
+        status_for(response.finish),
         output,
-        parallel_tool_calls: true,
-        tool_choice: "auto",
-        tools: [],
-        usage: UsageOut::new(&response.usage),
-    };
+        Some(UsageOut::new(&response.usage)),
+    );
     let mut out = Vec::with_capacity(768);
     // Serialising borrowed strings, integers and small values into a `Vec` cannot fail.
     let _ = serde_json::to_writer(&mut out, &envelope);
@@ -105,28 +96,58 @@ fn flush<'a>(output: &mut Vec<Item<'a>>, texts: &mut Vec<&'a str>, id: &str) {
     });
 }
 
-/// As `envelope`: every field the SDKs require, in its order.
+/// As `envelope`: every field the SDKs require, in its order. `O` is the output items (typed
+/// here, the stream encoder's finished items as values); `usage` is `null` while streaming.
 #[derive(Serialize)]
-struct Envelope<'a> {
-    id: &'a str,
-    object: &'static str,
-    created_at: i64,
-    status: &'static str,
-    error: Option<()>,
-    incomplete_details: Value,
-    instructions: Option<()>,
-    metadata: Empty,
-    model: &'a str,
-    output: Vec<Item<'a>>,
-    parallel_tool_calls: bool,
-    tool_choice: &'static str,
-    tools: [(); 0],
-    usage: UsageOut,
+pub(in crate::openai_responses) struct Envelope<'a, O> {
+    pub(in crate::openai_responses) id: &'a str,
+    pub(in crate::openai_responses) object: &'static str,
+    pub(in crate::openai_responses) created_at: i64,
+    pub(in crate::openai_responses) status: &'static str,
+    pub(in crate::openai_responses) error: Option<()>,
+    pub(in crate::openai_responses) incomplete_details: Value,
+    pub(in crate::openai_responses) instructions: Option<()>,
+    pub(in crate::openai_responses) metadata: Empty,
+    pub(in crate::openai_responses) model: &'a str,
+    pub(in crate::openai_responses) output: O,
+    pub(in crate::openai_responses) parallel_tool_calls: bool,
+    pub(in crate::openai_responses) tool_choice: &'static str,
+    pub(in crate::openai_responses) tools: [(); 0],
+    pub(in crate::openai_responses) usage: Option<UsageOut>,
+}
+
+impl<'a, O> Envelope<'a, O> {
+    /// A response `status` with these `output` items and `usage`.
+    pub(in crate::openai_responses) fn new(
+        id: &'a str,
+        model: &'a str,
+        created_at: i64,
+        (status, incomplete_details): (&'static str, Value),
+        output: O,
+        usage: Option<UsageOut>,
+    ) -> Self {
+        Self {
+            id,
+            object: "response",
+            created_at,
+            status,
+            error: None,
+            incomplete_details,
+            instructions: None,
+            metadata: Empty {},
+            model,
+            output,
+            parallel_tool_calls: true,
+            tool_choice: "auto",
+            tools: [],
+            usage,
+        }
+    }
 }
 
 /// `{}`.
 #[derive(Serialize)]
-struct Empty {}
+pub(in crate::openai_responses) struct Empty {}
 
 /// The output items, as `message_item`, `reasoning_item` and `function_call_item` write them.
 #[derive(Serialize)]
@@ -173,7 +194,7 @@ struct Summary<'a> {
 
 /// As `usage_to_wire`.
 #[derive(Serialize)]
-struct UsageOut {
+pub(in crate::openai_responses) struct UsageOut {
     input_tokens: u64,
     input_tokens_details: InputDetails,
     output_tokens: u64,
@@ -193,7 +214,7 @@ struct OutputDetails {
 }
 
 impl UsageOut {
-    fn new(usage: &Usage) -> Self {
+    pub(in crate::openai_responses) fn new(usage: &Usage) -> Self {
         Self {
             input_tokens: usage.total_input(),
             input_tokens_details: InputDetails {

@@ -349,3 +349,81 @@ fn text_deltas_are_written_as_their_value_would_be() {
     }
     assert_eq!(deltas, 4);
 }
+
+/// Lifecycle events are written from the typed envelope: each is the text of the value
+/// `events::lifecycle` makes of `envelope`'s, with its `sequence_number` last, in progress
+/// (no output, no usage), completed and incomplete.
+#[test]
+fn lifecycle_events_are_written_as_their_value_would_be() {
+    use crate::openai_responses::events;
+    use crate::openai_responses::response::envelope;
+    use crate::openai_responses::{StreamEncoder, status_for, usage_to_wire};
+    for finish in [FinishReason::EndTurn, FinishReason::MaxTokens] {
+        let mut encoder = StreamEncoder::new(options());
+        let mut out = Vec::new();
+        // A reply that made calls finishes as tool calls, so the cut-short one makes none.
+        let calls = if finish == FinishReason::EndTurn {
+            vec![
+                call_start(0, "call_1", "read"),
+                args(0, "{\"path\":\"a\"}"),
+                StreamEvent::ToolCallEnd { index: 0 },
+            ]
+        } else {
+            Vec::new()
+        };
+        let events = [start(), text("Hi \"there\"\n")]
+            .into_iter()
+            .chain(calls)
+            .chain([usage(), StreamEvent::Finish(finish)]);
+        for event in events {
+            encoder.encode(&event, &mut out);
+        }
+        encoder.finish(&mut out);
+        let text = String::from_utf8(out).unwrap();
+        let mut kinds = Vec::new();
+        for event in text.split("\n\n").filter(|event| !event.is_empty()) {
+            let (head, data) = event.split_once("\ndata: ").unwrap();
+            let kind = head.strip_prefix("event: ").unwrap();
+            if !kind.starts_with("response.") || kind.matches('.').count() != 1 {
+                continue;
+            }
+            let parsed: Value = serde_json::from_str(data).unwrap();
+            let response = &parsed["response"];
+            let (status, details, output, usage) =
+                if kind == "response.created" || kind == "response.in_progress" {
+                    ("in_progress", Value::Null, Vec::new(), Value::Null)
+                } else {
+                    let (status, details) = status_for(finish);
+                    let output = response["output"].as_array().unwrap().clone();
+                    let usage = usage_to_wire(&Usage {
+                        input: 10,
+                        cache_read: 90,
+                        cache_write: 0,
+                        output: 20,
+                        reasoning: 5,
+                    });
+                    (status, details, output, usage)
+                };
+            let mut expected = events::lifecycle(
+                kind,
+                envelope(
+                    response["id"].as_str().unwrap(),
+                    response["model"].as_str().unwrap(),
+                    response["created_at"].as_i64().unwrap(),
+                    status,
+                    details,
+                    output,
+                    usage,
+                ),
+            );
+            expected["sequence_number"] = parsed["sequence_number"].clone();
+            assert_eq!(data, expected.to_string());
+            kinds.push(kind.to_owned());
+        }
+        let last = match finish {
+            FinishReason::EndTurn => "response.completed",
+            _ => "response.incomplete",
+        };
+        assert_eq!(kinds, ["response.created", "response.in_progress", last]);
+    }
+}
