@@ -73,6 +73,7 @@ pub(crate) fn summary_part(stage: &str, at: At<'_>, text: &str) -> Value {
     })
 }
 
+#[cfg(test)]
 pub(crate) fn summary_delta(at: At<'_>, delta: &str) -> Value {
     json!({
         "type": "response.reasoning_summary_text.delta",
@@ -93,6 +94,7 @@ pub(crate) fn summary_done(at: At<'_>, text: &str) -> Value {
     })
 }
 
+#[cfg(test)]
 pub(crate) fn arguments_delta(at: At<'_>, delta: &str) -> Value {
     json!({
         "type": "response.function_call_arguments.delta",

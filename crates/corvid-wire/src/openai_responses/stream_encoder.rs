@@ -241,21 +241,11 @@ impl StreamEncoder {
         }
         if let Some(block) = &mut self.block {
             block.text.push_str(text);
-            // The most frequent event, written by hand: the same text as `events::text_delta`
-            // emitted, its fields in that order, then the sequence number.
-            out.extend_from_slice(
-                b"event: response.output_text.delta\ndata: \
-                  {\"type\":\"response.output_text.delta\",\"item_id\":",
-            );
-            json_text::write_str(out, &block.item_id);
-            out.extend_from_slice(b",\"output_index\":");
-            json_text::write_u64(out, block.output_index as u64);
-            out.extend_from_slice(b",\"content_index\":0,\"delta\":");
-            json_text::write_str(out, text);
-            out.extend_from_slice(b",\"logprobs\":[],\"sequence_number\":");
-            json_text::write_u64(out, self.sequence);
-            out.extend_from_slice(b"}\n\n");
-            self.sequence += 1;
+            let at = At {
+                item_id: &block.item_id,
+                output_index: block.output_index,
+            };
+            write_delta(out, Delta::Text, at, text, &mut self.sequence);
         }
     }
 
@@ -267,15 +257,18 @@ impl StreamEncoder {
         if !self.reasoning_open() {
             self.open_block(BlockKind::Reasoning { signature: None }, out);
         }
-        if let Some(block) = &mut self.block {
-            let first = block.text.is_empty();
-            block.text.push_str(text);
-            let part_added = first.then(|| events::summary_part("added", block.at(), ""));
-            let delta = events::summary_delta(block.at(), text);
-            if let Some(part_added) = part_added {
-                self.emit(part_added, out);
-            }
-            self.emit(delta, out);
+        let Some(block) = &mut self.block else {
+            return;
+        };
+        let first = block.text.is_empty();
+        block.text.push_str(text);
+        if first {
+            let part_added = events::summary_part("added", block.at(), "");
+            self.emit(part_added, out);
+        }
+        // `emit` needed the whole encoder; the block is still the one just written to.
+        if let Some(block) = &self.block {
+            write_delta(out, Delta::Summary, block.at(), text, &mut self.sequence);
         }
     }
 
@@ -407,8 +400,7 @@ impl StreamEncoder {
             return;
         }
         call.arguments.push_str(delta);
-        let event = events::arguments_delta(call.at(), delta);
-        self.emit(event, out);
+        write_delta(out, Delta::Arguments, call.at(), delta, &mut self.sequence);
     }
 
     /// Ends the call at `position` in `calls`; a call that got no arguments gets `{}`.
@@ -461,6 +453,53 @@ impl StreamEncoder {
         crate::encoded::write_json(out, &data);
         out.extend_from_slice(b"\n\n");
     }
+}
+
+/// The delta events, the most frequent ones.
+#[derive(Clone, Copy)]
+enum Delta {
+    /// `response.output_text.delta`.
+    Text,
+    /// `response.reasoning_summary_text.delta`.
+    Summary,
+    /// `response.function_call_arguments.delta`.
+    Arguments,
+}
+
+/// Writes a delta event by hand, numbered `sequence` (then advanced): the same text as the
+/// value `events::text_delta`, `summary_delta` or `arguments_delta` makes, its fields in that
+/// order, then the sequence number.
+fn write_delta(out: &mut Vec<u8>, delta: Delta, at: At<'_>, text: &str, sequence: &mut u64) {
+    // The event's type, and what comes between `output_index` and `delta` and after `delta`.
+    let (kind, between, after): (&[u8], &[u8], &[u8]) = match delta {
+        Delta::Text => (
+            b"response.output_text.delta",
+            b",\"content_index\":0",
+            b",\"logprobs\":[]",
+        ),
+        Delta::Summary => (
+            b"response.reasoning_summary_text.delta",
+            b",\"summary_index\":0",
+            b"",
+        ),
+        Delta::Arguments => (b"response.function_call_arguments.delta", b"", b""),
+    };
+    out.extend_from_slice(b"event: ");
+    out.extend_from_slice(kind);
+    out.extend_from_slice(b"\ndata: {\"type\":\"");
+    out.extend_from_slice(kind);
+    out.extend_from_slice(b"\",\"item_id\":");
+    json_text::write_str(out, at.item_id);
+    out.extend_from_slice(b",\"output_index\":");
+    json_text::write_u64(out, at.output_index as u64);
+    out.extend_from_slice(between);
+    out.extend_from_slice(b",\"delta\":");
+    json_text::write_str(out, text);
+    out.extend_from_slice(after);
+    out.extend_from_slice(b",\"sequence_number\":");
+    json_text::write_u64(out, *sequence);
+    out.extend_from_slice(b"}\n\n");
+    *sequence += 1;
 }
 
 /// A lifecycle event (`response.created`, `.in_progress`, `.completed`, `.incomplete`),

@@ -316,38 +316,63 @@ fn encoded_streams_decode_to_the_same_reply() {
     assert_eq!(decoded, expected);
 }
 
-/// Text deltas are written without a `Value`: the same text as the value `events::text_delta`
-/// builds, with its `sequence_number` last.
+/// Text, reasoning summary and argument deltas are written by hand: each is the text of the
+/// value `events::text_delta`, `summary_delta` or `arguments_delta` builds, with its
+/// `sequence_number` last.
 #[test]
-fn text_deltas_are_written_as_their_value_would_be() {
+fn deltas_are_written_as_their_value_would_be() {
     use crate::openai_responses::StreamEncoder;
     use crate::openai_responses::events::{self, At};
+    let pieces = ["Hi", " \"quoted\" \\ ", "line\nnext\t\u{1}", "é 😀", ""];
     let mut encoder = StreamEncoder::new(options());
     let mut out = Vec::new();
     encoder.encode(&start(), &mut out);
-    for piece in ["Hi", " \"quoted\" \\ ", "line\nnext\t\u{1}", "é 😀", ""] {
+    for piece in pieces {
+        encoder.encode(
+            &StreamEvent::ReasoningDelta { text: piece.into() },
+            &mut out,
+        );
+    }
+    for piece in pieces {
         encoder.encode(&text(piece), &mut out);
+    }
+    encoder.encode(&call_start(0, "call_1", "read"), &mut out);
+    for piece in pieces {
+        encoder.encode(&args(0, piece), &mut out);
     }
     encoder.finish(&mut out);
     let text = String::from_utf8(out).unwrap();
-    let mut deltas = 0;
-    for event in text.split("\n\n") {
-        let Some(data) = event.strip_prefix("event: response.output_text.delta\ndata: ") else {
-            continue;
+    let mut seen = Vec::new();
+    for event in text.split("\n\n").filter(|event| !event.is_empty()) {
+        let (head, data) = event.split_once("\ndata: ").unwrap();
+        let kind = head.strip_prefix("event: ").unwrap();
+        let builder = match kind {
+            "response.output_text.delta" => events::text_delta,
+            "response.reasoning_summary_text.delta" => events::summary_delta,
+            "response.function_call_arguments.delta" => events::arguments_delta,
+            _ => continue,
         };
         let parsed: Value = serde_json::from_str(data).unwrap();
-        let mut expected = events::text_delta(
-            At {
-                item_id: parsed["item_id"].as_str().unwrap(),
-                output_index: parsed["output_index"].as_u64().unwrap() as usize,
-            },
-            parsed["delta"].as_str().unwrap(),
-        );
+        let at = At {
+            item_id: parsed["item_id"].as_str().unwrap(),
+            output_index: parsed["output_index"].as_u64().unwrap() as usize,
+        };
+        let mut expected = builder(at, parsed["delta"].as_str().unwrap());
         expected["sequence_number"] = parsed["sequence_number"].clone();
         assert_eq!(data, expected.to_string());
-        deltas += 1;
+        seen.push(kind.to_owned());
     }
-    assert_eq!(deltas, 4);
+    for kind in [
+        "response.output_text.delta",
+        "response.reasoning_summary_text.delta",
+        "response.function_call_arguments.delta",
+    ] {
+        assert_eq!(
+            seen.iter().filter(|seen| *seen == kind).count(),
+            4,
+            "{kind}"
+        );
+    }
 }
 
 /// Lifecycle events are written from the typed envelope: each is the text of the value
