@@ -45,7 +45,10 @@ mod tests {
         let text = "#!/bin/sh\nprintf '%s' \"it ran: $1\"\n";
         write_executable(&path, text).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
-        let output = std::process::Command::new(&path).arg("yes").output().unwrap();
+        let output = std::process::Command::new(&path)
+            .arg("yes")
+            .output()
+            .unwrap();
         assert_eq!(String::from_utf8_lossy(&output.stdout), "it ran: yes");
     }
 }
