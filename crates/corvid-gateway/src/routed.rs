@@ -270,12 +270,10 @@ pub(crate) fn session_of(headers: &HeaderMap) -> Option<HeaderValue> {
 }
 
 /// The raw JSON of the first item of a JSON array (the conversation's first turn); the
-/// whole text when it is not an array (a Responses `input` string).
+/// whole text when it is not an array (a Responses `input` string) or is empty. Only the first
+/// turn is read: reading the whole conversation for it was a full pass over most of the body.
 fn first_turn(conversation: &[u8]) -> &[u8] {
-    serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(conversation)
-        .ok()
-        .and_then(|items| items.first().map(|first| first.get().as_bytes()))
-        .unwrap_or(conversation)
+    crate::top_level::first_item(conversation).unwrap_or(conversation)
 }
 
 /// Whether `route`'s provider keeps prompt caches by `prompt_cache_key` (OpenAI's API: an

@@ -10,6 +10,12 @@ mod scan;
 
 pub(crate) use scan::ScanError;
 
+/// The raw text of the first item of `array`, a JSON array; `None` when it is not an array or
+/// is empty. Reads only that item, not the whole array.
+pub(crate) fn first_item(array: &[u8]) -> Option<&[u8]> {
+    scan::first_item(array).map(|(start, end)| &array[start..end])
+}
+
 /// The top-level fields of a JSON object body, in order, values unparsed: each is the raw
 /// JSON text of the value, a slice of the body (valid UTF-8, as the whole body is).
 #[derive(Debug)]

@@ -99,6 +99,22 @@ pub(super) fn object_fields(
     Ok(())
 }
 
+/// Where the first item of `bytes`, one JSON array, lies (its text without the whitespace
+/// around it); `None` when `bytes` is not an array, is empty, or its first item is not valid
+/// JSON. Only the first item is read.
+pub(super) fn first_item(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut scan = Scanner { bytes, pos: 0 };
+    scan.skip_whitespace();
+    scan.expect(b'[', "").ok()?;
+    scan.skip_whitespace();
+    if scan.peek() == Some(b']') {
+        return None;
+    }
+    let start = scan.pos;
+    scan.value(&mut Vec::new()).ok()?;
+    Some((start, scan.pos))
+}
+
 struct Scanner<'a> {
     bytes: &'a [u8],
     pos: usize,

@@ -372,3 +372,32 @@ fn utf8_is_checked_wherever_a_string_leaves_ascii() {
         .to_string();
     assert!(error.starts_with("control character"), "{error}");
 }
+
+/// `first_item` answers what reading the whole array with serde and taking its first item
+/// answers, reading only that item.
+#[test]
+fn the_first_item_of_an_array_is_what_serde_reads_first() {
+    fn by_serde(array: &str) -> Option<&str> {
+        serde_json::from_str::<Vec<&serde_json::value::RawValue>>(array)
+            .ok()
+            .and_then(|items| items.first().map(|first| first.get()))
+    }
+    for array in [
+        r#"[{"role":"user","content":"hi ] } ["},{"role":"assistant"}]"#,
+        " [ \n {\"a\": [1, {\"b\": \"]\"}]} , 2 ] ",
+        r#"["a\"]",1]"#,
+        "[[],[1]]",
+        "[-1.5e3,true]",
+        "[null]",
+        "[]",
+        " [ ] ",
+        r#""a string""#,
+        r#"{"not":"an array"}"#,
+    ] {
+        let first =
+            super::first_item(array.as_bytes()).map(|item| std::str::from_utf8(item).unwrap());
+        assert_eq!(first, by_serde(array), "{array}");
+    }
+    // Only the first item is read: what follows it is not looked at.
+    assert_eq!(super::first_item(b"[1, this is not read"), Some(&b"1"[..]));
+}
