@@ -1,10 +1,37 @@
 //! Proptest strategies for whole canonical replies (`ChatResponse`), shared by the property
-//! tests that hold each dialect's bytes writer to its `Value` encoder.
+//! tests that hold each dialect's bytes writer to its `Value` encoder; and the stream of deltas
+//! the stream encoders' hand-written delta events are held to their values with.
 
 use proptest::prelude::*;
 
 use crate::minted::{Kind, mint};
-use crate::model::{ChatResponse, FinishReason, Part, Reasoning, ToolCall, Usage};
+use crate::model::{ChatResponse, FinishReason, Part, Reasoning, StreamEvent, ToolCall, Usage};
+
+/// A reasoning delta, a text delta and an argument delta of one tool call (`call_1`, `read`,
+/// index 0) for each of `pieces`, in that order: every kind of delta a stream encoder writes.
+pub(crate) fn deltas_of_each_kind(pieces: &[&str]) -> Vec<StreamEvent> {
+    let reasoning = pieces.iter().map(|piece| StreamEvent::ReasoningDelta {
+        text: (*piece).to_owned(),
+    });
+    let text = pieces.iter().map(|piece| StreamEvent::TextDelta {
+        text: (*piece).to_owned(),
+    });
+    let call = StreamEvent::ToolCallStart {
+        index: 0,
+        id: "call_1".to_owned(),
+        name: "read".to_owned(),
+        signature: None,
+    };
+    let arguments = pieces.iter().map(|piece| StreamEvent::ToolCallArgs {
+        index: 0,
+        delta: (*piece).to_owned(),
+    });
+    reasoning
+        .chain(text)
+        .chain([call])
+        .chain(arguments)
+        .collect()
+}
 
 /// Short text with the characters that need escaping (quotes, backslashes, control and
 /// non-ASCII ones).

@@ -327,18 +327,8 @@ fn deltas_are_written_as_their_value_would_be() {
     let mut encoder = StreamEncoder::new(options());
     let mut out = Vec::new();
     encoder.encode(&start(), &mut out);
-    for piece in pieces {
-        encoder.encode(
-            &StreamEvent::ReasoningDelta { text: piece.into() },
-            &mut out,
-        );
-    }
-    for piece in pieces {
-        encoder.encode(&text(piece), &mut out);
-    }
-    encoder.encode(&call_start(0, "call_1", "read"), &mut out);
-    for piece in pieces {
-        encoder.encode(&args(0, piece), &mut out);
+    for event in crate::reply_strategies::deltas_of_each_kind(&pieces) {
+        encoder.encode(&event, &mut out);
     }
     encoder.finish(&mut out);
     let text = String::from_utf8(out).unwrap();
