@@ -134,12 +134,9 @@ fn decode_typed(top: TypedTop<'_>) -> Decoded {
     };
     let mut conversation = Conversation::default();
     for (input, path) in [(top.instructions, "instructions"), (top.input, "input")] {
-        let items = match input {
-            None => continue,
-            Some(input) => match conversation_text(&mut conversation, input, path) {
-                Some(items) => items,
-                None => continue,
-            },
+        let Some(input) = input else { continue };
+        let Some(items) = conversation_text(&mut conversation, input, path) else {
+            continue;
         };
         for Obj(item) in items {
             let Some(action) = read(item) else {
