@@ -23,6 +23,7 @@ use crate::load::{self, Endpoint, HttpClient};
 use crate::payload::{self, Dialect, Shape, Stream};
 use crate::procs;
 use crate::report::mib;
+use crate::tls::TestCa;
 
 /// Streams opened first, so the allocator's start-up is not charged to the measured ones.
 const WARM_STREAMS: usize = 20;
@@ -35,6 +36,9 @@ const FIRST_EVENT_LIMIT: Duration = Duration::from_secs(20);
 
 pub(crate) struct Settings {
     pub(crate) streams: usize,
+    /// The mock speaks HTTP/2 over TLS, as real providers do; corvid's targets only (the floor
+    /// proxy's client speaks plain HTTP/1).
+    pub(crate) tls: bool,
     pub(crate) corvid: PathBuf,
     pub(crate) out: PathBuf,
 }
@@ -73,14 +77,32 @@ pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
     let &[mock_port] = procs::free_ports(1)?.as_slice() else {
         bail!("could not pick a port");
     };
-    let mock = launch::mock(logs.path(), mock_port).await?;
+    let ca = if settings.tls {
+        Some(TestCa::new()?)
+    } else {
+        None
+    };
+    let mock = match &ca {
+        None => launch::mock(logs.path(), mock_port).await?,
+        Some(ca) => launch::mock_tls(logs.path(), mock_port, ca).await?,
+    };
+    let upstream_ca = ca.as_ref().map(|ca| ca.ca.as_path());
     let mut rows = Vec::new();
     println!(
         "{:<14} {:>8} {:>10} {:>12} {:>12} {:>12}",
         "target", "streams", "idle MiB", "warm MiB", "held MiB", "KiB/stream"
     );
     for (name, server, dialect) in TARGETS {
-        let row = measure(&settings, logs.path(), mock.port, name, server, dialect)
+        if upstream_ca.is_some() && matches!(server, Server::Floor) {
+            continue;
+        }
+        let target = Target {
+            name,
+            server,
+            dialect,
+            upstream_ca,
+        };
+        let row = measure(&settings, logs.path(), mock.port, target)
             .await
             .with_context(|| format!("{name}: holding {} streams", settings.streams))?;
         println!(
@@ -99,14 +121,27 @@ pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One target of a run, and how its upstream is reached.
+struct Target<'a> {
+    name: &'static str,
+    server: Server,
+    dialect: Dialect,
+    /// The authority of the mock's TLS certificate, when it speaks HTTP/2 over TLS.
+    upstream_ca: Option<&'a Path>,
+}
+
 async fn measure(
     settings: &Settings,
     logs: &Path,
     mock_port: u16,
-    name: &'static str,
-    server: Server,
-    dialect: Dialect,
+    target: Target<'_>,
 ) -> anyhow::Result<Row> {
+    let Target {
+        name,
+        server,
+        dialect,
+        upstream_ca,
+    } = target;
     let client = load::client();
     let home = tempfile::tempdir()?;
     let &[port] = procs::free_ports(1)?.as_slice() else {
@@ -125,6 +160,7 @@ async fn measure(
                 under: &[],
                 config: "",
                 env: &[],
+                upstream_ca,
             };
             launch::corvid(setup, &client).await?
         }

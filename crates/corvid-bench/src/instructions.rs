@@ -262,6 +262,7 @@ impl Runner<'_> {
             under: &under,
             config: "",
             env: &[],
+            upstream_ca: None,
         };
         let mut started = launch::corvid(setup, client).await?;
         let measure = match stream {

@@ -13,6 +13,7 @@ use tokio::time::timeout;
 
 use crate::load::HttpClient;
 use crate::procs::{self, ChildGuard};
+use crate::tls::TestCa;
 
 const READY_LIMIT: Duration = Duration::from_secs(10);
 
@@ -42,8 +43,21 @@ fn helper(subcommand: &str) -> anyhow::Result<Command> {
 }
 
 pub(crate) async fn mock(logs: &Path, port: u16) -> anyhow::Result<Started> {
+    mock_with(logs, port, None).await
+}
+
+/// The mock serving HTTP/2 over TLS with `ca`'s server certificate.
+pub(crate) async fn mock_tls(logs: &Path, port: u16, ca: &TestCa) -> anyhow::Result<Started> {
+    mock_with(logs, port, Some(ca)).await
+}
+
+async fn mock_with(logs: &Path, port: u16, tls: Option<&TestCa>) -> anyhow::Result<Started> {
     let mut command = helper("mock-upstream")?;
     command.args(["--port", &port.to_string()]);
+    if let Some(ca) = tls {
+        command.arg("--tls-cert").arg(&ca.cert);
+        command.arg("--tls-key").arg(&ca.key);
+    }
     let mut guard = ChildGuard::spawn("mock upstream", &mut command, logs.join("mock.log"))?;
     let ready_after = guard
         .wait_until(READY_LIMIT, || procs::accepts_tcp(port))
@@ -103,6 +117,9 @@ pub(crate) struct CorvidSetup<'a> {
     pub(crate) config: &'a str,
     /// More environment (team mode's database URLs).
     pub(crate) env: &'a [(&'a str, String)],
+    /// The upstream speaks TLS with a certificate this authority signed (`https`, and corvid
+    /// trusts only it).
+    pub(crate) upstream_ca: Option<&'a Path>,
 }
 
 /// How long corvid may take to answer its health probe under valgrind, which reads its
@@ -119,6 +136,7 @@ pub(crate) async fn corvid(setup: CorvidSetup<'_>, client: &HttpClient) -> anyho
         under,
         config,
         env,
+        upstream_ca,
     } = setup;
     // The `xai` preset passes Responses through; the bench wants that request translated to
     // chat, as for any chat-only provider.
@@ -141,7 +159,14 @@ pub(crate) async fn corvid(setup: CorvidSetup<'_>, client: &HttpClient) -> anyho
         .env("CORVID_HOME", home)
         .env(
             "CORVID_UPSTREAM",
-            format!("http://127.0.0.1:{upstream_port}/v1"),
+            format!(
+                "{}://127.0.0.1:{upstream_port}/v1",
+                if upstream_ca.is_some() {
+                    "https"
+                } else {
+                    "http"
+                }
+            ),
         )
         .env("XAI_API_KEY", "bench-key")
         .env("CORVID_PORT", port.to_string())
@@ -150,6 +175,10 @@ pub(crate) async fn corvid(setup: CorvidSetup<'_>, client: &HttpClient) -> anyho
         .envs(env.iter().map(|(name, value)| (*name, value)));
     for variable in PROXY_VARIABLES {
         command.env_remove(variable);
+    }
+    if let Some(ca) = upstream_ca {
+        // The platform verifier reads the trusted roots from here on Linux.
+        command.env("SSL_CERT_FILE", ca).env_remove("SSL_CERT_DIR");
     }
     let mut guard =
         ChildGuard::spawn("corvid", &mut command, logs.join("corvid.log")).map_err(|err| {

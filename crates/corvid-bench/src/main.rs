@@ -21,6 +21,7 @@ mod run;
 mod server;
 mod stats;
 mod team;
+mod tls;
 
 #[derive(Parser)]
 #[command(
@@ -41,6 +42,11 @@ enum Command {
     MockUpstream {
         #[arg(long)]
         port: u16,
+        /// Serve HTTP/2 over TLS with this certificate (and `--tls-key`)
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        #[arg(long)]
+        tls_key: Option<PathBuf>,
     },
     /// Internal: the minimal forwarding proxy (spawned by the benchmark).
     #[command(hide = true)]
@@ -65,6 +71,10 @@ enum Command {
         /// Where to write the JSON [default: <workspace>/bench-results/idle.json]
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The mock upstream speaks HTTP/2 over TLS, as real providers do (corvid's targets
+        /// only; needs `openssl` to make a certificate)
+        #[arg(long)]
+        tls: bool,
     },
     /// Instructions per request under callgrind (valgrind), per kind of request.
     Instructions {
@@ -173,7 +183,11 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Some(Command::MockUpstream { port }) => mock::run(port),
+        Some(Command::MockUpstream {
+            port,
+            tls_cert,
+            tls_key,
+        }) => mock::run(port, tls_cert.zip(tls_key)),
         Some(Command::FloorProxy {
             port,
             upstream,
@@ -204,9 +218,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             streams,
             corvid,
             out,
+            tls,
         }) => {
             let settings = idle::Settings {
                 streams,
+                tls,
                 corvid: launch::corvid_program(corvid)?,
                 out: out.unwrap_or_else(|| default_out().with_file_name("idle.json")),
             };

@@ -3,6 +3,7 @@
 
 use std::convert::Infallible;
 use std::net::Ipv4Addr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -33,7 +34,9 @@ struct Answers {
     events: Vec<Bytes>,
 }
 
-pub(crate) fn run(port: u16) -> anyhow::Result<()> {
+/// Serves on `port`: plain HTTP/1.1, or HTTP/2 over TLS with `tls` (the server certificate
+/// and its key).
+pub(crate) fn run(port: u16, tls: Option<(PathBuf, PathBuf)>) -> anyhow::Result<()> {
     crate::procs::exit_when_parent_exits();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -44,11 +47,17 @@ pub(crate) fn run(port: u16) -> anyhow::Result<()> {
             completion: payload::chat_completion(),
             events: payload::chat_stream_events(),
         });
-        server::serve(listener, move |request| {
+        let handler = move |request| {
             let answers = Arc::clone(&answers);
             async move { Ok::<_, Infallible>(answer(request, &answers).await) }
-        })
-        .await
+        };
+        match tls {
+            None => server::serve(listener, handler).await,
+            Some((cert, key)) => {
+                let acceptor = crate::tls::acceptor(&cert, &key)?;
+                server::serve_h2_tls(listener, acceptor, handler).await
+            }
+        }
     })
 }
 

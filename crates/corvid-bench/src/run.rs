@@ -135,6 +135,7 @@ pub(crate) async fn run(settings: Settings, corvid: PathBuf, out: PathBuf) -> an
         under: &[],
         config: "",
         env: &[],
+        upstream_ca: None,
     };
     let corvid_server = launch::corvid(setup, &client).await;
 

@@ -98,6 +98,7 @@ pub(crate) async fn run(settings: Settings) -> anyhow::Result<()> {
                 under: &[],
                 config: &config,
                 env: &env,
+                upstream_ca: None,
             };
             servers.push(launch::corvid(setup, &client).await?);
         }
