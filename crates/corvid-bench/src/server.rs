@@ -7,15 +7,15 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::{Body, Incoming};
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
-/// Serves HTTP/1.1 with keep-alive until the process ends. Every accepted
-/// socket gets TCP_NODELAY: without it a response written as headers then
-/// body can sit ~40 ms waiting for the client's delayed ACK (Nagle), which
-/// would swamp every figure the benchmark reports.
+/// The streams one HTTP/2 connection to the mock may carry at once.
+const MAX_STREAMS: u32 = 100_000;
+
+/// Serves HTTP/1.1 with keep-alive until the process ends.
 pub(crate) async fn serve<F, Fut, B>(listener: TcpListener, handler: F) -> anyhow::Result<()>
 where
     F: Fn(Request<Incoming>) -> Fut + Clone + Send + 'static,
@@ -24,32 +24,18 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
-    loop {
-        let (stream, _peer) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(err) => {
-                // Usually EMFILE: back off briefly instead of spinning.
-                eprintln!("accept failed: {err}");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        if let Err(err) = stream.set_nodelay(true) {
-            eprintln!("could not set TCP_NODELAY: {err}");
-        }
+    accept_each(listener, move |stream| {
         let handler = handler.clone();
-        tokio::spawn(async move {
+        async move {
             // Errors here are clients hanging up mid-exchange (the load
             // generator stops at a deadline); there is nobody to tell.
             let _ = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service_fn(handler))
                 .await;
-        });
-    }
+        }
+    })
+    .await
 }
-
-/// The streams one HTTP/2 connection to the mock may carry at once.
-const MAX_STREAMS: u32 = 100_000;
 
 /// Serves HTTP/2 over TLS (`acceptor` offers only `h2`) until the process ends: the shape of a
 /// real provider's endpoint, where one connection carries many streams.
@@ -65,10 +51,39 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
+    accept_each(listener, move |stream| {
+        let handler = handler.clone();
+        let acceptor = acceptor.clone();
+        async move {
+            let Ok(tls) = acceptor.accept(stream).await else {
+                return;
+            };
+            // As above: errors are clients hanging up. The stream limit is raised from hyper's
+            // 200: the idle-stream bench holds more than that on one connection, and corvid's
+            // client waits for a free stream rather than opening a second connection.
+            let _ = http2::Builder::new(TokioExecutor::new())
+                .max_concurrent_streams(MAX_STREAMS)
+                .serve_connection(TokioIo::new(tls), service_fn(handler))
+                .await;
+        }
+    })
+    .await
+}
+
+/// Accepts connections until the process ends and runs `connection` on each, in a task of
+/// its own. Every accepted socket gets TCP_NODELAY: without it a response written as headers
+/// then body can sit ~40 ms waiting for the client's delayed ACK (Nagle), which would swamp
+/// every figure the benchmark reports.
+async fn accept_each<C, Fut>(listener: TcpListener, connection: C) -> anyhow::Result<()>
+where
+    C: Fn(TcpStream) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     loop {
         let (stream, _peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(err) => {
+                // Usually EMFILE: back off briefly instead of spinning.
                 eprintln!("accept failed: {err}");
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 continue;
@@ -77,19 +92,6 @@ where
         if let Err(err) = stream.set_nodelay(true) {
             eprintln!("could not set TCP_NODELAY: {err}");
         }
-        let handler = handler.clone();
-        let acceptor = acceptor.clone();
-        tokio::spawn(async move {
-            let Ok(tls) = acceptor.accept(stream).await else {
-                return;
-            };
-            // As above: errors are clients hanging up. The stream limit is raised from hyper's
-            // 200: the idle-stream bench holds more than that on one connection, and corvid's
-            // client waits for a free stream rather than opening a second connection.
-            let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                .max_concurrent_streams(MAX_STREAMS)
-                .serve_connection(TokioIo::new(tls), service_fn(handler))
-                .await;
-        });
+        tokio::spawn(connection(stream));
     }
 }
