@@ -19,19 +19,9 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
 }
 
 /// Writes `value` in decimal, as serde_json writes an unsigned integer (no `core::fmt`).
-pub(crate) fn write_u64(out: &mut Vec<u8>, mut value: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        // A remainder of a division by 10 is one digit.
-        digits[at] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
+pub(crate) fn write_u64(out: &mut Vec<u8>, value: u64) {
+    // The formatter serde_json itself writes integers with.
+    out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
 }
 
 /// Writes `"key":` (a key with no characters to escape, as every key written here is).
