@@ -12,7 +12,7 @@ use crate::sse::Marker;
 
 #[derive(Default, Deserialize)]
 #[serde(default)]
-struct ChatUsage {
+pub(crate) struct ChatUsage {
     prompt_tokens: Count,
     completion_tokens: Count,
     total_tokens: Option<Count>,
@@ -42,7 +42,7 @@ impl ChatUsage {
     /// reasoning, except on xAI, where `total_tokens = prompt + completion + reasoning`: a total
     /// that adds up that way (or reasoning larger than the completion) means the reasoning must
     /// be added to the output.
-    fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         let prompt = self.prompt_tokens.0;
         let mut completion = self.completion_tokens.0;
         let details = self.prompt_tokens_details.as_ref();
@@ -73,17 +73,6 @@ pub(crate) fn from_value(usage: &Value) -> Usage {
     ChatUsage::deserialize(usage)
         .map(|usage| usage.usage())
         .unwrap_or_default()
-}
-
-/// A `usage` object's JSON text; one that is not an object reads as no counts. A typed read
-/// refuses a repeated key, which the tree reads as its last value: that case goes through it.
-pub(crate) fn from_text(usage: &str) -> Usage {
-    match serde_json::from_str::<ChatUsage>(usage) {
-        Ok(usage) => usage.usage(),
-        Err(_) => serde_json::from_str::<Value>(usage)
-            .map(|value| from_value(&value))
-            .unwrap_or_default(),
-    }
 }
 
 /// The usage in one streamed chunk, if it carries any.
