@@ -367,7 +367,7 @@ fn deltas_are_written_as_their_value_would_be() {
 
 /// Lifecycle events are written from the typed envelope: each is the text of the value
 /// `events::lifecycle` makes of `envelope`'s, with its `sequence_number` last, in progress
-/// (no output, no usage), completed and incomplete.
+/// (no output, no usage), completed and incomplete; the final output is the finished items.
 #[test]
 fn lifecycle_events_are_written_as_their_value_would_be() {
     use crate::openai_responses::events;
@@ -377,7 +377,8 @@ fn lifecycle_events_are_written_as_their_value_would_be() {
         let mut encoder = StreamEncoder::new(options());
         let mut out = Vec::new();
         // A reply that made calls finishes as tool calls, so the cut-short one makes none.
-        let calls = if finish == FinishReason::EndTurn {
+        let calls_made = finish == FinishReason::EndTurn;
+        let calls = if calls_made {
             vec![
                 call_start(0, "call_1", "read"),
                 args(0, "{\"path\":\"a\"}"),
@@ -396,9 +397,17 @@ fn lifecycle_events_are_written_as_their_value_would_be() {
         encoder.finish(&mut out);
         let text = String::from_utf8(out).unwrap();
         let mut kinds = Vec::new();
+        // The final `output` must be the items the stream finished, in order, as an SDK
+        // assembles them: taken from the `output_item.done` events, not from the envelope.
+        let mut done_items = Vec::new();
         for event in text.split("\n\n").filter(|event| !event.is_empty()) {
             let (head, data) = event.split_once("\ndata: ").unwrap();
             let kind = head.strip_prefix("event: ").unwrap();
+            if kind == "response.output_item.done" {
+                let parsed: Value = serde_json::from_str(data).unwrap();
+                done_items.push(parsed["item"].clone());
+                continue;
+            }
             if !kind.starts_with("response.") || kind.matches('.').count() != 1 {
                 continue;
             }
@@ -409,7 +418,8 @@ fn lifecycle_events_are_written_as_their_value_would_be() {
                     ("in_progress", Value::Null, Vec::new(), Value::Null)
                 } else {
                     let (status, details) = status_for(finish);
-                    let output = response["output"].as_array().unwrap().clone();
+                    let output = done_items.clone();
+                    assert_eq!(output.len(), if calls_made { 2 } else { 1 });
                     let usage = usage_to_wire(&Usage {
                         input: 10,
                         cache_read: 90,
