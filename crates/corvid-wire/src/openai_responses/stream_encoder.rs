@@ -431,10 +431,12 @@ impl StreamEncoder {
     }
 
     fn item_done(&mut self, output_index: usize, item: Value, out: &mut Vec<u8>) {
+        let mut event = events::item("done", output_index, item);
+        self.emit_in_place(&mut event, out);
+        // The item moves into the final `output` once written: no copy of its text.
         if let Some(slot) = self.output.get_mut(output_index) {
-            slot.clone_from(&item);
+            *slot = event["item"].take();
         }
-        self.emit(events::item("done", output_index, item), out);
     }
 
     fn error(&mut self, error: &WireError, out: &mut Vec<u8>) {
@@ -444,13 +446,18 @@ impl StreamEncoder {
 
     /// Writes one event: `event: <type>`, `data: <json with sequence_number>`, blank line.
     fn emit(&mut self, mut data: Value, out: &mut Vec<u8>) {
+        self.emit_in_place(&mut data, out);
+    }
+
+    /// [`Self::emit`] of an event the caller keeps (it adds `sequence_number`).
+    fn emit_in_place(&mut self, data: &mut Value, out: &mut Vec<u8>) {
         data["sequence_number"] = Value::from(self.sequence);
         self.sequence += 1;
         out.extend_from_slice(b"event: ");
         out.extend_from_slice(data["type"].as_str().unwrap_or_default().as_bytes());
         out.extend_from_slice(b"\ndata: ");
         // Serialised, not `Display`ed: the same compact text without `core::fmt`.
-        crate::encoded::write_json(out, &data);
+        crate::encoded::write_json(out, data);
         out.extend_from_slice(b"\n\n");
     }
 }
