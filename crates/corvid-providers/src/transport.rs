@@ -4,9 +4,16 @@
 //! streams). When a system proxy (`HTTPS_PROXY` and friends) applies to the upstream, requests
 //! go through reqwest instead, which implements proxies, `NO_PROXY` and CONNECT tunnels.
 //! Either way the caller gets an `http::Response<UpstreamBody>`.
+//!
+//! The direct client is several pooled clients, "lanes" (`lanes.rs`): hyper's pool keeps one
+//! HTTP/2 connection per host and queues requests past the peer's concurrent-stream limit
+//! rather than open a second one, so once a lane has 100 requests in flight (from sending
+//! until the body ends or is dropped) the next goes to another lane, hence another connection.
+//! A provider with fewer requests in flight keeps one client and one connection.
 
 use std::error::Error as StdError;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -17,6 +24,12 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use tokio::time::Sleep;
+
+use lanes::{InFlight, Lanes};
+
+mod lanes;
+#[cfg(test)]
+mod tests;
 
 /// Any error from a body or a transport.
 pub type BoxError = Box<dyn StdError + Send + Sync>;
@@ -34,7 +47,8 @@ pub(crate) enum SendError {
 
 type HyperClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-/// The shared client for one set of timeouts. Cheap to clone.
+/// The shared client for one set of timeouts. Cheap to clone: clones share the lanes (and so
+/// the connections).
 #[derive(Clone, Debug)]
 pub struct Transport {
     kind: TransportKind,
@@ -43,7 +57,7 @@ pub struct Transport {
 
 #[derive(Clone, Debug)]
 enum TransportKind {
-    Direct(Box<HyperClient>),
+    Direct(Arc<Lanes>),
     Proxied(reqwest::Client),
 }
 
@@ -61,17 +75,39 @@ impl Transport {
         upstream_url: &str,
         proxy_env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, BoxError> {
-        let kind = if proxy_applies(upstream_url, proxy_env) {
-            let client = reqwest::Client::builder()
-                .connect_timeout(connect_timeout)
-                .tcp_nodelay(true)
-                .user_agent(USER_AGENT)
-                .build()?;
-            TransportKind::Proxied(client)
-        } else {
-            TransportKind::Direct(Box::new(direct_client(connect_timeout)?))
-        };
-        Ok(Self { kind, idle })
+        if !proxy_applies(upstream_url, proxy_env) {
+            let tls = tls_config()?;
+            return Ok(Self::direct(
+                connect_timeout,
+                idle,
+                tls,
+                lanes::DEFAULT_LIMIT,
+            ));
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .tcp_nodelay(true)
+            .user_agent(USER_AGENT)
+            .build()?;
+        Ok(Self {
+            kind: TransportKind::Proxied(client),
+            idle,
+        })
+    }
+
+    /// A direct transport: lanes of hyper clients with `tls`, at most `lane_limit` requests in
+    /// flight per lane.
+    fn direct(
+        connect_timeout: Duration,
+        idle: Duration,
+        tls: rustls::ClientConfig,
+        lane_limit: usize,
+    ) -> Self {
+        let lanes = Lanes::new(connect_timeout, tls, lane_limit);
+        Self {
+            kind: TransportKind::Direct(Arc::new(lanes)),
+            idle,
+        }
     }
 
     /// Whether requests go through a system proxy.
@@ -87,10 +123,15 @@ impl Transport {
         deadline: Option<Duration>,
     ) -> Result<http::Response<UpstreamBody>, SendError> {
         let wait = deadline.unwrap_or(self.idle).min(self.idle);
+        // The direct path's place on a lane: dropped with a failed send, else kept by the body.
+        let mut in_flight = None;
         let response = match &self.kind {
-            TransportKind::Direct(client) => {
+            TransportKind::Direct(lanes) => {
+                let lane = lanes.enter();
                 let request = request.map(Full::new);
-                match tokio::time::timeout(wait, client.request(request)).await {
+                let sent = tokio::time::timeout(wait, lane.client().request(request)).await;
+                in_flight = Some(lane);
+                match sent {
                     Err(_) => return Err(SendError::Timeout),
                     Ok(Err(error)) if error.is_connect() => {
                         return Err(SendError::Connect(Box::new(error)));
@@ -117,7 +158,7 @@ impl Transport {
             }
         };
         let total = deadline.map(|deadline| Box::pin(tokio::time::sleep(deadline)));
-        Ok(response.map(|body| IdleBody::new(body, self.idle, total).boxed_unsync()))
+        Ok(response.map(|body| IdleBody::new(body, self.idle, total, in_flight).boxed_unsync()))
     }
 }
 
@@ -135,8 +176,8 @@ fn tls_config() -> Result<rustls::ClientConfig, BoxError> {
     Ok(CONFIG.get_or_init(|| config).clone())
 }
 
-fn direct_client(connect_timeout: Duration) -> Result<HyperClient, BoxError> {
-    let tls = tls_config()?;
+/// One lane's client: HTTP/1 and HTTP/2 (by ALPN), its own keep-alive pool.
+fn direct_client(connect_timeout: Duration, tls: rustls::ClientConfig) -> HyperClient {
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
     http.set_connect_timeout(Some(connect_timeout));
@@ -147,9 +188,9 @@ fn direct_client(connect_timeout: Duration) -> Result<HyperClient, BoxError> {
         .enable_http1()
         .enable_http2()
         .wrap_connector(http);
-    Ok(Client::builder(TokioExecutor::new())
+    Client::builder(TokioExecutor::new())
         .pool_idle_timeout(Duration::from_secs(90))
-        .build(https))
+        .build(https)
 }
 
 /// Whether a system proxy variable is set and the upstream is not on loopback (reqwest then
@@ -185,16 +226,25 @@ struct IdleBody {
     /// The timer was set for the current wait.
     armed: bool,
     total: Option<Pin<Box<Sleep>>>,
+    /// The request's place on its lane (direct transport only): its HTTP/2 stream is open
+    /// until the body ends or is dropped, so the place is held as long.
+    in_flight: Option<InFlight>,
 }
 
 impl IdleBody {
-    fn new(inner: UpstreamBody, idle: Duration, total: Option<Pin<Box<Sleep>>>) -> Self {
+    fn new(
+        inner: UpstreamBody,
+        idle: Duration,
+        total: Option<Pin<Box<Sleep>>>,
+        in_flight: Option<InFlight>,
+    ) -> Self {
         Self {
             inner,
             idle,
             timer: None,
             armed: false,
             total,
+            in_flight,
         }
     }
 }
@@ -211,6 +261,10 @@ impl Body for IdleBody {
         if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
             // Progress: the next wait starts a fresh idle period.
             this.armed = false;
+            if !matches!(frame, Some(Ok(_))) {
+                // The end or a failure: the stream is over, even if the body is kept.
+                this.in_flight = None;
+            }
             return Poll::Ready(frame);
         }
         if !this.armed {
@@ -260,24 +314,4 @@ pub fn is_timeout(error: &(dyn StdError + 'static)) -> bool {
         current = error.source();
     }
     false
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn proxies_apply_only_when_set_and_not_loopback() {
-        let set = |name: &str| (name == "HTTPS_PROXY").then(|| "http://proxy:3128".to_owned());
-        assert!(proxy_applies("https://api.x.ai/v1", set));
-        assert!(!proxy_applies("https://127.0.0.1:1/v1", set));
-        assert!(
-            !proxy_applies("http://api.example/v1", set),
-            "HTTPS_PROXY is for https"
-        );
-        assert!(!proxy_applies("https://api.x.ai/v1", |_| None));
-        assert!(!proxy_applies("https://api.x.ai/v1", |_| Some(
-            " ".to_owned()
-        )));
-    }
 }
