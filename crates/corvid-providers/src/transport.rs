@@ -110,6 +110,27 @@ impl Transport {
         }
     }
 
+    /// A direct transport trusting what `tls` trusts, with a lane limit of `lane_limit`: the
+    /// same code as production's, with the test's certificate authority and a small limit.
+    #[cfg(test)]
+    pub(crate) fn direct_for_test(tls: rustls::ClientConfig, lane_limit: usize) -> Self {
+        Self::direct(
+            Duration::from_secs(5),
+            Duration::from_secs(30),
+            tls,
+            lane_limit,
+        )
+    }
+
+    /// The lanes of a direct transport.
+    #[cfg(test)]
+    fn lanes(&self) -> Option<&Lanes> {
+        match &self.kind {
+            TransportKind::Direct(lanes) => Some(lanes),
+            TransportKind::Proxied(_) => None,
+        }
+    }
+
     /// Whether requests go through a system proxy.
     pub fn is_proxied(&self) -> bool {
         matches!(self.kind, TransportKind::Proxied(_))
