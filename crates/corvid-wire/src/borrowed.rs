@@ -79,62 +79,10 @@ pub(crate) struct MaybeText<'a>(pub(crate) Option<Text<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeText<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        // One pass over the value: a string is kept, anything else is read past (not captured
-        // raw and read again, which scanned every text twice).
-        struct MaybeTextVisitor;
-        impl<'de> Visitor<'de> for MaybeTextVisitor {
-            type Value = MaybeText<'de>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("any JSON value")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(MaybeText(Some(Text(Cow::Borrowed(text)))))
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(MaybeText(Some(Text(Cow::Owned(text.to_owned())))))
-            }
-
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
-                Ok(MaybeText(Some(Text(Cow::Owned(text)))))
-            }
-
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(MaybeText(None))
-            }
-
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(MaybeText(None))
-            }
-
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(MaybeText(None))
-            }
-
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(MaybeText(None))
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(MaybeText(None))
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
-                Ok(MaybeText(None))
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map
-                    .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
-                    .is_some()
-                {}
-                Ok(MaybeText(None))
-            }
-        }
-        deserializer.deserialize_any(MaybeTextVisitor)
+        Ok(MaybeText(match AnyValue::deserialize(deserializer)? {
+            AnyValue::Text(text) => Some(text),
+            AnyValue::Array | AnyValue::Other => None,
+        }))
     }
 }
 
@@ -142,6 +90,75 @@ impl MaybeText<'_> {
     /// The string, when the field was one.
     pub(crate) fn as_str(&self) -> Option<&str> {
         self.0.as_ref().map(Text::as_str)
+    }
+}
+
+/// Any value read in one pass: a string is kept, an array or anything else is read past and
+/// only its kind remembered (not captured raw and read again, which scanned every text twice).
+#[derive(Debug, Default)]
+pub(crate) enum AnyValue<'a> {
+    Text(Text<'a>),
+    Array,
+    #[default]
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AnyValue<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct AnyValueVisitor;
+        impl<'de> Visitor<'de> for AnyValueVisitor {
+            type Value = AnyValue<'de>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("any JSON value")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(AnyValue::Text(Text(Cow::Borrowed(text))))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(AnyValue::Text(Text(Cow::Owned(text.to_owned()))))
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+                Ok(AnyValue::Text(Text(Cow::Owned(text))))
+            }
+
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(AnyValue::Other)
+            }
+
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(AnyValue::Other)
+            }
+
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(AnyValue::Other)
+            }
+
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(AnyValue::Other)
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(AnyValue::Other)
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(AnyValue::Array)
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(AnyValue::Other)
+            }
+        }
+        deserializer.deserialize_any(AnyValueVisitor)
     }
 }
 
@@ -280,7 +297,7 @@ fn read_top_with<'de, A: MapAccess<'de>>(
 
 #[cfg(test)]
 mod tests {
-    use super::{MaybeText, Text};
+    use super::{AnyValue, MaybeText, Text};
 
     fn maybe_text(json: &str) -> Option<String> {
         let read: MaybeText<'_> = serde_json::from_str(json).unwrap();
@@ -302,6 +319,28 @@ mod tests {
         ] {
             assert_eq!(maybe_text(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn any_value_tells_a_string_an_array_and_anything_else_apart() {
+        let kind = |json: &str| match serde_json::from_str::<AnyValue<'_>>(json).unwrap() {
+            AnyValue::Text(text) => format!("text {}", text.as_str()),
+            AnyValue::Array => "array".to_owned(),
+            AnyValue::Other => "other".to_owned(),
+        };
+        assert_eq!(kind(r#""a\u00e9""#), "text aé");
+        assert_eq!(kind(r#"[{"type": "text", "text": "a"}, 2]"#), "array");
+        assert_eq!(kind("[]"), "array");
+        for other in [
+            "null",
+            "false",
+            "-0.5",
+            "18446744073709551615",
+            r#"{"a": [1]}"#,
+        ] {
+            assert_eq!(kind(other), "other", "{other}");
+        }
+        assert!(serde_json::from_str::<AnyValue<'_>>("[1,").is_err());
     }
 
     #[test]

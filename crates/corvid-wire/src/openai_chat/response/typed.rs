@@ -7,14 +7,10 @@
 //! reply through the tree, which gives the same answer or the precise error. The property tests
 //! in `tests/response_typed.rs` hold the two paths to the same replies.
 
-use std::borrow::Cow;
-use std::fmt;
-
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::super::usage::ChatUsage;
-use crate::borrowed::{MaybeText, Obj, Present, Text};
+use crate::borrowed::{AnyValue, MaybeText, Obj, Present, Text};
 use crate::model::{ChatResponse, NameMap, Part, Reasoning, ToolCall, synthetic_call_id};
 
 #[derive(Deserialize)]
@@ -48,8 +44,9 @@ struct Message<'a> {
     reasoning_content: MaybeText<'a>,
     #[serde(borrow, default)]
     reasoning: MaybeText<'a>,
+    /// Text, or parts (rare in replies: the tree path joins them), or no text.
     #[serde(borrow, default)]
-    content: Content<'a>,
+    content: AnyValue<'a>,
     #[serde(borrow, default)]
     refusal: MaybeText<'a>,
     #[serde(borrow, default)]
@@ -106,12 +103,11 @@ pub(in crate::openai_chat) fn decode(body: &[u8], names: &NameMap) -> Option<Cha
         }));
     }
     match &message.content {
-        Content::Text(text) if !text.is_empty() => parts.push(Part::Text {
-            text: text.as_ref().to_owned(),
+        AnyValue::Text(text) if !text.as_str().is_empty() => parts.push(Part::Text {
+            text: text.as_str().to_owned(),
         }),
-        // Content parts are rare in replies: the tree path joins them.
-        Content::Parts => return None,
-        Content::Text(_) | Content::Other => {}
+        AnyValue::Array => return None,
+        AnyValue::Text(_) | AnyValue::Other => {}
     }
     let refused = match message.refusal.as_str() {
         Some(refusal) if !refusal.is_empty() => {
@@ -171,70 +167,4 @@ fn tool_call(call: &Call<'_>, names: &NameMap, position: usize) -> Option<ToolCa
 /// What `Value::as_u64` reads from a field.
 fn as_u64(field: &Present<'_>) -> Option<u64> {
     serde_json::from_str::<u64>(field.0?.get()).ok()
-}
-
-/// A message's `content` read in one pass: its text, or what else it was (parts send the reply
-/// to the tree path; any other value is no text, as the tree path reads it).
-#[derive(Default)]
-enum Content<'a> {
-    Text(Cow<'a, str>),
-    Parts,
-    #[default]
-    Other,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ContentVisitor;
-        impl<'de> Visitor<'de> for ContentVisitor {
-            type Value = Content<'de>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("any JSON value")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(Content::Text(Cow::Borrowed(text)))
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(Content::Text(Cow::Owned(text.to_owned())))
-            }
-
-            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
-                Ok(Content::Text(Cow::Owned(text)))
-            }
-
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Content::Other)
-            }
-
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Content::Other)
-            }
-
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Content::Other)
-            }
-
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Content::Other)
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Content::Other)
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Content::Parts)
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Content::Other)
-            }
-        }
-        deserializer.deserialize_any(ContentVisitor)
-    }
 }
