@@ -25,7 +25,7 @@ mod tests;
 pub use cache_breakpoints::encode_request_with_breakpoints;
 pub use encode::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, encode_request};
 pub use error::{decode_error, encode_error, request_error_message};
-pub use request::decode_request;
+pub use request::{decode_plain_request, decode_request};
 pub use response::{decode_response, encode_response, encode_response_body};
 pub use stream::StreamDecoder;
 pub(crate) use stream_encoder::stream_error;

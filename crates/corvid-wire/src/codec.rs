@@ -74,6 +74,18 @@ pub fn decode_request(
     }
 }
 
+/// A client request in `dialect` read by its typed fast path alone: `Some` only for a body
+/// that is valid JSON, an object without a repeated top-level key and with `model` a string,
+/// which that path reads exactly as [`decode_request`] does; `None` otherwise (and for the
+/// dialects without such a guarantee yet), and the caller takes the full path, which words any
+/// error.
+pub fn decode_plain_request(dialect: Dialect, body: &[u8]) -> Option<ChatRequest> {
+    match dialect {
+        Dialect::Anthropic => anthropic::decode_plain_request(body),
+        Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Gemini => None,
+    }
+}
+
 /// The message a client of `dialect` gets for a request that could not be decoded, in that
 /// dialect's own wording (Anthropic clients match on Anthropic's).
 pub fn request_error_message(dialect: Dialect, error: &DecodeError) -> String {

@@ -32,6 +32,15 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
     }
 }
 
+/// The request when the body is one the typed fast path reads whole — valid JSON (serde reads
+/// every byte, the parts it skips included), an object, no top-level key twice (escaped
+/// spellings included), `model` a string — and `None` for anything else, which
+/// [`decode_request`] then reads or refuses. The gateway uses it to skip its own validating
+/// pre-scan when the request will be translated anyway.
+pub fn decode_plain_request(body: &[u8]) -> Option<ChatRequest> {
+    typed::decode(body)
+}
+
 /// The request's parts as the two decoders produce them; [`Decoded::finish`] reads the small
 /// top-level fields left in `fields`.
 struct Decoded {

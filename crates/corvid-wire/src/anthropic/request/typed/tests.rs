@@ -428,3 +428,48 @@ fn tools_with_repeated_keys_or_odd_descriptions_decode_as_before() {
     assert!(super::decode(odd).is_some());
     assert_eq!(decode_request(odd), reference(odd));
 }
+
+/// `body`'s fields as JSON text, with field `repeat` written a second time (under an escaped
+/// spelling of its name when `escaped`) after the others.
+fn with_repeated_field(body: &Value, repeat: usize, escaped: bool) -> Option<String> {
+    let fields = body.as_object()?;
+    let (name, value) = fields.iter().nth(repeat % fields.len().max(1))?;
+    let mut text: Vec<String> = fields
+        .iter()
+        .map(|(name, value)| format!("{}:{value}", Value::from(name.as_str())))
+        .collect();
+    let spelled = if escaped {
+        let mut chars = name.chars();
+        let first = chars.next()?;
+        format!("\"\\u{:04x}{}\"", u32::from(first), chars.as_str())
+    } else {
+        Value::from(name.as_str()).to_string()
+    };
+    text.push(format!("{spelled}:{value}"));
+    Some(format!("{{{}}}", text.join(",")))
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// What the gateway relies on to skip its pre-scan: a body the plain path reads has every
+    /// top-level key once and `model` a string, and reads as `decode_request` reads it.
+    #[test]
+    fn the_plain_path_reads_no_body_with_a_repeated_top_level_key(
+        body in body(false),
+        repeat in 0usize..16,
+        escaped in any::<bool>(),
+    ) {
+        let plain = body.to_string();
+        if let Some(request) = crate::anthropic::decode_plain_request(plain.as_bytes()) {
+            prop_assert_eq!(body.get("model").and_then(Value::as_str), Some(request.model.as_str()));
+            prop_assert_eq!(Ok(request), decode_request(plain.as_bytes()));
+        }
+        if let Some(repeated) = with_repeated_field(&body, repeat, escaped) {
+            prop_assert!(
+                crate::anthropic::decode_plain_request(repeated.as_bytes()).is_none(),
+                "read {}", repeated
+            );
+        }
+    }
+}
