@@ -236,23 +236,26 @@ impl<'de: 'a, 'a, T: Deserialize<'de>> Deserialize<'de> for TextOr<'a, T> {
 
 /// Reads a request's top-level object: each field named in `typed` is handed to `read` with
 /// its index, once — a repeated one is an error, so the caller falls back to the tree decoder
-/// (which keeps the last) — and every other field goes into `rest` as a value.
+/// (which keeps the last) — and every other field goes into `rest` as a value, the last one
+/// when a key repeats (as the tree does). Answers whether one of those did.
 pub(crate) fn read_top<'de, A: MapAccess<'de>>(
     map: &mut A,
     typed: &[&str],
     rest: &mut Map<String, Value>,
     read: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
-) -> Result<(), A::Error> {
+) -> Result<bool, A::Error> {
+    let mut repeated = false;
     read_top_with(
         map,
         typed,
         |key, map| {
             let value: Value = map.next_value()?;
-            rest.insert(key.into_string(), value);
+            repeated |= rest.insert(key.into_string(), value).is_some();
             Ok(())
         },
         read,
-    )
+    )?;
+    Ok(repeated)
 }
 
 /// [`read_top`] with every other field kept as its raw text, in order (repeats included), for

@@ -82,7 +82,8 @@ pub fn decode_request(
 pub fn decode_plain_request(dialect: Dialect, body: &[u8]) -> Option<ChatRequest> {
     match dialect {
         Dialect::Anthropic => anthropic::decode_plain_request(body),
-        Dialect::OpenAiChat | Dialect::OpenAiResponses | Dialect::Gemini => None,
+        Dialect::OpenAiResponses => openai_responses::decode_plain_request(body),
+        Dialect::OpenAiChat | Dialect::Gemini => None,
     }
 }
 

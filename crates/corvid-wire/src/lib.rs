@@ -18,6 +18,8 @@ pub mod model;
 pub mod openai_chat;
 pub mod openai_responses;
 #[cfg(test)]
+mod repeated_keys;
+#[cfg(test)]
 mod reply_strategies;
 pub mod sse;
 pub mod url_path;

@@ -34,7 +34,7 @@ pub mod usage;
 #[cfg(test)]
 mod tests;
 
-pub use decode_request::decode_request;
+pub use decode_request::{decode_plain_request, decode_request};
 pub use encode_request::encode_request;
 pub use error::{decode_error, encode_error};
 pub use response::{decode_response, encode_response, encode_response_body};

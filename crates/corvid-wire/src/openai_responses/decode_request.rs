@@ -33,6 +33,15 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
     finish(fields, conversation, functions)
 }
 
+/// The request when the typed path reads the body whole — valid JSON, an object, no top-level
+/// key twice, `model` a string, nothing [`decode_request`] would refuse — and `None` for
+/// anything else, which [`decode_request`] then reads or refuses. The gateway uses it to skip
+/// its own validating pre-scan when the request will be translated anyway.
+pub fn decode_plain_request(body: &[u8]) -> Option<ChatRequest> {
+    let (fields, conversation, functions) = typed::decode_plain(body)?;
+    finish(fields, conversation, functions).ok()
+}
+
 /// The whole body read as a `Value` tree first: the reference decoder. Returns the top-level
 /// fields other than `instructions`, `input` and `tools` (the built-in tools' original
 /// `tools` included, under its name), the conversation and the function tools.

@@ -30,6 +30,8 @@ struct Top<'a, I, T> {
     input: Option<Input<'a, I>>,
     tools: Option<Vec<T>>,
     rest: Map<String, Value>,
+    /// A field in `rest` came twice (the last is kept, as the tree keeps it).
+    repeated: bool,
 }
 
 /// The one-pass read: every item and tool typed as the body is read.
@@ -98,17 +100,36 @@ enum Action<'a> {
 /// The top-level fields other than `instructions`, `input` and `tools`, the conversation and
 /// the function tools; `None` to decode the body as a tree.
 pub(super) fn decode(body: &[u8]) -> Option<super::Parts> {
+    read_typed(body, Repeats::Kept)
+}
+
+/// [`decode`] for a body with every top-level key once: `None` also when one repeats.
+pub(super) fn decode_plain(body: &[u8]) -> Option<super::Parts> {
+    read_typed(body, Repeats::Refused)
+}
+
+/// What a top-level key that comes twice does to the typed read.
+#[derive(Clone, Copy, PartialEq)]
+enum Repeats {
+    /// The last is kept, as the tree keeps it.
+    Kept,
+    /// The read answers `None`.
+    Refused,
+}
+
+fn read_typed(body: &[u8], repeats: Repeats) -> Option<super::Parts> {
     // One UTF-8 check for the whole body, not one per string (`from_str` trusts its input).
     let text = std::str::from_utf8(body).ok()?;
     match serde_json::from_str::<TypedTop<'_>>(text) {
+        Ok(top) if top.repeated && repeats == Repeats::Refused => None,
         Ok(top) => match decode_typed(top) {
             Decoded::Parts(parts) => Some(parts),
-            Decoded::ItemsByItem => decode_item_by_item(text),
+            Decoded::ItemsByItem => decode_item_by_item(text, repeats),
             Decoded::Tree => None,
         },
         // A reasoning item, or a field of a shape the typed items do not take: item by item
         // (which reads those items as values), or as a tree if that fails too.
-        Err(_) => decode_item_by_item(text),
+        Err(_) => decode_item_by_item(text, repeats),
     }
 }
 
@@ -152,8 +173,11 @@ fn decode_typed(top: TypedTop<'_>) -> Decoded {
 
 /// The items of the body, each read after the whole from its raw slice: typed when it can be,
 /// else from its value.
-fn decode_item_by_item(text: &str) -> Option<super::Parts> {
+fn decode_item_by_item(text: &str, repeats: Repeats) -> Option<super::Parts> {
     let top: RawTop<'_> = serde_json::from_str(text).ok()?;
+    if top.repeated && repeats == Repeats::Refused {
+        return None;
+    }
     let mut conversation = Conversation::default();
     for (input, path) in [(top.instructions, "instructions"), (top.input, "input")] {
         let Some(input) = input else { continue };
@@ -371,9 +395,10 @@ impl<'de: 'a, 'a, I: Deserialize<'de>, T: Deserialize<'de>> Deserialize<'de> for
                     input: None,
                     tools: None,
                     rest: Map::new(),
+                    repeated: false,
                 };
                 let mut rest = Map::new();
-                read_top(
+                top.repeated = read_top(
                     &mut map,
                     &["instructions", "input", "tools"],
                     &mut rest,

@@ -429,26 +429,6 @@ fn tools_with_repeated_keys_or_odd_descriptions_decode_as_before() {
     assert_eq!(decode_request(odd), reference(odd));
 }
 
-/// `body`'s fields as JSON text, with field `repeat` written a second time (under an escaped
-/// spelling of its name when `escaped`) after the others.
-fn with_repeated_field(body: &Value, repeat: usize, escaped: bool) -> Option<String> {
-    let fields = body.as_object()?;
-    let (name, value) = fields.iter().nth(repeat % fields.len().max(1))?;
-    let mut text: Vec<String> = fields
-        .iter()
-        .map(|(name, value)| format!("{}:{value}", Value::from(name.as_str())))
-        .collect();
-    let spelled = if escaped {
-        let mut chars = name.chars();
-        let first = chars.next()?;
-        format!("\"\\u{:04x}{}\"", u32::from(first), chars.as_str())
-    } else {
-        Value::from(name.as_str()).to_string()
-    };
-    text.push(format!("{spelled}:{value}"));
-    Some(format!("{{{}}}", text.join(",")))
-}
-
 proptest! {
     #![proptest_config(config())]
 
@@ -465,7 +445,7 @@ proptest! {
             prop_assert_eq!(body.get("model").and_then(Value::as_str), Some(request.model.as_str()));
             prop_assert_eq!(Ok(request), decode_request(plain.as_bytes()));
         }
-        if let Some(repeated) = with_repeated_field(&body, repeat, escaped) {
+        if let Some(repeated) = crate::repeated_keys::with_repeated_field(&body, repeat, escaped) {
             prop_assert!(
                 crate::anthropic::decode_plain_request(repeated.as_bytes()).is_none(),
                 "read {}", repeated
