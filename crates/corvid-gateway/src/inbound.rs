@@ -1,12 +1,14 @@
 //! The inbound APIs: each reads the client's body, routes its model, and either passes it
 //! through (the provider speaks the same dialect) or translates it.
 
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use axum::extract::{Path, Request, State};
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
+use serde::Deserialize as _;
 
 use crate::body::read_body;
 use crate::error::ApiError;
@@ -47,24 +49,47 @@ pub(crate) async fn handle(
     };
     let session = session_of(request.headers());
     let original = body_of(state, request, inbound).await?;
-    let top = top_level(&original, inbound)?;
-    let requested = match top.raw("model") {
-        None => String::new(),
-        Some(_) => top
-            .str("model")
-            .ok_or_else(|| {
-                decode_refusal(
-                    inbound,
-                    &corvid_wire::model::DecodeError::field("model", "must be a string"),
-                )
-            })?
-            .into_owned(),
+    // A request no provider takes as it is will be translated on whichever route it takes: the
+    // decoder reads the whole body (validating it as strictly as the pre-scan, repeated
+    // top-level keys refused), so the pre-scan runs only if something needs it after all.
+    let plain = translated_everywhere(state, inbound)
+        .then(|| codec::decode_plain_request(inbound, &original))
+        .flatten();
+    let (top, requested, include_usage) = match &plain {
+        Some(request) => {
+            let include_usage = request
+                .extra
+                .get("stream_options")
+                .and_then(|options| StreamOptions::deserialize(options).ok())
+                .is_some_and(|options| options.include_usage == Some(true));
+            (
+                LazyTop::unread(&original, inbound),
+                request.model.clone(),
+                include_usage,
+            )
+        }
+        None => {
+            let top = top_level(&original, inbound)?;
+            let requested = match top.raw("model") {
+                None => String::new(),
+                Some(_) => top
+                    .str("model")
+                    .ok_or_else(|| {
+                        decode_refusal(
+                            inbound,
+                            &corvid_wire::model::DecodeError::field("model", "must be a string"),
+                        )
+                    })?
+                    .into_owned(),
+            };
+            let include_usage = top
+                .raw("stream_options")
+                .and_then(|raw| serde_json::from_slice::<StreamOptions>(raw).ok())
+                .is_some_and(|options| options.include_usage == Some(true));
+            (LazyTop::read(top, inbound), requested, include_usage)
+        }
     };
     model_name::check(&requested, inbound)?;
-    let include_usage = top
-        .raw("stream_options")
-        .and_then(|raw| serde_json::from_slice::<StreamOptions>(raw).ok())
-        .is_some_and(|options| options.include_usage == Some(true));
     Inbound {
         state,
         dialect: inbound,
@@ -72,6 +97,7 @@ pub(crate) async fn handle(
         requested,
         original: original.clone(),
         top,
+        decoded: plain,
         session,
         forwarded: anthropic_headers,
         gemini_stream: None,
@@ -87,6 +113,52 @@ async fn body_of(state: &AppState, request: Request, inbound: Dialect) -> Result
     read_body(request, state.config().max_body_bytes)
         .await
         .map_err(|error| error.in_dialect(inbound))
+}
+
+/// Whether no available provider takes `inbound` bodies as they are, so every route that can
+/// serve translates them. (Only a hint: a route that passes the body through after all reads
+/// its top level then.)
+fn translated_everywhere(state: &AppState, inbound: Dialect) -> bool {
+    !state
+        .registry()
+        .providers()
+        .iter()
+        .any(|provider| provider.is_available() && provider.takes_as_is(inbound))
+}
+
+/// A body's top level, read when first asked for: parsed at once on the usual path, later (or
+/// never) when the decoder has read the whole body already.
+pub(crate) struct LazyTop<'a> {
+    body: &'a [u8],
+    dialect: Dialect,
+    read: OnceLock<TopLevel<'a>>,
+}
+
+impl<'a> LazyTop<'a> {
+    fn read(top: TopLevel<'a>, dialect: Dialect) -> Self {
+        Self {
+            body: &[],
+            dialect,
+            read: OnceLock::from(top),
+        }
+    }
+
+    fn unread(body: &'a [u8], dialect: Dialect) -> Self {
+        Self {
+            body,
+            dialect,
+            read: OnceLock::new(),
+        }
+    }
+
+    /// The top level, parsed (and refused, in the caller's dialect) on first use.
+    pub(crate) fn get(&self) -> Result<&TopLevel<'a>, ApiError> {
+        if let Some(top) = self.read.get() {
+            return Ok(top);
+        }
+        let top = top_level(self.body, self.dialect)?;
+        Ok(self.read.get_or_init(|| top))
+    }
 }
 
 /// The body's top level; a body that is not one JSON object, or that names a field twice
@@ -209,7 +281,8 @@ pub(crate) async fn gemini(
         route_name,
         requested: model.to_owned(),
         original: original.clone(),
-        top,
+        top: LazyTop::read(top, inbound),
+        decoded: None,
         session,
         forwarded: Vec::new(),
         gemini_stream: Some(stream),

@@ -19,9 +19,9 @@ use corvid_wire::model::ChatRequest;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::ApiError;
+use crate::inbound::LazyTop;
 use crate::passthrough::Passthrough;
 use crate::state::AppState;
-use crate::top_level::TopLevel;
 use crate::translate::Translation;
 
 /// The target that served a request, as `provider/model`.
@@ -72,7 +72,9 @@ pub(crate) struct Inbound<'a> {
     /// The model as the client named it.
     pub(crate) requested: String,
     pub(crate) original: Bytes,
-    pub(crate) top: TopLevel<'a>,
+    pub(crate) top: LazyTop<'a>,
+    /// The request already decoded, when the body was read whole instead of pre-scanned.
+    pub(crate) decoded: Option<ChatRequest>,
     /// The client's session header, when it sent one (see [`session_of`]).
     pub(crate) session: Option<HeaderValue>,
     /// Headers forwarded to a same-dialect provider (Anthropic's beta and version).
@@ -86,20 +88,27 @@ pub(crate) struct Inbound<'a> {
 
 impl Inbound<'_> {
     /// Routes and sends the request (see the module docs).
-    pub(crate) async fn serve(self) -> Result<Response, ApiError> {
+    pub(crate) async fn serve(mut self) -> Result<Response, ApiError> {
         let registry = self.state.registry();
         let routing = registry.routing();
         let chooses = registry.has_choices();
-        let mut decoded: Option<ChatRequest> = None;
+        let mut decoded = self.decoded.take();
         let shape = if routing.rules.any() {
-            let request = self.decode()?;
+            let request = match decoded.take() {
+                Some(request) => request,
+                None => self.decode()?,
+            };
             let shape = RequestShape::of(&request);
             decoded = Some(request);
             Some(shape)
         } else {
             None
         };
-        let conversation = (chooses && routing.sticky).then(|| self.conversation());
+        let conversation = if chooses && routing.sticky {
+            Some(self.conversation()?)
+        } else {
+            None
+        };
         let mut cache_conversation = conversation;
         let plan = registry
             .plan(&self.requested, shape.as_ref(), conversation)
@@ -110,12 +119,18 @@ impl Inbound<'_> {
                 key_index: (route.provider.keys().len() > 1).then_some(route.key as u32),
                 rule: plan.rule,
             };
-            let cache_key = keeps_cache_by_key(route).then(|| {
-                let conversation = *cache_conversation.get_or_insert_with(|| self.conversation());
-                format!("corvid-{conversation:016x}")
-            });
+            let cache_key = if keeps_cache_by_key(route) {
+                let conversation = match cache_conversation {
+                    Some(conversation) => conversation,
+                    None => *cache_conversation.insert(self.conversation()?),
+                };
+                Some(format!("corvid-{conversation:016x}"))
+            } else {
+                None
+            };
+            let last = index + 1 == plan.attempts.len();
             let outcome = self
-                .attempt(route, &plan, tag, cache_key, &mut decoded)
+                .attempt(route, &plan, tag, cache_key, &mut decoded, last)
                 .await?;
             match outcome {
                 Ok(mut response) => {
@@ -153,6 +168,7 @@ impl Inbound<'_> {
         tag: Tag,
         cache_key: Option<String>,
         decoded: &mut Option<ChatRequest>,
+        last: bool,
     ) -> Result<Attempt, ApiError> {
         if corvid_providers::quirks::is_local_server(&route.provider) {
             self.check_local_window(route, decoded).await?;
@@ -175,20 +191,23 @@ impl Inbound<'_> {
                 tag,
                 cache_key,
             };
+            let top = self.top.get()?;
             return Ok(match self.gemini_stream {
-                Some(_) => passthrough.attempt_settled(&self.original, &self.top).await,
+                Some(_) => passthrough.attempt_settled(&self.original, top).await,
                 None => {
                     passthrough
-                        .attempt(&self.original, &self.top, Some(&self.requested))
+                        .attempt(&self.original, top, Some(&self.requested))
                         .await
                 }
             });
         }
         let mut request = match decoded.take() {
-            Some(request) => {
+            // A later attempt needs the request again: keep a copy unless this is the last.
+            Some(request) if !last => {
                 *decoded = Some(request.clone());
                 request
             }
+            Some(request) => request,
             None => self.decode()?,
         };
         plan.settle_move(route, &mut request);
@@ -252,12 +271,22 @@ impl Inbound<'_> {
         Ok(request)
     }
 
-    /// The conversation's key: the client's session header, else its first turn.
-    fn conversation(&self) -> u64 {
+    /// The conversation's key: the client's session header, else its first turn (the body's
+    /// top level is read only then).
+    fn conversation(&self) -> Result<u64, ApiError> {
         let session = self.session.as_ref().map(HeaderValue::as_bytes);
-        let field = corvid_wire::minted::conversation_field(self.dialect);
-        let conversation = self.top.raw(field).unwrap_or_default();
-        corvid_providers::conversation_key(session, &self.requested, first_turn(conversation))
+        let first = match session {
+            Some(_) => &[][..],
+            None => {
+                let field = corvid_wire::minted::conversation_field(self.dialect);
+                first_turn(self.top.get()?.raw(field).unwrap_or_default())
+            }
+        };
+        Ok(corvid_providers::conversation_key(
+            session,
+            &self.requested,
+            first,
+        ))
     }
 }
 

@@ -155,6 +155,105 @@ async fn a_duplicate_top_level_field_is_refused_before_routing() {
     assert!(gateway.upstream.requests().is_empty());
 }
 
+/// With no provider that takes Anthropic bodies as they are, a `/v1/messages` request is read
+/// whole by the decoder instead of pre-scanned: a repeated top-level field (typed or not,
+/// escaped or not) is still refused before routing, worded as before.
+#[tokio::test]
+async fn a_duplicate_top_level_field_is_refused_when_every_route_translates() {
+    let gateway = Gateway::start_with(|config| providers_on_mock(config, &["xai"])).await;
+    for body in [
+        r#"{"model":"grok-4.6","max_tokens":8,"stream":false,"stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        r#"{"model":"grok-4.6","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"mod\u0065l":"grok-code"}"#,
+        r#"{"model":"grok-4.6","max_tokens":8,"messages":[],"messages":[{"role":"user","content":"hi"}]}"#,
+    ] {
+        let response = gateway.post("/v1/messages", body).await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+        let text = response.text().await.unwrap();
+        assert!(text.contains("more than once"), "{text}");
+    }
+    assert!(gateway.upstream.requests().is_empty());
+    // A well-formed one goes through.
+    let response = gateway
+        .post(
+            "/v1/messages",
+            r#"{"model":"grok-4.6","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+/// Whether the body is pre-scanned (a provider takes it as it is) or read whole by the decoder
+/// (every route translates), a body that is not what the API takes gets the same answer.
+#[tokio::test]
+async fn a_malformed_body_gets_the_same_answer_whether_or_not_it_is_pre_scanned() {
+    let scanned = Gateway::start_with(|config| providers_on_mock(config, &["anthropic"])).await;
+    let decoded = Gateway::start_with(|config| providers_on_mock(config, &["xai"])).await;
+    for body in [
+        r#"{"model":"grok-4.6","messages":[}"#,
+        r#"{"model":"grok-4.6","messages":[]} trailing"#,
+        r#"["model","grok-4.6"]"#,
+        r#"{"model":7,"max_tokens":8,"messages":[]}"#,
+        r#"{"model":"grok-4.6","max_tokens":8,"messages":[{"role":"user","content":"\ud800"}]}"#,
+        r#"{"mod\ud800l":"x","model":"grok-4.6","max_tokens":8,"messages":[]}"#,
+        "{\"model\":\"grok-4.6\",\"max_tokens\":8,\"messages\":[{\"role\":\"user\",\"content\":\"a\u{1}\"}]}",
+        r#"{"max_tokens":8,"messages":[]}"#,
+        r#"{"model":"../x","max_tokens":8,"messages":[]}"#,
+    ] {
+        let (first, second) = (
+            scanned.post("/v1/messages", body).await,
+            decoded.post("/v1/messages", body).await,
+        );
+        assert_eq!(first.status(), second.status(), "{body}");
+        assert!(
+            first.status().is_client_error(),
+            "{body}: {}",
+            first.status()
+        );
+        assert_eq!(
+            first.text().await.unwrap(),
+            second.text().await.unwrap(),
+            "{body}"
+        );
+    }
+    assert!(decoded.upstream.requests().is_empty());
+}
+
+/// The same for Responses bodies refused before routing: pre-scanned when a provider serves
+/// `/responses` itself (the xai preset), read whole when every route translates (only
+/// Anthropic).
+#[tokio::test]
+async fn a_malformed_responses_body_gets_the_same_answer_whether_or_not_it_is_pre_scanned() {
+    let scanned = Gateway::start_with(|config| providers_on_mock(config, &["xai"])).await;
+    let decoded = Gateway::start_with(|config| providers_on_mock(config, &["anthropic"])).await;
+    for body in [
+        r#"{"model":"claude-sonnet-4-5","input":"hi","store":false,"store":true}"#,
+        r#"{"model":"claude-sonnet-4-5","input":"hi","mod\u0065l":"other"}"#,
+        r#"{"model":"claude-sonnet-4-5","input":"hi","input":"again"}"#,
+        r#"{"model":"claude-sonnet-4-5","input":[}"#,
+        r#"{"model":7,"input":"hi"}"#,
+    ] {
+        let (first, second) = (
+            scanned.post("/v1/responses", body).await,
+            decoded.post("/v1/responses", body).await,
+        );
+        assert_eq!(first.status(), second.status(), "{body}");
+        assert!(first.status().is_client_error(), "{body}: {}", first.status());
+        assert_eq!(
+            first.text().await.unwrap(),
+            second.text().await.unwrap(),
+            "{body}"
+        );
+    }
+    assert!(decoded.upstream.requests().is_empty());
+    let response = decoded
+        .post(
+            "/v1/responses",
+            r#"{"model":"claude-sonnet-4-5","input":"hi","max_output_tokens":8}"#,
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
 /// A gateway served with `limits` and `grace`, its ledger in `dir`; dropping the returned
 /// sender starts the shutdown.
 async fn served(
