@@ -237,7 +237,11 @@ async fn a_malformed_responses_body_gets_the_same_answer_whether_or_not_it_is_pr
             decoded.post("/v1/responses", body).await,
         );
         assert_eq!(first.status(), second.status(), "{body}");
-        assert!(first.status().is_client_error(), "{body}: {}", first.status());
+        assert!(
+            first.status().is_client_error(),
+            "{body}: {}",
+            first.status()
+        );
         assert_eq!(
             first.text().await.unwrap(),
             second.text().await.unwrap(),
