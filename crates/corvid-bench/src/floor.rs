@@ -57,7 +57,7 @@ pub(crate) fn run(port: u16, upstream: &str, one_thread: bool) -> anyhow::Result
         connector.set_nodelay(true);
         // The legacy client keeps idle connections in a pool per authority.
         let client: Upstream = Client::builder(TokioExecutor::new()).build(connector);
-        server::serve(listener, move |request| {
+        server::serve(listener, None, move |request| {
             let client = client.clone();
             let target = Arc::clone(&target);
             async move { Ok::<_, Infallible>(forward(&client, &target, request).await) }

@@ -51,13 +51,11 @@ pub(crate) fn run(port: u16, tls: Option<(PathBuf, PathBuf)>) -> anyhow::Result<
             let answers = Arc::clone(&answers);
             async move { Ok::<_, Infallible>(answer(request, &answers).await) }
         };
-        match tls {
-            None => server::serve(listener, handler).await,
-            Some((cert, key)) => {
-                let acceptor = crate::tls::acceptor(&cert, &key)?;
-                server::serve_h2_tls(listener, acceptor, handler).await
-            }
-        }
+        let acceptor = match tls {
+            None => None,
+            Some((cert, key)) => Some(crate::tls::acceptor(&cert, &key)?),
+        };
+        server::serve(listener, acceptor, handler).await
     })
 }
 

@@ -15,33 +15,12 @@ use tokio::net::{TcpListener, TcpStream};
 /// The streams one HTTP/2 connection to the mock may carry at once.
 const MAX_STREAMS: u32 = 100_000;
 
-/// Serves HTTP/1.1 with keep-alive until the process ends.
-pub(crate) async fn serve<F, Fut, B>(listener: TcpListener, handler: F) -> anyhow::Result<()>
-where
-    F: Fn(Request<Incoming>) -> Fut + Clone + Send + 'static,
-    Fut: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn StdError + Send + Sync>>,
-{
-    accept_each(listener, move |stream| {
-        let handler = handler.clone();
-        async move {
-            // Errors here are clients hanging up mid-exchange (the load
-            // generator stops at a deadline); there is nobody to tell.
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service_fn(handler))
-                .await;
-        }
-    })
-    .await
-}
-
-/// Serves HTTP/2 over TLS (`acceptor` offers only `h2`) until the process ends: the shape of a
-/// real provider's endpoint, where one connection carries many streams.
-pub(crate) async fn serve_h2_tls<F, Fut, B>(
+/// Serves until the process ends: HTTP/1.1 with keep-alive, or with `tls` (an acceptor that
+/// offers only `h2`) HTTP/2 over TLS — the shape of a real provider's endpoint, where one
+/// connection carries many streams.
+pub(crate) async fn serve<F, Fut, B>(
     listener: TcpListener,
-    acceptor: tokio_rustls::TlsAcceptor,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     handler: F,
 ) -> anyhow::Result<()>
 where
@@ -53,14 +32,21 @@ where
 {
     accept_each(listener, move |stream| {
         let handler = handler.clone();
-        let acceptor = acceptor.clone();
+        let tls = tls.clone();
         async move {
+            // Errors here are clients hanging up mid-exchange (the load generator stops at a
+            // deadline); there is nobody to tell.
+            let Some(acceptor) = tls else {
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service_fn(handler))
+                    .await;
+                return;
+            };
             let Ok(tls) = acceptor.accept(stream).await else {
                 return;
             };
-            // As above: errors are clients hanging up. The stream limit is raised from hyper's
-            // 200 so that it never decides what the bench measures (corvid's lanes open a
-            // connection per 100 streams in flight; before them corvid waited for a free stream).
+            // The stream limit is raised from hyper's 200 so that it never decides what the
+            // bench measures (corvid's lanes open a connection per 100 streams in flight).
             let _ = http2::Builder::new(TokioExecutor::new())
                 .max_concurrent_streams(MAX_STREAMS)
                 .serve_connection(TokioIo::new(tls), service_fn(handler))
