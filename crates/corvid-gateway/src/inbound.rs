@@ -52,7 +52,7 @@ pub(crate) async fn handle(
     // A request no provider takes as it is will be translated on whichever route it takes: the
     // decoder reads the whole body (validating it as strictly as the pre-scan, repeated
     // top-level keys refused), so the pre-scan runs only if something needs it after all.
-    let plain = translated_everywhere(state, inbound)
+    let plain = translated_everywhere(state.registry(), inbound)
         .then(|| codec::decode_plain_request(inbound, &original))
         .flatten();
     let (top, requested, include_usage) = match &plain {
@@ -118,9 +118,8 @@ async fn body_of(state: &AppState, request: Request, inbound: Dialect) -> Result
 /// Whether no available provider takes `inbound` bodies as they are, so every route that can
 /// serve translates them. (Only a hint: a route that passes the body through after all reads
 /// its top level then.)
-fn translated_everywhere(state: &AppState, inbound: Dialect) -> bool {
-    !state
-        .registry()
+fn translated_everywhere(registry: &corvid_providers::Registry, inbound: Dialect) -> bool {
+    !registry
         .providers()
         .iter()
         .any(|provider| provider.is_available() && provider.takes_as_is(inbound))
@@ -309,4 +308,42 @@ async fn gemini_count_tokens(
     Ok(axum::response::IntoResponse::into_response(axum::Json(
         serde_json::json!({ "totalTokens": tokens }),
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use corvid_auth::{Credential, Secret};
+    use corvid_config::Config;
+    use corvid_providers::Registry;
+
+    use super::*;
+
+    /// The registry of the default providers, with a key for those named in `keyed`.
+    fn registry(keyed: &[&str]) -> Registry {
+        Registry::build(&Config::default(), |provider| {
+            if keyed.contains(&provider.name.as_str()) {
+                Credential::Key {
+                    provider: provider.name.clone(),
+                    secret: Secret::new("test-key"),
+                }
+            } else {
+                Credential::None
+            }
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_dialect_is_translated_everywhere_only_when_no_available_provider_takes_it() {
+        // xai alone (always available): Anthropic bodies are translated on every route,
+        // Responses pass through (the xai preset serves `/responses`), chat too.
+        let xai = registry(&[]);
+        assert!(translated_everywhere(&xai, Dialect::Anthropic));
+        assert!(!translated_everywhere(&xai, Dialect::OpenAiResponses));
+        assert!(!translated_everywhere(&xai, Dialect::OpenAiChat));
+        // A keyed Anthropic provider takes Anthropic bodies as they are; one without a key
+        // (the preset, not declared) does not count.
+        let anthropic = registry(&["anthropic"]);
+        assert!(!translated_everywhere(&anthropic, Dialect::Anthropic));
+    }
 }
